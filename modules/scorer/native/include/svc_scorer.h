@@ -1,0 +1,134 @@
+/*
+ * svc_scorer: public C ABI of the native scorer, designed for bun:ffi.
+ *
+ * Rules of the ABI:
+ *  - Opaque handles; every buffer passed with an explicit length.
+ *  - Functions return an int status (SVC_OK or a negative SVC_E_*); on failure a
+ *    human-readable message is written to the caller's (err, err_len) buffer,
+ *    always NUL-terminated when err_len > 0.
+ *  - No callbacks. Long work runs on native threads owned by the library: the caller
+ *    starts a job, polls it, then reads results, so the JavaScript thread never blocks.
+ *  - Thread-safe for distinct handles; one handle is used by one caller thread.
+ */
+#ifndef SVC_SCORER_H
+#define SVC_SCORER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SVC_ABI_MAJOR 1
+
+enum svc_status {
+    SVC_OK = 0,
+    SVC_E_INVALID_ARG = -1, /* bad option value, NULL handle, unknown enum */
+    SVC_E_IO = -2,          /* input cannot be opened or read */
+    SVC_E_GEOMETRY = -3,    /* truncated file, size not a multiple of the frame, mismatched pair */
+    SVC_E_MODEL = -4,       /* model JSON invalid or unsupported */
+    SVC_E_NOMEM = -5,
+    SVC_E_INTERNAL = -6,
+    SVC_E_CANCELLED = -7
+};
+
+/* CPU backend request (SVC_SCORER_CPU / options.backend). */
+enum svc_cpu { SVC_CPU_AUTO = 0, SVC_CPU_SCALAR = 1, SVC_CPU_AVX2 = 2 };
+
+/* Extra feature extractors, OR-ed into SVC_OPT_FEATURES. The model's own features always run. */
+enum svc_feature_flag {
+    SVC_FEAT_PSNR = 1 << 0,
+    SVC_FEAT_FLOAT_SSIM = 1 << 1,
+    SVC_FEAT_FLOAT_MS_SSIM = 1 << 2
+};
+
+enum svc_pix_fmt { SVC_PIX_420 = 420, SVC_PIX_422 = 422, SVC_PIX_444 = 444 };
+
+/* Input container. RAW needs width/height/pix_fmt/bitdepth; Y4M carries its own geometry. */
+enum svc_input_kind { SVC_INPUT_AUTO = 0, SVC_INPUT_RAW = 1, SVC_INPUT_Y4M = 2 };
+
+/* Indexes of the int32 options array given to svc_job_start / svc_stream_create.
+ * Unused entries are 0; an array shorter than SVC_OPT_COUNT means the rest are 0. */
+enum svc_opt {
+    SVC_OPT_INPUT_KIND = 0,  /* svc_input_kind; AUTO = by ".y4m" suffix */
+    SVC_OPT_WIDTH = 1,
+    SVC_OPT_HEIGHT = 2,
+    SVC_OPT_PIX_FMT = 3,     /* 420, 422, 444 */
+    SVC_OPT_BITDEPTH = 4,    /* 8, 10, 12, 16 */
+    SVC_OPT_THREADS = 5,     /* 0 = 1 thread */
+    SVC_OPT_CPU = 6,         /* svc_cpu */
+    SVC_OPT_FEATURES = 7,    /* svc_feature_flag mask */
+    SVC_OPT_SUBSAMPLE = 8,   /* score every Nth frame; 0/1 = every frame */
+    SVC_OPT_FRAME_CNT = 9,   /* max frames to score; 0 = all */
+    SVC_OPT_FRAME_SKIP_REF = 10,  /* frames skipped at the start of the reference */
+    SVC_OPT_FRAME_SKIP_DIST = 11, /* frames skipped at the start of the distorted */
+    SVC_OPT_COUNT = 12
+};
+
+/* Pooling methods for svc_job_pooled. */
+enum svc_pool { SVC_POOL_MEAN = 0, SVC_POOL_MIN = 1, SVC_POOL_MAX = 2, SVC_POOL_HARMONIC_MEAN = 3 };
+
+/* ---- library identity ---- */
+const char *svc_version(void);          /* semantic version of the library, e.g. "0.1.0" */
+int svc_abi_minor(void);
+int svc_abi_patch(void);
+/* Backend that SVC_CPU_AUTO resolves to on this CPU: "avx2" or "scalar". */
+const char *svc_cpu_best(void);
+/* 1 when the CPU can run the given backend. */
+int svc_cpu_supported(int cpu);
+
+/* ---- models (reference JSON model format, e.g. vmaf_v0.6.1.json) ---- */
+typedef struct svc_model svc_model;
+int svc_model_load(const char *json, size_t json_len, svc_model **out, char *err, size_t err_len);
+void svc_model_free(svc_model *m);
+int svc_model_feature_count(const svc_model *m);
+const char *svc_model_feature_name(const svc_model *m, int i); /* reference names, e.g. "integer_adm2" */
+
+/* ---- file jobs: score two files on library threads ---- */
+typedef struct svc_job svc_job;
+int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path,
+                  const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
+/* 0 = still running, 1 = finished OK, negative = failed (status code). Never blocks. */
+int svc_job_poll(svc_job *j);
+int svc_job_frames_done(const svc_job *j);
+void svc_job_cancel(svc_job *j);          /* asks the threads to stop; poll then returns SVC_E_CANCELLED */
+int svc_job_error(const svc_job *j, char *err, size_t err_len); /* message of a failed job */
+/* Geometry actually used (from options or the Y4M header). */
+int svc_job_geometry(const svc_job *j, int32_t *out4); /* width, height, pix_fmt, bitdepth */
+/* Results, valid once poll returned 1. */
+int svc_job_frame_count(const svc_job *j);
+int svc_job_metric_count(const svc_job *j);
+const char *svc_job_metric_name(const svc_job *j, int metric); /* "vmaf", "integer_vif_scale0", ... */
+/* Extractor names and the backend each ran on, for provenance. */
+int svc_job_extractor_count(const svc_job *j);
+const char *svc_job_extractor_name(const svc_job *j, int i);    /* "integer_vif", "psnr", ... */
+const char *svc_job_extractor_backend(const svc_job *j, int i); /* "scalar" or "avx2" */
+/* Copies per-frame values of one metric into out[0..n) ; returns values written. */
+int svc_job_frame_values(const svc_job *j, int metric, double *out, int n);
+int svc_job_pooled(const svc_job *j, int metric, int pool, double *out);
+void svc_job_free(svc_job *j); /* cancels and joins if still running */
+
+/* ---- streams: frames pushed from memory (gRPC ScoreStream) ---- */
+typedef struct svc_stream svc_stream;
+/* opts as above; WIDTH/HEIGHT/PIX_FMT/BITDEPTH are required. */
+int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_stream **out,
+                      char *err, size_t err_len);
+/* Bytes of one frame (all planes) for the stream's geometry. */
+int64_t svc_stream_frame_bytes(const svc_stream *s);
+/* Queues one frame pair (copied); scoring happens on library threads. */
+int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uint8_t *dis,
+                    size_t dis_len, char *err, size_t err_len);
+/* Ends input. After this, poll reaches 1 once every frame is scored. */
+int svc_stream_finish(svc_stream *s);
+/* Number of leading frames whose values are final (motion needs the next frame). */
+int svc_stream_frames_ready(const svc_stream *s);
+int svc_stream_poll(svc_stream *s); /* as svc_job_poll */
+/* The result accessors of a stream: the stream exposes its underlying job view. */
+const svc_job *svc_stream_job(const svc_stream *s);
+void svc_stream_free(svc_stream *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
