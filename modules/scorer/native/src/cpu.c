@@ -1,0 +1,34 @@
+/* Runtime CPU dispatch: which backend a request resolves to on this machine. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int svc_cpu_has_avx2(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+int svc_cpu_supported(int cpu) {
+    switch (cpu) {
+    case SVC_CPU_AUTO:
+    case SVC_CPU_SCALAR: return 1;
+    case SVC_CPU_AVX2: return svc_cpu_has_avx2();
+    default: return 0;
+    }
+}
+
+const char *svc_cpu_best(void) { return svc_cpu_has_avx2() ? "avx2" : "scalar"; }
+
+int svc_cpu_resolve(int requested) {
+    /* SVC_SCORER_CPU=scalar forces the reference path for every request (operators' switch). */
+    const char *env = getenv("SVC_SCORER_CPU");
+    if (env && strcmp(env, "scalar") == 0) return SVC_CPU_SCALAR;
+    if (requested == SVC_CPU_SCALAR) return SVC_CPU_SCALAR;
+    if (requested == SVC_CPU_AVX2) return svc_cpu_has_avx2() ? SVC_CPU_AVX2 : -1;
+    return svc_cpu_has_avx2() ? SVC_CPU_AVX2 : SVC_CPU_SCALAR;
+}
