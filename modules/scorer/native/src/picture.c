@@ -1,4 +1,5 @@
 /* Frame buffers and the raw planar layout shared by the file reader and streams. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
