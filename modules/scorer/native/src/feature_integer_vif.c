@@ -1,0 +1,358 @@
+/*
+ * Fixed-point VIF (visual information fidelity), bit-compatible with libvmaf's default
+ * "vif" extractor (integer_vif_scale0..3).
+ *
+ * Per scale s (0..3) the luma planes are low-passed with a Gaussian of width 17/9/5/3
+ * taps; local means, variances and the covariance give per pixel
+ *     den = log2(1 + sigma1^2 / N),  num = log2(1 + g^2 sigma1^2 / (sv^2 + N)),
+ * N = 2 (sigma_nsq), g = sigma12 / sigma1^2 capped at 100 (the default
+ * vif_enhn_gain_limit), sv^2 = sigma2^2 - g sigma12. Where sigma1^2 < N the pixel counts
+ * 1 - sigma2^2 / 255^2 in num and 1 in den instead. The scale score is sum(num)/sum(den)
+ * in float. Scale s+1 is scale s filtered with the scale s+1 kernel and decimated by two
+ * (even rows and columns). Borders mirror without repeating the edge sample.
+ *
+ * Fixed point, as in the reference: kernels sum to 65536; the scale-0 vertical pass
+ * brings means to 16 bits (>> bpc) and squares to 8-bit units (>> 2*(bpc-8)); later
+ * scales hold 16-bit samples and every pass rounds >> 16. Variances are therefore
+ * pixel^2 * 65536 in 8-bit units, N = 2 << 16, and log2 is a 2048-scaled table lookup
+ * on the 16 most significant bits.
+ *
+ * The filtering passes are integer kernels (scalar for now); the per-pixel statistic is shared.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define VIF_SCALES 4
+#define VIF_MAX_RADIUS 8
+#define VIF_SIGMA_NSQ (2 << 16)
+#define VIF_GAIN_LIMIT 100.0
+#define VIF_MIN_SIZE 16 /* scale 3 must keep >= 2 samples for its 3-tap mirror */
+
+/* Gaussian kernels per scale, each summing to 65536 (libvmaf's vif_filter1d_table). */
+static const uint16_t vif_kernel_17[17] = { 489,  935,  1640, 2640, 3896, 5274, 6547, 7455, 7784,
+                                            7455, 6547, 5274, 3896, 2640, 1640, 935,  489 };
+static const uint16_t vif_kernel_9[9] = { 1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244 };
+static const uint16_t vif_kernel_5[5] = { 3571, 16004, 26386, 16004, 3571 };
+static const uint16_t vif_kernel_3[3] = { 10904, 43728, 10904 };
+static const uint16_t *const vif_kernel[VIF_SCALES] = { vif_kernel_17, vif_kernel_9, vif_kernel_5,
+                                                        vif_kernel_3 };
+static const int vif_taps[VIF_SCALES] = { 17, 9, 5, 3 };
+
+/* Integer kernels (one table per backend).
+ * Row pointers are the fw mirrored source rows of one output row; line inputs are padded
+ * by fw/2 mirrored samples on both sides. */
+typedef struct vif_kernels {
+    /* Vertical pass of the statistics: means >> mu_shift, squares >> sq_shift, rounded. */
+    void (*stat_vert)(const uint16_t *const *rref, const uint16_t *const *rdis,
+                      const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                      uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy, uint32_t *xy);
+    /* Horizontal pass of the statistics, giving sigma1^2, sigma2^2 and sigma12. */
+    void (*stat_horz)(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
+                      const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
+                      int w, int32_t *s11, int32_t *s22, int32_t *s12);
+    /* Vertical pass of the decimation filter, >> shift rounded. */
+    void (*down_vert)(const uint16_t *const *rref, const uint16_t *const *rdis,
+                      const uint16_t *filt, int fw, int w, int shift, uint32_t *tref,
+                      uint32_t *tdis);
+    /* Horizontal pass of the decimation filter at even columns, >> 16 rounded. */
+    void (*down_horz)(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
+                      int wout, uint16_t *oref, uint16_t *odis);
+} vif_kernels;
+
+static inline uint64_t round_shift64(uint64_t v, int s) {
+    return s ? (v + ((uint64_t)1 << (s - 1))) >> s : v;
+}
+
+static void stat_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
+                        const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                        uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy, uint32_t *xy) {
+    for (int j = 0; j < w; j++) {
+        uint32_t a1 = 0, a2 = 0;
+        uint64_t a11 = 0, a22 = 0, a12 = 0;
+        for (int k = 0; k < fw; k++) {
+            const uint32_t r = rref[k][j], d = rdis[k][j];
+            const uint32_t fr = filt[k] * r, fd = filt[k] * d;
+            a1 += fr;
+            a2 += fd;
+            a11 += (uint64_t)fr * r;
+            a22 += (uint64_t)fd * d;
+            a12 += (uint64_t)fr * d;
+        }
+        mu1[j] = (uint32_t)round_shift64(a1, mu_shift);
+        mu2[j] = (uint32_t)round_shift64(a2, mu_shift);
+        xx[j] = (uint32_t)round_shift64(a11, sq_shift);
+        yy[j] = (uint32_t)round_shift64(a22, sq_shift);
+        xy[j] = (uint32_t)round_shift64(a12, sq_shift);
+    }
+}
+
+/* Squared 32-bit mean in the same Q as the filtered squares: (a*b) >> 32, rounded. */
+static inline uint32_t mul_q32(uint32_t a, uint32_t b) {
+    return (uint32_t)(((uint64_t)a * b + 0x80000000u) >> 32);
+}
+
+static void stat_horz_c(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
+                        const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
+                        int w, int32_t *s11, int32_t *s22, int32_t *s12) {
+    const int r = fw / 2;
+    for (int j = 0; j < w; j++) {
+        uint32_t a1 = 0, a2 = 0;
+        uint64_t a11 = 0, a22 = 0, a12 = 0;
+        for (int k = 0; k < fw; k++) {
+            const int x = j - r + k;
+            a1 += filt[k] * mu1[x];
+            a2 += filt[k] * mu2[x];
+            a11 += (uint64_t)filt[k] * xx[x];
+            a22 += (uint64_t)filt[k] * yy[x];
+            a12 += (uint64_t)filt[k] * xy[x];
+        }
+        /* Unsigned wrap then signed view, as the reference (negative variances possible). */
+        s11[j] = (int32_t)((uint32_t)round_shift64(a11, 16) - mul_q32(a1, a1));
+        s22[j] = (int32_t)((uint32_t)round_shift64(a22, 16) - mul_q32(a2, a2));
+        s12[j] = (int32_t)((uint32_t)round_shift64(a12, 16) - mul_q32(a1, a2));
+    }
+}
+
+static void down_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
+                        const uint16_t *filt, int fw, int w, int shift, uint32_t *tref,
+                        uint32_t *tdis) {
+    for (int j = 0; j < w; j++) {
+        uint32_t ar = 0, ad = 0;
+        for (int k = 0; k < fw; k++) {
+            ar += filt[k] * (uint32_t)rref[k][j];
+            ad += filt[k] * (uint32_t)rdis[k][j];
+        }
+        tref[j] = (uint32_t)round_shift64(ar, shift);
+        tdis[j] = (uint32_t)round_shift64(ad, shift);
+    }
+}
+
+static void down_horz_c(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
+                        int wout, uint16_t *oref, uint16_t *odis) {
+    const int r = fw / 2;
+    for (int j = 0; j < wout; j++) {
+        uint32_t ar = 0, ad = 0;
+        for (int k = 0; k < fw; k++) {
+            ar += filt[k] * tref[2 * j - r + k];
+            ad += filt[k] * tdis[2 * j - r + k];
+        }
+        oref[j] = (uint16_t)round_shift64(ar, 16);
+        odis[j] = (uint16_t)round_shift64(ad, 16);
+    }
+}
+
+static const vif_kernels kernels_c = { stat_vert_c, stat_horz_c, down_vert_c, down_horz_c };
+
+typedef struct vif_state {
+    int w, h, bpc;
+    const vif_kernels *k;
+    const char *backend;
+    uint16_t *log2_lut;             /* log2(i) * 2048 for i in [32768, 65535] */
+    uint16_t *img[VIF_SCALES][2];   /* ref/dis per scale, 16-bit */
+    int sw[VIF_SCALES], sh[VIF_SCALES];
+    uint32_t *line[5];              /* vertical-pass rows, padded by VIF_MAX_RADIUS */
+    int32_t *sig[3];                /* sigma1^2, sigma2^2, sigma12 of one row */
+    const uint16_t **rows;          /* 2 * 17 mirrored row pointers */
+} vif_state;
+
+static const char *const vif_names[VIF_SCALES] = { "integer_vif_scale0", "integer_vif_scale1",
+                                                   "integer_vif_scale2", "integer_vif_scale3" };
+
+/* Mirror without edge repeat: -1 -> 1, n -> n-2. Callers guarantee n > radius. */
+static inline int mirror(int i, int n) {
+    if (i < 0) return -i;
+    if (i >= n) return 2 * n - i - 2;
+    return i;
+}
+
+static void pad_line(uint32_t *l, int w, int r) {
+    for (int f = 1; f <= r; f++) {
+        l[-f] = l[f];
+        l[w - 1 + f] = l[w - 1 - f];
+    }
+}
+
+/* Table lookup on the 16 leading bits: log2(v) * 2048. Same arithmetic as libvmaf:
+ * k = 16 - clz for 32-bit inputs (v >= 2^17 here), 48 - clz for 64-bit ones. */
+static inline int32_t log2_q11_32(const uint16_t *lut, uint32_t v) {
+    const int k = 16 - __builtin_clz(v);
+    return lut[v >> k] + 2048 * k;
+}
+
+static inline int32_t log2_q11_64(const uint16_t *lut, uint64_t v) {
+    const int k = 48 - __builtin_clzll(v);
+    return lut[v >> k] + 2048 * k;
+}
+
+typedef struct vif_sums {
+    int64_t num_log, den_log, num_lin, den_lin;
+} vif_sums;
+
+static void accumulate_row(const vif_state *s, const int32_t *s11, const int32_t *s22,
+                           const int32_t *s12, int w, vif_sums *acc) {
+    const uint16_t *lut = s->log2_lut;
+    const double eps = 65536 * 1.0e-10;
+    for (int j = 0; j < w; j++) {
+        const int32_t sigma1_sq = s11[j], sigma12 = s12[j];
+        const int32_t sigma2_sq = s22[j] > 0 ? s22[j] : 0;
+        if (sigma1_sq < VIF_SIGMA_NSQ) {
+            acc->num_lin += sigma2_sq;
+            acc->den_lin++;
+            continue;
+        }
+        acc->den_log += log2_q11_32(lut, (uint32_t)(VIF_SIGMA_NSQ + sigma1_sq)) - 2048 * 17;
+        if (sigma12 <= 0 || sigma2_sq <= 0) continue;
+        double g = sigma12 / (sigma1_sq + eps);
+        /* Truncating double -> int conversions are part of the reference arithmetic. */
+        int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
+        if (sv_sq < 0) sv_sq = 0;
+        if (g > VIF_GAIN_LIMIT) g = VIF_GAIN_LIMIT;
+        const uint32_t noise = (uint32_t)sv_sq + VIF_SIGMA_NSQ;
+        const int64_t signal = (int64_t)(g * g * sigma1_sq) + noise;
+        acc->num_log += log2_q11_64(lut, (uint64_t)signal) - log2_q11_64(lut, noise);
+    }
+}
+
+/* Fills fw mirrored row pointers for output row i of a w-wide, h-high 16-bit image. */
+static void gather_rows(const uint16_t **dst, const uint16_t *img, int w, int h, int fw, int i) {
+    const int r = fw / 2;
+    for (int k = 0; k < fw; k++) dst[k] = img + (size_t)mirror(i - r + k, h) * (size_t)w;
+}
+
+static double scale_score(vif_state *s, int sc) {
+    const int w = s->sw[sc], h = s->sh[sc], fw = vif_taps[sc], r = fw / 2;
+    const uint16_t *filt = vif_kernel[sc];
+    const int mu_shift = sc == 0 ? s->bpc : 16;
+    const int sq_shift = sc == 0 ? 2 * (s->bpc - 8) : 16;
+    const uint16_t **rr = s->rows, **rd = s->rows + 17;
+    uint32_t *const *l = s->line;
+    vif_sums acc = { 0, 0, 0, 0 };
+    for (int i = 0; i < h; i++) {
+        gather_rows(rr, s->img[sc][0], w, h, fw, i);
+        gather_rows(rd, s->img[sc][1], w, h, fw, i);
+        s->k->stat_vert(rr, rd, filt, fw, w, mu_shift, sq_shift, l[0], l[1], l[2], l[3], l[4]);
+        for (int q = 0; q < 5; q++) pad_line(l[q], w, r);
+        s->k->stat_horz(l[0], l[1], l[2], l[3], l[4], filt, fw, w, s->sig[0], s->sig[1],
+                        s->sig[2]);
+        accumulate_row(s, s->sig[0], s->sig[1], s->sig[2], w, &acc);
+    }
+    /* The reference keeps num and den in float and divides in float. */
+    const float num = (float)(acc.num_log / 2048.0 +
+                              (acc.den_lin - (acc.num_lin / 16384.0) / 65025.0));
+    const float den = (float)(acc.den_log / 2048.0 + acc.den_lin);
+    return (double)(num / den);
+}
+
+/* Scale sc+1 = scale sc filtered with the scale sc+1 kernel, even rows and columns. */
+static void downscale(vif_state *s, int sc) {
+    const int w = s->sw[sc], h = s->sh[sc], fw = vif_taps[sc + 1], r = fw / 2;
+    const uint16_t *filt = vif_kernel[sc + 1];
+    const int shift = sc == 0 ? s->bpc : 16;
+    const int wo = s->sw[sc + 1], ho = s->sh[sc + 1];
+    const uint16_t **rr = s->rows, **rd = s->rows + 17;
+    for (int i = 0; i < ho; i++) {
+        gather_rows(rr, s->img[sc][0], w, h, fw, 2 * i);
+        gather_rows(rd, s->img[sc][1], w, h, fw, 2 * i);
+        s->k->down_vert(rr, rd, filt, fw, w, shift, s->line[0], s->line[1]);
+        pad_line(s->line[0], w, r);
+        pad_line(s->line[1], w, r);
+        s->k->down_horz(s->line[0], s->line[1], filt, fw, wo, s->img[sc + 1][0] + (size_t)i * wo,
+                        s->img[sc + 1][1] + (size_t)i * wo);
+    }
+}
+
+static void load_luma(const svc_plane *p, int bpc, uint16_t *dst) {
+    for (int y = 0; y < p->h; y++) {
+        const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
+        uint16_t *out = dst + (size_t)y * p->w;
+        if (bpc == 8) {
+            for (int x = 0; x < p->w; x++) out[x] = row[x];
+        } else {
+            memcpy(out, row, (size_t)p->w * sizeof(uint16_t));
+        }
+    }
+}
+
+static void vif_destroy(void *state) {
+    vif_state *s = state;
+    if (!s) return;
+    free(s->log2_lut);
+    for (int sc = 0; sc < VIF_SCALES; sc++) {
+        free(s->img[sc][0]);
+        free(s->img[sc][1]);
+    }
+    for (int q = 0; q < 5; q++) free(s->line[q] ? s->line[q] - VIF_MAX_RADIUS : NULL);
+    for (int q = 0; q < 3; q++) free(s->sig[q]);
+    free(s->rows);
+    free(s);
+}
+
+static void *vif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+    (void)pix_fmt;
+    if (w < VIF_MIN_SIZE || h < VIF_MIN_SIZE || w > 16384 || h > 16384) return NULL;
+    if (bpc != 8 && bpc != 10 && bpc != 12 && bpc != 16) return NULL;
+    vif_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->w = w;
+    s->h = h;
+    s->bpc = bpc;
+    s->k = &kernels_c;
+    s->backend = "scalar";
+    (void)cpu; /* AVX2 kernels not written yet */
+    int ok = 1;
+    for (int sc = 0; sc < VIF_SCALES; sc++) {
+        s->sw[sc] = sc ? s->sw[sc - 1] / 2 : w;
+        s->sh[sc] = sc ? s->sh[sc - 1] / 2 : h;
+        const size_t n = (size_t)s->sw[sc] * (size_t)s->sh[sc];
+        ok &= (s->img[sc][0] = malloc(n * sizeof(uint16_t))) != NULL;
+        ok &= (s->img[sc][1] = malloc(n * sizeof(uint16_t))) != NULL;
+    }
+    /* Lines get mirrored margins plus slack so SIMD kernels may read a full vector. */
+    const size_t line_len = (size_t)w + 2 * VIF_MAX_RADIUS + 16;
+    for (int q = 0; q < 5; q++) {
+        uint32_t *l = calloc(line_len, sizeof(uint32_t));
+        s->line[q] = l ? l + VIF_MAX_RADIUS : NULL;
+        ok &= l != NULL;
+    }
+    for (int q = 0; q < 3; q++) ok &= (s->sig[q] = malloc(((size_t)w + 16) * sizeof(int32_t))) != NULL;
+    ok &= (s->rows = malloc(2 * 17 * sizeof *s->rows)) != NULL;
+    ok &= (s->log2_lut = calloc(65536, sizeof(uint16_t))) != NULL;
+    if (!ok) {
+        vif_destroy(s);
+        return NULL;
+    }
+    /* Same float rounding as the reference's table. */
+    for (unsigned i = 32767; i < 65536; i++) s->log2_lut[i] = (uint16_t)round(log2f((float)i) * 2048);
+    return s;
+}
+
+static const char *vif_backend(const void *state) { return ((const vif_state *)state)->backend; }
+
+static int vif_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
+    vif_state *s = state;
+    if (!s || !ref || !dis || !out) return SVC_E_INVALID_ARG;
+    const svc_plane *pr = &ref->plane[0], *pd = &dis->plane[0];
+    if (pr->w != s->w || pr->h != s->h || pd->w != s->w || pd->h != s->h || ref->bpc != s->bpc ||
+        dis->bpc != s->bpc)
+        return SVC_E_GEOMETRY;
+    load_luma(pr, s->bpc, s->img[0][0]);
+    load_luma(pd, s->bpc, s->img[0][1]);
+    for (int sc = 0; sc < VIF_SCALES; sc++) {
+        if (sc > 0) downscale(s, sc - 1);
+        out[sc] = scale_score(s, sc);
+    }
+    return SVC_OK;
+}
+
+const svc_extractor svc_extractor_integer_vif = {
+    .name = "integer_vif",
+    .n_outputs = VIF_SCALES,
+    .output_names = vif_names,
+    .create = vif_create,
+    .backend = vif_backend,
+    .compute = vif_compute,
+    .destroy = vif_destroy,
+};
