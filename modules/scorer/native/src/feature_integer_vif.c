@@ -17,7 +17,8 @@
  * pixel^2 * 65536 in 8-bit units, N = 2 << 16, and log2 is a 2048-scaled table lookup
  * on the 16 most significant bits.
  *
- * The filtering passes are integer kernels (scalar for now); the per-pixel statistic is shared.
+ * The filtering passes are integer kernels (scalar here, AVX2 in
+ * feature_integer_vif_avx2.c, bit-identical); the per-pixel statistic is shared.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ static const uint16_t *const vif_kernel[VIF_SCALES] = { vif_kernel_17, vif_kerne
                                                         vif_kernel_3 };
 static const int vif_taps[VIF_SCALES] = { 17, 9, 5, 3 };
 
-/* Integer kernels (one table per backend).
+/* Integer kernels; the AVX2 set lives in feature_integer_vif_avx2.c with these signatures.
  * Row pointers are the fw mirrored source rows of one output row; line inputs are padded
  * by fw/2 mirrored samples on both sides. */
 typedef struct vif_kernels {
@@ -61,6 +62,21 @@ typedef struct vif_kernels {
     void (*down_horz)(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
                       int wout, uint16_t *oref, uint16_t *odis);
 } vif_kernels;
+
+#if defined(__x86_64__) || defined(__i386__)
+void svc_vif_stat_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
+                            const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                            uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy,
+                            uint32_t *xy);
+void svc_vif_stat_horz_avx2(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
+                            const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
+                            int w, int32_t *s11, int32_t *s22, int32_t *s12);
+void svc_vif_down_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
+                            const uint16_t *filt, int fw, int w, int shift, uint32_t *tref,
+                            uint32_t *tdis);
+void svc_vif_down_horz_avx2(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt,
+                            int fw, int wout, uint16_t *oref, uint16_t *odis);
+#endif
 
 static inline uint64_t round_shift64(uint64_t v, int s) {
     return s ? (v + ((uint64_t)1 << (s - 1))) >> s : v;
@@ -145,6 +161,10 @@ static void down_horz_c(const uint32_t *tref, const uint32_t *tdis, const uint16
 }
 
 static const vif_kernels kernels_c = { stat_vert_c, stat_horz_c, down_vert_c, down_horz_c };
+#if defined(__x86_64__) || defined(__i386__)
+static const vif_kernels kernels_avx2 = { svc_vif_stat_vert_avx2, svc_vif_stat_horz_avx2,
+                                          svc_vif_down_vert_avx2, svc_vif_down_horz_avx2 };
+#endif
 
 typedef struct vif_state {
     int w, h, bpc;
@@ -301,7 +321,14 @@ static void *vif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->bpc = bpc;
     s->k = &kernels_c;
     s->backend = "scalar";
-    (void)cpu; /* AVX2 kernels not written yet */
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu == SVC_CPU_AVX2) {
+        s->k = &kernels_avx2;
+        s->backend = "avx2";
+    }
+#else
+    (void)cpu;
+#endif
     int ok = 1;
     for (int sc = 0; sc < VIF_SCALES; sc++) {
         s->sw[sc] = sc ? s->sw[sc - 1] / 2 : w;
