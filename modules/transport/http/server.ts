@@ -1,0 +1,45 @@
+/**
+ * HTTP transport: serves an Effect HttpRouter on Bun at a configured address and logs the
+ * address actually bound (port 0 picks a free port, which tests read from the log).
+ */
+import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { BunHttpServer } from "@effect/platform-bun"
+import { Effect, Layer } from "effect"
+import { type ListenAddress, listenAddress } from "../../config/env.ts"
+
+/** JSON body with the right content type; the shape of every response of this service. */
+export const jsonResponse = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson(body, { status, headers })
+
+/** Error body of every HTTP error: `{"error": "<message>"}`. */
+export const errorResponse = (status: number, message: string, headers: Record<string, string> = {}) =>
+  jsonResponse({ error: message }, status, headers)
+
+/** Liveness: 200 while the process is live. Served at the canonical path and the legacy alias. */
+export const livenessRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/v1/health", Effect.succeed(jsonResponse({ status: "ok" }))),
+  HttpRouter.get("/healthz", Effect.succeed(jsonResponse({ status: "ok" })))
+)
+
+const notFound = errorResponse(404, "not found")
+
+/** Serves `router` at `address`; unknown paths get 404 with the JSON error body. */
+export const serveHttp = <E, R>(
+  router: HttpRouter.HttpRouter<E, R>,
+  address: ListenAddress,
+  name: string
+) =>
+  router.pipe(
+    HttpRouter.all("*", Effect.succeed(notFound)),
+    HttpServer.serve(),
+    Layer.tap(() =>
+      HttpServer.addressFormattedWith((bound) => Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "http", address: bound, service: name })))
+    ),
+    Layer.provide(BunHttpServer.layer({ hostname: address.host, port: address.port }))
+  )
+
+/** The HTTP side of a service: `routes` served on SVC_HTTP_ADDR (default 0.0.0.0:8080). */
+export const httpServiceLayer = <E, R>(name: string, routes: HttpRouter.HttpRouter<E, R>) =>
+  Layer.unwrapEffect(
+    Effect.map(listenAddress("SVC_HTTP_ADDR", "0.0.0.0:8080"), (address) => serveHttp(routes, address, name))
+  )

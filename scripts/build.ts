@@ -1,0 +1,27 @@
+/**
+ * `npm run build`: compiles the native scorer library, then every executable with
+ * `bun build --compile` into dist/. Each executable embeds its protos, the native library and
+ * static assets, so it runs from any directory with nothing beside it.
+ */
+import { $ } from "bun"
+import { mkdirSync } from "node:fs"
+
+export const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report"] as const
+
+const root = new URL("..", import.meta.url).pathname
+process.chdir(root)
+
+const commit = (await $`git rev-parse --short=12 HEAD`.nothrow().quiet()).stdout.toString().trim() || "unknown"
+
+// Targets: "native" and executable names; none means everything.
+const targets = process.argv.slice(2)
+const wanted = (target: string) => targets.length === 0 || targets.includes(target)
+
+if (wanted("native")) await $`bash scripts/build-native.sh`
+
+mkdirSync("dist", { recursive: true })
+for (const name of executables.filter(wanted)) {
+  const started = performance.now()
+  await $`${process.execPath} build --compile --minify-syntax --minify-whitespace --sourcemap=none ${`apps/${name}/main.ts`} --outfile ${`dist/${name}`} --define ${`SVC_BUILD_COMMIT=${JSON.stringify(commit)}`}`.quiet()
+  console.log(`built dist/${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+}
