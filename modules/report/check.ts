@@ -86,4 +86,6 @@ export const checkReport = (document: unknown): ReadonlyArray<Violation> => {
   return [...digestViolations, ...checkVerdict(document), ...checkGpuFacts(document)]
 }
 
-export const formatViolation = (violation: Violation): string => `${violation.path}: ${violation.rule}`
+/** `/host/hwcap: must be integer or null`; the whole document (pointer "") reads `(document)`. */
+export const formatViolation = (violation: Violation): string =>
+  `${violation.path === "" ? "(document)" : violation.path}: ${violation.rule}`

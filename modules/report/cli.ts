@@ -1,0 +1,84 @@
+// Sub-commands of svc-tester-report. apps/svc-tester-report/main.ts handles --version and
+// passes the rest of argv here.
+import { Effect } from "effect"
+import { readFile } from "node:fs/promises"
+import { checkReport, formatViolation } from "./check.ts"
+
+export const ExitCode = { valid: 0, invalid: 1, unusable: 2 } as const
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+export interface CliOutput {
+  readonly out: (line: string) => void
+  readonly err: (line: string) => void
+}
+
+export const processOutput: CliOutput = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`)
+}
+
+const usage = "usage: svc-tester-report check FILE... | run | --version"
+
+const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+type Loaded =
+  | { readonly kind: "document"; readonly document: unknown }
+  | { readonly kind: "unusable"; readonly problem: string }
+
+const loadJson = (file: string): Effect.Effect<Loaded> =>
+  Effect.tryPromise(() => readFile(file, "utf8")).pipe(
+    Effect.map((text): Loaded => {
+      try {
+        return { kind: "document", document: JSON.parse(text) }
+      } catch (error) {
+        return { kind: "unusable", problem: `not JSON: ${errorMessage(error)}` }
+      }
+    }),
+    Effect.catchAll((failure) =>
+      Effect.succeed<Loaded>({ kind: "unusable", problem: `cannot read: ${errorMessage(failure.error)}` })
+    )
+  )
+
+const checkFile = (file: string, output: CliOutput): Effect.Effect<ExitCode> =>
+  Effect.map(loadJson(file), (loaded) => {
+    if (loaded.kind === "unusable") {
+      output.err(`${file}: ${loaded.problem}`)
+      return ExitCode.unusable
+    }
+    const violations = checkReport(loaded.document)
+    for (const violation of violations) output.out(`${file}: ${formatViolation(violation)}`)
+    if (violations.length > 0) return ExitCode.invalid
+    output.out(`${file}: valid`)
+    return ExitCode.valid
+  })
+
+/** `check FILE...`: 0 when every file is valid, 1 when one is invalid, 2 when one is unusable. */
+export const checkFiles = (files: ReadonlyArray<string>, output: CliOutput): Effect.Effect<ExitCode> =>
+  files.length === 0
+    ? Effect.sync(() => {
+      output.err(`svc-tester-report check: no FILE given\n${usage}`)
+      return ExitCode.unusable
+    })
+    : Effect.map(
+      Effect.forEach(files, (file) => checkFile(file, output)),
+      (codes) => codes.reduce<ExitCode>((worst, code) => (code > worst ? code : worst), ExitCode.valid)
+    )
+
+/** Runs `check` or `run` as argv asks ([command, ...arguments]) and resolves to the exit code. */
+export const testerReportCli = (
+  argv: ReadonlyArray<string>,
+  output: CliOutput = processOutput
+): Promise<ExitCode> => {
+  const [command, ...rest] = argv
+  switch (command) {
+    case "check":
+      return Effect.runPromise(checkFiles(rest, output))
+    case "run":
+      // Needs the scorer's dispatch, reference, unit-test and golden-gate results (issue 6 part 3).
+      output.err("svc-tester-report run: not yet available: the scorer is not wired into the report builder")
+      return Promise.resolve(ExitCode.unusable)
+    default:
+      output.err(usage)
+      return Promise.resolve(ExitCode.unusable)
+  }
+}
