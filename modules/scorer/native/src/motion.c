@@ -41,6 +41,11 @@
 
 static const int32_t motion_kernel[MOTION_TAPS] = { 3571, 16004, 26386, 16004, 3571 };
 
+#if defined(__x86_64__) || defined(__i386__)
+/* motion_avx2.c, same contract as row_sad_c. */
+uint64_t svc_motion_row_sad_avx2(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc);
+#endif
+
 struct svc_motion {
     int w, h, bpc;
     uint64_t (*row_sad)(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc);
@@ -88,7 +93,14 @@ svc_motion *svc_motion_create(int w, int h, int bpc, int cpu) {
     m->bpc = bpc;
     m->row_sad = row_sad_c;
     m->backend = "scalar";
-    (void)cpu; /* no AVX2 kernels yet */
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu == SVC_CPU_AVX2) {
+        m->row_sad = svc_motion_row_sad_avx2;
+        m->backend = "avx2";
+    }
+#else
+    (void)cpu;
+#endif
     return m;
 }
 

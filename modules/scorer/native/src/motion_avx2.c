@@ -1,0 +1,97 @@
+/*
+ * AVX2 row kernel of the integer motion (see motion.c): 5-tap filter of the difference of
+ * two frames, vertical then horizontal, sum of |value|, bit-identical to the scalar row.
+ * Both passes can exceed 32 bits (16-bit samples vertically, any depth horizontally), so
+ * each input v is split as v = 256*hi + lo (hi signed, 0 <= lo < 256) and with the
+ * kernel f (sum 65536)
+ *     (sum f*v + 2^(s-1)) >> s  ==  (sum f*hi + ((sum f*lo + 2^(s-1)) >> 8)) >> (s-8)
+ * for s >= 8 with arithmetic shifts, every term fitting in 32 bits.
+ * Built with -mavx2 in the library; the target attribute lets the dev harness build it
+ * without that flag.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include <stdint.h>
+
+#define AVX2_FN __attribute__((target("avx2")))
+#define TAPS 5
+#define RADIUS 2
+#define TILE 256
+
+static const int32_t kernel5[TAPS] = { 3571, 16004, 26386, 16004, 3571 };
+
+static inline int mirror(int i, int n) {
+    if (i < 0) return -i;
+    if (i >= n) return 2 * n - i - 2;
+    return i;
+}
+
+AVX2_FN uint64_t svc_motion_row_sad_avx2(const uint16_t *const *ra, const uint16_t *const *rb,
+                                         int w, int bpc) {
+    /* Split vertical-pass values of one tile, columns x0-2 .. x1+1. */
+    int32_t yh[TILE + 2 * RADIUS], yl[TILE + 2 * RADIUS];
+    const __m256i lo_mask = _mm256_set1_epi32(255);
+    const __m256i vround = _mm256_set1_epi32(1 << (bpc - 1));
+    const __m128i vshift = _mm_cvtsi32_si128(bpc - 8);
+    const __m256i hround = _mm256_set1_epi32(1 << 15);
+    __m256i lane_sum = _mm256_setzero_si256();
+    uint64_t sad = 0;
+    for (int x0 = 0; x0 < w; x0 += TILE) {
+        const int x1 = x0 + TILE < w ? x0 + TILE : w;
+        for (int c = x0 - RADIUS; c < x1 + RADIUS;) {
+            const int t = c - x0 + RADIUS;
+            if (c >= 0 && c + 8 <= w && c + 8 <= x1 + RADIUS) {
+                __m256i hi = _mm256_setzero_si256(), lo = hi;
+                for (int k = 0; k < TAPS; k++) {
+                    const __m256i a = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ra[k] + c)));
+                    const __m256i b = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(rb[k] + c)));
+                    const __m256i d = _mm256_sub_epi32(a, b);
+                    const __m256i f = _mm256_set1_epi32(kernel5[k]);
+                    hi = _mm256_add_epi32(hi, _mm256_mullo_epi32(f, _mm256_srai_epi32(d, 8)));
+                    lo = _mm256_add_epi32(lo, _mm256_mullo_epi32(f, _mm256_and_si256(d, lo_mask)));
+                }
+                const __m256i y = _mm256_sra_epi32(
+                    _mm256_add_epi32(hi, _mm256_srai_epi32(_mm256_add_epi32(lo, vround), 8)), vshift);
+                _mm256_storeu_si256((__m256i *)(yh + t), _mm256_srai_epi32(y, 8));
+                _mm256_storeu_si256((__m256i *)(yl + t), _mm256_and_si256(y, lo_mask));
+                c += 8;
+            } else {
+                const int cc = mirror(c, w);
+                int64_t acc = 0;
+                for (int k = 0; k < TAPS; k++) acc += kernel5[k] * ((int32_t)ra[k][cc] - rb[k][cc]);
+                const int32_t y = (int32_t)((acc + ((int64_t)1 << (bpc - 1))) >> bpc);
+                yh[t] = y >> 8;
+                yl[t] = y & 255;
+                c++;
+            }
+        }
+        int x = x0;
+        for (; x + 8 <= x1; x += 8) {
+            __m256i hi = _mm256_setzero_si256(), lo = hi;
+            for (int k = 0; k < TAPS; k++) {
+                const __m256i f = _mm256_set1_epi32(kernel5[k]);
+                hi = _mm256_add_epi32(hi, _mm256_mullo_epi32(f, _mm256_loadu_si256((const __m256i *)(yh + x - x0 + k))));
+                lo = _mm256_add_epi32(lo, _mm256_mullo_epi32(f, _mm256_loadu_si256((const __m256i *)(yl + x - x0 + k))));
+            }
+            const __m256i v = _mm256_srai_epi32(
+                _mm256_add_epi32(hi, _mm256_srai_epi32(_mm256_add_epi32(lo, hround), 8)), 8);
+            lane_sum = _mm256_add_epi32(lane_sum, _mm256_abs_epi32(v));
+        }
+        for (; x < x1; x++) {
+            int32_t hi = 0, lo = 0;
+            for (int k = 0; k < TAPS; k++) {
+                hi += kernel5[k] * yh[x - x0 + k];
+                lo += kernel5[k] * yl[x - x0 + k];
+            }
+            const int32_t v = (hi + ((lo + (1 << 15)) >> 8)) >> 8;
+            sad += (uint64_t)(v < 0 ? -v : v);
+        }
+        /* Lane sums stay below 2^31: |v| < 2^17 and at most 32 vectors per lane per tile. */
+        uint32_t lanes[8];
+        _mm256_storeu_si256((__m256i *)lanes, lane_sum);
+        for (int i = 0; i < 8; i++) sad += lanes[i];
+        lane_sum = _mm256_setzero_si256();
+    }
+    return sad;
+}
+#endif
