@@ -1,0 +1,103 @@
+/**
+ * The error conditions of the controller contract (seed section 7) as data. Every
+ * refusal carries a `kind`; the transport maps a kind once to a gRPC status and an
+ * HTTP status through `STATUS_OF_KIND`. Messages are the fixed texts of the seed.
+ */
+import { Data } from "effect"
+
+export type ErrorKind = "unauthenticated" | "permission-denied" | "unavailable"
+
+/** gRPC status codes (grpc/status.proto) and HTTP statuses for each kind. */
+export const STATUS_OF_KIND: Readonly<Record<ErrorKind, { readonly grpcCode: number; readonly grpcName: string; readonly http: number }>> = {
+  unauthenticated: { grpcCode: 16, grpcName: "UNAUTHENTICATED", http: 401 },
+  "permission-denied": { grpcCode: 7, grpcName: "PERMISSION_DENIED", http: 403 },
+  unavailable: { grpcCode: 14, grpcName: "UNAVAILABLE", http: 503 }
+}
+
+export const Messages = {
+  invalidToken: "invalid or missing token",
+  roleRequired: (roles: ReadonlyArray<string>) => `role required: ${roles.join(", ")}`,
+  otherTenant: "resource belongs to another tenant",
+  inputOutsideRoots: (input: string) => `scoring input "${input}" is outside the tenant's scoring roots`,
+  tenantSetStale: "tenant configuration is stale",
+  jobNotAssigned: (jobId: string, nodeId: string) => `job "${jobId}" is not assigned to node "${nodeId}"`,
+  // The two below have no fixed text in the seed; they never name another tenant.
+  tenantSuspended: "tenant is suspended",
+  methodNotListed: (method: string) => `method "${method}" is not permitted`
+} as const
+
+/**
+ * Why a token was refused. Only logged and counted: the caller always sees the
+ * fixed `invalid or missing token` (seed 5.8.9).
+ */
+export type UnauthenticatedReason =
+  | "missing-token"
+  | "malformed-token"
+  | "unsupported-algorithm"
+  | "unknown-key"
+  | "bad-signature"
+  | "expired"
+  | "not-yet-valid"
+  | "wrong-issuer"
+  | "wrong-audience"
+  | "missing-tenant-claim"
+  | "keys-unavailable"
+  | "unknown-issuer"
+  | "no-matching-tenant"
+  | "ambiguous-tenant"
+
+export class Unauthenticated extends Data.TaggedError("Unauthenticated")<{
+  readonly reason: UnauthenticatedReason
+  /** Extra text for the log line; never sent to the caller. */
+  readonly detail: string
+  readonly message: string
+}> {
+  readonly kind = "unauthenticated" as const
+  static because(reason: UnauthenticatedReason, detail: string): Unauthenticated {
+    return new Unauthenticated({ reason, detail, message: Messages.invalidToken })
+  }
+}
+
+export type PermissionDeniedReason =
+  | "role-required"
+  | "method-not-listed"
+  | "other-tenant"
+  | "input-outside-roots"
+  | "tenant-suspended"
+  | "job-not-assigned"
+
+export class PermissionDenied extends Data.TaggedError("PermissionDenied")<{
+  readonly reason: PermissionDeniedReason
+  readonly message: string
+}> {
+  readonly kind = "permission-denied" as const
+
+  static roleRequired(roles: ReadonlyArray<string>): PermissionDenied {
+    return new PermissionDenied({ reason: "role-required", message: Messages.roleRequired(roles) })
+  }
+  static methodNotListed(method: string): PermissionDenied {
+    return new PermissionDenied({ reason: "method-not-listed", message: Messages.methodNotListed(method) })
+  }
+  static otherTenant(): PermissionDenied {
+    return new PermissionDenied({ reason: "other-tenant", message: Messages.otherTenant })
+  }
+  static inputOutsideRoots(input: string): PermissionDenied {
+    return new PermissionDenied({ reason: "input-outside-roots", message: Messages.inputOutsideRoots(input) })
+  }
+  static tenantSuspended(): PermissionDenied {
+    return new PermissionDenied({ reason: "tenant-suspended", message: Messages.tenantSuspended })
+  }
+  static jobNotAssigned(jobId: string, nodeId: string): PermissionDenied {
+    return new PermissionDenied({ reason: "job-not-assigned", message: Messages.jobNotAssigned(jobId, nodeId) })
+  }
+}
+
+export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly message: string }> {
+  readonly kind = "unavailable" as const
+  static tenantSetStale(): Unavailable {
+    return new Unavailable({ message: Messages.tenantSetStale })
+  }
+}
+
+/** Every refusal the auth and policy modules hand to the transport. */
+export type Refusal = Unauthenticated | PermissionDenied | Unavailable

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import fc from "fast-check"
+import { Messages } from "./errors.ts"
+import type { Principal } from "./principal.ts"
+import { authorize, requireSameTenant } from "./rbac.ts"
+import { GrpcMethods, HTTP_SCORE_ROUTE, KNOWN_ROLES, ROLE_TABLE, unlistedMethods, type Role } from "./roles.ts"
+
+// Seed 4.1 / 4.2, transcribed independently of roles.ts.
+const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+  ["/svc.v1.Jobs/GetJob", ["reader", "writer", "admin"]],
+  ["/svc.v1.Jobs/StreamJobs", ["reader", "writer", "admin"]],
+  ["/svc.v1.SvcScoring/Health", ["reader", "writer", "admin"]],
+  ["/svc.v1.Jobs/SubmitJob", ["writer", "admin"]],
+  ["/svc.v1.Jobs/CancelJob", ["writer", "admin"]],
+  ["/svc.v1.SvcScoring/Score", ["writer", "admin"]],
+  ["/svc.v1.SvcScoring/ScoreStream", ["writer", "admin"]],
+  ["/svc.v1.Nodes/RegisterNode", ["node"]],
+  ["/svc.v1.Nodes/Heartbeat", ["node"]],
+  ["/svc.v1.Nodes/PullWork", ["node"]],
+  ["/svc.v1.Nodes/ReportResult", ["node"]],
+  ["POST /v1/score", ["writer", "admin"]]
+]
+const seedRoles = new Map(SEED_TABLE.map(([method, roles]) => [method, roles.map((role) => `svc:${role}`)]))
+
+const principal = (roles: ReadonlyArray<Role>, tenantId = "acme"): Principal => ({ tenantId, roles, subject: undefined })
+const decide = (p: Principal, method: string) => Either.isRight(Effect.runSync(Effect.either(authorize(p, method))))
+
+describe("role table", () => {
+  it("is exactly the seed's table", () => {
+    expect(new Map([...ROLE_TABLE].map(([method, roles]) => [method, [...roles].sort()]))).toEqual(
+      new Map([...seedRoles].map(([method, roles]) => [method, [...roles].sort()]))
+    )
+  })
+
+  it("names every method of the three services and the HTTP route", () => {
+    expect(unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE])).toEqual([])
+    expect(unlistedMethods(["/svc.v1.Jobs/DeleteJob"])).toEqual(["/svc.v1.Jobs/DeleteJob"])
+  })
+})
+
+describe("authorize", () => {
+  it("allows a random role set exactly when it holds one of the method's roles", () => {
+    const roleSet = fc.uniqueArray(fc.constantFrom<Role>(...KNOWN_ROLES))
+    fc.assert(
+      fc.property(roleSet, fc.constantFrom(...SEED_TABLE.map(([method]) => method)), (roles, method) => {
+        const expected = roles.some((role) => seedRoles.get(method)?.includes(role))
+        expect(decide(principal(roles), method)).toBe(expected)
+      })
+    )
+  })
+
+  it("refuses an unlisted method for everyone, disabled mode's admin+node included", () => {
+    fc.assert(
+      fc.property(fc.string().filter((method) => !ROLE_TABLE.has(method)), (method) => {
+        expect(decide(principal([...KNOWN_ROLES]), method)).toBe(false)
+      })
+    )
+  })
+
+  it("refuses a principal with no role everywhere", () => {
+    for (const [method] of SEED_TABLE) expect(decide(principal([]), method)).toBe(false)
+  })
+
+  it("keeps the node role to the node API, and users out of it", () => {
+    for (const [method, roles] of SEED_TABLE) {
+      expect(decide(principal(["svc:node"]), method)).toBe(roles.includes("node"))
+      expect(decide(principal(["svc:reader", "svc:writer", "svc:admin"]), method)).toBe(!roles.includes("node"))
+    }
+  })
+
+  it.effect("refuses with PERMISSION_DENIED and `role required: <roles>`", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(authorize(principal(["svc:reader"]), GrpcMethods.SubmitJob))
+      expect(error.kind).toBe("permission-denied")
+      expect(error.message).toBe("role required: svc:writer, svc:admin")
+      expect(error.message).toBe(Messages.roleRequired(["svc:writer", "svc:admin"]))
+      const http = yield* Effect.flip(authorize(principal(["svc:reader"]), HTTP_SCORE_ROUTE))
+      expect(http.kind).toBe("permission-denied")
+    })
+  )
+})
+
+describe("requireSameTenant", () => {
+  it.effect("refuses another tenant's resource without naming it", () =>
+    Effect.gen(function* () {
+      yield* requireSameTenant(principal(["svc:reader"], "acme"), "acme")
+      const error = yield* Effect.flip(requireSameTenant(principal(["svc:reader"], "acme"), "globex"))
+      expect(error.message).toBe("resource belongs to another tenant")
+      expect(error.message).not.toContain("globex")
+    })
+  )
+
+  it("compares tenant IDs exactly and never matches the empty tenant of old jobs", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (caller, owner) => {
+        const allowed = Either.isRight(Effect.runSync(Effect.either(requireSameTenant(principal([], caller), owner))))
+        expect(allowed).toBe(caller === owner && owner !== "")
+      })
+    )
+  })
+})

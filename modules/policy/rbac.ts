@@ -1,0 +1,29 @@
+import { Effect } from "effect"
+import { PermissionDenied } from "./errors.ts"
+import type { Principal } from "./principal.ts"
+import { ROLE_TABLE } from "./roles.ts"
+
+/**
+ * The decision of seed 5.4 for one call: allowed when the principal holds at least
+ * one role the table lists for the method. A method absent from the table is
+ * refused for every caller, including disabled mode's synthetic admin.
+ */
+export const authorize = (principal: Principal, method: string): Effect.Effect<void, PermissionDenied> => {
+  const allowed = ROLE_TABLE.get(method)
+  if (allowed === undefined) return Effect.fail(PermissionDenied.methodNotListed(method))
+  return principal.roles.some((role) => allowed.includes(role))
+    ? Effect.void
+    : Effect.fail(PermissionDenied.roleRequired(allowed))
+}
+
+/**
+ * Tenant scoping of a stored resource (seed 5.5.2). The message never names the
+ * owning tenant. Jobs stored before the gateway carry the empty tenant, which no
+ * principal holds, so they are refused too.
+ */
+export const requireSameTenant = (principal: Principal, resourceTenantId: string): Effect.Effect<void, PermissionDenied> =>
+  principal.tenantId === resourceTenantId && resourceTenantId !== ""
+    ? Effect.void
+    : Effect.fail(PermissionDenied.otherTenant())
+
+export const Rbac = { authorize, requireSameTenant } as const

@@ -1,0 +1,58 @@
+/**
+ * The role table of the controller contract (seed 4.1, 4.2) as data: the single
+ * source both `Rbac` and its tests read.
+ */
+
+export const KNOWN_ROLES = ["svc:reader", "svc:writer", "svc:admin", "svc:node"] as const
+export type Role = (typeof KNOWN_ROLES)[number]
+
+export const isKnownRole = (value: string): value is Role => (KNOWN_ROLES as ReadonlyArray<string>).includes(value)
+
+/** gRPC package of the controller interface. */
+export const GRPC_PACKAGE = "svc.v1"
+
+const grpcMethod = (service: string, method: string): string => `/${GRPC_PACKAGE}.${service}/${method}`
+
+const READ: ReadonlyArray<Role> = ["svc:reader", "svc:writer", "svc:admin"]
+const WRITE: ReadonlyArray<Role> = ["svc:writer", "svc:admin"]
+const NODE: ReadonlyArray<Role> = ["svc:node"]
+
+/** Fully-qualified gRPC method names, as the transport sees them. */
+export const GrpcMethods = {
+  SubmitJob: grpcMethod("Jobs", "SubmitJob"),
+  GetJob: grpcMethod("Jobs", "GetJob"),
+  StreamJobs: grpcMethod("Jobs", "StreamJobs"),
+  CancelJob: grpcMethod("Jobs", "CancelJob"),
+  RegisterNode: grpcMethod("Nodes", "RegisterNode"),
+  Heartbeat: grpcMethod("Nodes", "Heartbeat"),
+  PullWork: grpcMethod("Nodes", "PullWork"),
+  ReportResult: grpcMethod("Nodes", "ReportResult"),
+  Score: grpcMethod("SvcScoring", "Score"),
+  ScoreStream: grpcMethod("SvcScoring", "ScoreStream"),
+  Health: grpcMethod("SvcScoring", "Health")
+} as const
+
+/** The one HTTP route behind the gateway (seed 4.2), keyed like a method. */
+export const HTTP_SCORE_ROUTE = "POST /v1/score"
+
+/**
+ * Every role that may make each call. Roles are not inherited (seed 5.4.5):
+ * each row lists all of them. A method missing here is refused for everyone.
+ */
+export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<string, ReadonlyArray<Role>>([
+  [GrpcMethods.GetJob, READ],
+  [GrpcMethods.StreamJobs, READ],
+  [GrpcMethods.Health, READ],
+  [GrpcMethods.SubmitJob, WRITE],
+  [GrpcMethods.CancelJob, WRITE],
+  [GrpcMethods.Score, WRITE],
+  [GrpcMethods.ScoreStream, WRITE],
+  [GrpcMethods.RegisterNode, NODE],
+  [GrpcMethods.Heartbeat, NODE],
+  [GrpcMethods.PullWork, NODE],
+  [GrpcMethods.ReportResult, NODE],
+  [HTTP_SCORE_ROUTE, WRITE]
+])
+
+/** Served methods absent from the table: the controller's tests assert this is empty (seed 4.1). */
+export const unlistedMethods = (served: Iterable<string>): ReadonlyArray<string> => [...served].filter((method) => !ROLE_TABLE.has(method))

@@ -1,0 +1,247 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import fc from "fast-check"
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  hasParentElement,
+  invalidRootTemplate,
+  parseRoot,
+  RootSet,
+  rootsForTenant,
+  splitRootList,
+  unsubstitutableTenant
+} from "./scoring-roots.ts"
+
+const rootsOf = (...texts: ReadonlyArray<string>) => {
+  for (const text of texts) expect(Either.isRight(parseRoot(text)), text).toBe(true)
+  return RootSet.fromValidTexts(texts)
+}
+const admitted = (roots: RootSet, input: string) => Either.isRight(Effect.runSync(Effect.either(roots.check(input))))
+
+const element = fc.stringMatching(/^[A-Za-z0-9_-]{1,6}$/)
+const elements = fc.array(element, { maxLength: 5 })
+const pathOf = (parts: ReadonlyArray<string>) => `/${parts.join("/")}`
+
+describe("scoring roots: absolute directories", () => {
+  it("admits by path element, not by string prefix", () => {
+    const roots = rootsOf("/media/x")
+    expect(admitted(roots, "/media/x/a.mp4")).toBe(true)
+    expect(admitted(roots, "/media/x")).toBe(true)
+    expect(admitted(roots, "/media/x-old")).toBe(false)
+    expect(admitted(roots, "/media/x-old/a.mp4")).toBe(false)
+    expect(admitted(roots, "/media")).toBe(false)
+  })
+
+  it("normalises duplicate slashes and `.` elements on both sides", () => {
+    expect(admitted(rootsOf("/media//x/"), "/media/./x//sub/a.mp4")).toBe(true)
+  })
+
+  it("admits file:// URLs under a directory root", () => {
+    const roots = rootsOf("/media/x")
+    expect(admitted(roots, "file:///media/x/a.mp4")).toBe(true)
+    expect(admitted(roots, "file://localhost/media/x/a%20b.mp4")).toBe(true)
+    expect(admitted(roots, "file:///media/y/a.mp4")).toBe(false)
+    expect(admitted(roots, "file://remote-host/media/x/a.mp4")).toBe(false)
+    expect(admitted(roots, "file:media/x/a.mp4")).toBe(false)
+  })
+
+  it("property: an accepted input is element-wise under some root after normalisation", () => {
+    fc.assert(
+      fc.property(fc.array(elements, { maxLength: 4 }), elements, (rootParts, inputParts) => {
+        const roots = RootSet.fromValidTexts(rootParts.map(pathOf))
+        const input = pathOf(inputParts)
+        const underSome = rootParts.some((root) => root.every((part, index) => inputParts[index] === part))
+        expect(admitted(roots, input)).toBe(underSome)
+      })
+    )
+  })
+
+  it("property: an input extending a root is accepted", () => {
+    fc.assert(
+      fc.property(elements, elements, (rootParts, rest) => {
+        expect(admitted(RootSet.fromValidTexts([pathOf(rootParts)]), pathOf([...rootParts, ...rest]))).toBe(true)
+      })
+    )
+  })
+})
+
+describe("scoring roots: refusals", () => {
+  const everything = rootsOf("/", "https://cdn.example.com/", "s3:", "s3://", ":local:/")
+
+  it("refuses every input when the tenant has no roots", () => {
+    fc.assert(
+      fc.property(fc.string(), (input) => {
+        expect(admitted(new RootSet([]), input)).toBe(false)
+      })
+    )
+  })
+
+  it("refuses relative inputs", () => {
+    for (const input of ["media/x/a.mp4", "a.mp4", "./a.mp4", "", " /media/x"]) expect(admitted(everything, input)).toBe(false)
+  })
+
+  const dotDot = fc.constantFrom("..", "%2e%2e", "%2E%2E", ".%2e", "%2e.", "%252e%252e", "%2E%2e")
+  it("property: any input with a `..` element, raw or percent-encoded, is refused", () => {
+    const prefix = fc.constantFrom("/", "file:///", "https://cdn.example.com/", "s3:", "s3://", ":local:/")
+    fc.assert(
+      fc.property(prefix, elements, dotDot, elements, fc.constantFrom("/", "\\"), (start, before, parent, after, separator) => {
+        const input = `${start}${[...before, parent, ...after].join("/")}`
+        expect(hasParentElement(input)).toBe(true)
+        expect(admitted(everything, input)).toBe(false)
+        expect(admitted(everything, `${start}${[...before, parent].join("/")}${separator}x`)).toBe(false)
+      })
+    )
+  })
+
+  it("does not mistake names containing dots for parent elements", () => {
+    expect(admitted(rootsOf("/media"), "/media/..a/b...mp4")).toBe(true)
+    expect(admitted(rootsOf("/media"), "/media/a..b")).toBe(true)
+  })
+
+  it("refuses with PERMISSION_DENIED and the seed's message", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(rootsOf("/media/x").check("/etc/passwd"))
+        expect(error.kind).toBe("permission-denied")
+        expect(error.message).toBe(`scoring input "/etc/passwd" is outside the tenant's scoring roots`)
+      })
+    ))
+})
+
+describe("scoring roots: http(s) prefixes", () => {
+  const roots = rootsOf("https://CDN.Example.com/Tenant-A")
+
+  it("compares scheme and host case-insensitively, the path exactly and by element", () => {
+    expect(admitted(roots, "https://cdn.example.com/Tenant-A/v.mp4")).toBe(true)
+    expect(admitted(roots, "HTTPS://cdn.EXAMPLE.com/Tenant-A/v.mp4?sig=1")).toBe(true)
+    expect(admitted(roots, "https://cdn.example.com/tenant-a/v.mp4")).toBe(false)
+    expect(admitted(roots, "https://cdn.example.com/Tenant-AB/v.mp4")).toBe(false)
+    expect(admitted(roots, "http://cdn.example.com/Tenant-A/v.mp4")).toBe(false)
+    expect(admitted(roots, "https://cdn.example.com:8443/Tenant-A/v.mp4")).toBe(false)
+    expect(admitted(roots, "https://other.example.com/Tenant-A/v.mp4")).toBe(false)
+  })
+
+  it("refuses user information that could disguise the host", () => {
+    expect(admitted(roots, "https://cdn.example.com@evil.example/Tenant-A/v.mp4")).toBe(false)
+    expect(admitted(roots, "https://user:pw@cdn.example.com/Tenant-A/v.mp4")).toBe(false)
+  })
+
+  it("property: scheme and host case never change the decision", () => {
+    fc.assert(
+      fc.property(elements, fc.boolean(), (rest, upper) => {
+        const host = upper ? "HTTPS://CDN.EXAMPLE.COM" : "https://cdn.example.com"
+        expect(admitted(roots, `${host}/Tenant-A/${rest.join("/")}`)).toBe(true)
+      })
+    )
+  })
+})
+
+describe("scoring roots: remote-storage prefixes", () => {
+  it("admits remote paths under `name:path`, `name://path` and `:local:/path`", () => {
+    const roots = rootsOf("s3:bucket/acme", "gcs://bucket/acme", ":local:/srv/acme")
+    expect(admitted(roots, "s3:bucket/acme/v.mp4")).toBe(true)
+    expect(admitted(roots, "s3:bucket/acme-old/v.mp4")).toBe(false)
+    expect(admitted(roots, "s3:bucket/other/v.mp4")).toBe(false)
+    expect(admitted(roots, "s4:bucket/acme/v.mp4")).toBe(false)
+    expect(admitted(roots, "gcs://bucket/acme/x/v.mp4")).toBe(true)
+    expect(admitted(roots, "gcs:bucket/acme/v.mp4")).toBe(false)
+    expect(admitted(roots, ":local:/srv/acme/v.mp4")).toBe(true)
+    expect(admitted(roots, ":local:/srv/other/v.mp4")).toBe(false)
+    expect(admitted(roots, "/srv/acme/v.mp4")).toBe(false)
+  })
+})
+
+describe("parseRoot", () => {
+  it("refuses relative roots, parent elements and URL roots with queries", () => {
+    for (const text of ["media", "", "/media/../etc", "https://h/a/%2e%2e", "https://h/a?x=1", "file:///media", "http:relative"]) {
+      expect(Either.isLeft(parseRoot(text)), text).toBe(true)
+    }
+  })
+})
+
+describe("SVC_SCORING_ROOTS", () => {
+  it("splits on commas and trims", () => {
+    expect(splitRootList(" /a , /b/{tenant},, ")).toEqual(["/a", "/b/{tenant}"])
+  })
+
+  it("substitutes {tenant} with the caller's tenant ID", () => {
+    const roots = rootsForTenant(["/media/{tenant}", "https://cdn.example.com/{tenant}/in"], "acme")
+    expect(roots.texts).toEqual(["/media/acme", "https://cdn.example.com/acme/in"])
+    expect(admitted(roots, "/media/acme/v.mp4")).toBe(true)
+    expect(admitted(roots, "/media/globex/v.mp4")).toBe(false)
+  })
+
+  it("refuses tenant IDs with `/`, a backslash or `:`, `.` and `..` instead of substituting them", () => {
+    for (const tenant of ["a/b", "a\\b", "a:b", ".", "..", ""]) {
+      expect(unsubstitutableTenant(tenant)).toBeDefined()
+      const roots = rootsForTenant(["/media/{tenant}", "/shared"], tenant)
+      expect(roots.texts).toEqual(["/shared"])
+      expect(admitted(roots, "/media/x/v.mp4")).toBe(false)
+    }
+  })
+
+  it("property: a substituted root never admits another tenant's directory", () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), element, element, (tenant, other, file) => {
+        fc.pre(other !== tenant)
+        const roots = rootsForTenant(["/media/{tenant}"], tenant)
+        expect(admitted(roots, `/media/${other}/${file}`)).toBe(false)
+      })
+    )
+  })
+
+  it("names an invalid entry", () => {
+    expect(invalidRootTemplate("media/{tenant}")).toBe(`scoring root "media/{tenant}" is relative`)
+    expect(invalidRootTemplate("/media/{tenant}")).toBeUndefined()
+  })
+})
+
+describe("resolveAndCheck (controller-side, symlinks followed)", () => {
+  let base = ""
+  beforeAll(() => {
+    base = mkdtempSync(join(tmpdir(), "svc-roots-"))
+    mkdirSync(join(base, "root/sub"), { recursive: true })
+    mkdirSync(join(base, "outside"))
+    mkdirSync(join(base, "real-root"))
+    writeFileSync(join(base, "root/sub/in.mp4"), "x")
+    writeFileSync(join(base, "outside/secret.mp4"), "x")
+    writeFileSync(join(base, "real-root/v.mp4"), "x")
+    symlinkSync(join(base, "outside/secret.mp4"), join(base, "root/escape.mp4"))
+    symlinkSync(join(base, "outside"), join(base, "root/escape-dir"))
+    symlinkSync(join(base, "root/sub/in.mp4"), join(base, "root/inner-link.mp4"))
+    symlinkSync(join(base, "real-root"), join(base, "linked-root"))
+  })
+  afterAll(() => rmSync(base, { recursive: true, force: true }))
+
+  const resolve = (roots: RootSet, input: string) => Effect.runPromise(Effect.either(roots.resolveAndCheck(input)))
+
+  it("returns the resolved path of an input inside a root", async () => {
+    const result = await resolve(RootSet.fromValidTexts([join(base, "root")]), join(base, "root/inner-link.mp4"))
+    expect(Either.getOrThrow(result).localPath).toBe(join(base, "root/sub/in.mp4"))
+  })
+
+  it("refuses a link inside a root that points outside every root", async () => {
+    const roots = RootSet.fromValidTexts([join(base, "root")])
+    for (const input of [join(base, "root/escape.mp4"), join(base, "root/escape-dir/secret.mp4"), `file://${join(base, "root/escape.mp4")}`]) {
+      const result = await resolve(roots, input)
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) expect(result.left.message).toBe(`scoring input "${input}" is outside the tenant's scoring roots`)
+    }
+  })
+
+  it("accepts inputs under a root that is itself a link", async () => {
+    const result = await resolve(RootSet.fromValidTexts([join(base, "linked-root")]), join(base, "linked-root/v.mp4"))
+    expect(Either.getOrThrow(result).localPath).toBe(join(base, "real-root/v.mp4"))
+  })
+
+  it("refuses a missing input with the same message", async () => {
+    expect(Either.isLeft(await resolve(RootSet.fromValidTexts([join(base, "root")]), join(base, "root/missing.mp4")))).toBe(true)
+  })
+
+  it("leaves URL and remote inputs as written", async () => {
+    const result = await resolve(rootsOf("https://cdn.example.com/a"), "https://cdn.example.com/a/v.mp4")
+    expect(Either.getOrThrow(result)).toEqual({ input: "https://cdn.example.com/a/v.mp4", kind: "http", localPath: undefined })
+  })
+})

@@ -1,0 +1,234 @@
+/**
+ * Scoring-root rules (seed 2.5, 5.5): what a root may be, which inputs it admits,
+ * and the controller-side re-check after symlinks are resolved. All rules live here.
+ */
+import { Effect, Either } from "effect"
+import { realpath } from "node:fs/promises"
+import { PermissionDenied } from "./errors.ts"
+
+/** At most this many roots per tenant (seed 8). */
+export const MAX_ROOTS_PER_TENANT = 32
+
+/** Placeholder in `SVC_SCORING_ROOTS` replaced by the caller's tenant ID (seed 5.5.7). */
+export const TENANT_PLACEHOLDER = "{tenant}"
+
+export type ScoringRoot =
+  | { readonly kind: "directory"; readonly text: string; readonly elements: ReadonlyArray<string> }
+  | {
+      readonly kind: "http"
+      readonly text: string
+      /** `scheme://host[:port]`, lower-cased: scheme and host compare case-insensitively. */
+      readonly origin: string
+      readonly elements: ReadonlyArray<string>
+    }
+  | {
+      readonly kind: "remote"
+      readonly text: string
+      /** `name:`, `name://` or `:backend:`, compared exactly. */
+      readonly remote: string
+      readonly absolute: boolean
+      readonly elements: ReadonlyArray<string>
+    }
+
+/** An input in the form the matcher compares. */
+type Location =
+  | { readonly kind: "local"; readonly path: string; readonly elements: ReadonlyArray<string> }
+  | { readonly kind: "http"; readonly origin: string; readonly elements: ReadonlyArray<string> }
+  | { readonly kind: "remote"; readonly remote: string; readonly absolute: boolean; readonly elements: ReadonlyArray<string> }
+
+/** An input that passed the check; `path` is set for inputs read from the local file system. */
+export interface AdmittedInput {
+  readonly input: string
+  readonly kind: Location["kind"]
+  readonly localPath: string | undefined
+}
+
+const HTTP_URL = /^https?:\/\//i
+const FILE_URL = /^file:/i
+// rclone-style remotes: `name:path`, `name://path`, and on-the-fly backends `:local:/path`.
+const REMOTE = /^(:?[A-Za-z0-9_][A-Za-z0-9_.+@-]*:)(\/\/)?(.*)$/s
+
+/** Path elements with empty and `.` elements removed: the normal form both sides compare in. */
+const elementsOf = (path: string): ReadonlyArray<string> => path.split("/").filter((e) => e !== "" && e !== ".")
+
+/** Percent-decodes until stable, so `%252e%252e` is seen as `..` too. */
+const fullyDecoded = (element: string): string => {
+  let current = element
+  for (let round = 0; round < 8; round++) {
+    let next: string
+    try {
+      next = decodeURIComponent(current)
+    } catch {
+      return current
+    }
+    if (next === current) return current
+    current = next
+  }
+  return current
+}
+
+/** True when any element between `/`, `\` or `:` (the remote separator) is `..`, raw or percent-encoded. */
+export const hasParentElement = (text: string): boolean => text.split(/[/\\:]/).some((e) => fullyDecoded(e) === "..")
+
+/** Why a text is not a valid location, or the location. Shared by roots and inputs. */
+const locate = (text: string): Either.Either<Location, string> => {
+  if (text.includes("\0")) return Either.left("contains a NUL byte")
+  if (hasParentElement(text)) return Either.left("contains a `..` element")
+  if (text.startsWith("/")) return Either.right({ kind: "local", path: text, elements: elementsOf(text) })
+  if (HTTP_URL.test(text)) {
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      return Either.left("is not a valid URL")
+    }
+    if (url.username !== "" || url.password !== "") return Either.left("carries user information")
+    if (url.hostname === "") return Either.left("has no host")
+    return Either.right({ kind: "http", origin: `${url.protocol}//${url.host}`.toLowerCase(), elements: elementsOf(url.pathname) })
+  }
+  if (FILE_URL.test(text)) {
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      return Either.left("is not a valid file URL")
+    }
+    if (!/^file:\/\//i.test(text) || (url.hostname !== "" && url.hostname !== "localhost")) {
+      return Either.left("is not a local file URL")
+    }
+    let path: string
+    try {
+      path = decodeURIComponent(url.pathname)
+    } catch {
+      return Either.left("is not a valid file URL")
+    }
+    return Either.right({ kind: "local", path, elements: elementsOf(path) })
+  }
+  const remote = REMOTE.exec(text)
+  if (remote !== null) {
+    const [, name = "", slashes = "", rest = ""] = remote
+    if (/^(https?|file):$/i.test(name)) return Either.left("is not a valid URL")
+    return Either.right({ kind: "remote", remote: name + slashes, absolute: rest.startsWith("/"), elements: elementsOf(rest) })
+  }
+  return Either.left("is relative")
+}
+
+/** Parses one scoring root; `Left` names why it is invalid (an invalid root makes a tenant invalid). */
+export const parseRoot = (text: string): Either.Either<ScoringRoot, string> =>
+  Either.flatMap(locate(text), (location): Either.Either<ScoringRoot, string> => {
+    switch (location.kind) {
+      case "local":
+        return text.startsWith("/")
+          ? Either.right({ kind: "directory", text, elements: location.elements })
+          : Either.left("must be an absolute directory, not a file URL")
+      case "http": {
+        const url = new URL(text)
+        if (url.search !== "" || url.hash !== "") return Either.left("must not carry a query or fragment")
+        return Either.right({ kind: "http", text, origin: location.origin, elements: location.elements })
+      }
+      case "remote":
+        return Either.right({ kind: "remote", text, remote: location.remote, absolute: location.absolute, elements: location.elements })
+    }
+  })
+
+const startsWithElements = (elements: ReadonlyArray<string>, prefix: ReadonlyArray<string>): boolean =>
+  prefix.length <= elements.length && prefix.every((element, index) => elements[index] === element)
+
+const admits = (root: ScoringRoot, location: Location): boolean => {
+  switch (root.kind) {
+    case "directory":
+      return location.kind === "local" && startsWithElements(location.elements, root.elements)
+    case "http":
+      return location.kind === "http" && location.origin === root.origin && startsWithElements(location.elements, root.elements)
+    case "remote":
+      return (
+        location.kind === "remote" &&
+        location.remote === root.remote &&
+        location.absolute === root.absolute &&
+        startsWithElements(location.elements, root.elements)
+      )
+  }
+}
+
+/**
+ * The roots of one tenant. `check` applies the rules to an input as written;
+ * `resolveAndCheck` is for inputs the controller itself reads (seed 5.5.4).
+ */
+export class RootSet {
+  constructor(readonly roots: ReadonlyArray<ScoringRoot>) {}
+
+  static fromValidTexts(texts: ReadonlyArray<string>): RootSet {
+    return new RootSet(texts.flatMap((text) => Either.match(parseRoot(text), { onLeft: () => [], onRight: (root) => [root] })))
+  }
+
+  /** Root texts as configured, e.g. for `Job.scoring_roots`. */
+  get texts(): ReadonlyArray<string> {
+    return this.roots.map((root) => root.text)
+  }
+
+  check(input: string): Effect.Effect<AdmittedInput, PermissionDenied> {
+    const location = Either.getOrUndefined(locate(input))
+    if (location === undefined || !this.roots.some((root) => admits(root, location))) {
+      return Effect.fail(PermissionDenied.inputOutsideRoots(input))
+    }
+    return Effect.succeed({ input, kind: location.kind, localPath: location.kind === "local" ? location.path : undefined })
+  }
+
+  /**
+   * Checks the input as written, then resolves a local input with symlinks followed
+   * and checks the resolved path again, against the roots as written and as resolved
+   * (a root may itself be a link). Returns the path to score. An input that cannot be
+   * resolved (missing, unreadable) is refused with the same message.
+   */
+  resolveAndCheck(input: string): Effect.Effect<AdmittedInput, PermissionDenied> {
+    return Effect.flatMap(this.check(input), (admitted) => {
+      if (admitted.localPath === undefined) return Effect.succeed(admitted)
+      const localPath = admitted.localPath
+      const refuse = PermissionDenied.inputOutsideRoots(input)
+      return Effect.gen(this, function* () {
+        const resolved = yield* Effect.tryPromise({ try: () => realpath(localPath), catch: () => refuse })
+        const resolvedRoots = yield* Effect.forEach(this.roots, (root) =>
+          root.kind === "directory"
+            ? Effect.promise(() => realpath(root.text).then((path) => [root, ...RootSet.fromValidTexts([path]).roots], () => [root]))
+            : Effect.succeed([root])
+        )
+        const location: Location = { kind: "local", path: resolved, elements: elementsOf(resolved) }
+        if (!resolvedRoots.flat().some((root) => admits(root, location))) return yield* Effect.fail(refuse)
+        return { input, kind: "local" as const, localPath: resolved }
+      })
+    })
+  }
+}
+
+/** Why a tenant ID cannot be substituted for `{tenant}`, or undefined when it can. */
+export const unsubstitutableTenant = (tenantId: string): string | undefined => {
+  if (tenantId === "" || tenantId === "." || tenantId === "..") return `tenant ID "${tenantId}" is a reserved path element`
+  if (/[/\\:]/.test(tenantId)) return `tenant ID "${tenantId}" contains "/", "\\" or ":"`
+  return undefined
+}
+
+/**
+ * The roots `SVC_SCORING_ROOTS` gives one tenant: `{tenant}` replaced by its ID. An
+ * entry whose substitution is refused, or that is invalid after it, is left out, so
+ * inputs under it are refused.
+ */
+export const rootsForTenant = (templates: ReadonlyArray<string>, tenantId: string): RootSet => {
+  const substitutable = unsubstitutableTenant(tenantId) === undefined
+  return RootSet.fromValidTexts(
+    templates.flatMap((template) => {
+      if (!template.includes(TENANT_PLACEHOLDER)) return [template]
+      return substitutable ? [template.split(TENANT_PLACEHOLDER).join(tenantId)] : []
+    })
+  )
+}
+
+/** Splits `SVC_SCORING_ROOTS`: comma-separated, entries trimmed, empty entries ignored. */
+export const splitRootList = (text: string): ReadonlyArray<string> =>
+  text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+
+/** Why a `SVC_SCORING_ROOTS` entry is invalid whatever the tenant, or undefined. */
+export const invalidRootTemplate = (template: string): string | undefined =>
+  Either.match(parseRoot(template.split(TENANT_PLACEHOLDER).join("tenant")), {
+    onLeft: (why) => `scoring root "${template}" ${why}`,
+    onRight: () => undefined
+  })
