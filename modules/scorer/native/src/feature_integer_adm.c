@@ -1,0 +1,566 @@
+/*
+ * Fixed-point ADM ("integer_adm"), numerically equal to the reference library's default
+ * integer ADM (Watson CSF, view distance 3H at 1080 lines, enhancement gain limit 100,
+ * noise weight 1/32, DLM weight 0.5).
+ *
+ * Per scale (4 levels of a db2 DWT on luma):
+ *   1. DWT of reference and distorted (scale 0 from pixels in 16-bit precision, scales 1-3
+ *      from the previous approximation band in 32-bit precision);
+ *   2. decoupling: the distorted detail is split into a "restored" part (reference detail
+ *      times a clamped gain) and an "additive" part (the rest), with the gain allowed above
+ *      1 when the two detail vectors point the same way (angle < 1 degree);
+ *   3. CSF weighting and contrast masking: the restored part is measured against a
+ *      threshold built from the CSF-weighted additive part of the 3x3 neighbourhood
+ *      (AIM swaps the roles);
+ *   4. Minkowski-3 pooling over the frame minus a 10% border, normalised by the pooled
+ *      CSF-weighted reference detail.
+ * Every shift, rounding constant and narrowing cast below is the reference's; several are
+ * quirks (a rounding term that subtracts, an add of 65535 instead of 65536) that the
+ * published scores depend on. Where the reference's x86 AVX2 build (the one that produced
+ * the published scores) differs from its own scalar code, we follow the AVX2 build; the two
+ * places are marked.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* Every DWT level mirrors its 4-tap filter inside its input, which needs >= 5 samples:
+ * ceil(n / 8) >= 5 at the last level. */
+#define ADM_MIN_DIM 33
+
+#define GAIN_LIMIT 100
+#define NOISE_WEIGHT 0.03125
+#define DLM_WEIGHT 0.5
+
+static const int32_t LO[4] = {15826, 27411, 7345, -4240};
+static const int32_t HI[4] = {-4240, -7345, 27411, -15826};
+#define LO_SUM 46342 /* sum of LO; HI sums to 0 */
+
+/* Index of tap k of a filter centred on a decimated sample, mirrored at the borders the
+ * way the reference does: -1 -> 1 and n + m -> n - 1 - m. */
+static inline int mirror(int k, int n) {
+    if (k < 0) return -k;
+    if (k >= n) return 2 * n - k - 1;
+    return k;
+}
+
+/* ---- DWT row kernels (scalar) ---- */
+
+static void vpass_pix_c(const void *const rows[4], int is16, int w, int bpc, int32_t *lo,
+                        int32_t *hi) {
+    const int64_t half = (int64_t)1 << (bpc - 1);
+    const int64_t offset = (int64_t)LO_SUM * half; /* recentres [0, 2^bpc) on 0 */
+    for (int j = 0; j < w; j++) {
+        int64_t p[4];
+        for (int k = 0; k < 4; k++)
+            p[k] = is16 ? ((const uint16_t *)rows[k])[j] : ((const uint8_t *)rows[k])[j];
+        const int64_t l = LO[0] * p[0] + LO[1] * p[1] + LO[2] * p[2] + LO[3] * p[3] - offset;
+        const int64_t h = HI[0] * p[0] + HI[1] * p[1] + HI[2] * p[2] + HI[3] * p[3];
+        lo[j] = (int16_t)((l + half) >> bpc);
+        hi[j] = (int16_t)((h + half) >> bpc);
+    }
+}
+
+static void vpass_s32_c(const int32_t *const rows[4], int w, int64_t round, int shift,
+                        int32_t *lo, int32_t *hi) {
+    for (int j = 0; j < w; j++) {
+        const int64_t p0 = rows[0][j], p1 = rows[1][j], p2 = rows[2][j], p3 = rows[3][j];
+        lo[j] = (int32_t)((LO[0] * p0 + LO[1] * p1 + LO[2] * p2 + LO[3] * p3 + round) >> shift);
+        hi[j] = (int32_t)((HI[0] * p0 + HI[1] * p1 + HI[2] * p2 + HI[3] * p3 + round) >> shift);
+    }
+}
+
+/* Horizontal pass of one output row, output columns [j0, j1). out: A, H, V, D. */
+static void hpass_cols(const int32_t *lo, const int32_t *hi, int w, int j0, int j1,
+                       int64_t round, int shift, int narrow16, int32_t *const out[4]) {
+    for (int j = j0; j < j1; j++) {
+        int c[4];
+        for (int k = 0; k < 4; k++) c[k] = mirror(2 * j - 1 + k, w);
+        int64_t s[4] = {0, 0, 0, 0};
+        for (int k = 0; k < 4; k++) {
+            s[0] += (int64_t)LO[k] * lo[c[k]]; /* A: low V, low H */
+            s[1] += (int64_t)LO[k] * hi[c[k]]; /* H: high V, low H */
+            s[2] += (int64_t)HI[k] * lo[c[k]]; /* V: low V, high H */
+            s[3] += (int64_t)HI[k] * hi[c[k]]; /* D: high V, high H */
+        }
+        for (int b = 0; b < 4; b++) {
+            const int64_t v = (s[b] + round) >> shift;
+            out[b][j] = narrow16 ? (int16_t)v : (int32_t)v;
+        }
+    }
+}
+
+static void hpass_c(const int32_t *lo, const int32_t *hi, int w, int64_t round, int shift,
+                    int narrow16, int32_t *const out[4]) {
+    hpass_cols(lo, hi, w, 0, (w + 1) / 2, round, shift, narrow16, out);
+}
+
+/* Row kernels of the DWT: scalar here, AVX2 in feature_integer_adm_avx2.c (bit-identical). */
+typedef struct adm_kernels {
+    void (*vpass_pix)(const void *const rows[4], int is16, int w, int bpc, int32_t *lo,
+                      int32_t *hi);
+    void (*vpass_s32)(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                      int32_t *hi);
+    void (*hpass)(const int32_t *lo, const int32_t *hi, int w, int64_t round, int shift,
+                  int narrow16, int32_t *const out[4]);
+} adm_kernels;
+
+static const adm_kernels kernels_c = {
+    .vpass_pix = vpass_pix_c,
+    .vpass_s32 = vpass_s32_c,
+    .hpass = hpass_c,
+};
+
+/* ---- per-thread state ---- */
+
+enum { B_A, B_H, B_V, B_D };
+
+typedef struct adm_state {
+    int w, h, bpc;
+    const adm_kernels *k;
+    const char *backend;
+    ptrdiff_t stride;       /* elements per row of every coefficient plane */
+    int32_t *mem;
+    int32_t *ref[4], *dis[4]; /* A, H, V, D of the current scale */
+    int32_t *ref_a2, *dis_a2; /* second A plane: the next DWT's input while A is rewritten */
+    int32_t *rest[3], *add[3]; /* decoupled restored / additive detail: H, V, D */
+    int32_t *msum;            /* sum over H, V, D of the masker's |CSF| / 30 */
+    int32_t *mctr;            /* per-pixel centre correction of the masking threshold */
+    int32_t *tmp;             /* DWT vertical pass: lo row, hi row */
+    int32_t *recip;           /* 2^30 / n, n = 0..32768 */
+    float rfac[4][3];         /* CSF weight per scale for H/V, H/V, D */
+    uint32_t irfac[4][3];     /* the same in Q32 (scales 1-3) */
+} adm_state;
+
+/* Watson et al. 1997 wavelet quantisation step (Y channel), evaluated with the same mix of
+ * float and double as the reference's AVX2 build (k * temp * temp in float; its scalar code
+ * does that product in double, which moves the weights by an ulp). */
+static float quant_step(int lambda, int theta) {
+    static const float amp[4][4] = {{0.62171f, 0.67234f, 0.72709f, 0.67234f},
+                                    {0.34537f, 0.41317f, 0.49428f, 0.41317f},
+                                    {0.18004f, 0.22727f, 0.28688f, 0.22727f},
+                                    {0.091401f, 0.11792f, 0.15214f, 0.11792f}};
+    static const float g[4] = {1.501f, 1.0f, 0.534f, 1.0f};
+    const float a = 0.495f, k = 0.466f, f0 = 0.401f;
+    const float r = 3.0 * 1080 * M_PI / 180.0; /* display resolution, pixels/degree */
+    const float temp = log10(pow(2.0, lambda + 1) * f0 * g[theta] / r);
+    return 2.0 * a * pow(10.0, k * temp * temp) / amp[lambda][theta];
+}
+
+/* ---- decoupling ---- */
+
+typedef struct rect {
+    int x0, y0, x1, y1;
+} rect;
+
+/* Pooling rectangle: the frame minus about 10% on each side. */
+static rect pool_rect(int w, int h) {
+    const int left = (int)(w * 0.1 - 0.5), top = (int)(h * 0.1 - 0.5);
+    return (rect){left, top, w - left, h - top};
+}
+
+/* The decoupled and CSF planes are needed one sample further out for the 3x3 window. */
+static rect grow1(rect r, int w, int h) {
+    return (rect){r.x0 > 0 ? r.x0 - 1 : 0, r.y0 > 0 ? r.y0 - 1 : 0, r.x1 < w ? r.x1 + 1 : w,
+                  r.y1 < h ? r.y1 + 1 : h};
+}
+
+/* Restored part of distorted coefficient t given reference o: o * clamp(t / o, 0, 1), with
+ * the division done through a Q30 reciprocal of o reduced to 15 significant bits. */
+static inline int64_t restored(int32_t o, int32_t t, int angle_ok, const int32_t *recip) {
+    int64_t k = 32768;
+    if (o != 0) {
+        uint32_t m = o < 0 ? 0u - (uint32_t)o : (uint32_t)o;
+        int sh = 0;
+        if (m >= 32768) {
+            sh = 17 - __builtin_clz(m);
+            m = (m + (1u << (sh - 1))) >> sh;
+        }
+        int64_t q = (int64_t)recip[m] * t;
+        if (o < 0) q = -q;
+        k = (q + ((int64_t)1 << (14 + sh))) >> (15 + sh);
+        k = k < 0 ? 0 : (k > 32768 ? 32768 : k);
+    }
+    int64_t r = (k * o + 16384) >> 15;
+    /* Same direction: let the restored part follow t up to GAIN_LIMIT times the gain. */
+    if (angle_ok && k > 0 && o > 0) {
+        r *= GAIN_LIMIT;
+        if (r > t) r = t;
+    } else if (angle_ok && k > 0 && o < 0) {
+        r *= GAIN_LIMIT;
+        if (r < t) r = t;
+    }
+    return r;
+}
+
+static void decouple(adm_state *s, int narrow16, rect rc) {
+    const float cos1_sq = cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0);
+    for (int i = rc.y0; i < rc.y1; i++) {
+        const ptrdiff_t row = i * s->stride;
+        for (int j = rc.x0; j < rc.x1; j++) {
+            const ptrdiff_t p = row + j;
+            const int32_t oh = s->ref[B_H][p], ov = s->ref[B_V][p], od = s->ref[B_D][p];
+            const int32_t th = s->dis[B_H][p], tv = s->dis[B_V][p], td = s->dis[B_D][p];
+            const int64_t dot = (int64_t)oh * th + (int64_t)ov * tv;
+            const int64_t omag = (int64_t)oh * oh + (int64_t)ov * ov;
+            const int64_t tmag = (int64_t)th * th + (int64_t)tv * tv;
+            /* Angle below 1 degree: dot >= 0 and dot^2 >= cos^2(1deg) |o|^2 |t|^2, evaluated
+             * in floating point from float-rounded products like the reference. */
+            const double fdot = (double)(float)dot / 4096.0;
+            const int angle_ok =
+                fdot >= 0.0 && fdot * fdot >= cos1_sq * ((double)(float)omag / 4096.0) *
+                                                  ((double)(float)tmag / 4096.0);
+            const int32_t o[3] = {oh, ov, od}, t[3] = {th, tv, td};
+            for (int b = 0; b < 3; b++) {
+                const int64_t r = restored(o[b], t[b], angle_ok, s->recip);
+                const int32_t rn = narrow16 ? (int16_t)r : (int32_t)r;
+                s->rest[b][p] = rn;
+                s->add[b][p] = narrow16 ? (int16_t)(t[b] - rn) : (int32_t)((int64_t)t[b] - rn);
+            }
+        }
+    }
+}
+
+/* ---- CSF and masking ---- */
+
+/* Scale 0 runs in 16-bit precision: Q21/Q23 CSF weights (the reference's constants for
+ * the default viewing conditions). */
+static const int32_t RF0[3] = {36453, 36453, 49417};
+static const int32_t RF0_ADD[3] = {16384, 16384, 65535};
+static const int RF0_SHIFT[3] = {15, 15, 17};
+
+/* CSF-weights the masker and folds it into the two planes the threshold needs:
+ * msum = sum_b |csf_b| / 30 and mctr = sum_b (|csf_b| / 15 - |csf_b| / 30), so that the
+ * threshold at (i, j) is the 3x3 sum of msum plus mctr(i, j). At scale 0 the |csf| / 15
+ * term is truncated to int16 outside `wide` (see wide_rect). */
+static void csf_masker(adm_state *s, int scale, int32_t *const src[3], rect rc, rect wide) {
+    for (int i = rc.y0; i < rc.y1; i++) {
+        const ptrdiff_t row = i * s->stride;
+        for (int j = rc.x0; j < rc.x1; j++) {
+            const ptrdiff_t p = row + j;
+            uint32_t msum = 0, mctr = 0; /* the reference sums in wrapping 32-bit */
+            for (int b = 0; b < 3; b++) {
+                int32_t m, c;
+                if (scale == 0) {
+                    const int32_t d = (int16_t)((RF0[b] * src[b][p] + RF0_ADD[b]) >> RF0_SHIFT[b]);
+                    m = (int16_t)((4369 * abs(d) + 2048) >> 12);  /* 2^17 / 30 */
+                    c = (8738 * abs(d) + 2048) >> 12;  /* 2^17 / 15 */
+                    if (i < wide.y0 || i >= wide.y1 || j < wide.x0 || j >= wide.x1) c = (int16_t)c;
+                } else {
+                    const int32_t d = (int32_t)(((int64_t)s->irfac[scale][b] * src[b][p] +
+                                                 (1 << 27)) >> 28);
+                    const int64_t ad = llabs((int64_t)d);
+                    /* The reference's "+2^31" rounding term is stored in an int32 and so
+                     * subtracts 2^31. */
+                    m = (int32_t)((143165577LL * ad - 2147483648LL) >> 32); /* 2^32 / 30 */
+                    c = (int32_t)((286331153LL * ad - 2147483648LL) >> 32); /* 2^32 / 15 */
+                }
+                msum += (uint32_t)m;
+                mctr += (uint32_t)c - (uint32_t)m;
+            }
+            s->msum[p] = (int32_t)msum;
+            s->mctr[p] = (int32_t)mctr;
+        }
+    }
+}
+
+/* Pixels whose scale-0 masking threshold keeps its centre term in 32 bits. The published
+ * scores come from the reference's AVX2 build, whose masking kernel vectorises the interior
+ * columns 6 at a time without the int16 truncation of its scalar code; the leftover columns,
+ * the first/last rows and frames whose pooling rectangle touches the edge go through the
+ * scalar code, which truncates. */
+static rect wide_rect(int w, int h) {
+    const rect pr = pool_rect(w, h);
+    if (pr.x0 <= 0) return (rect){0, 0, 0, 0};
+    const int c0 = pr.x0, c1 = pr.x1 < w - 1 ? pr.x1 : w - 1;
+    return (rect){c0, pr.y0 > 1 ? pr.y0 : 1, c1 - (c1 - c0) % 6, pr.y1 < h - 1 ? pr.y1 : h - 1};
+}
+
+static inline int ceil_log2(double x) { return (int)ceil(log2(x)); }
+
+/* Masked Minkowski-3 sum of src over the pooling rectangle, as the reference's num_scale. */
+static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *const src[3],
+                        double noise_weight) {
+    const rect rc = pool_rect(w, h);
+    const ptrdiff_t st = s->stride;
+    int sub[3], sq[3], cub[3];
+    int64_t sq_add[3], cub_add[3];
+    const int inner = ceil_log2(h);
+    const int64_t inner_add = (int64_t)1 << (inner - 1);
+    for (int b = 0; b < 3; b++) {
+        if (scale == 0) {
+            sub[b] = b == 2 ? 12 : 10;
+            sq[b] = b == 2 ? 30 : 29;
+            cub[b] = (int)ceil(log2(w) - (b == 2 ? 3 : 4));
+        } else {
+            sub[b] = 0;
+            sq[b] = 30;
+            cub[b] = ceil_log2(w);
+        }
+        sq_add[b] = (int64_t)1 << (sq[b] - 1);
+        cub_add[b] = cub[b] > 0 ? (int64_t)1 << (cub[b] - 1) : 0;
+    }
+    int64_t acc[3] = {0, 0, 0};
+    for (int i = rc.y0; i < rc.y1; i++) {
+        const int32_t *m0 = s->msum + mirror(i - 1, h) * st;
+        const int32_t *m1 = s->msum + i * st;
+        const int32_t *m2 = s->msum + (i + 1 < h ? i + 1 : h - 1) * st;
+        int64_t in[3] = {0, 0, 0};
+        for (int j = rc.x0; j < rc.x1; j++) {
+            const int jl = mirror(j - 1, w), jr = j + 1 < w ? j + 1 : w - 1;
+            const uint32_t thr = (uint32_t)m0[jl] + (uint32_t)m0[j] + (uint32_t)m0[jr] +
+                                 (uint32_t)m1[jl] + (uint32_t)m1[jr] + (uint32_t)m2[jl] +
+                                 (uint32_t)m2[j] + (uint32_t)m2[jr] + (uint32_t)m1[j] +
+                                 (uint32_t)s->mctr[i * st + j];
+            for (int b = 0; b < 3; b++) {
+                const int32_t v = src[b][i * st + j];
+                int32_t x;
+                if (scale == 0) x = v * RF0[b];
+                else x = (int32_t)(((int64_t)v * s->irfac[scale][b] + (1 << 27)) >> 28);
+                x = (int32_t)((uint32_t)abs(x) - (thr << sub[b]));
+                if (x < 0) x = 0;
+                const int32_t xsq = (int32_t)(((int64_t)x * x + sq_add[b]) >> sq[b]);
+                in[b] += ((int64_t)xsq * x + cub_add[b]) >> cub[b];
+            }
+        }
+        for (int b = 0; b < 3; b++) acc[b] += (in[b] + inner_add) >> inner;
+    }
+    float f[3];
+    if (scale == 0) {
+        f[0] = (float)(acc[0] / pow(2, 52 - cub[0] - inner));
+        f[1] = (float)(acc[1] / pow(2, 52 - cub[1] - inner));
+        f[2] = (float)(acc[2] / pow(2, 57 - cub[2] - inner));
+    } else {
+        static const int total[4] = {0, 45, 39, 36};
+        const float fs = (float)pow(2, total[scale] - cub[0] - inner);
+        for (int b = 0; b < 3; b++) f[b] = (float)acc[b] / fs;
+    }
+    const float floor_term =
+        powf((float)((rc.y1 - rc.y0) * (rc.x1 - rc.x0) * noise_weight), 1.0f / 3.0f);
+    float sum = 0.0f;
+    for (int b = 0; b < 3; b++) sum += powf(f[b], 1.0f / 3.0f) + floor_term;
+    return sum;
+}
+
+/* Minkowski-3 sum of the CSF-weighted reference detail (the reference's den_scale). */
+static float detail_sum(const adm_state *s, int scale, int w, int h) {
+    const rect rc = pool_rect(w, h);
+    const int rows = rc.y1 - rc.y0, cols = rc.x1 - rc.x0;
+    const ptrdiff_t st = s->stride;
+    uint64_t acc[3] = {0, 0, 0};
+    double norm;
+    if (scale == 0) {
+        int sh = (int)ceil(log2(rows * cols) - 20);
+        sh = sh > 0 ? sh : 0;
+        const uint64_t add = sh > 0 ? (uint64_t)1 << (sh - 1) : 0;
+        for (int i = rc.y0; i < rc.y1; i++) {
+            uint64_t in[3] = {0, 0, 0};
+            for (int j = rc.x0; j < rc.x1; j++)
+                for (int b = 0; b < 3; b++) {
+                    const uint64_t v = (uint16_t)abs(s->ref[B_H + b][i * st + j]);
+                    in[b] += v * v * v;
+                }
+            for (int b = 0; b < 3; b++) acc[b] += (in[b] + add) >> sh;
+        }
+        norm = pow(2, 18 - sh);
+    } else {
+        static const int sq_shift[4] = {0, 31, 30, 31};
+        static const int to_float[4] = {0, 32, 27, 23};
+        const int sq = sq_shift[scale];
+        const uint64_t sq_add = (uint64_t)1 << sq; /* sic: a full unit, not half */
+        const int cub = ceil_log2(cols), inner = ceil_log2(rows);
+        const uint64_t cub_add = (uint64_t)1 << (cub - 1), inner_add = (uint64_t)1 << (inner - 1);
+        for (int i = rc.y0; i < rc.y1; i++) {
+            uint64_t in[3] = {0, 0, 0};
+            for (int j = rc.x0; j < rc.x1; j++)
+                for (int b = 0; b < 3; b++) {
+                    const uint64_t v = (uint32_t)abs(s->ref[B_H + b][i * st + j]);
+                    in[b] += ((((v * v) + sq_add) >> sq) * v + cub_add) >> cub;
+                }
+            for (int b = 0; b < 3; b++) acc[b] += (in[b] + inner_add) >> inner;
+        }
+        norm = pow(2, to_float[scale] - inner - cub);
+    }
+    const float floor_term = powf((float)(rows * cols * NOISE_WEIGHT), 1.0f / 3.0f);
+    float sum = 0.0f;
+    for (int b = 0; b < 3; b++) {
+        const double csf = (double)(acc[b] / norm) * pow(s->rfac[scale][b], 3);
+        sum += powf((float)csf, 1.0f / 3.0f) + floor_term;
+    }
+    return sum;
+}
+
+/* ---- DWT of one image ---- */
+
+static void dwt_scale0(adm_state *s, const svc_plane *pl, int32_t *const out[4]) {
+    const int w = s->w, h = s->h, is16 = s->bpc > 8;
+    const ptrdiff_t sstride = is16 ? pl->stride / 2 : pl->stride;
+    int32_t *lo = s->tmp, *hi = s->tmp + s->w;
+    for (int i = 0; i < (h + 1) / 2; i++) {
+        const void *rows[4];
+        for (int k = 0; k < 4; k++) {
+            const ptrdiff_t off = mirror(2 * i - 1 + k, h) * sstride;
+            rows[k] = is16 ? (const void *)((const uint16_t *)pl->data + off)
+                           : (const void *)((const uint8_t *)pl->data + off);
+        }
+        s->k->vpass_pix(rows, is16, w, s->bpc, lo, hi);
+        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
+                                  out[2] + i * s->stride, out[3] + i * s->stride};
+        s->k->hpass(lo, hi, w, 32768, 16, 1, orow);
+    }
+}
+
+static void dwt_scale_n(adm_state *s, int scale, const int32_t *src, int w, int h,
+                        int32_t *const out[4]) {
+    static const int64_t vround[4] = {0, 0, 32768, 32768};
+    static const int vshift[4] = {0, 0, 16, 16};
+    static const int64_t hround[4] = {0, 16384, 32768, 16384};
+    static const int hshift[4] = {0, 15, 16, 15};
+    int32_t *lo = s->tmp, *hi = s->tmp + s->w;
+    for (int i = 0; i < (h + 1) / 2; i++) {
+        const int32_t *rows[4];
+        for (int k = 0; k < 4; k++) rows[k] = src + mirror(2 * i - 1 + k, h) * s->stride;
+        s->k->vpass_s32(rows, w, vround[scale], vshift[scale], lo, hi);
+        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
+                                  out[2] + i * s->stride, out[3] + i * s->stride};
+        s->k->hpass(lo, hi, w, hround[scale], hshift[scale], 0, orow);
+    }
+}
+
+/* ---- extractor ---- */
+
+static const char *const output_names[] = {
+    "integer_adm2",       "integer_adm_scale0", "integer_adm_scale1", "integer_adm_scale2",
+    "integer_adm_scale3", "integer_aim",        "integer_adm3",
+};
+
+static void adm_destroy(void *state) {
+    adm_state *s = state;
+    if (!s) return;
+    free(s->mem);
+    free(s->recip);
+    free(s);
+}
+
+static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+    (void)pix_fmt;
+    if (w < ADM_MIN_DIM || h < ADM_MIN_DIM || w > 16384 || h > 16384) return NULL;
+    if (bpc != 8 && bpc != 10 && bpc != 12 && bpc != 16) return NULL;
+    adm_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->w = w;
+    s->h = h;
+    s->bpc = bpc;
+    s->k = &kernels_c;
+    s->backend = "scalar";
+    (void)cpu;
+    const int w0 = (w + 1) / 2, h0 = (h + 1) / 2;
+    /* Rows padded to 8 elements so SIMD kernels may store whole vectors. */
+    s->stride = (w0 + 7) & ~7;
+    const size_t plane = (size_t)s->stride * (size_t)h0;
+    const size_t n_planes = 4 + 4 + 2 + 3 + 3 + 2;
+    const size_t tmp_len = 2 * (size_t)((w + 7) & ~7) + 16;
+    s->mem = calloc(n_planes * plane + tmp_len, sizeof(int32_t));
+    s->recip = malloc(32769 * sizeof(int32_t));
+    if (!s->mem || !s->recip) {
+        adm_destroy(s);
+        return NULL;
+    }
+    int32_t *p = s->mem;
+    for (int b = 0; b < 4; b++, p += plane) s->ref[b] = p;
+    for (int b = 0; b < 4; b++, p += plane) s->dis[b] = p;
+    s->ref_a2 = p;
+    p += plane;
+    s->dis_a2 = p;
+    p += plane;
+    for (int b = 0; b < 3; b++, p += plane) s->rest[b] = p;
+    for (int b = 0; b < 3; b++, p += plane) s->add[b] = p;
+    s->msum = p;
+    p += plane;
+    s->mctr = p;
+    p += plane;
+    s->tmp = p;
+    s->recip[0] = 0;
+    for (int n = 1; n <= 32768; n++) s->recip[n] = (int32_t)(1073741824 / n);
+    for (int sc = 0; sc < 4; sc++) {
+        const float f1 = 1.0f / quant_step(sc, 1), f2 = 1.0f / quant_step(sc, 2);
+        const float f[3] = {f1, f1, f2};
+        for (int b = 0; b < 3; b++) {
+            s->rfac[sc][b] = f[b];
+            s->irfac[sc][b] = (uint32_t)(f[b] * pow(2, 32));
+        }
+    }
+    return s;
+}
+
+static const char *adm_backend(const void *state) { return ((const adm_state *)state)->backend; }
+
+static int adm_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
+    adm_state *s = state;
+    if (!s || !ref || !dis || !out) return SVC_E_INVALID_ARG;
+    const svc_plane *rp = &ref->plane[0], *dp = &dis->plane[0];
+    if (rp->w != s->w || rp->h != s->h || dp->w != s->w || dp->h != s->h || ref->bpc != s->bpc ||
+        dis->bpc != s->bpc)
+        return SVC_E_GEOMETRY;
+
+    double num = 0, den = 0, aim = 0, scale_ratio[4];
+    int w = s->w, h = s->h;
+    for (int sc = 0; sc < 4; sc++) {
+        if (sc == 0) {
+            dwt_scale0(s, rp, s->ref);
+            dwt_scale0(s, dp, s->dis);
+        } else {
+            /* The previous A band becomes this scale's input; A is rewritten elsewhere. */
+            int32_t *ra = s->ref[B_A], *da = s->dis[B_A];
+            s->ref[B_A] = s->ref_a2;
+            s->dis[B_A] = s->dis_a2;
+            s->ref_a2 = ra;
+            s->dis_a2 = da;
+            dwt_scale_n(s, sc, ra, w, h, s->ref);
+            dwt_scale_n(s, sc, da, w, h, s->dis);
+        }
+        w = (w + 1) / 2;
+        h = (h + 1) / 2;
+        const rect work = grow1(pool_rect(w, h), w, h);
+        decouple(s, sc == 0, work);
+        const float den_sc = detail_sum(s, sc, w, h);
+        const rect wide = wide_rect(w, h);
+        csf_masker(s, sc, s->add, work, wide);
+        const float num_sc = masked_sum(s, sc, w, h, s->rest, NOISE_WEIGHT);
+        csf_masker(s, sc, s->rest, work, wide);
+        const float aim_sc = masked_sum(s, sc, w, h, s->add, 0.0);
+        num += num_sc;
+        den += den_sc;
+        aim += aim_sc;
+        scale_ratio[sc] = (double)num_sc / den_sc;
+    }
+    const double limit = 1e-10 * (s->w * s->h) / (1920.0 * 1080.0);
+    num = num < limit ? 0 : num;
+    den = den < limit ? 0 : den;
+    const double adm2 = den == 0.0 ? 1.0 : num / den;
+    const double aim_score = den == 0.0 ? 0.0 : aim / den;
+    double adm3 = adm2 * DLM_WEIGHT + (1 - aim_score) * (1 - DLM_WEIGHT);
+    if (adm3 < 0.0) adm3 = 0.0;
+    out[0] = adm2;
+    for (int sc = 0; sc < 4; sc++) out[1 + sc] = scale_ratio[sc];
+    out[5] = aim_score;
+    out[6] = adm3;
+    return SVC_OK;
+}
+
+const svc_extractor svc_extractor_integer_adm = {
+    .name = "integer_adm",
+    .n_outputs = 7,
+    .output_names = output_names,
+    .create = adm_create,
+    .backend = adm_backend,
+    .compute = adm_compute,
+    .destroy = adm_destroy,
+};
