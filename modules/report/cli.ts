@@ -64,21 +64,25 @@ export const checkFiles = (files: ReadonlyArray<string>, output: CliOutput): Eff
       (codes) => codes.reduce<ExitCode>((worst, code) => (code > worst ? code : worst), ExitCode.valid)
     )
 
-/** Runs `check` or `run` as argv asks ([command, ...arguments]) and resolves to the exit code. */
+/** Runs `check` or `run` as argv asks ([command, ...arguments]); succeeds with the exit code. */
 export const testerReportCli = (
   argv: ReadonlyArray<string>,
   output: CliOutput = processOutput
-): Promise<ExitCode> => {
+): Effect.Effect<ExitCode> => {
   const [command, ...rest] = argv
   switch (command) {
     case "check":
-      return Effect.runPromise(checkFiles(rest, output))
+      return checkFiles(rest, output)
     case "run":
       // Needs the scorer's dispatch, reference, unit-test and golden-gate results (issue 6 part 3).
-      output.err("svc-tester-report run: not yet available: the scorer is not wired into the report builder")
-      return Promise.resolve(ExitCode.unusable)
+      return Effect.sync(() => {
+        output.err("svc-tester-report run: not yet available: the scorer is not wired into the report builder")
+        return ExitCode.unusable
+      })
     default:
-      output.err(usage)
-      return Promise.resolve(ExitCode.unusable)
+      return Effect.sync(() => {
+        output.err(usage)
+        return ExitCode.unusable
+      })
   }
 }
