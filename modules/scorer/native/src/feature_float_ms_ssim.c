@@ -5,7 +5,8 @@
  * (w -> w/2 + (w & 1)). Per scale the mean luminance, contrast and structure terms of SSIM
  * (feature_float_ssim.c core) are raised to that scale's exponent and multiplied together.
  * Frames need 11 samples per side at the coarsest scale, measured like the reference with
- * rounding-down halvings: width and height >= 176; smaller frames fail with SVC_E_GEOMETRY.
+ * rounding-down halvings: width and height >= 176; create fails for smaller frames (the
+ * driver reports the unsupported size) instead of reading out of bounds.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ static const char *const names[1] = { "float_ms_ssim" };
 typedef struct ms_ssim_state {
     int w[SCALES], h[SCALES], bpc, avx2;
     float *ref[SCALES], *dis[SCALES];
-    float *scratch; /* NULL when the frame is too small */
+    float *scratch;
 } ms_ssim_state;
 
 static void ms_destroy(void *state) {
@@ -57,10 +58,10 @@ static void ms_destroy(void *state) {
 static void *ms_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
+    if (w < MIN_SIDE || h < MIN_SIDE) return NULL;
     ms_ssim_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->bpc = bpc;
-    if (w < MIN_SIDE || h < MIN_SIDE) return s;
     for (int i = 0; i < SCALES; i++) {
         s->w[i] = i ? s->w[i - 1] / 2 + (s->w[i - 1] & 1) : w;
         s->h[i] = i ? s->h[i - 1] / 2 + (s->h[i - 1] & 1) : h;
@@ -108,7 +109,6 @@ static void lpf_decimate(const float *src, int w, int h, float *dst, int dw, int
 
 static int ms_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
     ms_ssim_state *s = state;
-    if (!s->scratch) return SVC_E_GEOMETRY;
     if (ref->plane[0].w != s->w[0] || ref->plane[0].h != s->h[0] || dis->plane[0].w != s->w[0] ||
         dis->plane[0].h != s->h[0] || ref->bpc != s->bpc || dis->bpc != s->bpc)
         return SVC_E_GEOMETRY;

@@ -153,17 +153,16 @@ static void ssim_destroy(void *state) {
 static void *ssim_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
+    const int m = w < h ? w : h;
+    int scale = round_pos((float)m / 256.0f);
+    if (scale < 1) scale = 1;
+    /* The reference's decimated size: w / f, plus one when w is odd (not a ceiling for f > 2). */
+    const int sw = scale > 1 ? w / scale + (w & 1) : w, sh = scale > 1 ? h / scale + (h & 1) : h;
+    /* Smaller than the window: the driver reports the unsupported size when create fails. */
+    if (sw < SVC_SSIM_WIN || sh < SVC_SSIM_WIN) return NULL;
     ssim_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    s->w = w;
-    s->h = h;
-    s->bpc = bpc;
-    const int m = w < h ? w : h;
-    s->scale = round_pos((float)m / 256.0f);
-    if (s->scale < 1) s->scale = 1;
-    /* The reference's decimated size: w / f, plus one when w is odd (not a ceiling for f > 2). */
-    s->sw = s->scale > 1 ? w / s->scale + (w & 1) : w;
-    s->sh = s->scale > 1 ? h / s->scale + (h & 1) : h;
+    *s = (ssim_state){ .w = w, .h = h, .bpc = bpc, .scale = scale, .sw = sw, .sh = sh };
     s->ref = malloc((size_t)w * h * sizeof(float));
     s->dis = malloc((size_t)w * h * sizeof(float));
     if (s->scale > 1) {
@@ -173,11 +172,8 @@ static void *ssim_create(int w, int h, int pix_fmt, int bpc, int cpu) {
         s->ref_s = s->ref;
         s->dis_s = s->dis;
     }
-    /* Too small for the window: no scratch; compute reports SVC_E_GEOMETRY. */
-    if (s->sw >= SVC_SSIM_WIN && s->sh >= SVC_SSIM_WIN)
-        s->scratch = malloc(svc_ssim_scratch_len(s->sw, s->sh) * sizeof(float));
-    if (!s->ref || !s->dis || !s->ref_s || !s->dis_s ||
-        (!s->scratch && s->sw >= SVC_SSIM_WIN && s->sh >= SVC_SSIM_WIN)) {
+    s->scratch = malloc(svc_ssim_scratch_len(s->sw, s->sh) * sizeof(float));
+    if (!s->ref || !s->dis || !s->ref_s || !s->dis_s || !s->scratch) {
         ssim_destroy(s);
         return NULL;
     }
@@ -217,7 +213,6 @@ static int ssim_compute(void *state, const svc_picture *ref, const svc_picture *
     if (ref->plane[0].w != s->w || ref->plane[0].h != s->h || dis->plane[0].w != s->w ||
         dis->plane[0].h != s->h || ref->bpc != s->bpc || dis->bpc != s->bpc)
         return SVC_E_GEOMETRY;
-    if (!s->scratch) return SVC_E_GEOMETRY;
     svc_ssim_luma_to_float(ref, s->ref);
     svc_ssim_luma_to_float(dis, s->dis);
     if (s->scale > 1) {
