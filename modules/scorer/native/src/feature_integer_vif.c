@@ -7,7 +7,8 @@
  *     den = log2(1 + sigma1^2 / N),  num = log2(1 + g^2 sigma1^2 / (sv^2 + N)),
  * N = 2 (sigma_nsq), g = sigma12 / sigma1^2 capped at 100 (the default
  * vif_enhn_gain_limit), sv^2 = sigma2^2 - g sigma12. Where sigma1^2 < N the pixel counts
- * 1 - sigma2^2 / 255^2 in num and 1 in den instead. The scale score is sum(num)/sum(den)
+ * 1 - 4 sigma2^2 / 255^2 in num and 1 in den instead; num is 0 where sigma12 <= 0 or
+ * sigma2^2 <= 0. The scale score is sum(num)/sum(den)
  * in float. Scale s+1 is scale s filtered with the scale s+1 kernel and decimated by two
  * (even rows and columns). Borders mirror without repeating the edge sample.
  *
@@ -226,7 +227,8 @@ static void accumulate_row(const vif_state *s, const int32_t *s11, const int32_t
         acc->den_log += log2_q11_32(lut, (uint32_t)(VIF_SIGMA_NSQ + sigma1_sq)) - 2048 * 17;
         if (sigma12 <= 0 || sigma2_sq <= 0) continue;
         double g = sigma12 / (sigma1_sq + eps);
-        /* Truncating double -> int conversions are part of the reference arithmetic. */
+        /* Truncating double -> int conversions are part of the reference arithmetic; an
+         * FMA-contracted build (-mfma, -march=native) could round them differently. */
         int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
         if (sv_sq < 0) sv_sq = 0;
         if (g > VIF_GAIN_LIMIT) g = VIF_GAIN_LIMIT;
