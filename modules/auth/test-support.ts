@@ -1,0 +1,98 @@
+/**
+ * Helpers shared by the auth tests (not used by production code): RSA keys, signed
+ * tokens, a loopback HTTP server that counts requests, and a log capture.
+ */
+import { generateKeyPairSync, type KeyObject } from "node:crypto"
+import { Effect, Logger, type HashMap } from "effect"
+import { SignJWT } from "jose"
+
+export interface TestKey {
+  readonly kid: string
+  readonly privateKey: KeyObject
+  /** Public JWK as published in a JWKS. */
+  readonly jwk: Readonly<Record<string, string>>
+}
+
+export const makeKey = (kid: string, modulusLength = 2048): TestKey => {
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength })
+  const exported = publicKey.export({ format: "jwk" })
+  return { kid, privateKey, jwk: { kty: "RSA", n: exported.n ?? "", e: exported.e ?? "", kid, use: "sig", alg: "RS256" } }
+}
+
+export const jwksBody = (...keys: ReadonlyArray<Readonly<Record<string, string>>>): string => JSON.stringify({ keys })
+
+/** An RS256 token signed with `key`; `exp` defaults to one hour after `nowSeconds`. */
+export const signToken = (key: TestKey, claims: Record<string, unknown>, nowSeconds = 0): Promise<string> =>
+  new SignJWT({ exp: nowSeconds + 3600, ...claims }).setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "JWT" }).sign(key.privateKey)
+
+const base64urlJson = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url")
+
+/** A token with an arbitrary header and a junk signature (for algorithm-confusion cases). */
+export const unsignedToken = (header: Record<string, unknown>, claims: Record<string, unknown>): string =>
+  `${base64urlJson(header)}.${base64urlJson(claims)}.${Buffer.from("signature").toString("base64url")}`
+
+export type Handler = (request: Request) => Response | Promise<Response>
+
+/** A loopback HTTP(S) server on port 0 whose handler the test swaps; it counts the requests it saw. */
+export class LoopbackServer {
+  hits = 0
+  readonly requests: Array<Request> = []
+  private readonly server: ReturnType<typeof Bun.serve>
+  private waiters: Array<{ readonly count: number; readonly resolve: () => void }> = []
+
+  constructor(
+    public handler: Handler,
+    tls?: { readonly cert: string; readonly key: string }
+  ) {
+    this.server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      ...(tls === undefined ? {} : { tls }),
+      fetch: (request) => {
+        this.hits++
+        this.requests.push(request)
+        this.waiters = this.waiters.filter((waiter) => (this.hits >= waiter.count ? (waiter.resolve(), false) : true))
+        return this.handler(request)
+      }
+    })
+  }
+
+  url(path: string, host = "127.0.0.1"): string {
+    return `${this.server.url.protocol}//${host}:${this.server.port}${path}`
+  }
+
+  /** Resolves once the server has seen `count` requests in total. */
+  waitForHits(count: number): Promise<void> {
+    return this.hits >= count ? Promise.resolve() : new Promise((resolve) => this.waiters.push({ count, resolve }))
+  }
+
+  stop(): void {
+    void this.server.stop(true)
+  }
+}
+
+/** Serves a fixed JSON body, or whatever `body()` returns at the time of the request. */
+export const jsonHandler = (body: () => string, status = 200): Handler => () =>
+  new Response(body(), { status, headers: { "content-type": "application/json" } })
+
+export interface CapturedLog {
+  readonly message: string
+  readonly level: string
+  readonly annotations: Readonly<Record<string, unknown>>
+}
+
+/** Runs `effect` with a logger that records every line instead of printing it. */
+export const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>, into: Array<CapturedLog>): Effect.Effect<A, E, R> =>
+  Effect.provide(
+    effect,
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ message, logLevel, annotations }) => {
+        const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
+        into.push({ message: text, level: logLevel.label, annotations: Object.fromEntries(annotations as HashMap.HashMap<string, unknown>) })
+      })
+    )
+  )
+
+/** Waits in real time (not the test clock) for file I/O or sockets to settle. */
+export const realSleep = (millis: number): Effect.Effect<void> => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
