@@ -1,4 +1,5 @@
-// Files imported as text by Bun's `with { type: "text" }` (protos, HTML).
+// Files the executables embed through Bun's import attributes (`bun build --compile` bundles them).
+// `with { type: "text" }`: the file's text (protos, HTML pages).
 declare module "*.proto" {
   const text: string
   export default text
@@ -6,4 +7,9 @@ declare module "*.proto" {
 declare module "*.html" {
   const text: string
   export default text
+}
+// `with { type: "file" }`: a path to the file (inside a compiled executable, an embedded path).
+declare module "*.so" {
+  const path: string
+  export default path
 }

@@ -1,0 +1,132 @@
+/**
+ * bun:ffi binding of the native scorer (modules/scorer/native/include/svc_scorer.h).
+ * The library is embedded in compiled executables; there it is first copied out of Bun's
+ * embedded file system into TMPDIR, so its real path is known (readiness checks it).
+ */
+import { dlopen, FFIType, type Pointer } from "bun:ffi"
+import { createHash } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import embeddedLibrary from "./native/build/libsvc_scorer.so" with { type: "file" }
+
+const { ptr, i32, u64, i64, cstring } = FFIType
+const none = FFIType.void
+
+const symbols = {
+  svc_version: { args: [], returns: cstring },
+  svc_abi_minor: { args: [], returns: i32 },
+  svc_abi_patch: { args: [], returns: i32 },
+  svc_cpu_best: { args: [], returns: cstring },
+  svc_cpu_supported: { args: [i32], returns: i32 },
+  svc_model_load: { args: [ptr, u64, ptr, ptr, u64], returns: i32 },
+  svc_model_free: { args: [ptr], returns: none },
+  svc_model_feature_count: { args: [ptr], returns: i32 },
+  svc_model_feature_name: { args: [ptr, i32], returns: cstring },
+  svc_job_start: { args: [ptr, ptr, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
+  svc_job_poll: { args: [ptr], returns: i32 },
+  svc_job_frames_done: { args: [ptr], returns: i32 },
+  svc_job_cancel: { args: [ptr], returns: none },
+  svc_job_error: { args: [ptr, ptr, u64], returns: i32 },
+  svc_job_geometry: { args: [ptr, ptr], returns: i32 },
+  svc_job_frame_count: { args: [ptr], returns: i32 },
+  svc_job_metric_count: { args: [ptr], returns: i32 },
+  svc_job_metric_name: { args: [ptr, i32], returns: cstring },
+  svc_job_extractor_count: { args: [ptr], returns: i32 },
+  svc_job_extractor_name: { args: [ptr, i32], returns: cstring },
+  svc_job_extractor_backend: { args: [ptr, i32], returns: cstring },
+  svc_job_frame_values: { args: [ptr, i32, ptr, i32], returns: i32 },
+  svc_job_pooled: { args: [ptr, i32, i32, ptr], returns: i32 },
+  svc_job_free: { args: [ptr], returns: none },
+  svc_stream_create: { args: [ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
+  svc_stream_frame_bytes: { args: [ptr], returns: i64 },
+  svc_stream_push: { args: [ptr, ptr, u64, ptr, u64, ptr, u64], returns: i32 },
+  svc_stream_finish: { args: [ptr], returns: i32 },
+  svc_stream_frames_ready: { args: [ptr], returns: i32 },
+  svc_stream_poll: { args: [ptr], returns: i32 },
+  svc_stream_job: { args: [ptr], returns: ptr },
+  svc_stream_free: { args: [ptr], returns: none }
+} as const
+
+/** Status codes of svc_scorer.h. */
+export const NativeStatus = {
+  ok: 0,
+  invalidArgument: -1,
+  io: -2,
+  geometry: -3,
+  model: -4,
+  noMemory: -5,
+  internal: -6,
+  cancelled: -7
+} as const
+
+/** Indexes of the int32 options array (enum svc_opt). */
+export const NativeOption = {
+  inputKind: 0,
+  width: 1,
+  height: 2,
+  pixelFormat: 3,
+  bitdepth: 4,
+  threads: 5,
+  cpu: 6,
+  features: 7,
+  subsample: 8,
+  frameCount: 9,
+  frameSkipRef: 10,
+  frameSkipDist: 11,
+  count: 12
+} as const
+
+export const NativeCpu = { auto: 0, scalar: 1, avx2: 2 } as const
+export const NativeFeature = { psnr: 1, float_ssim: 2, float_ms_ssim: 4 } as const
+export const NativePool = { mean: 0, min: 1, max: 2, harmonic_mean: 3 } as const
+
+/** Where the library is loaded from: the build output, or a copy of the embedded one. */
+const materialise = (path: string): string => {
+  if (existsSync(path) && !path.includes("$bunfs")) return path
+  const bytes = readFileSync(path)
+  const digest = createHash("sha256").update(bytes).digest("hex").slice(0, 16)
+  const dir = join(process.env.TMPDIR ?? tmpdir(), "svc-native")
+  mkdirSync(dir, { recursive: true })
+  const target = join(dir, `libsvc_scorer-${digest}.so`)
+  if (!existsSync(target)) {
+    const partial = `${target}.${process.pid}.tmp`
+    writeFileSync(partial, bytes)
+    chmodSync(partial, 0o755)
+    // rename is atomic: concurrent processes never dlopen a half-written file.
+    renameSync(partial, target)
+  }
+  return target
+}
+
+export const openNativeLibrary = () => {
+  const path = materialise(embeddedLibrary)
+  const library = dlopen(path, symbols)
+  return { path, symbols: library.symbols, close: () => library.close() }
+}
+
+export type NativeLibrary = ReturnType<typeof openNativeLibrary>
+export type NativeSymbols = NativeLibrary["symbols"]
+export type { Pointer }
+
+/** A NUL-terminated UTF-8 copy of a string, for `const char *` parameters. */
+export const cString = (text: string): Buffer => Buffer.from(`${text}\0`, "utf8")
+
+/** A message buffer for (err, err_len) parameters and its decoded text. */
+export const errorBuffer = () => {
+  const buffer = Buffer.alloc(1024)
+  return {
+    buffer,
+    length: buffer.length,
+    text: () => {
+      const end = buffer.indexOf(0)
+      return buffer.toString("utf8", 0, end < 0 ? buffer.length : end)
+    }
+  }
+}
+
+/** An out-parameter for a handle (`T **out`). */
+export const handleSlot = () => {
+  const slot = new BigUint64Array(1)
+  return { slot, pointer: (): Pointer | null => (slot[0] === 0n ? null : (Number(slot[0]) as Pointer)) }
+}

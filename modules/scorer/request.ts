@@ -1,0 +1,144 @@
+/**
+ * The score request of seed 001 (ScoreRequest / ScoreOptions, proto field names), decoded
+ * strictly: unknown fields are refused at every level, every option value is checked. Zero
+ * values ("" and 0) mean "not set", as in proto3, so gRPC and JSON requests decode alike.
+ */
+import { Effect, Either, ParseResult, Schema } from "effect"
+import { InvalidScoreRequest } from "./errors.ts"
+import { parsePrecision, type Precision, precisionPattern, precisionRule } from "./precision.ts"
+
+export const defaultModel = "vmaf_v0.6.1"
+export const maxThreads = 64
+
+const between = (min: number, max: number) =>
+  Schema.Int.pipe(Schema.greaterThanOrEqualTo(min), Schema.lessThanOrEqualTo(max))
+
+export const ExtraFeature = Schema.Literal("psnr", "float_ssim", "float_ms_ssim")
+export type ExtraFeature = typeof ExtraFeature.Type
+
+export const ScoreOptions = Schema.Struct({
+  width: Schema.optional(between(0, 16384)),
+  height: Schema.optional(between(0, 16384)),
+  pixel_format: Schema.optional(Schema.Literal("", "420", "422", "444")),
+  bitdepth: Schema.optional(Schema.Literal(0, 8, 10, 12, 16)),
+  backend: Schema.optional(Schema.Literal("", "auto", "cpu", "scalar", "avx2")),
+  threads: Schema.optional(between(0, maxThreads)),
+  features: Schema.optional(Schema.Array(ExtraFeature)),
+  subsample: Schema.optional(between(0, 1000)),
+  frame_cnt: Schema.optional(between(0, 1_000_000_000)),
+  frame_skip_ref: Schema.optional(between(0, 1_000_000_000)),
+  frame_skip_dist: Schema.optional(between(0, 1_000_000_000)),
+  precision: Schema.optional(
+    Schema.String.pipe(Schema.filter((text) => precisionPattern.test(text), { message: () => precisionRule }))
+  ),
+  per_frame: Schema.optional(Schema.Boolean)
+})
+export type ScoreOptions = typeof ScoreOptions.Type
+
+/** Model names are file names in SVC_MODEL_DIR without ".json": no paths. */
+export const modelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+
+export const ScoreRequest = Schema.Struct({
+  reference: Schema.String,
+  distorted: Schema.String,
+  model: Schema.optional(Schema.String),
+  options: Schema.optional(Schema.NullOr(ScoreOptions))
+})
+export type ScoreRequest = typeof ScoreRequest.Type
+
+export type Backend = "auto" | "scalar" | "avx2"
+
+export interface RawGeometry {
+  readonly width: number
+  readonly height: number
+  readonly pixelFormat: 420 | 422 | 444
+  readonly bitdepth: 8 | 10 | 12 | 16
+}
+
+/** A validated request in the scorer's terms. */
+export interface ScoreJob {
+  readonly reference: string
+  readonly distorted: string
+  readonly model: string
+  /** Geometry of raw input; undefined when both inputs are Y4M. */
+  readonly geometry: RawGeometry | undefined
+  readonly backend: Backend
+  readonly threads: number
+  readonly features: ReadonlyArray<ExtraFeature>
+  readonly subsample: number
+  readonly frameCount: number
+  readonly frameSkipRef: number
+  readonly frameSkipDist: number
+  readonly precision: Precision
+  readonly perFrame: boolean
+}
+
+const decodeRequest = Schema.decodeUnknownEither(ScoreRequest, { onExcessProperty: "error", errors: "first" })
+
+const describeIssue = (error: ParseResult.ParseError): string => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  if (!issue) return "invalid request"
+  const path = issue.path.join(".")
+  const message = issue._tag === "Unexpected" ? "is not a field of the request" : issue.message
+  return path === "" ? message : `${path}: ${message}`
+}
+
+/** A file:// URL names a local path; anything else is taken as a path. */
+export const inputPath = (input: string): string => {
+  if (!/^file:\/\//i.test(input)) return input
+  try {
+    return decodeURIComponent(new URL(input).pathname)
+  } catch {
+    return input
+  }
+}
+
+const isY4m = (path: string) => /\.y4m$/i.test(path)
+
+const refuse = (message: string) => Either.left(new InvalidScoreRequest({ message }))
+
+/** Turns decoded fields into a ScoreJob, applying defaults and the cross-field rules. */
+const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreRequest> => {
+  if (request.reference.trim() === "") return refuse("reference: is required")
+  if (request.distorted.trim() === "") return refuse("distorted: is required")
+  const model = request.model === undefined || request.model === "" ? defaultModel : request.model
+  if (!modelNamePattern.test(model)) {
+    return refuse(`model: "${model}" is not a model name (letters, digits, ".", "_", "-"; no paths)`)
+  }
+  const options = request.options ?? {}
+  const reference = inputPath(request.reference)
+  const distorted = inputPath(request.distorted)
+  const raw = !(isY4m(reference) && isY4m(distorted))
+  const width = options.width ?? 0
+  const height = options.height ?? 0
+  if (raw && (width === 0 || height === 0)) {
+    return refuse("options.width and options.height are required for raw (non-.y4m) input")
+  }
+  const features = options.features ?? []
+  if (new Set(features).size !== features.length) return refuse("options.features: lists a feature twice")
+  const pixelFormat = options.pixel_format === undefined || options.pixel_format === "" ? 420 : Number(options.pixel_format)
+  const bitdepth = options.bitdepth === undefined || options.bitdepth === 0 ? 8 : options.bitdepth
+  const backend = options.backend === undefined || options.backend === "" || options.backend === "cpu" ? "auto" : options.backend
+  return Either.right({
+    reference,
+    distorted,
+    model,
+    geometry: raw ? { width, height, pixelFormat: pixelFormat as RawGeometry["pixelFormat"], bitdepth } : undefined,
+    backend,
+    threads: Math.max(1, options.threads ?? 0),
+    features,
+    subsample: Math.max(1, options.subsample ?? 0),
+    frameCount: options.frame_cnt ?? 0,
+    frameSkipRef: options.frame_skip_ref ?? 0,
+    frameSkipDist: options.frame_skip_dist ?? 0,
+    precision: parsePrecision(options.precision ?? ""),
+    perFrame: options.per_frame ?? false
+  })
+}
+
+/** Validates an untrusted request body (JSON or a decoded gRPC message). */
+export const parseScoreRequest = (input: unknown): Effect.Effect<ScoreJob, InvalidScoreRequest> =>
+  Either.match(decodeRequest(input), {
+    onLeft: (error) => Effect.fail(new InvalidScoreRequest({ message: describeIssue(error) })),
+    onRight: (request) => Either.match(toJob(request), { onLeft: Effect.fail, onRight: Effect.succeed })
+  })

@@ -1,0 +1,217 @@
+/**
+ * The Scorer service: validated requests in, ScoreResponse-shaped results out. Scoring runs on
+ * the native library's own threads; this side only starts, polls and collects, so the event
+ * loop keeps answering probes while a long clip scores. Interrupting a score cancels it.
+ */
+import { Duration, Effect } from "effect"
+import { InvalidGeometry, InvalidScoreRequest, type ScoreError, ScorerInternal, UnreadableInput } from "./errors.ts"
+import { NativeScorerLibrary } from "./library.ts"
+import { type LoadedModel, ModelStore } from "./models.ts"
+import {
+  cString,
+  errorBuffer,
+  handleSlot,
+  NativeCpu,
+  NativeFeature,
+  NativeOption,
+  NativePool,
+  type NativeSymbols,
+  NativeStatus,
+  type Pointer
+} from "./native.ts"
+import { applyPrecision, precisionLabel } from "./precision.ts"
+import type { ScoreJob } from "./request.ts"
+
+export interface FrameScore {
+  readonly frame: number
+  readonly metrics: Readonly<Record<string, number>>
+}
+
+export interface Provenance {
+  readonly library: {
+    readonly abi_minor: number
+    readonly abi_patch: number
+    readonly active_backend: string
+    readonly n_extractors: number
+    readonly version: string
+  }
+  readonly model: string
+  readonly model_sha256: string
+  readonly backend_used: string
+  readonly feature_backends: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
+  readonly precision: string
+}
+
+/** The ScoreResponse of the contract (proto field names). */
+export interface ScoreResult {
+  readonly score: number
+  readonly features: Readonly<Record<string, number>>
+  readonly provenance: Provenance
+  readonly frames: ReadonlyArray<FrameScore>
+  readonly frame_count: number
+  readonly pooled: {
+    readonly min: Readonly<Record<string, number>>
+    readonly max: Readonly<Record<string, number>>
+    readonly harmonic_mean: Readonly<Record<string, number>>
+  }
+}
+
+export interface ScoreHooks {
+  /** Called as frames complete (for job progress). */
+  readonly onProgress?: (framesDone: number) => Effect.Effect<void>
+}
+
+/** The score's own feature name in the reference library's output. */
+export const scoreFeature = "vmaf"
+
+const failureFor = (status: number, message: string): ScoreError => {
+  switch (status) {
+    case NativeStatus.io:
+      return new UnreadableInput({ message })
+    case NativeStatus.geometry:
+      return new InvalidGeometry({ message })
+    case NativeStatus.invalidArgument:
+      return new InvalidScoreRequest({ message })
+    default:
+      return new ScorerInternal({ detail: `status ${status}: ${message}` })
+  }
+}
+
+const optionsArray = (job: ScoreJob): Int32Array => {
+  const options = new Int32Array(NativeOption.count)
+  options[NativeOption.inputKind] = 0 // by file suffix
+  options[NativeOption.width] = job.geometry?.width ?? 0
+  options[NativeOption.height] = job.geometry?.height ?? 0
+  options[NativeOption.pixelFormat] = job.geometry?.pixelFormat ?? 0
+  options[NativeOption.bitdepth] = job.geometry?.bitdepth ?? 0
+  options[NativeOption.threads] = job.threads
+  options[NativeOption.cpu] = NativeCpu[job.backend]
+  options[NativeOption.features] = job.features.reduce((mask, feature) => mask | NativeFeature[feature], 0)
+  options[NativeOption.subsample] = job.subsample
+  options[NativeOption.frameCount] = job.frameCount
+  options[NativeOption.frameSkipRef] = job.frameSkipRef
+  options[NativeOption.frameSkipDist] = job.frameSkipDist
+  return options
+}
+
+/** Reads every result of a finished native job (a file job or a stream's job view). */
+export const collectResult = (
+  symbols: NativeSymbols,
+  handle: Pointer,
+  job: Pick<ScoreJob, "precision" | "perFrame">,
+  model: LoadedModel,
+  library: NativeScorerLibrary["info"]
+): ScoreResult => {
+  const round = applyPrecision(job.precision)
+  const frameCount = symbols.svc_job_frame_count(handle)
+  const metricCount = symbols.svc_job_metric_count(handle)
+  const names = Array.from({ length: metricCount }, (_, i) => String(symbols.svc_job_metric_name(handle, i)))
+  const pooled = (pool: number) => {
+    const out = new Float64Array(1)
+    return Object.fromEntries(names.map((name, i) => {
+      symbols.svc_job_pooled(handle, i, pool, out)
+      return [name, round(out[0] ?? Number.NaN)]
+    }))
+  }
+  const features = pooled(NativePool.mean)
+  const frames: Array<FrameScore> = []
+  if (job.perFrame) {
+    const columns = names.map((_, i) => {
+      const values = new Float64Array(frameCount)
+      symbols.svc_job_frame_values(handle, i, values, frameCount)
+      return values
+    })
+    for (let frame = 0; frame < frameCount; frame++) {
+      frames.push({ frame, metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)])) })
+    }
+  }
+  const extractorCount = symbols.svc_job_extractor_count(handle)
+  const featureBackends = Array.from({ length: extractorCount }, (_, i) => ({
+    extractor: String(symbols.svc_job_extractor_name(handle, i)),
+    backend: String(symbols.svc_job_extractor_backend(handle, i))
+  }))
+  return {
+    score: features[scoreFeature] ?? Number.NaN,
+    features,
+    frames,
+    frame_count: frameCount,
+    pooled: { min: pooled(NativePool.min), max: pooled(NativePool.max), harmonic_mean: pooled(NativePool.harmonic_mean) },
+    provenance: {
+      library: { ...library, n_extractors: extractorCount },
+      model: model.name,
+      model_sha256: model.sha256,
+      backend_used: featureBackends.some((entry) => entry.backend === "avx2") ? "avx2" : "scalar",
+      feature_backends: featureBackends,
+      precision: precisionLabel(job.precision)
+    }
+  }
+}
+
+const nativeError = (symbols: NativeSymbols, handle: Pointer): string => {
+  const error = errorBuffer()
+  symbols.svc_job_error(handle, error.buffer, error.length)
+  return error.text()
+}
+
+/** Poll interval: quick for tiny clips, relaxed for long ones. */
+const nextDelay = (current: number) => Math.min(current * 2, 50)
+
+export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
+  effect: Effect.gen(function*() {
+    const library = yield* NativeScorerLibrary
+    const models = yield* ModelStore
+    const { symbols } = library
+
+    const start = (job: ScoreJob, model: LoadedModel) =>
+      Effect.suspend(() => {
+        const slot = handleSlot()
+        const error = errorBuffer()
+        const options = optionsArray(job)
+        const status = symbols.svc_job_start(
+          model.handle,
+          cString(job.reference),
+          cString(job.distorted),
+          options,
+          options.length,
+          slot.slot,
+          error.buffer,
+          error.length
+        )
+        const handle = slot.pointer()
+        if (status !== NativeStatus.ok || handle === null) return Effect.fail(failureFor(status, error.text()))
+        return Effect.succeed(handle)
+      })
+
+    const awaitDone = (handle: Pointer, hooks: ScoreHooks): Effect.Effect<void, ScoreError> =>
+      Effect.gen(function*() {
+        let delay = 1
+        let reported = -1
+        for (;;) {
+          const state = symbols.svc_job_poll(handle)
+          if (state === 1) return
+          if (state < 0) return yield* Effect.fail(failureFor(state, nativeError(symbols, handle)))
+          const done = symbols.svc_job_frames_done(handle)
+          if (hooks.onProgress && done !== reported) {
+            reported = done
+            yield* hooks.onProgress(done)
+          }
+          yield* Effect.sleep(Duration.millis(delay))
+          delay = nextDelay(delay)
+        }
+      }).pipe(Effect.onInterrupt(() => Effect.sync(() => symbols.svc_job_cancel(handle))))
+
+    /** Scores a validated request; the result follows the request's precision. */
+    const score = (job: ScoreJob, hooks: ScoreHooks = {}): Effect.Effect<ScoreResult, ScoreError> =>
+      Effect.gen(function*() {
+        const model = yield* models.load(job.model)
+        return yield* Effect.acquireUseRelease(
+          start(job, model),
+          (handle) => Effect.as(awaitDone(handle, hooks), collectResult(symbols, handle, job, model, library.info)),
+          (handle) => Effect.sync(() => symbols.svc_job_free(handle))
+        ).pipe(Effect.withSpan("scorer.score"))
+      })
+
+    return { score, library: library.info, models } as const
+  }),
+  dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
+}) {}
