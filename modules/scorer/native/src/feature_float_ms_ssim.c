@@ -56,12 +56,12 @@ static void ms_destroy(void *state) {
 }
 
 static void *ms_create(int w, int h, int pix_fmt, int bpc, int cpu) {
-    (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     if (w < MIN_SIDE || h < MIN_SIDE) return NULL;
     ms_ssim_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->bpc = bpc;
+    s->avx2 = svc_ssim_avx2_built() && cpu == SVC_CPU_AVX2;
     for (int i = 0; i < SCALES; i++) {
         s->w[i] = i ? s->w[i - 1] / 2 + (s->w[i - 1] & 1) : w;
         s->h[i] = i ? s->h[i - 1] / 2 + (s->h[i - 1] & 1) : h;

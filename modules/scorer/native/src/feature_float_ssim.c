@@ -11,16 +11,12 @@
 
 #include "feature_float_ssim.h"
 
-/* The reference's 1-D Gaussian taps (sigma 1.5, 6 decimals, as floats). */
-static const float gauss[SVC_SSIM_WIN] = {
+const float svc_ssim_gauss[SVC_SSIM_WIN] = {
     0.001028f, 0.007599f, 0.036001f, 0.109361f, 0.213006f, 0.266012f,
     0.213006f, 0.109361f, 0.036001f, 0.007599f, 0.001028f,
 };
 
-enum { SQ_A, SQ_B, PROD_AB, PLAIN_A };
-
-/* Horizontal pass over every row, valid columns only, on a per-sample quantity computed on
- * the fly (the float product the reference stores before filtering). */
+/* Horizontal pass over every row, valid columns only, of a quantity computed on the fly. */
 static void hpass(const float *a, const float *b, int what, int w, int h, float *out) {
     const int dw = w - SVC_SSIM_WIN + 1;
     for (int y = 0; y < h; y++) {
@@ -32,12 +28,12 @@ static void hpass(const float *a, const float *b, int what, int w, int h, float 
                 const int i = x + k;
                 float v;
                 switch (what) {
-                case SQ_A: v = ra[i] * ra[i]; break;
-                case SQ_B: v = rb[i] * rb[i]; break;
-                case PROD_AB: v = ra[i] * rb[i]; break;
+                case SVC_SSIM_AA: v = ra[i] * ra[i]; break;
+                case SVC_SSIM_BB: v = rb[i] * rb[i]; break;
+                case SVC_SSIM_AB: v = ra[i] * rb[i]; break;
                 default: v = ra[i]; break;
                 }
-                sum += v * gauss[k];
+                sum += v * svc_ssim_gauss[k];
             }
             o[x] = (float)sum;
         }
@@ -49,7 +45,8 @@ static void vpass(const float *in, int dw, int h, float *out) {
     for (int y = 0; y < dh; y++) {
         for (int x = 0; x < dw; x++) {
             double sum = 0.0;
-            for (int k = 0; k < SVC_SSIM_WIN; k++) sum += in[(size_t)(y + k) * dw + x] * gauss[k];
+            for (int k = 0; k < SVC_SSIM_WIN; k++)
+                sum += in[(size_t)(y + k) * dw + x] * svc_ssim_gauss[k];
             out[(size_t)y * dw + x] = (float)sum;
         }
     }
@@ -62,22 +59,28 @@ size_t svc_ssim_scratch_len(int w, int h) {
 
 void svc_ssim_core(const float *ref, const float *cmp, int w, int h, float *scratch, int avx2,
                    svc_ssim_means *out) {
-    (void)avx2;
     const int dw = w - SVC_SSIM_WIN + 1, dh = h - SVC_SSIM_WIN + 1;
     const size_t n = (size_t)dw * dh;
     float *cache = scratch, *mu_a = cache + (size_t)dw * h, *mu_b = mu_a + n;
     float *var_a = mu_b + n, *var_b = var_a + n, *cov = var_b + n;
 
-    hpass(ref, cmp, PLAIN_A, w, h, cache);
-    vpass(cache, dw, h, mu_a);
-    hpass(cmp, ref, PLAIN_A, w, h, cache);
-    vpass(cache, dw, h, mu_b);
-    hpass(ref, cmp, SQ_A, w, h, cache);
-    vpass(cache, dw, h, var_a);
-    hpass(ref, cmp, SQ_B, w, h, cache);
-    vpass(cache, dw, h, var_b);
-    hpass(ref, cmp, PROD_AB, w, h, cache);
-    vpass(cache, dw, h, cov);
+    void (*hp)(const float *, const float *, int, int, int, float *) = hpass;
+    void (*vp)(const float *, int, int, float *) = vpass;
+#if defined(__x86_64__) || defined(__i386__)
+    if (avx2) {
+        hp = svc_ssim_hpass_avx2;
+        vp = svc_ssim_vpass_avx2;
+    }
+#else
+    (void)avx2;
+#endif
+    static const int what[5] = { SVC_SSIM_A, SVC_SSIM_A, SVC_SSIM_AA, SVC_SSIM_BB, SVC_SSIM_AB };
+    float *const dst[5] = { mu_a, mu_b, var_a, var_b, cov };
+    for (int q = 0; q < 5; q++) {
+        /* The second mean filters cmp: swap the inputs rather than add a mode. */
+        hp(q == 1 ? cmp : ref, q == 1 ? ref : cmp, what[q], w, h, cache);
+        vp(cache, dw, h, dst[q]);
+    }
 
     /* Constants computed in float like the reference (K * L rounded, then squared). */
     const float c1 = (0.01f * 255) * (0.01f * 255);
@@ -107,6 +110,14 @@ void svc_ssim_core(const float *ref, const float *cmp, int w, int h, float *scra
     out->l = (float)(l_sum / (double)n);
     out->c = (float)(c_sum / (double)n);
     out->s = (float)(s_sum / (double)n);
+}
+
+int svc_ssim_avx2_built(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return 1;
+#else
+    return 0;
+#endif
 }
 
 void svc_ssim_luma_to_float(const svc_picture *pic, float *dst) {
@@ -151,7 +162,6 @@ static void ssim_destroy(void *state) {
 }
 
 static void *ssim_create(int w, int h, int pix_fmt, int bpc, int cpu) {
-    (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     const int m = w < h ? w : h;
     int scale = round_pos((float)m / 256.0f);
@@ -162,7 +172,8 @@ static void *ssim_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     if (sw < SVC_SSIM_WIN || sh < SVC_SSIM_WIN) return NULL;
     ssim_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    *s = (ssim_state){ .w = w, .h = h, .bpc = bpc, .scale = scale, .sw = sw, .sh = sh };
+    *s = (ssim_state){ .w = w, .h = h, .bpc = bpc, .scale = scale, .sw = sw, .sh = sh,
+                       .avx2 = svc_ssim_avx2_built() && cpu == SVC_CPU_AVX2 };
     s->ref = malloc((size_t)w * h * sizeof(float));
     s->dis = malloc((size_t)w * h * sizeof(float));
     if (s->scale > 1) {
