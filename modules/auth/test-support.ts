@@ -5,6 +5,7 @@
 import { generateKeyPairSync, type KeyObject } from "node:crypto"
 import { Effect, Logger, type HashMap } from "effect"
 import { SignJWT } from "jose"
+import { TENANT_API_VERSION, TENANT_KIND } from "./tenant.ts"
 
 export interface TestKey {
   readonly kid: string
@@ -96,3 +97,11 @@ export const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>, into: Array
 
 /** Waits in real time (not the test clock) for file I/O or sockets to settle. */
 export const realSleep = (millis: number): Effect.Effect<void> => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
+
+/** A valid `SvcTenant` document; `spec` fields override the defaults given here. */
+export const tenantDocument = (tenantId: string, spec: Record<string, unknown> = {}, name = tenantId): Record<string, unknown> => ({
+  apiVersion: TENANT_API_VERSION,
+  kind: TENANT_KIND,
+  metadata: { name },
+  spec: { tenantId, oidc: { issuer: `https://idp.example.com/${tenantId}`, jwksEndpoint: "https://idp.example.com/jwks" }, ...spec }
+})
