@@ -51,72 +51,95 @@ static inline int mirror(int k, int n) {
     return k;
 }
 
-/* ---- DWT row kernels (scalar) ---- */
+/* ---- DWT row kernels ----
+ * Scale 0 filters pixels into int16 rows (the reference's 16-bit pipeline: every
+ * intermediate provably fits, |v| <= 27411, so 32-bit arithmetic is exact there); scales
+ * 1-3 filter int32 rows with 64-bit sums. Each output row is a vertical pass over 4
+ * mirrored source rows into a lo and a hi row, then a horizontal pass giving A, H, V, D.
+ * The AVX2 kernels (feature_integer_adm_avx2.c, bit-identical) each do a prefix of the
+ * columns and return where they stopped; the scalar code finishes the row. */
 
-static void vpass_pix_c(const void *const rows[4], int is16, int w, int bpc, int32_t *lo,
-                        int32_t *hi) {
-    const int64_t half = (int64_t)1 << (bpc - 1);
+typedef struct adm_simd {
+    int (*vpass_u8)(const uint8_t *const rows[4], int w, int16_t *lo, int16_t *hi);
+    int (*vpass_u16)(const uint16_t *const rows[4], int w, int bpc, int16_t *lo, int16_t *hi);
+    int (*vpass_s32)(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                     int32_t *hi);
+    /* Horizontal passes over output columns [j0, j1), whose taps need no mirroring. */
+    int (*hpass_s16)(const int16_t *lo, const int16_t *hi, int j0, int j1,
+                     int32_t *const out[4]);
+    int (*hpass_s32)(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
+                     int shift, int32_t *const out[4]);
+} adm_simd;
+
+#if defined(__x86_64__) || defined(__i386__)
+int svc_adm_vpass_u8_avx2(const uint8_t *const rows[4], int w, int16_t *lo, int16_t *hi);
+int svc_adm_vpass_u16_avx2(const uint16_t *const rows[4], int w, int bpc, int16_t *lo,
+                           int16_t *hi);
+int svc_adm_vpass_s32_avx2(const int32_t *const rows[4], int w, int64_t round, int shift,
+                           int32_t *lo, int32_t *hi);
+int svc_adm_hpass_s16_avx2(const int16_t *lo, const int16_t *hi, int j0, int j1,
+                           int32_t *const out[4]);
+int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
+                           int shift, int32_t *const out[4]);
+
+static const adm_simd simd_avx2 = {svc_adm_vpass_u8_avx2, svc_adm_vpass_u16_avx2,
+                                   svc_adm_vpass_s32_avx2, svc_adm_hpass_s16_avx2,
+                                   svc_adm_hpass_s32_avx2};
+#endif
+
+static inline int32_t sample(const void *row, int is16, int j) {
+    return is16 ? ((const uint16_t *)row)[j] : ((const uint8_t *)row)[j];
+}
+
+static inline void vpass_pix_c(const void *const rows[4], int is16, int j0, int w, int bpc,
+                               int16_t *lo, int16_t *hi) {
+    const int32_t half = 1 << (bpc - 1);
     const int64_t offset = (int64_t)LO_SUM * half; /* recentres [0, 2^bpc) on 0 */
-    for (int j = 0; j < w; j++) {
-        int64_t p[4];
-        for (int k = 0; k < 4; k++)
-            p[k] = is16 ? ((const uint16_t *)rows[k])[j] : ((const uint8_t *)rows[k])[j];
-        const int64_t l = LO[0] * p[0] + LO[1] * p[1] + LO[2] * p[2] + LO[3] * p[3] - offset;
-        const int64_t h = HI[0] * p[0] + HI[1] * p[1] + HI[2] * p[2] + HI[3] * p[3];
+    for (int j = j0; j < w; j++) {
+        int64_t l = -offset, h = 0;
+        for (int k = 0; k < 4; k++) {
+            const int32_t p = sample(rows[k], is16, j);
+            l += (int64_t)LO[k] * p;
+            h += (int64_t)HI[k] * p;
+        }
         lo[j] = (int16_t)((l + half) >> bpc);
         hi[j] = (int16_t)((h + half) >> bpc);
     }
 }
 
-static void vpass_s32_c(const int32_t *const rows[4], int w, int64_t round, int shift,
+static void vpass_s32_c(const int32_t *const rows[4], int j0, int w, int64_t round, int shift,
                         int32_t *lo, int32_t *hi) {
-    for (int j = 0; j < w; j++) {
+    for (int j = j0; j < w; j++) {
         const int64_t p0 = rows[0][j], p1 = rows[1][j], p2 = rows[2][j], p3 = rows[3][j];
         lo[j] = (int32_t)((LO[0] * p0 + LO[1] * p1 + LO[2] * p2 + LO[3] * p3 + round) >> shift);
         hi[j] = (int32_t)((HI[0] * p0 + HI[1] * p1 + HI[2] * p2 + HI[3] * p3 + round) >> shift);
     }
 }
 
-/* Horizontal pass of one output row, output columns [j0, j1). out: A, H, V, D. */
-static void hpass_cols(const int32_t *lo, const int32_t *hi, int w, int j0, int j1,
-                       int64_t round, int shift, int narrow16, int32_t *const out[4]) {
+static inline int32_t tap(const void *row, int is16, int k) {
+    return is16 ? ((const int16_t *)row)[k] : ((const int32_t *)row)[k];
+}
+
+/* Horizontal pass over output columns [j0, j1) of a row of input width w; is16 selects the
+ * scale-0 layout (int16 input, int16 output range). out: A, H, V, D. */
+static inline void hpass_c(const void *lo, const void *hi, int is16, int w, int j0, int j1,
+                           int64_t round, int shift, int32_t *const out[4]) {
     for (int j = j0; j < j1; j++) {
-        int c[4];
-        for (int k = 0; k < 4; k++) c[k] = mirror(2 * j - 1 + k, w);
         int64_t s[4] = {0, 0, 0, 0};
         for (int k = 0; k < 4; k++) {
-            s[0] += (int64_t)LO[k] * lo[c[k]]; /* A: low V, low H */
-            s[1] += (int64_t)LO[k] * hi[c[k]]; /* H: high V, low H */
-            s[2] += (int64_t)HI[k] * lo[c[k]]; /* V: low V, high H */
-            s[3] += (int64_t)HI[k] * hi[c[k]]; /* D: high V, high H */
+            const int c = mirror(2 * j - 1 + k, w);
+            const int32_t l = tap(lo, is16, c), h = tap(hi, is16, c);
+            s[0] += (int64_t)LO[k] * l; /* A: low V, low H */
+            s[1] += (int64_t)LO[k] * h; /* H: high V, low H */
+            s[2] += (int64_t)HI[k] * l; /* V: low V, high H */
+            s[3] += (int64_t)HI[k] * h; /* D: high V, high H */
         }
         for (int b = 0; b < 4; b++) {
             const int64_t v = (s[b] + round) >> shift;
-            out[b][j] = narrow16 ? (int16_t)v : (int32_t)v;
+            out[b][j] = is16 ? (int16_t)v : (int32_t)v;
         }
     }
 }
-
-static void hpass_c(const int32_t *lo, const int32_t *hi, int w, int64_t round, int shift,
-                    int narrow16, int32_t *const out[4]) {
-    hpass_cols(lo, hi, w, 0, (w + 1) / 2, round, shift, narrow16, out);
-}
-
-/* Row kernels of the DWT: scalar here, AVX2 in feature_integer_adm_avx2.c (bit-identical). */
-typedef struct adm_kernels {
-    void (*vpass_pix)(const void *const rows[4], int is16, int w, int bpc, int32_t *lo,
-                      int32_t *hi);
-    void (*vpass_s32)(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
-                      int32_t *hi);
-    void (*hpass)(const int32_t *lo, const int32_t *hi, int w, int64_t round, int shift,
-                  int narrow16, int32_t *const out[4]);
-} adm_kernels;
-
-static const adm_kernels kernels_c = {
-    .vpass_pix = vpass_pix_c,
-    .vpass_s32 = vpass_s32_c,
-    .hpass = hpass_c,
-};
 
 /* ---- per-thread state ---- */
 
@@ -124,7 +147,7 @@ enum { B_A, B_H, B_V, B_D };
 
 typedef struct adm_state {
     int w, h, bpc;
-    const adm_kernels *k;
+    const adm_simd *simd;   /* NULL: scalar only */
     const char *backend;
     ptrdiff_t stride;       /* elements per row of every coefficient plane */
     int32_t *mem;
@@ -399,10 +422,21 @@ static float detail_sum(const adm_state *s, int scale, int w, int h) {
 
 /* ---- DWT of one image ---- */
 
+static void hpass_row(const adm_state *s, const void *lo, const void *hi, int is16, int w,
+                      int64_t round, int shift, int32_t *const out[4]) {
+    const int inner_end = (w - 1) / 2; /* columns [1, inner_end) need no mirrored tap */
+    int j = 1;
+    hpass_c(lo, hi, is16, w, 0, 1, round, shift, out);
+    if (s->simd)
+        j = is16 ? s->simd->hpass_s16(lo, hi, 1, inner_end, out)
+                 : s->simd->hpass_s32(lo, hi, 1, inner_end, round, shift, out);
+    hpass_c(lo, hi, is16, w, j, (w + 1) / 2, round, shift, out);
+}
+
 static void dwt_scale0(adm_state *s, const svc_plane *pl, int32_t *const out[4]) {
     const int w = s->w, h = s->h, is16 = s->bpc > 8;
     const ptrdiff_t sstride = is16 ? pl->stride / 2 : pl->stride;
-    int32_t *lo = s->tmp, *hi = s->tmp + s->w;
+    int16_t *lo = (int16_t *)s->tmp, *hi = lo + s->w;
     for (int i = 0; i < (h + 1) / 2; i++) {
         const void *rows[4];
         for (int k = 0; k < 4; k++) {
@@ -410,10 +444,15 @@ static void dwt_scale0(adm_state *s, const svc_plane *pl, int32_t *const out[4])
             rows[k] = is16 ? (const void *)((const uint16_t *)pl->data + off)
                            : (const void *)((const uint8_t *)pl->data + off);
         }
-        s->k->vpass_pix(rows, is16, w, s->bpc, lo, hi);
+        int j = 0;
+        if (s->simd)
+            j = is16 ? s->simd->vpass_u16((const uint16_t *const *)rows, w, s->bpc, lo, hi)
+                     : s->simd->vpass_u8((const uint8_t *const *)rows, w, lo, hi);
+        if (is16) vpass_pix_c(rows, 1, j, w, s->bpc, lo, hi);
+        else vpass_pix_c(rows, 0, j, w, 8, lo, hi);
         int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
                                   out[2] + i * s->stride, out[3] + i * s->stride};
-        s->k->hpass(lo, hi, w, 32768, 16, 1, orow);
+        hpass_row(s, lo, hi, 1, w, 32768, 16, orow);
     }
 }
 
@@ -427,10 +466,12 @@ static void dwt_scale_n(adm_state *s, int scale, const int32_t *src, int w, int 
     for (int i = 0; i < (h + 1) / 2; i++) {
         const int32_t *rows[4];
         for (int k = 0; k < 4; k++) rows[k] = src + mirror(2 * i - 1 + k, h) * s->stride;
-        s->k->vpass_s32(rows, w, vround[scale], vshift[scale], lo, hi);
+        int j = 0;
+        if (s->simd) j = s->simd->vpass_s32(rows, w, vround[scale], vshift[scale], lo, hi);
+        vpass_s32_c(rows, j, w, vround[scale], vshift[scale], lo, hi);
         int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
                                   out[2] + i * s->stride, out[3] + i * s->stride};
-        s->k->hpass(lo, hi, w, hround[scale], hshift[scale], 0, orow);
+        hpass_row(s, lo, hi, 0, w, hround[scale], hshift[scale], orow);
     }
 }
 
@@ -458,9 +499,15 @@ static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->w = w;
     s->h = h;
     s->bpc = bpc;
-    s->k = &kernels_c;
     s->backend = "scalar";
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu == SVC_CPU_AVX2) {
+        s->simd = &simd_avx2;
+        s->backend = "avx2";
+    }
+#else
     (void)cpu;
+#endif
     const int w0 = (w + 1) / 2, h0 = (h + 1) / 2;
     /* Rows padded to 8 elements so SIMD kernels may store whole vectors. */
     s->stride = (w0 + 7) & ~7;
