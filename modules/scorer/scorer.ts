@@ -206,7 +206,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         const model = yield* models.load(job.model)
         return yield* Effect.acquireUseRelease(
           start(job, model),
-          (handle) => Effect.as(awaitDone(handle, hooks), collectResult(symbols, handle, job, model, library.info)),
+          (handle) => Effect.map(awaitDone(handle, hooks), () => collectResult(symbols, handle, job, model, library.info)),
           (handle) => Effect.sync(() => symbols.svc_job_free(handle))
         ).pipe(Effect.withSpan("scorer.score"))
       })
