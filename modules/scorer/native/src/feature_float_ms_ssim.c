@@ -36,6 +36,12 @@ static const float alpha[SCALES] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.1333f };
 static const float beta[SCALES] = { 0.0448f, 0.2856f, 0.3001f, 0.2363f, 0.1333f };
 static const float gamma_[SCALES] = { 0.0448f, 0.2856f, 0.3001f, 0.2363f, 0.1333f };
 
+#if defined(__x86_64__) || defined(__i386__)
+/* feature_float_ms_ssim_avx2.c: lpf_decimate with taps[v * 9 + u], bit-identical. */
+void svc_ms_ssim_decimate_avx2(const float *src, int w, int h, const float *taps, float *dst,
+                               int dw, int dh);
+#endif
+
 static const char *const names[1] = { "float_ms_ssim" };
 
 typedef struct ms_ssim_state {
@@ -94,13 +100,14 @@ static int mirror(int i, int n) {
 
 /* One 9x9 low-pass tap sum per output, centred on (2x, 2y): float products summed in double
  * in row-major tap order, as the reference's 2-D filter_pixel. */
-static void lpf_decimate(const float *src, int w, int h, float *dst, int dw, int dh) {
+static void lpf_decimate(const float *src, int w, int h, const float *taps, float *dst, int dw,
+                         int dh) {
     for (int y = 0; y < dh; y++) {
         for (int x = 0; x < dw; x++) {
             double sum = 0.0;
             for (int v = 0; v < LPF; v++) {
                 const float *row = src + (size_t)mirror(2 * y + v - LPF / 2, h) * w;
-                for (int u = 0; u < LPF; u++) sum += row[mirror(2 * x + u - LPF / 2, w)] * lpf[v][u];
+                for (int u = 0; u < LPF; u++) sum += row[mirror(2 * x + u - LPF / 2, w)] * taps[v * LPF + u];
             }
             dst[(size_t)y * dw + x] = (float)sum;
         }
@@ -114,9 +121,13 @@ static int ms_compute(void *state, const svc_picture *ref, const svc_picture *di
         return SVC_E_GEOMETRY;
     svc_ssim_luma_to_float(ref, s->ref[0]);
     svc_ssim_luma_to_float(dis, s->dis[0]);
+    void (*decimate)(const float *, int, int, const float *, float *, int, int) = lpf_decimate;
+#if defined(__x86_64__) || defined(__i386__)
+    if (s->avx2) decimate = svc_ms_ssim_decimate_avx2;
+#endif
     for (int i = 1; i < SCALES; i++) {
-        lpf_decimate(s->ref[i - 1], s->w[i - 1], s->h[i - 1], s->ref[i], s->w[i], s->h[i]);
-        lpf_decimate(s->dis[i - 1], s->w[i - 1], s->h[i - 1], s->dis[i], s->w[i], s->h[i]);
+        decimate(s->ref[i - 1], s->w[i - 1], s->h[i - 1], &lpf[0][0], s->ref[i], s->w[i], s->h[i]);
+        decimate(s->dis[i - 1], s->w[i - 1], s->h[i - 1], &lpf[0][0], s->dis[i], s->w[i], s->h[i]);
     }
     double msssim = 1.0;
     for (int i = 0; i < SCALES; i++) {
