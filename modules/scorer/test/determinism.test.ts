@@ -1,0 +1,47 @@
+/** Same numbers whatever the backend and the thread count. */
+import { afterAll, describe, expect, it } from "vitest"
+import { fixture, rawOptions } from "../../../test/support/fixtures.ts"
+import type { ScoreResult } from "../scorer.ts"
+import { scoreBody, scorerRuntime } from "./runtime.ts"
+
+const runtime = scorerRuntime()
+afterAll(() => runtime.dispose())
+
+const allFeatures = ["psnr", "float_ssim", "float_ms_ssim"] as const
+
+const score = (name: string, options: Record<string, unknown>): Promise<ScoreResult> => {
+  const entry = fixture(name)
+  return runtime.runPromise(scoreBody({
+    reference: entry.reference,
+    distorted: entry.distorted,
+    // 12 frames keep the scalar runs short; every kernel and the motion edges still run.
+    options: { ...rawOptions(entry), features: allFeatures, per_frame: true, frame_cnt: 12, ...options }
+  }))
+}
+
+const values = (result: ScoreResult) => ({ frames: result.frames, features: result.features, pooled: result.pooled })
+
+describe.each(["v01", "v03", "v04", "v05"])("fixture %s", (name) => {
+  it("gives identical values on the scalar path and the default dispatch", async () => {
+    const scalar = await score(name, { backend: "scalar" })
+    const auto = await score(name, { backend: "auto" })
+    expect(scalar.provenance.backend_used).toBe("scalar")
+    expect(scalar.provenance.feature_backends.every((entry) => entry.backend === "scalar")).toBe(true)
+    expect(values(auto)).toEqual(values(scalar))
+  })
+
+  it("gives identical values with 1 and 2 threads", async () => {
+    const one = await score(name, { threads: 1 })
+    const two = await score(name, { threads: 2 })
+    expect(values(two)).toEqual(values(one))
+  })
+})
+
+describe("dispatch", () => {
+  it("reports the AVX2 kernels when the CPU has them and the request allows them", async () => {
+    const auto = await score("v01", {})
+    const best = auto.provenance.library.active_backend
+    expect(["scalar", "avx2"]).toContain(best)
+    expect(auto.provenance.backend_used).toBe(best === "avx2" && auto.provenance.feature_backends.some((entry) => entry.backend === "avx2") ? "avx2" : "scalar")
+  })
+})
