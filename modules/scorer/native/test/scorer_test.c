@@ -1,0 +1,356 @@
+/* Self-contained test of the scorer's public ABI: model parsing errors, job errors, determinism
+ * across threads and backends, streams against files, cancellation.
+ * Usage: scorer_test [SHARED_DIR]   (default ../shared: the models/ and fixtures/ folders)
+ * Exit 0 when every check passed; prints "N passed, M failed". */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../include/svc_scorer.h"
+
+static int passed, failed;
+static char shared[512] = "../shared";
+static char err[512];
+
+#define CHECK(cond, ...)                                                         \
+    do {                                                                         \
+        if (cond) passed++;                                                      \
+        else {                                                                   \
+            failed++;                                                            \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                          \
+            printf(__VA_ARGS__);                                                 \
+            printf("\n");                                                        \
+        }                                                                        \
+    } while (0)
+
+/* v01: 320x240 4:2:0 8-bit, 30 frames. v06: same geometry, 20 frames. */
+#define W 320
+#define H 240
+#define FRAME_BYTES (W * H * 3 / 2)
+
+static char *path(const char *rel) {
+    static char bufs[8][640];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", shared, rel);
+    return b;
+}
+
+static char *slurp(const char *p, size_t *len) {
+    FILE *f = fopen(p, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+static int load(const char *text, size_t len, svc_model **m) {
+    err[0] = '\0';
+    return svc_model_load(text, len, m, err, sizeof err);
+}
+
+/* Copy of model text with the first occurrence of from inside model_dict replaced by to. */
+static char *replaced(const char *text, const char *from, const char *to) {
+    const char *dict = strstr(text, "\"model_dict\"");
+    const char *at = dict ? strstr(dict, from) : NULL;
+    if (!at) return NULL;
+    char *out = malloc(strlen(text) + strlen(to) + 1);
+    const size_t pre = (size_t)(at - text);
+    memcpy(out, text, pre);
+    strcpy(out + pre, to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+static void expect_model_error(const char *text, const char *what, const char *needle) {
+    svc_model *m = NULL;
+    const int rc = load(text, strlen(text), &m);
+    CHECK(rc == SVC_E_MODEL && m == NULL, "%s: status %d, want SVC_E_MODEL", what, rc);
+    CHECK(strstr(err, needle) != NULL, "%s: message '%s' lacks '%s'", what, err, needle);
+}
+
+static void test_models(const char *json, size_t len) {
+    svc_model *m = NULL;
+    CHECK(load(json, len, &m) == SVC_OK, "default model loads: %s", err);
+    CHECK(svc_model_feature_count(m) == 6, "6 features");
+    CHECK(m && strcmp(svc_model_feature_name(m, 0), "integer_adm2") == 0, "feature 0 is integer_adm2");
+    CHECK(m && strcmp(svc_model_feature_name(m, 1), "integer_motion2") == 0, "feature 1 is integer_motion2");
+    svc_model_free(m);
+
+    size_t l4k;
+    char *j4k = slurp(path("models/vmaf_4k_v0.6.1.json"), &l4k);
+    CHECK(j4k && load(j4k, l4k, &m) == SVC_OK, "4k model loads: %s", err);
+    if (j4k) svc_model_free(m);
+    free(j4k);
+
+    size_t lf;
+    char *jf = slurp(path("models/vmaf_float_v0.6.1.json"), &lf);
+    if (jf) expect_model_error(jf, "float model", "VMAF_feature_adm2_score");
+    CHECK(jf != NULL, "float model readable");
+    free(jf);
+    char *jn = slurp(path("models/vmaf_v0.6.1neg.json"), &lf);
+    if (jn) expect_model_error(jn, "neg model", "adm_enhn_gain_limit");
+    free(jn);
+
+    char *t = strndup(json, len / 2);
+    expect_model_error(t, "truncated JSON", "model JSON");
+    free(t);
+    expect_model_error("", "empty input", "end of input");
+    expect_model_error("{\"a\": [1, 2,]}", "trailing comma", "line 1");
+    expect_model_error("{\"a\": 1, \"a\": 2}", "duplicate key", "duplicate key");
+    expect_model_error("{\"a\": \"\\x\"}", "bad escape", "invalid escape");
+    expect_model_error("{\"a\": 01}", "leading zero", "expected");
+    expect_model_error("{\"a\": 1e999}", "huge number", "out of range");
+    expect_model_error("{\"a\": \"\\ud800\"}", "lone surrogate", "surrogate");
+    expect_model_error("{} x", "trailing content", "trailing content");
+    expect_model_error("[1]", "not an object", "model_dict");
+
+    const struct { const char *from, *to, *what, *needle; } edits[] = {
+        { "\"LIBSVMNUSVR\"", "\"XGBOOST\"", "unknown model_type", "model_type 'XGBOOST'" },
+        { "\"LIBSVMNUSVR\"", "42", "model_type as number", "model_type must be a string" },
+        { "\"slopes\": [", "\"slopes\": [\"x\", ", "slope as string", "slopes" },
+        { "\"linear_rescale\"", "\"clip_0to1\"", "unknown norm_type", "norm_type 'clip_0to1'" },
+        { "nu_svr", "epsilon_svr", "svm_type", "nu_svr" },
+        { "kernel_type rbf", "kernel_type linear", "kernel_type", "rbf" },
+        { "total_sv 211", "total_sv 212", "support vector count", "fewer support vectors" },
+        { "\"score_clip\": [", "\"score_clip\": [1, ", "score_clip length", "score_clip has 3 values" },
+        { "\"VMAF_integer_feature_vif_scale3_score\"", "\"VMAF_integer_feature_vif_scale2_score\"", "duplicate feature",
+          "listed twice" },
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *e = replaced(json, edits[i].from, edits[i].to);
+        CHECK(e != NULL, "%s: pattern present", edits[i].what);
+        if (e) expect_model_error(e, edits[i].what, edits[i].needle);
+        free(e);
+    }
+}
+
+typedef struct {
+    int n, nm;
+    char names[64][64];
+    double *v; /* nm x n */
+} results;
+
+static void results_free(results *r) { free(r->v); }
+
+static int wait_job(svc_job *j) {
+    const struct timespec tick = { 0, 1000000 };
+    int rc;
+    while ((rc = svc_job_poll(j)) == 0) nanosleep(&tick, NULL);
+    return rc;
+}
+
+static int collect(const svc_job *j, results *r) {
+    r->n = svc_job_frame_count(j);
+    r->nm = svc_job_metric_count(j);
+    if (r->nm > 64) return -1;
+    r->v = malloc(sizeof *r->v * (size_t)r->n * (size_t)r->nm);
+    for (int m = 0; m < r->nm; m++) {
+        snprintf(r->names[m], sizeof r->names[m], "%s", svc_job_metric_name(j, m));
+        if (svc_job_frame_values(j, m, r->v + (size_t)m * r->n, r->n) != r->n) return -1;
+    }
+    return 0;
+}
+
+static int run_file(const svc_model *m, const char *ref, const char *dis, int threads, int cpu, results *r) {
+    int32_t opts[SVC_OPT_COUNT] = { 0 };
+    opts[SVC_OPT_WIDTH] = W;
+    opts[SVC_OPT_HEIGHT] = H;
+    opts[SVC_OPT_PIX_FMT] = 420;
+    opts[SVC_OPT_BITDEPTH] = 8;
+    opts[SVC_OPT_THREADS] = threads;
+    opts[SVC_OPT_CPU] = cpu;
+    opts[SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM;
+    svc_job *j;
+    int rc = svc_job_start(m, ref, dis, opts, SVC_OPT_COUNT, &j, err, sizeof err);
+    if (rc) return rc;
+    rc = wait_job(j);
+    if (rc == 1 && collect(j, r) != 0) rc = -1;
+    else svc_job_error(j, err, sizeof err);
+    svc_job_free(j);
+    return rc;
+}
+
+static int same_results(const results *a, const results *b) {
+    if (a->n != b->n || a->nm != b->nm) return 0;
+    for (int m = 0; m < a->nm; m++)
+        if (strcmp(a->names[m], b->names[m]) != 0) return 0;
+    return memcmp(a->v, b->v, sizeof *a->v * (size_t)a->n * (size_t)a->nm) == 0;
+}
+
+static double metric(const results *r, const char *name, int frame) {
+    for (int m = 0; m < r->nm; m++)
+        if (strcmp(r->names[m], name) == 0) return r->v[(size_t)m * r->n + frame];
+    return NAN;
+}
+
+/* Golden per-frame vmaf values: the numbers after each "vmaf": key. */
+static int golden_vmaf(const char *p, double *out, int max) {
+    size_t len;
+    char *text = slurp(p, &len);
+    int n = 0;
+    for (char *at = text; at && n < max && (at = strstr(at, "\"vmaf\":")); at += 7) out[n++] = strtod(at + 7, NULL);
+    free(text);
+    return n;
+}
+
+static void test_jobs(const svc_model *m) {
+    const char *ref = path("fixtures/v01_testsrc2_420_8_x264.ref.yuv");
+    const char *dis = path("fixtures/v01_testsrc2_420_8_x264.dis.yuv");
+    results r1 = { 0 }, r2 = { 0 }, rs = { 0 };
+    CHECK(run_file(m, ref, dis, 1, SVC_CPU_AUTO, &r1) == 1, "v01 1 thread: %s", err);
+    CHECK(r1.n == 30, "30 frames, got %d", r1.n);
+    CHECK(r1.nm > 0 && strcmp(r1.names[0], "vmaf") == 0, "metric 0 is vmaf");
+    double gold[64];
+    const int ng = golden_vmaf(path("fixtures/v01_testsrc2_420_8_x264.libvmaf.json"), gold, 64);
+    double worst = 0;
+    for (int f = 0; f < r1.n && f < ng; f++) worst = fmax(worst, fabs(metric(&r1, "vmaf", f) - gold[f]));
+    CHECK(ng >= 30 && worst <= 1e-4, "vmaf within 1e-4 of golden (max %.3g)", worst);
+
+    CHECK(run_file(m, ref, dis, 2, SVC_CPU_AUTO, &r2) == 1, "v01 2 threads: %s", err);
+    CHECK(same_results(&r1, &r2), "1 and 2 threads give identical results");
+    CHECK(run_file(m, ref, dis, 3, SVC_CPU_SCALAR, &rs) == 1, "v01 scalar: %s", err);
+    CHECK(same_results(&r1, &rs), "scalar and auto give identical results");
+    results_free(&r2);
+    results_free(&rs);
+
+    results r3 = { 0 };
+    CHECK(run_file(m, path("fixtures/does-not-exist.yuv"), dis, 1, SVC_CPU_AUTO, &r3) == SVC_E_IO,
+          "missing file is SVC_E_IO: %s", err);
+    CHECK(run_file(m, ref, path("fixtures/v06_testsrc2_420_8_same.dis.yuv"), 1, SVC_CPU_AUTO, &r3) == SVC_E_GEOMETRY,
+          "30 vs 20 frames is SVC_E_GEOMETRY");
+    CHECK(strstr(err, "lengths differ") != NULL, "length message: %s", err);
+
+    /* Geometry mismatch: two Y4M files of different sizes. */
+    char y1[] = "/tmp/svc_scorer_test_XXXXXX", y2[] = "/tmp/svc_scorer_test_XXXXXX";
+    const int fd1 = mkstemp(y1), fd2 = mkstemp(y2);
+    char p1[64], p2[64];
+    snprintf(p1, sizeof p1, "%s.y4m", y1);
+    snprintf(p2, sizeof p2, "%s.y4m", y2);
+    close(fd1);
+    close(fd2);
+    unlink(y1);
+    unlink(y2);
+    for (int k = 0; k < 2; k++) {
+        const int w = k ? 64 : 48;
+        FILE *f = fopen(k ? p2 : p1, "wb");
+        fprintf(f, "YUV4MPEG2 W%d H48 F25:1 Ip C420\nFRAME\n", w);
+        for (int b = 0; b < w * 48 * 3 / 2; b++) fputc(b & 0xff, f);
+        fclose(f);
+    }
+    svc_job *j;
+    int32_t opts[SVC_OPT_COUNT] = { 0 };
+    CHECK(svc_job_start(m, p1, p2, opts, SVC_OPT_COUNT, &j, err, sizeof err) == SVC_E_GEOMETRY,
+          "48x48 vs 64x48 Y4M is SVC_E_GEOMETRY: %s", err);
+    unlink(p1);
+    unlink(p2);
+    opts[SVC_OPT_CPU] = 9;
+    CHECK(svc_job_start(m, ref, dis, opts, SVC_OPT_COUNT, &j, err, sizeof err) == SVC_E_INVALID_ARG,
+          "cpu 9 is SVC_E_INVALID_ARG");
+
+    /* frame_cnt ends both inputs early, so differing lengths do not matter. */
+    int32_t o2[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_FRAME_CNT] = 10, [SVC_OPT_SUBSAMPLE] = 3 };
+    int rc = svc_job_start(m, ref, path("fixtures/v06_testsrc2_420_8_same.dis.yuv"), o2, SVC_OPT_COUNT, &j, err,
+                           sizeof err);
+    CHECK(rc == SVC_OK, "frame_cnt 10 with inputs of 30 and 20 frames: %s", err);
+    if (rc == SVC_OK) {
+        CHECK(wait_job(j) == 1, "frame_cnt job finishes");
+        CHECK(svc_job_frame_count(j) == 4, "frames 0,3,6,9 scored, got %d", svc_job_frame_count(j));
+        svc_job_free(j);
+    }
+
+    /* Cancellation: poll reports SVC_E_CANCELLED once the threads stopped. */
+    o2[SVC_OPT_FRAME_CNT] = 0;
+    o2[SVC_OPT_SUBSAMPLE] = 0;
+    rc = svc_job_start(m, ref, dis, o2, SVC_OPT_COUNT, &j, err, sizeof err);
+    CHECK(rc == SVC_OK, "start for cancel: %s", err);
+    if (rc == SVC_OK) {
+        svc_job_cancel(j);
+        CHECK(wait_job(j) == SVC_E_CANCELLED, "cancelled job polls SVC_E_CANCELLED");
+        CHECK(svc_job_error(j, err, sizeof err) == SVC_E_CANCELLED && strcmp(err, "cancelled") == 0,
+              "svc_job_error says cancelled: %s", err);
+        svc_job_free(j);
+    }
+    /* Freeing a running job cancels and joins it. */
+    if (svc_job_start(m, ref, dis, o2, SVC_OPT_COUNT, &j, err, sizeof err) == SVC_OK) svc_job_free(j);
+
+    /* Stream fed from the same files gives the same numbers; frames_ready lags for motion. */
+    int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 2,
+                                  [SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM };
+    svc_stream *s;
+    rc = svc_stream_create(m, so, SVC_OPT_COUNT, &s, err, sizeof err);
+    CHECK(rc == SVC_OK, "stream create: %s", err);
+    if (rc != SVC_OK) return;
+    CHECK(svc_stream_frame_bytes(s) == FRAME_BYTES, "stream frame bytes");
+    size_t lr, ld;
+    uint8_t *br = (uint8_t *)slurp(ref, &lr), *bd = (uint8_t *)slurp(dis, &ld);
+    CHECK(br && bd && lr == 30 * (size_t)FRAME_BYTES && ld == lr, "fixture sizes");
+    CHECK(svc_stream_push(s, br, 5, bd, FRAME_BYTES, err, sizeof err) == SVC_E_GEOMETRY, "short frame rejected");
+    int lag_ok = 1;
+    const struct timespec tick = { 0, 1000000 };
+    for (int f = 0; br && bd && f < 30; f++) {
+        rc = svc_stream_push(s, br + (size_t)f * FRAME_BYTES, FRAME_BYTES, bd + (size_t)f * FRAME_BYTES, FRAME_BYTES,
+                             err, sizeof err);
+        if (rc) break;
+        if (f == 4) {
+            while (svc_stream_frames_ready(s) < 4) nanosleep(&tick, NULL);
+            nanosleep(&tick, NULL);
+            lag_ok = svc_stream_frames_ready(s) == 4 && svc_stream_poll(s) == 0;
+        }
+    }
+    CHECK(rc == SVC_OK, "pushes: %s", err);
+    CHECK(lag_ok, "after 5 pushes exactly 4 frames are ready");
+    svc_stream_finish(s);
+    const struct timespec t2 = { 0, 1000000 };
+    while ((rc = svc_stream_poll(s)) == 0) nanosleep(&t2, NULL);
+    CHECK(rc == 1, "stream finishes");
+    CHECK(svc_stream_push(s, br, FRAME_BYTES, bd, FRAME_BYTES, err, sizeof err) == SVC_E_INVALID_ARG,
+          "push after finish rejected");
+    results rst = { 0 };
+    CHECK(collect(svc_stream_job(s), &rst) == 0 && same_results(&r1, &rst), "stream equals file job");
+    double mean_s, mean_f;
+    svc_job_pooled(svc_stream_job(s), 0, SVC_POOL_MEAN, &mean_s);
+    double sum = 0;
+    for (int f = 0; f < r1.n; f++) sum += r1.v[f];
+    mean_f = sum / r1.n;
+    CHECK(mean_s == mean_f, "pooled mean is the mean of the frames");
+    results_free(&rst);
+    svc_stream_free(s);
+    free(br);
+    free(bd);
+    results_free(&r1);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
+    CHECK(strcmp(svc_version(), "0.1.0") == 0, "version");
+    size_t len;
+    char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
+    CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
+    if (json) {
+        test_models(json, len);
+        svc_model *m;
+        if (load(json, len, &m) == SVC_OK) {
+            test_jobs(m);
+            svc_model_free(m);
+        }
+    }
+    free(json);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
