@@ -69,6 +69,17 @@ typedef struct adm_simd {
                      int32_t *const out[4]);
     int (*hpass_s32)(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
                      int shift, int32_t *const out[4]);
+    /* Scale-0 stages on row segments (all values within the 16-bit pipeline's range):
+     * decoupling of n pixels, the CSF masker planes of n pixels (wrap16: truncate the
+     * threshold's centre term to int16), and the masked cube sums of columns [j0, j1) into
+     * in[3] (m0..m2: the msum rows i-1..i+1; columns j0-1 .. j1 must exist). */
+    int (*decouple_s16)(const int32_t *const o[3], const int32_t *const t[3], int n,
+                        const int32_t *recip, float cos1_sq, int32_t *const r[3],
+                        int32_t *const a[3]);
+    int (*csf_s16)(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+    int (*mask_s16)(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                    const int32_t *const src[3], int j0, int j1, const int cub[3],
+                    int64_t in[3]);
 } adm_simd;
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,10 +92,20 @@ int svc_adm_hpass_s16_avx2(const int16_t *lo, const int16_t *hi, int j0, int j1,
                            int32_t *const out[4]);
 int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
                            int shift, int32_t *const out[4]);
+int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[3], int n,
+                              const int32_t *recip, float cos1_sq, int32_t *const r[3],
+                              int32_t *const a[3]);
+int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum,
+                         int32_t *mctr);
+int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
+                          const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
+                          const int cub[3], int64_t in[3]);
 
-static const adm_simd simd_avx2 = {svc_adm_vpass_u8_avx2, svc_adm_vpass_u16_avx2,
-                                   svc_adm_vpass_s32_avx2, svc_adm_hpass_s16_avx2,
-                                   svc_adm_hpass_s32_avx2};
+static const adm_simd simd_avx2 = {
+    svc_adm_vpass_u8_avx2,     svc_adm_vpass_u16_avx2, svc_adm_vpass_s32_avx2,
+    svc_adm_hpass_s16_avx2,    svc_adm_hpass_s32_avx2, svc_adm_decouple_s16_avx2,
+    svc_adm_csf_s16_avx2,      svc_adm_mask_s16_avx2,
+};
 #endif
 
 static inline int32_t sample(const void *row, int is16, int j) {
@@ -225,9 +246,18 @@ static inline int64_t restored(int32_t o, int32_t t, int angle_ok, const int32_t
 
 static void decouple(adm_state *s, int narrow16, rect rc) {
     const float cos1_sq = cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0);
+    const int n = rc.x1 - rc.x0;
     for (int i = rc.y0; i < rc.y1; i++) {
-        const ptrdiff_t row = i * s->stride;
-        for (int j = rc.x0; j < rc.x1; j++) {
+        const ptrdiff_t row = i * s->stride + rc.x0;
+        int j = 0;
+        if (narrow16 && s->simd) {
+            const int32_t *const o[3] = {s->ref[B_H] + row, s->ref[B_V] + row, s->ref[B_D] + row};
+            const int32_t *const t[3] = {s->dis[B_H] + row, s->dis[B_V] + row, s->dis[B_D] + row};
+            int32_t *const r[3] = {s->rest[0] + row, s->rest[1] + row, s->rest[2] + row};
+            int32_t *const a[3] = {s->add[0] + row, s->add[1] + row, s->add[2] + row};
+            j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, r, a);
+        }
+        for (; j < n; j++) {
             const ptrdiff_t p = row + j;
             const int32_t oh = s->ref[B_H][p], ov = s->ref[B_V][p], od = s->ref[B_D][p];
             const int32_t th = s->dis[B_H][p], tv = s->dis[B_V][p], td = s->dis[B_D][p];
@@ -263,33 +293,49 @@ static const int RF0_SHIFT[3] = {15, 15, 17};
  * msum = sum_b |csf_b| / 30 and mctr = sum_b (|csf_b| / 15 - |csf_b| / 30), so that the
  * threshold at (i, j) is the 3x3 sum of msum plus mctr(i, j). At scale 0 the |csf| / 15
  * term is truncated to int16 outside `wide` (see wide_rect). */
+static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_t row, int j0,
+                        int j1, int wrap16) {
+    int j = j0;
+    if (scale == 0 && s->simd && j1 > j0) {
+        const int32_t *const in[3] = {src[0] + row + j0, src[1] + row + j0, src[2] + row + j0};
+        j += s->simd->csf_s16(in, j1 - j0, wrap16, s->msum + row + j0, s->mctr + row + j0);
+    }
+    for (; j < j1; j++) {
+        const ptrdiff_t p = row + j;
+        uint32_t msum = 0, mctr = 0; /* the reference sums in wrapping 32-bit */
+        for (int b = 0; b < 3; b++) {
+            int32_t m, c;
+            if (scale == 0) {
+                const int32_t d = (int16_t)((RF0[b] * src[b][p] + RF0_ADD[b]) >> RF0_SHIFT[b]);
+                m = (int16_t)((4369 * abs(d) + 2048) >> 12); /* 2^17 / 30 */
+                c = (8738 * abs(d) + 2048) >> 12;            /* 2^17 / 15 */
+                if (wrap16) c = (int16_t)c;
+            } else {
+                const int32_t d =
+                    (int32_t)(((int64_t)s->irfac[scale][b] * src[b][p] + (1 << 27)) >> 28);
+                const int64_t ad = llabs((int64_t)d);
+                /* The reference's "+2^31" rounding term is stored in an int32 and so
+                 * subtracts 2^31. */
+                m = (int32_t)((143165577LL * ad - 2147483648LL) >> 32); /* 2^32 / 30 */
+                c = (int32_t)((286331153LL * ad - 2147483648LL) >> 32); /* 2^32 / 15 */
+            }
+            msum += (uint32_t)m;
+            mctr += (uint32_t)c - (uint32_t)m;
+        }
+        s->msum[p] = (int32_t)msum;
+        s->mctr[p] = (int32_t)mctr;
+    }
+}
+
 static void csf_masker(adm_state *s, int scale, int32_t *const src[3], rect rc, rect wide) {
     for (int i = rc.y0; i < rc.y1; i++) {
         const ptrdiff_t row = i * s->stride;
-        for (int j = rc.x0; j < rc.x1; j++) {
-            const ptrdiff_t p = row + j;
-            uint32_t msum = 0, mctr = 0; /* the reference sums in wrapping 32-bit */
-            for (int b = 0; b < 3; b++) {
-                int32_t m, c;
-                if (scale == 0) {
-                    const int32_t d = (int16_t)((RF0[b] * src[b][p] + RF0_ADD[b]) >> RF0_SHIFT[b]);
-                    m = (int16_t)((4369 * abs(d) + 2048) >> 12);  /* 2^17 / 30 */
-                    c = (8738 * abs(d) + 2048) >> 12;  /* 2^17 / 15 */
-                    if (i < wide.y0 || i >= wide.y1 || j < wide.x0 || j >= wide.x1) c = (int16_t)c;
-                } else {
-                    const int32_t d = (int32_t)(((int64_t)s->irfac[scale][b] * src[b][p] +
-                                                 (1 << 27)) >> 28);
-                    const int64_t ad = llabs((int64_t)d);
-                    /* The reference's "+2^31" rounding term is stored in an int32 and so
-                     * subtracts 2^31. */
-                    m = (int32_t)((143165577LL * ad - 2147483648LL) >> 32); /* 2^32 / 30 */
-                    c = (int32_t)((286331153LL * ad - 2147483648LL) >> 32); /* 2^32 / 15 */
-                }
-                msum += (uint32_t)m;
-                mctr += (uint32_t)c - (uint32_t)m;
-            }
-            s->msum[p] = (int32_t)msum;
-            s->mctr[p] = (int32_t)mctr;
+        if (scale == 0 && i >= wide.y0 && i < wide.y1 && wide.x0 < wide.x1) {
+            csf_segment(s, scale, src, row, rc.x0, wide.x0, 1);
+            csf_segment(s, scale, src, row, wide.x0, wide.x1, 0);
+            csf_segment(s, scale, src, row, wide.x1, rc.x1, 1);
+        } else {
+            csf_segment(s, scale, src, row, rc.x0, rc.x1, 1);
         }
     }
 }
@@ -336,7 +382,13 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
         const int32_t *m1 = s->msum + i * st;
         const int32_t *m2 = s->msum + (i + 1 < h ? i + 1 : h - 1) * st;
         int64_t in[3] = {0, 0, 0};
-        for (int j = rc.x0; j < rc.x1; j++) {
+        int j = rc.x0;
+        if (scale == 0 && s->simd && j >= 1) {
+            const int32_t *const rows[3] = {src[0] + i * st, src[1] + i * st, src[2] + i * st};
+            j = s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j,
+                                  rc.x1 < w - 1 ? rc.x1 : w - 1, cub, in);
+        }
+        for (; j < rc.x1; j++) {
             const int jl = mirror(j - 1, w), jr = j + 1 < w ? j + 1 : w - 1;
             const uint32_t thr = (uint32_t)m0[jl] + (uint32_t)m0[j] + (uint32_t)m0[jr] +
                                  (uint32_t)m1[jl] + (uint32_t)m1[jr] + (uint32_t)m2[jl] +

@@ -162,4 +162,136 @@ AVX2_FN int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0,
     }
     return j;
 }
+/* ---- scale-0 decoupling, CSF and masking (values within the 16-bit pipeline's range:
+ * |coefficient| <= 22931, so products like o*t, k*o and |x|^2 / 2^29 fit 32 bits) ---- */
+
+/* Four 64-bit lane masks (from two double compares) narrowed to eight 32-bit lane masks. */
+AVX2_FN static inline __m256i narrow_masks(__m256d lo, __m256d hi) {
+    const __m256i pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m128i l = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(lo), pick));
+    const __m128i h = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(hi), pick));
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(l), h, 1);
+}
+
+/* dot >= 0 && dot^2 >= cos1_sq * |o|^2 * |t|^2 with each product rounded to float and then
+ * scaled by 2^-12 in double, as the scalar code. */
+AVX2_FN static inline __m256d angle_half(__m128 dot, __m128 om, __m128 tm, __m256d cs) {
+    const __m256d inv = _mm256_set1_pd(1.0 / 4096.0);
+    const __m256d d = _mm256_mul_pd(_mm256_cvtps_pd(dot), inv);
+    const __m256d o = _mm256_mul_pd(_mm256_cvtps_pd(om), inv);
+    const __m256d t = _mm256_mul_pd(_mm256_cvtps_pd(tm), inv);
+    const __m256d lhs = _mm256_mul_pd(d, d), rhs = _mm256_mul_pd(_mm256_mul_pd(cs, o), t);
+    return _mm256_and_pd(_mm256_cmp_pd(d, _mm256_setzero_pd(), _CMP_GE_OQ),
+                         _mm256_cmp_pd(lhs, rhs, _CMP_GE_OQ));
+}
+
+AVX2_FN int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[3], int n,
+                                      const int32_t *recip, float cos1_sq, int32_t *const r[3],
+                                      int32_t *const a[3]) {
+    const __m256d cs = _mm256_set1_pd((double)cos1_sq);
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(32768);
+    const __m256i r14 = _mm256_set1_epi64x(1 << 14), r15 = _mm256_set1_epi32(16384);
+    const __m256i gain = _mm256_set1_epi32(100);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256i ov[3], tv[3];
+        for (int b = 0; b < 3; b++) {
+            ov[b] = _mm256_loadu_si256((const __m256i *)(o[b] + j));
+            tv[b] = _mm256_loadu_si256((const __m256i *)(t[b] + j));
+        }
+        const __m256i dot = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], tv[0]), _mm256_mullo_epi32(ov[1], tv[1]));
+        const __m256i om = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], ov[0]), _mm256_mullo_epi32(ov[1], ov[1]));
+        const __m256i tm = _mm256_add_epi32(_mm256_mullo_epi32(tv[0], tv[0]), _mm256_mullo_epi32(tv[1], tv[1]));
+        const __m256 fd = _mm256_cvtepi32_ps(dot), fo = _mm256_cvtepi32_ps(om), ft = _mm256_cvtepi32_ps(tm);
+        const __m256i angle = narrow_masks(
+            angle_half(_mm256_castps256_ps128(fd), _mm256_castps256_ps128(fo), _mm256_castps256_ps128(ft), cs),
+            angle_half(_mm256_extractf128_ps(fd, 1), _mm256_extractf128_ps(fo, 1), _mm256_extractf128_ps(ft, 1), cs));
+        for (int b = 0; b < 3; b++) {
+            /* k = clamp(t / o, 0, 1) in Q15 via the Q30 reciprocal of |o| and t's sign flipped
+             * with o's; the shifted products fit 32 bits, so the low halves suffice. */
+            const __m256i rec = _mm256_i32gather_epi32(recip, _mm256_abs_epi32(ov[b]), 4);
+            const __m256i ts = _mm256_sign_epi32(tv[b], ov[b]);
+            const __m256i qe = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(rec, ts), r14), 15);
+            const __m256i qo = _mm256_srli_epi64(
+                _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(rec, 32), _mm256_srli_epi64(ts, 32)), r14), 15);
+            __m256i k = _mm256_blend_epi32(qe, _mm256_slli_epi64(qo, 32), 0xAA);
+            k = _mm256_min_epi32(_mm256_max_epi32(k, zero), one);
+            k = _mm256_blendv_epi8(k, one, _mm256_cmpeq_epi32(ov[b], zero));
+            __m256i rst = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(k, ov[b]), r15), 15);
+            const __m256i boost = _mm256_and_si256(angle, _mm256_cmpgt_epi32(k, zero));
+            const __m256i g = _mm256_mullo_epi32(rst, gain);
+            rst = _mm256_blendv_epi8(rst, _mm256_min_epi32(g, tv[b]),
+                                     _mm256_and_si256(boost, _mm256_cmpgt_epi32(ov[b], zero)));
+            rst = _mm256_blendv_epi8(rst, _mm256_max_epi32(g, tv[b]),
+                                     _mm256_and_si256(boost, _mm256_cmpgt_epi32(zero, ov[b])));
+            _mm256_storeu_si256((__m256i *)(r[b] + j), rst);
+            _mm256_storeu_si256((__m256i *)(a[b] + j), _mm256_sub_epi32(tv[b], rst));
+        }
+    }
+    return j;
+}
+
+AVX2_FN int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum,
+                                 int32_t *mctr) {
+    const int32_t rf[3] = {36453, 36453, 49417}, add[3] = {16384, 16384, 65535};
+    const int sh[3] = {15, 15, 17};
+    const __m256i r12 = _mm256_set1_epi32(2048);
+    const __m256i by30 = _mm256_set1_epi32(4369), by15 = _mm256_set1_epi32(8738);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256i ms = _mm256_setzero_si256(), mc = _mm256_setzero_si256();
+        for (int b = 0; b < 3; b++) {
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(src[b] + j));
+            const __m256i d = _mm256_abs_epi32(_mm256_sra_epi32(
+                _mm256_add_epi32(_mm256_mullo_epi32(x, _mm256_set1_epi32(rf[b])), _mm256_set1_epi32(add[b])),
+                _mm_cvtsi32_si128(sh[b])));
+            const __m256i m = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(d, by30), r12), 12);
+            __m256i c = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(d, by15), r12), 12);
+            if (wrap16) c = _mm256_srai_epi32(_mm256_slli_epi32(c, 16), 16);
+            ms = _mm256_add_epi32(ms, m);
+            mc = _mm256_add_epi32(mc, _mm256_sub_epi32(c, m));
+        }
+        _mm256_storeu_si256((__m256i *)(msum + j), ms);
+        _mm256_storeu_si256((__m256i *)(mctr + j), mc);
+    }
+    return j;
+}
+
+/* Adds (x^2 + 2^(sq-1)) >> sq, times x, + cub_add, >> cub over the even (odd) lanes of x. */
+AVX2_FN static inline __m256i cube_lanes(__m256i x, int sq, int cub) {
+    const __m256i sqr = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(x, x), _mm256_set1_epi64x((int64_t)1 << (sq - 1))),
+                                         _mm_cvtsi32_si128(sq));
+    const __m256i cub_add = _mm256_set1_epi64x(cub > 0 ? (int64_t)1 << (cub - 1) : 0);
+    return _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(sqr, x), cub_add), _mm_cvtsi32_si128(cub));
+}
+
+AVX2_FN int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
+                                  const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
+                                  const int cub[3], int64_t in[3]) {
+    const int32_t rf[3] = {36453, 36453, 49417};
+    const int sub[3] = {10, 10, 12}, sq[3] = {29, 29, 30};
+    __m256i acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    int j = j0;
+    for (; j + 8 <= j1; j += 8) {
+        __m256i thr = _mm256_loadu_si256((const __m256i *)(ctr + j));
+        const int32_t *const m[3] = {m0, m1, m2};
+        for (int r = 0; r < 3; r++)
+            for (int d = -1; d <= 1; d++)
+                thr = _mm256_add_epi32(thr, _mm256_loadu_si256((const __m256i *)(m[r] + j + d)));
+        for (int b = 0; b < 3; b++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(src[b] + j));
+            __m256i x = _mm256_sub_epi32(_mm256_abs_epi32(_mm256_mullo_epi32(v, _mm256_set1_epi32(rf[b]))),
+                                         _mm256_sll_epi32(thr, _mm_cvtsi32_si128(sub[b])));
+            x = _mm256_max_epi32(x, _mm256_setzero_si256());
+            acc[b] = _mm256_add_epi64(acc[b], cube_lanes(x, sq[b], cub[b]));
+            acc[b] = _mm256_add_epi64(acc[b], cube_lanes(_mm256_srli_epi64(x, 32), sq[b], cub[b]));
+        }
+    }
+    for (int b = 0; b < 3; b++) {
+        int64_t lanes[4];
+        _mm256_storeu_si256((__m256i *)lanes, acc[b]);
+        in[b] += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    }
+    return j;
+}
 #endif
