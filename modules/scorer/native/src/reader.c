@@ -263,7 +263,8 @@ static int open_video(const char *path, int kind, int w, int h, int pix_fmt, int
         svc_set_err(err, err_len, "%s: read error: %s", path, strerror(errno));
         rc = SVC_E_IO;
     } else if (n == 0) {
-        svc_set_err(err, err_len, "%s: bad Y4M header: no end of line within %d bytes", path, MAX_LINE);
+        svc_set_err(err, err_len, "%s: bad Y4M header: no end of line (the file ends inside it or "
+                    "it is longer than %d bytes)", path, MAX_LINE);
         rc = SVC_E_GEOMETRY;
     } else {
         rc = parse_y4m_header(line, path, v, err, err_len);
