@@ -4,9 +4,7 @@
  * authenticator and the JWKS caches.
  */
 import { Context, Layer } from "effect"
-import type { UnauthenticatedReason, PermissionDeniedReason } from "../policy/errors.ts"
-
-export type RefusalReason = UnauthenticatedReason | PermissionDeniedReason | "tenant-set-stale"
+import type { RefusalReason } from "../policy/errors.ts"
 export type JwksFetchOutcome = "success" | "failure"
 
 export class AuthCounters {

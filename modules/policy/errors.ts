@@ -92,12 +92,17 @@ export class PermissionDenied extends Data.TaggedError("PermissionDenied")<{
   }
 }
 
-export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly message: string }> {
+export type UnavailableReason = "tenant-set-stale"
+
+export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly reason: UnavailableReason; readonly message: string }> {
   readonly kind = "unavailable" as const
   static tenantSetStale(): Unavailable {
-    return new Unavailable({ message: Messages.tenantSetStale })
+    return new Unavailable({ reason: "tenant-set-stale", message: Messages.tenantSetStale })
   }
 }
 
 /** Every refusal the auth and policy modules hand to the transport. */
 export type Refusal = Unauthenticated | PermissionDenied | Unavailable
+
+/** Why a request was refused, for logs and the refusal counter. */
+export type RefusalReason = Refusal["reason"]
