@@ -287,7 +287,8 @@ static int parse_value(jparser *ps, jval *out) {
     case 't': return literal(ps, "true", J_TRUE, out);
     case 'f': return literal(ps, "false", J_FALSE, out);
     case 'n': return literal(ps, "null", J_NULL, out);
-    default: return parse_number(ps, out);
+    default: return *ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9') ? parse_number(ps, out)
+                                                                      : jerr(ps, "unexpected character");
     }
 }
 

@@ -113,6 +113,7 @@ static void test_models(const char *json, size_t len) {
     expect_model_error("{\"a\": 1, \"a\": 2}", "duplicate key", "duplicate key");
     expect_model_error("{\"a\": \"\\x\"}", "bad escape", "invalid escape");
     expect_model_error("{\"a\": 01}", "leading zero", "expected");
+    expect_model_error("{\"a\": }", "missing value", "unexpected character");
     expect_model_error("{\"a\": 1e999}", "huge number", "out of range");
     expect_model_error("{\"a\": \"\\ud800\"}", "lone surrogate", "surrogate");
     expect_model_error("{} x", "trailing content", "trailing content");
@@ -336,6 +337,41 @@ static void test_jobs(const svc_model *m) {
     results_free(&r1);
 }
 
+/* vmaf of the first frames of v01 under a model. */
+static int first_vmaf(const svc_model *m, double *out, int n) {
+    int32_t opts[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                    [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_FRAME_CNT] = n };
+    svc_job *j;
+    int rc = svc_job_start(m, path("fixtures/v01_testsrc2_420_8_x264.ref.yuv"),
+                           path("fixtures/v01_testsrc2_420_8_x264.dis.yuv"), opts, SVC_OPT_COUNT, &j, err, sizeof err);
+    if (rc) return rc;
+    rc = wait_job(j);
+    if (rc == 1 && svc_job_frame_values(j, 0, out, n) != n) rc = -1;
+    svc_job_free(j);
+    return rc;
+}
+
+/* The score transform is off by default (as in libvmaf) and applied with "enabled": true. */
+static void test_transform(const char *json, const svc_model *plain) {
+    char *text = replaced(json, "\"out_gte_in\": \"true\"", "\"out_gte_in\": \"true\", \"enabled\": true");
+    svc_model *m = NULL;
+    CHECK(text && load(text, strlen(text), &m) == SVC_OK, "model with enabled transform loads: %s", err);
+    free(text);
+    if (!m) return;
+    double y[3], t[3];
+    CHECK(first_vmaf(plain, y, 3) == 1 && first_vmaf(m, t, 3) == 1, "transform jobs run: %s", err);
+    const double p0 = 1.70674692, p1 = 1.72643844, p2 = -0.00705305;
+    for (int f = 0; f < 3; f++) {
+        double want = 0.0;
+        want += p0;
+        want += p1 * y[f];
+        want += p2 * y[f] * y[f];
+        want = want < 0 ? 0 : want > 100 ? 100 : want;
+        CHECK(y[f] > 0 && y[f] < 100 && t[f] == want, "frame %d: transformed %.17g, want %.17g", f, t[f], want);
+    }
+    svc_model_free(m);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
     CHECK(strcmp(svc_version(), "0.1.0") == 0, "version");
@@ -347,6 +383,7 @@ int main(int argc, char **argv) {
         svc_model *m;
         if (load(json, len, &m) == SVC_OK) {
             test_jobs(m);
+            test_transform(json, m);
             svc_model_free(m);
         }
     }
