@@ -73,6 +73,16 @@ const describeCondition = (condition: SchemaNode): string => {
 
 /** Returns a validator of documents against `root`, listing every violation once. */
 export const makeValidator = (root: SchemaObject) => {
+  const compiledPatterns = new Map<string, RegExp>()
+  const matches = (pattern: string, text: string): boolean => {
+    let compiled = compiledPatterns.get(pattern)
+    if (compiled === undefined) {
+      // JSON Schema patterns are ECMA-262 regular expressions with Unicode semantics.
+      compiled = new RegExp(pattern, "u")
+      compiledPatterns.set(pattern, compiled)
+    }
+    return compiled.test(text)
+  }
   const resolve = (reference: string): SchemaNode => {
     const name = reference.startsWith("#/$defs/") ? reference.slice("#/$defs/".length) : undefined
     const target = name === undefined ? undefined : root.$defs?.[name]
@@ -98,7 +108,7 @@ export const makeValidator = (root: SchemaObject) => {
       fail(path, `must be one of ${quoted(node.enum)}`)
     }
     if (typeof value === "string") {
-      if (node.pattern !== undefined && !new RegExp(node.pattern, "u").test(value)) {
+      if (node.pattern !== undefined && !matches(node.pattern, value)) {
         fail(path, `must match pattern ${node.pattern}`)
       }
       if (node.maxLength !== undefined && codePointLength(value) > node.maxLength) {
