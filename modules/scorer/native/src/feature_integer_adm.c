@@ -80,6 +80,18 @@ typedef struct adm_simd {
     int (*mask_s16)(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
                     const int32_t *const src[3], int j0, int j1, const int cub[3],
                     int64_t in[3]);
+    /* The same stages at scales 1-3 (32-bit coefficients, 64-bit products); the angle test
+     * comes precomputed per pixel (0 or -1) since it needs int64 -> float conversions. */
+    int (*decouple_s32)(const int32_t *const o[3], const int32_t *const t[3], const int32_t *angle,
+                        int n, const int32_t *recip, int32_t *const r[3], int32_t *const a[3]);
+    int (*csf_s32)(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum,
+                   int32_t *mctr);
+    int (*mask_s32)(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                    const int32_t *const src[3], int j0, int j1, const uint32_t irf[3], int cub,
+                    int64_t in[3]);
+    /* Reference detail sums of n pixels: ((|v|^2 + sq_add) >> sq) * |v| + cub_add) >> cub. */
+    int (*cubes)(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
+                 uint32_t cub_add, uint64_t in[3]);
 } adm_simd;
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -100,11 +112,22 @@ int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t
 int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
                           const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
                           const int cub[3], int64_t in[3]);
+int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *const t[3],
+                              const int32_t *angle, int n, const int32_t *recip,
+                              int32_t *const r[3], int32_t *const a[3]);
+int svc_adm_csf_s32_avx2(const int32_t *const src[3], int n, const uint32_t irf[3],
+                         int32_t *msum, int32_t *mctr);
+int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
+                          const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
+                          const uint32_t irf[3], int cub, int64_t in[3]);
+int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
+                       uint32_t cub_add, uint64_t in[3]);
 
 static const adm_simd simd_avx2 = {
     svc_adm_vpass_u8_avx2,     svc_adm_vpass_u16_avx2, svc_adm_vpass_s32_avx2,
     svc_adm_hpass_s16_avx2,    svc_adm_hpass_s32_avx2, svc_adm_decouple_s16_avx2,
-    svc_adm_csf_s16_avx2,      svc_adm_mask_s16_avx2,
+    svc_adm_csf_s16_avx2,      svc_adm_mask_s16_avx2,  svc_adm_decouple_s32_avx2,
+    svc_adm_csf_s32_avx2,      svc_adm_mask_s32_avx2,  svc_adm_cubes_avx2,
 };
 #endif
 
@@ -178,6 +201,7 @@ typedef struct adm_state {
     int32_t *msum;            /* sum over H, V, D of the masker's |CSF| / 30 */
     int32_t *mctr;            /* per-pixel centre correction of the masking threshold */
     int32_t *tmp;             /* DWT vertical pass: lo row, hi row */
+    int32_t *angle;           /* per-pixel angle test of one row (SIMD decoupling) */
     int32_t *recip;           /* 2^30 / n, n = 0..32768 */
     float rfac[4][3];         /* CSF weight per scale for H/V, H/V, D */
     uint32_t irfac[4][3];     /* the same in Q32 (scales 1-3) */
@@ -244,32 +268,42 @@ static inline int64_t restored(int32_t o, int32_t t, int angle_ok, const int32_t
     return r;
 }
 
+/* Angle between (oh, ov) and (th, tv) below 1 degree: dot >= 0 and
+ * dot^2 >= cos^2(1deg) |o|^2 |t|^2, evaluated in floating point from float-rounded
+ * products like the reference. */
+static inline int same_direction(int32_t oh, int32_t ov, int32_t th, int32_t tv, float cos1_sq) {
+    const int64_t dot = (int64_t)oh * th + (int64_t)ov * tv;
+    const int64_t omag = (int64_t)oh * oh + (int64_t)ov * ov;
+    const int64_t tmag = (int64_t)th * th + (int64_t)tv * tv;
+    const double fdot = (double)(float)dot / 4096.0;
+    return fdot >= 0.0 && fdot * fdot >= cos1_sq * ((double)(float)omag / 4096.0) *
+                                             ((double)(float)tmag / 4096.0);
+}
+
 static void decouple(adm_state *s, int narrow16, rect rc) {
     const float cos1_sq = cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0);
     const int n = rc.x1 - rc.x0;
     for (int i = rc.y0; i < rc.y1; i++) {
         const ptrdiff_t row = i * s->stride + rc.x0;
         int j = 0;
-        if (narrow16 && s->simd) {
+        if (s->simd) {
             const int32_t *const o[3] = {s->ref[B_H] + row, s->ref[B_V] + row, s->ref[B_D] + row};
             const int32_t *const t[3] = {s->dis[B_H] + row, s->dis[B_V] + row, s->dis[B_D] + row};
             int32_t *const r[3] = {s->rest[0] + row, s->rest[1] + row, s->rest[2] + row};
             int32_t *const a[3] = {s->add[0] + row, s->add[1] + row, s->add[2] + row};
-            j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, r, a);
+            if (narrow16) {
+                j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, r, a);
+            } else {
+                for (int k = 0; k < n; k++)
+                    s->angle[k] = -same_direction(o[0][k], o[1][k], t[0][k], t[1][k], cos1_sq);
+                j = s->simd->decouple_s32(o, t, s->angle, n, s->recip, r, a);
+            }
         }
         for (; j < n; j++) {
             const ptrdiff_t p = row + j;
             const int32_t oh = s->ref[B_H][p], ov = s->ref[B_V][p], od = s->ref[B_D][p];
             const int32_t th = s->dis[B_H][p], tv = s->dis[B_V][p], td = s->dis[B_D][p];
-            const int64_t dot = (int64_t)oh * th + (int64_t)ov * tv;
-            const int64_t omag = (int64_t)oh * oh + (int64_t)ov * ov;
-            const int64_t tmag = (int64_t)th * th + (int64_t)tv * tv;
-            /* Angle below 1 degree: dot >= 0 and dot^2 >= cos^2(1deg) |o|^2 |t|^2, evaluated
-             * in floating point from float-rounded products like the reference. */
-            const double fdot = (double)(float)dot / 4096.0;
-            const int angle_ok =
-                fdot >= 0.0 && fdot * fdot >= cos1_sq * ((double)(float)omag / 4096.0) *
-                                                  ((double)(float)tmag / 4096.0);
+            const int angle_ok = same_direction(oh, ov, th, tv, cos1_sq);
             const int32_t o[3] = {oh, ov, od}, t[3] = {th, tv, td};
             for (int b = 0; b < 3; b++) {
                 const int64_t r = restored(o[b], t[b], angle_ok, s->recip);
@@ -296,9 +330,11 @@ static const int RF0_SHIFT[3] = {15, 15, 17};
 static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_t row, int j0,
                         int j1, int wrap16) {
     int j = j0;
-    if (scale == 0 && s->simd && j1 > j0) {
+    if (s->simd && j1 > j0) {
         const int32_t *const in[3] = {src[0] + row + j0, src[1] + row + j0, src[2] + row + j0};
-        j += s->simd->csf_s16(in, j1 - j0, wrap16, s->msum + row + j0, s->mctr + row + j0);
+        j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, s->msum + row + j0, s->mctr + row + j0)
+                        : s->simd->csf_s32(in, j1 - j0, s->irfac[scale], s->msum + row + j0,
+                                           s->mctr + row + j0);
     }
     for (; j < j1; j++) {
         const ptrdiff_t p = row + j;
@@ -383,10 +419,12 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
         const int32_t *m2 = s->msum + (i + 1 < h ? i + 1 : h - 1) * st;
         int64_t in[3] = {0, 0, 0};
         int j = rc.x0;
-        if (scale == 0 && s->simd && j >= 1) {
+        if (s->simd && j >= 1) {
             const int32_t *const rows[3] = {src[0] + i * st, src[1] + i * st, src[2] + i * st};
-            j = s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j,
-                                  rc.x1 < w - 1 ? rc.x1 : w - 1, cub, in);
+            const int end = rc.x1 < w - 1 ? rc.x1 : w - 1;
+            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j, end, cub, in)
+                           : s->simd->mask_s32(m0, m1, m2, s->mctr + i * st, rows, j, end,
+                                               s->irfac[scale], cub[0], in);
         }
         for (; j < rc.x1; j++) {
             const int jl = mirror(j - 1, w), jr = j + 1 < w ? j + 1 : w - 1;
@@ -424,6 +462,14 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
     return sum;
 }
 
+typedef struct detail_rows {
+    const int32_t *b[3];
+} detail_rows;
+
+static inline detail_rows band_rows(const adm_state *s, ptrdiff_t off) {
+    return (detail_rows){{s->ref[B_H] + off, s->ref[B_V] + off, s->ref[B_D] + off}};
+}
+
 /* Minkowski-3 sum of the CSF-weighted reference detail (the reference's den_scale). */
 static float detail_sum(const adm_state *s, int scale, int w, int h) {
     const rect rc = pool_rect(w, h);
@@ -437,7 +483,9 @@ static float detail_sum(const adm_state *s, int scale, int w, int h) {
         const uint64_t add = sh > 0 ? (uint64_t)1 << (sh - 1) : 0;
         for (int i = rc.y0; i < rc.y1; i++) {
             uint64_t in[3] = {0, 0, 0};
-            for (int j = rc.x0; j < rc.x1; j++)
+            int j = rc.x0;
+            if (s->simd) j += s->simd->cubes(band_rows(s, i * st + j).b, cols, 0, 0, 0, 0, in);
+            for (; j < rc.x1; j++)
                 for (int b = 0; b < 3; b++) {
                     const uint64_t v = (uint16_t)abs(s->ref[B_H + b][i * st + j]);
                     in[b] += v * v * v;
@@ -454,7 +502,11 @@ static float detail_sum(const adm_state *s, int scale, int w, int h) {
         const uint64_t cub_add = (uint64_t)1 << (cub - 1), inner_add = (uint64_t)1 << (inner - 1);
         for (int i = rc.y0; i < rc.y1; i++) {
             uint64_t in[3] = {0, 0, 0};
-            for (int j = rc.x0; j < rc.x1; j++)
+            int j = rc.x0;
+            if (s->simd)
+                j += s->simd->cubes(band_rows(s, i * st + j).b, cols, sq, (uint32_t)sq_add, cub,
+                                    (uint32_t)cub_add, in);
+            for (; j < rc.x1; j++)
                 for (int b = 0; b < 3; b++) {
                     const uint64_t v = (uint32_t)abs(s->ref[B_H + b][i * st + j]);
                     in[b] += ((((v * v) + sq_add) >> sq) * v + cub_add) >> cub;
@@ -565,7 +617,7 @@ static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->stride = (w0 + 7) & ~7;
     const size_t plane = (size_t)s->stride * (size_t)h0;
     const size_t n_planes = 4 + 4 + 2 + 3 + 3 + 2;
-    const size_t tmp_len = 2 * (size_t)((w + 7) & ~7) + 16;
+    const size_t tmp_len = 2 * (size_t)((w + 7) & ~7) + (size_t)s->stride;
     s->mem = calloc(n_planes * plane + tmp_len, sizeof(int32_t));
     s->recip = malloc(32769 * sizeof(int32_t));
     if (!s->mem || !s->recip) {
@@ -586,6 +638,7 @@ static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->mctr = p;
     p += plane;
     s->tmp = p;
+    s->angle = p + 2 * (size_t)((w + 7) & ~7);
     s->recip[0] = 0;
     for (int n = 1; n <= 32768; n++) s->recip[n] = (int32_t)(1073741824 / n);
     for (int sc = 0; sc < 4; sc++) {

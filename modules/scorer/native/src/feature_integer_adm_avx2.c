@@ -294,4 +294,174 @@ AVX2_FN int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const in
     }
     return j;
 }
+/* ---- scales 1-3: 32-bit coefficients, 64-bit products in even/odd lanes ---- */
+
+/* Even (odd = 0) or odd (odd = 1) 32-bit lanes of x as zero-extended 64-bit lanes. */
+AVX2_FN static inline __m256i lanes64(__m256i x, int odd) {
+    return odd ? _mm256_srli_epi64(x, 32) : _mm256_and_si256(x, _mm256_set1_epi64x(0xFFFFFFFF));
+}
+
+/* Low 32 bits of the 64-bit lanes of even and odd, back in 32-bit lane order. */
+AVX2_FN static inline __m256i join(__m256i even, __m256i odd) {
+    return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+/* (int32)((x * c + 2^27) >> 28) per 32-bit lane, c < 2^31: only bits 28..59 of the product
+ * matter, which a logical shift gives as well. */
+AVX2_FN static inline __m256i csf_q28(__m256i x, uint32_t c) {
+    const __m256i cv = _mm256_set1_epi64x(c), r = _mm256_set1_epi64x(1 << 27);
+    __m256i v[2];
+    for (int odd = 0; odd < 2; odd++)
+        v[odd] = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(odd ? _mm256_srli_epi64(x, 32) : x, cv), r), 28);
+    return join(v[0], v[1]);
+}
+
+/* (int32)((c * |d| - 2^31) >> 32): the high half of the 64-bit difference. */
+AVX2_FN static inline __m256i q32_floor(__m256i ad, uint32_t c) {
+    const __m256i cv = _mm256_set1_epi64x(c), r = _mm256_set1_epi64x(2147483648LL);
+    const __m256i e = _mm256_sub_epi64(_mm256_mul_epu32(ad, cv), r);
+    const __m256i o = _mm256_sub_epi64(_mm256_mul_epu32(_mm256_srli_epi64(ad, 32), cv), r);
+    return _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
+}
+
+AVX2_FN int svc_adm_csf_s32_avx2(const int32_t *const src[3], int n, const uint32_t irf[3],
+                                 int32_t *msum, int32_t *mctr) {
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256i ms = _mm256_setzero_si256(), mc = _mm256_setzero_si256();
+        for (int b = 0; b < 3; b++) {
+            const __m256i d = csf_q28(_mm256_loadu_si256((const __m256i *)(src[b] + j)), irf[b]);
+            const __m256i ad = _mm256_abs_epi32(d);
+            const __m256i m = q32_floor(ad, 143165577u), c = q32_floor(ad, 286331153u);
+            ms = _mm256_add_epi32(ms, m);
+            mc = _mm256_add_epi32(mc, _mm256_sub_epi32(c, m));
+        }
+        _mm256_storeu_si256((__m256i *)(msum + j), ms);
+        _mm256_storeu_si256((__m256i *)(mctr + j), mc);
+    }
+    return j;
+}
+
+AVX2_FN int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
+                                  const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
+                                  const uint32_t irf[3], int cub, int64_t in[3]) {
+    const __m256i sq_add = _mm256_set1_epi64x(1 << 29), cub_add = _mm256_set1_epi64x((int64_t)1 << (cub - 1));
+    const __m128i sh_sq = _mm_cvtsi32_si128(30), sh_cub = _mm_cvtsi32_si128(cub);
+    const __m128i sh_sign = _mm_cvtsi32_si128(64 - cub);
+    __m256i acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    int j = j0;
+    for (; j + 8 <= j1; j += 8) {
+        __m256i thr = _mm256_loadu_si256((const __m256i *)(ctr + j));
+        const int32_t *const m[3] = {m0, m1, m2};
+        for (int r = 0; r < 3; r++)
+            for (int d = -1; d <= 1; d++)
+                thr = _mm256_add_epi32(thr, _mm256_loadu_si256((const __m256i *)(m[r] + j + d)));
+        for (int b = 0; b < 3; b++) {
+            __m256i x = csf_q28(_mm256_loadu_si256((const __m256i *)(src[b] + j)), irf[b]);
+            x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), thr), _mm256_setzero_si256());
+            for (int odd = 0; odd < 2; odd++) {
+                const __m256i xl = lanes64(x, odd);
+                /* xsq keeps only its low 32 bits, as a signed int32 (mul_epi32 reads them so);
+                 * the cube sum then needs an arithmetic shift. */
+                const __m256i xsq = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(xl, xl), sq_add), sh_sq);
+                const __m256i v = _mm256_add_epi64(_mm256_mul_epi32(xsq, xl), cub_add);
+                const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+                acc[b] = _mm256_add_epi64(acc[b], _mm256_or_si256(_mm256_srl_epi64(v, sh_cub),
+                                                                  _mm256_sll_epi64(sign, sh_sign)));
+            }
+        }
+    }
+    for (int b = 0; b < 3; b++) {
+        int64_t l[4];
+        _mm256_storeu_si256((__m256i *)l, acc[b]);
+        in[b] += l[0] + l[1] + l[2] + l[3];
+    }
+    return j;
+}
+
+/* floor(log2(x)) of the 8 positive int32 lanes of x (-1023 for 0), exact through double. */
+AVX2_FN static inline __m256i ilog2(__m256i x) {
+    const __m256i pick = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);
+    const __m256i lo = _mm256_castpd_si256(_mm256_cvtepi32_pd(_mm256_castsi256_si128(x)));
+    const __m256i hi = _mm256_castpd_si256(_mm256_cvtepi32_pd(_mm256_extracti128_si256(x, 1)));
+    const __m128i l = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(lo, pick));
+    const __m128i h = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(hi, pick));
+    const __m256i e = _mm256_inserti128_si256(_mm256_castsi128_si256(l), h, 1);
+    return _mm256_sub_epi32(_mm256_srli_epi32(e, 20), _mm256_set1_epi32(1023));
+}
+
+AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *const t[3],
+                                      const int32_t *angle, int n, const int32_t *recip,
+                                      int32_t *const r[3], int32_t *const a[3]) {
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(32768);
+    const __m256i one64 = _mm256_set1_epi64x(32768), unit64 = _mm256_set1_epi64x(1);
+    const __m256i r15 = _mm256_set1_epi64x(16384);
+    const __m256i big = _mm256_set1_epi32(21474836), gain = _mm256_set1_epi32(100);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256i ang = _mm256_loadu_si256((const __m256i *)(angle + j));
+        for (int b = 0; b < 3; b++) {
+            const __m256i ov = _mm256_loadu_si256((const __m256i *)(o[b] + j));
+            const __m256i tv = _mm256_loadu_si256((const __m256i *)(t[b] + j));
+            /* |o| reduced to 15 significant bits with rounding: shift = log2|o| - 14. */
+            const __m256i m = _mm256_abs_epi32(ov);
+            const __m256i sh = _mm256_max_epi32(_mm256_sub_epi32(ilog2(m), _mm256_set1_epi32(14)), zero);
+            const __m256i half = _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), sh), 1);
+            const __m256i rec = _mm256_i32gather_epi32(recip, _mm256_srlv_epi32(_mm256_add_epi32(m, half), sh), 4);
+            const __m256i neg = _mm256_srai_epi32(ov, 31);
+            __m256i k[2], rs[2];
+            for (int odd = 0; odd < 2; odd++) {
+                const __m256i shl = lanes64(sh, odd);
+                const __m256i ng = _mm256_shuffle_epi32(neg, odd ? 0xF5 : 0xA0);
+                __m256i q = _mm256_mul_epi32(odd ? _mm256_srli_epi64(rec, 32) : rec,
+                                             odd ? _mm256_srli_epi64(tv, 32) : tv);
+                q = _mm256_sub_epi64(_mm256_xor_si256(q, ng), ng);
+                q = _mm256_add_epi64(q, _mm256_sllv_epi64(unit64, _mm256_add_epi64(shl, _mm256_set1_epi64x(14))));
+                /* Negative sums clamp to 0, so a logical shift is enough for the rest. */
+                __m256i kk = _mm256_srlv_epi64(q, _mm256_add_epi64(shl, _mm256_set1_epi64x(15)));
+                kk = _mm256_blendv_epi8(kk, one64, _mm256_cmpgt_epi64(kk, one64));
+                k[odd] = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, q), kk);
+                const __m256i prod = _mm256_mul_epi32(k[odd], odd ? _mm256_srli_epi64(ov, 32) : ov);
+                rs[odd] = _mm256_srli_epi64(_mm256_add_epi64(prod, r15), 15);
+            }
+            __m256i kv = join(k[0], k[1]);
+            kv = _mm256_blendv_epi8(kv, one, _mm256_cmpeq_epi32(ov, zero));
+            __m256i rst = join(rs[0], rs[1]);
+            const __m256i boost = _mm256_and_si256(ang, _mm256_cmpgt_epi32(kv, zero));
+            /* rst * 100 saturated to int32: beyond that range the min/max picks t anyway. */
+            __m256i g = _mm256_mullo_epi32(rst, gain);
+            g = _mm256_blendv_epi8(g, _mm256_set1_epi32(INT32_MAX), _mm256_cmpgt_epi32(rst, big));
+            g = _mm256_blendv_epi8(g, _mm256_set1_epi32(INT32_MIN),
+                                   _mm256_cmpgt_epi32(_mm256_sub_epi32(zero, big), rst));
+            rst = _mm256_blendv_epi8(rst, _mm256_min_epi32(g, tv), _mm256_and_si256(boost, _mm256_cmpgt_epi32(ov, zero)));
+            rst = _mm256_blendv_epi8(rst, _mm256_max_epi32(g, tv), _mm256_and_si256(boost, neg));
+            _mm256_storeu_si256((__m256i *)(r[b] + j), rst);
+            _mm256_storeu_si256((__m256i *)(a[b] + j), _mm256_sub_epi32(tv, rst));
+        }
+    }
+    return j;
+}
+
+AVX2_FN int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint32_t sq_add,
+                               int cub, uint32_t cub_add, uint64_t in[3]) {
+    const __m256i sqa = _mm256_set1_epi64x(sq_add), cuba = _mm256_set1_epi64x(cub_add);
+    const __m128i shs = _mm_cvtsi32_si128(sq), shc = _mm_cvtsi32_si128(cub);
+    __m256i acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int b = 0; b < 3; b++) {
+            const __m256i v = _mm256_abs_epi32(_mm256_loadu_si256((const __m256i *)(band[b] + j)));
+            for (int odd = 0; odd < 2; odd++) {
+                const __m256i vl = lanes64(v, odd);
+                const __m256i s2 = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(vl, vl), sqa), shs);
+                acc[b] = _mm256_add_epi64(acc[b], _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(s2, vl), cuba), shc));
+            }
+        }
+    for (int b = 0; b < 3; b++) {
+        uint64_t l[4];
+        _mm256_storeu_si256((__m256i *)l, acc[b]);
+        in[b] += l[0] + l[1] + l[2] + l[3];
+    }
+    return j;
+}
 #endif

@@ -2,10 +2,11 @@
  * raw pair, repeating the file's frames until at least 2 s of work per backend.
  * Build: cc -O2 -std=c11 -Isrc test/adm_bench.c src/picture.c src/cpu.c \
  *          src/feature_integer_adm*.c -lm -o /tmp/adm_bench
- * Run:   /tmp/adm_bench REF DIS W H PIXFMT BPC */
+ * Run:   /tmp/adm_bench REF DIS W H PIXFMT BPC [scalar|avx2]   (default: both) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "../src/internal.h"
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
     if (!n) return 1;
     const int cpus[2] = {SVC_CPU_SCALAR, SVC_CPU_AVX2};
     for (int c = 0; c < (svc_cpu_has_avx2() ? 2 : 1); c++) {
+        if (argc > 7 && strcmp(argv[7], c ? "avx2" : "scalar") != 0) continue;
         void *st = svc_extractor_integer_adm.create(w, h, fmt, bpc, cpus[c]);
         if (!st) return 1;
         double out[8];

@@ -14,6 +14,27 @@
 static uint32_t rng = 12345;
 static uint32_t next(void) { rng = rng * 1664525u + 1013904223u; return rng >> 8; }
 
+static int get(const svc_picture *p, int x, int y) {
+    const svc_plane *pl = &p->plane[0];
+    return p->bpc == 8 ? ((const uint8_t *)pl->data)[y * pl->stride + x]
+                       : ((const uint16_t *)((const uint8_t *)pl->data + y * pl->stride))[x];
+}
+
+/* Distorted from reference: contrast boost around mid-grey (enhancement path) or inversion
+ * (opposite-sign details). */
+static void derive(svc_picture *d, const svc_picture *r, int invert) {
+    const svc_plane *pl = &d->plane[0];
+    const int maxv = (1 << d->bpc) - 1;
+    for (int y = 0; y < pl->h; y++)
+        for (int x = 0; x < pl->w; x++) {
+            const int v0 = get(r, x, y);
+            int v = invert ? maxv - v0 : (v0 - maxv / 2) * 3 / 2 + maxv / 2;
+            v = v < 0 ? 0 : (v > maxv ? maxv : v);
+            if (d->bpc == 8) ((uint8_t *)pl->data)[y * pl->stride + x] = (uint8_t)v;
+            else ((uint16_t *)((uint8_t *)pl->data + y * pl->stride))[x] = (uint16_t)v;
+        }
+}
+
 static void fill(svc_picture *p, int kind, int seed) {
     const svc_plane *pl = &p->plane[0];
     const int maxv = (1 << p->bpc) - 1;
@@ -46,13 +67,14 @@ int main(void) {
     const int bpcs[] = {8, 10, 12, 16};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (size_t bi = 0; bi < 4; bi++)
-            for (int kind = 0; kind < 3; kind++) {
+            for (int kind = 0; kind < 5; kind++) {
                 const int w = sizes[si][0], h = sizes[si][1], bpc = bpcs[bi];
                 svc_picture r, d;
                 svc_picture_alloc(&r, w, h, 420, bpc);
                 svc_picture_alloc(&d, w, h, 420, bpc);
-                fill(&r, kind, 0);
-                fill(&d, kind == 0 ? 0 : kind, 1);
+                fill(&r, kind < 3 ? kind : 2 * (kind - 3), 0);
+                if (kind < 3) fill(&d, kind, 1);
+                else derive(&d, &r, kind == 4);
                 double out[2][8];
                 const int bad_before = bad;
                 for (int be = 0; be < (avx2 ? 2 : 1); be++) {
