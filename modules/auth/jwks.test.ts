@@ -1,12 +1,8 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, TestClock } from "effect"
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { DEFAULT_JWKS_FETCH, makeJwksCache, makeJwksCaches } from "./jwks.ts"
 import { AuthCounters } from "./metrics.ts"
-import { captureLogs, jsonHandler, jwksBody, LoopbackServer, makeKey, type CapturedLog } from "./test-support.ts"
+import { captureLogs, jsonHandler, jwksBody, LoopbackServer, makeKey, opensslAvailable, selfSignedCertificate, type CapturedLog } from "./test-support.ts"
 
 const keyA = makeKey("key-a")
 const keyB = makeKey("key-b")
@@ -231,31 +227,10 @@ describe("JwksCache", () => {
   )
 })
 
-const opensslAvailable = (() => {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
-
 describe.skipIf(!opensslAvailable)("JwksCache over https", () => {
-  const certificate = () => {
-    const dir = mkdtempSync(join(tmpdir(), "svc-tls-"))
-    execFileSync(
-      "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-      { stdio: "ignore" }
-    )
-    const pair = { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") }
-    rmSync(dir, { recursive: true, force: true })
-    return pair
-  }
-
   it.effect("an https fetch does not follow a redirect to plain http, except to a loopback host", () =>
     Effect.gen(function* () {
-      const tls = certificate()
+      const tls = selfSignedCertificate()
       const options = { ...DEFAULT_JWKS_FETCH, caCertificates: tls.cert }
       const plain = serve(jsonHandler(() => jwksBody(keyA.jwk)))
       let location = "http://jwks.example.com/jwks"

@@ -8,7 +8,7 @@ import { stringify } from "yaml"
 import { authorize } from "../policy/rbac.ts"
 import { GrpcMethods } from "../policy/roles.ts"
 import { Authenticator, authLayer, AuthStatus, ScoringRoots } from "./authenticator.ts"
-import { captureLogs, jsonHandler, jwksBody, LoopbackServer, makeKey, realSleep, signToken, tenantDocument, type CapturedLog } from "./test-support.ts"
+import { captureLogs, eventually, jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, tenantDocument, type CapturedLog } from "./test-support.ts"
 
 const keyA = makeKey("provider-a")
 const keyB = makeKey("provider-b")
@@ -73,16 +73,6 @@ const startupRefusal = (documents: ReadonlyArray<unknown> | string) =>
 const bearerFrom = (key: typeof keyA, claims: Record<string, unknown>) => Effect.map(Effect.promise(() => signToken(key, claims)), (token) => `Bearer ${token}`)
 const acmeToken = (claims: Record<string, unknown> = {}) => bearerFrom(keyA, { iss: ISSUER_A, tid: "acme", aud: "svc", ...claims })
 
-/** Polls in real time: a refresh reads the file asynchronously after the test clock wakes it. */
-const eventually = <A, E>(effect: Effect.Effect<A, E>, accept: (value: A) => boolean) =>
-  Effect.gen(function* () {
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const value = yield* effect
-      if (accept(value)) return value
-      yield* realSleep(5)
-    }
-    throw new Error("condition not reached")
-  })
 const refreshInterval = TestClock.adjust(Duration.seconds(30))
 
 describe("tenant registry: matching (seed 5.8)", () => {

@@ -2,7 +2,11 @@
  * Helpers shared by the auth tests (not used by production code): RSA keys, signed
  * tokens, a loopback HTTP server that counts requests, and a log capture.
  */
+import { execFileSync } from "node:child_process"
 import { generateKeyPairSync, type KeyObject } from "node:crypto"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect, Logger, type HashMap } from "effect"
 import { SignJWT } from "jose"
 import { TENANT_API_VERSION, TENANT_KIND } from "./tenant.ts"
@@ -98,6 +102,20 @@ export const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>, into: Array
 /** Waits in real time (not the test clock) for file I/O or sockets to settle. */
 export const realSleep = (millis: number): Effect.Effect<void> => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
 
+/**
+ * Polls `effect` in real time until `accept` holds (about a second at most): a
+ * refresh woken by the test clock still reads its source asynchronously.
+ */
+export const eventually = <A, E>(effect: Effect.Effect<A, E>, accept: (value: A) => boolean): Effect.Effect<A, E> =>
+  Effect.gen(function* () {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const value = yield* effect
+      if (accept(value)) return value
+      yield* realSleep(5)
+    }
+    return yield* Effect.die(new Error("condition not reached"))
+  })
+
 /** A valid `SvcTenant` document; `spec` fields override the defaults given here. */
 export const tenantDocument = (tenantId: string, spec: Record<string, unknown> = {}, name = tenantId): Record<string, unknown> => ({
   apiVersion: TENANT_API_VERSION,
@@ -105,3 +123,28 @@ export const tenantDocument = (tenantId: string, spec: Record<string, unknown> =
   metadata: { name },
   spec: { tenantId, oidc: { issuer: `https://idp.example.com/${tenantId}`, jwksEndpoint: "https://idp.example.com/jwks" }, ...spec }
 })
+
+/** Whether the `openssl` command exists (the https tests need a certificate). */
+export const opensslAvailable = (() => {
+  try {
+    execFileSync("openssl", ["version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+/** A throw-away certificate for `localhost` and 127.0.0.1, made with `openssl`. */
+export const selfSignedCertificate = (): { readonly cert: string; readonly key: string } => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-tls-"))
+  try {
+    execFileSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+      { stdio: "ignore" }
+    )
+    return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
