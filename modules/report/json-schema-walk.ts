@@ -36,6 +36,13 @@ export interface Violation {
   readonly rule: string
 }
 
+// A broken rule before formatting; `when` names the `if` under which it applies.
+interface Found {
+  readonly path: string
+  readonly rule: string
+  readonly when: string
+}
+
 const pointerToken = (name: string | number): string =>
   String(name).replaceAll("~", "~0").replaceAll("/", "~1")
 
@@ -90,9 +97,9 @@ export const makeValidator = (root: SchemaObject) => {
     return target
   }
 
-  const visit = (node: SchemaNode, value: unknown, path: string, when: string, out: Array<Violation>): void => {
+  const visit = (node: SchemaNode, value: unknown, path: string, when: string, out: Array<Found>): void => {
     const fail = (at: string, rule: string): void => {
-      out.push({ path: at, rule: rule + when })
+      out.push({ path: at, rule, when })
     }
     if (node === true) return
     if (node === false) return fail(path, "is not allowed")
@@ -134,22 +141,23 @@ export const makeValidator = (root: SchemaObject) => {
     }
     for (const part of node.allOf ?? []) visit(part, value, path, when, out)
     if (node.if !== undefined && node.then !== undefined) {
-      const conditionViolations: Array<Violation> = []
+      const conditionViolations: Array<Found> = []
       visit(node.if, value, path, "", conditionViolations)
       if (conditionViolations.length === 0) visit(node.then, value, path, describeCondition(node.if), out)
     }
   }
 
   return (document: unknown): ReadonlyArray<Violation> => {
-    const out: Array<Violation> = []
-    visit(root, document, "", "", out)
-    // Nested schemas may state one rule twice (a $ref and a version's `then`); report it once.
+    const found: Array<Found> = []
+    visit(root, document, "", "", found)
+    // A version's `then` may restate a rule its $ref already checks (unit_tests must be an
+    // object); report each rule once per path, unconditioned form first.
     const seen = new Set<string>()
-    return out.filter((violation) => {
-      const key = `${violation.path}\u0000${violation.rule}`
-      if (seen.has(key)) return false
+    return found.flatMap(({ path, rule, when }) => {
+      const key = `${path}\u0000${rule}`
+      if (seen.has(key)) return []
       seen.add(key)
-      return true
+      return [{ path, rule: rule + when }]
     })
   }
 }

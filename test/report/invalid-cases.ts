@@ -87,6 +87,7 @@ export const invalidCases: ReadonlyArray<InvalidCase> = [
   schemaCase("unit case verdict unknown", "v3", { set: "/unit_tests/cases/test_picture/alloc", value: "ok" }, "/unit_tests/cases/test_picture/alloc", caseResults),
   schemaCase("case message longer than 300", "v2", { set: "/unit_tests/case_messages/test_feature/motion_gpu", value: "m".repeat(301) }, "/unit_tests/case_messages/test_feature/motion_gpu", "must be at most 300 characters"),
   schemaCase("results in a version 2 suite", "v2", { set: "/unit_tests/results", value: { test_feature: "pass" } }, "/unit_tests/results", notAllowedIn("2")),
+  schemaCase("unit_tests not an object, reported once", "v1", { set: "/unit_tests", value: 3 }, "/unit_tests", "must be object"),
   schemaCase("cases in a version 1 suite", "v1", { set: "/golden_gate/cases", value: {} }, "/golden_gate/cases", notAllowedIn("1")),
   schemaCase("left_out entry with an extra field", "v2", { set: "/unit_tests/left_out/0/why", value: "x" }, "/unit_tests/left_out/0/why", "is not allowed"),
   schemaCase("golden_gate failures a string", "v3", { set: "/golden_gate/failures", value: "none" }, "/golden_gate/failures", "must be array"),
