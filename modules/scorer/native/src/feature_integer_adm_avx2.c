@@ -409,10 +409,12 @@ AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *
             const __m256i half = _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), sh), 1);
             const __m256i rec = _mm256_i32gather_epi32(recip, _mm256_srlv_epi32(_mm256_add_epi32(m, half), sh), 4);
             const __m256i neg = _mm256_srai_epi32(ov, 31);
+            /* o's sign spread over the 64-bit lanes of its even / odd 32-bit lanes */
+            const __m256i neg64[2] = {_mm256_shuffle_epi32(neg, 0xA0), _mm256_shuffle_epi32(neg, 0xF5)};
             __m256i k[2], rs[2];
             for (int odd = 0; odd < 2; odd++) {
                 const __m256i shl = lanes64(sh, odd);
-                const __m256i ng = _mm256_shuffle_epi32(neg, odd ? 0xF5 : 0xA0);
+                const __m256i ng = neg64[odd];
                 __m256i q = _mm256_mul_epi32(odd ? _mm256_srli_epi64(rec, 32) : rec,
                                              odd ? _mm256_srli_epi64(tv, 32) : tv);
                 q = _mm256_sub_epi64(_mm256_xor_si256(q, ng), ng);
