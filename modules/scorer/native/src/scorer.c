@@ -515,7 +515,6 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
     }
     const int n = frame_count(j, ref_path, dis_path, err, err_len);
     if (n < 0) return fail_start(j, SVC_E_GEOMETRY, err, err_len);
-    if (reserve_frames(j, n)) return fail_start(j, SVC_E_NOMEM, err, err_len);
     for (int i = 0; i < n; i++, j->n_frames++)
         if (add_frame(j, NULL)) return fail_start(j, SVC_E_NOMEM, err, err_len);
     j->finished = 1;
