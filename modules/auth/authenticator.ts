@@ -129,7 +129,8 @@ const servicesFor = (
               )
         const registry: TenantRegistry = yield* makeTenantRegistry(source, mode.refreshMillis, caches)
         return build(
-          (authorization) => Effect.flatMap(bearerToken(authorization), registry.authenticate),
+          // A stale set refuses every request with UNAVAILABLE, even one without a token.
+          (authorization) => Effect.zipRight(registry.tenants, Effect.flatMap(bearerToken(authorization), registry.authenticate)),
           // A tenant dropped since the token was checked has no roots: every input is refused.
           (principal) => Effect.map(registry.rootsFor(principal), (roots) => roots ?? new RootSet([])),
           Effect.map(registry.status, (status) => ({ ready: status.ready, reason: status.stale ? "tenant configuration is stale" : undefined })),

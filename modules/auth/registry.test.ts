@@ -239,6 +239,7 @@ describe("tenant registry: refresh and staleness (seed 3)", () => {
       yield* TestClock.adjust(Duration.millis(1))
       const error = yield* Effect.flip(auth.authenticate(token))
       expect(error).toMatchObject({ _tag: "Unavailable", kind: "unavailable", message: "tenant configuration is stale" })
+      expect((yield* Effect.flip(auth.authenticate(undefined)))._tag).toBe("Unavailable")
       expect(yield* Effect.flip(auth.roots.forPrincipal({ tenantId: "acme", roles: [], subject: undefined }))).toMatchObject({ _tag: "Unavailable" })
       expect(yield* auth.status.readiness).toEqual({ ready: false, reason: "tenant configuration is stale" })
       // The source answers again: the next refresh makes the set current.
