@@ -332,9 +332,9 @@ static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_
     int j = j0;
     if (s->simd && j1 > j0) {
         const int32_t *const in[3] = {src[0] + row + j0, src[1] + row + j0, src[2] + row + j0};
-        j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, s->msum + row + j0, s->mctr + row + j0)
-                        : s->simd->csf_s32(in, j1 - j0, s->irfac[scale], s->msum + row + j0,
-                                           s->mctr + row + j0);
+        int32_t *ms = s->msum + row + j0, *mc = s->mctr + row + j0;
+        j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, ms, mc)
+                        : s->simd->csf_s32(in, j1 - j0, s->irfac[scale], ms, mc);
     }
     for (; j < j1; j++) {
         const ptrdiff_t p = row + j;

@@ -1,15 +1,19 @@
 /*
- * AVX2 DWT row kernels of the integer ADM (see feature_integer_adm.c for the algorithm and
- * the kernel contract: each kernel does a prefix of the columns and returns where it stopped).
- * Integer only, so results are bit-identical to the scalar code:
- *  - scale 0 works on int16 pairs with _mm256_madd_epi16. Samples are recentred on 0 first
- *    (p - 2^(bpc-1) fits int16 for every bit depth); since the low-pass taps sum to LO_SUM
- *    and the high-pass taps to 0, this equals the reference's "sum - LO_SUM * 2^(bpc-1)",
- *    and every partial sum stays below 54822 * 32768 < 2^31;
+ * AVX2 kernels of the integer ADM: DWT rows, decoupling, CSF masker planes, masked and
+ * detail cube sums (see feature_integer_adm.c for the algorithm and the kernel contract:
+ * each kernel does a prefix of the columns and returns where it stopped). Integer only
+ * (the angle test's float steps are replayed exactly), so results are bit-identical to the
+ * scalar code:
+ *  - the scale-0 DWT works on int16 pairs with _mm256_madd_epi16. Samples are recentred on
+ *    0 first (p - 2^(bpc-1) fits int16 for every bit depth); since the low-pass taps sum to
+ *    LO_SUM and the high-pass taps to 0, this equals the reference's
+ *    "sum - LO_SUM * 2^(bpc-1)", and every partial sum stays below 54822 * 32768 < 2^31;
+ *  - the other scale-0 stages see coefficients of at most 22931 in magnitude, so their
+ *    products fit 32-bit lanes (only the cube sums need 64);
  *  - scales 1-3 need 64-bit products: even and odd 32-bit lanes are multiplied separately
- *    with _mm256_mul_epi32. Only the low 32 bits of each shifted sum are kept (as the
- *    reference's int32 store does), and for shifts <= 16 those bits are the same for a
- *    logical and an arithmetic shift.
+ *    with _mm256_mul_epi32. Where only the low 32 bits of a shifted sum are kept (as the
+ *    reference's int32 stores do), a logical shift of at most 32 gives the same bits as an
+ *    arithmetic one.
  * Built with -mavx2 in the library; the target attribute lets the dev harness build it
  * without that flag.
  */
@@ -165,11 +169,18 @@ AVX2_FN int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0,
 /* ---- scale-0 decoupling, CSF and masking (values within the 16-bit pipeline's range:
  * |coefficient| <= 22931, so products like o*t, k*o and |x|^2 / 2^29 fit 32 bits) ---- */
 
+/* a0 * b0 + a1 * b1 in 32-bit lanes. */
+AVX2_FN static inline __m256i dot2(__m256i a0, __m256i b0, __m256i a1, __m256i b1) {
+    return _mm256_add_epi32(_mm256_mullo_epi32(a0, b0), _mm256_mullo_epi32(a1, b1));
+}
+
 /* Four 64-bit lane masks (from two double compares) narrowed to eight 32-bit lane masks. */
 AVX2_FN static inline __m256i narrow_masks(__m256d lo, __m256d hi) {
     const __m256i pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    const __m128i l = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(lo), pick));
-    const __m128i h = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(hi), pick));
+    const __m128i l =
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(lo), pick));
+    const __m128i h =
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(hi), pick));
     return _mm256_inserti128_si256(_mm256_castsi128_si256(l), h, 1);
 }
 
@@ -199,25 +210,29 @@ AVX2_FN int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *
             ov[b] = _mm256_loadu_si256((const __m256i *)(o[b] + j));
             tv[b] = _mm256_loadu_si256((const __m256i *)(t[b] + j));
         }
-        const __m256i dot = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], tv[0]), _mm256_mullo_epi32(ov[1], tv[1]));
-        const __m256i om = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], ov[0]), _mm256_mullo_epi32(ov[1], ov[1]));
-        const __m256i tm = _mm256_add_epi32(_mm256_mullo_epi32(tv[0], tv[0]), _mm256_mullo_epi32(tv[1], tv[1]));
-        const __m256 fd = _mm256_cvtepi32_ps(dot), fo = _mm256_cvtepi32_ps(om), ft = _mm256_cvtepi32_ps(tm);
-        const __m256i angle = narrow_masks(
-            angle_half(_mm256_castps256_ps128(fd), _mm256_castps256_ps128(fo), _mm256_castps256_ps128(ft), cs),
-            angle_half(_mm256_extractf128_ps(fd, 1), _mm256_extractf128_ps(fo, 1), _mm256_extractf128_ps(ft, 1), cs));
+        const __m256 fd = _mm256_cvtepi32_ps(dot2(ov[0], tv[0], ov[1], tv[1]));
+        const __m256 fo = _mm256_cvtepi32_ps(dot2(ov[0], ov[0], ov[1], ov[1]));
+        const __m256 ft = _mm256_cvtepi32_ps(dot2(tv[0], tv[0], tv[1], tv[1]));
+        const __m256d lo = angle_half(_mm256_castps256_ps128(fd), _mm256_castps256_ps128(fo),
+                                      _mm256_castps256_ps128(ft), cs);
+        const __m256d hi = angle_half(_mm256_extractf128_ps(fd, 1), _mm256_extractf128_ps(fo, 1),
+                                      _mm256_extractf128_ps(ft, 1), cs);
+        const __m256i angle = narrow_masks(lo, hi);
         for (int b = 0; b < 3; b++) {
             /* k = clamp(t / o, 0, 1) in Q15 via the Q30 reciprocal of |o| and t's sign flipped
              * with o's; the shifted products fit 32 bits, so the low halves suffice. */
             const __m256i rec = _mm256_i32gather_epi32(recip, _mm256_abs_epi32(ov[b]), 4);
             const __m256i ts = _mm256_sign_epi32(tv[b], ov[b]);
-            const __m256i qe = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(rec, ts), r14), 15);
-            const __m256i qo = _mm256_srli_epi64(
-                _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(rec, 32), _mm256_srli_epi64(ts, 32)), r14), 15);
+            const __m256i pe = _mm256_mul_epi32(rec, ts);
+            const __m256i po =
+                _mm256_mul_epi32(_mm256_srli_epi64(rec, 32), _mm256_srli_epi64(ts, 32));
+            const __m256i qe = _mm256_srli_epi64(_mm256_add_epi64(pe, r14), 15);
+            const __m256i qo = _mm256_srli_epi64(_mm256_add_epi64(po, r14), 15);
             __m256i k = _mm256_blend_epi32(qe, _mm256_slli_epi64(qo, 32), 0xAA);
             k = _mm256_min_epi32(_mm256_max_epi32(k, zero), one);
             k = _mm256_blendv_epi8(k, one, _mm256_cmpeq_epi32(ov[b], zero));
-            __m256i rst = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(k, ov[b]), r15), 15);
+            __m256i rst = _mm256_mullo_epi32(k, ov[b]);
+            rst = _mm256_srai_epi32(_mm256_add_epi32(rst, r15), 15);
             const __m256i boost = _mm256_and_si256(angle, _mm256_cmpgt_epi32(k, zero));
             const __m256i g = _mm256_mullo_epi32(rst, gain);
             rst = _mm256_blendv_epi8(rst, _mm256_min_epi32(g, tv[b]),
@@ -242,10 +257,11 @@ AVX2_FN int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16,
         __m256i ms = _mm256_setzero_si256(), mc = _mm256_setzero_si256();
         for (int b = 0; b < 3; b++) {
             const __m256i x = _mm256_loadu_si256((const __m256i *)(src[b] + j));
+            const __m256i xr = _mm256_mullo_epi32(x, _mm256_set1_epi32(rf[b]));
             const __m256i d = _mm256_abs_epi32(_mm256_sra_epi32(
-                _mm256_add_epi32(_mm256_mullo_epi32(x, _mm256_set1_epi32(rf[b])), _mm256_set1_epi32(add[b])),
-                _mm_cvtsi32_si128(sh[b])));
-            const __m256i m = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(d, by30), r12), 12);
+                _mm256_add_epi32(xr, _mm256_set1_epi32(add[b])), _mm_cvtsi32_si128(sh[b])));
+            const __m256i m =
+                _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(d, by30), r12), 12);
             __m256i c = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(d, by15), r12), 12);
             if (wrap16) c = _mm256_srai_epi32(_mm256_slli_epi32(c, 16), 16);
             ms = _mm256_add_epi32(ms, m);
@@ -259,10 +275,12 @@ AVX2_FN int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16,
 
 /* Adds (x^2 + 2^(sq-1)) >> sq, times x, + cub_add, >> cub over the even (odd) lanes of x. */
 AVX2_FN static inline __m256i cube_lanes(__m256i x, int sq, int cub) {
-    const __m256i sqr = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(x, x), _mm256_set1_epi64x((int64_t)1 << (sq - 1))),
-                                         _mm_cvtsi32_si128(sq));
+    const __m256i sq_add = _mm256_set1_epi64x((int64_t)1 << (sq - 1));
     const __m256i cub_add = _mm256_set1_epi64x(cub > 0 ? (int64_t)1 << (cub - 1) : 0);
-    return _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(sqr, x), cub_add), _mm_cvtsi32_si128(cub));
+    const __m256i sqr =
+        _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(x, x), sq_add), _mm_cvtsi32_si128(sq));
+    return _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(sqr, x), cub_add),
+                            _mm_cvtsi32_si128(cub));
 }
 
 AVX2_FN int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
@@ -280,8 +298,8 @@ AVX2_FN int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const in
                 thr = _mm256_add_epi32(thr, _mm256_loadu_si256((const __m256i *)(m[r] + j + d)));
         for (int b = 0; b < 3; b++) {
             const __m256i v = _mm256_loadu_si256((const __m256i *)(src[b] + j));
-            __m256i x = _mm256_sub_epi32(_mm256_abs_epi32(_mm256_mullo_epi32(v, _mm256_set1_epi32(rf[b]))),
-                                         _mm256_sll_epi32(thr, _mm_cvtsi32_si128(sub[b])));
+            const __m256i xr = _mm256_abs_epi32(_mm256_mullo_epi32(v, _mm256_set1_epi32(rf[b])));
+            __m256i x = _mm256_sub_epi32(xr, _mm256_sll_epi32(thr, _mm_cvtsi32_si128(sub[b])));
             x = _mm256_max_epi32(x, _mm256_setzero_si256());
             acc[b] = _mm256_add_epi64(acc[b], cube_lanes(x, sq[b], cub[b]));
             acc[b] = _mm256_add_epi64(acc[b], cube_lanes(_mm256_srli_epi64(x, 32), sq[b], cub[b]));
@@ -311,8 +329,10 @@ AVX2_FN static inline __m256i join(__m256i even, __m256i odd) {
 AVX2_FN static inline __m256i csf_q28(__m256i x, uint32_t c) {
     const __m256i cv = _mm256_set1_epi64x(c), r = _mm256_set1_epi64x(1 << 27);
     __m256i v[2];
-    for (int odd = 0; odd < 2; odd++)
-        v[odd] = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(odd ? _mm256_srli_epi64(x, 32) : x, cv), r), 28);
+    for (int odd = 0; odd < 2; odd++) {
+        const __m256i p = _mm256_mul_epi32(odd ? _mm256_srli_epi64(x, 32) : x, cv);
+        v[odd] = _mm256_srli_epi64(_mm256_add_epi64(p, r), 28);
+    }
     return join(v[0], v[1]);
 }
 
@@ -345,7 +365,8 @@ AVX2_FN int svc_adm_csf_s32_avx2(const int32_t *const src[3], int n, const uint3
 AVX2_FN int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
                                   const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
                                   const uint32_t irf[3], int cub, int64_t in[3]) {
-    const __m256i sq_add = _mm256_set1_epi64x(1 << 29), cub_add = _mm256_set1_epi64x((int64_t)1 << (cub - 1));
+    const __m256i sq_add = _mm256_set1_epi64x(1 << 29);
+    const __m256i cub_add = _mm256_set1_epi64x((int64_t)1 << (cub - 1));
     const __m128i sh_sq = _mm_cvtsi32_si128(30), sh_cub = _mm_cvtsi32_si128(cub);
     const __m128i sh_sign = _mm_cvtsi32_si128(64 - cub);
     __m256i acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
@@ -358,12 +379,14 @@ AVX2_FN int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const in
                 thr = _mm256_add_epi32(thr, _mm256_loadu_si256((const __m256i *)(m[r] + j + d)));
         for (int b = 0; b < 3; b++) {
             __m256i x = csf_q28(_mm256_loadu_si256((const __m256i *)(src[b] + j)), irf[b]);
-            x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), thr), _mm256_setzero_si256());
+            x = _mm256_sub_epi32(_mm256_abs_epi32(x), thr);
+            x = _mm256_max_epi32(x, _mm256_setzero_si256());
             for (int odd = 0; odd < 2; odd++) {
                 const __m256i xl = lanes64(x, odd);
                 /* xsq keeps only its low 32 bits, as a signed int32 (mul_epi32 reads them so);
                  * the cube sum then needs an arithmetic shift. */
-                const __m256i xsq = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(xl, xl), sq_add), sh_sq);
+                const __m256i xsq =
+                    _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(xl, xl), sq_add), sh_sq);
                 const __m256i v = _mm256_add_epi64(_mm256_mul_epi32(xsq, xl), cub_add);
                 const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
                 acc[b] = _mm256_add_epi64(acc[b], _mm256_or_si256(_mm256_srl_epi64(v, sh_cub),
@@ -396,6 +419,7 @@ AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *
     const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(32768);
     const __m256i one64 = _mm256_set1_epi64x(32768), unit64 = _mm256_set1_epi64x(1);
     const __m256i r15 = _mm256_set1_epi64x(16384);
+    const __m256i s14 = _mm256_set1_epi64x(14), s15 = _mm256_set1_epi64x(15);
     const __m256i big = _mm256_set1_epi32(21474836), gain = _mm256_set1_epi32(100);
     int j = 0;
     for (; j + 8 <= n; j += 8) {
@@ -405,12 +429,15 @@ AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *
             const __m256i tv = _mm256_loadu_si256((const __m256i *)(t[b] + j));
             /* |o| reduced to 15 significant bits with rounding: shift = log2|o| - 14. */
             const __m256i m = _mm256_abs_epi32(ov);
-            const __m256i sh = _mm256_max_epi32(_mm256_sub_epi32(ilog2(m), _mm256_set1_epi32(14)), zero);
+            const __m256i sh =
+                _mm256_max_epi32(_mm256_sub_epi32(ilog2(m), _mm256_set1_epi32(14)), zero);
             const __m256i half = _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), sh), 1);
-            const __m256i rec = _mm256_i32gather_epi32(recip, _mm256_srlv_epi32(_mm256_add_epi32(m, half), sh), 4);
+            const __m256i idx = _mm256_srlv_epi32(_mm256_add_epi32(m, half), sh);
+            const __m256i rec = _mm256_i32gather_epi32(recip, idx, 4);
             const __m256i neg = _mm256_srai_epi32(ov, 31);
             /* o's sign spread over the 64-bit lanes of its even / odd 32-bit lanes */
-            const __m256i neg64[2] = {_mm256_shuffle_epi32(neg, 0xA0), _mm256_shuffle_epi32(neg, 0xF5)};
+            const __m256i neg64[2] = {_mm256_shuffle_epi32(neg, 0xA0),
+                                      _mm256_shuffle_epi32(neg, 0xF5)};
             __m256i k[2], rs[2];
             for (int odd = 0; odd < 2; odd++) {
                 const __m256i shl = lanes64(sh, odd);
@@ -418,9 +445,10 @@ AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *
                 __m256i q = _mm256_mul_epi32(odd ? _mm256_srli_epi64(rec, 32) : rec,
                                              odd ? _mm256_srli_epi64(tv, 32) : tv);
                 q = _mm256_sub_epi64(_mm256_xor_si256(q, ng), ng);
-                q = _mm256_add_epi64(q, _mm256_sllv_epi64(unit64, _mm256_add_epi64(shl, _mm256_set1_epi64x(14))));
+                const __m256i round = _mm256_sllv_epi64(unit64, _mm256_add_epi64(shl, s14));
+                q = _mm256_add_epi64(q, round);
                 /* Negative sums clamp to 0, so a logical shift is enough for the rest. */
-                __m256i kk = _mm256_srlv_epi64(q, _mm256_add_epi64(shl, _mm256_set1_epi64x(15)));
+                __m256i kk = _mm256_srlv_epi64(q, _mm256_add_epi64(shl, s15));
                 kk = _mm256_blendv_epi8(kk, one64, _mm256_cmpgt_epi64(kk, one64));
                 k[odd] = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, q), kk);
                 const __m256i prod = _mm256_mul_epi32(k[odd], odd ? _mm256_srli_epi64(ov, 32) : ov);
@@ -435,7 +463,8 @@ AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *
             g = _mm256_blendv_epi8(g, _mm256_set1_epi32(INT32_MAX), _mm256_cmpgt_epi32(rst, big));
             g = _mm256_blendv_epi8(g, _mm256_set1_epi32(INT32_MIN),
                                    _mm256_cmpgt_epi32(_mm256_sub_epi32(zero, big), rst));
-            rst = _mm256_blendv_epi8(rst, _mm256_min_epi32(g, tv), _mm256_and_si256(boost, _mm256_cmpgt_epi32(ov, zero)));
+            const __m256i up = _mm256_and_si256(boost, _mm256_cmpgt_epi32(ov, zero));
+            rst = _mm256_blendv_epi8(rst, _mm256_min_epi32(g, tv), up);
             rst = _mm256_blendv_epi8(rst, _mm256_max_epi32(g, tv), _mm256_and_si256(boost, neg));
             _mm256_storeu_si256((__m256i *)(r[b] + j), rst);
             _mm256_storeu_si256((__m256i *)(a[b] + j), _mm256_sub_epi32(tv, rst));
@@ -455,8 +484,11 @@ AVX2_FN int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint
             const __m256i v = _mm256_abs_epi32(_mm256_loadu_si256((const __m256i *)(band[b] + j)));
             for (int odd = 0; odd < 2; odd++) {
                 const __m256i vl = lanes64(v, odd);
-                const __m256i s2 = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(vl, vl), sqa), shs);
-                acc[b] = _mm256_add_epi64(acc[b], _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(s2, vl), cuba), shc));
+                const __m256i s2 =
+                    _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(vl, vl), sqa), shs);
+                const __m256i c3 =
+                    _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(s2, vl), cuba), shc);
+                acc[b] = _mm256_add_epi64(acc[b], c3);
             }
         }
     for (int b = 0; b < 3; b++) {

@@ -50,7 +50,8 @@ int main(int argc, char **argv) {
         int frames = 0;
         const double t0 = cpu_seconds();
         while (cpu_seconds() - t0 < 2.0)
-            for (int i = 0; i < n; i++, frames++) svc_extractor_integer_adm.compute(st, &ref[i], &dis[i], out);
+            for (int i = 0; i < n; i++, frames++)
+                svc_extractor_integer_adm.compute(st, &ref[i], &dis[i], out);
         const double dt = cpu_seconds() - t0;
         printf("%s: %d frames of %dx%d in %.2f s CPU = %.1f frames/s\n",
                svc_extractor_integer_adm.backend(st), frames, w, h, dt, frames / dt);
