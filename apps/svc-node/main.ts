@@ -1,5 +1,14 @@
 /** svc-node: the compute node: registers with the controller, pulls work, scores, reports. Wiring only. */
+import { Layer } from "effect"
+import { NodeAgent } from "../../modules/node/agent.ts"
+import { nodeRoutes } from "../../modules/node/http.ts"
 import { runService } from "../../modules/runtime/main.ts"
-import { httpServiceLayer, livenessRoutes } from "../../modules/transport/http/server.ts"
+import { Scorer } from "../../modules/scorer/scorer.ts"
+import { httpServiceLayer } from "../../modules/transport/http/server.ts"
 
-runService({ executable: "svc-node" }, httpServiceLayer("svc-node", livenessRoutes))
+const AgentLive = NodeAgent.Default.pipe(Layer.provide(Scorer.Default))
+
+runService(
+  { executable: "svc-node" },
+  httpServiceLayer("svc-node", nodeRoutes).pipe(Layer.provide(AgentLive))
+)
