@@ -52,15 +52,17 @@ export const redirectProblem = (target: URL): string | undefined => {
 
 export const httpGet = (url: string, options: HttpGetOptions): Effect.Effect<HttpGetResponse, HttpGetError> => {
   const fail = (at: string, message: string) => new HttpGetError({ url: at, message })
+  // One signal for the whole exchange, body included, aborted when it ends or times out.
+  const abort = new AbortController()
   const exchange = Effect.gen(function* () {
     let current = url
     for (let hop = 0; hop <= options.maxRedirects; hop++) {
       const target = current
       const response = yield* Effect.tryPromise({
-        try: (signal) =>
+        try: () =>
           fetch(target, {
             redirect: "manual",
-            signal,
+            signal: abort.signal,
             headers: options.headers,
             ...(options.caCertificates === undefined ? {} : { tls: { ca: options.caCertificates } })
           }),
@@ -86,6 +88,7 @@ export const httpGet = (url: string, options: HttpGetOptions): Effect.Effect<Htt
     return yield* Effect.fail(fail(url, `more than ${options.maxRedirects} redirects`))
   })
   return exchange.pipe(
+    Effect.ensuring(Effect.sync(() => abort.abort())),
     Effect.timeoutFail({
       duration: Duration.millis(options.timeoutMillis),
       onTimeout: () => fail(url, `no complete response within ${options.timeoutMillis} ms`)

@@ -133,6 +133,26 @@ describe("JwksCache", () => {
     })
   )
 
+  it.effect("times out a response whose body never ends", () =>
+    Effect.gen(function* () {
+      const server = serve(
+        () =>
+          new Response(
+            new ReadableStream({
+              start: (controller) => controller.enqueue(new TextEncoder().encode('{"keys": ['))
+            }),
+            { headers: { "content-type": "application/json" } }
+          )
+      )
+      const cache = yield* makeJwksCache(server.url("/jwks"), new AuthCounters(), { ...DEFAULT_JWKS_FETCH, timeoutMillis: 2_000 })
+      const caller = yield* Effect.fork(Effect.either(cache.keyFor("key-a")))
+      yield* Effect.promise(() => server.waitForHits(1))
+      yield* TestClock.adjust(Duration.millis(2_000))
+      const outcome = yield* Fiber.join(caller)
+      expect(Either.isLeft(outcome) && outcome.left.reason).toBe("keys-unavailable")
+    })
+  )
+
   it.effect("concurrent callers share one in-flight fetch", () =>
     Effect.gen(function* () {
       let release: () => void = () => undefined

@@ -72,13 +72,15 @@ const parseKey = (jwk: Record<string, unknown>): Effect.Effect<ParsedKey, string
     if (exponent === undefined || exponent < 3n || exponent % 2n === 0n) {
       return yield* Effect.fail(`key ${kid ?? "without kid"} has a malformed exponent`)
     }
-    const modulus = typeof jwk.n === "string" ? decodeUnsigned(jwk.n) : undefined
+    const n = typeof jwk.n === "string" ? jwk.n : ""
+    const modulus = decodeUnsigned(n)
     if (modulus === undefined) return yield* Effect.fail(`key ${kid ?? "without kid"} has a malformed modulus`)
     const bits = modulus.toString(2).length
     if (bits < MIN_RSA_MODULUS_BITS) return { _tag: "too-small", kid, bits } as const
     if (kid === undefined) return { _tag: "ignored", kid, why: "no kid" } as const
+    const e = String(jwk.e)
     const imported = yield* Effect.tryPromise({
-      try: () => importJWK({ kty: "RSA", n: jwk.n as string, e: jwk.e as string }, "RS256"),
+      try: () => importJWK({ kty: "RSA", n, e }, "RS256"),
       catch: (cause) => `key ${kid} cannot be imported: ${String(cause)}`
     })
     if (imported instanceof Uint8Array) return yield* Effect.fail(`key ${kid} is not an RSA public key`)

@@ -161,15 +161,18 @@ export const validateTenantSet = (
 ): TenantSetValidation => {
   const candidates: Array<Tenant> = []
   const refusals: Array<TenantRefusal> = []
-  documents.forEach(({ value, origin }) => {
+  for (const { value, origin } of documents) {
     const expanded = expandLists ? expandListDocument(value, origin) : Either.right([value])
-    if (Either.isLeft(expanded)) return refusals.push(expanded.left)
+    if (Either.isLeft(expanded)) {
+      refusals.push(expanded.left)
+      continue
+    }
     expanded.right.forEach((item, index) => {
       const decoded = decodeTenant(item, expanded.right.length > 1 ? `${origin} item ${index}` : origin)
       if (Either.isLeft(decoded)) refusals.push(decoded.left)
       else candidates.push(decoded.right)
     })
-  })
+  }
   const owners = new Map<string, Array<string>>()
   for (const tenant of candidates) owners.set(tenant.tenantId, [...(owners.get(tenant.tenantId) ?? []), tenant.name])
   const tenants = candidates.filter((tenant) => {
