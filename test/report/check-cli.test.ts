@@ -23,7 +23,7 @@ const capture = () => {
 const isRecord = (value: unknown): value is { [field: string]: unknown } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-export const invalidDocument = (invalid: InvalidCase): unknown => {
+const invalidDocument = (invalid: InvalidCase): unknown => {
   const document = loadSample(invalid.sample)
   for (const edit of invalid.edits) applyEdit(document, edit)
   if (invalid.recomputeDigest !== false && isRecord(document)) document.report_sha256 = reportDigest(document)
