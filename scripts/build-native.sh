@@ -21,7 +21,7 @@ for src in "$native"/src/*.c; do
 done
 "$cc" "${cflags[@]}" -shared -Wl,--no-undefined "${objs[@]}" -lm -o "$out/libsvc_scorer.so"
 
-for prog in scorer_cli scorer_test; do
+for prog in scorer_cli scorer_test reader_test; do
     "$cc" "${cflags[@]}" "$native/test/$prog.c" -L"$out" -Wl,-rpath,'$ORIGIN' -lsvc_scorer -lm \
         -o "$out/$prog"
 done

@@ -1,0 +1,26 @@
+/**
+ * The native library's own C tests (modules/scorer/native/test), built by `npm run build`:
+ * the ABI test (model parsing, job errors, thread/backend/stream determinism, cancellation)
+ * and the reader test (raw and Y4M layouts, truncation, garbage, a bounded fuzz loop).
+ */
+import { spawnSync } from "bun"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { fixturesDir, modelDir, repoRoot } from "../../../test/support/executables.ts"
+
+const buildDir = join(repoRoot, "modules/scorer/native/build")
+
+describe.each(["scorer_test", "reader_test"])("native %s", (program) => {
+  it("passes every case", () => {
+    const run = spawnSync([join(buildDir, program)], {
+      cwd: buildDir,
+      env: { ...process.env, SVC_MODEL_DIR: modelDir, SVC_FIXTURES_DIR: fixturesDir }
+    })
+    const output = `${run.stdout.toString()}${run.stderr.toString()}`
+    const summary = /(\d+) passed, (\d+) failed/.exec(output)
+    expect(summary, output).not.toBeNull()
+    expect(Number(summary?.[2]), output).toBe(0)
+    expect(Number(summary?.[1])).toBeGreaterThan(0)
+    expect(run.exitCode, output).toBe(0)
+  })
+})
