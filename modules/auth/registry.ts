@@ -2,7 +2,7 @@
  * Tenant registry mode (seed 3, 5.8): the current tenant set, its refresh and
  * staleness, and the matching of a token to exactly one configured tenant.
  */
-import { Clock, Duration, Effect, Either, Ref, type Scope } from "effect"
+import { Clock, Duration, Effect, Either, Ref, Schedule, type Scope } from "effect"
 import { decodeJwt } from "jose"
 import { PermissionDenied, Unauthenticated, Unavailable, type UnauthenticatedReason } from "../policy/errors.ts"
 import type { Principal } from "../policy/principal.ts"
@@ -96,7 +96,9 @@ export const makeTenantRegistry = (
       yield* Ref.set(state, { tenants: validated.tenants, lastSuccessAt: now, lastReadError: undefined })
     })
 
-    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(refreshMillis)), refresh)))
+    // On a fixed rate, so a slow source does not stretch the interval; a defect in one refresh does not stop the next.
+    const refreshSafely = Effect.catchAllCause(refresh, (cause) => Effect.logError("tenant refresh crashed", cause))
+    yield* Effect.forkScoped(Effect.schedule(refreshSafely, Schedule.fixed(Duration.millis(refreshMillis))))
 
     const status = Effect.gen(function* () {
       const s = yield* Ref.get(state)
