@@ -6,16 +6,14 @@
 import { spawnSync } from "bun"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { fixturesDir, modelDir, repoRoot } from "../../../test/support/executables.ts"
+import { repoRoot, sharedDir } from "../../../test/support/executables.ts"
 
 const buildDir = join(repoRoot, "modules/scorer/native/build")
 
 describe.each(["scorer_test", "reader_test"])("native %s", (program) => {
   it("passes every case", () => {
-    const run = spawnSync([join(buildDir, program)], {
-      cwd: buildDir,
-      env: { ...process.env, SVC_MODEL_DIR: modelDir, SVC_FIXTURES_DIR: fixturesDir }
-    })
+    // The ABI test reads models/ and fixtures/ under the shared directory it is given.
+    const run = spawnSync([join(buildDir, program), sharedDir], { cwd: buildDir })
     const output = `${run.stdout.toString()}${run.stderr.toString()}`
     const summary = /(\d+) passed, (\d+) failed/.exec(output)
     expect(summary, output).not.toBeNull()
