@@ -1,5 +1,13 @@
 /** svc-server: the REST + gRPC scoring server (seed 001). Wiring only. */
+import { Layer } from "effect"
 import { runService } from "../../modules/runtime/main.ts"
-import { httpServiceLayer, livenessRoutes } from "../../modules/transport/http/server.ts"
+import { scoringGrpcLayer } from "../../modules/scoring-api/grpc.ts"
+import { scoringHttpLayer } from "../../modules/scoring-api/http.ts"
+import { ScoringApi } from "../../modules/scoring-api/scoring.ts"
 
-runService({ executable: "svc-server" }, httpServiceLayer("svc-server", livenessRoutes))
+const name = "svc-server"
+
+runService(
+  { executable: name },
+  Layer.merge(scoringHttpLayer(name), scoringGrpcLayer(name)).pipe(Layer.provide(ScoringApi.layer(name)))
+)

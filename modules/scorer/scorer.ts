@@ -3,7 +3,7 @@
  * the native library's own threads; this side only starts, polls and collects, so the event
  * loop keeps answering probes while a long clip scores. Interrupting a score cancels it.
  */
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Option, Stream } from "effect"
 import { InvalidGeometry, InvalidScoreRequest, type ScoreError, ScorerInternal, UnreadableInput } from "./errors.ts"
 import { NativeScorerLibrary } from "./library.ts"
 import { type LoadedModel, ModelStore } from "./models.ts"
@@ -156,6 +156,103 @@ const nativeError = (symbols: NativeSymbols, handle: Pointer): string => {
 /** Poll interval: quick for tiny clips, relaxed for long ones. */
 const nextDelay = (current: number) => Math.min(current * 2, 50)
 
+// ---------------------------------------------------------------------------------------------
+// Streams (gRPC ScoreStream): frame pairs pushed from memory, per-frame scores out as they
+// become final, then the aggregate. Same native job underneath, so the numbers equal a file
+// score of the same frames.
+// ---------------------------------------------------------------------------------------------
+
+/** One frame of each input, every plane in raw planar layout (16-bit LE above 8 bits). */
+export interface FramePair {
+  readonly reference: Uint8Array
+  readonly distorted: Uint8Array
+}
+
+export type StreamEvent =
+  | { readonly _tag: "Frame"; readonly frame: FrameScore }
+  | { readonly _tag: "Aggregate"; readonly result: ScoreResult }
+
+const makeStreamScoring = (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"]) =>
+  /** Scores `frames` with the job's raw geometry (required); the last event is the aggregate. */
+  <E, R>(job: ScoreJob, frames: Stream.Stream<FramePair, E, R>): Stream.Stream<StreamEvent, ScoreError | E, R> =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const model = yield* models.load(job.model)
+      const handle = yield* Effect.acquireRelease(
+        Effect.suspend(() => {
+          const slot = handleSlot()
+          const error = errorBuffer()
+          const options = optionsArray(job)
+          const status = symbols.svc_stream_create(model.handle, options, options.length, slot.slot, error.buffer, error.length)
+          const created = slot.pointer()
+          if (status !== NativeStatus.ok || created === null) return Effect.fail(failureFor(status, error.text()))
+          return Effect.succeed(created)
+        }),
+        (created) => Effect.sync(() => symbols.svc_stream_free(created))
+      )
+      const view = symbols.svc_stream_job(handle)
+      // bun:ffi types a returned pointer as Pointer | bigint | null; a live stream gives a Pointer.
+      if (typeof view !== "number") return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+      const round = applyPrecision(job.precision)
+      const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) => String(symbols.svc_job_metric_name(view, i)))
+      let emitted = 0
+
+      /** Frames final since the last call (the ABI copies from frame 0, so read up to `ready`). */
+      const newlyFinal = (): ReadonlyArray<StreamEvent> => {
+        const ready = symbols.svc_stream_frames_ready(handle)
+        if (ready <= emitted) return []
+        const columns = names.map((_, i) => {
+          const values = new Float64Array(ready)
+          symbols.svc_job_frame_values(view, i, values, ready)
+          return values
+        })
+        const events: Array<StreamEvent> = []
+        for (let frame = emitted; frame < ready; frame++) {
+          const metrics = Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
+          events.push({ _tag: "Frame", frame: { frame, metrics } })
+        }
+        emitted = ready
+        return events
+      }
+
+      const failed = (state: number) => Effect.fail(failureFor(state, nativeError(symbols, view)))
+
+      const push = (pair: FramePair): Effect.Effect<ReadonlyArray<StreamEvent>, ScoreError> =>
+        Effect.suspend(() => {
+          const error = errorBuffer()
+          const status = symbols.svc_stream_push(
+            handle,
+            pair.reference,
+            pair.reference.byteLength,
+            pair.distorted,
+            pair.distorted.byteLength,
+            error.buffer,
+            error.length
+          )
+          return status === NativeStatus.ok ? Effect.sync(newlyFinal) : Effect.fail(failureFor(status, error.text()))
+        })
+
+      // After the input ends: poll (backing off like file jobs) until every frame is final.
+      const drain = (delay: number): Effect.Effect<readonly [ReadonlyArray<StreamEvent>, Option.Option<number>], ScoreError> =>
+        Effect.suspend(() => {
+          const state = symbols.svc_stream_poll(handle)
+          if (state < 0) return failed(state)
+          if (state === 1) {
+            const result = collectResult(symbols, view, { precision: job.precision, perFrame: false }, model, info)
+            return Effect.succeed([[...newlyFinal(), { _tag: "Aggregate", result }], Option.none()] as const)
+          }
+          return Effect.as(Effect.sleep(Duration.millis(delay)), [newlyFinal(), Option.some(nextDelay(delay))] as const)
+        })
+
+      const finish = Effect.sync(() => symbols.svc_stream_finish(handle))
+      return Stream.concat(
+        frames.pipe(Stream.mapEffect(push), Stream.flattenIterables),
+        Stream.fromEffect(finish).pipe(
+          Stream.flatMap(() => Stream.paginateEffect(1, drain)),
+          Stream.flattenIterables
+        )
+      )
+    }).pipe(Effect.withSpan("scorer.scoreStream")))
+
 export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
   effect: Effect.gen(function*() {
     const library = yield* NativeScorerLibrary
@@ -211,7 +308,9 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         ).pipe(Effect.withSpan("scorer.score"))
       })
 
-    return { score, library: library.info, models } as const
+    const scoreStream = makeStreamScoring(symbols, models, library.info)
+
+    return { score, scoreStream, library: library.info, models } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}

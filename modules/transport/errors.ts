@@ -23,7 +23,9 @@ export const STATUS_OF_TAG: Readonly<Record<string, { readonly http: number; rea
   BodyTooLarge: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   JobNotFound: { http: 404, grpc: GrpcStatus.NOT_FOUND },
   InvalidJobRequest: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT },
-  ScorerInternal: { http: 500, grpc: GrpcStatus.INTERNAL }
+  ScorerInternal: { http: 500, grpc: GrpcStatus.INTERNAL },
+  ScorerNotReady: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
+  GrpcInputError: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT }
 }
 
 const internal: WireStatus = { http: 500, grpc: GrpcStatus.INTERNAL, message: "internal error" }

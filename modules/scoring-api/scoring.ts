@@ -1,0 +1,171 @@
+/**
+ * The one scoring path of seed 001 (section 4): HTTP and gRPC hand it an untrusted request and
+ * get a ScoreResult or a typed failure back. Validation, the shared concurrency cap, metrics and
+ * the one structured log line per request all live here; the transports only translate.
+ */
+import { status as GrpcStatus } from "@grpc/grpc-js"
+import { Cause, Effect, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
+import { ScoringMetricsService } from "../observability/metrics.ts"
+import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
+import { parseScoreRequest } from "../scorer/request.ts"
+import type { ScoreResult, StreamEvent } from "../scorer/scorer.ts"
+import { wireStatus } from "../transport/errors.ts"
+import { maxConcurrentScores } from "./config.ts"
+import type { ScorerNotReady } from "./errors.ts"
+import { ScorerState } from "./scorer-state.ts"
+
+export type Transport = "http" | "grpc"
+
+/** Where a request came from, for its log line and metrics. */
+export interface ScoreCall {
+  readonly transport: Transport
+  /** "POST /v1/score" or the gRPC method path. */
+  readonly route: string
+}
+
+export type ScoringError = ScoreError | ScorerNotReady
+
+/** The first message of a ScoreStream: model and options (raw geometry required). */
+const StreamMessage = Schema.Union(
+  Schema.Struct({
+    message: Schema.Literal("header"),
+    header: Schema.Struct({ model: Schema.optional(Schema.String), options: Schema.optional(Schema.Unknown) })
+  }),
+  Schema.Struct({
+    message: Schema.Literal("frame"),
+    frame: Schema.Struct({ reference: Schema.Uint8ArrayFromSelf, distorted: Schema.Uint8ArrayFromSelf })
+  })
+)
+const decodeStreamMessage = Schema.decodeUnknown(StreamMessage)
+
+/**
+ * Stream frames come from memory, so the request has no files: the header is validated as a
+ * ScoreRequest of raw (".yuv") inputs, which makes width and height required as streams need.
+ */
+const streamInput = "stream.yuv"
+
+const grpcCodeName = (code: GrpcStatus): string => GrpcStatus[code] ?? String(code)
+
+export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
+  effect: Effect.gen(function*() {
+    const metrics = yield* ScoringMetricsService
+    const state = yield* ScorerState
+    const limit = yield* maxConcurrentScores
+    const inFlight = yield* Ref.make(0)
+
+    // A non-blocking cap: a full server refuses at once rather than queueing.
+    const takeSlot = Effect.flatMap(
+      Ref.modify(inFlight, (n): readonly [boolean, number] => (n < limit ? [true, n + 1] : [false, n])),
+      (taken) => taken ? Effect.sync(() => metrics.scoresInFlight.inc()) : Effect.fail(new ScorerBusy({ limit }))
+    )
+    const releaseSlot = Effect.zipRight(Ref.update(inFlight, (n) => n - 1), Effect.sync(() => metrics.scoresInFlight.dec()))
+    const slot = Effect.acquireRelease(takeSlot, () => releaseSlot)
+
+    /** What a request got to before it ended, for its log line. */
+    interface Progress {
+      model: string | undefined
+      frames: number
+      /** A slot was taken and the scorer ran: the score duration histogram counts it. */
+      ran: boolean
+    }
+    const progress = (): Progress => ({ model: undefined, frames: 0, ran: false })
+
+    /** Metrics and the request's one log line, from its outcome. */
+    const record = (call: ScoreCall, started: number, seen: Progress, exit: Exit.Exit<unknown, unknown>) =>
+      Effect.suspend(() => {
+        const seconds = (performance.now() - started) / 1000
+        const line = {
+          route: call.route,
+          transport: call.transport,
+          duration_ms: Math.round(seconds * 1e6) / 1e3,
+          model: seen.model,
+          frames: seen.frames
+        }
+        if (Exit.isSuccess(exit)) {
+          metrics.scoreDuration.observe({ transport: call.transport, outcome: "ok" }, seconds)
+          metrics.framesScored.inc({ transport: call.transport }, seen.frames)
+          const status = call.transport === "http" ? 200 : grpcCodeName(GrpcStatus.OK)
+          return Effect.logInfo("score").pipe(Effect.annotateLogs({ ...line, status }))
+        }
+        const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
+        const interrupted = Cause.isInterruptedOnly(exit.cause)
+        const wire = wireStatus(error)
+        const kind = interrupted ? "Cancelled" : error instanceof Object && "_tag" in error ? String(error._tag) : "Defect"
+        if (seen.ran) metrics.scoreDuration.observe({ transport: call.transport, outcome: kind }, seconds)
+        metrics.errors.inc({ transport: call.transport, kind })
+        const status = interrupted
+          ? (call.transport === "http" ? 499 : grpcCodeName(GrpcStatus.CANCELLED))
+          : (call.transport === "http" ? wire.http : grpcCodeName(wire.grpc))
+        // Internal details (ScorerInternal.detail, defects) go to the log only.
+        const detail = error instanceof ScorerInternal ? error.detail : error === undefined && !interrupted ? Cause.pretty(exit.cause) : undefined
+        const failed = { ...line, status, kind, error: wire.message, ...(detail === undefined ? {} : { detail }) }
+        return wire.http >= 500 && !interrupted
+          ? Effect.logError("score").pipe(Effect.annotateLogs(failed))
+          : Effect.logWarning("score").pipe(Effect.annotateLogs(failed))
+      })
+
+    /**
+     * Reads the request (`body` may fail: too large, not JSON), validates it, takes a slot and
+     * scores. The body is read before a slot is taken, so slow uploads hold none.
+     */
+    const score = <E>(call: ScoreCall, body: Effect.Effect<unknown, E>): Effect.Effect<ScoreResult, E | ScoringError> =>
+      Effect.suspend(() => {
+        const started = performance.now()
+        const seen = progress()
+        return Effect.gen(function*() {
+          const job = yield* Effect.flatMap(body, parseScoreRequest)
+          seen.model = job.model
+          const scorer = yield* state.scorer
+          return yield* Effect.scoped(Effect.gen(function*() {
+            yield* slot
+            seen.ran = true
+            const result = yield* scorer.score(job)
+            seen.frames = result.frame_count
+            return result
+          }))
+        }).pipe(Effect.onExit((exit) => record(call, started, seen, exit)))
+      })
+
+    /**
+     * ScoreStream: the first message is the header, then frame pairs. A slot is held for the
+     * stream's whole life; its log line comes when it ends.
+     */
+    const scoreStream = <E>(call: ScoreCall, requests: Stream.Stream<unknown, E>): Stream.Stream<StreamEvent, E | ScoringError> =>
+      Stream.suspend(() => {
+        const started = performance.now()
+        const seen = progress()
+        return Stream.unwrapScoped(Effect.gen(function*() {
+          const [first, rest] = yield* Stream.peel(requests, Sink.head())
+          const header = yield* decodeStreamMessage(Option.getOrUndefined(first)).pipe(
+            Effect.flatMap((message) => message.message === "header" ? Effect.succeed(message.header) : Effect.fail(message)),
+            Effect.mapError(() => new InvalidScoreRequest({ message: "the first message of a stream must be a header" }))
+          )
+          const job = yield* parseScoreRequest({ reference: streamInput, distorted: streamInput, model: header.model, options: header.options })
+          seen.model = job.model
+          const scorer = yield* state.scorer
+          yield* slot
+          seen.ran = true
+          const pairs = rest.pipe(Stream.mapEffect((message) =>
+            decodeStreamMessage(message).pipe(
+              Effect.flatMap((decoded) => decoded.message === "frame" ? Effect.succeed(decoded.frame) : Effect.fail(decoded)),
+              Effect.mapError(() => new InvalidScoreRequest({ message: "after the header, every message must be a frame pair" }))
+            )
+          ))
+          return scorer.scoreStream(job, pairs).pipe(
+            Stream.tap((event) => Effect.sync(() => {
+              if (event._tag === "Aggregate") seen.frames = event.result.frame_count
+            }))
+          )
+        })).pipe(Stream.ensuringWith((exit) => record(call, started, seen, exit)))
+      })
+
+    return { score, scoreStream, limit, readiness: state.readiness } as const
+  })
+}) {
+  /** The scoring surface with its scorer and metrics (executable names the metrics' build info). */
+  static readonly layer = (executable: string) =>
+    ScoringApi.Default.pipe(
+      Layer.provideMerge(ScorerState.layer),
+      Layer.provideMerge(ScoringMetricsService.layer(executable))
+    )
+}

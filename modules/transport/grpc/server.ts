@@ -1,0 +1,209 @@
+/**
+ * gRPC transport: grpc-js on a configured address, with handlers written as Effects.
+ *
+ * Every call first runs the server's one `intercept` (the controller puts authentication and
+ * RBAC there; svc-server allows all), then its handler with the context the interceptor gave.
+ * Failures of either become wire statuses through modules/transport/errors.ts only. The server
+ * is a scoped Layer: it logs the bound address like the HTTP transport and, at shutdown, lets
+ * calls finish (tryShutdown) until a timeout, then cuts them (forceShutdown).
+ */
+import * as grpc from "@grpc/grpc-js"
+import { Cause, Data, Duration, Effect, Exit, Layer, Runtime, Stream } from "effect"
+import { type ListenAddress, listenAddress } from "../../config/env.ts"
+import { wireStatus } from "../errors.ts"
+
+/** What a handler knows about its call besides the request. */
+export interface CallInfo<Ctx> {
+  /** The method's path, e.g. "/svc.v1.SvcScoring/Score". */
+  readonly path: string
+  readonly metadata: grpc.Metadata
+  /** What the interceptor returned (the controller's principal). */
+  readonly context: Ctx
+}
+
+/**
+ * Runs before every handler. Its failure is the call's status (e.g. the policy module's
+ * Unauthenticated/PermissionDenied, which errors.ts maps), and the handler never runs.
+ */
+export type Interceptor<Ctx, R> = (call: { readonly path: string; readonly metadata: grpc.Metadata }) => Effect.Effect<Ctx, unknown, R>
+
+/** The interceptor of a server without authentication (svc-server, seed 001 section 5). */
+export const allowAll: Interceptor<void, never> = () => Effect.void
+
+/** Reading a client stream failed (client cancelled, malformed message). */
+export class GrpcInputError extends Data.TaggedError("GrpcInputError")<{ readonly message: string }> {}
+
+/** Messages are proto-loader plain objects; handlers decode what they receive. */
+export type GrpcMessage = object
+
+export type GrpcMethod<Ctx, R> =
+  | {
+    readonly kind: "unary"
+    readonly run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
+  }
+  | {
+    readonly kind: "bidi"
+    readonly run: (
+      requests: Stream.Stream<unknown, GrpcInputError>,
+      call: CallInfo<Ctx>
+    ) => Stream.Stream<GrpcMessage, unknown, R>
+  }
+
+/** A unary handler: one request in, one response or a typed failure out. */
+export const unary = <Ctx, R>(
+  run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
+): GrpcMethod<Ctx, R> => ({ kind: "unary", run })
+
+/** A bidirectional streaming handler: requests arrive as a Stream (pulled with backpressure). */
+export const bidiStream = <Ctx, R>(
+  run: (requests: Stream.Stream<unknown, GrpcInputError>, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
+): GrpcMethod<Ctx, R> => ({ kind: "bidi", run })
+
+export interface GrpcService<Ctx, R> {
+  readonly definition: grpc.ServiceDefinition
+  /** Handlers by the method's name in the proto ("Score"); a missing one is UNIMPLEMENTED. */
+  readonly methods: Readonly<Record<string, GrpcMethod<Ctx, R>>>
+}
+
+export interface GrpcServerOptions<Ctx, R> {
+  /** Names the service in the "listening" log line. */
+  readonly name: string
+  readonly services: ReadonlyArray<GrpcService<Ctx, R>>
+  readonly intercept: Interceptor<Ctx, R>
+  /** Called once per finished call, for metrics. */
+  readonly onCallEnd?: (end: { readonly path: string; readonly code: grpc.status; readonly seconds: number }) => Effect.Effect<void>
+  /** How long shutdown waits for calls in flight before cutting them. Default 10 s. */
+  readonly shutdownTimeout?: Duration.DurationInput
+}
+
+/** The server could not bind its address (port in use, bad host). */
+export class GrpcBindError extends Data.TaggedError("GrpcBindError")<{ readonly address: string; readonly reason: string }> {
+  override get message() {
+    return `SVC_GRPC_ADDR: cannot listen on ${this.address}: ${this.reason}`
+  }
+}
+
+/** The wire status of a call's end; internal details only go to the log. */
+const statusOfCause = (cause: Cause.Cause<unknown>): grpc.StatusObject => {
+  if (Cause.isInterruptedOnly(cause)) return { code: grpc.status.CANCELLED, details: "cancelled", metadata: new grpc.Metadata() }
+  const failure = Cause.failureOption(cause)
+  const wire = failure._tag === "Some" ? wireStatus(failure.value) : wireStatus(undefined)
+  return { code: wire.grpc, details: wire.message, metadata: new grpc.Metadata() }
+}
+
+const hostPort = (address: ListenAddress) =>
+  address.host.includes(":") ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
+
+/** Turns the Effect handlers into grpc-js handlers that run on `runtime`. */
+const implement = <Ctx, R>(
+  runtime: Runtime.Runtime<R>,
+  options: GrpcServerOptions<Ctx, R>,
+  service: GrpcService<Ctx, R>
+): grpc.UntypedServiceImplementation => {
+  const run = Runtime.runCallback(runtime)
+  const finish = (path: string, started: number, code: grpc.status) => {
+    if (options.onCallEnd) run(options.onCallEnd({ path, code, seconds: (performance.now() - started) / 1000 }))
+  }
+  // Defects are bugs: the caller gets INTERNAL, the log gets the cause.
+  const logDefects = <A, E, R1>(path: string, effect: Effect.Effect<A, E, R1>) =>
+    Effect.tapDefect(effect, (defect) =>
+      Effect.logError("grpc handler defect").pipe(Effect.annotateLogs({ path, cause: Cause.pretty(Cause.die(defect)) })))
+
+  const implementation: grpc.UntypedServiceImplementation = {}
+  for (const [name, method] of Object.entries(service.methods)) {
+    const definition = service.definition[name]
+    if (!definition) throw new Error(`gRPC service has no method ${name}`)
+    const path = definition.path
+    if (method.kind === "unary") {
+      const handler: grpc.handleUnaryCall<unknown, GrpcMessage> = (call, callback) => {
+        const started = performance.now()
+        const metadata = call.metadata
+        const effect = options.intercept({ path, metadata }).pipe(
+          Effect.flatMap((context) => method.run(call.request, { path, metadata, context }))
+        )
+        const cancel = run(logDefects(path, effect), {
+          onExit: (exit) => {
+            if (Exit.isSuccess(exit)) {
+              callback(null, exit.value)
+              finish(path, started, grpc.status.OK)
+            } else {
+              const status = statusOfCause(exit.cause)
+              callback(status)
+              finish(path, started, status.code)
+            }
+          }
+        })
+        call.on("cancelled", () => cancel())
+      }
+      implementation[name] = handler
+    } else {
+      const handler: grpc.handleBidiStreamingCall<unknown, GrpcMessage> = (call) => {
+        const started = performance.now()
+        const metadata = call.metadata
+        const requests = Stream.fromAsyncIterable<unknown, GrpcInputError>(
+          call,
+          (error) => new GrpcInputError({ message: error instanceof Error ? error.message : String(error) })
+        )
+        // Waits for 'drain' when grpc-js buffers, so a slow client slows the producer.
+        const write = (message: GrpcMessage) =>
+          Effect.async<void>((resume) => {
+            if (call.write(message)) resume(Effect.void)
+            else call.once("drain", () => resume(Effect.void))
+          })
+        const effect = options.intercept({ path, metadata }).pipe(
+          Effect.flatMap((context) => Stream.runForEach(method.run(requests, { path, metadata, context }), write))
+        )
+        const cancel = run(logDefects(path, effect), {
+          onExit: (exit) => {
+            if (Exit.isSuccess(exit)) {
+              call.end()
+              finish(path, started, grpc.status.OK)
+            } else {
+              const status = statusOfCause(exit.cause)
+              call.emit("error", status)
+              finish(path, started, status.code)
+            }
+          }
+        })
+        call.on("cancelled", () => cancel())
+      }
+      implementation[name] = handler
+    }
+  }
+  return implementation
+}
+
+/** Serves `options.services` at `address` for the lifetime of the Layer. */
+export const serveGrpc = <Ctx, R>(address: ListenAddress, options: GrpcServerOptions<Ctx, R>): Layer.Layer<never, GrpcBindError, R> =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<R>()
+    const server = new grpc.Server()
+    for (const service of options.services) server.addService(service.definition, implement(runtime, options, service))
+    const requested = hostPort(address)
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number, GrpcBindError>((resume) =>
+        server.bindAsync(requested, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+          resume(error ? Effect.fail(new GrpcBindError({ address: requested, reason: error.message })) : Effect.succeed(bound)))
+      ),
+      () =>
+        Effect.async<void>((resume) => server.tryShutdown(() => resume(Effect.void))).pipe(
+          Effect.timeoutTo({
+            duration: options.shutdownTimeout ?? Duration.seconds(10),
+            onSuccess: () => Effect.void,
+            onTimeout: () =>
+              Effect.logWarning("grpc shutdown timed out; cancelling calls in flight").pipe(
+                Effect.zipRight(Effect.sync(() => server.forceShutdown()))
+              )
+          }),
+          Effect.flatten
+        )
+    )
+    const bound = `grpc://${hostPort({ host: address.host, port })}`
+    yield* Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "grpc", address: bound, service: options.name }))
+  }))
+
+/** The gRPC side of a service on SVC_GRPC_ADDR (default 0.0.0.0:50051). */
+export const grpcServiceLayer = <Ctx, R>(options: GrpcServerOptions<Ctx, R>) =>
+  Layer.unwrapEffect(
+    Effect.map(listenAddress("SVC_GRPC_ADDR", "0.0.0.0:50051"), (address) => serveGrpc(address, options))
+  )
