@@ -95,6 +95,33 @@ describe("scoring roots: refusals", () => {
     )
   })
 
+  it("sees a `..` behind an encoded separator, a malformed escape or a control character", () => {
+    const roots = rootsOf("https://cdn.example.com/t1", "/media/t1", "s3:bucket/t1")
+    for (const input of [
+      "https://cdn.example.com/t1/x%2F..%2F..%2Ft2/v.mp4",
+      "https://cdn.example.com/t1/x%2f%2e%2e%2ft2%zz/v.mp4",
+      "https://cdn.example.com/t1/.\t./t2/v.mp4",
+      "https://cdn.example.com/t1\\..\\t2/v.mp4",
+      "/media/t1/..%2Ft2/v.mp4",
+      "s3:bucket/t1/..%2ft2",
+      "/media/t1/\n/v.mp4"
+    ]) {
+      expect(admitted(roots, input), JSON.stringify(input)).toBe(false)
+    }
+  })
+
+  it("property: percent-encoding any characters of a `..` element never gets it past the check", () => {
+    const encodeSome = (text: string, mask: ReadonlyArray<boolean>) =>
+      [...text].map((char, index) => (mask[index] ? `%${char.charCodeAt(0).toString(16).padStart(2, "0")}` : char)).join("")
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }), fc.boolean(), elements, (mask, twice, rest) => {
+        const once = encodeSome("/../", mask)
+        const escaped = twice ? once.replaceAll("%", "%25") : once
+        expect(admitted(rootsOf("/media/t1"), `/media/t1${escaped}${rest.join("/")}`)).toBe(false)
+      })
+    )
+  })
+
   it("does not mistake names containing dots for parent elements", () => {
     expect(admitted(rootsOf("/media"), "/media/..a/b...mp4")).toBe(true)
     expect(admitted(rootsOf("/media"), "/media/a..b")).toBe(true)

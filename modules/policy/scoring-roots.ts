@@ -51,28 +51,30 @@ const REMOTE = /^(:?[A-Za-z0-9_][A-Za-z0-9_.+@-]*:)(\/\/)?(.*)$/s
 /** Path elements with empty and `.` elements removed: the normal form both sides compare in. */
 const elementsOf = (path: string): ReadonlyArray<string> => path.split("/").filter((e) => e !== "" && e !== ".")
 
-/** Percent-decodes until stable, so `%252e%252e` is seen as `..` too. */
-const fullyDecoded = (element: string): string => {
-  let current = element
-  for (let round = 0; round < 8; round++) {
-    let next: string
-    try {
-      next = decodeURIComponent(current)
-    } catch {
-      return current
-    }
-    if (next === current) return current
-    current = next
-  }
-  return current
-}
+// Byte-wise and lenient (a malformed `%zz` elsewhere must not stop the decoding): only
+// ASCII dots and separators matter here.
+const percentDecodedBytes = (text: string): string =>
+  text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
 
-/** True when any element between `/`, `\` or `:` (the remote separator) is `..`, raw or percent-encoded. */
-export const hasParentElement = (text: string): boolean => text.split(/[/\\:]/).some((e) => fullyDecoded(e) === "..")
+/**
+ * True when any element between `/`, `\` or `:` (the remote separator) is `..`, raw or
+ * percent-encoded, once or more (`%2e%2e`, `%252e%252e`, `a%2F..%2Fb`).
+ */
+export const hasParentElement = (text: string): boolean => {
+  let current = text
+  for (let round = 0; round < 8; round++) {
+    if (current.split(/[/\\:]/).some((element) => element === "..")) return true
+    const decoded = percentDecodedBytes(current)
+    if (decoded === current) return false
+    current = decoded
+  }
+  return true
+}
 
 /** Why a text is not a valid location, or the location. Shared by roots and inputs. */
 const locate = (text: string): Either.Either<Location, string> => {
-  if (text.includes("\0")) return Either.left("contains a NUL byte")
+  // URL parsers drop tabs and newlines, which could hide a `..`; no input needs control characters.
+  if (/[\u0000-\u001f\u007f]/.test(text)) return Either.left("contains a control character")
   if (hasParentElement(text)) return Either.left("contains a `..` element")
   if (text.startsWith("/")) return Either.right({ kind: "local", path: text, elements: elementsOf(text) })
   if (HTTP_URL.test(text)) {
