@@ -1,0 +1,74 @@
+/**
+ * Schema migrations of the SQLite job store. Each migration runs once, in its own IMMEDIATE
+ * transaction together with the `schema_migrations` row that records it, so a crash mid-way leaves
+ * either the old or the new schema, and two processes opening one file never apply one twice.
+ * Append new migrations at the end; never edit one that has shipped.
+ */
+import type { Database } from "bun:sqlite"
+
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+export const MIGRATIONS: ReadonlyArray<Migration> = [
+  {
+    version: 1,
+    name: "jobs",
+    // `seq` orders jobs (FIFO hand-out, newest-first listings) without trusting clock ties.
+    // tenant_id defaults to '' so a row written without a tenant (pre-gateway) belongs to nobody.
+    sql: `
+      CREATE TABLE jobs (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        id           TEXT    NOT NULL UNIQUE,
+        tenant_id    TEXT    NOT NULL DEFAULT '',
+        state        TEXT    NOT NULL CHECK (state IN ('pending', 'running', 'finished', 'cancelled', 'failed')),
+        request      TEXT    NOT NULL,
+        created_at   INTEGER NOT NULL,
+        started_at   INTEGER,
+        finished_at  INTEGER,
+        node_id      TEXT,
+        result       TEXT,
+        error        TEXT,
+        frames_done  INTEGER NOT NULL DEFAULT 0,
+        submitted_by TEXT
+      );
+      CREATE INDEX jobs_tenant_state_seq ON jobs (tenant_id, state, seq);
+      CREATE INDEX jobs_tenant_seq ON jobs (tenant_id, seq);
+      CREATE INDEX jobs_state_node ON jobs (state, node_id);
+    `
+  }
+]
+
+const LEDGER = `
+  CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`
+
+/** Applies the missing migrations; returns the versions it applied. Throws on a newer schema. */
+export const migrate = (db: Database, migrations: ReadonlyArray<Migration>, now: number): ReadonlyArray<number> => {
+  db.run(LEDGER)
+  const latest = migrations.reduce((max, migration) => Math.max(max, migration.version), 0)
+  const appliedVersion = db.query<{ version: number | null }, []>("SELECT max(version) AS version FROM schema_migrations")
+  const found = appliedVersion.get()?.version ?? 0
+  if (found > latest) {
+    throw new Error(`the store has schema version ${found}, newer than this controller's ${latest}; run a newer controller`)
+  }
+  const isApplied = db.query<{ one: number }, [number]>("SELECT 1 AS one FROM schema_migrations WHERE version = ?")
+  const record = db.query<never, [number, string, number]>("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)")
+  const applied: Array<number> = []
+  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+    const apply = db.transaction(() => {
+      // Checked again inside the write lock: another process may have applied it meanwhile.
+      if (isApplied.get(migration.version) !== null) return false
+      db.run(migration.sql)
+      record.run(migration.version, migration.name, now)
+      return true
+    })
+    if (apply.immediate()) applied.push(migration.version)
+  }
+  return applied
+}

@@ -1,0 +1,254 @@
+/**
+ * JobService: the job and node logic the gRPC handlers call, each method taking the caller's
+ * `Principal` (already authenticated and role-checked by the transport). Tenant isolation of
+ * seed 000, 5.5 and the ReportResult rules of 5.6 live here; the store scopes every query by the
+ * caller's tenant, so a mistake here still cannot reach another tenant's row.
+ */
+import { Clock, Context, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { PermissionDenied } from "../policy/errors.ts"
+import type { Principal } from "../policy/principal.ts"
+import type { ScoreRequest } from "../scorer/request.ts"
+import { InvalidJobRequest, JobNotFound, NodeSessionNotLive, type JobStoreFailure } from "./errors.ts"
+import {
+  DEFAULT_LIST_LIMIT,
+  FINAL_STATES,
+  type Job,
+  type JobFilter,
+  type JobState,
+  MAX_LIST_LIMIT,
+  type PulledJob,
+  type ResultReport
+} from "./model.ts"
+import { type NodeInfo, NodeSessions, type Registration } from "./sessions.ts"
+import { type JobLookup, JobStore, type RunningUpdate } from "./store.ts"
+
+/** Most jobs one PullWork hands out; larger requests are cut to this. */
+export const MAX_PULL = 64
+
+/** Port: the scoring roots of a tenant (auth registry or SVC_SCORING_ROOTS), read at each PullWork. */
+export class TenantRoots extends Context.Tag("svc/jobs/TenantRoots")<
+  TenantRoots,
+  { readonly rootsFor: (tenantId: string) => Effect.Effect<ReadonlyArray<string>> }
+>() {}
+
+/** Sample hooks the controller binds to its prom-client histograms (seconds). */
+export interface JobMetricsHooksShape {
+  /** Submission to hand-out by PullWork. */
+  readonly observeQueueWait: (seconds: number) => void
+  /** Hand-out to the final report, by outcome. */
+  readonly observeJobDuration: (seconds: number, outcome: "finished" | "failed") => void
+}
+
+export class JobMetricsHooks extends Context.Tag("svc/jobs/JobMetricsHooks")<JobMetricsHooks, JobMetricsHooksShape>() {
+  static readonly none: Layer.Layer<JobMetricsHooks> = Layer.succeed(JobMetricsHooks, {
+    observeQueueWait: () => undefined,
+    observeJobDuration: () => undefined
+  })
+}
+
+/** Values for the controller's gauges. */
+export interface JobGauges {
+  /** Jobs by state over every tenant (legacy empty-tenant rows excluded). */
+  readonly jobsByState: Readonly<Record<JobState, number>>
+  readonly liveNodes: number
+}
+
+export interface JobServiceShape {
+  /** SubmitJob: stores a pending job of the caller's tenant; durable when this succeeds. */
+  readonly submit: (principal: Principal, request: ScoreRequest) => Effect.Effect<Job, InvalidJobRequest | JobStoreFailure>
+  /** GetJob. */
+  readonly get: (principal: Principal, jobId: string) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
+  /** CancelJob: pending or running → cancelled; a final job is returned unchanged. */
+  readonly cancel: (principal: Principal, jobId: string) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
+  /** The caller's tenant's jobs, newest first. */
+  readonly list: (principal: Principal, filter: JobFilter) => Effect.Effect<ReadonlyArray<Job>, InvalidJobRequest | JobStoreFailure>
+  /** StreamJobs: the listing, then (with follow) every change of the tenant's jobs in the filter. */
+  readonly stream: (
+    principal: Principal,
+    filter: JobFilter & { readonly follow: boolean }
+  ) => Stream.Stream<Job, InvalidJobRequest | JobStoreFailure>
+  /** RegisterNode: a fresh session of the caller's tenant. */
+  readonly register: (principal: Principal, info: NodeInfo) => Effect.Effect<Registration, InvalidJobRequest>
+  /** Heartbeat: false for an unknown or expired session, or one of another tenant. */
+  readonly heartbeat: (principal: Principal, nodeId: string) => Effect.Effect<boolean>
+  /** PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node. */
+  readonly pullWork: (
+    principal: Principal,
+    nodeId: string,
+    maxJobs: number
+  ) => Effect.Effect<ReadonlyArray<PulledJob>, PermissionDenied | NodeSessionNotLive | InvalidJobRequest | JobStoreFailure>
+  /** ReportResult (seed 5.6). */
+  readonly reportResult: (
+    principal: Principal,
+    nodeId: string,
+    jobId: string,
+    report: ResultReport
+  ) => Effect.Effect<Job, PermissionDenied | InvalidJobRequest | JobStoreFailure>
+  /** One re-queue sweep (the layer runs it every sweep interval); returns the re-queued jobs. */
+  readonly requeueOrphans: Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  readonly gauges: Effect.Effect<JobGauges, JobStoreFailure>
+}
+
+export class JobService extends Context.Tag("svc/jobs/JobService")<JobService, JobServiceShape>() {}
+
+// A compare-and-set report that lost a race is decided again on the fresh row, at most this often.
+const REPORT_ATTEMPTS = 3
+
+const found = (lookup: JobLookup, jobId: string): Effect.Effect<Job, PermissionDenied | JobNotFound> => {
+  switch (lookup._tag) {
+    case "Found":
+      return Effect.succeed(lookup.job)
+    case "OtherTenant":
+      return Effect.fail(PermissionDenied.otherTenant())
+    case "Missing":
+      return Effect.fail(new JobNotFound({ jobId }))
+  }
+}
+
+const checkFilter = (filter: JobFilter): Effect.Effect<{ readonly states: ReadonlyArray<JobState>; readonly limit: number }, InvalidJobRequest> => {
+  const limit = filter.limit === undefined || filter.limit === 0 ? DEFAULT_LIST_LIMIT : filter.limit
+  return Number.isSafeInteger(limit) && limit > 0 && limit <= MAX_LIST_LIMIT
+    ? Effect.succeed({ states: filter.states ?? [], limit })
+    : Effect.fail(new InvalidJobRequest({ message: `limit must be a whole number from 0 to ${MAX_LIST_LIMIT}; got ${filter.limit}` }))
+}
+
+// No token can carry the empty tenant; refusing it here keeps unreachable rows from being written.
+const ownTenant = (principal: Principal): Effect.Effect<string, InvalidJobRequest> =>
+  principal.tenantId === ""
+    ? Effect.fail(new InvalidJobRequest({ message: "the caller's token carries no tenant" }))
+    : Effect.succeed(principal.tenantId)
+
+const toUpdate = (nodeId: string, report: ResultReport): Effect.Effect<RunningUpdate, InvalidJobRequest> => {
+  if (!Number.isSafeInteger(report.framesDone) || report.framesDone < 0) {
+    return Effect.fail(new InvalidJobRequest({ message: `frames_done must be a whole number ≥ 0; got ${report.framesDone}` }))
+  }
+  const error = report.error === undefined || report.error === "" ? undefined : report.error
+  if (report.final && error === undefined && report.result === undefined) {
+    return Effect.fail(new InvalidJobRequest({ message: "a final report needs a result or an error" }))
+  }
+  return Effect.succeed({
+    nodeId,
+    result: report.result,
+    framesDone: report.framesDone,
+    outcome: report.final ? { state: error === undefined ? "finished" : "failed", error } : undefined
+  })
+}
+
+const seconds = (from: number | undefined, to: number | undefined) =>
+  from === undefined || to === undefined ? undefined : Math.max(0, to - from) / 1000
+
+export const makeJobService = Effect.gen(function* () {
+  const store = yield* JobStore
+  const sessions = yield* NodeSessions
+  const roots = yield* TenantRoots
+  const hooks = yield* JobMetricsHooks
+
+  const reportResult: JobServiceShape["reportResult"] = (principal, nodeId, jobId, report) => {
+    const tenantId = principal.tenantId
+    const denied = PermissionDenied.jobNotAssigned(jobId, nodeId)
+    const decide = (attemptsLeft: number): Effect.Effect<Job, PermissionDenied | InvalidJobRequest | JobStoreFailure> =>
+      Effect.gen(function* () {
+        const reporter = yield* sessions.state(nodeId)
+        // The reporting session must be one this controller registered for the caller's tenant.
+        if (reporter.tenantId !== tenantId) return yield* denied
+        const lookup = yield* store.lookup(tenantId, jobId)
+        if (lookup._tag !== "Found") return yield* denied
+        const job = lookup.job
+        if (job.state === "pending" || job.nodeId === undefined) return yield* denied
+        if (job.nodeId !== nodeId) {
+          // Someone else's job: only when its node is gone, and only by a node that is live now.
+          const owner = yield* sessions.state(job.nodeId)
+          if (owner._tag === "Live" || reporter._tag !== "Live") return yield* denied
+        }
+        // A repeated final report, or a late one after cancel: accepted, nothing changes.
+        if (FINAL_STATES.has(job.state)) return job
+        const update = yield* toUpdate(nodeId, report)
+        const applied = yield* store.updateRunning(tenantId, jobId, job.nodeId, update)
+        if (Option.isNone(applied)) return attemptsLeft > 1 ? yield* decide(attemptsLeft - 1) : yield* denied
+        const done = applied.value
+        if (done.state === "finished" || done.state === "failed") {
+          const duration = seconds(done.startedAt, done.finishedAt)
+          if (duration !== undefined) hooks.observeJobDuration(duration, done.state)
+        }
+        return done
+      })
+    return decide(REPORT_ATTEMPTS)
+  }
+
+  const requeueOrphans: JobServiceShape["requeueOrphans"] = Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const assignments = yield* store.runningAssignments
+    const requeued = yield* Effect.forEach(assignments, ({ nodeId, tenantId }) =>
+      Effect.flatMap(sessions.state(nodeId), (state) =>
+        state._tag === "Live" || now - state.since < sessions.settings.requeueGraceMillis
+          ? Effect.succeed([])
+          : store.requeueNode(tenantId, nodeId)))
+    yield* sessions.prune
+    return requeued.flat()
+  })
+
+  const service: JobServiceShape = {
+    submit: (principal, request) =>
+      Effect.flatMap(ownTenant(principal), (tenantId) =>
+        store.insert({ id: crypto.randomUUID(), tenantId, request, submittedBy: principal.subject })),
+
+    get: (principal, jobId) => Effect.flatMap(store.lookup(principal.tenantId, jobId), (lookup) => found(lookup, jobId)),
+
+    cancel: (principal, jobId) => Effect.flatMap(store.cancel(principal.tenantId, jobId), (lookup) => found(lookup, jobId)),
+
+    list: (principal, filter) =>
+      Effect.flatMap(checkFilter(filter), ({ states, limit }) => store.list(principal.tenantId, states, limit)),
+
+    stream: (principal, filter) =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const { states, limit } = yield* checkFilter(filter)
+          // Subscribe before listing, so no change between the two is missed (one may come twice).
+          const changes = filter.follow ? yield* store.changes(principal.tenantId) : Stream.empty
+          const initial = yield* store.list(principal.tenantId, states, limit)
+          const wanted = (job: Job) => states.length === 0 || states.includes(job.state)
+          return Stream.concat(Stream.fromIterable(initial), Stream.filter(changes, wanted))
+        })
+      ),
+
+    register: (principal, info) => Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
+
+    heartbeat: (principal, nodeId) => sessions.heartbeat(principal.tenantId, nodeId),
+
+    pullWork: (principal, nodeId, maxJobs) =>
+      Effect.gen(function* () {
+        if (!Number.isSafeInteger(maxJobs) || maxJobs < 0) {
+          return yield* new InvalidJobRequest({ message: `max_jobs must be a whole number ≥ 0; got ${maxJobs}` })
+        }
+        const session = yield* sessions.state(nodeId)
+        // Another tenant's session (live or not) is refused without naming its tenant.
+        if (session.tenantId !== undefined && session.tenantId !== principal.tenantId) return yield* PermissionDenied.otherTenant()
+        if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
+        const scoringRoots = yield* roots.rootsFor(session.tenantId)
+        const jobs = yield* store.claim(session.tenantId, nodeId, Math.min(Math.max(maxJobs, 1), MAX_PULL))
+        for (const job of jobs) {
+          const wait = seconds(job.createdAt, job.startedAt)
+          if (wait !== undefined) hooks.observeQueueWait(wait)
+        }
+        return jobs.map((job) => ({ ...job, scoringRoots }))
+      }),
+
+    reportResult,
+    requeueOrphans,
+
+    gauges: Effect.all({ jobsByState: store.countByState, liveNodes: Effect.map(sessions.live, (live) => live.length) })
+  }
+
+  // Background re-queue sweep for the layer's lifetime; a failed round is logged and retried next time.
+  yield* Effect.forkScoped(
+    Effect.repeat(
+      Effect.catchAll(requeueOrphans, (error) => Effect.logWarning(`job re-queue sweep failed: ${error.message}`)),
+      Schedule.spaced(sessions.settings.sweepIntervalMillis)
+    )
+  )
+  return service
+})
+
+/** JobService over the JobStore, NodeSessions, TenantRoots and JobMetricsHooks it is given. */
+export const jobServiceLayer: Layer.Layer<JobService, never, JobStore | NodeSessions | TenantRoots | JobMetricsHooks> =
+  Layer.scoped(JobService, makeJobService)

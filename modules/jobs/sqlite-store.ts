@@ -1,0 +1,252 @@
+/**
+ * JobStore on embedded SQLite (`bun:sqlite`), one file at SVC_STORE_PATH.
+ *
+ * Durability: WAL journal with `synchronous = FULL`. Every write is one SQLite transaction whose
+ * commit fsyncs the WAL before the statement returns, and callers acknowledge (answer the RPC)
+ * only after that. A `kill -9` of the controller therefore loses no acknowledged job; FULL (rather
+ * than NORMAL, which only survives a process crash) also keeps them across a power loss of the
+ * host, at the price of one fsync per job write, which job rates easily afford.
+ * `busy_timeout` makes a writer wait for another connection's lock instead of failing at once.
+ */
+import { Database } from "bun:sqlite"
+import { Clock, Effect, Either, Layer, Option, PubSub, Scope, Stream } from "effect"
+import { STORE_PATH_VARIABLE, storePath } from "./config.ts"
+import { JobStoreFailure, JobStoreStartupError } from "./errors.ts"
+import { MIGRATIONS, migrate } from "./migrations.ts"
+import { decodeStoredRequest, decodeStoredResult, encodeResult, JOB_STATES, type Job, type JobState } from "./model.ts"
+import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "./store.ts"
+
+export const BUSY_TIMEOUT_MILLIS = 5_000
+/** Changes a `follow` subscriber may lag behind before the oldest are dropped for it. */
+export const CHANGE_FEED_CAPACITY = 4_096
+
+interface JobRow {
+  readonly seq: number
+  readonly id: string
+  readonly tenant_id: string
+  readonly state: string
+  readonly request: string
+  readonly created_at: number
+  readonly started_at: number | null
+  readonly finished_at: number | null
+  readonly node_id: string | null
+  readonly result: string | null
+  readonly error: string | null
+  readonly frames_done: number
+  readonly submitted_by: string | null
+}
+
+const COLUMNS = "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by"
+// ?1 is always the caller's tenant; the second clause keeps legacy empty-tenant rows out of reach.
+const OWN = "tenant_id = ?1 AND ?1 <> ''"
+
+const isState = (text: string): text is JobState => (JOB_STATES as ReadonlyArray<string>).includes(text)
+
+const toJob = (row: JobRow): Either.Either<Job, string> => {
+  if (!isState(row.state)) return Either.left(`job ${row.id} has unknown state "${row.state}"`)
+  const state = row.state
+  const request = decodeStoredRequest(row.request)
+  if (Either.isLeft(request)) return Either.left(`job ${row.id} has an unreadable request: ${request.left.message}`)
+  const result = row.result === null ? Either.right(undefined) : decodeStoredResult(row.result)
+  if (Either.isLeft(result)) return Either.left(`job ${row.id} has an unreadable result: ${result.left.message}`)
+  return Either.right({
+    id: row.id,
+    tenantId: row.tenant_id,
+    state,
+    request: request.right,
+    createdAt: row.created_at,
+    startedAt: row.started_at ?? undefined,
+    finishedAt: row.finished_at ?? undefined,
+    nodeId: row.node_id ?? undefined,
+    result: result.right,
+    error: row.error ?? undefined,
+    framesDone: row.frames_done,
+    submittedBy: row.submitted_by ?? undefined
+  })
+}
+
+const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+/** Opens (creating if needed) and migrates the store file; closes it when the scope ends. */
+export const openDatabase = (path: string): Effect.Effect<Database, JobStoreStartupError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.try({
+        try: () => {
+          const db = new Database(path, { create: true, strict: true })
+          try {
+            // busy_timeout first, so switching the journal mode also waits for other connections.
+            db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MILLIS}`)
+            const mode = db.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()?.journal_mode
+            if (mode !== "wal") throw new Error(`cannot use WAL journal mode (got "${mode}")`)
+            db.run("PRAGMA synchronous = FULL")
+            migrate(db, MIGRATIONS, now)
+            return db
+          } catch (error) {
+            db.close()
+            throw error
+          }
+        },
+        catch: (cause) => new JobStoreStartupError({ message: `${STORE_PATH_VARIABLE}: cannot open the job store "${path}": ${describe(cause)}` })
+      })
+    ),
+    (db) => Effect.sync(() => db.close())
+  )
+
+/** The SQLite JobStore over an open, migrated database. */
+export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const feed = yield* Effect.acquireRelease(PubSub.sliding<Job>(CHANGE_FEED_CAPACITY), PubSub.shutdown)
+
+    const attempt = <A>(operation: string, run: () => A): Effect.Effect<A, JobStoreFailure> =>
+      Effect.try({ try: run, catch: (cause) => new JobStoreFailure({ operation, detail: describe(cause) }) })
+
+    const decode = (operation: string, rows: ReadonlyArray<JobRow>): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>
+      Effect.forEach(rows, (row) => Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail })))
+
+    const decodeOne = (operation: string, row: JobRow): Effect.Effect<Job, JobStoreFailure> =>
+      Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail }))
+
+    const publish = (jobs: ReadonlyArray<Job>) => PubSub.publishAll(feed, jobs)
+
+    const insertJob = db.query<JobRow, [string, string, string, number, string | null]>(
+      `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by)
+       VALUES (?2, ?1, 'pending', ?3, ?4, ?5) RETURNING ${COLUMNS}`
+    )
+    const selectOwn = db.query<JobRow, [string, string]>(`SELECT ${COLUMNS} FROM jobs WHERE ${OWN} AND id = ?2`)
+    // Only a yes/no: whether the id exists outside the caller's tenant (GetJob must say so).
+    const existsElsewhere = db.query<{ other: number }, [string, string]>(
+      "SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?2 AND tenant_id <> ?1) AS other"
+    )
+    const selectList = db.query<JobRow, [string, string | null, number]>(
+      `SELECT ${COLUMNS} FROM jobs WHERE ${OWN} AND (?2 IS NULL OR state IN (SELECT value FROM json_each(?2)))
+       ORDER BY seq DESC LIMIT ?3`
+    )
+    const cancelOwn = db.query<JobRow, [string, string, number]>(
+      `UPDATE jobs SET state = 'cancelled', finished_at = ?3 WHERE ${OWN} AND id = ?2 AND state IN ('pending', 'running')
+       RETURNING ${COLUMNS}`
+    )
+    const claimOldest = db.query<JobRow, [string, string, number, number]>(
+      `UPDATE jobs SET state = 'running', node_id = ?2, started_at = ?3
+       WHERE ${OWN} AND seq IN (SELECT seq FROM jobs WHERE ${OWN} AND state = 'pending' ORDER BY seq LIMIT ?4)
+       RETURNING ${COLUMNS}`
+    )
+    const updateOwnRunning = db.query<JobRow, [string, string, string, string, string | null, number, string | null, string | null, number]>(
+      `UPDATE jobs SET node_id = ?4, result = coalesce(?5, result), frames_done = ?6,
+         state = coalesce(?7, state), error = CASE WHEN ?7 IS NULL THEN error ELSE ?8 END,
+         finished_at = CASE WHEN ?7 IS NULL THEN finished_at ELSE ?9 END
+       WHERE ${OWN} AND id = ?2 AND state = 'running' AND node_id = ?3
+       RETURNING ${COLUMNS}`
+    )
+    const requeueOwn = db.query<JobRow, [string, string]>(
+      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0
+       WHERE ${OWN} AND node_id = ?2 AND state = 'running' RETURNING ${COLUMNS}`
+    )
+    const selectAssignments = db.query<{ tenant_id: string; node_id: string }, []>(
+      "SELECT DISTINCT tenant_id, node_id FROM jobs WHERE state = 'running' AND tenant_id <> '' AND node_id IS NOT NULL"
+    )
+    const selectCounts = db.query<{ state: string; n: number }, []>(
+      "SELECT state, count(*) AS n FROM jobs WHERE tenant_id <> '' GROUP BY state"
+    )
+
+    const lookupNow = (tenantId: string, jobId: string): JobLookup | JobRow => {
+      const row = selectOwn.get(tenantId, jobId)
+      if (row !== null) return row
+      return existsElsewhere.get(tenantId, jobId)?.other === 1 ? { _tag: "OtherTenant" } : { _tag: "Missing" }
+    }
+    const resolve = (operation: string, found: JobLookup | JobRow): Effect.Effect<JobLookup, JobStoreFailure> =>
+      "_tag" in found ? Effect.succeed(found) : Effect.map(decodeOne(operation, found), (job) => ({ _tag: "Found", job }) as const)
+
+    const bySeq = (rows: ReadonlyArray<JobRow>) => [...rows].sort((a, b) => a.seq - b.seq)
+
+    const store: JobStoreShape = {
+      insert: (job: NewJob) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const row = yield* attempt("insert", () =>
+            insertJob.get(job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null))
+          if (row === null) return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
+          const stored = yield* decodeOne("insert", row)
+          yield* publish([stored])
+          return stored
+        }),
+
+      lookup: (tenantId, jobId) => Effect.flatMap(attempt("lookup", () => lookupNow(tenantId, jobId)), (found) => resolve("lookup", found)),
+
+      list: (tenantId, states, limit) =>
+        Effect.flatMap(
+          attempt("list", () => selectList.all(tenantId, states.length === 0 ? null : JSON.stringify(states), limit)),
+          (rows) => decode("list", rows)
+        ),
+
+      cancel: (tenantId, jobId) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          // One transaction: the state read afterwards is the one the update left.
+          const found = yield* attempt("cancel", () =>
+            db.transaction(() => cancelOwn.get(tenantId, jobId, now) ?? lookupNow(tenantId, jobId)).immediate())
+          const lookup = yield* resolve("cancel", found)
+          if (!("_tag" in found) && lookup._tag === "Found") yield* publish([lookup.job])
+          return lookup
+        }),
+
+      claim: (tenantId, nodeId, max) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const rows = yield* attempt("claim", () => claimOldest.all(tenantId, nodeId, now, max))
+          const jobs = yield* decode("claim", bySeq(rows))
+          yield* publish(jobs)
+          return jobs
+        }),
+
+      updateRunning: (tenantId, jobId, expectedNodeId, update: RunningUpdate) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const row = yield* attempt("report", () =>
+            updateOwnRunning.get(
+              tenantId,
+              jobId,
+              expectedNodeId,
+              update.nodeId,
+              update.result === undefined ? null : encodeResult(update.result),
+              update.framesDone,
+              update.outcome?.state ?? null,
+              update.outcome?.error ?? null,
+              now
+            ))
+          if (row === null) return Option.none()
+          const job = yield* decodeOne("report", row)
+          yield* publish([job])
+          return Option.some(job)
+        }),
+
+      requeueNode: (tenantId, nodeId) =>
+        Effect.gen(function* () {
+          const rows = yield* attempt("requeue", () => requeueOwn.all(tenantId, nodeId))
+          const jobs = yield* decode("requeue", bySeq(rows))
+          yield* publish(jobs)
+          return jobs
+        }),
+
+      runningAssignments: Effect.map(attempt("assignments", () => selectAssignments.all()), (rows) =>
+        rows.map((row) => ({ tenantId: row.tenant_id, nodeId: row.node_id }))),
+
+      countByState: Effect.map(attempt("count", () => selectCounts.all()), (rows) => {
+        const counts: Record<JobState, number> = { pending: 0, running: 0, finished: 0, cancelled: 0, failed: 0 }
+        for (const row of rows) if (isState(row.state)) counts[row.state] = row.n
+        return counts
+      }),
+
+      changes: (tenantId) =>
+        Effect.map(PubSub.subscribe(feed), (queue) =>
+          Stream.fromQueue(queue).pipe(Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId)))
+    }
+    return store
+  })
+
+/** The SQLite store of the file at `path`. */
+export const sqliteJobStoreAt = (path: string): Layer.Layer<JobStore, JobStoreStartupError> =>
+  Layer.scoped(JobStore, Effect.flatMap(openDatabase(path), makeSqliteJobStore))
+
+/** The SQLite store at SVC_STORE_PATH (default /data/jobs.sqlite). */
+export const SqliteJobStoreLive = Layer.unwrapEffect(Effect.map(storePath, sqliteJobStoreAt))

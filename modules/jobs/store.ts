@@ -1,0 +1,70 @@
+/**
+ * The JobStore port: durable jobs, every read and write scoped by tenant. The default
+ * implementation is embedded SQLite (sqlite-store.ts); a networked database for several
+ * controller replicas implements the same interface.
+ *
+ * Every method that touches a job takes the tenant and matches `tenant_id = tenant AND tenant <> ''`,
+ * so no caller reaches another tenant's row and nobody reaches a legacy row of the empty tenant.
+ * The only cross-tenant methods are the maintenance reads `runningAssignments` and `countByState`,
+ * which return ids and counts for the re-queue sweep and metrics, never job contents.
+ */
+import { Context, type Effect, type Option, type Scope, type Stream } from "effect"
+import type { JobStoreFailure } from "./errors.ts"
+import type { Job, JobState } from "./model.ts"
+
+/** A tenant-scoped lookup: the job, or why there is none (another tenant's id is never shown). */
+export type JobLookup =
+  | { readonly _tag: "Found"; readonly job: Job }
+  | { readonly _tag: "OtherTenant" }
+  | { readonly _tag: "Missing" }
+
+export interface NewJob {
+  readonly id: string
+  readonly tenantId: string
+  readonly request: Job["request"]
+  readonly submittedBy: string | undefined
+}
+
+/** A report applied to a running job: the reporting node takes the job over. */
+export interface RunningUpdate {
+  readonly nodeId: string
+  readonly result: Job["result"]
+  readonly framesDone: number
+  /** Present on a final report: the job leaves `running`. */
+  readonly outcome: { readonly state: "finished" | "failed"; readonly error: string | undefined } | undefined
+}
+
+export interface JobStoreShape {
+  /** Stores a pending job; it is durable when the effect succeeds. */
+  readonly insert: (job: NewJob) => Effect.Effect<Job, JobStoreFailure>
+  readonly lookup: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreFailure>
+  /** The tenant's jobs, newest first. */
+  readonly list: (tenantId: string, states: ReadonlyArray<JobState>, limit: number) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  /** Pending or running → cancelled; a final job is returned unchanged. */
+  readonly cancel: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreFailure>
+  /** Oldest pending jobs of the tenant (FIFO) → running, assigned to the node. */
+  readonly claim: (tenantId: string, nodeId: string, max: number) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  /**
+   * Applies a report if the job is still running and assigned to `expectedNodeId` (compare and
+   * set); None when it changed meanwhile, so the caller decides again on the fresh row.
+   */
+  readonly updateRunning: (
+    tenantId: string,
+    jobId: string,
+    expectedNodeId: string,
+    update: RunningUpdate
+  ) => Effect.Effect<Option.Option<Job>, JobStoreFailure>
+  /** Running jobs of the tenant assigned to the node → pending, unassigned, progress cleared. */
+  readonly requeueNode: (tenantId: string, nodeId: string) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  /** Maintenance: the (tenant, node) pairs that have running jobs (for the re-queue sweep). */
+  readonly runningAssignments: Effect.Effect<ReadonlyArray<{ readonly tenantId: string; readonly nodeId: string }>, JobStoreFailure>
+  /** Maintenance: jobs by state over every tenant (legacy rows excluded), for metrics. */
+  readonly countByState: Effect.Effect<Readonly<Record<JobState, number>>, JobStoreFailure>
+  /**
+   * The tenant's job changes from now on. Subscribes when run (so a listing made afterwards
+   * misses nothing); the subscription ends with the scope.
+   */
+  readonly changes: (tenantId: string) => Effect.Effect<Stream.Stream<Job>, never, Scope.Scope>
+}
+
+export class JobStore extends Context.Tag("svc/jobs/JobStore")<JobStore, JobStoreShape>() {}

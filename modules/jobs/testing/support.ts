@@ -1,0 +1,70 @@
+/** Shared fixtures of the job tests: temp store files, principals, requests, results, layers. */
+import { Effect, Layer } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Principal } from "../../policy/principal.ts"
+import type { ScoreRequest } from "../../scorer/request.ts"
+import type { ScoreResult } from "../../scorer/scorer.ts"
+import { JobMetricsHooks, type JobMetricsHooksShape, JobService, type JobServiceShape, jobServiceLayer, TenantRoots } from "../service.ts"
+import { DEFAULT_SESSION_SETTINGS, nodeSessionsLayer, type SessionSettings } from "../sessions.ts"
+import { sqliteJobStoreAt } from "../sqlite-store.ts"
+
+/** A fresh directory for store files, removed by the returned cleanup. */
+export const tempDir = (): { readonly dir: string; readonly cleanup: () => void } => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-jobs-"))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+export const writer = (tenantId: string, subject = `user-of-${tenantId}`): Principal => ({ tenantId, roles: ["svc:writer"], subject })
+export const node = (tenantId: string): Principal => ({ tenantId, roles: ["svc:node"], subject: `node-of-${tenantId}` })
+
+export const request = (name = "clip"): ScoreRequest => ({
+  reference: `/media/${name}/ref.y4m`,
+  distorted: `/media/${name}/dist.y4m`,
+  model: "vmaf_v0.6.1",
+  options: { threads: 2, per_frame: true }
+})
+
+export const result = (score: number, frames = 2): ScoreResult => ({
+  score,
+  features: { vmaf: score, psnr_y: Number.NaN },
+  provenance: {
+    library: { abi_minor: 1, abi_patch: 0, active_backend: "avx2", n_extractors: 3, version: "test" },
+    model: "vmaf_v0.6.1",
+    model_sha256: "0".repeat(64),
+    backend_used: "avx2",
+    feature_backends: [{ extractor: "vif", backend: "avx2" }],
+    precision: "lossless"
+  },
+  frames: Array.from({ length: frames }, (_, frame) => ({ frame, metrics: { vmaf: score } })),
+  frame_count: frames,
+  pooled: { min: { vmaf: score }, max: { vmaf: score }, harmonic_mean: { vmaf: score } }
+})
+
+/** Roots as a registry would give them: one directory per tenant. */
+export const rootsOf = (tenantId: string): ReadonlyArray<string> => [`/media/${tenantId}`]
+
+export const testRoots = Layer.succeed(TenantRoots, { rootsFor: (tenantId) => Effect.succeed(rootsOf(tenantId)) })
+
+/** JobService on the store file at `path`, with a fresh in-memory session table (a "controller boot"). */
+export const serviceLayerAt = (path: string, settings: SessionSettings = DEFAULT_SESSION_SETTINGS, hooks = JobMetricsHooks.none) =>
+  jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(sqliteJobStoreAt(path), nodeSessionsLayer(settings), testRoots, hooks)))
+
+/** Runs `body` against one controller boot on `path`. */
+export const withController = <A, E>(
+  path: string,
+  body: (jobs: JobServiceShape) => Effect.Effect<A, E>,
+  settings?: SessionSettings
+) => Effect.flatMap(JobService, body).pipe(Effect.provide(serviceLayerAt(path, settings)))
+
+/** Hooks that record every sample. */
+export const recordingHooks = () => {
+  const queueWaits: Array<number> = []
+  const durations: Array<{ readonly seconds: number; readonly outcome: string }> = []
+  const hooks: JobMetricsHooksShape = {
+    observeQueueWait: (seconds) => void queueWaits.push(seconds),
+    observeJobDuration: (seconds, outcome) => void durations.push({ seconds, outcome })
+  }
+  return { queueWaits, durations, layer: Layer.succeed(JobMetricsHooks, hooks) }
+}
