@@ -4,7 +4,7 @@
  * (the caller's roots) and `AuthStatus` (readiness and cache state for probes/metrics).
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import { Unauthenticated, type Refusal, type Unavailable } from "../policy/errors.ts"
+import { Messages, Unauthenticated, type Refusal, type Unavailable } from "../policy/errors.ts"
 import type { Principal } from "../policy/principal.ts"
 import { RootSet, rootsForTenant } from "../policy/scoring-roots.ts"
 import { AuthStartupError, loadAuthMode, type AuthMode, type ProviderSettings } from "./config.ts"
@@ -133,7 +133,7 @@ const servicesFor = (
           (authorization) => Effect.zipRight(registry.tenants, Effect.flatMap(bearerToken(authorization), registry.authenticate)),
           // A tenant dropped since the token was checked has no roots: every input is refused.
           (principal) => Effect.map(registry.rootsFor(principal), (roots) => roots ?? new RootSet([])),
-          Effect.map(registry.status, (status) => ({ ready: status.ready, reason: status.stale ? "tenant configuration is stale" : undefined })),
+          Effect.map(registry.status, (status) => ({ ready: status.ready, reason: status.stale ? Messages.tenantSetStale : undefined })),
           registry.status
         )
       }

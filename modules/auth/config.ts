@@ -51,20 +51,6 @@ export interface AuthEnvironment {
   readonly SVC_AUTH_TENANTS_REFRESH: string | undefined
 }
 
-const VARIABLES: ReadonlyArray<keyof AuthEnvironment> = [
-  "SVC_JWKS_ENDPOINT",
-  "SVC_AUTH_ISSUER",
-  "SVC_AUTH_AUDIENCE",
-  "SVC_AUTH_TENANT_CLAIM",
-  "SVC_AUTH_ROLES_CLAIM",
-  "SVC_AUTH_DISABLED",
-  "SVC_SCORING_ROOTS",
-  "SVC_AUTH_TENANTS_SOURCE",
-  "SVC_AUTH_TENANTS_FILE",
-  "SVC_AUTH_TENANTS_NAMESPACE",
-  "SVC_AUTH_TENANTS_REFRESH"
-]
-
 /** Provider variables that belong to single-provider mode only (seed 5.8). */
 const SINGLE_PROVIDER_VARIABLES = [
   "SVC_JWKS_ENDPOINT",
@@ -78,9 +64,19 @@ const SINGLE_PROVIDER_VARIABLES = [
 const optionalVariable = (name: string): Config.Config<string | undefined> =>
   Config.option(Config.string(name)).pipe(Config.map((value) => Option.getOrUndefined(Option.filter(value, (text) => text.trim() !== ""))))
 
-export const authEnvironment: Config.Config<AuthEnvironment> = Config.all(
-  Object.fromEntries(VARIABLES.map((name) => [name, optionalVariable(name)])) as { [K in keyof AuthEnvironment]: Config.Config<string | undefined> }
-)
+export const authEnvironment: Config.Config<AuthEnvironment> = Config.all({
+  SVC_JWKS_ENDPOINT: optionalVariable("SVC_JWKS_ENDPOINT"),
+  SVC_AUTH_ISSUER: optionalVariable("SVC_AUTH_ISSUER"),
+  SVC_AUTH_AUDIENCE: optionalVariable("SVC_AUTH_AUDIENCE"),
+  SVC_AUTH_TENANT_CLAIM: optionalVariable("SVC_AUTH_TENANT_CLAIM"),
+  SVC_AUTH_ROLES_CLAIM: optionalVariable("SVC_AUTH_ROLES_CLAIM"),
+  SVC_AUTH_DISABLED: optionalVariable("SVC_AUTH_DISABLED"),
+  SVC_SCORING_ROOTS: optionalVariable("SVC_SCORING_ROOTS"),
+  SVC_AUTH_TENANTS_SOURCE: optionalVariable("SVC_AUTH_TENANTS_SOURCE"),
+  SVC_AUTH_TENANTS_FILE: optionalVariable("SVC_AUTH_TENANTS_FILE"),
+  SVC_AUTH_TENANTS_NAMESPACE: optionalVariable("SVC_AUTH_TENANTS_NAMESPACE"),
+  SVC_AUTH_TENANTS_REFRESH: optionalVariable("SVC_AUTH_TENANTS_REFRESH")
+})
 
 const parseDisabled = (text: string | undefined): boolean | string => {
   if (text === undefined) return false
