@@ -27,6 +27,7 @@ describe("auth mode selection", () => {
     Effect.gen(function* () {
       expect(yield* load({ SVC_AUTH_DISABLED: "true" })).toEqual({ _tag: "Disabled", scoringRoots: [] })
       expect((yield* load({ ...SINGLE, SVC_AUTH_DISABLED: "false" }))._tag).toBe("SingleProvider")
+      expect((yield* load({ SVC_AUTH_DISABLED: "ON" }))._tag).toBe("Disabled")
     })
   )
 

@@ -80,9 +80,10 @@ export const authEnvironment: Config.Config<AuthEnvironment> = Config.all({
 
 const parseDisabled = (text: string | undefined): boolean | string => {
   if (text === undefined) return false
+  // The same spellings as the other SVC_* flags (modules/config/env.ts).
   const lower = text.trim().toLowerCase()
-  if (lower === "true" || lower === "1") return true
-  if (lower === "false" || lower === "0") return false
+  if (["true", "1", "yes", "on"].includes(lower)) return true
+  if (["false", "0", "no", "off"].includes(lower)) return false
   return `SVC_AUTH_DISABLED must be "true" or "false", got "${text}"`
 }
 
