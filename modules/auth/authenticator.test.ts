@@ -3,7 +3,9 @@ import { ConfigProvider, Context, Duration, Effect, Layer, TestClock } from "eff
 import fc from "fast-check"
 import { authorize } from "../policy/rbac.ts"
 import { GrpcMethods } from "../policy/roles.ts"
-import { Authenticator, authLayer, AuthStatus, DISABLED_MODE_PRINCIPAL, ScoringRoots } from "./authenticator.ts"
+import { importJWK } from "jose"
+import { authenticateWithProvider, Authenticator, authLayer, AuthStatus, DISABLED_MODE_PRINCIPAL, ScoringRoots } from "./authenticator.ts"
+import type { JwksCache } from "./jwks.ts"
 import { AuthMetrics } from "./metrics.ts"
 import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, unsignedToken } from "./test-support.ts"
 
@@ -138,6 +140,40 @@ describe("single-provider mode", () => {
       expect((yield* (yield* single(jwksServer())).roots.forPrincipal({ tenantId: "acme", roles: [], subject: undefined })).texts).toEqual([])
     })
   )
+})
+
+describe("claims, as properties", () => {
+  const provider = { jwksEndpoint: "https://idp/jwks", issuer: ISSUER, audience: undefined, tenantClaim: "tid", rolesClaim: "svc_roles" }
+  const staticKeys = async (): Promise<JwksCache> => {
+    const imported = await importJWK(key.jwk, "RS256")
+    if (imported instanceof Uint8Array) throw new Error("not an RSA key")
+    return { endpoint: provider.jwksEndpoint, keyFor: () => Effect.succeed(imported), status: Effect.die("unused") }
+  }
+
+  it("property: a token is accepted exactly while now < exp (real clock, margins of 5 s)", async () => {
+    const jwks = await staticKeys()
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 5, max: 7200 }), fc.boolean(), async (offset, expired) => {
+        const now = Math.floor(Date.now() / 1000)
+        const token = await signToken(key, { iss: ISSUER, tid: "acme", exp: expired ? now - offset : now + offset })
+        const outcome = await Effect.runPromise(Effect.either(authenticateWithProvider(token, provider, jwks)))
+        expect(outcome._tag).toBe(expired ? "Left" : "Right")
+      }),
+      { numRuns: 25 }
+    )
+  })
+
+  it("property: the tenant is the claim's exact string, whatever it holds", async () => {
+    const jwks = await staticKeys()
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 1 }), async (tenantId) => {
+        const token = await signToken(key, { iss: ISSUER, tid: tenantId, exp: Math.floor(Date.now() / 1000) + 600 })
+        const principal = await Effect.runPromise(authenticateWithProvider(token, provider, jwks))
+        expect(principal.tenantId).toBe(tenantId)
+      }),
+      { numRuns: 25 }
+    )
+  })
 })
 
 describe("disabled mode", () => {

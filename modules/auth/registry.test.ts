@@ -6,8 +6,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { stringify } from "yaml"
 import { authorize } from "../policy/rbac.ts"
-import { GrpcMethods } from "../policy/roles.ts"
+import { GrpcMethods, isKnownRole, KNOWN_ROLES } from "../policy/roles.ts"
+import { RootSet } from "../policy/scoring-roots.ts"
 import { Authenticator, authLayer, AuthStatus, ScoringRoots } from "./authenticator.ts"
+import { tenantRoles } from "./registry.ts"
+import type { Tenant } from "./tenant.ts"
 import { captureLogs, eventually, jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, tenantDocument, type CapturedLog } from "./test-support.ts"
 
 const keyA = makeKey("provider-a")
@@ -191,6 +194,44 @@ describe("tenant registry: matching (seed 5.8)", () => {
       expect((yield* auth.roots.forPrincipal(globex)).texts).toEqual([])
     })
   )
+})
+
+describe("registry roles (seed 5.8.5, 5.8.6)", () => {
+  const tenantWith = (allowedRoles: ReadonlyArray<(typeof KNOWN_ROLES)[number]>, defaultRole: (typeof KNOWN_ROLES)[number]): Tenant => ({
+    name: "t",
+    tenantId: "t",
+    enabled: true,
+    provider: { issuer: ISSUER_A, jwksEndpoint: "https://idp/jwks", audience: undefined, tenantClaim: "tid", rolesClaim: "svc_roles" },
+    defaultRole,
+    allowedRoles,
+    roots: new RootSet([])
+  })
+  const claimStrings = fc.array(fc.oneof(fc.constantFrom(...KNOWN_ROLES), fc.constantFrom("svc:root", "admin", "")), { maxLength: 6 })
+  const allowed = fc.uniqueArray(fc.constantFrom(...KNOWN_ROLES), { minLength: 1 })
+
+  it("property: named roles filtered by allowedRoles; the default only when no recognised role is named", () => {
+    fc.assert(
+      fc.property(claimStrings, allowed, fc.boolean(), (named, allowedRoles, asSingleString) => {
+        fc.pre(allowedRoles.some((role) => role !== "svc:node"))
+        const defaultRole = allowedRoles.find((role) => role !== "svc:node") ?? "svc:reader"
+        const claim = asSingleString ? named[0] : named
+        const recognised = (asSingleString ? named.slice(0, 1) : named).filter(isKnownRole)
+        const roles = tenantRoles(tenantWith(allowedRoles, defaultRole), { svc_roles: claim })
+        if (recognised.length === 0) expect(roles).toEqual([defaultRole])
+        else expect([...roles].sort()).toEqual([...new Set(recognised.filter((role) => allowedRoles.includes(role)))].sort())
+      })
+    )
+  })
+
+  it("property: a token without a role claim never acts as a node", () => {
+    fc.assert(
+      fc.property(allowed, (allowedRoles) => {
+        fc.pre(allowedRoles.some((role) => role !== "svc:node"))
+        const defaultRole = allowedRoles.find((role) => role !== "svc:node") ?? "svc:reader"
+        expect(tenantRoles(tenantWith(allowedRoles, defaultRole), {})).not.toContain("svc:node")
+      })
+    )
+  })
 })
 
 describe("tenant registry: refresh and staleness (seed 3)", () => {
