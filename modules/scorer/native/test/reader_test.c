@@ -27,6 +27,20 @@ static int passed, failed;
         }                                                                 \
     } while (0)
 
+/* One line per case, read by svc-tester-report: "PASS name: N checks" or
+ * "FAIL name: K of N checks failed". The per-check FAIL lines above it say which. */
+static void report_case(const char *name, int passed_before, int failed_before) {
+    int p = passed - passed_before, f = failed - failed_before;
+    if (f) printf("FAIL %s: %d of %d checks failed\n", name, f, p + f);
+    else printf("PASS %s: %d checks\n", name, p);
+}
+#define RUN_CASE(name, call)                                \
+    do {                                                    \
+        int passed_before = passed, failed_before = failed; \
+        call;                                               \
+        report_case(name, passed_before, failed_before);    \
+    } while (0)
+
 static char dir[256];
 
 static const char *tmp_path(const char *name) {
@@ -426,10 +440,10 @@ int main(void) {
     }
     big = malloc(BIG);
     if (!big) return 2;
-    test_raw();
-    test_y4m();
-    test_threads();
-    test_fuzz();
+    RUN_CASE("raw", test_raw());
+    RUN_CASE("y4m", test_y4m());
+    RUN_CASE("threads", test_threads());
+    RUN_CASE("fuzz", test_fuzz());
     free(big);
     char cmd[320];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

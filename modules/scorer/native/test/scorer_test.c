@@ -27,6 +27,20 @@ static char err[512];
         }                                                                        \
     } while (0)
 
+/* One line per case, read by svc-tester-report: "PASS name: N checks" or
+ * "FAIL name: K of N checks failed". The per-check FAIL lines above it say which. */
+static void report_case(const char *name, int passed_before, int failed_before) {
+    int p = passed - passed_before, f = failed - failed_before;
+    if (f) printf("FAIL %s: %d of %d checks failed\n", name, f, p + f);
+    else printf("PASS %s: %d checks\n", name, p);
+}
+#define RUN_CASE(name, call)                                \
+    do {                                                    \
+        int passed_before = passed, failed_before = failed; \
+        call;                                               \
+        report_case(name, passed_before, failed_before);    \
+    } while (0)
+
 /* v01: 320x240 4:2:0 8-bit, 30 frames. v06: same geometry, 20 frames. */
 #define W 320
 #define H 240
@@ -374,16 +388,18 @@ static void test_transform(const char *json, const svc_model *plain) {
 
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
+    int setup_passed = passed, setup_failed = failed;
     CHECK(strcmp(svc_version(), "0.1.0") == 0, "version");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
+    report_case("setup", setup_passed, setup_failed);
     if (json) {
-        test_models(json, len);
+        RUN_CASE("models", test_models(json, len));
         svc_model *m;
         if (load(json, len, &m) == SVC_OK) {
-            test_jobs(m);
-            test_transform(json, m);
+            RUN_CASE("jobs", test_jobs(m));
+            RUN_CASE("transform", test_transform(json, m));
             svc_model_free(m);
         }
     }
