@@ -6,7 +6,7 @@
 import { Data, Duration, Effect } from "effect"
 import { isLoopbackHost } from "./urls.ts"
 
-export class HttpGetError extends Data.TaggedError("HttpGetError")<{ readonly url: string; readonly message: string }> {}
+export class HttpGetError extends Data.TaggedError("HttpGetError")<{ readonly message: string }> {}
 
 export interface HttpGetOptions {
   readonly timeoutMillis: number
@@ -19,7 +19,6 @@ export interface HttpGetOptions {
 
 export interface HttpGetResponse {
   readonly status: number
-  readonly url: string
   readonly body: string
 }
 
@@ -51,7 +50,7 @@ export const redirectProblem = (target: URL): string | undefined => {
 }
 
 export const httpGet = (url: string, options: HttpGetOptions): Effect.Effect<HttpGetResponse, HttpGetError> => {
-  const fail = (at: string, message: string) => new HttpGetError({ url: at, message })
+  const fail = (at: string, message: string) => new HttpGetError({ message: `GET ${at}: ${message}` })
   // One signal for the whole exchange, body included, aborted when it ends or times out.
   const abort = new AbortController()
   const exchange = Effect.gen(function* () {
@@ -83,7 +82,7 @@ export const httpGet = (url: string, options: HttpGetOptions): Effect.Effect<Htt
         catch: (cause) => fail(target, `reading the response failed: ${String(cause)}`)
       })
       if (body === undefined) return yield* Effect.fail(fail(target, `response larger than ${options.maxBodyBytes} bytes`))
-      return { status: response.status, url: target, body }
+      return { status: response.status, body }
     }
     return yield* Effect.fail(fail(url, `more than ${options.maxRedirects} redirects`))
   })
