@@ -98,7 +98,7 @@ const optionsArray = (job: ScoreJob): Int32Array => {
 export const collectResult = (
   symbols: NativeSymbols,
   handle: Pointer,
-  job: Pick<ScoreJob, "precision" | "perFrame">,
+  job: Pick<ScoreJob, "precision" | "perFrame" | "subsample">,
   model: LoadedModel,
   library: NativeScorerLibrary["info"]
 ): ScoreResult => {
@@ -122,7 +122,8 @@ export const collectResult = (
       return values
     })
     for (let frame = 0; frame < frameCount; frame++) {
-      frames.push({ frame, metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)])) })
+      // With subsample N the k-th scored frame is input frame k·N (after the skips), as the reference numbers it.
+      frames.push({ frame: frame * job.subsample, metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)])) })
     }
   }
   const extractorCount = symbols.svc_job_extractor_count(handle)
@@ -208,7 +209,7 @@ const makeStreamScoring = (symbols: NativeSymbols, models: ModelStore, info: Nat
         const events: Array<StreamEvent> = []
         for (let frame = emitted; frame < ready; frame++) {
           const metrics = Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
-          events.push({ _tag: "Frame", frame: { frame, metrics } })
+          events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
         }
         emitted = ready
         return events
@@ -237,7 +238,7 @@ const makeStreamScoring = (symbols: NativeSymbols, models: ModelStore, info: Nat
           const state = symbols.svc_stream_poll(handle)
           if (state < 0) return failed(state)
           if (state === 1) {
-            const result = collectResult(symbols, view, { precision: job.precision, perFrame: false }, model, info)
+            const result = collectResult(symbols, view, { precision: job.precision, perFrame: false, subsample: job.subsample }, model, info)
             return Effect.succeed([[...newlyFinal(), { _tag: "Aggregate", result }], Option.none()] as const)
           }
           return Effect.as(Effect.sleep(Duration.millis(delay)), [newlyFinal(), Option.some(nextDelay(delay))] as const)
