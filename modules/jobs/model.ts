@@ -58,10 +58,11 @@ export interface ResultReport {
 }
 
 // JSON has no NaN or infinities, yet pooled features can be NaN: they are stored as these strings.
+const nonFiniteName = (value: number) => (Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity")
 const NonFiniteNumber = Schema.transform(Schema.Literal("NaN", "Infinity", "-Infinity"), Schema.Number, {
   strict: true,
   decode: (text) => Number(text),
-  encode: (value) => (Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity")
+  encode: nonFiniteName
 })
 const StoredNumber = Schema.Union(Schema.Number, NonFiniteNumber)
 const NumberMap = Schema.Record({ key: Schema.String, value: StoredNumber })
@@ -95,7 +96,7 @@ const resultSchema: Schema.Schema<ScoreResult, typeof ScoreResultSchema.Encoded>
 /** JSON text of a result; non-finite numbers become the strings `StoredNumber` reads back. */
 export const encodeResult = (result: ScoreResult): string =>
   JSON.stringify(result, (_key, value: unknown) =>
-    typeof value === "number" && !Number.isFinite(value) ? (Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity") : value)
+    typeof value === "number" && !Number.isFinite(value) ? nonFiniteName(value) : value)
 
 export const decodeStoredRequest = Schema.decodeUnknownEither(Schema.parseJson(ScoreRequest))
 export const decodeStoredResult = Schema.decodeUnknownEither(Schema.parseJson(resultSchema))

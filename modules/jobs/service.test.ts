@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream, TestClock } from "effect"
+import { Chunk, ConfigProvider, Effect, Layer, Stream, TestClock } from "effect"
+import { JobServiceLive } from "./index.ts"
 import { join } from "node:path"
 import type { Job } from "./model.ts"
-import { JobService, type JobServiceShape, MAX_PULL } from "./service.ts"
+import { JobMetricsHooks, JobService, type JobServiceShape, MAX_PULL } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
-import { node, recordingHooks, request, result, rootsOf, serviceLayerAt, tempDir, withController, writer } from "./testing/support.ts"
+import { node, recordingHooks, request, result, rootsOf, serviceLayerAt, tempDir, testRoots, withController, writer } from "./testing/support.ts"
 
 let dir = ""
 let cleanup = () => {}
@@ -421,6 +422,20 @@ describe("metrics hooks", () => {
       }).pipe(Effect.provide(serviceLayerAt(path(), DEFAULT_SESSION_SETTINGS, recorder.layer)))
       expect(recorder.queueWaits).toEqual([1.5, 1.5])
       expect(recorder.durations).toEqual([{ seconds: 2.5, outcome: "finished" }, { seconds: 2.5, outcome: "failed" }])
+    })
+  )
+})
+
+describe("JobServiceLive", () => {
+  it.effect("opens SVC_STORE_PATH and serves with the controller's roots and hooks", () =>
+    Effect.gen(function* () {
+      const live = JobServiceLive.pipe(Layer.provide(Layer.merge(testRoots, JobMetricsHooks.none)))
+      const provider = ConfigProvider.fromMap(new Map([["SVC_STORE_PATH", path()]]))
+      const job = yield* Effect.flatMap(JobService, (jobs) => jobs.submit(writer("a"), request())).pipe(
+        Effect.provide(live),
+        Effect.withConfigProvider(provider)
+      )
+      expect(yield* run((jobs) => jobs.get(writer("a"), job.id))).toEqual(job)
     })
   )
 })
