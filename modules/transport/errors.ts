@@ -25,7 +25,6 @@ export const STATUS_OF_TAG: Readonly<Record<string, { readonly http: number; rea
   InvalidJobRequest: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT },
   // The node's session expired or predates a controller restart: the node registers again.
   NodeSessionNotLive: { http: 404, grpc: GrpcStatus.NOT_FOUND },
-  // The node must register again (controller restart, expired session); svc-node does on this code.
   ScorerInternal: { http: 500, grpc: GrpcStatus.INTERNAL },
   ScorerNotReady: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
   GrpcInputError: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT }
