@@ -5,6 +5,7 @@
  */
 import { $ } from "bun"
 import { mkdirSync } from "node:fs"
+import { testerReportBuildStep } from "../modules/report/build-step.ts"
 
 export const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report"] as const
 
@@ -19,9 +20,13 @@ const wanted = (target: string) => targets.length === 0 || targets.includes(targ
 
 if (wanted("native")) await $`bash scripts/build-native.sh`
 
+// svc-tester-report embeds scalar reference values recorded with the library just built and
+// the build's image metadata (--define SVC_BUILD_IMAGE).
+const testerReportArgs = wanted("svc-tester-report") ? await testerReportBuildStep() : []
+
 mkdirSync("dist", { recursive: true })
 for (const name of executables.filter(wanted)) {
   const started = performance.now()
-  await $`${process.execPath} build --compile --minify-syntax --minify-whitespace --sourcemap=none ${`apps/${name}/main.ts`} --outfile ${`dist/${name}`} --define ${`SVC_BUILD_COMMIT=${JSON.stringify(commit)}`}`.quiet()
+  await $`${process.execPath} build --compile --minify-syntax --minify-whitespace --sourcemap=none ${`apps/${name}/main.ts`} --outfile ${`dist/${name}`} --define ${`SVC_BUILD_COMMIT=${JSON.stringify(commit)}`} ${name === "svc-tester-report" ? testerReportArgs : []}`.quiet()
   console.log(`built dist/${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 }

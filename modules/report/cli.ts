@@ -74,11 +74,8 @@ export const testerReportCli = (
     case "check":
       return checkFiles(rest, output)
     case "run":
-      // Needs the scorer's dispatch, reference, unit-test and golden-gate results (issue 6 part 3).
-      return Effect.sync(() => {
-        output.err("svc-tester-report run: not yet available: the scorer is not wired into the report builder")
-        return ExitCode.unusable
-      })
+      // Loaded on demand: `check` needs neither the native library nor the embedded test programs.
+      return Effect.flatMap(Effect.promise(() => import("./run.ts")), (module) => module.runReport(rest, output))
     default:
       return Effect.sync(() => {
         output.err(usage)
