@@ -1,5 +1,5 @@
 /** svc-controller: the multi-tenant authentication gateway and job service (seed 000). Wiring only. */
+import { controllerLayer } from "../../modules/controller/index.ts"
 import { runService } from "../../modules/runtime/main.ts"
-import { httpServiceLayer, livenessRoutes } from "../../modules/transport/http/server.ts"
 
-runService({ executable: "svc-controller" }, httpServiceLayer("svc-controller", livenessRoutes))
+runService({ executable: "svc-controller" }, controllerLayer("svc-controller"))

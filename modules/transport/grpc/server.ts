@@ -42,6 +42,10 @@ export type GrpcMethod<Ctx, R> =
     readonly run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
   }
   | {
+    readonly kind: "serverStream"
+    readonly run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
+  }
+  | {
     readonly kind: "bidi"
     readonly run: (
       requests: Stream.Stream<unknown, GrpcInputError>,
@@ -53,6 +57,11 @@ export type GrpcMethod<Ctx, R> =
 export const unary = <Ctx, R>(
   run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
 ): GrpcMethod<Ctx, R> => ({ kind: "unary", run })
+
+/** A server-streaming handler: one request in, a Stream of responses out (e.g. StreamJobs). */
+export const serverStream = <Ctx, R>(
+  run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
+): GrpcMethod<Ctx, R> => ({ kind: "serverStream", run })
 
 /** A bidirectional streaming handler: requests arrive as a Stream (pulled with backpressure). */
 export const bidiStream = <Ctx, R>(
@@ -109,6 +118,37 @@ const implement = <Ctx, R>(
     Effect.tapDefect(effect, (defect) =>
       Effect.logError("grpc handler defect").pipe(Effect.annotateLogs({ path, cause: Cause.pretty(Cause.die(defect)) })))
 
+  /** Runs the interceptor, then writes the handler's responses to a streaming call (server or bidi). */
+  const streamOut = (
+    call: grpc.ServerWritableStream<unknown, GrpcMessage> | grpc.ServerDuplexStream<unknown, GrpcMessage>,
+    path: string,
+    responses: (context: Ctx) => Stream.Stream<GrpcMessage, unknown, R>
+  ) => {
+    const started = performance.now()
+    // Waits for 'drain' when grpc-js buffers, so a slow client slows the producer.
+    const write = (message: GrpcMessage) =>
+      Effect.async<void>((resume) => {
+        if (call.write(message)) resume(Effect.void)
+        else call.once("drain", () => resume(Effect.void))
+      })
+    const effect = options.intercept({ path, metadata: call.metadata }).pipe(
+      Effect.flatMap((context) => Stream.runForEach(responses(context), write))
+    )
+    const cancel = run(logDefects(path, effect), {
+      onExit: (exit) => {
+        if (Exit.isSuccess(exit)) {
+          call.end()
+          finish(path, started, grpc.status.OK)
+        } else {
+          const status = statusOfCause(exit.cause)
+          call.emit("error", status)
+          finish(path, started, status.code)
+        }
+      }
+    })
+    call.on("cancelled", () => cancel())
+  }
+
   const implementation: grpc.UntypedServiceImplementation = {}
   for (const [name, method] of Object.entries(service.methods)) {
     const definition = service.definition[name]
@@ -136,36 +176,17 @@ const implement = <Ctx, R>(
         call.on("cancelled", () => cancel())
       }
       implementation[name] = handler
+    } else if (method.kind === "serverStream") {
+      const handler: grpc.handleServerStreamingCall<unknown, GrpcMessage> = (call) =>
+        streamOut(call, path, (context) => method.run(call.request, { path, metadata: call.metadata, context }))
+      implementation[name] = handler
     } else {
       const handler: grpc.handleBidiStreamingCall<unknown, GrpcMessage> = (call) => {
-        const started = performance.now()
-        const metadata = call.metadata
         const requests = Stream.fromAsyncIterable<unknown, GrpcInputError>(
           call,
           (error) => new GrpcInputError({ message: error instanceof Error ? error.message : String(error) })
         )
-        // Waits for 'drain' when grpc-js buffers, so a slow client slows the producer.
-        const write = (message: GrpcMessage) =>
-          Effect.async<void>((resume) => {
-            if (call.write(message)) resume(Effect.void)
-            else call.once("drain", () => resume(Effect.void))
-          })
-        const effect = options.intercept({ path, metadata }).pipe(
-          Effect.flatMap((context) => Stream.runForEach(method.run(requests, { path, metadata, context }), write))
-        )
-        const cancel = run(logDefects(path, effect), {
-          onExit: (exit) => {
-            if (Exit.isSuccess(exit)) {
-              call.end()
-              finish(path, started, grpc.status.OK)
-            } else {
-              const status = statusOfCause(exit.cause)
-              call.emit("error", status)
-              finish(path, started, status.code)
-            }
-          }
-        })
-        call.on("cancelled", () => cancel())
+        streamOut(call, path, (context) => method.run(requests, { path, metadata: call.metadata, context }))
       }
       implementation[name] = handler
     }

@@ -1,0 +1,62 @@
+/**
+ * The gateway checks every controller request runs before its handler: authentication of the
+ * bearer token, then the role table (seed 000, 4.1 and 5.4), and the scoring-root check of
+ * inputs the controller reads itself (5.5.4).
+ */
+import type * as grpc from "@grpc/grpc-js"
+import { type Context, Effect, Option, Schema } from "effect"
+import { AuthMetrics, Authenticator, type ScoringRoots } from "../auth/index.ts"
+import { authorize, type Principal, type Refusal } from "../policy/index.ts"
+import type { Interceptor } from "../transport/grpc/server.ts"
+
+/**
+ * Authenticates `authorization` and authorises `method` (a gRPC path or HTTP_SCORE_ROUTE). A
+ * method absent from the role table is refused for every caller, disabled mode included.
+ * Role refusals are logged and counted like token refusals.
+ */
+export const admit = (authorization: string | undefined, method: string): Effect.Effect<Principal, Refusal, Authenticator | AuthMetrics> =>
+  Effect.gen(function*() {
+    const authenticator = yield* Authenticator
+    const counters = yield* AuthMetrics
+    const principal = yield* authenticator.authenticate(authorization)
+    yield* authorize(principal, method).pipe(
+      Effect.tapError((refusal) =>
+        Effect.zipRight(
+          Effect.sync(() => counters.recordRefusal(refusal.reason)),
+          Effect.logInfo("auth: request refused").pipe(
+            Effect.annotateLogs({ reason: refusal.reason, detail: refusal.message, method, tenant: principal.tenantId, subject: principal.subject })
+          )
+        ))
+    )
+    return principal
+  })
+
+const authorizationOf = (metadata: grpc.Metadata): string | undefined => {
+  const [value] = metadata.get("authorization")
+  return typeof value === "string" ? value : undefined
+}
+
+/** The controller's one gRPC interceptor: its principal is every handler's context. */
+export const controllerInterceptor: Interceptor<Principal, Authenticator | AuthMetrics> = ({ path, metadata }) =>
+  admit(authorizationOf(metadata), path)
+
+const Inputs = Schema.Struct({ reference: Schema.String, distorted: Schema.String })
+const decodeInputs = Schema.decodeUnknownOption(Inputs, { onExcessProperty: "preserve" })
+
+/**
+ * A score request the controller reads itself (`SvcScoring.Score`, `POST /v1/score`): each input
+ * is resolved with symlinks followed and re-checked against the caller's roots, and the request
+ * goes on with the resolved paths, so the file scored is the file checked. A request without
+ * string inputs passes unchanged for the scoring path to refuse with its own message.
+ */
+export const withCheckedInputs = (scoringRoots: Context.Tag.Service<ScoringRoots>, principal: Principal, request: unknown) =>
+  Option.match(decodeInputs(request), {
+    onNone: () => Effect.succeed<unknown>(request),
+    onSome: (inputs) =>
+      Effect.gen(function*() {
+        const roots = yield* scoringRoots.forPrincipal(principal)
+        const reference = yield* roots.resolveAndCheck(inputs.reference)
+        const distorted = yield* roots.resolveAndCheck(inputs.distorted)
+        return { ...inputs, reference: reference.localPath ?? reference.input, distorted: distorted.localPath ?? distorted.input }
+      })
+  })

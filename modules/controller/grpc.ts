@@ -1,0 +1,141 @@
+/**
+ * The controller's gRPC surface on SVC_GRPC_ADDR: svc.v1.Jobs, svc.v1.Nodes and svc.v1.SvcScoring.
+ * Every call passes `controllerInterceptor` first (token, then role table); handlers receive the
+ * principal and call the job service or the shared scoring path with it.
+ */
+import { status as GrpcStatus } from "@grpc/grpc-js"
+import { Effect, Layer, Stream } from "effect"
+import { type AuthMetrics, type Authenticator, ScoringRoots } from "../auth/index.ts"
+import { JobService } from "../jobs/index.ts"
+import { ScoringMetricsService } from "../observability/metrics.ts"
+import type { Principal } from "../policy/index.ts"
+import { scoringService } from "../scoring-api/grpc.ts"
+import { ScorerState } from "../scoring-api/scorer-state.ts"
+import { ScoringApi } from "../scoring-api/scoring.ts"
+import { serviceDefinition } from "../transport/grpc/proto.ts"
+import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
+import { controllerInterceptor, withCheckedInputs } from "./gateway.ts"
+import {
+  decodeHeartbeat,
+  decodeJobId,
+  decodePullWork,
+  decodeRegisterNode,
+  decodeReportResult,
+  decodeStreamJobs,
+  decodeSubmitJob,
+  jobMessage
+} from "./wire.ts"
+
+type Handlers = GrpcService<Principal, JobService | ScoringRoots>
+
+/** svc.v1.Jobs: every call reads and writes only the caller's tenant's jobs. */
+export const jobsService: Handlers = {
+  definition: serviceDefinition("svc.v1.Jobs"),
+  methods: {
+    SubmitJob: unary((request, { context: principal }) =>
+      Effect.gen(function*() {
+        const scoreRequest = yield* decodeSubmitJob(request)
+        // Inputs are read by a node, so they are checked as written here (5.5.5).
+        const roots = yield* Effect.flatMap(ScoringRoots, (service) => service.forPrincipal(principal))
+        yield* roots.check(scoreRequest.reference)
+        yield* roots.check(scoreRequest.distorted)
+        const jobs = yield* JobService
+        return jobMessage(yield* jobs.submit(principal, scoreRequest))
+      })),
+    GetJob: unary((request, { context: principal }) =>
+      Effect.gen(function*() {
+        const { id } = yield* decodeJobId(request)
+        const jobs = yield* JobService
+        return jobMessage(yield* jobs.get(principal, id))
+      })),
+    StreamJobs: serverStream((request, { context: principal }) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const filter = yield* decodeStreamJobs(request)
+        const jobs = yield* JobService
+        return Stream.map(jobs.stream(principal, filter), (job) => jobMessage(job))
+      }))),
+    CancelJob: unary((request, { context: principal }) =>
+      Effect.gen(function*() {
+        const { id } = yield* decodeJobId(request)
+        const jobs = yield* JobService
+        return jobMessage(yield* jobs.cancel(principal, id))
+      }))
+  }
+}
+
+/** svc.v1.Nodes: sessions belong to the registering token's tenant. */
+export const nodesService: Handlers = {
+  definition: serviceDefinition("svc.v1.Nodes"),
+  methods: {
+    RegisterNode: unary((request, { context: principal }) =>
+      Effect.gen(function*() {
+        const info = yield* decodeRegisterNode(request)
+        const jobs = yield* JobService
+        const registration = yield* jobs.register(principal, info)
+        return {
+          node_id: registration.nodeId,
+          heartbeat_interval_ms: registration.heartbeatIntervalMillis,
+          session_ttl_ms: registration.sessionTtlMillis
+        }
+      })),
+    Heartbeat: unary((request, { context: principal }) =>
+      Effect.gen(function*() {
+        const { node_id } = yield* decodeHeartbeat(request)
+        const jobs = yield* JobService
+        return { ok: yield* jobs.heartbeat(principal, node_id) }
+      })),
+    PullWork: unary((request, { context: principal }) =>
+      Effect.gen(function*() {
+        const { node_id, max_jobs } = yield* decodePullWork(request)
+        const jobs = yield* JobService
+        const pulled = yield* jobs.pullWork(principal, node_id, max_jobs)
+        return { jobs: pulled.map((job) => jobMessage(job, job.scoringRoots)) }
+      })),
+    ReportResult: unary((request, { context: principal }) =>
+      Effect.gen(function*() {
+        const { nodeId, jobId, report } = yield* decodeReportResult(request)
+        const jobs = yield* JobService
+        return { job: jobMessage(yield* jobs.reportResult(principal, nodeId, jobId, report)) }
+      }))
+  }
+}
+
+const sharedScoring = scoringService<Principal>()
+
+/**
+ * svc.v1.SvcScoring over the shared scoring path (modules/scoring-api). `Score` reads files on
+ * the controller, so its inputs are resolved and re-checked first; `ScoreStream` carries its
+ * frames in the call and reads no file; `Health` is the scoring surface's own.
+ */
+export const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState | ScoringRoots> = {
+  definition: sharedScoring.definition,
+  methods: {
+    ...sharedScoring.methods,
+    Score: unary((request, call) =>
+      Effect.gen(function*() {
+        const api = yield* ScoringApi
+        const roots = yield* ScoringRoots
+        return yield* api.score({ transport: "grpc", route: call.path }, withCheckedInputs(roots, call.context, request))
+      }))
+  }
+}
+
+/** Every service the controller registers; the role-table test enumerates their methods. */
+export const controllerGrpcServices = [jobsService, nodesService, controllerScoringService] as const
+
+type ControllerGrpcRequirements = JobService | ScoringRoots | ScoringApi | ScorerState | Authenticator | AuthMetrics
+
+/** The controller's gRPC listener on SVC_GRPC_ADDR, counted in `svc_grpc_requests_total`. */
+export const controllerGrpcLayer = (name: string) =>
+  Layer.unwrapEffect(Effect.map(ScoringMetricsService, (metrics) =>
+    grpcServiceLayer<Principal, ControllerGrpcRequirements>({
+      name,
+      services: controllerGrpcServices,
+      intercept: controllerInterceptor,
+      onCallEnd: ({ path, code, seconds }) =>
+        Effect.sync(() => {
+          const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
+          metrics.grpcRequests.inc(labels)
+          metrics.grpcDuration.observe(labels, seconds)
+        })
+    })))

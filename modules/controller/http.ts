@@ -1,0 +1,79 @@
+/**
+ * The controller's HTTP listener on SVC_HTTP_ADDR: `POST /v1/score` behind the gateway (token,
+ * role table, scoring roots after symlinks) over the shared scoring path, and the probes and
+ * metrics, which need no token. Statuses come from modules/transport/errors.ts.
+ */
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { AuthStatus, ScoringRoots } from "../auth/index.ts"
+import { exposition, ScoringMetricsService } from "../observability/metrics.ts"
+import { HTTP_SCORE_ROUTE } from "../policy/index.ts"
+import { readJsonBody } from "../scoring-api/body.ts"
+import { maxBodyBytes } from "../scoring-api/config.ts"
+import { ScorerState } from "../scoring-api/scorer-state.ts"
+import { ScoringApi } from "../scoring-api/scoring.ts"
+import { wireStatus } from "../transport/errors.ts"
+import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
+import { admit, withCheckedInputs } from "./gateway.ts"
+
+// RFC 9110: a 401 names the scheme the client should use.
+const challenge = (status: number): Record<string, string> => (status === 401 ? { "www-authenticate": "Bearer" } : {})
+
+const score = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const api = yield* ScoringApi
+  const roots = yield* ScoringRoots
+  return yield* admit(request.headers["authorization"], HTTP_SCORE_ROUTE).pipe(
+    Effect.flatMap((principal) =>
+      api.score(
+        { transport: "http", route: HTTP_SCORE_ROUTE },
+        Effect.flatMap(readJsonBody(request, maxBodyBytes), (body) => withCheckedInputs(roots, principal, body))
+      )),
+    Effect.map((result) => jsonResponse(result)),
+    Effect.catchAll((error) => {
+      const wire = wireStatus(error)
+      return Effect.succeed(errorResponse(wire.http, wire.message, challenge(wire.http)))
+    })
+  )
+})
+
+/**
+ * Ready when the tenant set is current (registry mode) and the scorer is initialised; `strict`
+ * (/readyz) also checks the scorer's library file and model directory are still there.
+ */
+const ready = (strict: boolean) =>
+  Effect.gen(function*() {
+    const auth = yield* Effect.flatMap(AuthStatus, (status) => status.readiness)
+    if (!auth.ready) return jsonResponse({ status: "not ready", reason: auth.reason ?? "tenant set not loaded" }, 503)
+    const scorer = yield* Effect.flatMap(ScorerState, (state) => state.readiness(strict))
+    return scorer.ready ? jsonResponse({ status: "ready" }) : jsonResponse({ status: "not ready", reason: scorer.reason }, 503)
+  })
+
+const metricsText = Effect.flatMap(ScoringMetricsService, (metrics) =>
+  Effect.map(exposition(metrics.registry), ({ text, contentType }) => HttpServerResponse.text(text, { contentType })))
+
+/** Counts and times every request by its route pattern (bounded labels), as svc-server does. */
+const observed = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
+  HttpRouter.use(router, (app) =>
+    Effect.gen(function*() {
+      const started = performance.now()
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { route } = yield* HttpRouter.RouteContext
+      const metrics = yield* ScoringMetricsService
+      const response = yield* app
+      const labels = { method: request.method, route: route.path, status: String(response.status) }
+      metrics.httpRequests.inc(labels)
+      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000)
+      return response
+    }))
+
+export const controllerRoutes = livenessRoutes.pipe(
+  HttpRouter.post("/v1/score", score),
+  HttpRouter.get("/v1/ready", ready(false)),
+  HttpRouter.get("/readyz", ready(true)),
+  HttpRouter.get("/metrics", metricsText),
+  observed
+)
+
+/** The controller's HTTP listener on SVC_HTTP_ADDR. */
+export const controllerHttpLayer = (name: string) => httpServiceLayer(name, controllerRoutes)

@@ -1,0 +1,47 @@
+/**
+ * svc-controller (seed 000): the auth gateway in front of the job service, the node API and the
+ * shared scoring path. `controllerLayer` is what apps/svc-controller/main.ts launches.
+ */
+import { Effect, Layer } from "effect"
+import { type AuthLayerOptions, authLayer, ScoringRoots } from "../auth/index.ts"
+import { JobServiceLive, TenantRoots } from "../jobs/index.ts"
+import { ScoringApi } from "../scoring-api/scoring.ts"
+import { controllerGrpcLayer } from "./grpc.ts"
+import { controllerHttpLayer } from "./http.ts"
+import { ControllerMetrics, jobGaugesLayer, jobMetricsHooksLayer } from "./metrics.ts"
+
+export { admit, controllerInterceptor, withCheckedInputs } from "./gateway.ts"
+export { controllerGrpcLayer, controllerGrpcServices } from "./grpc.ts"
+export { controllerHttpLayer, controllerRoutes } from "./http.ts"
+export { ControllerMetrics } from "./metrics.ts"
+
+/**
+ * PullWork hands each job its tenant's roots (registry or SVC_SCORING_ROOTS). A stale tenant set
+ * cannot reach here (the gateway refuses first); if it did, no roots means the node refuses the job.
+ */
+const tenantRootsLayer = Layer.effect(
+  TenantRoots,
+  Effect.map(ScoringRoots, (roots) => ({
+    rootsFor: (tenantId: string) =>
+      roots.forPrincipal({ tenantId, roles: [], subject: undefined }).pipe(
+        Effect.map((set) => set.texts),
+        Effect.orElseSucceed((): ReadonlyArray<string> => [])
+      )
+  }))
+)
+
+/**
+ * Every service the controller's handlers use: auth (SVC_AUTH_*, SVC_JWKS_*, SVC_SCORING_ROOTS),
+ * the scoring surface (scorer, concurrency cap, metrics), the job service (SVC_STORE_PATH) and the
+ * controller's metrics.
+ */
+export const controllerServicesLayer = (name: string, auth: AuthLayerOptions = {}) => {
+  const base = Layer.merge(ScoringApi.layer(name), authLayer(auth))
+  const metrics = ControllerMetrics.layer.pipe(Layer.provideMerge(base))
+  const jobs = JobServiceLive.pipe(Layer.provide(Layer.merge(tenantRootsLayer, jobMetricsHooksLayer)), Layer.provideMerge(metrics))
+  return Layer.provideMerge(jobGaugesLayer, jobs)
+}
+
+/** gRPC and HTTP listeners of the controller with everything they need. */
+export const controllerLayer = (name: string) =>
+  Layer.merge(controllerGrpcLayer(name), controllerHttpLayer(name)).pipe(Layer.provide(controllerServicesLayer(name)))

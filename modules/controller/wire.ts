@@ -1,0 +1,119 @@
+/**
+ * svc.v1 messages of the Jobs and Nodes services ↔ the job domain (modules/jobs). Requests
+ * arrive as proto-loader plain objects (proto field names, enums as names, defaults filled);
+ * each is decoded here into a typed value or an `InvalidJobRequest` / `InvalidScoreRequest`.
+ */
+import { Effect, Either, ParseResult, Schema } from "effect"
+import { decodeStoredResult, encodeResult, InvalidJobRequest, type Job, JOB_STATES, type JobState, type ResultReport } from "../jobs/index.ts"
+import { InvalidScoreRequest } from "../scorer/errors.ts"
+import { parseScoreRequest, ScoreRequest } from "../scorer/request.ts"
+import type { ScoreResult } from "../scorer/scorer.ts"
+
+const WIRE_STATE: Readonly<Record<JobState, string>> = {
+  pending: "JOB_STATE_PENDING",
+  running: "JOB_STATE_RUNNING",
+  finished: "JOB_STATE_FINISHED",
+  cancelled: "JOB_STATE_CANCELLED",
+  failed: "JOB_STATE_FAILED"
+}
+
+const stateOfWire = (name: string): JobState | undefined => JOB_STATES.find((state) => WIRE_STATE[state] === name)
+
+const timestamp = (millis: number | undefined) =>
+  millis === undefined ? null : { seconds: Math.floor(millis / 1000), nanos: (millis % 1000) * 1_000_000 }
+
+/** `svc.v1.Job`; `scoringRoots` only in jobs handed out by PullWork. */
+export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = []) => ({
+  id: job.id,
+  tenant_id: job.tenantId,
+  state: WIRE_STATE[job.state],
+  request: job.request,
+  scoring_roots: scoringRoots,
+  created_at: timestamp(job.createdAt),
+  started_at: timestamp(job.startedAt),
+  finished_at: timestamp(job.finishedAt),
+  node_id: job.nodeId ?? "",
+  result: job.result ?? null,
+  error: job.error ?? "",
+  frames_done: job.framesDone,
+  submitted_by: job.submittedBy ?? ""
+})
+
+const describe = (error: ParseResult.ParseError): string => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  return issue === undefined ? "invalid request" : `${issue.path.join(".")}: ${issue.message}`
+}
+
+const decoder = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (input: unknown): Effect.Effect<A, InvalidJobRequest> =>
+    Either.match(decode(input), {
+      onLeft: (error) => Effect.fail(new InvalidJobRequest({ message: describe(error) })),
+      onRight: Effect.succeed
+    })
+}
+
+export const decodeJobId = decoder(Schema.Struct({ id: Schema.String }))
+
+const StreamJobsRequest = Schema.Struct({
+  states: Schema.Array(Schema.String),
+  follow: Schema.Boolean,
+  limit: Schema.Number
+})
+
+/** StreamJobsRequest → the store's filter; an unknown or unspecified state is refused. */
+export const decodeStreamJobs = (input: unknown) =>
+  Effect.flatMap(decoder(StreamJobsRequest)(input), (request) =>
+    Effect.map(
+      Effect.forEach(request.states, (name) => {
+        const state = stateOfWire(name)
+        return state === undefined ? Effect.fail(new InvalidJobRequest({ message: `states: ${name} is not a job state` })) : Effect.succeed(state)
+      }),
+      (states) => ({ states, follow: request.follow, limit: request.limit })
+    ))
+
+/**
+ * SubmitJobRequest → the ScoreRequest to store, validated like a score (so a job that can
+ * never run is refused at submission with the scoring path's message).
+ */
+export const decodeSubmitJob = (input: unknown): Effect.Effect<ScoreRequest, InvalidJobRequest | InvalidScoreRequest> =>
+  Effect.gen(function*() {
+    const { request } = yield* decoder(Schema.Struct({ request: Schema.NullOr(Schema.Unknown) }))(input)
+    if (request === null) return yield* new InvalidScoreRequest({ message: "request: is required" })
+    yield* parseScoreRequest(request)
+    return yield* Either.match(Schema.decodeUnknownEither(ScoreRequest)(request), {
+      onLeft: (error) => Effect.fail(new InvalidScoreRequest({ message: describe(error) })),
+      onRight: Effect.succeed
+    })
+  })
+
+export const decodeRegisterNode = decoder(Schema.Struct({ name: Schema.String, slots: Schema.Number, version: Schema.String }))
+
+export const decodeHeartbeat = decoder(Schema.Struct({ node_id: Schema.String }))
+
+export const decodePullWork = decoder(Schema.Struct({ node_id: Schema.String, max_jobs: Schema.Number }))
+
+const ReportResultRequest = Schema.Struct({
+  node_id: Schema.String,
+  job_id: Schema.String,
+  final: Schema.Boolean,
+  result: Schema.NullOr(Schema.Unknown),
+  error: Schema.String,
+  frames_done: Schema.Number
+})
+
+// The domain's own result schema (through its JSON form, which keeps NaN scores) checks the shape.
+const decodeResult = (result: unknown): Effect.Effect<ScoreResult, InvalidJobRequest> =>
+  Either.match(decodeStoredResult(encodeResult(result as ScoreResult)), {
+    onLeft: (error) => Effect.fail(new InvalidJobRequest({ message: `result: ${describe(error)}` })),
+    onRight: Effect.succeed
+  })
+
+/** ReportResultRequest → the ids and the report. */
+export const decodeReportResult = (input: unknown) =>
+  Effect.gen(function*() {
+    const request = yield* decoder(ReportResultRequest)(input)
+    const result = request.result === null ? undefined : yield* decodeResult(request.result)
+    const report: ResultReport = { final: request.final, result, error: request.error, framesDone: request.frames_done }
+    return { nodeId: request.node_id, jobId: request.job_id, report }
+  })

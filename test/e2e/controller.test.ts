@@ -1,0 +1,265 @@
+/**
+ * svc-controller and svc-node end to end (seed 000, issue 5): the compiled executables, a JWKS
+ * endpoint and a tenants file served by the test. A writer of tenant a submits a job, a's node
+ * scores it, a's reader sees the score; every cross-tenant call of 5.5 and 5.6 is refused; a
+ * suspension and a deleted tenants file take effect in time; `kill -9` loses no accepted job.
+ */
+import { status as GrpcStatus } from "@grpc/grpc-js"
+import { rmSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { RunningService } from "../support/executables.ts"
+import {
+  ControllerClient,
+  controllerEnv,
+  expectOk,
+  freePort,
+  GOLDEN_V01_VMAF,
+  IdentityProviders,
+  jobInState,
+  makeTokens,
+  postScore,
+  Scratch,
+  startController,
+  startNode,
+  tenantsDocument,
+  type Tokens,
+  v01,
+  waitFor
+} from "./controller-support.ts"
+
+const v01Request = { reference: v01.reference, distorted: v01.distorted, options: v01.options }
+const OTHER_TENANT = "resource belongs to another tenant"
+const notAssigned = (jobId: string, nodeId: string) => `job "${jobId}" is not assigned to node "${nodeId}"`
+const outsideRoots = (input: string) => `scoring input "${input}" is outside the tenant's scoring roots`
+
+const idp = new IdentityProviders()
+let tokens: Tokens
+beforeAll(async () => {
+  tokens = await makeTokens(idp)
+})
+afterAll(() => idp.stop())
+
+describe("svc-controller with two tenants and a's node", () => {
+  const scratch = new Scratch()
+  let controller: RunningService
+  let node: RunningService
+  let client: ControllerClient
+  /** A job of a, finished by a's node. */
+  let jobA: Record<string, unknown>
+
+  beforeAll(async () => {
+    scratch.write("tenants.json", tenantsDocument(idp, scratch))
+    controller = await startController(controllerEnv(scratch))
+    client = new ControllerClient(controller.grpc ?? "")
+    node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
+  })
+  afterAll(async () => {
+    client.close()
+    await node.stop()
+    expect(await controller.stop()).toBe(0)
+    scratch.remove()
+  })
+
+  it("a's writer submits, a's node scores, a's reader sees the golden score", async () => {
+    const submitted = expectOk(await client.submit(v01Request, tokens.aWriter))
+    expect(submitted).toMatchObject({ tenant_id: "a", state: "JOB_STATE_PENDING", submitted_by: "user@a", scoring_roots: [] })
+    const id = String(submitted.id)
+    jobA = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED")
+    const result = jobA.result as { readonly score: number; readonly frame_count: number }
+    expect(Math.abs(result.score - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
+    expect(result.frame_count).toBe(30)
+    expect(jobA.tenant_id).toBe("a")
+    const listed = expectOk(await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.aReader))
+    expect(listed.map((job) => job.id)).toContain(id)
+  })
+
+  it("StreamJobs, GetJob and CancelJob of tenant b never reach a's job", async () => {
+    const id = String(jobA.id)
+    const get = await client.getJob(id, tokens.bReader)
+    expect(get).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: OTHER_TENANT })
+    const cancel = await client.unary("svc.v1.Jobs", "CancelJob", { id }, tokens.bWriter)
+    expect(cancel).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: OTHER_TENANT })
+    const listed = expectOk(await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.bReader))
+    expect(listed.every((job) => job.tenant_id === "b")).toBe(true)
+    expect(listed.map((job) => job.id)).not.toContain(id)
+    // a's job is untouched.
+    expect(expectOk(await client.getJob(id, tokens.aReader)).state).toBe("JOB_STATE_FINISHED")
+  })
+
+  it("node calls with another tenant's session: Heartbeat ok=false, PullWork and ReportResult PERMISSION_DENIED", async () => {
+    const sessionA = String(expectOk(await client.unary("svc.v1.Nodes", "RegisterNode", { name: "probe-a", slots: 1, version: "t" }, tokens.aNode)).node_id)
+    expect(expectOk(await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.aNode))).toEqual({ ok: true })
+    expect(expectOk(await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.bNode))).toEqual({ ok: false })
+    const pull = await client.unary("svc.v1.Nodes", "PullWork", { node_id: sessionA, max_jobs: 1 }, tokens.bNode)
+    expect(pull).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: OTHER_TENANT })
+    const jobId = String(jobA.id)
+    const report = await client.unary("svc.v1.Nodes", "ReportResult", { node_id: sessionA, job_id: jobId, final: true, error: "x", frames_done: 0 }, tokens.bNode)
+    expect(report).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobId, sessionA) })
+  })
+
+  it("ReportResult follows 5.6: own job yes; pending, live node's, other tenant's, unknown job no; repeated final unchanged", async () => {
+    const register = async (token: string, name: string) =>
+      String(expectOk(await client.unary("svc.v1.Nodes", "RegisterNode", { name, slots: 1, version: "t" }, token)).node_id)
+    const report = (token: string, node: string, job: string, final: boolean, error = "") =>
+      client.unary("svc.v1.Nodes", "ReportResult", { node_id: node, job_id: job, final, error, frames_done: 0 }, token)
+    const nodeB1 = await register(tokens.bNode, "probe-b1")
+    const nodeB2 = await register(tokens.bNode, "probe-b2")
+    const nodeA = await register(tokens.aNode, "probe-a2")
+    // b has no node of its own: its job stays pending until the probe session pulls it.
+    const input = join(scratch.rootB, "clip.yuv")
+    const jobB = String(expectOk(await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).id)
+    expect(await report(tokens.bNode, nodeB1, jobB, false)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobB, nodeB1) })
+    const pulled = expectOk(await client.unary("svc.v1.Nodes", "PullWork", { node_id: nodeB1, max_jobs: 4 }, tokens.bNode))
+    const jobs = pulled.jobs as ReadonlyArray<Record<string, unknown>>
+    expect(jobs.map((job) => [job.id, job.tenant_id, job.scoring_roots])).toEqual([[jobB, "b", [scratch.rootB]]])
+    expect(expectOk(await report(tokens.bNode, nodeB1, jobB, false)).job).toMatchObject({ state: "JOB_STATE_RUNNING", node_id: nodeB1 })
+    // Assigned to a live node of the same tenant: refused, unchanged.
+    expect(await report(tokens.bNode, nodeB2, jobB, true, "stolen")).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobB, nodeB2) })
+    // Another tenant's job, through that tenant's own session.
+    expect(await report(tokens.aNode, nodeA, jobB, true, "x")).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobB, nodeA) })
+    const unknown = "00000000-0000-4000-8000-000000000000"
+    expect(await report(tokens.bNode, nodeB1, unknown, true, "x")).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(unknown, nodeB1) })
+    expect(expectOk(await client.getJob(jobB, tokens.bReader))).toMatchObject({ state: "JOB_STATE_RUNNING", error: "" })
+    const failed = expectOk(await report(tokens.bNode, nodeB1, jobB, true, "input missing")).job
+    expect(failed).toMatchObject({ state: "JOB_STATE_FAILED", error: "input missing" })
+    const repeated = expectOk(await report(tokens.bNode, nodeB1, jobB, true, "another error")).job
+    expect(repeated).toEqual(failed)
+  })
+
+  it("scoring roots: SubmitJob as written, Score and POST /v1/score after symlinks, per tenant", async () => {
+    const escape = join(scratch.rootA, "escape.yuv")
+    const submit = await client.submit({ ...v01Request, distorted: escape }, tokens.aWriter)
+    // Written under a's root: accepted; the node resolves it and fails the job.
+    const escaped = String(expectOk(submit).id)
+    const failed = await jobInState(client, escaped, tokens.aReader, "JOB_STATE_FAILED")
+    expect(failed.error).toBe(outsideRoots(escape))
+    const relative = await client.submit({ ...v01Request, reference: "fixtures/x.yuv" }, tokens.aWriter)
+    expect(relative).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots("fixtures/x.yuv") })
+    const dotdot = `${scratch.rootA}/../b/clip.yuv`
+    expect(await client.submit({ ...v01Request, reference: dotdot }, tokens.aWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(dotdot) })
+    expect(await client.submit(v01Request, tokens.bWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(v01.reference) })
+
+    const score = (request: object, token: string) => client.unary("svc.v1.SvcScoring", "Score", request, token)
+    const viaLinks = { ...v01Request, reference: join(scratch.rootA, "linked.ref.yuv"), distorted: join(scratch.rootA, "linked.dis.yuv") }
+    const scored = expectOk(await score(viaLinks, tokens.aWriter))
+    expect(Math.abs(Number(scored.score) - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
+    expect(await score({ ...v01Request, distorted: escape }, tokens.aWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(escape) })
+    expect(await score(v01Request, tokens.bWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(v01.reference) })
+
+    const http = await postScore(controller.http, viaLinks, tokens.aAdmin)
+    expect(http.status).toBe(200)
+    expect(Math.abs(((await http.json()) as { readonly score: number }).score - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
+    const refused = await postScore(controller.http, { ...v01Request, distorted: escape }, tokens.aWriter)
+    expect(refused.status).toBe(403)
+    expect(await refused.json()).toEqual({ error: outsideRoots(escape) })
+  })
+
+  it("the metrics name requests, refusals, tenant set, JWKS cache, jobs and nodes", async () => {
+    expect((await client.submit(v01Request, tokens.aReader)).ok).toBe(false)
+    expect((await client.getJob(String(jobA.id), undefined)).ok).toBe(false)
+    const text = await (await fetch(`${controller.http}/metrics`)).text()
+    expect(text).toMatch(/svc_grpc_requests_total\{method="\/svc\.v1\.Jobs\/SubmitJob",code="OK"\} [1-9]/)
+    expect(text).toMatch(/svc_grpc_requests_total\{method="\/svc\.v1\.Jobs\/GetJob",code="PERMISSION_DENIED"\} [1-9]/)
+    expect(text).toMatch(/svc_http_requests_total\{method="POST",route="\/v1\/score",status="403"\} [1-9]/)
+    expect(text).toMatch(/svc_auth_refusals_total\{reason="role-required"\} [1-9]/)
+    expect(text).toMatch(/svc_auth_refusals_total\{reason="missing-token"\} [1-9]/)
+    expect(text).toMatch(/svc_auth_jwks_fetches_total\{endpoint="[^"]+\/a\/jwks",outcome="success"\} [1-9]/)
+    expect(text).toMatch(/svc_auth_tenant_set_age_seconds \d/)
+    expect(text).toMatch(/svc_auth_tenants 5/)
+    expect(text).toContain(`svc_auth_jwks_cache_state{endpoint="${idp.jwks("a")}",state="fresh"} 1`)
+    expect(text).toMatch(/svc_jobs\{state="finished"\} [1-9]/)
+    expect(text).toMatch(/svc_nodes_live [1-9]/)
+    expect(text).toMatch(/svc_job_queue_wait_seconds_count [1-9]/)
+    expect(text).toMatch(/svc_job_duration_seconds_count\{outcome="finished"\} [1-9]/)
+  })
+
+  it("suspending b in the file refuses b within one refresh interval; a is unaffected", async () => {
+    expect(expectOk(await client.getJob(String(jobA.id), tokens.aReader)).state).toBe("JOB_STATE_FINISHED")
+    scratch.write("tenants.json", tenantsDocument(idp, scratch, { suspendB: true }))
+    const written = Date.now()
+    const refused = await waitFor(async () => {
+      const outcome = await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.bReader)
+      return outcome.ok ? undefined : outcome
+    }, 5_000, "b to be refused")
+    // One interval (1 s) plus the file's read and a poll.
+    expect(Date.now() - written).toBeLessThan(2_000)
+    expect(refused).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: "tenant is suspended" })
+    const http = await postScore(controller.http, v01Request, tokens.bWriter)
+    expect(http.status).toBe(403)
+    expect(await http.json()).toEqual({ error: "tenant is suspended" })
+    expect(expectOk(await client.getJob(String(jobA.id), tokens.aReader)).state).toBe("JOB_STATE_FINISHED")
+  })
+
+  it("a deleted tenants file keeps the last set for ten intervals, then everyone gets UNAVAILABLE", async () => {
+    rmSync(scratch.tenantsFile)
+    const deleted = Date.now()
+    const stale = await waitFor(async () => {
+      const outcome = await client.getJob(String(jobA.id), tokens.aReader)
+      return outcome.ok ? undefined : outcome
+    }, 20_000, "the tenant set to go stale")
+    const elapsed = Date.now() - deleted
+    // Stale is strictly older than ten intervals (10 s) since the last successful read (≤ 1 s before the delete).
+    expect(elapsed).toBeGreaterThan(8_500)
+    expect(elapsed).toBeLessThan(13_000)
+    expect(stale).toEqual({ ok: false, code: GrpcStatus.UNAVAILABLE, details: "tenant configuration is stale" })
+    for (const token of [tokens.aWriter, tokens.aNode, tokens.bReader, undefined]) {
+      expect(await client.unary("svc.v1.SvcScoring", "Health", {}, token)).toEqual({ ok: false, code: GrpcStatus.UNAVAILABLE, details: "tenant configuration is stale" })
+    }
+    const http = await postScore(controller.http, v01Request, tokens.aWriter)
+    expect(http.status).toBe(503)
+    expect(await http.json()).toEqual({ error: "tenant configuration is stale" })
+    const ready = await fetch(`${controller.http}/readyz`)
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toEqual({ status: "not ready", reason: "tenant configuration is stale" })
+    expect((await fetch(`${controller.http}/healthz`)).status).toBe(200)
+    expect((await fetch(`${controller.http}/metrics`)).status).toBe(200)
+  })
+})
+
+describe("kill -9 of the controller", () => {
+  const scratch = new Scratch()
+  let env: Record<string, string>
+  let controller: RunningService
+  let node: RunningService
+  let client: ControllerClient
+
+  beforeAll(async () => {
+    scratch.write("tenants.json", tenantsDocument(idp, scratch))
+    // Fixed ports: the node must find the restarted controller at the same address.
+    env = controllerEnv(scratch, { SVC_GRPC_ADDR: `127.0.0.1:${await freePort()}`, SVC_HTTP_ADDR: `127.0.0.1:${await freePort()}` })
+    controller = await startController(env)
+    client = new ControllerClient(controller.grpc ?? "")
+    node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
+  })
+  afterAll(async () => {
+    client.close()
+    node.process.kill("SIGCONT")
+    await node.stop()
+    await controller.stop()
+    scratch.remove()
+  })
+
+  it("loses no accepted job: after a restart on the same store the job is there and the re-registered node finishes it", async () => {
+    const first = String(expectOk(await client.submit(v01Request, tokens.aWriter)).id)
+    await jobInState(client, first, tokens.aReader, "JOB_STATE_FINISHED")
+    // The node is frozen, so the next job is accepted and still pending when the controller dies.
+    node.process.kill("SIGSTOP")
+    const second = String(expectOk(await client.submit(v01Request, tokens.aWriter)).id)
+    expect(expectOk(await client.getJob(second, tokens.aReader)).state).toBe("JOB_STATE_PENDING")
+    expect(await controller.stop("SIGKILL")).not.toBe(0)
+
+    controller = await startController(env)
+    // The client's channel reconnects with a back-off: the first calls may still fail UNAVAILABLE.
+    const before = await waitFor(async () => {
+      const outcome = await client.getJob(first, tokens.aReader)
+      return outcome.ok ? outcome.value : undefined
+    }, 10_000, "the restarted controller")
+    expect(before.state).toBe("JOB_STATE_FINISHED")
+    expect(expectOk(await client.getJob(second, tokens.aReader)).state).toBe("JOB_STATE_PENDING")
+    node.process.kill("SIGCONT")
+    const finished = await jobInState(client, second, tokens.aReader, "JOB_STATE_FINISHED")
+    expect(Math.abs((finished.result as { readonly score: number }).score - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
+    expect(node.logs.filter((line) => line.message === "registered")).toHaveLength(2)
+  })
+})
