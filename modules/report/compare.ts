@@ -13,7 +13,7 @@ type Detail = NonNullable<FixtureCell["details"]>[number]
 const same = (left: number, right: number): boolean => left === right || Object.is(left, right)
 
 /** A value as the report prints it: shortest round-trip decimal, so the string is exact. */
-export const exact = (value: number | undefined): string => (value === undefined ? "absent" : String(value))
+const exact = (value: number | undefined): string => (value === undefined ? "absent" : String(value))
 
 export const compareTables = (fixture: string, left: FrameTable, right: FrameTable): FixtureCell => {
   const metrics = [...new Set([...left.metrics, ...right.metrics])]

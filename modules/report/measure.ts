@@ -30,10 +30,10 @@ export interface FixtureScore {
   readonly extractors: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
 }
 
-export type DispatchBackend = "scalar" | "auto"
+type DispatchBackend = "scalar" | "auto"
 
 /** The message of a scoring failure; ScorerInternal hides its detail from clients, not here. */
-export const scoreErrorText = (error: ScoreError): string =>
+const scoreErrorText = (error: ScoreError): string =>
   `${error._tag}: ${error._tag === "ScorerInternal" ? error.detail : error.message}`
 
 export const scoreFixture = (fixture: Fixture, backend: DispatchBackend): Effect.Effect<FixtureScore, string, Scorer> =>

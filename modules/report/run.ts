@@ -26,7 +26,7 @@ import { reportScorerLayer } from "./scorer-layer.ts"
 import { unitTestsSuite } from "./unit-tests.ts"
 
 /** Default of SVC_FIXTURES_DIR: beside /models (SVC_MODEL_DIR's default) in an image. */
-export const defaultFixturesDir = "/fixtures"
+const defaultFixturesDir = "/fixtures"
 
 const runConfig = Config.all({
   fixturesDir: text("SVC_FIXTURES_DIR", defaultFixturesDir),

@@ -129,13 +129,6 @@ describe("check exit codes", () => {
     expect(await runCli(["check"], output)).toBe(ExitCode.unusable)
     expect(err.join("\n")).toContain("usage: svc-tester-report check FILE...")
   })
-
-  it("run is not available yet and says so", async () => {
-    const { out, err, output } = capture()
-    expect(await runCli(["run"], output)).toBe(ExitCode.unusable)
-    expect(out).toEqual([])
-    expect(err).toEqual([expect.stringContaining("not yet available")])
-  })
 })
 
 describe("the svc-tester-report executable, from source", () => {
