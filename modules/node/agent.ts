@@ -95,8 +95,13 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const dropSession = (why: string) =>
       Effect.zipRight(Ref.set(session, Option.none()), Effect.logWarning(`session lost: ${why}; registering again`))
 
+    /** True unless the controller says the session is gone (a failed call proves nothing). */
+    const sessionAlive = (nodeId: string) =>
+      Effect.map(Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: [] })), (beat) =>
+        beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
+
     /** Sends a report under the current session; keeps an unacknowledged final report for later. */
-    const sendReport = (report: Report): Effect.Effect<void> =>
+    const sendReport = (report: Report, mayRetry = true): Effect.Effect<void> =>
       Effect.gen(function*() {
         const { nodeId } = yield* currentSession
         const sent = yield* Effect.either(call("ReportResult", { node_id: nodeId, ...report }))
@@ -105,6 +110,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           return
         }
         const error = sent.left
+        // A restarted controller refuses reports of a session it never registered: register
+        // again and send once more, so a job finished across the restart is not scored twice.
+        if (mayRetry && report.final && sessionLost(error) && !(yield* sessionAlive(nodeId))) {
+          yield* dropSession(`report refused: ${error.message}`)
+          return yield* sendReport(report, false)
+        }
         if (error._tag === "GrpcCallError" && error.code === grpc.status.PERMISSION_DENIED) {
           // Not ours any more (cancelled, or re-queued to another node): nothing to keep.
           yield* Effect.logWarning(`report refused for job ${report.job_id}: ${error.message}`)
@@ -115,7 +126,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         yield* Effect.logWarning(`report for job ${report.job_id} not delivered: ${error.message}`)
       })
 
-    const flushUnreported = Effect.flatMap(Ref.get(unreported), (map) => Effect.forEach([...map.values()], sendReport, { discard: true }))
+    const flushUnreported = Effect.flatMap(Ref.get(unreported), (map) => Effect.forEach([...map.values()], (report) => sendReport(report), { discard: true }))
 
     const fail = (job: WireJob, message: string) =>
       Effect.zipRight(

@@ -9,6 +9,7 @@ import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningService } from "../support/executables.ts"
+import { repeatFile } from "./server-support.ts"
 import {
   ControllerClient,
   controllerEnv,
@@ -261,5 +262,27 @@ describe("kill -9 of the controller", () => {
     const finished = await jobInState(client, second, tokens.aReader, "JOB_STATE_FINISHED")
     expect(Math.abs((finished.result as { readonly score: number }).score - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
     expect(node.logs.filter((line) => line.message === "registered")).toHaveLength(2)
+  })
+
+  it("a job running across the restart is reported by the re-registered node (5.6) and not scored twice", async () => {
+    // 600 frames: the score is still running when the node is frozen.
+    const reference = join(scratch.rootA, "long.ref.yuv")
+    const distorted = join(scratch.rootA, "long.dis.yuv")
+    repeatFile(v01.reference, reference, 20)
+    repeatFile(v01.distorted, distorted, 20)
+    const id = String(expectOk(await client.submit({ reference, distorted, options: v01.options }, tokens.aWriter)).id)
+    await waitFor(async () => {
+      const outcome = await client.getJob(id, tokens.aReader)
+      return outcome.ok && outcome.value.state === "JOB_STATE_RUNNING" ? true : undefined
+    }, 10_000, "the long job to run")
+    node.process.kill("SIGSTOP")
+    await controller.stop("SIGKILL")
+    controller = await startController(env)
+    node.process.kill("SIGCONT")
+    const finished = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED", 20_000)
+    expect((finished.result as { readonly frame_count: number }).frame_count).toBe(600)
+    // The report under the pre-restart session was refused; the node registered again and resent it.
+    expect(node.logs.some((line) => line.message.startsWith("session lost: report refused"))).toBe(true)
+    expect(node.logs.filter((line) => line.message === "job finished" && line.annotations.job_id === id)).toHaveLength(1)
   })
 })
