@@ -123,7 +123,8 @@ export const controllerScoringService: GrpcService<Principal, ScoringApi | Score
 /** Every service the controller registers; the role-table test enumerates their methods. */
 export const controllerGrpcServices = [jobsService, nodesService, controllerScoringService] as const
 
-type ControllerGrpcRequirements = JobService | ScoringRoots | ScoringApi | ScorerState | Authenticator | AuthMetrics
+/** What the controller's handlers and interceptor need. */
+export type ControllerGrpcRequirements = JobService | ScoringRoots | ScoringApi | ScorerState | Authenticator | AuthMetrics
 
 /** The controller's gRPC listener on SVC_GRPC_ADDR, counted in `svc_grpc_requests_total`. */
 export const controllerGrpcLayer = (name: string) =>

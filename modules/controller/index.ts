@@ -11,7 +11,7 @@ import { controllerHttpLayer } from "./http.ts"
 import { ControllerMetrics, jobGaugesLayer, jobMetricsHooksLayer } from "./metrics.ts"
 
 export { admit, controllerInterceptor, withCheckedInputs } from "./gateway.ts"
-export { controllerGrpcLayer, controllerGrpcServices } from "./grpc.ts"
+export { controllerGrpcLayer, controllerGrpcServices, type ControllerGrpcRequirements } from "./grpc.ts"
 export { controllerHttpLayer, controllerRoutes } from "./http.ts"
 export { ControllerMetrics } from "./metrics.ts"
 
