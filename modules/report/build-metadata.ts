@@ -10,7 +10,7 @@ export interface BuildMetadata {
   readonly source_commit: string
   /** Branch (or "HEAD" when detached). */
   readonly source_ref: string
-  /** `git describe --tags --always`: the tag of the commit, else its short hash. */
+  /** `git describe --tags --always --dirty`: the tag of the commit, else its short hash; "-dirty" when the tree had changes. */
   readonly tag: string
   /** Last commit that changed the build recipe (scripts/, the Dockerfile). */
   readonly recipe_commit: string

@@ -38,7 +38,7 @@ export const collectBuildMetadata = async (): Promise<BuildMetadata> => {
     kind: packageKind(process.platform),
     source_commit: await firstLine($`git rev-parse HEAD`),
     source_ref: await firstLine($`git rev-parse --abbrev-ref HEAD`),
-    tag: await firstLine($`git describe --tags --always`),
+    tag: await firstLine($`git describe --tags --always --dirty`),
     recipe_commit: await firstLine($`git log -1 --format=%H -- scripts ${dockerfile}`),
     compiler: await firstLine($`${cc} --version`),
     libc: glibc !== "unknown" ? glibc : await firstLine($`ldd --version`),
