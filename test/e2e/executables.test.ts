@@ -10,7 +10,13 @@ const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-rep
 const services = ["svc-server", "svc-controller", "svc-node"] as const
 
 const emptyDir = mkdtempSync(join(tmpdir(), "svc-exe-"))
-afterAll(() => rmSync(emptyDir, { recursive: true, force: true }))
+/** What every service needs besides its defaults here: no auth provider, a writable job store. */
+const storeDir = mkdtempSync(join(tmpdir(), "svc-store-"))
+const serviceEnv = { SVC_AUTH_DISABLED: "true", SVC_STORE_PATH: join(storeDir, "jobs.sqlite") }
+afterAll(() => {
+  rmSync(emptyDir, { recursive: true, force: true })
+  rmSync(storeDir, { recursive: true, force: true })
+})
 
 describe.each(executables)("%s", (name) => {
   it("answers --version with one line from an empty directory, with nothing beside it", async () => {
@@ -37,7 +43,7 @@ describe.each(executables)("%s", (name) => {
 
 describe.each(services)("%s as a service", (name) => {
   it.each(["SIGTERM", "SIGINT"] as const)("serves /v1/health and stops cleanly on %s", async (signal) => {
-    const service = await startService(name, { env: { SVC_AUTH_DISABLED: "true" } })
+    const service = await startService(name, { env: serviceEnv })
     const response = await fetch(`${service.http}/v1/health`)
     expect(response.status).toBe(200)
     expect(response.headers.get("content-type")).toContain("application/json")
@@ -46,20 +52,20 @@ describe.each(services)("%s as a service", (name) => {
   })
 
   it("fails to start, naming the variable and the rule, on a bad listen address", async () => {
-    const result = await runCommand([requireBuilt(name)], { env: { SVC_HTTP_ADDR: "localhost:http", SVC_AUTH_DISABLED: "true" } })
+    const result = await runCommand([requireBuilt(name)], { env: { ...serviceEnv, SVC_HTTP_ADDR: "localhost:http" } })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("SVC_HTTP_ADDR")
     expect(result.stderr).toContain("must be host:port")
   })
 
   it("fails to start on an unknown log level, naming SVC_LOG_LEVEL", async () => {
-    const result = await runCommand([requireBuilt(name)], { env: { SVC_LOG_LEVEL: "loud" } })
+    const result = await runCommand([requireBuilt(name)], { env: { ...serviceEnv, SVC_LOG_LEVEL: "loud" } })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("SVC_LOG_LEVEL")
   })
 
   it("logs structured JSON lines on stderr", async () => {
-    const service = await startService(name, { env: { SVC_AUTH_DISABLED: "true" } })
+    const service = await startService(name, { env: serviceEnv })
     await service.stop()
     const listening = service.logs.find((line) => line.message === "listening")
     expect(listening?.logLevel).toBe("INFO")
