@@ -1,4 +1,6 @@
 /** `npm run bench`: prints throughput and latency figures. No targets are asserted here. */
+import { benchController } from "./controller.ts"
 import { benchScorer } from "./scorer.ts"
 
 benchScorer()
+await benchController()
