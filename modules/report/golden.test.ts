@@ -1,6 +1,7 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { type GoldenFile, goldenFeatures, goldenSuite, goldenTolerance, pooledCase } from "./golden.ts"
+import { goldenFeatures, goldenTolerance } from "../scorer/golden.ts"
+import { type GoldenFile, goldenSuite, pooledCase } from "./golden.ts"
 import type { FixtureScore } from "./measure.ts"
 
 const metrics = [...goldenFeatures, "integer_motion"]

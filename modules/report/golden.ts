@@ -1,31 +1,10 @@
 // The golden gate: every fixture's default-dispatch scores against what libvmaf printed for it
-// (NAME.libvmaf.json), per frame, with the features and the bound of
-// modules/scorer/test/golden.test.ts. One case per fixture and feature, plus the pooled score.
+// (NAME.libvmaf.json), per frame, with the features and the bound of the scorer's golden
+// contract (modules/scorer/golden.ts). One case per fixture and feature, plus the pooled score.
 import { Either, Schema } from "effect"
+import { goldenFeatures, goldenTolerance } from "../scorer/golden.ts"
 import type { FixtureScore } from "./measure.ts"
 import type { Suite } from "./schema.ts"
-
-/** The contract's bound on |ours - libvmaf|. */
-export const goldenTolerance = 1e-4
-
-export const goldenFeatures = [
-  "vmaf",
-  "integer_vif_scale0",
-  "integer_vif_scale1",
-  "integer_vif_scale2",
-  "integer_vif_scale3",
-  "integer_adm2",
-  "integer_adm_scale0",
-  "integer_adm_scale1",
-  "integer_adm_scale2",
-  "integer_adm_scale3",
-  "integer_motion2",
-  "psnr_y",
-  "psnr_cb",
-  "psnr_cr",
-  "float_ssim",
-  "float_ms_ssim"
-] as const
 
 /** The case of the pooled VMAF score (mean, min, max, harmonic mean). */
 export const pooledCase = "vmaf_pooled"

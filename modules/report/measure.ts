@@ -2,12 +2,12 @@
 // precision: the raw material of the dispatch, reference and golden sections.
 import { Effect } from "effect"
 import type { ScoreError } from "../scorer/errors.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
+import { ExtraFeature, parseScoreRequest } from "../scorer/request.ts"
 import { Scorer } from "../scorer/scorer.ts"
 import type { Fixture } from "./fixture-set.ts"
 
 /** Every extra extractor the scorer has; the model's own (VIF, ADM, motion) always run. */
-export const extraFeatures = ["psnr", "float_ssim", "float_ms_ssim"] as const
+const extraFeatures = ExtraFeature.literals
 
 /** Per-frame values: frames[frame][i] is the value of metrics[i]. */
 export interface FrameTable {

@@ -4,31 +4,12 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { checksum, fixtures, golden, rawOptions } from "../../../test/support/fixtures.ts"
+import { goldenExtraFeatures, goldenFeatures, goldenTolerance as tolerance } from "../golden.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 
-/** The contract's bound. */
-const tolerance = 1e-4
 /** The goldens are printed to 6 decimals: exact values differ from them by at most half a unit
  * of the last decimal. Held too, so a drift far below the contract's bound still fails. */
 const printRounding = 5e-7 + 1e-12
-const compared = [
-  "vmaf",
-  "integer_vif_scale0",
-  "integer_vif_scale1",
-  "integer_vif_scale2",
-  "integer_vif_scale3",
-  "integer_adm2",
-  "integer_adm_scale0",
-  "integer_adm_scale1",
-  "integer_adm_scale2",
-  "integer_adm_scale3",
-  "integer_motion2",
-  "psnr_y",
-  "psnr_cb",
-  "psnr_cr",
-  "float_ssim",
-  "float_ms_ssim"
-] as const
 
 const runtime = scorerRuntime()
 afterAll(() => runtime.dispose())
@@ -52,11 +33,11 @@ describe.each(fixtures)("$name", (entry) => {
     const result = await runtime.runPromise(scoreBody({
       reference: entry.reference,
       distorted: entry.distorted,
-      options: { ...rawOptions(entry), features: ["psnr", "float_ssim", "float_ms_ssim"], per_frame: true }
+      options: { ...rawOptions(entry), features: goldenExtraFeatures, per_frame: true }
     }))
     expect(result.frame_count).toBe(entry.frames)
     expect(result.frames).toHaveLength(expected.frames.length)
-    for (const feature of compared) {
+    for (const feature of goldenFeatures) {
       let largest = 0
       for (const [index, frame] of expected.frames.entries()) {
         const ours = result.frames[index]?.metrics[feature]
