@@ -8,7 +8,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js"
 import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { RunningService } from "../support/executables.ts"
+import { modelDir, requireBuilt, runCommand, type RunningService } from "../support/executables.ts"
 import { repeatFile } from "./server-support.ts"
 import {
   ControllerClient,
@@ -284,5 +284,27 @@ describe("kill -9 of the controller", () => {
     // The report under the pre-restart session was refused; the node registered again and resent it.
     expect(node.logs.some((line) => line.message.startsWith("session lost: report refused"))).toBe(true)
     expect(node.logs.filter((line) => line.message === "job finished" && line.annotations.job_id === id)).toHaveLength(1)
+  })
+})
+
+describe("start-up refusals (exit 1, reason logged)", () => {
+  const scratch = new Scratch()
+  afterAll(() => scratch.remove())
+  const start = (env: Record<string, string>) =>
+    runCommand([requireBuilt("svc-controller")], {
+      env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: "127.0.0.1:0", SVC_MODEL_DIR: modelDir, SVC_STORE_PATH: scratch.path("jobs.sqlite"), ...env }
+    })
+
+  it("SVC_SCORING_ROOTS together with a tenant registry", async () => {
+    scratch.write("tenants.json", tenantsDocument(idp, scratch))
+    const result = await start({ ...controllerEnv(scratch), SVC_SCORING_ROOTS: scratch.rootA })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("SVC_SCORING_ROOTS cannot be combined with the tenant registry")
+  })
+
+  it("an unreadable tenants file", async () => {
+    const result = await start(controllerEnv(scratch, { SVC_AUTH_TENANTS_FILE: scratch.path("missing.json") }))
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("missing.json")
   })
 })
