@@ -13,33 +13,8 @@
 #include <unistd.h>
 
 #include "../src/internal.h"
+#include "check.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (cond) passed++;                                               \
-        else {                                                            \
-            failed++;                                                     \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-        }                                                                 \
-    } while (0)
-
-/* One line per case, read by svc-tester-report: "PASS name: N checks" or
- * "FAIL name: K of N checks failed". The per-check FAIL lines above it say which. */
-static void report_case(const char *name, int passed_before, int failed_before) {
-    int p = passed - passed_before, f = failed - failed_before;
-    if (f) printf("FAIL %s: %d of %d checks failed\n", name, f, p + f);
-    else printf("PASS %s: %d checks\n", name, p);
-}
-#define RUN_CASE(name, call)                                \
-    do {                                                    \
-        int passed_before = passed, failed_before = failed; \
-        call;                                               \
-        report_case(name, passed_before, failed_before);    \
-    } while (0)
 
 static char dir[256];
 
@@ -448,6 +423,5 @@ int main(void) {
     char cmd[320];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return finish_checks();
 }

@@ -11,35 +11,10 @@
 #include <unistd.h>
 
 #include "../include/svc_scorer.h"
+#include "check.h"
 
-static int passed, failed;
 static char shared[512] = "../shared";
 static char err[512];
-
-#define CHECK(cond, ...)                                                         \
-    do {                                                                         \
-        if (cond) passed++;                                                      \
-        else {                                                                   \
-            failed++;                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                          \
-            printf(__VA_ARGS__);                                                 \
-            printf("\n");                                                        \
-        }                                                                        \
-    } while (0)
-
-/* One line per case, read by svc-tester-report: "PASS name: N checks" or
- * "FAIL name: K of N checks failed". The per-check FAIL lines above it say which. */
-static void report_case(const char *name, int passed_before, int failed_before) {
-    int p = passed - passed_before, f = failed - failed_before;
-    if (f) printf("FAIL %s: %d of %d checks failed\n", name, f, p + f);
-    else printf("PASS %s: %d checks\n", name, p);
-}
-#define RUN_CASE(name, call)                                \
-    do {                                                    \
-        int passed_before = passed, failed_before = failed; \
-        call;                                               \
-        report_case(name, passed_before, failed_before);    \
-    } while (0)
 
 /* v01: 320x240 4:2:0 8-bit, 30 frames. v06: same geometry, 20 frames. */
 #define W 320
@@ -404,6 +379,5 @@ int main(int argc, char **argv) {
         }
     }
     free(json);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return finish_checks();
 }
