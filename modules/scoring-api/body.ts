@@ -27,8 +27,10 @@ export const readJsonBody = (
   Effect.gen(function*() {
     const declared = request.headers["content-length"]
     if (declared !== undefined && Number(declared) > limit) return yield* new BodyTooLarge({ limit })
+    // No Content-Length and no chunked transfer: there is no body to stream (JSON.parse refuses "").
+    const hasBody = declared !== undefined ? Number(declared) > 0 : request.headers["transfer-encoding"] !== undefined
     const chunks: Array<Uint8Array> = []
-    const size = yield* request.stream.pipe(
+    const size = !hasBody ? 0 : yield* request.stream.pipe(
       Stream.mapError(() => new InvalidScoreRequest({ message: "the request body could not be read" })),
       Stream.runFoldEffect(0, (total, chunk) => {
         const next = total + chunk.length

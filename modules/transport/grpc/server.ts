@@ -182,8 +182,9 @@ const implement = <Ctx, R>(
       implementation[name] = handler
     } else {
       const handler: grpc.handleBidiStreamingCall<unknown, GrpcMessage> = (call) => {
+        // destroyOnReturn: false, or ending the input would destroy the call before the status is sent.
         const requests = Stream.fromAsyncIterable<unknown, GrpcInputError>(
-          call,
+          call.iterator({ destroyOnReturn: false }),
           (error) => new GrpcInputError({ message: error instanceof Error ? error.message : String(error) })
         )
         streamOut(call, path, (context) => method.run(requests, { path, metadata: call.metadata, context }))
