@@ -1,6 +1,8 @@
 /** `npm run bench`: prints throughput and latency figures. No targets are asserted here. */
 import { benchController } from "./controller.ts"
 import { benchScorer } from "./scorer.ts"
+import { benchServer } from "./server.ts"
 
 benchScorer()
 await benchController()
+await benchServer()
