@@ -27,10 +27,10 @@ export const readJsonBody = (
   Effect.gen(function*() {
     const declared = request.headers["content-length"]
     if (declared !== undefined && Number(declared) > limit) return yield* new BodyTooLarge({ limit })
-    // No Content-Length and no chunked transfer: there is no body to stream (JSON.parse refuses "").
-    const hasBody = declared !== undefined ? Number(declared) > 0 : request.headers["transfer-encoding"] !== undefined
+    // A request without a body has no stream to read (reading it fails): it is "", which JSON refuses.
+    const absent = request.source instanceof Request && request.source.body === null
     const chunks: Array<Uint8Array> = []
-    const size = !hasBody ? 0 : yield* request.stream.pipe(
+    const size = absent ? 0 : yield* request.stream.pipe(
       Stream.mapError(() => new InvalidScoreRequest({ message: "the request body could not be read" })),
       Stream.runFoldEffect(0, (total, chunk) => {
         const next = total + chunk.length

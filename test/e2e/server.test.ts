@@ -12,7 +12,7 @@ import metaSchema from "../../schemas/openapi-3.0.3.meta.schema.json" with { typ
 import { servedPaths } from "../../modules/scoring-api/http.ts"
 import { swaggerUiBase } from "../../modules/scoring-api/apidocs.ts"
 import type { ScoreResult } from "../../modules/scorer/scorer.ts"
-import { modelDir, type RunningService, startService } from "../support/executables.ts"
+import { modelDir, requireBuilt, runCommand, type RunningService, startService } from "../support/executables.ts"
 import { isGrpcFailure, repeatFile, scoringClient, v01, v01Frames } from "./server-support.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-server-e2e-"))
@@ -456,6 +456,35 @@ describe("svc-server readiness", () => {
       expect((await errorOf(score)).error).toMatch(/scorer not ready/)
     } finally {
       await service.stop()
+    }
+  })
+})
+
+describe("svc-server configuration", () => {
+  it.each([
+    ["SVC_MAX_CONCURRENT_SCORES", "0", "must be a whole number from 1"],
+    ["SVC_MAX_CONCURRENT_SCORES", "many", "must be a whole number from 1"],
+    ["SVC_APIDOCS_TRY_IT", "maybe", "must be true or false"],
+    ["SVC_GRPC_ADDR", "localhost", "must be host:port"]
+  ])("refuses to start with %s=%s, naming the variable and the rule", async (variable, value, rule) => {
+    const result = await runCommand([requireBuilt("svc-server")], {
+      env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: "127.0.0.1:0", SVC_MODEL_DIR: modelDir, [variable]: value }
+    })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(variable)
+    expect(result.stderr).toContain(rule)
+  })
+
+  it("refuses to start when the gRPC port is taken, naming SVC_GRPC_ADDR", async () => {
+    const first = await startService("svc-server", { listeners: ["http", "grpc"] })
+    try {
+      const result = await runCommand([requireBuilt("svc-server")], {
+        env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: first.grpc ?? "", SVC_MODEL_DIR: modelDir }
+      })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain("SVC_GRPC_ADDR")
+    } finally {
+      await first.stop()
     }
   })
 })
