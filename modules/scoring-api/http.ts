@@ -13,9 +13,6 @@ import { apidocsTryIt, maxBodyBytes } from "./config.ts"
 import { ScorerState } from "./scorer-state.ts"
 import { ScoringApi } from "./scoring.ts"
 
-/** Every path this router serves; the OpenAPI test checks the description lists exactly these. */
-export const servedPaths = ["/v1/score", "/v1/health", "/v1/ready", "/healthz", "/readyz", "/metrics", "/apidocs", specPath] as const
-
 const score = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const api = yield* ScoringApi

@@ -93,12 +93,14 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         const kind = interrupted ? "Cancelled" : error instanceof Object && "_tag" in error ? String(error._tag) : "Defect"
         if (seen.ran) metrics.scoreDuration.observe({ transport: call.transport, outcome: kind }, seconds)
         metrics.errors.inc({ transport: call.transport, kind })
+        // Interrupted: the client went away (logged as 499, the usual "client closed request").
         const status = interrupted
           ? (call.transport === "http" ? 499 : grpcCodeName(GrpcStatus.CANCELLED))
           : (call.transport === "http" ? wire.http : grpcCodeName(wire.grpc))
         // Internal details (ScorerInternal.detail, defects) go to the log only.
         const detail = error instanceof ScorerInternal ? error.detail : error === undefined && !interrupted ? Cause.pretty(exit.cause) : undefined
-        const failed = { ...line, status, kind, error: wire.message, ...(detail === undefined ? {} : { detail }) }
+        const message = interrupted ? "cancelled" : wire.message
+        const failed = { ...line, status, kind, error: message, ...(detail === undefined ? {} : { detail }) }
         return wire.http >= 500 && !interrupted
           ? Effect.logError("score").pipe(Effect.annotateLogs(failed))
           : Effect.logWarning("score").pipe(Effect.annotateLogs(failed))

@@ -7,9 +7,10 @@ import Ajv from "ajv"
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Chunk, Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import metaSchema from "../../schemas/openapi-3.0.3.meta.schema.json" with { type: "json" }
-import { servedPaths } from "../../modules/scoring-api/http.ts"
+import { scoringRoutes } from "../../modules/scoring-api/http.ts"
 import { swaggerUiBase } from "../../modules/scoring-api/apidocs.ts"
 import type { ScoreResult } from "../../modules/scorer/scorer.ts"
 import { modelDir, requireBuilt, runCommand, type RunningService, startService } from "../support/executables.ts"
@@ -309,7 +310,18 @@ describe("svc-server", () => {
         expect(() => new RegExp(JSON.parse(`{${pattern}}`).pattern)).not.toThrow()
       }
       expect(spec.openapi).toBe("3.0.3")
-      expect(Object.keys(spec.paths).sort()).toEqual([...servedPaths].sort())
+      // Exactly the routes the server's router holds, method by method...
+      const routes = Chunk.toReadonlyArray(Effect.runSync(scoringRoutes).routes)
+      const served = routes.map((route) => `${route.method.toLowerCase()} ${route.path}`).sort()
+      const described = Object.entries(spec.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`)).sort()
+      expect(described).toEqual(served)
+      // ...and the compiled server answers each of them.
+      for (const entry of described) {
+        const [method = "", path = ""] = entry.split(" ")
+        const response = await fetch(`${service.http}${path}`, method === "post" ? { method: "POST", body: "{}" } : {})
+        await response.arrayBuffer()
+        expect(response.status, entry).not.toBe(404)
+      }
       // Every reference resolves inside the document.
       const refs = JSON.stringify(spec).match(/"\$ref":"[^"]+"/g) ?? []
       for (const ref of refs) {
@@ -397,6 +409,26 @@ describe("svc-server with SVC_MAX_CONCURRENT_SCORES=1", () => {
     expect((await readJson<ScoreBody>(firstResponse)).frame_count).toBe(600)
     // The slot is free again.
     expect((await post(service, v01Request)).status).toBe(200)
+  })
+})
+
+describe("svc-server shutdown", () => {
+  it("SIGTERM lets an in-flight gRPC score finish (tryShutdown), then exits 0", async () => {
+    const long = { reference: join(scratch, "drain.ref.yuv"), distorted: join(scratch, "drain.dis.yuv"), options: { ...v01.options, threads: 1 } }
+    repeatFile(v01.reference, long.reference, 20)
+    repeatFile(v01.distorted, long.distorted, 20)
+    const service = await startService("svc-server", { listeners: ["http", "grpc"] })
+    const grpc = scoringClient(service.grpc ?? "")
+    try {
+      const scored = grpc.score(long)
+      for (let i = 0; i < 500 && !service.logs.some((line) => line.message === "scorer ready"); i++) await Bun.sleep(5)
+      await Bun.sleep(100)
+      const exit = service.stop("SIGTERM")
+      expect(await scored).toMatchObject({ frame_count: 600 })
+      expect(await exit).toBe(0)
+    } finally {
+      grpc.close()
+    }
   })
 })
 
