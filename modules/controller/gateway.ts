@@ -6,8 +6,10 @@
 import type * as grpc from "@grpc/grpc-js"
 import { type Context, Effect, Option, Schema } from "effect"
 import { AuthMetrics, Authenticator, type ScoringRoots } from "../auth/index.ts"
-import { authorize, type Principal, type Refusal } from "../policy/index.ts"
+import { authorize, GRPC_PACKAGE, type Principal, type Refusal } from "../policy/index.ts"
 import type { Interceptor } from "../transport/grpc/server.ts"
+
+const NODE_API_PREFIX = `/${GRPC_PACKAGE}.Nodes/`
 
 /**
  * Authenticates `authorization` and authorises `method` (a gRPC path or HTTP_SCORE_ROUTE). A
@@ -28,6 +30,9 @@ export const admit = (authorization: string | undefined, method: string): Effect
           )
         ))
     )
+    // The subject is logged for audit (seed 2.1); nodes poll often, so the node API logs at debug.
+    const log = method.startsWith(NODE_API_PREFIX) ? Effect.logDebug : Effect.logInfo
+    yield* log("request admitted").pipe(Effect.annotateLogs({ method, tenant: principal.tenantId, subject: principal.subject ?? "" }))
     return principal
   })
 

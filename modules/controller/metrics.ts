@@ -57,26 +57,26 @@ export class ControllerMetrics extends Context.Tag("svc/controller/ControllerMet
         }
       }
     })
-    new Gauge({
-      name: "svc_auth_tenant_set_age_seconds",
-      help: "Seconds since the tenant set was last read successfully (registry mode only).",
-      registers,
-      async collect() {
-        const set = await Effect.runPromise(status.tenantSet)
-        if (set === undefined) this.reset()
-        else this.set(set.ageMillis / 1000)
-      }
-    })
-    new Gauge({
-      name: "svc_auth_tenants",
-      help: "Valid tenants in the current tenant set (registry mode only).",
-      registers,
-      async collect() {
-        const set = await Effect.runPromise(status.tenantSet)
-        if (set === undefined) this.reset()
-        else this.set(set.tenantCount)
-      }
-    })
+    // Only a registry has a tenant set; the other modes export no such series.
+    if (status.mode === "Registry") {
+      const tenantSet = () => Effect.runPromise(status.tenantSet)
+      new Gauge({
+        name: "svc_auth_tenant_set_age_seconds",
+        help: "Seconds since the tenant set was last read successfully.",
+        registers,
+        async collect() {
+          this.set(((await tenantSet())?.ageMillis ?? 0) / 1000)
+        }
+      })
+      new Gauge({
+        name: "svc_auth_tenants",
+        help: "Valid tenants in the current tenant set.",
+        registers,
+        async collect() {
+          this.set((await tenantSet())?.tenantCount ?? 0)
+        }
+      })
+    }
     return {
       queueWait: new Histogram({
         name: "svc_job_queue_wait_seconds",

@@ -196,6 +196,11 @@ export class ControllerClient {
     return definition
   }
 
+  /** A hung call fails the test with DEADLINE_EXCEEDED instead of a test timeout. */
+  private options(): grpc.CallOptions {
+    return { deadline: Date.now() + 30_000 }
+  }
+
   private metadata(token: string | undefined): grpc.Metadata {
     const metadata = new grpc.Metadata()
     if (token !== undefined) metadata.set("authorization", token.includes(" ") ? token : `Bearer ${token}`)
@@ -211,6 +216,7 @@ export class ControllerClient {
         responseDeserialize,
         request,
         this.metadata(token),
+        this.options(),
         (error, response) => resolve(error ? failureOf(error) : { ok: true, value: response ?? {} })
       )
     })
@@ -219,7 +225,7 @@ export class ControllerClient {
   /** StreamJobs without follow: every message until the end. */
   streamJobs(request: object, token: string | undefined): Promise<Outcome<ReadonlyArray<Record<string, unknown>>>> {
     const { path, requestSerialize, responseDeserialize } = this.definition("svc.v1.Jobs", "StreamJobs")
-    const call = this.client.makeServerStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, request, this.metadata(token))
+    const call = this.client.makeServerStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, request, this.metadata(token), this.options())
     const received: Array<Record<string, unknown>> = []
     return new Promise((resolve) => {
       call.on("data", (message: Record<string, unknown>) => received.push(message))
@@ -228,10 +234,30 @@ export class ControllerClient {
     })
   }
 
+  /** StreamJobs with follow: every message until one satisfies `until`, then the call is cancelled. */
+  followJobs(token: string, until: (job: Record<string, unknown>) => boolean): Promise<ReadonlyArray<Record<string, unknown>>> {
+    const { path, requestSerialize, responseDeserialize } = this.definition("svc.v1.Jobs", "StreamJobs")
+    const request = { states: [], follow: true, limit: 0 }
+    const call = this.client.makeServerStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, request, this.metadata(token), this.options())
+    const received: Array<Record<string, unknown>> = []
+    return new Promise((resolve, reject) => {
+      call.on("data", (message: Record<string, unknown>) => {
+        received.push(message)
+        if (until(message)) {
+          call.cancel()
+          resolve(received)
+        }
+      })
+      call.on("error", (error: grpc.ServiceError) => {
+        if (error.code !== grpc.status.CANCELLED) reject(error)
+      })
+    })
+  }
+
   /** ScoreStream with the given messages. */
   scoreStream(messages: ReadonlyArray<object>, token: string | undefined): Promise<Outcome<ReadonlyArray<Record<string, unknown>>>> {
     const { path, requestSerialize, responseDeserialize } = this.definition("svc.v1.SvcScoring", "ScoreStream")
-    const call = this.client.makeBidiStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, this.metadata(token))
+    const call = this.client.makeBidiStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, this.metadata(token), this.options())
     const received: Array<Record<string, unknown>> = []
     return new Promise((resolve) => {
       call.on("data", (message: Record<string, unknown>) => received.push(message))

@@ -9,7 +9,7 @@ import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { modelDir, requireBuilt, runCommand, type RunningService } from "../support/executables.ts"
-import { repeatFile } from "./server-support.ts"
+import { repeatFile, v01Frames } from "./server-support.ts"
 import {
   ControllerClient,
   controllerEnv,
@@ -63,7 +63,11 @@ describe("svc-controller with two tenants and a's node", () => {
   })
 
   it("a's writer submits, a's node scores, a's reader sees the golden score", async () => {
+    let followed = ""
+    // a's reader follows a's jobs from before the submission to the final state.
+    const following = client.followJobs(tokens.aReader, (job) => job.id === followed && job.state === "JOB_STATE_FINISHED")
     const submitted = expectOk(await client.submit(v01Request, tokens.aWriter))
+    followed = String(submitted.id)
     expect(submitted).toMatchObject({ tenant_id: "a", state: "JOB_STATE_PENDING", submitted_by: "user@a", scoring_roots: [] })
     const id = String(submitted.id)
     jobA = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED")
@@ -73,6 +77,23 @@ describe("svc-controller with two tenants and a's node", () => {
     expect(jobA.tenant_id).toBe("a")
     const listed = expectOk(await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.aReader))
     expect(listed.map((job) => job.id)).toContain(id)
+    const seen = (await following).filter((job) => job.id === id).map((job) => job.state)
+    expect(seen[0]).toBe("JOB_STATE_PENDING")
+    expect(seen.at(-1)).toBe("JOB_STATE_FINISHED")
+  })
+
+  it("SvcScoring over the gateway: Health for a reader, ScoreStream for a writer only", async () => {
+    expect(expectOk(await client.unary("svc.v1.SvcScoring", "Health", {}, tokens.aReader))).toMatchObject({ status: "SERVING" })
+    const frames = v01Frames()
+    const header = { header: { model: "", options: v01.options } }
+    const streamed = expectOk(await client.scoreStream([header, ...frames], tokens.aWriter))
+    const aggregate = streamed.at(-1)?.aggregate as { readonly score: number } | undefined
+    expect(Math.abs((aggregate?.score ?? 0) - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
+    expect(await client.scoreStream([header, ...frames], tokens.aReader)).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: "role required: svc:writer, svc:admin"
+    })
   })
 
   it("StreamJobs, GetJob and CancelJob of tenant b never reach a's job", async () => {
