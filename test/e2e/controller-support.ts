@@ -91,6 +91,8 @@ export class IdentityProviders {
 
 export interface TenantOptions {
   readonly suspendB?: boolean
+  /** Tenant b without scoring roots (its jobs reach a node without roots). */
+  readonly noRootsB?: boolean
 }
 
 /** Tenants a and b (the two of the issue), c and d (one shared provider), e (suspended). */
@@ -109,7 +111,7 @@ export const tenantsDocument = (idp: IdentityProviders, scratch: Scratch, option
         enabled: options.suspendB !== true,
         oidc: { issuer: ISSUER_B, jwksEndpoint: idp.jwks("b") },
         rbac,
-        scoring: { roots: [scratch.rootB] }
+        scoring: { roots: options.noRootsB === true ? [] : [scratch.rootB] }
       }),
       tenantDocument("c", { oidc: { issuer: ISSUER_CD, jwksEndpoint: idp.jwks("cd") }, rbac }),
       tenantDocument("d", { oidc: { issuer: ISSUER_CD, jwksEndpoint: idp.jwks("cd"), tenantClaim: "org" }, rbac }),

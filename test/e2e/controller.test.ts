@@ -196,6 +196,21 @@ describe("svc-controller with two tenants and a's node", () => {
     expect(text).toMatch(/svc_job_duration_seconds_count\{outcome="finished"\} [1-9]/)
   })
 
+  it("a node refuses a job that arrives without scoring roots (b's roots removed after submission)", async () => {
+    const input = join(scratch.rootB, "clip.yuv")
+    const id = String(expectOk(await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).id)
+    scratch.write("tenants.json", tenantsDocument(idp, scratch, { noRootsB: true }))
+    // After the next refresh every input of b is refused: the new set is in place.
+    await waitFor(async () => ((await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).ok ? undefined : true), 5_000, "b's roots to be gone")
+    const nodeB = await startNode(scratch, controller.grpc ?? "", tokens.bNode, "node-b")
+    try {
+      const failed = await jobInState(client, id, tokens.bReader, "JOB_STATE_FAILED")
+      expect(failed.error).toBe("job arrived without scoring roots; refused")
+    } finally {
+      await nodeB.stop()
+    }
+  })
+
   it("suspending b in the file refuses b within one refresh interval; a is unaffected", async () => {
     expect(expectOk(await client.getJob(String(jobA.id), tokens.aReader)).state).toBe("JOB_STATE_FINISHED")
     scratch.write("tenants.json", tenantsDocument(idp, scratch, { suspendB: true }))
