@@ -29,7 +29,7 @@ import {
 type Handlers = GrpcService<Principal, JobService | ScoringRoots>
 
 /** svc.v1.Jobs: every call reads and writes only the caller's tenant's jobs. */
-export const jobsService: Handlers = {
+const jobsService: Handlers = {
   definition: serviceDefinition("svc.v1.Jobs"),
   methods: {
     SubmitJob: unary((request, { context: principal }) =>
@@ -64,7 +64,7 @@ export const jobsService: Handlers = {
 }
 
 /** svc.v1.Nodes: sessions belong to the registering token's tenant. */
-export const nodesService: Handlers = {
+const nodesService: Handlers = {
   definition: serviceDefinition("svc.v1.Nodes"),
   methods: {
     RegisterNode: unary((request, { context: principal }) =>
@@ -107,7 +107,7 @@ const sharedScoring = scoringService<Principal>()
  * the controller, so its inputs are resolved and re-checked first; `ScoreStream` carries its
  * frames in the call and reads no file; `Health` is the scoring surface's own.
  */
-export const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState | ScoringRoots> = {
+const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState | ScoringRoots> = {
   definition: sharedScoring.definition,
   methods: {
     ...sharedScoring.methods,

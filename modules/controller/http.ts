@@ -67,7 +67,7 @@ const observed = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
       return response
     }))
 
-export const controllerRoutes = livenessRoutes.pipe(
+const controllerRoutes = livenessRoutes.pipe(
   HttpRouter.post("/v1/score", score),
   HttpRouter.get("/v1/ready", ready(false)),
   HttpRouter.get("/readyz", ready(true)),

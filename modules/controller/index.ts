@@ -10,10 +10,9 @@ import { controllerGrpcLayer } from "./grpc.ts"
 import { controllerHttpLayer } from "./http.ts"
 import { ControllerMetrics, jobGaugesLayer, jobMetricsHooksLayer } from "./metrics.ts"
 
-export { admit, controllerInterceptor, withCheckedInputs } from "./gateway.ts"
-export { controllerGrpcLayer, controllerGrpcServices, type ControllerGrpcRequirements } from "./grpc.ts"
-export { controllerHttpLayer, controllerRoutes } from "./http.ts"
-export { ControllerMetrics } from "./metrics.ts"
+// What the role-table test needs to serve the real services and interceptor in-process.
+export { controllerInterceptor } from "./gateway.ts"
+export { controllerGrpcServices, type ControllerGrpcRequirements } from "./grpc.ts"
 
 /**
  * PullWork hands each job its tenant's roots (registry or SVC_SCORING_ROOTS). A stale tenant set
