@@ -3,10 +3,10 @@
  * role table, scoring roots after symlinks) over the shared scoring path, and the probes and
  * metrics, which need no token. Statuses come from modules/transport/errors.ts.
  */
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthStatus, ScoringRoots } from "../auth/index.ts"
-import { exposition, ScoringMetricsService } from "../observability/metrics.ts"
+import { metricsText, observed } from "../observability/http.ts"
 import { HTTP_SCORE_ROUTE } from "../policy/index.ts"
 import { readJsonBody } from "../scoring-api/body.ts"
 import { maxBodyBytes } from "../scoring-api/config.ts"
@@ -49,23 +49,6 @@ const ready = (strict: boolean) =>
     return scorer.ready ? jsonResponse({ status: "ready" }) : jsonResponse({ status: "not ready", reason: scorer.reason }, 503)
   })
 
-const metricsText = Effect.flatMap(ScoringMetricsService, (metrics) =>
-  Effect.map(exposition(metrics.registry), ({ text, contentType }) => HttpServerResponse.text(text, { contentType })))
-
-/** Counts and times every request by its route pattern (bounded labels), as svc-server does. */
-const observed = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  HttpRouter.use(router, (app) =>
-    Effect.gen(function*() {
-      const started = performance.now()
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const { route } = yield* HttpRouter.RouteContext
-      const metrics = yield* ScoringMetricsService
-      const response = yield* app
-      const labels = { method: request.method, route: route.path, status: String(response.status) }
-      metrics.httpRequests.inc(labels)
-      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000)
-      return response
-    }))
 
 const controllerRoutes = livenessRoutes.pipe(
   HttpRouter.post("/v1/score", score),

@@ -4,7 +4,7 @@
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { exposition, ScoringMetricsService } from "../observability/metrics.ts"
+import { metricsText, observed } from "../observability/http.ts"
 import { wireStatus } from "../transport/errors.ts"
 import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
 import { apidocsPage, openApiSpec, specPath } from "./apidocs.ts"
@@ -33,24 +33,6 @@ const ready = (strict: boolean) =>
         ? jsonResponse({ status: "ready" })
         : jsonResponse({ status: "not ready", reason: readiness.reason }, 503)))
 
-const metricsText = Effect.flatMap(ScoringMetricsService, (metrics) =>
-  Effect.map(exposition(metrics.registry), ({ text, contentType }) =>
-    HttpServerResponse.text(text, { contentType })))
-
-/** Counts and times every request by its route pattern (never the raw path: bounded labels). */
-const observed = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  HttpRouter.use(router, (app) =>
-  Effect.gen(function*() {
-    const started = performance.now()
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const { route } = yield* HttpRouter.RouteContext
-    const metrics = yield* ScoringMetricsService
-    const response = yield* app
-    const labels = { method: request.method, route: route.path, status: String(response.status) }
-    metrics.httpRequests.inc(labels)
-    metrics.httpDuration.observe(labels, (performance.now() - started) / 1000)
-    return response
-  }))
 
 /** The routes of svc-server's HTTP listener. */
 export const scoringRoutes = Effect.map(apidocsTryIt, (tryItOut) => {
