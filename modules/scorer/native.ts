@@ -36,6 +36,7 @@ const symbols = {
   svc_job_extractor_name: { args: [ptr, i32], returns: cstring },
   svc_job_extractor_backend: { args: [ptr, i32], returns: cstring },
   svc_job_frame_values: { args: [ptr, i32, ptr, i32], returns: i32 },
+  svc_job_frame_values_from: { args: [ptr, i32, i32, ptr, i32], returns: i32 },
   svc_job_pooled: { args: [ptr, i32, i32, ptr], returns: i32 },
   svc_job_free: { args: [ptr], returns: none },
   svc_stream_create: { args: [ptr, ptr, i32, ptr, ptr, u64], returns: i32 },

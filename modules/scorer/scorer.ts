@@ -197,18 +197,18 @@ const makeStreamScoring = (symbols: NativeSymbols, models: ModelStore, info: Nat
       const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) => String(symbols.svc_job_metric_name(view, i)))
       let emitted = 0
 
-      /** Frames final since the last call (the ABI copies from frame 0, so read up to `ready`). */
+      /** Frames final since the last call; only those are copied out. */
       const newlyFinal = (): ReadonlyArray<StreamEvent> => {
         const ready = symbols.svc_stream_frames_ready(handle)
         if (ready <= emitted) return []
         const columns = names.map((_, i) => {
-          const values = new Float64Array(ready)
-          symbols.svc_job_frame_values(view, i, values, ready)
+          const values = new Float64Array(ready - emitted)
+          symbols.svc_job_frame_values_from(view, i, emitted, values, values.length)
           return values
         })
         const events: Array<StreamEvent> = []
         for (let frame = emitted; frame < ready; frame++) {
-          const metrics = Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
+          const metrics = Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)]))
           events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
         }
         emitted = ready

@@ -106,6 +106,9 @@ const char *svc_job_extractor_name(const svc_job *j, int i);    /* "integer_vif"
 const char *svc_job_extractor_backend(const svc_job *j, int i); /* "scalar" or "avx2" */
 /* Copies per-frame values of one metric into out[0..n) ; returns values written. */
 int svc_job_frame_values(const svc_job *j, int metric, double *out, int n);
+/* The same from the first-th scored frame on: out[k] is frame first+k (streams read only new frames).
+ * Since ABI minor 1. */
+int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *out, int n);
 int svc_job_pooled(const svc_job *j, int metric, int pool, double *out);
 void svc_job_free(svc_job *j); /* cancels and joins if still running */
 

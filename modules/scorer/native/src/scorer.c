@@ -527,7 +527,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 0; }
+int svc_abi_minor(void) { return 1; } /* 1: svc_job_frame_values_from */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
@@ -581,12 +581,17 @@ const char *svc_job_extractor_backend(const svc_job *j, int i) {
 }
 
 /* Values of finalised frames only: those never change again. */
-int svc_job_frame_values(const svc_job *j, int metric, double *out, int n) {
-    if (!j || !out || n < 0 || metric < 0 || metric >= j->n_metrics) return SVC_E_INVALID_ARG;
+int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *out, int n) {
+    if (!j || !out || n < 0 || first < 0 || metric < 0 || metric >= j->n_metrics) return SVC_E_INVALID_ARG;
     const int done = svc_job_frames_done(j);
-    const int cnt = n < done ? n : done;
-    for (int k = 0; k < cnt; k++) out[k] = j->frames[(size_t)k * (size_t)j->subsample].vals[metric];
+    if (first >= done) return 0;
+    const int cnt = n < done - first ? n : done - first;
+    for (int k = 0; k < cnt; k++) out[k] = j->frames[(size_t)(first + k) * (size_t)j->subsample].vals[metric];
     return cnt;
+}
+
+int svc_job_frame_values(const svc_job *j, int metric, double *out, int n) {
+    return svc_job_frame_values_from(j, metric, 0, out, n);
 }
 
 int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {

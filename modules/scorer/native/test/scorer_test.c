@@ -152,6 +152,14 @@ static int collect(const svc_job *j, results *r) {
         snprintf(r->names[m], sizeof r->names[m], "%s", svc_job_metric_name(j, m));
         if (svc_job_frame_values(j, m, r->v + (size_t)m * r->n, r->n) != r->n) return -1;
     }
+    /* A read from an offset gives the same values as the full read. */
+    double tail[8];
+    const int first = r->n / 2, want = r->n - first < 8 ? r->n - first : 8;
+    CHECK(r->nm == 0 || svc_job_frame_values_from(j, 0, first, tail, 8) == want, "frame_values_from count");
+    for (int k = 0; r->nm > 0 && k < want; k++)
+        CHECK(memcmp(&tail[k], &r->v[first + k], sizeof tail[k]) == 0, "frame_values_from value %d", first + k);
+    CHECK(svc_job_frame_values_from(j, 0, r->n, tail, 8) == 0, "nothing past the last frame");
+    CHECK(svc_job_frame_values_from(j, 0, -1, tail, 8) == SVC_E_INVALID_ARG, "negative first refused");
     return 0;
 }
 
@@ -364,7 +372,7 @@ static void test_transform(const char *json, const svc_model *plain) {
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
-    CHECK(strcmp(svc_version(), "0.1.0") == 0, "version");
+    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 1, "version and ABI minor");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
