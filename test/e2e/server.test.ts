@@ -430,6 +430,24 @@ describe("svc-server shutdown", () => {
   })
 })
 
+describe("svc-server HTTP shutdown", () => {
+  it("SIGTERM lets an in-flight POST /v1/score finish with 200, then exits 0", async () => {
+    const long = { reference: join(scratch, "drain-http.ref.yuv"), distorted: join(scratch, "drain-http.dis.yuv"), options: { ...v01.options, threads: 1 } }
+    repeatFile(v01.reference, long.reference, 20)
+    repeatFile(v01.distorted, long.distorted, 20)
+    const service = await startService("svc-server", { listeners: ["http", "grpc"] })
+    for (let i = 0; i < 500 && !service.logs.some((line) => line.message === "scorer ready"); i++) await Bun.sleep(5)
+    const scored = post(service, long)
+    await Bun.sleep(100)
+    const exit = service.stop("SIGTERM")
+    const response = await scored
+    expect(response.status).toBe(200)
+    expect(await response.json()).toMatchObject({ frame_count: 600 })
+    expect(await exit).toBe(0)
+    expect(service.logs.some((line) => line.message === "draining HTTP requests")).toBe(true)
+  })
+})
+
 describe("svc-server readiness", () => {
   it("/readyz turns 503 when SVC_MODEL_DIR stops being a directory; /v1/ready stays 200", async () => {
     const models = join(scratch, "models")

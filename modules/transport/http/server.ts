@@ -2,9 +2,9 @@
  * HTTP transport: serves an Effect HttpRouter on Bun at a configured address and logs the
  * address actually bound (port 0 picks a free port, which tests read from the log).
  */
-import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { BunHttpServer } from "@effect/platform-bun"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Ref, Schedule } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
 
 /** JSON body with the right content type; the shape of every response of this service. */
@@ -23,20 +23,45 @@ export const livenessRoutes = HttpRouter.empty.pipe(
 
 const notFound = errorResponse(404, "not found")
 
-/** Serves `router` at `address`; unknown paths get 404 with the JSON error body. */
+/** How long shutdown waits for requests in flight (a score) before cutting them; as gRPC's. */
+const drainTimeout = Duration.seconds(10)
+
+/**
+ * Serves `router` at `address`; unknown paths get 404 with the JSON error body. At shutdown the
+ * requests in flight finish first (up to drainTimeout): the drain's finalizer runs before the
+ * server's, which would interrupt them.
+ */
 export const serveHttp = <E, R>(
   router: HttpRouter.HttpRouter<E, R>,
   address: ListenAddress,
   name: string
 ) =>
-  router.pipe(
-    HttpRouter.all("*", Effect.succeed(notFound)),
-    HttpServer.serve(),
-    Layer.tap(() =>
-      HttpServer.addressFormattedWith((bound) => Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "http", address: bound, service: name })))
-    ),
-    Layer.provide(BunHttpServer.layer({ hostname: address.host, port: address.port }))
-  )
+  Layer.unwrapEffect(Effect.map(Ref.make(0), (inFlight) => {
+    const counted = HttpMiddleware.make((app) =>
+      Effect.acquireUseRelease(Ref.update(inFlight, (n) => n + 1), () => app, () => Ref.update(inFlight, (n) => n - 1))
+    )
+    const serving = router.pipe(
+      HttpRouter.all("*", Effect.succeed(notFound)),
+      HttpServer.serve(counted),
+      Layer.tap(() =>
+        HttpServer.addressFormattedWith((bound) => Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "http", address: bound, service: name })))
+      ),
+      Layer.provide(BunHttpServer.layer({ hostname: address.host, port: address.port }))
+    )
+    const idle = Effect.repeat(Ref.get(inFlight), { until: (n) => n === 0, schedule: Schedule.spaced(Duration.millis(20)) })
+    const drain = Layer.scopedDiscard(Effect.addFinalizer(() =>
+      Effect.flatMap(Ref.get(inFlight), (pending) =>
+        pending === 0
+          ? Effect.void
+          : Effect.logInfo("draining HTTP requests").pipe(
+            Effect.annotateLogs({ in_flight: pending }),
+            Effect.zipRight(Effect.timeout(idle, drainTimeout)),
+            Effect.catchAll(() => Effect.logWarning("HTTP requests still in flight after the drain timeout; cutting them"))
+          ))
+    ))
+    // Built after the server, so released before it.
+    return Layer.provide(drain, serving)
+  }))
 
 /** The HTTP side of a service: `routes` served on SVC_HTTP_ADDR (default 0.0.0.0:8080). */
 export const httpServiceLayer = <E, R>(name: string, routes: HttpRouter.HttpRouter<E, R>) =>
