@@ -19,12 +19,14 @@
  * on the 16 most significant bits.
  *
  * The filtering passes are integer kernels (scalar here, AVX2 in
- * feature_integer_vif_avx2.c, bit-identical); the per-pixel statistic is shared.
+ * feature_integer_vif_avx2.c, bit-identical, interface in feature_integer_vif.h); the
+ * per-pixel statistic is shared.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "feature_integer_vif.h"
 #include "internal.h"
 
 #define VIF_SCALES 4
@@ -43,50 +45,29 @@ static const uint16_t *const vif_kernel[VIF_SCALES] = { vif_kernel_17, vif_kerne
                                                         vif_kernel_3 };
 static const int vif_taps[VIF_SCALES] = { 17, 9, 5, 3 };
 
-/* Integer kernels; the AVX2 set lives in feature_integer_vif_avx2.c with these signatures.
- * Row pointers are the fw mirrored source rows of one output row; line inputs are padded
- * by fw/2 mirrored samples on both sides. */
+/* Integer kernels (contracts in feature_integer_vif.h), all over columns [j0, j1). */
 typedef struct vif_kernels {
-    /* Vertical pass of the statistics: means >> mu_shift, squares >> sq_shift, rounded. */
     void (*stat_vert)(const uint16_t *const *rref, const uint16_t *const *rdis,
-                      const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                      const uint16_t *filt, int fw, int j0, int j1, int mu_shift, int sq_shift,
                       uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy, uint32_t *xy);
-    /* Horizontal pass of the statistics, giving sigma1^2, sigma2^2 and sigma12. */
     void (*stat_horz)(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
                       const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
-                      int w, int32_t *s11, int32_t *s22, int32_t *s12);
-    /* Vertical pass of the decimation filter, >> shift rounded. */
+                      int j0, int j1, int32_t *s11, int32_t *s22, int32_t *s12);
     void (*down_vert)(const uint16_t *const *rref, const uint16_t *const *rdis,
-                      const uint16_t *filt, int fw, int w, int shift, uint32_t *tref,
+                      const uint16_t *filt, int fw, int j0, int j1, int shift, uint32_t *tref,
                       uint32_t *tdis);
-    /* Horizontal pass of the decimation filter at even columns, >> 16 rounded. */
     void (*down_horz)(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
-                      int wout, uint16_t *oref, uint16_t *odis);
+                      int j0, int j1, uint16_t *oref, uint16_t *odis);
 } vif_kernels;
-
-#if defined(__x86_64__) || defined(__i386__)
-void svc_vif_stat_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
-                            const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
-                            uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy,
-                            uint32_t *xy);
-void svc_vif_stat_horz_avx2(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
-                            const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
-                            int w, int32_t *s11, int32_t *s22, int32_t *s12);
-void svc_vif_down_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
-                            const uint16_t *filt, int fw, int w, int shift, uint32_t *tref,
-                            uint32_t *tdis);
-void svc_vif_down_horz_avx2(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt,
-                            int fw, int wout, uint16_t *oref, uint16_t *odis);
-#endif
 
 static inline uint64_t round_shift64(uint64_t v, int s) {
     return s ? (v + ((uint64_t)1 << (s - 1))) >> s : v;
 }
 
-static void stat_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
-                        const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
-                        uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy, uint32_t *xy) {
-    for (int j = 0; j < w; j++) {
+void svc_vif_stat_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
+                         const uint16_t *filt, int fw, int j0, int j1, int mu_shift, int sq_shift,
+                         uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy, uint32_t *xy) {
+    for (int j = j0; j < j1; j++) {
         uint32_t a1 = 0, a2 = 0;
         uint64_t a11 = 0, a22 = 0, a12 = 0;
         for (int k = 0; k < fw; k++) {
@@ -111,11 +92,11 @@ static inline uint32_t mul_q32(uint32_t a, uint32_t b) {
     return (uint32_t)(((uint64_t)a * b + 0x80000000u) >> 32);
 }
 
-static void stat_horz_c(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
-                        const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
-                        int w, int32_t *s11, int32_t *s22, int32_t *s12) {
+void svc_vif_stat_horz_c(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
+                         const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
+                         int j0, int j1, int32_t *s11, int32_t *s22, int32_t *s12) {
     const int r = fw / 2;
-    for (int j = 0; j < w; j++) {
+    for (int j = j0; j < j1; j++) {
         uint32_t a1 = 0, a2 = 0;
         uint64_t a11 = 0, a22 = 0, a12 = 0;
         for (int k = 0; k < fw; k++) {
@@ -133,10 +114,10 @@ static void stat_horz_c(const uint32_t *mu1, const uint32_t *mu2, const uint32_t
     }
 }
 
-static void down_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
-                        const uint16_t *filt, int fw, int w, int shift, uint32_t *tref,
-                        uint32_t *tdis) {
-    for (int j = 0; j < w; j++) {
+void svc_vif_down_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
+                         const uint16_t *filt, int fw, int j0, int j1, int shift, uint32_t *tref,
+                         uint32_t *tdis) {
+    for (int j = j0; j < j1; j++) {
         uint32_t ar = 0, ad = 0;
         for (int k = 0; k < fw; k++) {
             ar += filt[k] * (uint32_t)rref[k][j];
@@ -147,10 +128,10 @@ static void down_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis
     }
 }
 
-static void down_horz_c(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
-                        int wout, uint16_t *oref, uint16_t *odis) {
+void svc_vif_down_horz_c(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
+                         int j0, int j1, uint16_t *oref, uint16_t *odis) {
     const int r = fw / 2;
-    for (int j = 0; j < wout; j++) {
+    for (int j = j0; j < j1; j++) {
         uint32_t ar = 0, ad = 0;
         for (int k = 0; k < fw; k++) {
             ar += filt[k] * tref[2 * j - r + k];
@@ -161,7 +142,8 @@ static void down_horz_c(const uint32_t *tref, const uint32_t *tdis, const uint16
     }
 }
 
-static const vif_kernels kernels_c = { stat_vert_c, stat_horz_c, down_vert_c, down_horz_c };
+static const vif_kernels kernels_c = { svc_vif_stat_vert_c, svc_vif_stat_horz_c,
+                                       svc_vif_down_vert_c, svc_vif_down_horz_c };
 #if defined(__x86_64__) || defined(__i386__)
 static const vif_kernels kernels_avx2 = { svc_vif_stat_vert_avx2, svc_vif_stat_horz_avx2,
                                           svc_vif_down_vert_avx2, svc_vif_down_horz_avx2 };
@@ -255,9 +237,9 @@ static double scale_score(vif_state *s, int sc) {
     for (int i = 0; i < h; i++) {
         gather_rows(rr, s->img[sc][0], w, h, fw, i);
         gather_rows(rd, s->img[sc][1], w, h, fw, i);
-        s->k->stat_vert(rr, rd, filt, fw, w, mu_shift, sq_shift, l[0], l[1], l[2], l[3], l[4]);
+        s->k->stat_vert(rr, rd, filt, fw, 0, w, mu_shift, sq_shift, l[0], l[1], l[2], l[3], l[4]);
         for (int q = 0; q < 5; q++) pad_line(l[q], w, r);
-        s->k->stat_horz(l[0], l[1], l[2], l[3], l[4], filt, fw, w, s->sig[0], s->sig[1],
+        s->k->stat_horz(l[0], l[1], l[2], l[3], l[4], filt, fw, 0, w, s->sig[0], s->sig[1],
                         s->sig[2]);
         accumulate_row(s, s->sig[0], s->sig[1], s->sig[2], w, &acc);
     }
@@ -278,10 +260,10 @@ static void downscale(vif_state *s, int sc) {
     for (int i = 0; i < ho; i++) {
         gather_rows(rr, s->img[sc][0], w, h, fw, 2 * i);
         gather_rows(rd, s->img[sc][1], w, h, fw, 2 * i);
-        s->k->down_vert(rr, rd, filt, fw, w, shift, s->line[0], s->line[1]);
+        s->k->down_vert(rr, rd, filt, fw, 0, w, shift, s->line[0], s->line[1]);
         pad_line(s->line[0], w, r);
         pad_line(s->line[1], w, r);
-        s->k->down_horz(s->line[0], s->line[1], filt, fw, wo, s->img[sc + 1][0] + (size_t)i * wo,
+        s->k->down_horz(s->line[0], s->line[1], filt, fw, 0, wo, s->img[sc + 1][0] + (size_t)i * wo,
                         s->img[sc + 1][1] + (size_t)i * wo);
     }
 }

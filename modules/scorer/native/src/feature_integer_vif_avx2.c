@@ -3,7 +3,7 @@
  * and the kernel contracts). Integer only, so results are bit-identical to the scalar
  * kernels: 8 columns per vector in 32-bit lanes; sums of squares, which need 64 bits,
  * are split into even and odd lanes multiplied with _mm256_mul_epu32. Columns left over
- * after the last full vector take the scalar formula.
+ * after the last full vector go to the scalar kernel (feature_integer_vif.h).
  * Built with -mavx2 in the library; the target attribute lets the dev harness build it
  * without that flag.
  */
@@ -11,15 +11,9 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "feature_integer_vif.h"
+
 #define AVX2_FN __attribute__((target("avx2")))
-
-static inline uint64_t rshift64(uint64_t v, int s) {
-    return s ? (v + ((uint64_t)1 << (s - 1))) >> s : v;
-}
-
-static inline uint32_t mul_q32(uint32_t a, uint32_t b) {
-    return (uint32_t)(((uint64_t)a * b + 0x80000000u) >> 32);
-}
 
 /* Accumulates a * b (u32 lanes, products up to 64 bits) into even/odd u64 sums. */
 AVX2_FN static inline void mac64(__m256i a, __m256i b, __m256i *even, __m256i *odd) {
@@ -52,15 +46,15 @@ AVX2_FN static inline __m256i loadu32(const uint32_t *p) {
 }
 
 AVX2_FN void svc_vif_stat_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
-                                    const uint16_t *filt, int fw, int w, int mu_shift,
-                                    int sq_shift, uint32_t *mu1, uint32_t *mu2, uint32_t *xx,
-                                    uint32_t *yy, uint32_t *xy) {
+                                    const uint16_t *filt, int fw, int j0, int j1,
+                                    int mu_shift, int sq_shift, uint32_t *mu1, uint32_t *mu2,
+                                    uint32_t *xx, uint32_t *yy, uint32_t *xy) {
     const __m256i mu_rnd = _mm256_set1_epi32((int)(1u << (mu_shift - 1)));
     const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
     const __m256i sq_rnd = _mm256_set1_epi64x(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
     const __m128i sq_sh = _mm_cvtsi32_si128(sq_shift);
-    int j = 0;
-    for (; j + 8 <= w; j += 8) {
+    int j = j0;
+    for (; j + 8 <= j1; j += 8) {
         __m256i a1 = _mm256_setzero_si256(), a2 = a1;
         __m256i e11 = a1, o11 = a1, e22 = a1, o22 = a1, e12 = a1, o12 = a1;
         for (int k = 0; k < fw; k++) {
@@ -79,34 +73,18 @@ AVX2_FN void svc_vif_stat_vert_avx2(const uint16_t *const *rref, const uint16_t 
         _mm256_storeu_si256((__m256i *)(yy + j), narrow64(e22, o22, sq_rnd, sq_sh));
         _mm256_storeu_si256((__m256i *)(xy + j), narrow64(e12, o12, sq_rnd, sq_sh));
     }
-    for (; j < w; j++) {
-        uint32_t a1 = 0, a2 = 0;
-        uint64_t a11 = 0, a22 = 0, a12 = 0;
-        for (int k = 0; k < fw; k++) {
-            const uint32_t r = rref[k][j], d = rdis[k][j];
-            const uint32_t fr = filt[k] * r, fd = filt[k] * d;
-            a1 += fr;
-            a2 += fd;
-            a11 += (uint64_t)fr * r;
-            a22 += (uint64_t)fd * d;
-            a12 += (uint64_t)fr * d;
-        }
-        mu1[j] = (uint32_t)rshift64(a1, mu_shift);
-        mu2[j] = (uint32_t)rshift64(a2, mu_shift);
-        xx[j] = (uint32_t)rshift64(a11, sq_shift);
-        yy[j] = (uint32_t)rshift64(a22, sq_shift);
-        xy[j] = (uint32_t)rshift64(a12, sq_shift);
-    }
+    svc_vif_stat_vert_c(rref, rdis, filt, fw, j, j1, mu_shift, sq_shift, mu1, mu2, xx, yy, xy);
 }
 
 AVX2_FN void svc_vif_stat_horz_avx2(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
                                     const uint32_t *yy, const uint32_t *xy, const uint16_t *filt,
-                                    int fw, int w, int32_t *s11, int32_t *s22, int32_t *s12) {
+                                    int fw, int j0, int j1, int32_t *s11, int32_t *s22,
+                                    int32_t *s12) {
     const int r = fw / 2;
     const __m256i rnd16 = _mm256_set1_epi64x(32768);
     const __m128i sh16 = _mm_cvtsi32_si128(16);
-    int j = 0;
-    for (; j + 8 <= w; j += 8) {
+    int j = j0;
+    for (; j + 8 <= j1; j += 8) {
         __m256i a1 = _mm256_setzero_si256(), a2 = a1;
         __m256i e11 = a1, o11 = a1, e22 = a1, o22 = a1, e12 = a1, o12 = a1;
         for (int k = 0; k < fw; k++) {
@@ -125,30 +103,16 @@ AVX2_FN void svc_vif_stat_horz_avx2(const uint32_t *mu1, const uint32_t *mu2, co
         _mm256_storeu_si256((__m256i *)(s22 + j), v22);
         _mm256_storeu_si256((__m256i *)(s12 + j), v12);
     }
-    for (; j < w; j++) {
-        uint32_t a1 = 0, a2 = 0;
-        uint64_t a11 = 0, a22 = 0, a12 = 0;
-        for (int k = 0; k < fw; k++) {
-            const int x = j - r + k;
-            a1 += filt[k] * mu1[x];
-            a2 += filt[k] * mu2[x];
-            a11 += (uint64_t)filt[k] * xx[x];
-            a22 += (uint64_t)filt[k] * yy[x];
-            a12 += (uint64_t)filt[k] * xy[x];
-        }
-        s11[j] = (int32_t)((uint32_t)rshift64(a11, 16) - mul_q32(a1, a1));
-        s22[j] = (int32_t)((uint32_t)rshift64(a22, 16) - mul_q32(a2, a2));
-        s12[j] = (int32_t)((uint32_t)rshift64(a12, 16) - mul_q32(a1, a2));
-    }
+    svc_vif_stat_horz_c(mu1, mu2, xx, yy, xy, filt, fw, j, j1, s11, s22, s12);
 }
 
 AVX2_FN void svc_vif_down_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
-                                    const uint16_t *filt, int fw, int w, int shift,
-                                    uint32_t *tref, uint32_t *tdis) {
+                                    const uint16_t *filt, int fw, int j0, int j1,
+                                    int shift, uint32_t *tref, uint32_t *tdis) {
     const __m256i rnd = _mm256_set1_epi32((int)(1u << (shift - 1)));
     const __m128i sh = _mm_cvtsi32_si128(shift);
-    int j = 0;
-    for (; j + 8 <= w; j += 8) {
+    int j = j0;
+    for (; j + 8 <= j1; j += 8) {
         __m256i ar = _mm256_setzero_si256(), ad = ar;
         for (int k = 0; k < fw; k++) {
             const __m256i f = _mm256_set1_epi32(filt[k]);
@@ -158,15 +122,7 @@ AVX2_FN void svc_vif_down_vert_avx2(const uint16_t *const *rref, const uint16_t 
         _mm256_storeu_si256((__m256i *)(tref + j), _mm256_srl_epi32(_mm256_add_epi32(ar, rnd), sh));
         _mm256_storeu_si256((__m256i *)(tdis + j), _mm256_srl_epi32(_mm256_add_epi32(ad, rnd), sh));
     }
-    for (; j < w; j++) {
-        uint32_t ar = 0, ad = 0;
-        for (int k = 0; k < fw; k++) {
-            ar += filt[k] * (uint32_t)rref[k][j];
-            ad += filt[k] * (uint32_t)rdis[k][j];
-        }
-        tref[j] = (uint32_t)rshift64(ar, shift);
-        tdis[j] = (uint32_t)rshift64(ad, shift);
-    }
+    svc_vif_down_vert_c(rref, rdis, filt, fw, j, j1, shift, tref, tdis);
 }
 
 /* Lanes 0, 2, ..., 14 of the 16 u32 starting at p. */
@@ -183,14 +139,14 @@ AVX2_FN static inline void store_u16x8(uint16_t *p, __m256i v) {
 }
 
 AVX2_FN void svc_vif_down_horz_avx2(const uint32_t *tref, const uint32_t *tdis,
-                                    const uint16_t *filt, int fw, int wout, uint16_t *oref,
-                                    uint16_t *odis) {
+                                    const uint16_t *filt, int fw, int j0, int j1,
+                                    uint16_t *oref, uint16_t *odis) {
     const int r = fw / 2;
     const __m256i rnd = _mm256_set1_epi32(32768);
-    int j = 0;
+    int j = j0;
     /* The last vector reads one sample past the last even tap; the line's mirrored
-     * margin covers it because the source is at least 2 * wout wide. */
-    for (; j + 8 <= wout; j += 8) {
+     * margin covers it because the source is at least 2 * j1 wide. */
+    for (; j + 8 <= j1; j += 8) {
         __m256i ar = _mm256_setzero_si256(), ad = ar;
         for (int k = 0; k < fw; k++) {
             const int x = 2 * j - r + k;
@@ -201,14 +157,6 @@ AVX2_FN void svc_vif_down_horz_avx2(const uint32_t *tref, const uint32_t *tdis,
         store_u16x8(oref + j, _mm256_srli_epi32(_mm256_add_epi32(ar, rnd), 16));
         store_u16x8(odis + j, _mm256_srli_epi32(_mm256_add_epi32(ad, rnd), 16));
     }
-    for (; j < wout; j++) {
-        uint32_t ar = 0, ad = 0;
-        for (int k = 0; k < fw; k++) {
-            ar += filt[k] * tref[2 * j - r + k];
-            ad += filt[k] * tdis[2 * j - r + k];
-        }
-        oref[j] = (uint16_t)rshift64(ar, 16);
-        odis[j] = (uint16_t)rshift64(ad, 16);
-    }
+    svc_vif_down_horz_c(tref, tdis, filt, fw, j, j1, oref, odis);
 }
 #endif

@@ -1,0 +1,46 @@
+/*
+ * Private interface between the integer VIF's scalar kernels (feature_integer_vif.c, built
+ * without -mavx2) and its AVX2 kernels (feature_integer_vif_avx2.c). Every kernel fills
+ * output columns [j0, j1); an AVX2 kernel runs whole vectors and hands the columns left
+ * over to the scalar kernel, so the per-column arithmetic is written once.
+ * Row pointers are the fw mirrored source rows of one output row; line inputs are padded
+ * by fw/2 mirrored samples on both sides.
+ */
+#ifndef SVC_FEATURE_INTEGER_VIF_H
+#define SVC_FEATURE_INTEGER_VIF_H
+
+#include <stdint.h>
+
+/* Vertical pass of the statistics: means >> mu_shift, squares >> sq_shift, rounded. */
+void svc_vif_stat_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
+                         const uint16_t *filt, int fw, int j0, int j1, int mu_shift, int sq_shift,
+                         uint32_t *mu1, uint32_t *mu2, uint32_t *xx, uint32_t *yy, uint32_t *xy);
+/* Horizontal pass of the statistics, giving sigma1^2, sigma2^2 and sigma12. */
+void svc_vif_stat_horz_c(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
+                         const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
+                         int j0, int j1, int32_t *s11, int32_t *s22, int32_t *s12);
+/* Vertical pass of the decimation filter, >> shift rounded. */
+void svc_vif_down_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis,
+                         const uint16_t *filt, int fw, int j0, int j1, int shift, uint32_t *tref,
+                         uint32_t *tdis);
+/* Horizontal pass of the decimation filter at even source columns, >> 16 rounded. */
+void svc_vif_down_horz_c(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
+                         int j0, int j1, uint16_t *oref, uint16_t *odis);
+
+#if defined(__x86_64__) || defined(__i386__)
+/* The same kernels in AVX2, bit-identical. */
+void svc_vif_stat_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
+                            const uint16_t *filt, int fw, int j0, int j1, int mu_shift,
+                            int sq_shift, uint32_t *mu1, uint32_t *mu2, uint32_t *xx,
+                            uint32_t *yy, uint32_t *xy);
+void svc_vif_stat_horz_avx2(const uint32_t *mu1, const uint32_t *mu2, const uint32_t *xx,
+                            const uint32_t *yy, const uint32_t *xy, const uint16_t *filt, int fw,
+                            int j0, int j1, int32_t *s11, int32_t *s22, int32_t *s12);
+void svc_vif_down_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
+                            const uint16_t *filt, int fw, int j0, int j1, int shift,
+                            uint32_t *tref, uint32_t *tdis);
+void svc_vif_down_horz_avx2(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt,
+                            int fw, int j0, int j1, uint16_t *oref, uint16_t *odis);
+#endif
+
+#endif
