@@ -273,6 +273,26 @@ AVX2_FN int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16,
     return j;
 }
 
+/* Masking threshold of the 8 pixels at j (scale 0 and scales 1-3 alike): the 3x3 sum of
+ * msum over rows m0..m2 plus the centre correction ctr, in wrapping 32-bit lanes. */
+AVX2_FN static inline __m256i mask_threshold(const int32_t *m0, const int32_t *m1,
+                                             const int32_t *m2, const int32_t *ctr, int j) {
+    __m256i thr = _mm256_loadu_si256((const __m256i *)(ctr + j));
+    const int32_t *const m[3] = {m0, m1, m2};
+    for (int r = 0; r < 3; r++)
+        for (int d = -1; d <= 1; d++)
+            thr = _mm256_add_epi32(thr, _mm256_loadu_si256((const __m256i *)(m[r] + j + d)));
+    return thr;
+}
+
+/* Sum of the four 64-bit lanes of v, for the kernels' row totals; it wraps, so signed
+ * callers get the same two's-complement bits as a signed sum. */
+AVX2_FN static inline uint64_t sum_lanes64(__m256i v) {
+    uint64_t l[4];
+    _mm256_storeu_si256((__m256i *)l, v);
+    return l[0] + l[1] + l[2] + l[3];
+}
+
 /* Adds (x^2 + 2^(sq-1)) >> sq, times x, + cub_add, >> cub over the even (odd) lanes of x. */
 AVX2_FN static inline __m256i cube_lanes(__m256i x, int sq, int cub) {
     const __m256i sq_add = _mm256_set1_epi64x((int64_t)1 << (sq - 1));
@@ -291,11 +311,7 @@ AVX2_FN int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const in
     __m256i acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
     int j = j0;
     for (; j + 8 <= j1; j += 8) {
-        __m256i thr = _mm256_loadu_si256((const __m256i *)(ctr + j));
-        const int32_t *const m[3] = {m0, m1, m2};
-        for (int r = 0; r < 3; r++)
-            for (int d = -1; d <= 1; d++)
-                thr = _mm256_add_epi32(thr, _mm256_loadu_si256((const __m256i *)(m[r] + j + d)));
+        const __m256i thr = mask_threshold(m0, m1, m2, ctr, j);
         for (int b = 0; b < 3; b++) {
             const __m256i v = _mm256_loadu_si256((const __m256i *)(src[b] + j));
             const __m256i xr = _mm256_abs_epi32(_mm256_mullo_epi32(v, _mm256_set1_epi32(rf[b])));
@@ -305,11 +321,7 @@ AVX2_FN int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const in
             acc[b] = _mm256_add_epi64(acc[b], cube_lanes(_mm256_srli_epi64(x, 32), sq[b], cub[b]));
         }
     }
-    for (int b = 0; b < 3; b++) {
-        int64_t lanes[4];
-        _mm256_storeu_si256((__m256i *)lanes, acc[b]);
-        in[b] += lanes[0] + lanes[1] + lanes[2] + lanes[3];
-    }
+    for (int b = 0; b < 3; b++) in[b] += (int64_t)sum_lanes64(acc[b]);
     return j;
 }
 /* ---- scales 1-3: 32-bit coefficients, 64-bit products in even/odd lanes ---- */
@@ -372,11 +384,7 @@ AVX2_FN int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const in
     __m256i acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
     int j = j0;
     for (; j + 8 <= j1; j += 8) {
-        __m256i thr = _mm256_loadu_si256((const __m256i *)(ctr + j));
-        const int32_t *const m[3] = {m0, m1, m2};
-        for (int r = 0; r < 3; r++)
-            for (int d = -1; d <= 1; d++)
-                thr = _mm256_add_epi32(thr, _mm256_loadu_si256((const __m256i *)(m[r] + j + d)));
+        const __m256i thr = mask_threshold(m0, m1, m2, ctr, j);
         for (int b = 0; b < 3; b++) {
             __m256i x = csf_q28(_mm256_loadu_si256((const __m256i *)(src[b] + j)), irf[b]);
             x = _mm256_sub_epi32(_mm256_abs_epi32(x), thr);
@@ -394,11 +402,7 @@ AVX2_FN int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const in
             }
         }
     }
-    for (int b = 0; b < 3; b++) {
-        int64_t l[4];
-        _mm256_storeu_si256((__m256i *)l, acc[b]);
-        in[b] += l[0] + l[1] + l[2] + l[3];
-    }
+    for (int b = 0; b < 3; b++) in[b] += (int64_t)sum_lanes64(acc[b]);
     return j;
 }
 
@@ -491,11 +495,7 @@ AVX2_FN int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint
                 acc[b] = _mm256_add_epi64(acc[b], c3);
             }
         }
-    for (int b = 0; b < 3; b++) {
-        uint64_t l[4];
-        _mm256_storeu_si256((__m256i *)l, acc[b]);
-        in[b] += l[0] + l[1] + l[2] + l[3];
-    }
+    for (int b = 0; b < 3; b++) in[b] += sum_lanes64(acc[b]);
     return j;
 }
 #endif
