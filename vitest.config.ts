@@ -22,6 +22,7 @@ export default defineConfig({
   plugins: [bunImportAttributes()],
   test: {
     include: ["modules/**/*.test.ts", "test/**/*.test.ts"],
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,
