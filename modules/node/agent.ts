@@ -100,15 +100,16 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       Effect.map(Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: [] })), (beat) =>
         beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
 
+    /** A final report the controller acknowledged or refused for good: nothing left to resend. */
+    const forget = (report: Report) =>
+      report.final ? Ref.update(unreported, (map) => (map.delete(report.job_id), map)) : Effect.void
+
     /** Sends a report under the current session; keeps an unacknowledged final report for later. */
     const sendReport = (report: Report, mayRetry = true): Effect.Effect<void> =>
       Effect.gen(function*() {
         const { nodeId } = yield* currentSession
         const sent = yield* Effect.either(call("ReportResult", { node_id: nodeId, ...report }))
-        if (sent._tag === "Right") {
-          if (report.final) yield* Ref.update(unreported, (map) => (map.delete(report.job_id), map))
-          return
-        }
+        if (sent._tag === "Right") return yield* forget(report)
         const error = sent.left
         // A restarted controller refuses reports of a session it never registered: register
         // again and send once more, so a job finished across the restart is not scored twice.
@@ -119,8 +120,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (error._tag === "GrpcCallError" && error.code === grpc.status.PERMISSION_DENIED) {
           // Not ours any more (cancelled, or re-queued to another node): nothing to keep.
           yield* Effect.logWarning(`report refused for job ${report.job_id}: ${error.message}`)
-          if (report.final) yield* Ref.update(unreported, (map) => (map.delete(report.job_id), map))
-          return
+          return yield* forget(report)
         }
         if (report.final) yield* Ref.update(unreported, (map) => map.set(report.job_id, report))
         yield* Effect.logWarning(`report for job ${report.job_id} not delivered: ${error.message}`)
