@@ -24,7 +24,9 @@ const scoreRequest = {
 }
 
 /** Runs `once` from `concurrency` loops for `seconds`; returns successful calls per second. */
-const throughput = async (once: () => Promise<boolean>): Promise<{ readonly perSecond: number; readonly failed: number }> => {
+const throughput = async (
+  once: () => Promise<boolean>
+): Promise<{ readonly perSecond: number; readonly failed: number }> => {
   const deadline = performance.now() + seconds * 1000
   let ok = 0
   let failed = 0
@@ -42,7 +44,10 @@ const throughput = async (once: () => Promise<boolean>): Promise<{ readonly perS
 const postScore = (controller: RunningService, token: string | undefined) => async () => {
   const response = await fetch(`${controller.http}/v1/score`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+    headers: {
+      "content-type": "application/json",
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+    },
     body: JSON.stringify(scoreRequest)
   })
   await response.arrayBuffer()
@@ -52,12 +57,21 @@ const postScore = (controller: RunningService, token: string | undefined) => asy
 const submitJobs = (controller: RunningService, token: string) => {
   const client = new grpc.Client(controller.grpc ?? "", grpc.credentials.createInsecure())
   const { path, requestSerialize, responseDeserialize } = serviceDefinition("svc.v1.Jobs")["SubmitJob"] ?? {}
-  if (path === undefined || requestSerialize === undefined || responseDeserialize === undefined) throw new Error("no SubmitJob in the contract")
+  if (path === undefined || requestSerialize === undefined || responseDeserialize === undefined)
+    throw new Error("no SubmitJob in the contract")
   const metadata = new grpc.Metadata()
   metadata.set("authorization", `Bearer ${token}`)
   const once = () =>
     new Promise<boolean>((resolve) =>
-      client.makeUnaryRequest(path, requestSerialize, responseDeserialize, { request: scoreRequest }, metadata, (error) => resolve(error === null)))
+      client.makeUnaryRequest(
+        path,
+        requestSerialize,
+        responseDeserialize,
+        { request: scoreRequest },
+        metadata,
+        (error) => resolve(error === null)
+      )
+    )
   return { once, close: () => client.close() }
 }
 
@@ -65,10 +79,21 @@ export const benchController = async (): Promise<void> => {
   const scratch = mkdtempSync(join(tmpdir(), "svc-bench-controller-"))
   const key = makeKey("bench")
   const jwks = new LoopbackServer(jsonHandler(() => jwksBody(key.jwk)))
-  const token = await signToken(key, { iss: issuer, tid: "bench", svc_roles: ["svc:writer"] }, Math.floor(Date.now() / 1000))
-  const common = { SVC_SCORING_ROOTS: fixturesDir, SVC_LOG_LEVEL: "info", SVC_MAX_CONCURRENT_SCORES: String(concurrency) }
+  const token = await signToken(
+    key,
+    { iss: issuer, tid: "bench", svc_roles: ["svc:writer"] },
+    Math.floor(Date.now() / 1000)
+  )
+  const common = {
+    SVC_SCORING_ROOTS: fixturesDir,
+    SVC_LOG_LEVEL: "info",
+    SVC_MAX_CONCURRENT_SCORES: String(concurrency)
+  }
   const start = (name: string, env: Record<string, string>) =>
-    startService("svc-controller", { env: { ...common, SVC_STORE_PATH: join(scratch, `${name}.sqlite`), ...env }, listeners: ["http", "grpc"] })
+    startService("svc-controller", {
+      env: { ...common, SVC_STORE_PATH: join(scratch, `${name}.sqlite`), ...env },
+      listeners: ["http", "grpc"]
+    })
   const authenticated = await start("auth", { SVC_JWKS_ENDPOINT: jwks.url("/jwks"), SVC_AUTH_ISSUER: issuer })
   const disabled = await start("disabled", { SVC_AUTH_DISABLED: "true" })
   try {
@@ -78,13 +103,21 @@ export const benchController = async (): Promise<void> => {
     await postScore(disabled, undefined)()
     const withAuth = await throughput(postScore(authenticated, token))
     const withoutAuth = await throughput(postScore(disabled, undefined))
-    console.log(`  authenticated (RS256, roles, roots): ${withAuth.perSecond.toFixed(1)} req/s (${withAuth.failed} failed)`)
-    console.log(`  SVC_AUTH_DISABLED=true:              ${withoutAuth.perSecond.toFixed(1)} req/s (${withoutAuth.failed} failed)`)
-    console.log(`  ratio authenticated / disabled: ${(withAuth.perSecond / withoutAuth.perSecond).toFixed(3)} (the gateway's cost)`)
+    console.log(
+      `  authenticated (RS256, roles, roots): ${withAuth.perSecond.toFixed(1)} req/s (${withAuth.failed} failed)`
+    )
+    console.log(
+      `  SVC_AUTH_DISABLED=true:              ${withoutAuth.perSecond.toFixed(1)} req/s (${withoutAuth.failed} failed)`
+    )
+    console.log(
+      `  ratio authenticated / disabled: ${(withAuth.perSecond / withoutAuth.perSecond).toFixed(3)} (the gateway's cost)`
+    )
     const submit = submitJobs(authenticated, token)
     const submitted = await throughput(submit.once)
     submit.close()
-    console.log(`controller: SubmitJob (authenticated, durable insert): ${submitted.perSecond.toFixed(1)} jobs/s (${submitted.failed} failed)`)
+    console.log(
+      `controller: SubmitJob (authenticated, durable insert): ${submitted.perSecond.toFixed(1)} jobs/s (${submitted.failed} failed)`
+    )
   } finally {
     await authenticated.stop()
     await disabled.stop()

@@ -8,15 +8,19 @@ const threads = Number(threadsText)
 const runtime = scorerRuntime()
 const started = performance.now()
 const result = await runtime.runPromise(
-  scoreBody({ reference, distorted, options: { width, height, pixel_format: "420", bitdepth: 8, threads } }).pipe(Effect.orDie)
+  scoreBody({ reference, distorted, options: { width, height, pixel_format: "420", bitdepth: 8, threads } }).pipe(
+    Effect.orDie
+  )
 )
 const seconds = (performance.now() - started) / 1000
 await runtime.dispose()
-process.stdout.write(JSON.stringify({
-  threads,
-  seconds,
-  fps: frames / seconds,
-  peakRssMiB: process.resourceUsage().maxRSS / 1024,
-  vmaf: result.score,
-  backend: result.provenance.backend_used
-}))
+process.stdout.write(
+  JSON.stringify({
+    threads,
+    seconds,
+    fps: frames / seconds,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    vmaf: result.score,
+    backend: result.provenance.backend_used
+  })
+)

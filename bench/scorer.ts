@@ -79,16 +79,21 @@ interface RunFigures {
 
 /** Runs one configuration in a child process (bench/scorer-run.ts) and reads its figures. */
 const runConfiguration = (threads: number, pair: { reference: string; distorted: string }): RunFigures => {
-  const child = spawnSync([process.execPath, join(import.meta.dirname, "scorer-run.ts"), pair.reference, pair.distorted, String(threads)], {
-    env: { ...process.env },
-    stderr: "inherit"
-  })
+  const child = spawnSync(
+    [process.execPath, join(import.meta.dirname, "scorer-run.ts"), pair.reference, pair.distorted, String(threads)],
+    {
+      env: { ...process.env },
+      stderr: "inherit"
+    }
+  )
   if (child.exitCode !== 0) throw new Error(`scorer bench with ${threads} thread(s) failed`)
   return JSON.parse(child.stdout.toString()) as RunFigures
 }
 
 export const benchScorer = (): void => {
-  console.log(`scorer: ${width}x${height} 8-bit 4:2:0, ${frames} frames, vmaf_v0.6.1 (generating the pair once in ${workDir})`)
+  console.log(
+    `scorer: ${width}x${height} 8-bit 4:2:0, ${frames} frames, vmaf_v0.6.1 (generating the pair once in ${workDir})`
+  )
   const pair = generatePair()
   for (const threads of [1, 2]) {
     const figures = runConfiguration(threads, pair)

@@ -36,7 +36,12 @@ const load = async (request: () => Promise<Response>): Promise<Run> => {
   const started = performance.now()
   await Promise.all(Array.from({ length: connections }, loop))
   const elapsed = (performance.now() - started) / 1000
-  return { requests: latencies.length, failures, perSecond: latencies.length / elapsed, latencies: latencies.sort((a, b) => a - b) }
+  return {
+    requests: latencies.length,
+    failures,
+    perSecond: latencies.length / elapsed,
+    latencies: latencies.sort((a, b) => a - b)
+  }
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
@@ -70,7 +75,8 @@ export const benchServer = async (): Promise<void> => {
   const server = await startService("svc-server", { env: { SVC_MAX_CONCURRENT_SCORES: String(connections) } })
   try {
     const health = () => fetch(`${server.http}/v1/health`)
-    const score = () => fetch(`${server.http}/v1/score`, { method: "POST", headers: { "content-type": "application/json" }, body })
+    const score = () =>
+      fetch(`${server.http}/v1/score`, { method: "POST", headers: { "content-type": "application/json" }, body })
     const warmUp = await score()
     if (warmUp.status !== 200) throw new Error(`the tiny pair does not score: ${warmUp.status} ${await warmUp.text()}`)
     console.log(`svc-server: ${connections} concurrent connections, ${seconds} s each`)

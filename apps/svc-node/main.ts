@@ -8,7 +8,4 @@ import { httpServiceLayer } from "../../modules/transport/http/server.ts"
 
 const AgentLive = NodeAgent.Default.pipe(Layer.provide(Scorer.Default))
 
-runService(
-  { executable: "svc-node" },
-  httpServiceLayer("svc-node", nodeRoutes).pipe(Layer.provide(AgentLive))
-)
+runService({ executable: "svc-node" }, httpServiceLayer("svc-node", nodeRoutes).pipe(Layer.provide(AgentLive)))

@@ -11,4 +11,7 @@ if (command === undefined) {
   process.stderr.write("usage: svc-tester-report check FILE... | run | --version\n")
   process.exit(2)
 }
-runProgram(spec, Effect.flatMap(testerReportCli([command, ...args]), (code) => Effect.sync(() => process.exit(code))))
+runProgram(
+  spec,
+  Effect.flatMap(testerReportCli([command, ...args]), (code) => Effect.sync(() => process.exit(code)))
+)

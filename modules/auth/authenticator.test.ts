@@ -4,7 +4,14 @@ import fc from "fast-check"
 import { authorize } from "../policy/rbac.ts"
 import { GrpcMethods } from "../policy/roles.ts"
 import { importJWK } from "jose"
-import { authenticateWithProvider, Authenticator, authLayer, AuthStatus, DISABLED_MODE_PRINCIPAL, ScoringRoots } from "./authenticator.ts"
+import {
+  authenticateWithProvider,
+  Authenticator,
+  authLayer,
+  AuthStatus,
+  DISABLED_MODE_PRINCIPAL,
+  ScoringRoots
+} from "./authenticator.ts"
 import type { JwksCache } from "./jwks.ts"
 import { AuthMetrics } from "./metrics.ts"
 import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, unsignedToken } from "./test-support.ts"
@@ -38,13 +45,16 @@ const single = (server: LoopbackServer, extra: Record<string, string> = {}) =>
   build({ SVC_JWKS_ENDPOINT: server.url("/jwks"), SVC_AUTH_ISSUER: ISSUER, ...extra })
 
 const bearer = (token: string) => `Bearer ${token}`
-const tokenFor = (claims: Record<string, unknown>) => Effect.promise(() => signToken(key, { iss: ISSUER, tid: "acme", ...claims }))
+const tokenFor = (claims: Record<string, unknown>) =>
+  Effect.promise(() => signToken(key, { iss: ISSUER, tid: "acme", ...claims }))
 
 describe("single-provider mode", () => {
   it.scoped("accepts a valid RS256 token and reads tenant, roles and subject", () =>
     Effect.gen(function* () {
       const auth = yield* single(jwksServer())
-      const principal = yield* auth.authenticate(bearer(yield* tokenFor({ svc_roles: ["svc:writer", "svc:root"], sub: "alice" })))
+      const principal = yield* auth.authenticate(
+        bearer(yield* tokenFor({ svc_roles: ["svc:writer", "svc:root"], sub: "alice" }))
+      )
       expect(principal).toEqual({ tenantId: "acme", roles: ["svc:writer"], subject: "alice" })
       // Any tenant name the provider issues is accepted, compared exactly.
       expect((yield* auth.authenticate(bearer(yield* tokenFor({ tid: " Globex " })))).tenantId).toBe(" Globex ")
@@ -55,14 +65,20 @@ describe("single-provider mode", () => {
   it.scoped("reads roles from a JSON array or a single string; none, empty or unknown roles hold nothing", () =>
     Effect.gen(function* () {
       const auth = yield* single(jwksServer())
-      const rolesOf = (svc_roles: unknown) => Effect.map(Effect.flatMap(tokenFor({ svc_roles }), (t) => auth.authenticate(bearer(t))), (p) => p.roles)
+      const rolesOf = (svc_roles: unknown) =>
+        Effect.map(
+          Effect.flatMap(tokenFor({ svc_roles }), (t) => auth.authenticate(bearer(t))),
+          (p) => p.roles
+        )
       expect(yield* rolesOf("svc:admin")).toEqual(["svc:admin"])
       expect(yield* rolesOf(["svc:reader", "svc:node"])).toEqual(["svc:reader", "svc:node"])
       for (const nothing of [undefined, [], "", ["svc:root", "admin"], 42]) {
         const roles = yield* rolesOf(nothing)
         expect(roles).toEqual([])
         for (const method of Object.values(GrpcMethods)) {
-          expect((yield* Effect.flip(authorize({ tenantId: "acme", roles, subject: undefined }, method))).kind).toBe("permission-denied")
+          expect((yield* Effect.flip(authorize({ tenantId: "acme", roles, subject: undefined }, method))).kind).toBe(
+            "permission-denied"
+          )
         }
       }
     })
@@ -70,12 +86,22 @@ describe("single-provider mode", () => {
 
   it.scoped("honours custom claim names and the audience when configured", () =>
     Effect.gen(function* () {
-      const auth = yield* single(jwksServer(), { SVC_AUTH_TENANT_CLAIM: "org_id", SVC_AUTH_ROLES_CLAIM: "roles", SVC_AUTH_AUDIENCE: "svc" })
-      const principal = yield* auth.authenticate(bearer(yield* tokenFor({ org_id: "org-7", roles: "svc:reader", aud: ["other", "svc"] })))
+      const auth = yield* single(jwksServer(), {
+        SVC_AUTH_TENANT_CLAIM: "org_id",
+        SVC_AUTH_ROLES_CLAIM: "roles",
+        SVC_AUTH_AUDIENCE: "svc"
+      })
+      const principal = yield* auth.authenticate(
+        bearer(yield* tokenFor({ org_id: "org-7", roles: "svc:reader", aud: ["other", "svc"] }))
+      )
       expect(principal).toMatchObject({ tenantId: "org-7", roles: ["svc:reader"] })
       for (const aud of [undefined, "other", ["x", "y"]]) {
         const error = yield* Effect.flip(auth.authenticate(bearer(yield* tokenFor({ org_id: "org-7", aud }))))
-        expect(error).toMatchObject({ _tag: "Unauthenticated", reason: "wrong-audience", message: "invalid or missing token" })
+        expect(error).toMatchObject({
+          _tag: "Unauthenticated",
+          reason: "wrong-audience",
+          message: "invalid or missing token"
+        })
       }
     })
   )
@@ -100,7 +126,12 @@ describe("single-provider mode", () => {
       ]
       for (const [authorization, reason] of cases) {
         const error = yield* Effect.flip(auth.authenticate(authorization))
-        expect(error, reason).toMatchObject({ _tag: "Unauthenticated", kind: "unauthenticated", reason, message: "invalid or missing token" })
+        expect(error, reason).toMatchObject({
+          _tag: "Unauthenticated",
+          kind: "unauthenticated",
+          reason,
+          message: "invalid or missing token"
+        })
       }
       expect(auth.counters.refusalsByReason()).toContainEqual({ reason: "missing-token", count: 3 })
     })
@@ -114,7 +145,9 @@ describe("single-provider mode", () => {
         const token = unsignedToken({ alg, kid: "k1", typ: "JWT" }, { iss: ISSUER, tid: "acme", exp: 3600 })
         expect((yield* Effect.flip(auth.authenticate(bearer(token)))).reason).toBe("unsupported-algorithm")
       }
-      expect((yield* Effect.flip(auth.authenticate(bearer(unsignedToken({ kid: "k1" }, {}))))).reason).toBe("unsupported-algorithm")
+      expect((yield* Effect.flip(auth.authenticate(bearer(unsignedToken({ kid: "k1" }, {}))))).reason).toBe(
+        "unsupported-algorithm"
+      )
       expect(server.hits).toBe(0)
     })
   )
@@ -136,14 +169,25 @@ describe("single-provider mode", () => {
       const auth = yield* single(jwksServer(), { SVC_SCORING_ROOTS: "/media/{tenant},/shared" })
       const roots = yield* auth.roots.forPrincipal({ tenantId: "acme", roles: [], subject: undefined })
       expect(roots.texts).toEqual(["/media/acme", "/shared"])
-      expect((yield* auth.roots.forPrincipal({ tenantId: "a:b", roles: [], subject: undefined })).texts).toEqual(["/shared"])
-      expect((yield* (yield* single(jwksServer())).roots.forPrincipal({ tenantId: "acme", roles: [], subject: undefined })).texts).toEqual([])
+      expect((yield* auth.roots.forPrincipal({ tenantId: "a:b", roles: [], subject: undefined })).texts).toEqual([
+        "/shared"
+      ])
+      expect(
+        (yield* (yield* single(jwksServer())).roots.forPrincipal({ tenantId: "acme", roles: [], subject: undefined }))
+          .texts
+      ).toEqual([])
     })
   )
 })
 
 describe("claims, as properties", () => {
-  const provider = { jwksEndpoint: "https://idp/jwks", issuer: ISSUER, audience: undefined, tenantClaim: "tid", rolesClaim: "svc_roles" }
+  const provider = {
+    jwksEndpoint: "https://idp/jwks",
+    issuer: ISSUER,
+    audience: undefined,
+    tenantClaim: "tid",
+    rolesClaim: "svc_roles"
+  }
   const staticKeys = async (): Promise<JwksCache> => {
     const imported = await importJWK(key.jwk, "RS256")
     if (imported instanceof Uint8Array) throw new Error("not an RSA key")
@@ -191,9 +235,14 @@ describe("disabled mode", () => {
 
   it("property: the synthetic admin still cannot call a method outside the table", () => {
     fc.assert(
-      fc.property(fc.string().filter((method) => !Object.values(GrpcMethods).includes(method as never) && method !== "POST /v1/score"), (method) => {
-        expect(Effect.runSync(Effect.either(authorize(DISABLED_MODE_PRINCIPAL, method)))._tag).toBe("Left")
-      })
+      fc.property(
+        fc
+          .string()
+          .filter((method) => !Object.values(GrpcMethods).includes(method as never) && method !== "POST /v1/score"),
+        (method) => {
+          expect(Effect.runSync(Effect.either(authorize(DISABLED_MODE_PRINCIPAL, method)))._tag).toBe("Left")
+        }
+      )
     )
   })
 })

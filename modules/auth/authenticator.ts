@@ -12,11 +12,21 @@ import { DEFAULT_JWKS_FETCH, makeJwksCaches, type JwksCache, type JwksStatus } f
 import type { HttpGetOptions } from "./http.ts"
 import { AuthMetrics, type AuthCounters } from "./metrics.ts"
 import { makeTenantRegistry, type TenantRegistry, type TenantSetStatus } from "./registry.ts"
-import { fileTenantSource, inClusterAccess, orchestratorTenantSource, type OrchestratorAccess, type TenantSourceError } from "./tenant-source.ts"
+import {
+  fileTenantSource,
+  inClusterAccess,
+  orchestratorTenantSource,
+  type OrchestratorAccess,
+  type TenantSourceError
+} from "./tenant-source.ts"
 import { checkIssuerAndAudience, knownRolesOf, subjectOf, tenantClaimOf, verifySignature } from "./verifier.ts"
 
 /** Disabled mode's synthetic caller (seed 5.7): tenant `dev`, admin and node so a local node can register. */
-export const DISABLED_MODE_PRINCIPAL: Principal = { tenantId: "dev", roles: ["svc:admin", "svc:node"], subject: undefined }
+export const DISABLED_MODE_PRINCIPAL: Principal = {
+  tenantId: "dev",
+  roles: ["svc:admin", "svc:node"],
+  subject: undefined
+}
 
 export class Authenticator extends Context.Tag("svc/auth/Authenticator")<
   Authenticator,
@@ -58,20 +68,32 @@ const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i
 
 const bearerToken = (authorization: string | undefined): Effect.Effect<string, Unauthenticated> => {
   const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1]
-  return token === undefined ? Effect.fail(Unauthenticated.because("missing-token", "no bearer token")) : Effect.succeed(token)
+  return token === undefined
+    ? Effect.fail(Unauthenticated.because("missing-token", "no bearer token"))
+    : Effect.succeed(token)
 }
 
 /** Single-provider verification (seed 5.3): any tenant name the provider issues is accepted. */
-export const authenticateWithProvider = (token: string, provider: ProviderSettings, jwks: JwksCache): Effect.Effect<Principal, Unauthenticated> =>
+export const authenticateWithProvider = (
+  token: string,
+  provider: ProviderSettings,
+  jwks: JwksCache
+): Effect.Effect<Principal, Unauthenticated> =>
   Effect.gen(function* () {
     const claims = yield* verifySignature(token, jwks)
     yield* checkIssuerAndAudience(claims, provider)
     const tenantId = tenantClaimOf(claims, provider.tenantClaim)
-    if (tenantId === undefined) return yield* Effect.fail(Unauthenticated.because("missing-tenant-claim", `no string claim ${provider.tenantClaim}`))
+    if (tenantId === undefined)
+      return yield* Effect.fail(
+        Unauthenticated.because("missing-tenant-claim", `no string claim ${provider.tenantClaim}`)
+      )
     return { tenantId, roles: knownRolesOf(claims, provider.rolesClaim), subject: subjectOf(claims) }
   })
 
-const logged = (counters: AuthCounters, outcome: Effect.Effect<Principal, Refusal>): Effect.Effect<Principal, Refusal> =>
+const logged = (
+  counters: AuthCounters,
+  outcome: Effect.Effect<Principal, Refusal>
+): Effect.Effect<Principal, Refusal> =>
   Effect.tapError(outcome, (refusal) => {
     counters.recordRefusal(refusal.reason)
     const detail = refusal._tag === "Unauthenticated" ? refusal.detail : refusal.message
@@ -94,25 +116,34 @@ const servicesFor = (
   Effect.gen(function* () {
     const caches = yield* makeJwksCaches(counters, options.jwksFetch ?? DEFAULT_JWKS_FETCH)
     const alwaysReady = Effect.succeed<Readiness>({ ready: true, reason: undefined })
-    const fromTemplates = (templates: ReadonlyArray<string>) => (principal: Principal) => Effect.succeed(rootsForTenant(templates, principal.tenantId))
+    const fromTemplates = (templates: ReadonlyArray<string>) => (principal: Principal) =>
+      Effect.succeed(rootsForTenant(templates, principal.tenantId))
     const build = (
       authenticate: (authorization: string | undefined) => Effect.Effect<Principal, Refusal>,
       forPrincipal: (principal: Principal) => Effect.Effect<RootSet, Unavailable>,
       readiness: Effect.Effect<Readiness>,
       tenantSet: Effect.Effect<TenantSetStatus | undefined>
     ) =>
-      Context.make(Authenticator, { authenticate: (authorization) => logged(counters, authenticate(authorization)) }).pipe(
+      Context.make(Authenticator, {
+        authenticate: (authorization) => logged(counters, authenticate(authorization))
+      }).pipe(
         Context.add(ScoringRoots, { forPrincipal }),
         Context.add(AuthStatus, { mode: mode._tag, readiness, tenantSet, jwksCaches: caches.statuses })
       )
     switch (mode._tag) {
       case "Disabled":
         yield* Effect.logWarning("auth: disabled, every request runs as tenant dev with svc:admin and svc:node")
-        return build(() => Effect.succeed(DISABLED_MODE_PRINCIPAL), fromTemplates(mode.scoringRoots), alwaysReady, Effect.succeed(undefined))
+        return build(
+          () => Effect.succeed(DISABLED_MODE_PRINCIPAL),
+          fromTemplates(mode.scoringRoots),
+          alwaysReady,
+          Effect.succeed(undefined)
+        )
       case "SingleProvider": {
         const jwks = yield* caches.forEndpoint(mode.provider.jwksEndpoint)
         return build(
-          (authorization) => Effect.flatMap(bearerToken(authorization), (token) => authenticateWithProvider(token, mode.provider, jwks)),
+          (authorization) =>
+            Effect.flatMap(bearerToken(authorization), (token) => authenticateWithProvider(token, mode.provider, jwks)),
           fromTemplates(mode.scoringRoots),
           alwaysReady,
           Effect.succeed(undefined)
@@ -130,10 +161,14 @@ const servicesFor = (
         const registry: TenantRegistry = yield* makeTenantRegistry(source, mode.refreshMillis, caches)
         return build(
           // A stale set refuses every request with UNAVAILABLE, even one without a token.
-          (authorization) => Effect.zipRight(registry.tenants, Effect.flatMap(bearerToken(authorization), registry.authenticate)),
+          (authorization) =>
+            Effect.zipRight(registry.tenants, Effect.flatMap(bearerToken(authorization), registry.authenticate)),
           // A tenant dropped since the token was checked has no roots: every input is refused.
           (principal) => Effect.map(registry.rootsFor(principal), (roots) => roots ?? new RootSet([])),
-          Effect.map(registry.status, (status) => ({ ready: status.ready, reason: status.stale ? Messages.tenantSetStale : undefined })),
+          Effect.map(registry.status, (status) => ({
+            ready: status.ready,
+            reason: status.stale ? Messages.tenantSetStale : undefined
+          })),
           registry.status
         )
       }
@@ -141,7 +176,10 @@ const servicesFor = (
   })
 
 /** The auth services for a decided mode; `AuthMetrics` must be provided. */
-export const authLayerForMode = (mode: AuthMode, options: AuthLayerOptions = {}): Layer.Layer<AuthServices, AuthStartupError, AuthMetrics> =>
+export const authLayerForMode = (
+  mode: AuthMode,
+  options: AuthLayerOptions = {}
+): Layer.Layer<AuthServices, AuthStartupError, AuthMetrics> =>
   Layer.scopedContext(Effect.flatMap(AuthMetrics, (counters) => servicesFor(mode, counters, options)))
 
 /**

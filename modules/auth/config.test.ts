@@ -4,7 +4,8 @@ import fc from "fast-check"
 import { loadAuthMode } from "./config.ts"
 import { parseGoDuration } from "./duration.ts"
 
-const load = (env: Record<string, string>) => Effect.withConfigProvider(loadAuthMode, ConfigProvider.fromMap(new Map(Object.entries(env))))
+const load = (env: Record<string, string>) =>
+  Effect.withConfigProvider(loadAuthMode, ConfigProvider.fromMap(new Map(Object.entries(env))))
 const refusal = (env: Record<string, string>) => Effect.map(Effect.flip(load(env)), (error) => error.message)
 
 const SINGLE = { SVC_JWKS_ENDPOINT: "https://idp.example.com/jwks", SVC_AUTH_ISSUER: "https://idp.example.com/" }
@@ -13,13 +14,30 @@ const REGISTRY = { SVC_AUTH_TENANTS_SOURCE: "file", SVC_AUTH_TENANTS_FILE: "/etc
 describe("auth mode selection", () => {
   it.effect("single provider, with claim-name defaults", () =>
     Effect.gen(function* () {
-      expect(yield* load({ ...SINGLE, SVC_SCORING_ROOTS: "/media/{tenant}, https://cdn.example.com/{tenant}" })).toEqual({
+      expect(
+        yield* load({ ...SINGLE, SVC_SCORING_ROOTS: "/media/{tenant}, https://cdn.example.com/{tenant}" })
+      ).toEqual({
         _tag: "SingleProvider",
-        provider: { jwksEndpoint: SINGLE.SVC_JWKS_ENDPOINT, issuer: SINGLE.SVC_AUTH_ISSUER, audience: undefined, tenantClaim: "tid", rolesClaim: "svc_roles" },
+        provider: {
+          jwksEndpoint: SINGLE.SVC_JWKS_ENDPOINT,
+          issuer: SINGLE.SVC_AUTH_ISSUER,
+          audience: undefined,
+          tenantClaim: "tid",
+          rolesClaim: "svc_roles"
+        },
         scoringRoots: ["/media/{tenant}", "https://cdn.example.com/{tenant}"]
       })
-      const custom = yield* load({ ...SINGLE, SVC_AUTH_AUDIENCE: "svc", SVC_AUTH_TENANT_CLAIM: "org_id", SVC_AUTH_ROLES_CLAIM: "roles" })
-      expect(custom._tag === "SingleProvider" && custom.provider).toMatchObject({ audience: "svc", tenantClaim: "org_id", rolesClaim: "roles" })
+      const custom = yield* load({
+        ...SINGLE,
+        SVC_AUTH_AUDIENCE: "svc",
+        SVC_AUTH_TENANT_CLAIM: "org_id",
+        SVC_AUTH_ROLES_CLAIM: "roles"
+      })
+      expect(custom._tag === "SingleProvider" && custom.provider).toMatchObject({
+        audience: "svc",
+        tenantClaim: "org_id",
+        rolesClaim: "roles"
+      })
     })
   )
 
@@ -33,14 +51,28 @@ describe("auth mode selection", () => {
 
   it.effect("registry from a file or the orchestrator, refresh default 30s", () =>
     Effect.gen(function* () {
-      expect(yield* load(REGISTRY)).toEqual({ _tag: "Registry", source: { _tag: "File", path: "/etc/svc/tenants.yaml" }, refreshMillis: 30_000 })
-      expect(yield* load({ SVC_AUTH_TENANTS_SOURCE: "orchestrator", SVC_AUTH_TENANTS_NAMESPACE: "svc", SVC_AUTH_TENANTS_REFRESH: "1m30s" })).toEqual({
+      expect(yield* load(REGISTRY)).toEqual({
+        _tag: "Registry",
+        source: { _tag: "File", path: "/etc/svc/tenants.yaml" },
+        refreshMillis: 30_000
+      })
+      expect(
+        yield* load({
+          SVC_AUTH_TENANTS_SOURCE: "orchestrator",
+          SVC_AUTH_TENANTS_NAMESPACE: "svc",
+          SVC_AUTH_TENANTS_REFRESH: "1m30s"
+        })
+      ).toEqual({
         _tag: "Registry",
         source: { _tag: "Orchestrator", namespace: "svc" },
         refreshMillis: 90_000
       })
-      expect(yield* load({ SVC_AUTH_TENANTS_SOURCE: "orchestrator", SVC_AUTH_TENANTS_REFRESH: "1h" })).toMatchObject({ refreshMillis: 3_600_000 })
-      expect(yield* load({ SVC_AUTH_TENANTS_SOURCE: "orchestrator", SVC_AUTH_TENANTS_REFRESH: "1s" })).toMatchObject({ refreshMillis: 1_000 })
+      expect(yield* load({ SVC_AUTH_TENANTS_SOURCE: "orchestrator", SVC_AUTH_TENANTS_REFRESH: "1h" })).toMatchObject({
+        refreshMillis: 3_600_000
+      })
+      expect(yield* load({ SVC_AUTH_TENANTS_SOURCE: "orchestrator", SVC_AUTH_TENANTS_REFRESH: "1s" })).toMatchObject({
+        refreshMillis: 1_000
+      })
     })
   )
 })
@@ -51,7 +83,9 @@ describe("start-up refusals of seed 5.8 (settings that do not fit the source)", 
       expect(yield* refusal({ SVC_AUTH_TENANTS_SOURCE: "orchestrator", SVC_AUTH_TENANTS_FILE: "/t.yaml" })).toContain(
         `SVC_AUTH_TENANTS_FILE is set but SVC_AUTH_TENANTS_SOURCE is not "file"`
       )
-      expect(yield* refusal({ ...SINGLE, SVC_AUTH_TENANTS_FILE: "/t.yaml" })).toContain("SVC_AUTH_TENANTS_FILE set without SVC_AUTH_TENANTS_SOURCE")
+      expect(yield* refusal({ ...SINGLE, SVC_AUTH_TENANTS_FILE: "/t.yaml" })).toContain(
+        "SVC_AUTH_TENANTS_FILE set without SVC_AUTH_TENANTS_SOURCE"
+      )
     })
   )
 
@@ -85,11 +119,19 @@ describe("start-up refusals of seed 5.8 (settings that do not fit the source)", 
 
   it.effect("the registry with SVC_AUTH_DISABLED=true", () =>
     Effect.map(refusal({ ...REGISTRY, SVC_AUTH_DISABLED: "true" }), (message) =>
-      expect(message).toContain("SVC_AUTH_DISABLED=true cannot be combined with the tenant registry (SVC_AUTH_TENANTS_SOURCE)")
+      expect(message).toContain(
+        "SVC_AUTH_DISABLED=true cannot be combined with the tenant registry (SVC_AUTH_TENANTS_SOURCE)"
+      )
     )
   )
 
-  for (const variable of ["SVC_JWKS_ENDPOINT", "SVC_AUTH_ISSUER", "SVC_AUTH_AUDIENCE", "SVC_AUTH_TENANT_CLAIM", "SVC_AUTH_ROLES_CLAIM"]) {
+  for (const variable of [
+    "SVC_JWKS_ENDPOINT",
+    "SVC_AUTH_ISSUER",
+    "SVC_AUTH_AUDIENCE",
+    "SVC_AUTH_TENANT_CLAIM",
+    "SVC_AUTH_ROLES_CLAIM"
+  ]) {
     it.effect(`the registry with ${variable}`, () =>
       Effect.map(refusal({ ...REGISTRY, [variable]: "https://idp.example.com/x" }), (message) =>
         expect(message).toContain(`${variable} cannot be combined with the tenant registry (SVC_AUTH_TENANTS_SOURCE)`)
@@ -99,16 +141,21 @@ describe("start-up refusals of seed 5.8 (settings that do not fit the source)", 
 
   it.effect("the registry with SVC_SCORING_ROOTS (seed 5.5.8)", () =>
     Effect.map(refusal({ ...REGISTRY, SVC_SCORING_ROOTS: "/media" }), (message) =>
-      expect(message).toContain("SVC_SCORING_ROOTS cannot be combined with the tenant registry (SVC_AUTH_TENANTS_SOURCE)")
+      expect(message).toContain(
+        "SVC_SCORING_ROOTS cannot be combined with the tenant registry (SVC_AUTH_TENANTS_SOURCE)"
+      )
     )
   )
 
   it.effect("names every broken rule at once", () =>
-    Effect.map(refusal({ SVC_AUTH_TENANTS_SOURCE: "file", SVC_AUTH_ISSUER: "https://i/", SVC_AUTH_DISABLED: "true" }), (message) => {
-      expect(message).toContain("SVC_AUTH_TENANTS_SOURCE=file requires SVC_AUTH_TENANTS_FILE")
-      expect(message).toContain("SVC_AUTH_DISABLED=true cannot be combined")
-      expect(message).toContain("SVC_AUTH_ISSUER cannot be combined")
-    })
+    Effect.map(
+      refusal({ SVC_AUTH_TENANTS_SOURCE: "file", SVC_AUTH_ISSUER: "https://i/", SVC_AUTH_DISABLED: "true" }),
+      (message) => {
+        expect(message).toContain("SVC_AUTH_TENANTS_SOURCE=file requires SVC_AUTH_TENANTS_FILE")
+        expect(message).toContain("SVC_AUTH_DISABLED=true cannot be combined")
+        expect(message).toContain("SVC_AUTH_ISSUER cannot be combined")
+      }
+    )
   )
 })
 
@@ -116,7 +163,9 @@ describe("start-up refusals of single-provider settings", () => {
   it.effect("missing endpoint or issuer", () =>
     Effect.gen(function* () {
       const message = yield* refusal({})
-      expect(message).toContain("SVC_JWKS_ENDPOINT is required unless SVC_AUTH_DISABLED=true or SVC_AUTH_TENANTS_SOURCE is set")
+      expect(message).toContain(
+        "SVC_JWKS_ENDPOINT is required unless SVC_AUTH_DISABLED=true or SVC_AUTH_TENANTS_SOURCE is set"
+      )
       expect(message).toContain("SVC_AUTH_ISSUER is required")
     })
   )
@@ -127,14 +176,20 @@ describe("start-up refusals of single-provider settings", () => {
         `SVC_JWKS_ENDPOINT must be an https URL (plain http only for localhost or loopback addresses), got "http://idp.example.com/jwks"`
       )
       expect((yield* load({ ...SINGLE, SVC_JWKS_ENDPOINT: "http://127.0.0.1:8080/jwks" }))._tag).toBe("SingleProvider")
-      expect(yield* refusal({ ...SINGLE, SVC_AUTH_ISSUER: "idp.example.com" })).toContain(`SVC_AUTH_ISSUER must be an absolute http(s) URL, got "idp.example.com"`)
+      expect(yield* refusal({ ...SINGLE, SVC_AUTH_ISSUER: "idp.example.com" })).toContain(
+        `SVC_AUTH_ISSUER must be an absolute http(s) URL, got "idp.example.com"`
+      )
     })
   )
 
   it.effect("an invalid SVC_SCORING_ROOTS entry or SVC_AUTH_DISABLED value", () =>
     Effect.gen(function* () {
-      expect(yield* refusal({ ...SINGLE, SVC_SCORING_ROOTS: "/media,media/{tenant}" })).toContain(`SVC_SCORING_ROOTS: scoring root "media/{tenant}" is relative`)
-      expect(yield* refusal({ SVC_AUTH_DISABLED: "yes please" })).toContain(`SVC_AUTH_DISABLED must be "true" or "false", got "yes please"`)
+      expect(yield* refusal({ ...SINGLE, SVC_SCORING_ROOTS: "/media,media/{tenant}" })).toContain(
+        `SVC_SCORING_ROOTS: scoring root "media/{tenant}" is relative`
+      )
+      expect(yield* refusal({ SVC_AUTH_DISABLED: "yes please" })).toContain(
+        `SVC_AUTH_DISABLED must be "true" or "false", got "yes please"`
+      )
     })
   )
 })

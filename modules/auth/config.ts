@@ -33,7 +33,11 @@ export type TenantSourceSetting =
 
 export type AuthMode =
   | { readonly _tag: "Disabled"; readonly scoringRoots: ReadonlyArray<string> }
-  | { readonly _tag: "SingleProvider"; readonly provider: ProviderSettings; readonly scoringRoots: ReadonlyArray<string> }
+  | {
+      readonly _tag: "SingleProvider"
+      readonly provider: ProviderSettings
+      readonly scoringRoots: ReadonlyArray<string>
+    }
   | { readonly _tag: "Registry"; readonly source: TenantSourceSetting; readonly refreshMillis: number }
 
 /** The raw variables; `undefined` when unset or empty. */
@@ -62,7 +66,9 @@ const SINGLE_PROVIDER_VARIABLES = [
 
 // An empty variable counts as unset: orchestrators often render unset values as "".
 const optionalVariable = (name: string): Config.Config<string | undefined> =>
-  Config.option(Config.string(name)).pipe(Config.map((value) => Option.getOrUndefined(Option.filter(value, (text) => text.trim() !== ""))))
+  Config.option(Config.string(name)).pipe(
+    Config.map((value) => Option.getOrUndefined(Option.filter(value, (text) => text.trim() !== "")))
+  )
 
 export const authEnvironment: Config.Config<AuthEnvironment> = Config.all({
   SVC_JWKS_ENDPOINT: optionalVariable("SVC_JWKS_ENDPOINT"),
@@ -118,14 +124,20 @@ const registryMode = (env: AuthEnvironment, disabled: boolean, source: string): 
   if (disabled) problems.push(`SVC_AUTH_DISABLED=true cannot be combined with ${registry}`)
   const providerVariables = SINGLE_PROVIDER_VARIABLES.filter((name) => env[name] !== undefined)
   if (providerVariables.length > 0) {
-    problems.push(`${providerVariables.join(", ")} cannot be combined with ${registry}: each tenant names its own provider`)
+    problems.push(
+      `${providerVariables.join(", ")} cannot be combined with ${registry}: each tenant names its own provider`
+    )
   }
   if (env.SVC_SCORING_ROOTS !== undefined) {
-    problems.push(`SVC_SCORING_ROOTS cannot be combined with ${registry}: roots come from each tenant's spec.scoring.roots`)
+    problems.push(
+      `SVC_SCORING_ROOTS cannot be combined with ${registry}: roots come from each tenant's spec.scoring.roots`
+    )
   }
   if (problems.length > 0 || refreshMillis === undefined) return problems
   const sourceSetting: TenantSourceSetting =
-    source === "file" ? { _tag: "File", path: env.SVC_AUTH_TENANTS_FILE ?? "" } : { _tag: "Orchestrator", namespace: env.SVC_AUTH_TENANTS_NAMESPACE }
+    source === "file"
+      ? { _tag: "File", path: env.SVC_AUTH_TENANTS_FILE ?? "" }
+      : { _tag: "Orchestrator", namespace: env.SVC_AUTH_TENANTS_NAMESPACE }
   return { _tag: "Registry", source: sourceSetting, refreshMillis }
 }
 
@@ -161,18 +173,21 @@ const singleProviderMode = (env: AuthEnvironment): AuthMode | ReadonlyArray<stri
 export const decideAuthMode = (env: AuthEnvironment): Effect.Effect<AuthMode, AuthStartupError> => {
   const disabled = parseDisabled(env.SVC_AUTH_DISABLED)
   const source = env.SVC_AUTH_TENANTS_SOURCE?.trim()
-  const tenantVariables = (["SVC_AUTH_TENANTS_FILE", "SVC_AUTH_TENANTS_NAMESPACE", "SVC_AUTH_TENANTS_REFRESH"] as const).filter(
-    (name) => env[name] !== undefined
-  )
+  const tenantVariables = (
+    ["SVC_AUTH_TENANTS_FILE", "SVC_AUTH_TENANTS_NAMESPACE", "SVC_AUTH_TENANTS_REFRESH"] as const
+  ).filter((name) => env[name] !== undefined)
   let decided: AuthMode | ReadonlyArray<string>
   if (typeof disabled === "string") decided = [disabled]
   else if (source !== undefined) decided = registryMode(env, disabled, source)
   else if (tenantVariables.length > 0) decided = [`${tenantVariables.join(", ")} set without SVC_AUTH_TENANTS_SOURCE`]
   else if (disabled) {
     const problems = scoringRootProblems(env.SVC_SCORING_ROOTS)
-    decided = problems.length > 0 ? problems : { _tag: "Disabled", scoringRoots: splitRootList(env.SVC_SCORING_ROOTS ?? "") }
+    decided =
+      problems.length > 0 ? problems : { _tag: "Disabled", scoringRoots: splitRootList(env.SVC_SCORING_ROOTS ?? "") }
   } else decided = singleProviderMode(env)
-  return "_tag" in decided ? Effect.succeed(decided) : Effect.fail(new AuthStartupError({ message: `auth configuration refused: ${decided.join("; ")}` }))
+  return "_tag" in decided
+    ? Effect.succeed(decided)
+    : Effect.fail(new AuthStartupError({ message: `auth configuration refused: ${decided.join("; ")}` }))
 }
 
 /** Reads the SVC_* auth variables from the current `ConfigProvider` and decides the mode. */

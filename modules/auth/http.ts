@@ -81,7 +81,8 @@ export const httpGet = (url: string, options: HttpGetOptions): Effect.Effect<Htt
         try: () => readBounded(response, options.maxBodyBytes),
         catch: (cause) => fail(target, `reading the response failed: ${String(cause)}`)
       })
-      if (body === undefined) return yield* Effect.fail(fail(target, `response larger than ${options.maxBodyBytes} bytes`))
+      if (body === undefined)
+        return yield* Effect.fail(fail(target, `response larger than ${options.maxBodyBytes} bytes`))
       return { status: response.status, body }
     }
     return yield* Effect.fail(fail(url, `more than ${options.maxRedirects} redirects`))

@@ -2,7 +2,16 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, TestClock } from "effect"
 import { DEFAULT_JWKS_FETCH, makeJwksCache, makeJwksCaches } from "./jwks.ts"
 import { AuthCounters } from "./metrics.ts"
-import { captureLogs, jsonHandler, jwksBody, LoopbackServer, makeKey, opensslAvailable, selfSignedCertificate, type CapturedLog } from "./test-support.ts"
+import {
+  captureLogs,
+  jsonHandler,
+  jwksBody,
+  LoopbackServer,
+  makeKey,
+  opensslAvailable,
+  selfSignedCertificate,
+  type CapturedLog
+} from "./test-support.ts"
 
 const keyA = makeKey("key-a")
 const keyB = makeKey("key-b")
@@ -18,7 +27,8 @@ afterEach(() => {
   for (const server of servers.splice(0)) server.stop()
 })
 
-const reason = <A>(effect: Effect.Effect<A, { readonly reason: string }>) => Effect.map(Effect.flip(effect), (error) => error.reason)
+const reason = <A>(effect: Effect.Effect<A, { readonly reason: string }>) =>
+  Effect.map(Effect.flip(effect), (error) => error.reason)
 const seconds = (n: number) => TestClock.adjust(Duration.seconds(n))
 
 describe("JwksCache", () => {
@@ -85,7 +95,9 @@ describe("JwksCache", () => {
   it.effect("a failed refetch keeps cached keys for 24 hours after the last success, then refuses", () =>
     Effect.gen(function* () {
       let failing = false
-      const server = serve((request) => (failing ? new Response("boom", { status: 500 }) : jsonHandler(() => jwksBody(keyA.jwk))(request)))
+      const server = serve((request) =>
+        failing ? new Response("boom", { status: 500 }) : jsonHandler(() => jwksBody(keyA.jwk))(request)
+      )
       const counters = new AuthCounters()
       const cache = yield* makeJwksCache(server.url("/jwks"), counters)
       yield* cache.keyFor("key-a")
@@ -107,7 +119,11 @@ describe("JwksCache", () => {
       failing = false
       yield* seconds(30)
       yield* cache.keyFor("key-a")
-      expect(counters.jwksFetchCounts()).toContainEqual({ endpoint: server.url("/jwks"), outcome: "failure", count: expect.any(Number) })
+      expect(counters.jwksFetchCounts()).toContainEqual({
+        endpoint: server.url("/jwks"),
+        outcome: "failure",
+        count: expect.any(Number)
+      })
     })
   )
 
@@ -123,7 +139,10 @@ describe("JwksCache", () => {
   it.effect("times out a fetch that does not answer", () =>
     Effect.gen(function* () {
       const server = serve(() => new Promise<Response>(() => undefined))
-      const cache = yield* makeJwksCache(server.url("/jwks"), new AuthCounters(), { ...DEFAULT_JWKS_FETCH, timeoutMillis: 2_000 })
+      const cache = yield* makeJwksCache(server.url("/jwks"), new AuthCounters(), {
+        ...DEFAULT_JWKS_FETCH,
+        timeoutMillis: 2_000
+      })
       const caller = yield* Effect.fork(Effect.either(cache.keyFor("key-a")))
       yield* Effect.promise(() => server.waitForHits(1))
       yield* TestClock.adjust(Duration.millis(2_000))
@@ -144,7 +163,10 @@ describe("JwksCache", () => {
             { headers: { "content-type": "application/json" } }
           )
       )
-      const cache = yield* makeJwksCache(server.url("/jwks"), new AuthCounters(), { ...DEFAULT_JWKS_FETCH, timeoutMillis: 2_000 })
+      const cache = yield* makeJwksCache(server.url("/jwks"), new AuthCounters(), {
+        ...DEFAULT_JWKS_FETCH,
+        timeoutMillis: 2_000
+      })
       const caller = yield* Effect.fork(Effect.either(cache.keyFor("key-a")))
       yield* Effect.promise(() => server.waitForHits(1))
       yield* TestClock.adjust(Duration.millis(2_000))
@@ -163,7 +185,11 @@ describe("JwksCache", () => {
       })
       const cache = yield* makeJwksCache(server.url("/jwks"), new AuthCounters())
       const callers = yield* Effect.fork(
-        Effect.forEach(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? "key-a" : "key-b")), cache.keyFor, { concurrency: "unbounded" })
+        Effect.forEach(
+          Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? "key-a" : "key-b")),
+          cache.keyFor,
+          { concurrency: "unbounded" }
+        )
       )
       yield* Effect.promise(() => server.waitForHits(1))
       release()
@@ -212,7 +238,11 @@ describe("JwksCache", () => {
 
   it.effect("ignores non-RSA and non-signature keys and refuses oversized responses", () =>
     Effect.gen(function* () {
-      const mixed = serve(jsonHandler(() => jwksBody(keyA.jwk, { kty: "EC", kid: "ec", crv: "P-256", x: "x", y: "y" }, { ...keyB.jwk, use: "enc" })))
+      const mixed = serve(
+        jsonHandler(() =>
+          jwksBody(keyA.jwk, { kty: "EC", kid: "ec", crv: "P-256", x: "x", y: "y" }, { ...keyB.jwk, use: "enc" })
+        )
+      )
       const cache = yield* makeJwksCache(mixed.url("/jwks"), new AuthCounters())
       yield* cache.keyFor("key-a")
       expect(yield* reason(cache.keyFor("key-b"))).toBe("unknown-key")
@@ -228,7 +258,9 @@ describe("JwksCache", () => {
       const toLoopback = serve(() => Response.redirect(target.url("/jwks"), 302))
       yield* (yield* makeJwksCache(toLoopback.url("/jwks"), new AuthCounters())).keyFor("key-a")
       const toRemote = serve(() => Response.redirect("http://jwks.example.com/jwks", 302))
-      expect(yield* reason((yield* makeJwksCache(toRemote.url("/jwks"), new AuthCounters())).keyFor("key-a"))).toBe("keys-unavailable")
+      expect(yield* reason((yield* makeJwksCache(toRemote.url("/jwks"), new AuthCounters())).keyFor("key-a"))).toBe(
+        "keys-unavailable"
+      )
       expect(target.hits).toBe(1)
     })
   )
@@ -237,7 +269,10 @@ describe("JwksCache", () => {
     Effect.gen(function* () {
       const server = serve(jsonHandler(() => jwksBody(keyA.jwk)))
       const caches = yield* makeJwksCaches(new AuthCounters())
-      const [first, second] = yield* Effect.all([caches.forEndpoint(server.url("/jwks")), caches.forEndpoint(server.url("/jwks"))], { concurrency: 2 })
+      const [first, second] = yield* Effect.all(
+        [caches.forEndpoint(server.url("/jwks")), caches.forEndpoint(server.url("/jwks"))],
+        { concurrency: 2 }
+      )
       expect(first).toBe(second)
       yield* first?.keyFor("key-a") ?? Effect.void
       yield* second?.keyFor("key-a") ?? Effect.void
@@ -255,7 +290,10 @@ describe.skipIf(!opensslAvailable)("JwksCache over https", () => {
       const plain = serve(jsonHandler(() => jwksBody(keyA.jwk)))
       let location = "http://jwks.example.com/jwks"
       const secure = serve(() => Response.redirect(location, 302), tls)
-      const direct = serve(jsonHandler(() => jwksBody(keyA.jwk)), tls)
+      const direct = serve(
+        jsonHandler(() => jwksBody(keyA.jwk)),
+        tls
+      )
       yield* (yield* makeJwksCache(direct.url("/jwks", "localhost"), new AuthCounters(), options)).keyFor("key-a")
       const refused = yield* makeJwksCache(secure.url("/jwks", "localhost"), new AuthCounters(), options)
       expect(yield* reason(refused.keyFor("key-a"))).toBe("keys-unavailable")

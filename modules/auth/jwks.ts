@@ -42,7 +42,8 @@ interface CacheState {
   readonly inFlight: Deferred.Deferred<void> | undefined
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
@@ -66,8 +67,10 @@ const parseKey = (jwk: Record<string, unknown>): Effect.Effect<ParsedKey, string
   Effect.gen(function* () {
     const kid = typeof jwk.kid === "string" ? jwk.kid : undefined
     if (jwk.kty !== "RSA") return { _tag: "ignored", kid, why: `key type ${String(jwk.kty)}` } as const
-    if (jwk.use !== undefined && jwk.use !== "sig") return { _tag: "ignored", kid, why: `use ${String(jwk.use)}` } as const
-    if (jwk.alg !== undefined && jwk.alg !== "RS256") return { _tag: "ignored", kid, why: `alg ${String(jwk.alg)}` } as const
+    if (jwk.use !== undefined && jwk.use !== "sig")
+      return { _tag: "ignored", kid, why: `use ${String(jwk.use)}` } as const
+    if (jwk.alg !== undefined && jwk.alg !== "RS256")
+      return { _tag: "ignored", kid, why: `alg ${String(jwk.alg)}` } as const
     const exponent = typeof jwk.e === "string" ? decodeUnsigned(jwk.e) : undefined
     if (exponent === undefined || exponent < 3n || exponent % 2n === 0n) {
       return yield* Effect.fail(`key ${kid ?? "without kid"} has a malformed exponent`)
@@ -106,7 +109,9 @@ export const parseJwks = (body: string, endpoint: string): Effect.Effect<Readonl
           )
           break
         case "ignored":
-          yield* Effect.logDebug("jwks: ignoring key").pipe(Effect.annotateLogs({ kid: parsed.kid ?? "", reason: parsed.why, endpoint }))
+          yield* Effect.logDebug("jwks: ignoring key").pipe(
+            Effect.annotateLogs({ kid: parsed.kid ?? "", reason: parsed.why, endpoint })
+          )
       }
     }
     return keys
@@ -119,9 +124,18 @@ export interface JwksCache {
   readonly status: Effect.Effect<JwksStatus>
 }
 
-export const makeJwksCache = (endpoint: string, counters: AuthCounters, fetchOptions: HttpGetOptions = DEFAULT_JWKS_FETCH): Effect.Effect<JwksCache> =>
+export const makeJwksCache = (
+  endpoint: string,
+  counters: AuthCounters,
+  fetchOptions: HttpGetOptions = DEFAULT_JWKS_FETCH
+): Effect.Effect<JwksCache> =>
   Effect.gen(function* () {
-    const state = yield* Ref.make<CacheState>({ keys: new Map(), lastSuccessAt: undefined, lastAttemptAt: undefined, inFlight: undefined })
+    const state = yield* Ref.make<CacheState>({
+      keys: new Map(),
+      lastSuccessAt: undefined,
+      lastAttemptAt: undefined,
+      inFlight: undefined
+    })
 
     const fetchAndStore = Effect.gen(function* () {
       const outcome = yield* httpGet(endpoint, fetchOptions).pipe(
@@ -139,7 +153,9 @@ export const makeJwksCache = (endpoint: string, counters: AuthCounters, fetchOpt
         yield* Ref.update(state, (s) => ({ ...s, keys: outcome.right, lastSuccessAt: now, inFlight: undefined }))
       } else {
         counters.recordJwksFetch(endpoint, "failure")
-        yield* Effect.logWarning("jwks: refresh failed, keeping cached keys").pipe(Effect.annotateLogs({ endpoint, error: outcome.left }))
+        yield* Effect.logWarning("jwks: refresh failed, keeping cached keys").pipe(
+          Effect.annotateLogs({ endpoint, error: outcome.left })
+        )
         yield* Ref.update(state, (s) => ({ ...s, inFlight: undefined }))
       }
     })
@@ -157,7 +173,8 @@ export const makeJwksCache = (endpoint: string, counters: AuthCounters, fetchOpt
           return [candidate, { ...s, lastAttemptAt: now, inFlight: candidate }]
         })
         // The fetch runs detached so that a caller giving up does not cancel it for the others.
-        if (wait === candidate) yield* Effect.forkDaemon(Effect.ensuring(fetchAndStore, Deferred.succeed(candidate, undefined)))
+        if (wait === candidate)
+          yield* Effect.forkDaemon(Effect.ensuring(fetchAndStore, Deferred.succeed(candidate, undefined)))
         if (wait !== undefined) yield* Deferred.await(wait)
       })
 
@@ -170,7 +187,10 @@ export const makeJwksCache = (endpoint: string, counters: AuthCounters, fetchOpt
           return yield* Effect.fail(Unauthenticated.because("keys-unavailable", `no usable JWKS from ${endpoint}`))
         }
         const key = s.keys.get(kid)
-        if (key === undefined) return yield* Effect.fail(Unauthenticated.because("unknown-key", `kid "${kid}" is not in the JWKS of ${endpoint}`))
+        if (key === undefined)
+          return yield* Effect.fail(
+            Unauthenticated.because("unknown-key", `kid "${kid}" is not in the JWKS of ${endpoint}`)
+          )
         return key
       })
 
@@ -179,8 +199,20 @@ export const makeJwksCache = (endpoint: string, counters: AuthCounters, fetchOpt
       const s = yield* Ref.get(state)
       const age = s.lastSuccessAt === undefined ? undefined : now - s.lastSuccessAt
       const cacheState: JwksCacheState =
-        age === undefined ? "empty" : age < JWKS_KEY_LIFETIME_MILLIS ? "fresh" : age <= JWKS_STALE_LIMIT_MILLIS ? "expired" : "unusable"
-      return { endpoint, state: cacheState, keyCount: s.keys.size, lastSuccessAt: s.lastSuccessAt, lastAttemptAt: s.lastAttemptAt }
+        age === undefined
+          ? "empty"
+          : age < JWKS_KEY_LIFETIME_MILLIS
+            ? "fresh"
+            : age <= JWKS_STALE_LIMIT_MILLIS
+              ? "expired"
+              : "unusable"
+      return {
+        endpoint,
+        state: cacheState,
+        keyCount: s.keys.size,
+        lastSuccessAt: s.lastSuccessAt,
+        lastAttemptAt: s.lastAttemptAt
+      }
     })
 
     return { endpoint, keyFor, status }
@@ -192,7 +224,10 @@ export interface JwksCaches {
   readonly statuses: Effect.Effect<ReadonlyArray<JwksStatus>>
 }
 
-export const makeJwksCaches = (counters: AuthCounters, fetchOptions: HttpGetOptions = DEFAULT_JWKS_FETCH): Effect.Effect<JwksCaches> =>
+export const makeJwksCaches = (
+  counters: AuthCounters,
+  fetchOptions: HttpGetOptions = DEFAULT_JWKS_FETCH
+): Effect.Effect<JwksCaches> =>
   Effect.gen(function* () {
     const caches = yield* Ref.make<ReadonlyMap<string, JwksCache>>(new Map())
     const lock = yield* Effect.makeSemaphore(1)
@@ -206,6 +241,8 @@ export const makeJwksCaches = (counters: AuthCounters, fetchOptions: HttpGetOpti
           return created
         })
       )
-    const statuses = Effect.flatMap(Ref.get(caches), (map) => Effect.forEach([...map.values()], (cache) => cache.status))
+    const statuses = Effect.flatMap(Ref.get(caches), (map) =>
+      Effect.forEach([...map.values()], (cache) => cache.status)
+    )
     return { forEndpoint, statuses }
   })

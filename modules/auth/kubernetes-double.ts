@@ -13,7 +13,10 @@ import { TENANT_API_GROUP, TENANT_API_VERSION, TENANT_LIST_KIND, TENANT_PLURAL }
 import { LoopbackServer } from "./test-support.ts"
 
 const status = (code: number, reason: string, message: string) =>
-  Response.json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }, { status: code })
+  Response.json(
+    { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code },
+    { status: code }
+  )
 
 export class KubernetesDouble {
   readonly server: LoopbackServer
@@ -40,7 +43,15 @@ export class KubernetesDouble {
   put(namespace: string, document: Record<string, unknown>): void {
     const items = this.namespaces.get(namespace) ?? []
     const metadata = (document.metadata ?? {}) as Record<string, unknown>
-    const stored = { ...document, metadata: { ...metadata, namespace, uid: `uid-${String(metadata.name)}`, resourceVersion: String(++this.resourceVersion) } }
+    const stored = {
+      ...document,
+      metadata: {
+        ...metadata,
+        namespace,
+        uid: `uid-${String(metadata.name)}`,
+        resourceVersion: String(++this.resourceVersion)
+      }
+    }
     const index = items.findIndex((item) => (item.metadata as Record<string, unknown>).name === metadata.name)
     if (index >= 0) items[index] = stored
     else items.push(stored)
@@ -53,14 +64,23 @@ export class KubernetesDouble {
 
   private handle(request: Request): Response {
     if (this.failWith !== undefined) return status(this.failWith, "InternalError", "the double was told to fail")
-    if (request.headers.get("authorization") !== `Bearer ${this.token}`) return status(401, "Unauthorized", "Unauthorized")
+    if (request.headers.get("authorization") !== `Bearer ${this.token}`)
+      return status(401, "Unauthorized", "Unauthorized")
     const url = new URL(request.url)
-    const match = new RegExp(`^/apis/${TENANT_API_GROUP.replaceAll(".", "\\.")}/v1/namespaces/([^/]+)/${TENANT_PLURAL}$`).exec(url.pathname)
-    if (request.method !== "GET" || match === null) return status(404, "NotFound", "the server could not find the requested resource")
+    const match = new RegExp(
+      `^/apis/${TENANT_API_GROUP.replaceAll(".", "\\.")}/v1/namespaces/([^/]+)/${TENANT_PLURAL}$`
+    ).exec(url.pathname)
+    if (request.method !== "GET" || match === null)
+      return status(404, "NotFound", "the server could not find the requested resource")
     const namespace = decodeURIComponent(match[1] ?? "")
-    if (url.searchParams.get("watch") === "true") return status(400, "BadRequest", "watch is not implemented by the double")
+    if (url.searchParams.get("watch") === "true")
+      return status(400, "BadRequest", "watch is not implemented by the double")
     if (this.forbidden.has(namespace)) {
-      return status(403, "Forbidden", `${TENANT_PLURAL}.${TENANT_API_GROUP} is forbidden: cannot list resource "${TENANT_PLURAL}" in namespace "${namespace}"`)
+      return status(
+        403,
+        "Forbidden",
+        `${TENANT_PLURAL}.${TENANT_API_GROUP} is forbidden: cannot list resource "${TENANT_PLURAL}" in namespace "${namespace}"`
+      )
     }
     const items = this.namespaces.get(namespace) ?? []
     const limit = Math.min(Number(url.searchParams.get("limit") ?? items.length) || items.length, this.pageSize)

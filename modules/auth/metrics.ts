@@ -26,7 +26,11 @@ export class AuthCounters {
   }
 
   /** JWKS fetches by endpoint and outcome since start (counter `auth_jwks_fetches_total`). */
-  jwksFetchCounts(): ReadonlyArray<{ readonly endpoint: string; readonly outcome: JwksFetchOutcome; readonly count: number }> {
+  jwksFetchCounts(): ReadonlyArray<{
+    readonly endpoint: string
+    readonly outcome: JwksFetchOutcome
+    readonly count: number
+  }> {
     return [...this.jwksFetches].map(([key, count]) => {
       const [endpoint, outcome] = JSON.parse(key) as [string, JwksFetchOutcome]
       return { endpoint, outcome, count }

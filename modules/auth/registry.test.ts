@@ -11,7 +11,17 @@ import { RootSet } from "../policy/scoring-roots.ts"
 import { Authenticator, authLayer, AuthStatus, ScoringRoots } from "./authenticator.ts"
 import { tenantRoles } from "./registry.ts"
 import type { Tenant } from "./tenant.ts"
-import { captureLogs, eventually, jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, tenantDocument, type CapturedLog } from "./test-support.ts"
+import {
+  captureLogs,
+  eventually,
+  jsonHandler,
+  jwksBody,
+  LoopbackServer,
+  makeKey,
+  signToken,
+  tenantDocument,
+  type CapturedLog
+} from "./test-support.ts"
 
 const keyA = makeKey("provider-a")
 const keyB = makeKey("provider-b")
@@ -40,7 +50,11 @@ const providerOf = (server: LoopbackServer, issuer: string, extra: Record<string
 
 /** acme, initech and umbrella share provider A; globex has provider B. */
 const standardTenants = (overrides: Record<string, Record<string, unknown>> = {}) => [
-  tenantDocument("acme", { ...providerOf(providerA, ISSUER_A, { audience: "svc" }), scoring: { roots: ["/media/acme"] }, ...overrides.acme }),
+  tenantDocument("acme", {
+    ...providerOf(providerA, ISSUER_A, { audience: "svc" }),
+    scoring: { roots: ["/media/acme"] },
+    ...overrides.acme
+  }),
   tenantDocument("initech", { ...providerOf(providerA, ISSUER_A), ...overrides.initech }),
   tenantDocument("umbrella", { ...providerOf(providerA, ISSUER_A), enabled: false, ...overrides.umbrella }),
   tenantDocument("globex", {
@@ -50,13 +64,23 @@ const standardTenants = (overrides: Record<string, Record<string, unknown>> = {}
   })
 ]
 
-const writeTenants = (documents: ReadonlyArray<unknown>) => writeFileSync(file, documents.map((document) => stringify(document)).join("---\n"))
+const writeTenants = (documents: ReadonlyArray<unknown>) =>
+  writeFileSync(file, documents.map((document) => stringify(document)).join("---\n"))
 
 const build = (extra: Record<string, string> = {}) =>
   Effect.map(
     Layer.build(authLayer()).pipe(
       Effect.withConfigProvider(
-        ConfigProvider.fromMap(new Map(Object.entries({ SVC_AUTH_TENANTS_SOURCE: "file", SVC_AUTH_TENANTS_FILE: file, SVC_AUTH_TENANTS_REFRESH: "30s", ...extra })))
+        ConfigProvider.fromMap(
+          new Map(
+            Object.entries({
+              SVC_AUTH_TENANTS_SOURCE: "file",
+              SVC_AUTH_TENANTS_FILE: file,
+              SVC_AUTH_TENANTS_REFRESH: "30s",
+              ...extra
+            })
+          )
+        )
       )
     ),
     (context) => ({
@@ -73,8 +97,13 @@ const startupRefusal = (documents: ReadonlyArray<unknown> | string) =>
     return (yield* Effect.flip(build())).message
   })
 
-const bearerFrom = (key: typeof keyA, claims: Record<string, unknown>) => Effect.map(Effect.promise(() => signToken(key, claims)), (token) => `Bearer ${token}`)
-const acmeToken = (claims: Record<string, unknown> = {}) => bearerFrom(keyA, { iss: ISSUER_A, tid: "acme", aud: "svc", ...claims })
+const bearerFrom = (key: typeof keyA, claims: Record<string, unknown>) =>
+  Effect.map(
+    Effect.promise(() => signToken(key, claims)),
+    (token) => `Bearer ${token}`
+  )
+const acmeToken = (claims: Record<string, unknown> = {}) =>
+  bearerFrom(keyA, { iss: ISSUER_A, tid: "acme", aud: "svc", ...claims })
 
 const refreshInterval = TestClock.adjust(Duration.seconds(30))
 
@@ -91,7 +120,9 @@ describe("tenant registry: matching (seed 5.8)", () => {
       // Three tenants share provider A: one fetch of its JWKS.
       expect(providerA.hits).toBe(1)
       expect(providerB.hits).toBe(0)
-      expect((yield* auth.authenticate(yield* bearerFrom(keyB, { iss: ISSUER_B, tid: "globex" }))).tenantId).toBe("globex")
+      expect((yield* auth.authenticate(yield* bearerFrom(keyB, { iss: ISSUER_B, tid: "globex" }))).tenantId).toBe(
+        "globex"
+      )
     })
   )
 
@@ -99,8 +130,14 @@ describe("tenant registry: matching (seed 5.8)", () => {
     Effect.gen(function* () {
       writeTenants(standardTenants())
       const auth = yield* build()
-      const error = yield* Effect.flip(auth.authenticate(yield* bearerFrom(keyA, { iss: "https://elsewhere.example.com/", tid: "acme" })))
-      expect(error).toMatchObject({ _tag: "Unauthenticated", reason: "unknown-issuer", message: "invalid or missing token" })
+      const error = yield* Effect.flip(
+        auth.authenticate(yield* bearerFrom(keyA, { iss: "https://elsewhere.example.com/", tid: "acme" }))
+      )
+      expect(error).toMatchObject({
+        _tag: "Unauthenticated",
+        reason: "unknown-issuer",
+        message: "invalid or missing token"
+      })
       expect(providerA.hits).toBe(0)
     })
   )
@@ -133,11 +170,16 @@ describe("tenant registry: matching (seed 5.8)", () => {
 
   it.scoped("refuses a token that matches two tenants", () =>
     Effect.gen(function* () {
-      writeTenants([...standardTenants(), tenantDocument("hooli", { ...providerOf(providerA, ISSUER_A, { tenantClaim: "org" }) })])
+      writeTenants([
+        ...standardTenants(),
+        tenantDocument("hooli", { ...providerOf(providerA, ISSUER_A, { tenantClaim: "org" }) })
+      ])
       const auth = yield* build()
       const error = yield* Effect.flip(auth.authenticate(yield* acmeToken({ org: "hooli" })))
       expect(error).toMatchObject({ reason: "ambiguous-tenant", message: "invalid or missing token" })
-      expect((yield* auth.authenticate(yield* bearerFrom(keyA, { iss: ISSUER_A, org: "hooli" }))).tenantId).toBe("hooli")
+      expect((yield* auth.authenticate(yield* bearerFrom(keyA, { iss: ISSUER_A, org: "hooli" }))).tenantId).toBe(
+        "hooli"
+      )
     })
   )
 
@@ -149,7 +191,10 @@ describe("tenant registry: matching (seed 5.8)", () => {
         expect((yield* Effect.flip(auth.authenticate(yield* acmeToken({ aud })))).reason).toBe("wrong-audience")
       }
       // initech has no audience: a token for any application is accepted.
-      expect((yield* auth.authenticate(yield* bearerFrom(keyA, { iss: ISSUER_A, tid: "initech", aud: "other-app" }))).tenantId).toBe("initech")
+      expect(
+        (yield* auth.authenticate(yield* bearerFrom(keyA, { iss: ISSUER_A, tid: "initech", aud: "other-app" })))
+          .tenantId
+      ).toBe("initech")
     })
   )
 
@@ -162,26 +207,34 @@ describe("tenant registry: matching (seed 5.8)", () => {
     })
   )
 
-  it.scoped("roles: allowedRoles filter, defaultRole only when no recognised role is named, node only when allowed", () =>
-    Effect.gen(function* () {
-      writeTenants(standardTenants())
-      const auth = yield* build()
-      const acmeRoles = (svc_roles: unknown) => Effect.map(Effect.flatMap(acmeToken({ svc_roles }), auth.authenticate), (p) => p.roles)
-      expect(yield* acmeRoles(["svc:writer", "svc:admin"])).toEqual(["svc:writer"])
-      expect(yield* acmeRoles(undefined)).toEqual(["svc:reader"])
-      expect(yield* acmeRoles([])).toEqual(["svc:reader"])
-      expect(yield* acmeRoles(["svc:root"])).toEqual(["svc:reader"])
-      // Only dropped roles: none kept, refused everywhere.
-      const dropped = yield* acmeRoles(["svc:admin", "svc:node"])
-      expect(dropped).toEqual([])
-      for (const method of Object.values(GrpcMethods)) {
-        expect((yield* Effect.flip(authorize({ tenantId: "acme", roles: dropped, subject: undefined }, method))).message).toMatch(/^role required: /)
-      }
-      const globexRoles = (claims: Record<string, unknown>) =>
-        Effect.map(Effect.flatMap(bearerFrom(keyB, { iss: ISSUER_B, tid: "globex", ...claims }), auth.authenticate), (p) => p.roles)
-      expect(yield* globexRoles({ svc_roles: "svc:node" })).toEqual(["svc:node"])
-      expect(yield* globexRoles({})).toEqual(["svc:reader"])
-    })
+  it.scoped(
+    "roles: allowedRoles filter, defaultRole only when no recognised role is named, node only when allowed",
+    () =>
+      Effect.gen(function* () {
+        writeTenants(standardTenants())
+        const auth = yield* build()
+        const acmeRoles = (svc_roles: unknown) =>
+          Effect.map(Effect.flatMap(acmeToken({ svc_roles }), auth.authenticate), (p) => p.roles)
+        expect(yield* acmeRoles(["svc:writer", "svc:admin"])).toEqual(["svc:writer"])
+        expect(yield* acmeRoles(undefined)).toEqual(["svc:reader"])
+        expect(yield* acmeRoles([])).toEqual(["svc:reader"])
+        expect(yield* acmeRoles(["svc:root"])).toEqual(["svc:reader"])
+        // Only dropped roles: none kept, refused everywhere.
+        const dropped = yield* acmeRoles(["svc:admin", "svc:node"])
+        expect(dropped).toEqual([])
+        for (const method of Object.values(GrpcMethods)) {
+          expect(
+            (yield* Effect.flip(authorize({ tenantId: "acme", roles: dropped, subject: undefined }, method))).message
+          ).toMatch(/^role required: /)
+        }
+        const globexRoles = (claims: Record<string, unknown>) =>
+          Effect.map(
+            Effect.flatMap(bearerFrom(keyB, { iss: ISSUER_B, tid: "globex", ...claims }), auth.authenticate),
+            (p) => p.roles
+          )
+        expect(yield* globexRoles({ svc_roles: "svc:node" })).toEqual(["svc:node"])
+        expect(yield* globexRoles({})).toEqual(["svc:reader"])
+      })
   )
 
   it.scoped("gives each tenant its own spec.scoring.roots", () =>
@@ -197,16 +250,27 @@ describe("tenant registry: matching (seed 5.8)", () => {
 })
 
 describe("registry roles (seed 5.8.5, 5.8.6)", () => {
-  const tenantWith = (allowedRoles: ReadonlyArray<(typeof KNOWN_ROLES)[number]>, defaultRole: (typeof KNOWN_ROLES)[number]): Tenant => ({
+  const tenantWith = (
+    allowedRoles: ReadonlyArray<(typeof KNOWN_ROLES)[number]>,
+    defaultRole: (typeof KNOWN_ROLES)[number]
+  ): Tenant => ({
     name: "t",
     tenantId: "t",
     enabled: true,
-    provider: { issuer: ISSUER_A, jwksEndpoint: "https://idp/jwks", audience: undefined, tenantClaim: "tid", rolesClaim: "svc_roles" },
+    provider: {
+      issuer: ISSUER_A,
+      jwksEndpoint: "https://idp/jwks",
+      audience: undefined,
+      tenantClaim: "tid",
+      rolesClaim: "svc_roles"
+    },
     defaultRole,
     allowedRoles,
     roots: new RootSet([])
   })
-  const claimStrings = fc.array(fc.oneof(fc.constantFrom(...KNOWN_ROLES), fc.constantFrom("svc:root", "admin", "")), { maxLength: 6 })
+  const claimStrings = fc.array(fc.oneof(fc.constantFrom(...KNOWN_ROLES), fc.constantFrom("svc:root", "admin", "")), {
+    maxLength: 6
+  })
   const allowed = fc.uniqueArray(fc.constantFrom(...KNOWN_ROLES), { minLength: 1 })
 
   it("property: named roles filtered by allowedRoles; the default only when no recognised role is named", () => {
@@ -218,7 +282,10 @@ describe("registry roles (seed 5.8.5, 5.8.6)", () => {
         const recognised = (asSingleString ? named.slice(0, 1) : named).filter(isKnownRole)
         const roles = tenantRoles(tenantWith(allowedRoles, defaultRole), { svc_roles: claim })
         if (recognised.length === 0) expect(roles).toEqual([defaultRole])
-        else expect([...roles].sort()).toEqual([...new Set(recognised.filter((role) => allowedRoles.includes(role)))].sort())
+        else
+          expect([...roles].sort()).toEqual(
+            [...new Set(recognised.filter((role) => allowedRoles.includes(role)))].sort()
+          )
       })
     )
   })
@@ -257,7 +324,10 @@ describe("tenant registry: refresh and staleness (seed 3)", () => {
       yield* auth.authenticate(globexToken)
       writeTenants(standardTenants({ globex: { rbac: { allowedRoles: ["svc:superuser"] } } }))
       yield* refreshInterval
-      const refused = yield* eventually(Effect.either(auth.authenticate(globexToken)), (result) => result._tag === "Left")
+      const refused = yield* eventually(
+        Effect.either(auth.authenticate(globexToken)),
+        (result) => result._tag === "Left"
+      )
       expect(refused._tag === "Left" && refused.left._tag).toBe("Unauthenticated")
       yield* auth.authenticate(yield* acmeToken())
       expect(logs.find((log) => log.message === "tenant refused")?.annotations).toMatchObject({ resource: "globex" })
@@ -265,30 +335,38 @@ describe("tenant registry: refresh and staleness (seed 3)", () => {
     })
   )
 
-  it.scoped("keeps the last set while the source is unreadable, refuses everyone with UNAVAILABLE after ten intervals", () =>
-    Effect.gen(function* () {
-      writeTenants(standardTenants())
-      const auth = yield* build()
-      const token = yield* acmeToken()
-      rmSync(file)
-      for (let interval = 1; interval <= 10; interval++) {
+  it.scoped(
+    "keeps the last set while the source is unreadable, refuses everyone with UNAVAILABLE after ten intervals",
+    () =>
+      Effect.gen(function* () {
+        writeTenants(standardTenants())
+        const auth = yield* build()
+        const token = yield* acmeToken()
+        rmSync(file)
+        for (let interval = 1; interval <= 10; interval++) {
+          yield* refreshInterval
+          yield* eventually(auth.status.tenantSet, (status) => status?.lastReadError !== undefined)
+          yield* auth.authenticate(token)
+        }
+        expect(yield* auth.status.readiness).toEqual({ ready: true, reason: undefined })
+        yield* TestClock.adjust(Duration.millis(1))
+        const error = yield* Effect.flip(auth.authenticate(token))
+        expect(error).toMatchObject({
+          _tag: "Unavailable",
+          kind: "unavailable",
+          message: "tenant configuration is stale"
+        })
+        expect((yield* Effect.flip(auth.authenticate(undefined)))._tag).toBe("Unavailable")
+        expect(
+          yield* Effect.flip(auth.roots.forPrincipal({ tenantId: "acme", roles: [], subject: undefined }))
+        ).toMatchObject({ _tag: "Unavailable" })
+        expect(yield* auth.status.readiness).toEqual({ ready: false, reason: "tenant configuration is stale" })
+        // The source answers again: the next refresh makes the set current.
+        writeTenants(standardTenants())
         yield* refreshInterval
-        yield* eventually(auth.status.tenantSet, (status) => status?.lastReadError !== undefined)
+        yield* eventually(auth.status.readiness, (readiness) => readiness.ready)
         yield* auth.authenticate(token)
-      }
-      expect(yield* auth.status.readiness).toEqual({ ready: true, reason: undefined })
-      yield* TestClock.adjust(Duration.millis(1))
-      const error = yield* Effect.flip(auth.authenticate(token))
-      expect(error).toMatchObject({ _tag: "Unavailable", kind: "unavailable", message: "tenant configuration is stale" })
-      expect((yield* Effect.flip(auth.authenticate(undefined)))._tag).toBe("Unavailable")
-      expect(yield* Effect.flip(auth.roots.forPrincipal({ tenantId: "acme", roles: [], subject: undefined }))).toMatchObject({ _tag: "Unavailable" })
-      expect(yield* auth.status.readiness).toEqual({ ready: false, reason: "tenant configuration is stale" })
-      // The source answers again: the next refresh makes the set current.
-      writeTenants(standardTenants())
-      yield* refreshInterval
-      yield* eventually(auth.status.readiness, (readiness) => readiness.ready)
-      yield* auth.authenticate(token)
-    })
+      })
   )
 
   it.scoped("warns at start-up for each tenant without an audience", () =>
@@ -296,7 +374,9 @@ describe("tenant registry: refresh and staleness (seed 3)", () => {
       const logs: Array<CapturedLog> = []
       writeTenants(standardTenants())
       yield* captureLogs(build(), logs)
-      const warned = logs.filter((log) => log.message.startsWith("tenant has no oidc.audience")).map((log) => log.annotations.tenant)
+      const warned = logs
+        .filter((log) => log.message.startsWith("tenant has no oidc.audience"))
+        .map((log) => log.annotations.tenant)
       expect(warned.sort()).toEqual(["globex", "initech", "umbrella"])
     })
   )
@@ -338,29 +418,56 @@ describe("tenant registry: start-up refusals of seed 5.8", () => {
 
   const invalidTenants: ReadonlyArray<readonly [string, Record<string, unknown>, string]> = [
     ["a tenantId that fails the pattern", { tenantId: "Acme_Corp" }, `spec.tenantId "Acme_Corp" does not match`],
-    ["an issuer that is not an absolute http(s) URL", { oidc: { issuer: "/relative", jwksEndpoint: "https://i/jwks" } }, "spec.oidc.issuer must be an absolute http(s) URL"],
-    ["a JWKS endpoint that is not https", { oidc: { issuer: "https://i/", jwksEndpoint: "http://idp.example.com/jwks" } }, "spec.oidc.jwksEndpoint must be an https URL"],
-    ["an unknown role", { rbac: { allowedRoles: ["svc:reader", "svc:root"] } }, `spec.rbac.allowedRoles: unknown role "svc:root"`],
+    [
+      "an issuer that is not an absolute http(s) URL",
+      { oidc: { issuer: "/relative", jwksEndpoint: "https://i/jwks" } },
+      "spec.oidc.issuer must be an absolute http(s) URL"
+    ],
+    [
+      "a JWKS endpoint that is not https",
+      { oidc: { issuer: "https://i/", jwksEndpoint: "http://idp.example.com/jwks" } },
+      "spec.oidc.jwksEndpoint must be an https URL"
+    ],
+    [
+      "an unknown role",
+      { rbac: { allowedRoles: ["svc:reader", "svc:root"] } },
+      `spec.rbac.allowedRoles: unknown role "svc:root"`
+    ],
     ["an empty allowedRoles", { rbac: { allowedRoles: [] } }, "spec.rbac.allowedRoles must not be empty"],
-    ["a defaultRole not in allowedRoles", { rbac: { defaultRole: "svc:writer", allowedRoles: ["svc:reader"] } }, `spec.rbac.defaultRole "svc:writer" is not in spec.rbac.allowedRoles`],
-    ["svc:node as the default role", { rbac: { defaultRole: "svc:node", allowedRoles: ["svc:node", "svc:reader"] } }, `spec.rbac.defaultRole must not be "svc:node"`],
-    ["an invalid scoring root", { scoring: { roots: ["/media/../etc"] } }, "spec.scoring.roots: \"/media/../etc\" contains a `..` element"]
+    [
+      "a defaultRole not in allowedRoles",
+      { rbac: { defaultRole: "svc:writer", allowedRoles: ["svc:reader"] } },
+      `spec.rbac.defaultRole "svc:writer" is not in spec.rbac.allowedRoles`
+    ],
+    [
+      "svc:node as the default role",
+      { rbac: { defaultRole: "svc:node", allowedRoles: ["svc:node", "svc:reader"] } },
+      `spec.rbac.defaultRole must not be "svc:node"`
+    ],
+    [
+      "an invalid scoring root",
+      { scoring: { roots: ["/media/../etc"] } },
+      'spec.scoring.roots: "/media/../etc" contains a `..` element'
+    ]
   ]
   for (const [rule, spec, message] of invalidTenants) {
     it.scoped(`a tenant with ${rule}`, () =>
       Effect.gen(function* () {
-        expect(yield* startupRefusal([tenantDocument("globex"), { ...tenantDocument("acme"), spec: { ...(tenantDocument("acme").spec as object), ...spec } }])).toContain(
-          `${prefix()} refused: SvcTenant "acme": ${message}`
-        )
+        expect(
+          yield* startupRefusal([
+            tenantDocument("globex"),
+            { ...tenantDocument("acme"), spec: { ...(tenantDocument("acme").spec as object), ...spec } }
+          ])
+        ).toContain(`${prefix()} refused: SvcTenant "acme": ${message}`)
       })
     )
   }
 
   it.scoped("two tenants with the same tenantId", () =>
     Effect.gen(function* () {
-      expect(yield* startupRefusal([tenantDocument("acme", {}, "first"), tenantDocument("acme", {}, "second")])).toContain(
-        `SvcTenant "first": spec.tenantId "acme" is used by several tenants: first, second`
-      )
+      expect(
+        yield* startupRefusal([tenantDocument("acme", {}, "first"), tenantDocument("acme", {}, "second")])
+      ).toContain(`SvcTenant "first": spec.tenantId "acme" is used by several tenants: first, second`)
     })
   )
 })

@@ -12,7 +12,15 @@ import { AuthStartupError } from "./config.ts"
 import type { JwksCaches } from "./jwks.ts"
 import { validateTenantSet, type Tenant, type TenantRefusal } from "./tenant.ts"
 import type { TenantSource } from "./tenant-source.ts"
-import { checkIssuerAndAudience, knownRolesOf, rs256KeyId, subjectOf, tenantClaimOf, verifySignature, type Claims } from "./verifier.ts"
+import {
+  checkIssuerAndAudience,
+  knownRolesOf,
+  rs256KeyId,
+  subjectOf,
+  tenantClaimOf,
+  verifySignature,
+  type Claims
+} from "./verifier.ts"
 
 /** The set is stale, and everyone refused, after this many intervals without a successful read. */
 export const STALE_AFTER_INTERVALS = 10
@@ -65,32 +73,44 @@ export const makeTenantRegistry = (
   Effect.gen(function* () {
     // Start-up is strict: any unreadable source or invalid document stops the process.
     const documents = yield* source.read.pipe(
-      Effect.mapError((error) => new AuthStartupError({ message: `tenant registry (${source.description}): ${error.message}` }))
+      Effect.mapError(
+        (error) => new AuthStartupError({ message: `tenant registry (${source.description}): ${error.message}` })
+      )
     )
     const initial = validateTenantSet(documents, source.expandsLists)
     if (initial.refusals.length > 0) {
       return yield* Effect.fail(
-        new AuthStartupError({ message: `tenant registry (${source.description}) refused: ${initial.refusals.map(describeRefusal).join(" | ")}` })
+        new AuthStartupError({
+          message: `tenant registry (${source.description}) refused: ${initial.refusals.map(describeRefusal).join(" | ")}`
+        })
       )
     }
     for (const tenant of initial.tenants) {
       if (tenant.provider.audience === undefined) {
-        yield* Effect.logWarning("tenant has no oidc.audience: tokens its provider issues for any application are accepted").pipe(
-          Effect.annotateLogs({ tenant: tenant.tenantId, resource: tenant.name })
-        )
+        yield* Effect.logWarning(
+          "tenant has no oidc.audience: tokens its provider issues for any application are accepted"
+        ).pipe(Effect.annotateLogs({ tenant: tenant.tenantId, resource: tenant.name }))
       }
     }
-    const state = yield* Ref.make<RegistryState>({ tenants: initial.tenants, lastSuccessAt: yield* Clock.currentTimeMillis, lastReadError: undefined })
+    const state = yield* Ref.make<RegistryState>({
+      tenants: initial.tenants,
+      lastSuccessAt: yield* Clock.currentTimeMillis,
+      lastReadError: undefined
+    })
 
     const refresh = Effect.gen(function* () {
       const read = yield* Effect.either(source.read)
       if (Either.isLeft(read)) {
-        yield* Effect.logWarning("tenant refresh failed, keeping the last set").pipe(Effect.annotateLogs({ error: read.left.message }))
+        yield* Effect.logWarning("tenant refresh failed, keeping the last set").pipe(
+          Effect.annotateLogs({ error: read.left.message })
+        )
         return yield* Ref.update(state, (s) => ({ ...s, lastReadError: read.left.message }))
       }
       const validated = validateTenantSet(read.right, source.expandsLists)
       for (const refusal of validated.refusals) {
-        yield* Effect.logWarning("tenant refused").pipe(Effect.annotateLogs({ resource: refusal.name, reasons: refusal.reasons.join("; ") }))
+        yield* Effect.logWarning("tenant refused").pipe(
+          Effect.annotateLogs({ resource: refusal.name, reasons: refusal.reasons.join("; ") })
+        )
       }
       const now = yield* Clock.currentTimeMillis
       yield* Ref.set(state, { tenants: validated.tenants, lastSuccessAt: now, lastReadError: undefined })
@@ -104,7 +124,15 @@ export const makeTenantRegistry = (
       const s = yield* Ref.get(state)
       const ageMillis = (yield* Clock.currentTimeMillis) - s.lastSuccessAt
       const stale = ageMillis > STALE_AFTER_INTERVALS * refreshMillis
-      return { ready: !stale, stale, tenantCount: s.tenants.length, lastSuccessAt: s.lastSuccessAt, ageMillis, refreshMillis, lastReadError: s.lastReadError }
+      return {
+        ready: !stale,
+        stale,
+        tenantCount: s.tenants.length,
+        lastSuccessAt: s.lastSuccessAt,
+        ageMillis,
+        refreshMillis,
+        lastReadError: s.lastReadError
+      }
     })
 
     const tenants = Effect.gen(function* () {
@@ -122,7 +150,9 @@ export const makeTenantRegistry = (
         })
         const candidates = current.filter((tenant) => tenant.provider.issuer === unverified.iss)
         if (candidates.length === 0) {
-          return yield* Effect.fail(Unauthenticated.because("unknown-issuer", `no tenant has issuer ${JSON.stringify(unverified.iss)}`))
+          return yield* Effect.fail(
+            Unauthenticated.because("unknown-issuer", `no tenant has issuer ${JSON.stringify(unverified.iss)}`)
+          )
         }
         // The signature is checked once per JWKS endpoint, however many tenants share it.
         const endpoints = [...new Set(candidates.map((tenant) => tenant.provider.jwksEndpoint))]
@@ -130,7 +160,10 @@ export const makeTenantRegistry = (
           yield* Effect.forEach(
             endpoints,
             (endpoint) =>
-              Effect.map(Effect.either(Effect.flatMap(caches.forEndpoint(endpoint), (cache) => verifySignature(token, cache))), (result) => [endpoint, result] as const),
+              Effect.map(
+                Effect.either(Effect.flatMap(caches.forEndpoint(endpoint), (cache) => verifySignature(token, cache))),
+                (result) => [endpoint, result] as const
+              ),
             { concurrency: "unbounded" }
           )
         )
@@ -145,19 +178,32 @@ export const makeTenantRegistry = (
           const claims = signature.right
           const provider = yield* Effect.either(checkIssuerAndAudience(claims, tenant.provider))
           if (Either.isLeft(provider)) failures.push(provider.left)
-          else if (tenantClaimOf(claims, tenant.provider.tenantClaim) === tenant.tenantId) matches.push({ tenant, claims })
+          else if (tenantClaimOf(claims, tenant.provider.tenantClaim) === tenant.tenantId)
+            matches.push({ tenant, claims })
         }
         const [match, ...others] = matches
         if (match === undefined) {
           const reasons = [...new Set(failures.map((failure) => failure.reason))]
-          const reason: UnauthenticatedReason = reasons.length === 1 && reasons[0] !== undefined ? reasons[0] : "no-matching-tenant"
-          return yield* Effect.fail(Unauthenticated.because(reason, failures.map((failure) => failure.detail).join("; ") || "no tenant's claim carries its own ID"))
+          const reason: UnauthenticatedReason =
+            reasons.length === 1 && reasons[0] !== undefined ? reasons[0] : "no-matching-tenant"
+          return yield* Effect.fail(
+            Unauthenticated.because(
+              reason,
+              failures.map((failure) => failure.detail).join("; ") || "no tenant's claim carries its own ID"
+            )
+          )
         }
         if (others.length > 0) {
-          return yield* Effect.fail(Unauthenticated.because("ambiguous-tenant", `matches ${matches.map((m) => m.tenant.tenantId).join(", ")}`))
+          return yield* Effect.fail(
+            Unauthenticated.because("ambiguous-tenant", `matches ${matches.map((m) => m.tenant.tenantId).join(", ")}`)
+          )
         }
         if (!match.tenant.enabled) return yield* Effect.fail(PermissionDenied.tenantSuspended())
-        return { tenantId: match.tenant.tenantId, roles: tenantRoles(match.tenant, match.claims), subject: subjectOf(match.claims) }
+        return {
+          tenantId: match.tenant.tenantId,
+          roles: tenantRoles(match.tenant, match.claims),
+          subject: subjectOf(match.claims)
+        }
       })
 
     const rootsFor = (principal: Principal) =>

@@ -6,8 +6,23 @@ import { join } from "node:path"
 import { Authenticator, authLayer, AuthStatus } from "./authenticator.ts"
 import { KubernetesDouble } from "./kubernetes-double.ts"
 import { DEFAULT_REFRESH_MILLIS } from "./config.ts"
-import { fileTenantSource, inClusterAccess, orchestratorTenantSource, type OrchestratorAccess } from "./tenant-source.ts"
-import { eventually, jsonHandler, jwksBody, LoopbackServer, makeKey, opensslAvailable, selfSignedCertificate, signToken, tenantDocument } from "./test-support.ts"
+import {
+  fileTenantSource,
+  inClusterAccess,
+  orchestratorTenantSource,
+  type OrchestratorAccess
+} from "./tenant-source.ts"
+import {
+  eventually,
+  jsonHandler,
+  jwksBody,
+  LoopbackServer,
+  makeKey,
+  opensslAvailable,
+  selfSignedCertificate,
+  signToken,
+  tenantDocument
+} from "./test-support.ts"
 
 const key = makeKey("k")
 const ISSUER = "https://idp.example.com/"
@@ -75,7 +90,9 @@ describe("orchestrator tenant source (against the Kubernetes double)", () => {
       )
       kube.token = "other"
       expect((yield* Effect.flip(orchestratorTenantSource(access()).read)).message).toContain("HTTP 401: Unauthorized")
-      expect((yield* Effect.flip(orchestratorTenantSource(access({ tokenPath: join(dir, "missing") })).read)).message).toContain("cannot read")
+      expect(
+        (yield* Effect.flip(orchestratorTenantSource(access({ tokenPath: join(dir, "missing") })).read)).message
+      ).toContain("cannot read")
     })
   )
 
@@ -86,9 +103,17 @@ describe("orchestrator tenant source (against the Kubernetes double)", () => {
       const secure = new KubernetesDouble("token-1", tls)
       try {
         secure.put("svc", tenant("a"))
-        expect(names(yield* orchestratorTenantSource(access({ apiBase: secure.apiBase("localhost"), caPath: join(dir, "ca.crt") })).read)).toEqual(["svctenants/a"])
+        expect(
+          names(
+            yield* orchestratorTenantSource(
+              access({ apiBase: secure.apiBase("localhost"), caPath: join(dir, "ca.crt") })
+            ).read
+          )
+        ).toEqual(["svctenants/a"])
         // Without the CA the self-signed server is not trusted.
-        expect((yield* Effect.flip(orchestratorTenantSource(access({ apiBase: secure.apiBase("localhost") })).read))._tag).toBe("TenantSourceError")
+        expect(
+          (yield* Effect.flip(orchestratorTenantSource(access({ apiBase: secure.apiBase("localhost") })).read))._tag
+        ).toBe("TenantSourceError")
       } finally {
         secure.stop()
       }
@@ -100,24 +125,38 @@ describe("in-cluster access", () => {
   const withEnv = <A, E>(effect: Effect.Effect<A, E>, env: Record<string, string>) =>
     Effect.withConfigProvider(effect, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
-  it.effect("reads the API address from the environment and token, CA and namespace from the service-account directory", () =>
-    Effect.gen(function* () {
-      const accountDir = join(dir, "serviceaccount")
-      mkdirSync(accountDir)
-      writeFileSync(join(accountDir, "namespace"), "tenants-ns\n")
-      const found = yield* withEnv(inClusterAccess(undefined, accountDir), { KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "6443" })
-      expect(found).toMatchObject({ apiBase: "https://10.0.0.1:6443", namespace: "tenants-ns", tokenPath: join(accountDir, "token"), caPath: join(accountDir, "ca.crt") })
-      const named = yield* withEnv(inClusterAccess("svc", join(dir, "none")), { KUBERNETES_SERVICE_HOST: "fd00::1" })
-      expect(named).toMatchObject({ apiBase: "https://[fd00::1]:443", namespace: "svc" })
-    })
+  it.effect(
+    "reads the API address from the environment and token, CA and namespace from the service-account directory",
+    () =>
+      Effect.gen(function* () {
+        const accountDir = join(dir, "serviceaccount")
+        mkdirSync(accountDir)
+        writeFileSync(join(accountDir, "namespace"), "tenants-ns\n")
+        const found = yield* withEnv(inClusterAccess(undefined, accountDir), {
+          KUBERNETES_SERVICE_HOST: "10.0.0.1",
+          KUBERNETES_SERVICE_PORT: "6443"
+        })
+        expect(found).toMatchObject({
+          apiBase: "https://10.0.0.1:6443",
+          namespace: "tenants-ns",
+          tokenPath: join(accountDir, "token"),
+          caPath: join(accountDir, "ca.crt")
+        })
+        const named = yield* withEnv(inClusterAccess("svc", join(dir, "none")), { KUBERNETES_SERVICE_HOST: "fd00::1" })
+        expect(named).toMatchObject({ apiBase: "https://[fd00::1]:443", namespace: "svc" })
+      })
   )
 
   it.effect("fails outside a cluster or without a namespace", () =>
     Effect.gen(function* () {
-      expect((yield* Effect.flip(withEnv(inClusterAccess("svc"), {}))).message).toContain("KUBERNETES_SERVICE_HOST is not set")
-      expect((yield* Effect.flip(withEnv(inClusterAccess(undefined, join(dir, "none")), { KUBERNETES_SERVICE_HOST: "10.0.0.1" }))).message).toContain(
-        "SVC_AUTH_TENANTS_NAMESPACE is unset"
+      expect((yield* Effect.flip(withEnv(inClusterAccess("svc"), {}))).message).toContain(
+        "KUBERNETES_SERVICE_HOST is not set"
       )
+      expect(
+        (yield* Effect.flip(
+          withEnv(inClusterAccess(undefined, join(dir, "none")), { KUBERNETES_SERVICE_HOST: "10.0.0.1" })
+        )).message
+      ).toContain("SVC_AUTH_TENANTS_NAMESPACE is unset")
     })
   )
 })
@@ -125,12 +164,28 @@ describe("in-cluster access", () => {
 describe("registry over the orchestrator source", () => {
   const build = (namespace = "svc") =>
     Effect.map(
-      Layer.build(authLayer({ orchestratorAccess: (configured) => Effect.succeed(access({ namespace: configured ?? "unset" })) })).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SVC_AUTH_TENANTS_SOURCE", "orchestrator"], ["SVC_AUTH_TENANTS_NAMESPACE", namespace]])))
+      Layer.build(
+        authLayer({ orchestratorAccess: (configured) => Effect.succeed(access({ namespace: configured ?? "unset" })) })
+      ).pipe(
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map([
+              ["SVC_AUTH_TENANTS_SOURCE", "orchestrator"],
+              ["SVC_AUTH_TENANTS_NAMESPACE", namespace]
+            ])
+          )
+        )
       ),
-      (context) => ({ authenticate: Context.get(context, Authenticator).authenticate, status: Context.get(context, AuthStatus) })
+      (context) => ({
+        authenticate: Context.get(context, Authenticator).authenticate,
+        status: Context.get(context, AuthStatus)
+      })
     )
-  const bearer = (tid: string) => Effect.map(Effect.promise(() => signToken(key, { iss: ISSUER, tid })), (token) => `Bearer ${token}`)
+  const bearer = (tid: string) =>
+    Effect.map(
+      Effect.promise(() => signToken(key, { iss: ISSUER, tid })),
+      (token) => `Bearer ${token}`
+    )
 
   it.scoped("loads the namespace's tenants and applies changes at the next re-list", () =>
     Effect.gen(function* () {
@@ -156,7 +211,9 @@ describe("registry over the orchestrator source", () => {
       yield* eventually(auth.status.tenantSet, (status) => status?.lastReadError?.includes("HTTP 500") ?? false)
       yield* auth.authenticate(yield* bearer("acme"))
       yield* TestClock.adjust(Duration.millis(9 * DEFAULT_REFRESH_MILLIS + 1))
-      expect((yield* Effect.flip(auth.authenticate(yield* bearer("acme")))).message).toBe("tenant configuration is stale")
+      expect((yield* Effect.flip(auth.authenticate(yield* bearer("acme")))).message).toBe(
+        "tenant configuration is stale"
+      )
     })
   )
 

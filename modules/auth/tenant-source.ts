@@ -27,7 +27,8 @@ export const parseTenantFile = (text: string, path: string): Either.Either<Reado
   const documents = parseAllDocuments(text)
   const list = Array.isArray(documents) ? documents : [documents]
   const broken = list.find((document) => document.errors.length > 0)
-  if (broken !== undefined) return Either.left(`${path} is not YAML or JSON: ${broken.errors[0]?.message ?? "parse error"}`)
+  if (broken !== undefined)
+    return Either.left(`${path} is not YAML or JSON: ${broken.errors[0]?.message ?? "parse error"}`)
   return Either.right(
     list
       .map((document, index) => ({ origin: `${path} document ${index + 1}`, value: document.toJS() as unknown }))
@@ -76,7 +77,9 @@ export const inClusterAccess = (
 ): Effect.Effect<OrchestratorAccess, TenantSourceError> =>
   Effect.gen(function* () {
     const missing = (what: string) => new TenantSourceError({ message: `orchestrator source: ${what}` })
-    const host = yield* Config.string("KUBERNETES_SERVICE_HOST").pipe(Effect.mapError(() => missing("KUBERNETES_SERVICE_HOST is not set (not running in a cluster?)")))
+    const host = yield* Config.string("KUBERNETES_SERVICE_HOST").pipe(
+      Effect.mapError(() => missing("KUBERNETES_SERVICE_HOST is not set (not running in a cluster?)"))
+    )
     const port = yield* Config.option(Config.string("KUBERNETES_SERVICE_PORT")).pipe(
       Effect.map(Option.getOrElse(() => "443")),
       Effect.mapError(() => missing("KUBERNETES_SERVICE_PORT is invalid"))
@@ -97,13 +100,15 @@ export const inClusterAccess = (
     }
   })
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Lists the `SvcTenant` resources of the namespace, following `continue` pages. */
 export const orchestratorTenantSource = (access: OrchestratorAccess): TenantSource => {
   const collection = `${access.apiBase}/apis/${TENANT_API_GROUP}/v1/namespaces/${encodeURIComponent(access.namespace)}/${TENANT_PLURAL}`
   const fail = (message: string) => new TenantSourceError({ message: `orchestrator source: ${message}` })
-  const readText = (path: string) => Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: () => fail(`cannot read ${path}`) })
+  const readText = (path: string) =>
+    Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: () => fail(`cannot read ${path}`) })
   return {
     description: `orchestrator ${collection}`,
     expandsLists: false,
@@ -122,7 +127,10 @@ export const orchestratorTenantSource = (access: OrchestratorAccess): TenantSour
           headers: { authorization: `Bearer ${token}`, accept: "application/json" },
           ...(caCertificates === undefined ? {} : { caCertificates })
         }).pipe(Effect.mapError((error) => fail(error.message)))
-        const body = yield* Effect.try({ try: (): unknown => JSON.parse(response.body), catch: () => fail(`HTTP ${response.status}: response is not JSON`) })
+        const body = yield* Effect.try({
+          try: (): unknown => JSON.parse(response.body),
+          catch: () => fail(`HTTP ${response.status}: response is not JSON`)
+        })
         if (response.status !== 200) {
           const reason = isRecord(body) && typeof body.message === "string" ? body.message : "no message"
           return yield* Effect.fail(fail(`HTTP ${response.status}: ${reason}`))
@@ -131,11 +139,15 @@ export const orchestratorTenantSource = (access: OrchestratorAccess): TenantSour
           return yield* Effect.fail(fail(`expected a ${TENANT_LIST_KIND} with items`))
         }
         body.items.forEach((item, index) => {
-          const name = isRecord(item) && isRecord(item.metadata) && typeof item.metadata.name === "string" ? item.metadata.name : `item ${index}`
+          const name =
+            isRecord(item) && isRecord(item.metadata) && typeof item.metadata.name === "string"
+              ? item.metadata.name
+              : `item ${index}`
           documents.push({ origin: `${TENANT_PLURAL}/${name}`, value: item })
         })
         const metadata = isRecord(body.metadata) ? body.metadata : {}
-        continueToken = typeof metadata.continue === "string" && metadata.continue !== "" ? metadata.continue : undefined
+        continueToken =
+          typeof metadata.continue === "string" && metadata.continue !== "" ? metadata.continue : undefined
       } while (continueToken !== undefined)
       return documents
     })

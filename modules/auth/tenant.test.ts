@@ -5,13 +5,25 @@ import { readFileSync } from "node:fs"
 import { parse } from "yaml"
 import { KNOWN_ROLES } from "../policy/roles.ts"
 import { MAX_ROOTS_PER_TENANT } from "../policy/scoring-roots.ts"
-import { decodeTenant, TENANT_API_GROUP, TENANT_API_VERSION, TENANT_ID_PATTERN, TENANT_KIND, TENANT_LIST_KIND, TENANT_PLURAL, validateTenantSet } from "./tenant.ts"
+import {
+  decodeTenant,
+  TENANT_API_GROUP,
+  TENANT_API_VERSION,
+  TENANT_ID_PATTERN,
+  TENANT_KIND,
+  TENANT_LIST_KIND,
+  TENANT_PLURAL,
+  validateTenantSet
+} from "./tenant.ts"
 import { parseTenantFile } from "./tenant-source.ts"
 import { tenantDocument } from "./test-support.ts"
 
-const reasons = (value: unknown): ReadonlyArray<string> => Either.match(decodeTenant(value, "doc"), { onLeft: (r) => r.reasons, onRight: () => [] })
+const reasons = (value: unknown): ReadonlyArray<string> =>
+  Either.match(decodeTenant(value, "doc"), { onLeft: (r) => r.reasons, onRight: () => [] })
 const withSpec = (spec: Record<string, unknown>) => tenantDocument("acme", spec)
-const oidc = (extra: Record<string, unknown>) => ({ oidc: { issuer: "https://idp.example.com/", jwksEndpoint: "https://idp.example.com/jwks", ...extra } })
+const oidc = (extra: Record<string, unknown>) => ({
+  oidc: { issuer: "https://idp.example.com/", jwksEndpoint: "https://idp.example.com/jwks", ...extra }
+})
 
 describe("SvcTenant decoding", () => {
   it("applies the defaults of seed 2.4", () => {
@@ -28,7 +40,9 @@ describe("SvcTenant decoding", () => {
   })
 
   it("refuses another apiVersion or kind", () => {
-    expect(reasons({ ...tenantDocument("acme"), apiVersion: "svc.dev/v2" })[0]).toContain(`expected apiVersion ${TENANT_API_VERSION} and kind SvcTenant`)
+    expect(reasons({ ...tenantDocument("acme"), apiVersion: "svc.dev/v2" })[0]).toContain(
+      `expected apiVersion ${TENANT_API_VERSION} and kind SvcTenant`
+    )
     expect(reasons({ ...tenantDocument("acme"), kind: "Tenant" })[0]).toContain("got svc.dev/v1 Tenant")
   })
 
@@ -44,17 +58,27 @@ describe("SvcTenant decoding", () => {
       [{ tenantId: "" }, "spec.tenantId"],
       [oidc({ issuer: "idp.example.com" }), `spec.oidc.issuer must be an absolute http(s) URL, got "idp.example.com"`],
       [oidc({ issuer: "ftp://idp.example.com" }), "spec.oidc.issuer must be an absolute http(s) URL"],
-      [oidc({ jwksEndpoint: "http://idp.example.com/jwks" }), "spec.oidc.jwksEndpoint must be an https URL (plain http only for localhost or loopback addresses)"],
+      [
+        oidc({ jwksEndpoint: "http://idp.example.com/jwks" }),
+        "spec.oidc.jwksEndpoint must be an https URL (plain http only for localhost or loopback addresses)"
+      ],
       [{ rbac: { allowedRoles: ["svc:reader", "svc:root"] } }, `spec.rbac.allowedRoles: unknown role "svc:root"`],
       [{ rbac: { allowedRoles: [] } }, "spec.rbac.allowedRoles must not be empty"],
       [{ rbac: { defaultRole: "svc:admin" } }, `spec.rbac.defaultRole "svc:admin" is not in spec.rbac.allowedRoles`],
-      [{ rbac: { defaultRole: "svc:node", allowedRoles: ["svc:node"] } }, `spec.rbac.defaultRole must not be "svc:node"`],
+      [
+        { rbac: { defaultRole: "svc:node", allowedRoles: ["svc:node"] } },
+        `spec.rbac.defaultRole must not be "svc:node"`
+      ],
       [{ rbac: { defaultRole: "svc:boss" } }, `spec.rbac.defaultRole: unknown role "svc:boss"`],
       [{ scoring: { roots: ["media"] } }, `spec.scoring.roots: "media" is relative`],
-      [{ scoring: { roots: Array.from({ length: 33 }, (_, i) => `/media/${i}`) } }, "spec.scoring.roots has 33 entries, at most 32 allowed"],
+      [
+        { scoring: { roots: Array.from({ length: 33 }, (_, i) => `/media/${i}`) } },
+        "spec.scoring.roots has 33 entries, at most 32 allowed"
+      ],
       [{ enabled: "no" }, "spec.enabled"]
     ]
-    for (const [spec, expected] of cases) expect(reasons(withSpec(spec)).join(" | "), JSON.stringify(spec)).toContain(expected)
+    for (const [spec, expected] of cases)
+      expect(reasons(withSpec(spec)).join(" | "), JSON.stringify(spec)).toContain(expected)
   })
 
   it("accepts plain-http JWKS endpoints on loopback", () => {
@@ -74,7 +98,10 @@ describe("SvcTenant decoding", () => {
 
   it("refuses every tenant whose tenantId is not unique", () => {
     const result = validateTenantSet(
-      [tenantDocument("acme", {}, "one"), tenantDocument("acme", {}, "two"), tenantDocument("globex")].map((value) => ({ value, origin: "test" })),
+      [tenantDocument("acme", {}, "one"), tenantDocument("acme", {}, "two"), tenantDocument("globex")].map((value) => ({
+        value,
+        origin: "test"
+      })),
       false
     )
     expect(result.tenants.map((tenant) => tenant.tenantId)).toEqual(["globex"])
@@ -87,13 +114,20 @@ describe("SvcTenant decoding", () => {
   it("expands List and SvcTenantList documents from files only", () => {
     const list = { apiVersion: "v1", kind: "List", items: [tenantDocument("acme"), tenantDocument("globex")] }
     const typedList = { apiVersion: TENANT_API_VERSION, kind: TENANT_LIST_KIND, items: [tenantDocument("initech")] }
-    const fromFile = validateTenantSet([{ value: list, origin: "f" }, { value: typedList, origin: "f" }], true)
+    const fromFile = validateTenantSet(
+      [
+        { value: list, origin: "f" },
+        { value: typedList, origin: "f" }
+      ],
+      true
+    )
     expect(fromFile.tenants.map((tenant) => tenant.tenantId)).toEqual(["acme", "globex", "initech"])
     expect(validateTenantSet([{ value: list, origin: "o" }], false).refusals).toHaveLength(1)
   })
 
   it("reads YAML streams and JSON", () => {
-    const yaml = "apiVersion: svc.dev/v1\nkind: SvcTenant\nmetadata: {name: a}\nspec:\n  tenantId: a\n  oidc: {issuer: 'https://i/', jwksEndpoint: 'https://i/jwks'}\n---\n"
+    const yaml =
+      "apiVersion: svc.dev/v1\nkind: SvcTenant\nmetadata: {name: a}\nspec:\n  tenantId: a\n  oidc: {issuer: 'https://i/', jwksEndpoint: 'https://i/jwks'}\n---\n"
     const documents = Either.getOrThrow(parseTenantFile(`${yaml}${yaml.replaceAll(" a", " b")}`, "t.yaml"))
     expect(validateTenantSet(documents, true).tenants.map((tenant) => tenant.tenantId)).toEqual(["a", "b"])
     const json = JSON.stringify(tenantDocument("acme"))

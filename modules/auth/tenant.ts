@@ -43,7 +43,9 @@ export const TenantSpec = Schema.Struct({
   tenantId: Schema.String,
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   oidc: OidcSpec,
-  rbac: Schema.optionalWith(RbacSpec, { default: () => ({ defaultRole: DEFAULT_ROLE, allowedRoles: DEFAULT_ALLOWED_ROLES }) }),
+  rbac: Schema.optionalWith(RbacSpec, {
+    default: () => ({ defaultRole: DEFAULT_ROLE, allowedRoles: DEFAULT_ALLOWED_ROLES })
+  }),
   scoring: Schema.optionalWith(ScoringSpec, { default: () => ({ roots: [] }) })
 })
 
@@ -81,7 +83,8 @@ const formatParseError = (prefix: string, error: ParseResult.ParseError): Readon
 
 const tenantRules = (spec: typeof TenantSpec.Type): ReadonlyArray<string> => {
   const problems: Array<string> = []
-  if (!TENANT_ID.test(spec.tenantId)) problems.push(`spec.tenantId "${spec.tenantId}" does not match ${TENANT_ID_PATTERN}`)
+  if (!TENANT_ID.test(spec.tenantId))
+    problems.push(`spec.tenantId "${spec.tenantId}" does not match ${TENANT_ID_PATTERN}`)
   const issuer = issuerProblem(spec.oidc.issuer)
   if (issuer !== undefined) problems.push(`spec.oidc.issuer ${issuer}, got "${spec.oidc.issuer}"`)
   const jwks = jwksEndpointProblem(spec.oidc.jwksEndpoint)
@@ -90,12 +93,15 @@ const tenantRules = (spec: typeof TenantSpec.Type): ReadonlyArray<string> => {
   if (spec.oidc.rolesClaim === "") problems.push("spec.oidc.rolesClaim must not be empty")
   const { allowedRoles, defaultRole } = spec.rbac
   if (allowedRoles.length === 0) problems.push("spec.rbac.allowedRoles must not be empty")
-  for (const role of allowedRoles) if (!isKnownRole(role)) problems.push(`spec.rbac.allowedRoles: unknown role "${role}"`)
+  for (const role of allowedRoles)
+    if (!isKnownRole(role)) problems.push(`spec.rbac.allowedRoles: unknown role "${role}"`)
   if (!isKnownRole(defaultRole)) problems.push(`spec.rbac.defaultRole: unknown role "${defaultRole}"`)
   else if (defaultRole === "svc:node") problems.push(`spec.rbac.defaultRole must not be "svc:node"`)
-  else if (!allowedRoles.includes(defaultRole)) problems.push(`spec.rbac.defaultRole "${defaultRole}" is not in spec.rbac.allowedRoles`)
+  else if (!allowedRoles.includes(defaultRole))
+    problems.push(`spec.rbac.defaultRole "${defaultRole}" is not in spec.rbac.allowedRoles`)
   const { roots } = spec.scoring
-  if (roots.length > MAX_ROOTS_PER_TENANT) problems.push(`spec.scoring.roots has ${roots.length} entries, at most ${MAX_ROOTS_PER_TENANT} allowed`)
+  if (roots.length > MAX_ROOTS_PER_TENANT)
+    problems.push(`spec.scoring.roots has ${roots.length} entries, at most ${MAX_ROOTS_PER_TENANT} allowed`)
   for (const root of roots) {
     Either.mapLeft(parseRoot(root), (why) => problems.push(`spec.scoring.roots: "${root}" ${why}`))
   }
@@ -105,11 +111,15 @@ const tenantRules = (spec: typeof TenantSpec.Type): ReadonlyArray<string> => {
 /** Decodes one `SvcTenant` document and applies the rules of seed 2.4. */
 export const decodeTenant = (value: unknown, fallbackName: string): Either.Either<Tenant, TenantRefusal> => {
   const envelope = Schema.decodeUnknownEither(Envelope)(value)
-  if (Either.isLeft(envelope)) return Either.left({ name: fallbackName, reasons: formatParseError("document", envelope.left) })
+  if (Either.isLeft(envelope))
+    return Either.left({ name: fallbackName, reasons: formatParseError("document", envelope.left) })
   const name = envelope.right.metadata.name ?? fallbackName
   const { apiVersion, kind } = envelope.right
   if (apiVersion !== TENANT_API_VERSION || kind !== TENANT_KIND) {
-    return Either.left({ name, reasons: [`expected apiVersion ${TENANT_API_VERSION} and kind ${TENANT_KIND}, got ${apiVersion} ${kind}`] })
+    return Either.left({
+      name,
+      reasons: [`expected apiVersion ${TENANT_API_VERSION} and kind ${TENANT_KIND}, got ${apiVersion} ${kind}`]
+    })
   }
   const spec = Schema.decodeUnknownEither(TenantSpec, { onExcessProperty: "error", errors: "all" })(envelope.right.spec)
   if (Either.isLeft(spec)) return Either.left({ name, reasons: formatParseError("spec", spec.left) })
@@ -138,13 +148,22 @@ export const decodeTenant = (value: unknown, fallbackName: string): Either.Eithe
  * `SvcTenantList` (lists are accepted from files only; the orchestrator source
  * returns items).
  */
-export const expandListDocument = (value: unknown, origin: string): Either.Either<ReadonlyArray<unknown>, TenantRefusal> => {
+export const expandListDocument = (
+  value: unknown,
+  origin: string
+): Either.Either<ReadonlyArray<unknown>, TenantRefusal> => {
   const envelope = Schema.decodeUnknownEither(Envelope)(value)
-  if (Either.isLeft(envelope)) return Either.left({ name: origin, reasons: formatParseError("document", envelope.left) })
+  if (Either.isLeft(envelope))
+    return Either.left({ name: origin, reasons: formatParseError("document", envelope.left) })
   const { apiVersion, kind, items } = envelope.right
   if (kind !== "List" && kind !== TENANT_LIST_KIND) return Either.right([value])
-  const listVersionOk = kind === "List" ? apiVersion === "v1" || apiVersion === TENANT_API_VERSION : apiVersion === TENANT_API_VERSION
-  if (!listVersionOk) return Either.left({ name: origin, reasons: [`a ${kind} must have apiVersion ${kind === "List" ? "v1" : TENANT_API_VERSION}, got ${apiVersion}`] })
+  const listVersionOk =
+    kind === "List" ? apiVersion === "v1" || apiVersion === TENANT_API_VERSION : apiVersion === TENANT_API_VERSION
+  if (!listVersionOk)
+    return Either.left({
+      name: origin,
+      reasons: [`a ${kind} must have apiVersion ${kind === "List" ? "v1" : TENANT_API_VERSION}, got ${apiVersion}`]
+    })
   return Either.right(items ?? [])
 }
 
@@ -178,7 +197,10 @@ export const validateTenantSet = (
   const tenants = candidates.filter((tenant) => {
     const names = owners.get(tenant.tenantId) ?? []
     if (names.length === 1) return true
-    refusals.push({ name: tenant.name, reasons: [`spec.tenantId "${tenant.tenantId}" is used by several tenants: ${names.join(", ")}`] })
+    refusals.push({
+      name: tenant.name,
+      reasons: [`spec.tenantId "${tenant.tenantId}" is used by several tenants: ${names.join(", ")}`]
+    })
     return false
   })
   return { tenants, refusals }

@@ -21,14 +21,20 @@ export interface TestKey {
 export const makeKey = (kid: string, modulusLength = 2048): TestKey => {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength })
   const exported = publicKey.export({ format: "jwk" })
-  return { kid, privateKey, jwk: { kty: "RSA", n: exported.n ?? "", e: exported.e ?? "", kid, use: "sig", alg: "RS256" } }
+  return {
+    kid,
+    privateKey,
+    jwk: { kty: "RSA", n: exported.n ?? "", e: exported.e ?? "", kid, use: "sig", alg: "RS256" }
+  }
 }
 
 export const jwksBody = (...keys: ReadonlyArray<Readonly<Record<string, string>>>): string => JSON.stringify({ keys })
 
 /** An RS256 token signed with `key`; `exp` defaults to one hour after `nowSeconds`. */
 export const signToken = (key: TestKey, claims: Record<string, unknown>, nowSeconds = 0): Promise<string> =>
-  new SignJWT({ exp: nowSeconds + 3600, ...claims }).setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "JWT" }).sign(key.privateKey)
+  new SignJWT({ exp: nowSeconds + 3600, ...claims })
+    .setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "JWT" })
+    .sign(key.privateKey)
 
 const base64urlJson = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url")
 
@@ -56,7 +62,11 @@ export class LoopbackServer {
       fetch: (request) => {
         this.hits++
         this.requests.push(request)
-        this.waiters = this.waiters.filter((waiter) => (this.hits >= waiter.count ? (waiter.resolve(), false) : true))
+        this.waiters = this.waiters.filter((waiter) => {
+          if (this.hits < waiter.count) return true
+          waiter.resolve()
+          return false
+        })
         return this.handler(request)
       }
     })
@@ -77,8 +87,10 @@ export class LoopbackServer {
 }
 
 /** Serves a fixed JSON body, or whatever `body()` returns at the time of the request. */
-export const jsonHandler = (body: () => string, status = 200): Handler => () =>
-  new Response(body(), { status, headers: { "content-type": "application/json" } })
+export const jsonHandler =
+  (body: () => string, status = 200): Handler =>
+  () =>
+    new Response(body(), { status, headers: { "content-type": "application/json" } })
 
 export interface CapturedLog {
   readonly message: string
@@ -87,20 +99,28 @@ export interface CapturedLog {
 }
 
 /** Runs `effect` with a logger that records every line instead of printing it. */
-export const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>, into: Array<CapturedLog>): Effect.Effect<A, E, R> =>
+export const captureLogs = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  into: Array<CapturedLog>
+): Effect.Effect<A, E, R> =>
   Effect.provide(
     effect,
     Logger.replace(
       Logger.defaultLogger,
       Logger.make(({ message, logLevel, annotations }) => {
         const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
-        into.push({ message: text, level: logLevel.label, annotations: Object.fromEntries(annotations as HashMap.HashMap<string, unknown>) })
+        into.push({
+          message: text,
+          level: logLevel.label,
+          annotations: Object.fromEntries(annotations as HashMap.HashMap<string, unknown>)
+        })
       })
     )
   )
 
 /** Waits in real time (not the test clock) for file I/O or sockets to settle. */
-export const realSleep = (millis: number): Effect.Effect<void> => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
+export const realSleep = (millis: number): Effect.Effect<void> =>
+  Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
 
 /**
  * Polls `effect` in real time until `accept` holds (about a second at most): a
@@ -117,11 +137,19 @@ export const eventually = <A, E>(effect: Effect.Effect<A, E>, accept: (value: A)
   })
 
 /** A valid `SvcTenant` document; `spec` fields override the defaults given here. */
-export const tenantDocument = (tenantId: string, spec: Record<string, unknown> = {}, name = tenantId): Record<string, unknown> => ({
+export const tenantDocument = (
+  tenantId: string,
+  spec: Record<string, unknown> = {},
+  name = tenantId
+): Record<string, unknown> => ({
   apiVersion: TENANT_API_VERSION,
   kind: TENANT_KIND,
   metadata: { name },
-  spec: { tenantId, oidc: { issuer: `https://idp.example.com/${tenantId}`, jwksEndpoint: "https://idp.example.com/jwks" }, ...spec }
+  spec: {
+    tenantId,
+    oidc: { issuer: `https://idp.example.com/${tenantId}`, jwksEndpoint: "https://idp.example.com/jwks" },
+    ...spec
+  }
 })
 
 /** Whether the `openssl` command exists (the https tests need a certificate). */
@@ -140,7 +168,23 @@ export const selfSignedCertificate = (): { readonly cert: string; readonly key: 
   try {
     execFileSync(
       "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1"
+      ],
       { stdio: "ignore" }
     )
     return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") }

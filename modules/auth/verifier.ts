@@ -22,8 +22,10 @@ export const rs256KeyId = (token: string): Effect.Effect<string, Unauthenticated
       catch: () => refuse("malformed-token", "the token header cannot be decoded")
     })
     if (token.split(".").length !== 3) return yield* Effect.fail(refuse("malformed-token", "not a compact JWS"))
-    if (header.alg !== "RS256") return yield* Effect.fail(refuse("unsupported-algorithm", `alg ${String(header.alg)} is not RS256`))
-    if (typeof header.kid !== "string" || header.kid === "") return yield* Effect.fail(refuse("malformed-token", "the token has no kid"))
+    if (header.alg !== "RS256")
+      return yield* Effect.fail(refuse("unsupported-algorithm", `alg ${String(header.alg)} is not RS256`))
+    if (typeof header.kid !== "string" || header.kid === "")
+      return yield* Effect.fail(refuse("malformed-token", "the token has no kid"))
     return header.kid
   })
 
@@ -57,8 +59,12 @@ export const verifySignature = (token: string, jwks: JwksCache): Effect.Effect<C
   })
 
 /** Issuer and audience checks of one provider (seed 2.1). */
-export const checkIssuerAndAudience = (claims: Claims, provider: ProviderSettings): Effect.Effect<void, Unauthenticated> => {
-  if (claims.iss !== provider.issuer) return Effect.fail(refuse("wrong-issuer", `iss ${JSON.stringify(claims.iss)} is not ${provider.issuer}`))
+export const checkIssuerAndAudience = (
+  claims: Claims,
+  provider: ProviderSettings
+): Effect.Effect<void, Unauthenticated> => {
+  if (claims.iss !== provider.issuer)
+    return Effect.fail(refuse("wrong-issuer", `iss ${JSON.stringify(claims.iss)} is not ${provider.issuer}`))
   if (provider.audience === undefined) return Effect.void
   const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud]
   return audiences.includes(provider.audience)
@@ -75,8 +81,14 @@ export const tenantClaimOf = (claims: Claims, claimName: string): string | undef
 /** The recognised roles of the roles claim: a JSON array of strings or a single string; unknown strings confer nothing. */
 export const knownRolesOf = (claims: Claims, claimName: string): ReadonlyArray<Role> => {
   const value = claims[claimName]
-  const strings = typeof value === "string" ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []
+  const strings =
+    typeof value === "string"
+      ? [value]
+      : Array.isArray(value)
+        ? value.filter((v): v is string => typeof v === "string")
+        : []
   return [...new Set(strings.filter(isKnownRole))]
 }
 
-export const subjectOf = (claims: Claims): string | undefined => (typeof claims.sub === "string" ? claims.sub : undefined)
+export const subjectOf = (claims: Claims): string | undefined =>
+  typeof claims.sub === "string" ? claims.sub : undefined

@@ -21,7 +21,9 @@ describe("listen addresses", () => {
   })
 
   it("uses the default when the variable is unset and names the variable when it is wrong", () => {
-    expect(read(listenAddress("SVC_HTTP_ADDR", "0.0.0.0:8080"), {})).toEqual(Either.right({ host: "0.0.0.0", port: 8080 }))
+    expect(read(listenAddress("SVC_HTTP_ADDR", "0.0.0.0:8080"), {})).toEqual(
+      Either.right({ host: "0.0.0.0", port: 8080 })
+    )
     const refused = read(listenAddress("SVC_GRPC_ADDR", "0.0.0.0:50051"), { SVC_GRPC_ADDR: "nope" })
     expect(Either.isLeft(refused) && String(refused.left)).toContain("SVC_GRPC_ADDR")
     expect(Either.isLeft(refused) && String(refused.left)).toContain("must be host:port")

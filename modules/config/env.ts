@@ -8,8 +8,11 @@ import { cpus } from "node:os"
 export const invalid = (variable: string, rule: string): ConfigError.ConfigError =>
   ConfigError.InvalidData([variable], rule)
 
-const parsed = <A>(variable: string, config: Config.Config<string>, parse: (text: string) => Either.Either<A, string>) =>
-  config.pipe(Config.mapOrFail((text) => Either.mapLeft(parse(text.trim()), (rule) => invalid(variable, rule))))
+const parsed = <A>(
+  variable: string,
+  config: Config.Config<string>,
+  parse: (text: string) => Either.Either<A, string>
+) => config.pipe(Config.mapOrFail((text) => Either.mapLeft(parse(text.trim()), (rule) => invalid(variable, rule))))
 
 export interface ListenAddress {
   readonly host: string
@@ -18,10 +21,10 @@ export interface ListenAddress {
 
 /** `host:port`, `[v6]:port` or `:port` (all interfaces). */
 export const parseListenAddress = (text: string): Either.Either<ListenAddress, string> => {
-  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]]*)):(\d{1,5})$/.exec(text)
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text)
   const port = match ? Number(match[3]) : Number.NaN
   if (!match || port > 65535) return Either.left(`must be host:port with a port from 0 to 65535; got "${text}"`)
-  return Either.right({ host: match[1] ?? (match[2] === "" ? "0.0.0.0" : match[2] ?? "0.0.0.0"), port })
+  return Either.right({ host: match[1] ?? (match[2] === "" ? "0.0.0.0" : (match[2] ?? "0.0.0.0")), port })
 }
 
 export const listenAddress = (variable: string, fallback: string): Config.Config<ListenAddress> =>
@@ -50,7 +53,8 @@ export const flag = (variable: string, fallback = false): Config.Config<boolean>
 /** A non-empty string; absent gives the fallback. */
 export const text = (variable: string, fallback: string): Config.Config<string> =>
   parsed(variable, Config.string(variable).pipe(Config.withDefault(fallback)), (value) =>
-    value === "" ? Either.left("must not be empty") : Either.right(value))
+    value === "" ? Either.left("must not be empty") : Either.right(value)
+  )
 
 /** An optional non-empty string. */
 export const optionalText = (variable: string): Config.Config<Option.Option<string>> =>

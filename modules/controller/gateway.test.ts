@@ -15,7 +15,7 @@ mkdirSync(root)
 mkdirSync(outside)
 writeFileSync(join(outside, "clip.yuv"), "")
 writeFileSync(join(root, "clip.yuv"), "")
-symlinkSync(join(outside, "clip.yuv"), join(root, "escape.yuv"))
+symlinkSync(join(outside, "clip.yuv"), join(root, "outsideLink.yuv"))
 symlinkSync(join(root, "clip.yuv"), join(root, "alias.yuv"))
 
 const reader: Principal = { tenantId: "a", roles: ["svc:reader"], subject: "r@a" }
@@ -30,7 +30,9 @@ const withPrincipal = (principal: Principal, counters: AuthCounters) =>
 
 const admitAs = (principal: Principal, method: string) => {
   const counters = new AuthCounters()
-  const outcome = Effect.runSync(Effect.either(admit("Bearer t", method)).pipe(Effect.provide(withPrincipal(principal, counters))))
+  const outcome = Effect.runSync(
+    Effect.either(admit("Bearer t", method)).pipe(Effect.provide(withPrincipal(principal, counters)))
+  )
   return { outcome, refusals: counters.refusalsByReason() }
 }
 
@@ -63,9 +65,9 @@ describe("withCheckedInputs", () => {
   })
 
   it("refuses a link inside a root that points outside every root, naming the input as written", async () => {
-    const escape = join(root, "escape.yuv")
-    const outcome = await check({ reference: join(root, "clip.yuv"), distorted: escape })
-    expect(Either.isLeft(outcome) && outcome.left.message).toBe(Messages.inputOutsideRoots(escape))
+    const outsideLink = join(root, "outsideLink.yuv")
+    const outcome = await check({ reference: join(root, "clip.yuv"), distorted: outsideLink })
+    expect(Either.isLeft(outcome) && outcome.left.message).toBe(Messages.inputOutsideRoots(outsideLink))
   })
 
   it("passes a request without string inputs unchanged, for the scoring path to refuse", async () => {

@@ -16,8 +16,11 @@ const NODE_API_PREFIX = `/${GRPC_PACKAGE}.Nodes/`
  * method absent from the role table is refused for every caller, disabled mode included.
  * Role refusals are logged and counted like token refusals.
  */
-export const admit = (authorization: string | undefined, method: string): Effect.Effect<Principal, Refusal, Authenticator | AuthMetrics> =>
-  Effect.gen(function*() {
+export const admit = (
+  authorization: string | undefined,
+  method: string
+): Effect.Effect<Principal, Refusal, Authenticator | AuthMetrics> =>
+  Effect.gen(function* () {
     const authenticator = yield* Authenticator
     const counters = yield* AuthMetrics
     const principal = yield* authenticator.authenticate(authorization)
@@ -26,13 +29,22 @@ export const admit = (authorization: string | undefined, method: string): Effect
         Effect.zipRight(
           Effect.sync(() => counters.recordRefusal(refusal.reason)),
           Effect.logInfo("auth: request refused").pipe(
-            Effect.annotateLogs({ reason: refusal.reason, detail: refusal.message, method, tenant: principal.tenantId, subject: principal.subject })
+            Effect.annotateLogs({
+              reason: refusal.reason,
+              detail: refusal.message,
+              method,
+              tenant: principal.tenantId,
+              subject: principal.subject
+            })
           )
-        ))
+        )
+      )
     )
     // The subject is logged for audit (seed 2.1); nodes poll often, so the node API logs at debug.
     const log = method.startsWith(NODE_API_PREFIX) ? Effect.logDebug : Effect.logInfo
-    yield* log("request admitted").pipe(Effect.annotateLogs({ method, tenant: principal.tenantId, subject: principal.subject ?? "" }))
+    yield* log("request admitted").pipe(
+      Effect.annotateLogs({ method, tenant: principal.tenantId, subject: principal.subject ?? "" })
+    )
     return principal
   })
 
@@ -54,14 +66,22 @@ const decodeInputs = Schema.decodeUnknownOption(Inputs, { onExcessProperty: "pre
  * goes on with the resolved paths, so the file scored is the file checked. A request without
  * string inputs passes unchanged for the scoring path to refuse with its own message.
  */
-export const withCheckedInputs = (scoringRoots: Context.Tag.Service<ScoringRoots>, principal: Principal, request: unknown) =>
+export const withCheckedInputs = (
+  scoringRoots: Context.Tag.Service<ScoringRoots>,
+  principal: Principal,
+  request: unknown
+) =>
   Option.match(decodeInputs(request), {
     onNone: () => Effect.succeed<unknown>(request),
     onSome: (inputs) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const roots = yield* scoringRoots.forPrincipal(principal)
         const reference = yield* roots.resolveAndCheck(inputs.reference)
         const distorted = yield* roots.resolveAndCheck(inputs.distorted)
-        return { ...inputs, reference: reference.localPath ?? reference.input, distorted: distorted.localPath ?? distorted.input }
+        return {
+          ...inputs,
+          reference: reference.localPath ?? reference.input,
+          distorted: distorted.localPath ?? distorted.input
+        }
       })
   })

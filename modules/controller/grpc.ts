@@ -10,7 +10,7 @@ import { JobService } from "../jobs/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import type { Principal } from "../policy/index.ts"
 import { scoringService } from "../scoring-api/grpc.ts"
-import { ScorerState } from "../scoring-api/scorer-state.ts"
+import type { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
@@ -33,7 +33,7 @@ const jobsService: Handlers = {
   definition: serviceDefinition("svc.v1.Jobs"),
   methods: {
     SubmitJob: unary((request, { context: principal }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const scoreRequest = yield* decodeSubmitJob(request)
         // Inputs are read by a node, so they are checked as written here (5.5.5).
         const roots = yield* Effect.flatMap(ScoringRoots, (service) => service.forPrincipal(principal))
@@ -41,25 +41,31 @@ const jobsService: Handlers = {
         yield* roots.check(scoreRequest.distorted)
         const jobs = yield* JobService
         return jobMessage(yield* jobs.submit(principal, scoreRequest))
-      })),
+      })
+    ),
     GetJob: unary((request, { context: principal }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { id } = yield* decodeJobId(request)
         const jobs = yield* JobService
         return jobMessage(yield* jobs.get(principal, id))
-      })),
+      })
+    ),
     StreamJobs: serverStream((request, { context: principal }) =>
-      Stream.unwrap(Effect.gen(function*() {
-        const filter = yield* decodeStreamJobs(request)
-        const jobs = yield* JobService
-        return Stream.map(jobs.stream(principal, filter), (job) => jobMessage(job))
-      }))),
+      Stream.unwrap(
+        Effect.gen(function* () {
+          const filter = yield* decodeStreamJobs(request)
+          const jobs = yield* JobService
+          return Stream.map(jobs.stream(principal, filter), (job) => jobMessage(job))
+        })
+      )
+    ),
     CancelJob: unary((request, { context: principal }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { id } = yield* decodeJobId(request)
         const jobs = yield* JobService
         return jobMessage(yield* jobs.cancel(principal, id))
-      }))
+      })
+    )
   }
 }
 
@@ -68,7 +74,7 @@ const nodesService: Handlers = {
   definition: serviceDefinition("svc.v1.Nodes"),
   methods: {
     RegisterNode: unary((request, { context: principal }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const info = yield* decodeRegisterNode(request)
         const jobs = yield* JobService
         const registration = yield* jobs.register(principal, info)
@@ -77,26 +83,30 @@ const nodesService: Handlers = {
           heartbeat_interval_ms: registration.heartbeatIntervalMillis,
           session_ttl_ms: registration.sessionTtlMillis
         }
-      })),
+      })
+    ),
     Heartbeat: unary((request, { context: principal }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { node_id } = yield* decodeHeartbeat(request)
         const jobs = yield* JobService
         return { ok: yield* jobs.heartbeat(principal, node_id) }
-      })),
+      })
+    ),
     PullWork: unary((request, { context: principal }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { node_id, max_jobs } = yield* decodePullWork(request)
         const jobs = yield* JobService
         const pulled = yield* jobs.pullWork(principal, node_id, max_jobs)
         return { jobs: pulled.map((job) => jobMessage(job, job.scoringRoots)) }
-      })),
+      })
+    ),
     ReportResult: unary((request, { context: principal }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { nodeId, jobId, report } = yield* decodeReportResult(request)
         const jobs = yield* JobService
         return { job: jobMessage(yield* jobs.reportResult(principal, nodeId, jobId, report)) }
-      }))
+      })
+    )
   }
 }
 
@@ -112,11 +122,15 @@ const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState 
   methods: {
     ...sharedScoring.methods,
     Score: unary((request, call) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ScoringApi
         const roots = yield* ScoringRoots
-        return yield* api.score({ transport: "grpc", route: call.path }, withCheckedInputs(roots, call.context, request))
-      }))
+        return yield* api.score(
+          { transport: "grpc", route: call.path },
+          withCheckedInputs(roots, call.context, request)
+        )
+      })
+    )
   }
 }
 
@@ -124,19 +138,28 @@ const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState 
 export const controllerGrpcServices = [jobsService, nodesService, controllerScoringService] as const
 
 /** What the controller's handlers and interceptor need. */
-export type ControllerGrpcRequirements = JobService | ScoringRoots | ScoringApi | ScorerState | Authenticator | AuthMetrics
+export type ControllerGrpcRequirements =
+  | JobService
+  | ScoringRoots
+  | ScoringApi
+  | ScorerState
+  | Authenticator
+  | AuthMetrics
 
 /** The controller's gRPC listener on SVC_GRPC_ADDR, counted in `svc_grpc_requests_total`. */
 export const controllerGrpcLayer = (name: string) =>
-  Layer.unwrapEffect(Effect.map(ScoringMetricsService, (metrics) =>
-    grpcServiceLayer<Principal, ControllerGrpcRequirements>({
-      name,
-      services: controllerGrpcServices,
-      intercept: controllerInterceptor,
-      onCallEnd: ({ path, code, seconds }) =>
-        Effect.sync(() => {
-          const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
-          metrics.grpcRequests.inc(labels)
-          metrics.grpcDuration.observe(labels, seconds)
-        })
-    })))
+  Layer.unwrapEffect(
+    Effect.map(ScoringMetricsService, (metrics) =>
+      grpcServiceLayer<Principal, ControllerGrpcRequirements>({
+        name,
+        services: controllerGrpcServices,
+        intercept: controllerInterceptor,
+        onCallEnd: ({ path, code, seconds }) =>
+          Effect.sync(() => {
+            const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
+            metrics.grpcRequests.inc(labels)
+            metrics.grpcDuration.observe(labels, seconds)
+          })
+      })
+    )
+  )

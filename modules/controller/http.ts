@@ -19,7 +19,7 @@ import { admit, withCheckedInputs } from "./gateway.ts"
 // RFC 9110: a 401 names the scheme the client should use.
 const challenge = (status: number): Record<string, string> => (status === 401 ? { "www-authenticate": "Bearer" } : {})
 
-const score = Effect.gen(function*() {
+const score = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const api = yield* ScoringApi
   const roots = yield* ScoringRoots
@@ -28,7 +28,8 @@ const score = Effect.gen(function*() {
       api.score(
         { transport: "http", route: HTTP_SCORE_ROUTE },
         Effect.flatMap(readJsonBody(request, maxBodyBytes), (body) => withCheckedInputs(roots, principal, body))
-      )),
+      )
+    ),
     Effect.map((result) => jsonResponse(result)),
     Effect.catchAll((error) => {
       const wire = wireStatus(error)
@@ -42,13 +43,14 @@ const score = Effect.gen(function*() {
  * (/readyz) also checks the scorer's library file and model directory are still there.
  */
 const ready = (strict: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const auth = yield* Effect.flatMap(AuthStatus, (status) => status.readiness)
     if (!auth.ready) return jsonResponse({ status: "not ready", reason: auth.reason ?? "tenant set not loaded" }, 503)
     const scorer = yield* Effect.flatMap(ScorerState, (state) => state.readiness(strict))
-    return scorer.ready ? jsonResponse({ status: "ready" }) : jsonResponse({ status: "not ready", reason: scorer.reason }, 503)
+    return scorer.ready
+      ? jsonResponse({ status: "ready" })
+      : jsonResponse({ status: "not ready", reason: scorer.reason }, 503)
   })
-
 
 const controllerRoutes = livenessRoutes.pipe(
   HttpRouter.post("/v1/score", score),

@@ -37,7 +37,10 @@ const tenantRootsLayer = Layer.effect(
 export const controllerServicesLayer = (name: string, auth: AuthLayerOptions = {}) => {
   const base = Layer.merge(ScoringApi.layer(name), authLayer(auth))
   const metrics = ControllerMetrics.layer.pipe(Layer.provideMerge(base))
-  const jobs = JobServiceLive.pipe(Layer.provide(Layer.merge(tenantRootsLayer, jobMetricsHooksLayer)), Layer.provideMerge(metrics))
+  const jobs = JobServiceLive.pipe(
+    Layer.provide(Layer.merge(tenantRootsLayer, jobMetricsHooksLayer)),
+    Layer.provideMerge(metrics)
+  )
   return Layer.provideMerge(jobGaugesLayer, jobs)
 }
 

@@ -46,9 +46,9 @@ describe("jobMessage", () => {
 
 describe("request decoding", () => {
   it("StreamJobs: state names become job states; an unspecified state is refused", () => {
-    expect(run(decodeStreamJobs({ states: ["JOB_STATE_PENDING", "JOB_STATE_FAILED"], follow: true, limit: 5 }))).toEqual(
-      Either.right({ states: ["pending", "failed"], follow: true, limit: 5 })
-    )
+    expect(
+      run(decodeStreamJobs({ states: ["JOB_STATE_PENDING", "JOB_STATE_FAILED"], follow: true, limit: 5 }))
+    ).toEqual(Either.right({ states: ["pending", "failed"], follow: true, limit: 5 }))
     const refused = run(decodeStreamJobs({ states: ["JOB_STATE_UNSPECIFIED"], follow: false, limit: 0 }))
     expect(Either.isLeft(refused) && refused.left._tag).toBe("InvalidJobRequest")
   })
@@ -57,15 +57,33 @@ describe("request decoding", () => {
     const request = { reference: "/r.yuv", distorted: "/d.yuv", model: "", options: { width: 320, height: 240 } }
     expect(run(decodeSubmitJob({ request }))).toEqual(Either.right(request))
     const missing = run(decodeSubmitJob({ request: null }))
-    expect(Either.isLeft(missing) && [missing.left._tag, missing.left.message]).toEqual(["InvalidScoreRequest", "request: is required"])
-    const noGeometry = run(decodeSubmitJob({ request: { reference: "/r.yuv", distorted: "/d.yuv", model: "", options: null } }))
+    expect(Either.isLeft(missing) && [missing.left._tag, missing.left.message]).toEqual([
+      "InvalidScoreRequest",
+      "request: is required"
+    ])
+    const noGeometry = run(
+      decodeSubmitJob({ request: { reference: "/r.yuv", distorted: "/d.yuv", model: "", options: null } })
+    )
     expect(Either.isLeft(noGeometry) && noGeometry.left._tag).toBe("InvalidScoreRequest")
   })
 
   it("ReportResult: a progress report without a result; a malformed result is refused", () => {
-    const progress = run(decodeReportResult({ node_id: "n", job_id: "j", final: false, result: null, error: "", frames_done: 3 }))
-    expect(progress).toEqual(Either.right({ nodeId: "n", jobId: "j", report: { final: false, result: undefined, error: "", framesDone: 3 } }))
-    const malformed = run(decodeReportResult({ node_id: "n", job_id: "j", final: true, result: { score: "high" }, error: "", frames_done: 3 }))
+    const progress = run(
+      decodeReportResult({ node_id: "n", job_id: "j", final: false, result: null, error: "", frames_done: 3 })
+    )
+    expect(progress).toEqual(
+      Either.right({ nodeId: "n", jobId: "j", report: { final: false, result: undefined, error: "", framesDone: 3 } })
+    )
+    const malformed = run(
+      decodeReportResult({
+        node_id: "n",
+        job_id: "j",
+        final: true,
+        result: { score: "high" },
+        error: "",
+        frames_done: 3
+      })
+    )
     expect(Either.isLeft(malformed) && malformed.left._tag).toBe("InvalidJobRequest")
   })
 })

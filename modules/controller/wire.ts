@@ -4,7 +4,15 @@
  * each is decoded here into a typed value or an `InvalidJobRequest` / `InvalidScoreRequest`.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { decodeStoredResult, encodeResult, InvalidJobRequest, type Job, JOB_STATES, type JobState, type ResultReport } from "../jobs/index.ts"
+import {
+  decodeStoredResult,
+  encodeResult,
+  InvalidJobRequest,
+  type Job,
+  JOB_STATES,
+  type JobState,
+  type ResultReport
+} from "../jobs/index.ts"
 import { InvalidScoreRequest } from "../scorer/errors.ts"
 import { parseScoreRequest, ScoreRequest } from "../scorer/request.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
@@ -67,17 +75,20 @@ export const decodeStreamJobs = (input: unknown) =>
     Effect.map(
       Effect.forEach(request.states, (name) => {
         const state = stateOfWire(name)
-        return state === undefined ? Effect.fail(new InvalidJobRequest({ message: `states: ${name} is not a job state` })) : Effect.succeed(state)
+        return state === undefined
+          ? Effect.fail(new InvalidJobRequest({ message: `states: ${name} is not a job state` }))
+          : Effect.succeed(state)
       }),
       (states) => ({ states, follow: request.follow, limit: request.limit })
-    ))
+    )
+  )
 
 /**
  * SubmitJobRequest → the ScoreRequest to store, validated like a score (so a job that can
  * never run is refused at submission with the scoring path's message).
  */
 export const decodeSubmitJob = (input: unknown): Effect.Effect<ScoreRequest, InvalidJobRequest | InvalidScoreRequest> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { request } = yield* decoder(Schema.Struct({ request: Schema.NullOr(Schema.Unknown) }))(input)
     if (request === null) return yield* new InvalidScoreRequest({ message: "request: is required" })
     yield* parseScoreRequest(request)
@@ -87,7 +98,9 @@ export const decodeSubmitJob = (input: unknown): Effect.Effect<ScoreRequest, Inv
     })
   })
 
-export const decodeRegisterNode = decoder(Schema.Struct({ name: Schema.String, slots: Schema.Number, version: Schema.String }))
+export const decodeRegisterNode = decoder(
+  Schema.Struct({ name: Schema.String, slots: Schema.Number, version: Schema.String })
+)
 
 export const decodeHeartbeat = decoder(Schema.Struct({ node_id: Schema.String }))
 
@@ -111,7 +124,7 @@ const decodeResult = (result: unknown): Effect.Effect<ScoreResult, InvalidJobReq
 
 /** ReportResultRequest → the ids and the report. */
 export const decodeReportResult = (input: unknown) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const request = yield* decoder(ReportResultRequest)(input)
     const result = request.result === null ? undefined : yield* decodeResult(request.result)
     const report: ResultReport = { final: request.final, result, error: request.error, framesDone: request.frames_done }

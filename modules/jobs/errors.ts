@@ -23,7 +23,10 @@ export class NodeSessionNotLive extends Data.TaggedError("NodeSessionNotLive")<{
 }
 
 /** The store failed (I/O, lock timeout, corrupt row). Callers see "internal error"; the log has `detail`. */
-export class JobStoreFailure extends Data.TaggedError("JobStoreFailure")<{ readonly operation: string; readonly detail: string }> {
+export class JobStoreFailure extends Data.TaggedError("JobStoreFailure")<{
+  readonly operation: string
+  readonly detail: string
+}> {
   override get message() {
     return `job store ${this.operation} failed: ${this.detail}`
   }

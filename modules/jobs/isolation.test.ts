@@ -28,19 +28,42 @@ type Op =
   | { readonly kind: "get" | "cancel"; readonly tenant: string; readonly job: number }
   | { readonly kind: "heartbeat"; readonly tenant: string; readonly node: number }
   | { readonly kind: "pull"; readonly tenant: string; readonly node: number; readonly max: number }
-  | { readonly kind: "report"; readonly tenant: string; readonly node: number; readonly job: number; readonly final: boolean; readonly fail: boolean }
+  | {
+      readonly kind: "report"
+      readonly tenant: string
+      readonly node: number
+      readonly job: number
+      readonly final: boolean
+      readonly fail: boolean
+    }
   | { readonly kind: "tick"; readonly millis: number }
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constantFrom("submit" as const, "list" as const, "register" as const), tenant }), weight: 4 },
-  { arbitrary: fc.record({ kind: fc.constantFrom("get" as const, "cancel" as const), tenant, job: index }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant("heartbeat" as const), tenant, node: index }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant("pull" as const), tenant, node: index, max: fc.nat({ max: 3 }) }), weight: 3 },
   {
-    arbitrary: fc.record({ kind: fc.constant("report" as const), tenant, node: index, job: index, final: fc.boolean(), fail: fc.boolean() }),
+    arbitrary: fc.record({ kind: fc.constantFrom("submit" as const, "list" as const, "register" as const), tenant }),
     weight: 4
   },
-  { arbitrary: fc.record({ kind: fc.constant("tick" as const), millis: fc.constantFrom(1_000, 15_000, 45_000) }), weight: 1 }
+  { arbitrary: fc.record({ kind: fc.constantFrom("get" as const, "cancel" as const), tenant, job: index }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant("heartbeat" as const), tenant, node: index }), weight: 1 },
+  {
+    arbitrary: fc.record({ kind: fc.constant("pull" as const), tenant, node: index, max: fc.nat({ max: 3 }) }),
+    weight: 3
+  },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant("report" as const),
+      tenant,
+      node: index,
+      job: index,
+      final: fc.boolean(),
+      fail: fc.boolean()
+    }),
+    weight: 4
+  },
+  {
+    arbitrary: fc.record({ kind: fc.constant("tick" as const), millis: fc.constantFrom(1_000, 15_000, 45_000) }),
+    weight: 1
+  }
 )
 
 interface Row {
@@ -49,18 +72,24 @@ interface Row {
 }
 
 /** Checks one operation's answer and its effect on the rows of every other tenant. */
-const check = (jobs: JobServiceShape, db: Database, state: { readonly jobIds: Array<string>; readonly nodeIds: Array<string> }, step: Op) =>
+const check = (
+  jobs: JobServiceShape,
+  db: Database,
+  state: { readonly jobIds: Array<string>; readonly nodeIds: Array<string> },
+  step: Op
+) =>
   Effect.gen(function* () {
     if (step.kind === "tick") {
       yield* TestClock.adjust(step.millis)
       return
     }
     const caller = step.tenant
-    const othersRows = () => db.query<Row, [string]>("SELECT * FROM jobs WHERE tenant_id <> ?1 ORDER BY seq").all(caller)
+    const othersRows = () =>
+      db.query<Row, [string]>("SELECT * FROM jobs WHERE tenant_id <> ?1 ORDER BY seq").all(caller)
     const ownerOf = (jobId: string | undefined) =>
       db.query<Row, [string]>("SELECT id, tenant_id FROM jobs WHERE id = ?1").get(jobId ?? "")?.tenant_id
-    const jobId = "job" in step ? state.jobIds[step.job] ?? `unknown-${step.job}` : undefined
-    const nodeId = "node" in step ? state.nodeIds[step.node] ?? `unknown-${step.node}` : undefined
+    const jobId = "job" in step ? (state.jobIds[step.job] ?? `unknown-${step.job}`) : undefined
+    const nodeId = "node" in step ? (state.nodeIds[step.node] ?? `unknown-${step.node}`) : undefined
     const before = othersRows()
     const returned: Array<Job> = []
 
@@ -76,7 +105,10 @@ const check = (jobs: JobServiceShape, db: Database, state: { readonly jobIds: Ar
       case "list": {
         const listed = yield* jobs.list(writer(caller), {})
         returned.push(...listed)
-        const own = caller === "" ? [] : db.query<Row, [string]>("SELECT id FROM jobs WHERE tenant_id = ?1 ORDER BY seq DESC").all(caller)
+        const own =
+          caller === ""
+            ? []
+            : db.query<Row, [string]>("SELECT id FROM jobs WHERE tenant_id = ?1 ORDER BY seq DESC").all(caller)
         expect(listed.map((job) => job.id)).toEqual(own.map((row) => row.id))
         break
       }
@@ -88,7 +120,9 @@ const check = (jobs: JobServiceShape, db: Database, state: { readonly jobIds: Ar
       }
       case "get":
       case "cancel": {
-        const answer = yield* Effect.either(step.kind === "get" ? jobs.get(writer(caller), jobId ?? "") : jobs.cancel(writer(caller), jobId ?? ""))
+        const answer = yield* Effect.either(
+          step.kind === "get" ? jobs.get(writer(caller), jobId ?? "") : jobs.cancel(writer(caller), jobId ?? "")
+        )
         const owner = ownerOf(jobId)
         if (owner !== undefined && owner !== caller) {
           expect(Either.isLeft(answer) && answer.left.message).toBe("resource belongs to another tenant")
@@ -109,11 +143,15 @@ const check = (jobs: JobServiceShape, db: Database, state: { readonly jobIds: Ar
         break
       }
       case "report": {
-        const report = step.fail ? { final: step.final, error: "failed", framesDone: 1 } : { final: step.final, result: result(50), framesDone: 1 }
+        const report = step.fail
+          ? { final: step.final, error: "failed", framesDone: 1 }
+          : { final: step.final, result: result(50), framesDone: 1 }
         const answer = yield* Effect.either(jobs.reportResult(node(caller), nodeId ?? "", jobId ?? "", report))
         const owner = ownerOf(jobId)
         if (owner !== caller) {
-          expect(Either.isLeft(answer) && answer.left.message).toBe(`job "${jobId}" is not assigned to node "${nodeId}"`)
+          expect(Either.isLeft(answer) && answer.left.message).toBe(
+            `job "${jobId}" is not assigned to node "${nodeId}"`
+          )
         }
         if (Either.isRight(answer)) returned.push(answer.right)
         else expect(answer.left._tag).not.toBe("JobStoreFailure")
@@ -133,9 +171,13 @@ describe("tenant isolation (property)", () => {
         const program = withController(path, (jobs) =>
           Effect.gen(function* () {
             const db = new Database(path, { readonly: true, strict: true })
-            const state = { jobIds: new Array<string>(), nodeIds: new Array<string>() }
-            yield* Effect.ensuring(Effect.forEach(steps, (step) => check(jobs, db, state, step)), Effect.sync(() => db.close()))
-          }))
+            const state = { jobIds: [] as string[], nodeIds: [] as string[] }
+            yield* Effect.ensuring(
+              Effect.forEach(steps, (step) => check(jobs, db, state, step)),
+              Effect.sync(() => db.close())
+            )
+          })
+        )
         await Effect.runPromise(Effect.provide(program, TestContext.TestContext))
       }),
       { numRuns: 60 }
@@ -159,9 +201,12 @@ describe("tenant isolation (property)", () => {
               const sentinel = yield* jobs.submit(writer(me), request("sentinel"))
               const seen: Array<Job> = []
               while (seen.at(-1)?.id !== sentinel.id) seen.push(...(yield* next))
-              expect(seen.map((job) => job.tenantId)).toEqual(Array.from({ length: submitters.filter((t) => t === me).length + 1 }, () => me))
+              expect(seen.map((job) => job.tenantId)).toEqual(
+                Array.from({ length: submitters.filter((t) => t === me).length + 1 }, () => me)
+              )
             })
-          ))
+          )
+        )
         await Effect.runPromise(program)
       }),
       { numRuns: 25 }

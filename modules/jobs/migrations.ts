@@ -52,13 +52,19 @@ const LEDGER = `
 export const migrate = (db: Database, migrations: ReadonlyArray<Migration>, now: number): ReadonlyArray<number> => {
   db.run(LEDGER)
   const latest = migrations.reduce((max, migration) => Math.max(max, migration.version), 0)
-  const appliedVersion = db.query<{ version: number | null }, []>("SELECT max(version) AS version FROM schema_migrations")
+  const appliedVersion = db.query<{ version: number | null }, []>(
+    "SELECT max(version) AS version FROM schema_migrations"
+  )
   const found = appliedVersion.get()?.version ?? 0
   if (found > latest) {
-    throw new Error(`the store has schema version ${found}, newer than this controller's ${latest}; run a newer controller`)
+    throw new Error(
+      `the store has schema version ${found}, newer than this controller's ${latest}; run a newer controller`
+    )
   }
   const isApplied = db.query<{ one: number }, [number]>("SELECT 1 AS one FROM schema_migrations WHERE version = ?")
-  const record = db.query<never, [number, string, number]>("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)")
+  const record = db.query<never, [number, string, number]>(
+    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"
+  )
   const applied: Array<number> = []
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     const apply = db.transaction(() => {

@@ -96,7 +96,8 @@ const resultSchema: Schema.Schema<ScoreResult, typeof ScoreResultSchema.Encoded>
 /** JSON text of a result; non-finite numbers become the strings `StoredNumber` reads back. */
 export const encodeResult = (result: ScoreResult): string =>
   JSON.stringify(result, (_key, value: unknown) =>
-    typeof value === "number" && !Number.isFinite(value) ? nonFiniteName(value) : value)
+    typeof value === "number" && !Number.isFinite(value) ? nonFiniteName(value) : value
+  )
 
 export const decodeStoredRequest = Schema.decodeUnknownEither(Schema.parseJson(ScoreRequest))
 export const decodeStoredResult = Schema.decodeUnknownEither(Schema.parseJson(resultSchema))

@@ -5,7 +5,18 @@ import { join } from "node:path"
 import type { Job } from "./model.ts"
 import { JobMetricsHooks, JobService, type JobServiceShape, MAX_PULL } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
-import { node, recordingHooks, request, result, rootsOf, serviceLayerAt, tempDir, testRoots, withController, writer } from "./testing/support.ts"
+import {
+  node,
+  recordingHooks,
+  request,
+  result,
+  rootsOf,
+  serviceLayerAt,
+  tempDir,
+  testRoots,
+  withController,
+  writer
+} from "./testing/support.ts"
 
 let dir = ""
 let cleanup = () => {}
@@ -41,7 +52,14 @@ describe("submit, get, cancel, list", () => {
       Effect.gen(function* () {
         yield* TestClock.adjust(1234)
         const job = yield* jobs.submit(writer("acme", "alice"), request())
-        expect(job).toMatchObject({ tenantId: "acme", state: "pending", submittedBy: "alice", createdAt: 1234, framesDone: 0, request: request() })
+        expect(job).toMatchObject({
+          tenantId: "acme",
+          state: "pending",
+          submittedBy: "alice",
+          createdAt: 1234,
+          framesDone: 0,
+          request: request()
+        })
         expect(job.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
         expect(yield* jobs.get({ tenantId: "acme", roles: ["svc:reader"], subject: "bob" }, job.id)).toEqual(job)
         for (const tenant of ["globex", "Acme", "acme ", ""]) {
@@ -50,7 +68,10 @@ describe("submit, get, cancel, list", () => {
           expect(refused.message).not.toContain("acme")
         }
         const unknown = yield* Effect.flip(jobs.get(writer("acme"), "00000000-0000-4000-8000-000000000000"))
-        expect(unknown).toMatchObject({ _tag: "JobNotFound", message: `job "00000000-0000-4000-8000-000000000000" not found` })
+        expect(unknown).toMatchObject({
+          _tag: "JobNotFound",
+          message: `job "00000000-0000-4000-8000-000000000000" not found`
+        })
       })
     )
   )
@@ -64,36 +85,48 @@ describe("submit, get, cancel, list", () => {
     )
   )
 
-  it.effect("cancel: pending and running become cancelled, final jobs stay, another tenant's is refused unchanged", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        const running = yield* jobs.submit(writer("a"), request("r"))
-        const finished = yield* jobs.submit(writer("a"), request("f"))
-        const { nodeId } = yield* jobs.register(node("a"), info)
-        yield* jobs.pullWork(node("a"), nodeId, 2)
-        const done = yield* jobs.reportResult(node("a"), nodeId, finished.id, { final: true, result: result(80), framesDone: 2 })
-        const pending = yield* jobs.submit(writer("a"), request("p"))
+  it.effect(
+    "cancel: pending and running become cancelled, final jobs stay, another tenant's is refused unchanged",
+    () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const running = yield* jobs.submit(writer("a"), request("r"))
+          const finished = yield* jobs.submit(writer("a"), request("f"))
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          yield* jobs.pullWork(node("a"), nodeId, 2)
+          const done = yield* jobs.reportResult(node("a"), nodeId, finished.id, {
+            final: true,
+            result: result(80),
+            framesDone: 2
+          })
+          const pending = yield* jobs.submit(writer("a"), request("p"))
 
-        for (const job of [running, pending]) {
-          const refused = yield* Effect.flip(jobs.cancel(writer("b"), job.id))
-          expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
-        }
-        expect((yield* jobs.get(writer("a"), running.id)).state).toBe("running")
-        expect((yield* jobs.get(writer("a"), pending.id)).state).toBe("pending")
+          for (const job of [running, pending]) {
+            const refused = yield* Effect.flip(jobs.cancel(writer("b"), job.id))
+            expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
+          }
+          expect((yield* jobs.get(writer("a"), running.id)).state).toBe("running")
+          expect((yield* jobs.get(writer("a"), pending.id)).state).toBe("pending")
 
-        yield* TestClock.adjust(500)
-        const cancelled = yield* jobs.cancel(writer("a"), running.id)
-        expect(cancelled).toMatchObject({ state: "cancelled", finishedAt: 500, nodeId })
-        expect(yield* jobs.cancel(writer("a"), pending.id)).toMatchObject({ state: "cancelled", finishedAt: 500, nodeId: undefined })
-        expect(yield* jobs.cancel(writer("a"), finished.id)).toEqual(done)
-        expect(yield* jobs.cancel(writer("a"), running.id)).toEqual(cancelled)
-        // The node's late report on the cancelled job is accepted and tells it the job is cancelled.
-        expect(yield* jobs.reportResult(node("a"), nodeId, running.id, { final: true, result: result(1), framesDone: 1 })).toEqual(cancelled)
-        // A cancelled job is never handed out.
-        expect(yield* jobs.pullWork(node("a"), nodeId, 10)).toEqual([])
-        expect((yield* Effect.flip(jobs.cancel(writer("a"), "nope")))._tag).toBe("JobNotFound")
-      })
-    )
+          yield* TestClock.adjust(500)
+          const cancelled = yield* jobs.cancel(writer("a"), running.id)
+          expect(cancelled).toMatchObject({ state: "cancelled", finishedAt: 500, nodeId })
+          expect(yield* jobs.cancel(writer("a"), pending.id)).toMatchObject({
+            state: "cancelled",
+            finishedAt: 500,
+            nodeId: undefined
+          })
+          expect(yield* jobs.cancel(writer("a"), finished.id)).toEqual(done)
+          expect(yield* jobs.cancel(writer("a"), running.id)).toEqual(cancelled)
+          // The node's late report on the cancelled job is accepted and tells it the job is cancelled.
+          expect(
+            yield* jobs.reportResult(node("a"), nodeId, running.id, { final: true, result: result(1), framesDone: 1 })
+          ).toEqual(cancelled)
+          // A cancelled job is never handed out.
+          expect(yield* jobs.pullWork(node("a"), nodeId, 10)).toEqual([])
+          expect((yield* Effect.flip(jobs.cancel(writer("a"), "nope")))._tag).toBe("JobNotFound")
+        })
+      )
   )
 
   it.effect("list: only the caller's tenant, newest first, by state, limited", () =>
@@ -106,7 +139,10 @@ describe("submit, get, cancel, list", () => {
         const ids = (list: ReadonlyArray<Job>) => list.map((job) => job.id)
         expect(ids(yield* jobs.list(writer("a"), {}))).toEqual(mine.map((job) => job.id).reverse())
         expect(ids(yield* jobs.list(writer("a"), { states: ["running"] }))).toEqual([mine[0]?.id])
-        expect(ids(yield* jobs.list(writer("a"), { states: ["pending"], limit: 2 }))).toEqual([mine[3]?.id, mine[2]?.id])
+        expect(ids(yield* jobs.list(writer("a"), { states: ["pending"], limit: 2 }))).toEqual([
+          mine[3]?.id,
+          mine[2]?.id
+        ])
         expect(ids(yield* jobs.list(writer("a"), { states: ["finished", "failed"] }))).toEqual([])
         expect((yield* jobs.list(writer("b"), {})).map((job) => job.tenantId)).toEqual(["b"])
         expect((yield* Effect.flip(jobs.list(writer("a"), { limit: -1 })))._tag).toBe("InvalidJobRequest")
@@ -118,7 +154,9 @@ describe("submit, get, cancel, list", () => {
     Effect.gen(function* () {
       const jobs = yield* JobService
       const old = yield* jobs.submit(writer("a"), request("old"))
-      const pull = yield* Stream.toPull(Stream.rechunk(jobs.stream(writer("a"), { follow: true, states: ["pending", "cancelled"] }), 1))
+      const pull = yield* Stream.toPull(
+        Stream.rechunk(jobs.stream(writer("a"), { follow: true, states: ["pending", "cancelled"] }), 1)
+      )
       const next = Effect.map(pull, (chunk) => Chunk.toReadonlyArray(chunk)[0])
       expect((yield* next)?.id).toBe(old.id)
       yield* jobs.submit(writer("b"), request("theirs"))
@@ -154,7 +192,13 @@ describe("node API", () => {
         yield* TestClock.adjust(2000)
         const one = yield* jobs.pullWork(node("a"), nodeId, 0) // 0 means 1
         expect(one.map((job) => job.id)).toEqual([a[0]?.id])
-        expect(one[0]).toMatchObject({ state: "running", nodeId, startedAt: 2000, scoringRoots: rootsOf("a"), tenantId: "a" })
+        expect(one[0]).toMatchObject({
+          state: "running",
+          nodeId,
+          startedAt: 2000,
+          scoringRoots: rootsOf("a"),
+          tenantId: "a"
+        })
         const rest = yield* jobs.pullWork(node("a"), nodeId, 10)
         expect(rest.map((job) => job.id)).toEqual([a[1]?.id, a[2]?.id])
         expect(yield* jobs.pullWork(node("a"), nodeId, 10)).toEqual([])
@@ -200,7 +244,10 @@ describe("node API", () => {
         yield* TestClock.adjust(ttlMillis)
         expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(false)
         const refused = yield* Effect.flip(jobs.pullWork(node("a"), nodeId, 1))
-        expect(refused).toMatchObject({ _tag: "NodeSessionNotLive", message: `node session "${nodeId}" is not live; register again` })
+        expect(refused).toMatchObject({
+          _tag: "NodeSessionNotLive",
+          message: `node session "${nodeId}" is not live; register again`
+        })
       })
     )
   )
@@ -213,13 +260,21 @@ describe("ReportResult (seed 000, 5.6)", () => {
         yield* jobs.submit(writer("a"), request())
         const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
         const job = first(pulled)
-        const partial = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: false, result: result(70, 1), framesDone: 1 })
+        const partial = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+          final: false,
+          result: result(70, 1),
+          framesDone: 1
+        })
         expect(partial).toMatchObject({ state: "running", framesDone: 1, nodeId, finishedAt: undefined })
         expect(partial.result?.score).toBe(70)
         const progress = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: false, framesDone: 2 })
         expect(progress.result?.score).toBe(70) // a report without result keeps the last one
         yield* TestClock.adjust(3000)
-        const done = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(75.25), framesDone: 2 })
+        const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+          final: true,
+          result: result(75.25),
+          framesDone: 2
+        })
         expect(done).toMatchObject({ state: "finished", framesDone: 2, finishedAt: 3000, error: undefined })
         expect(done.result).toEqual({ ...result(75.25) })
         expect(yield* jobs.get(writer("a"), job.id)).toEqual(done)
@@ -233,7 +288,9 @@ describe("ReportResult (seed 000, 5.6)", () => {
         yield* jobs.submit(writer("a"), request())
         const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
         const job = first(pulled)
-        const invalid = yield* Effect.flip(jobs.reportResult(node("a"), nodeId, job.id, { final: true, error: "", framesDone: 0 }))
+        const invalid = yield* Effect.flip(
+          jobs.reportResult(node("a"), nodeId, job.id, { final: true, error: "", framesDone: 0 })
+        )
         expect(invalid._tag).toBe("InvalidJobRequest")
         expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
         const error = `scoring input "/etc/passwd" is outside the tenant's scoring roots`
@@ -249,46 +306,60 @@ describe("ReportResult (seed 000, 5.6)", () => {
         yield* jobs.submit(writer("a"), request())
         const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
         const job = first(pulled)
-        const done = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(60), framesDone: 2 })
+        const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+          final: true,
+          result: result(60),
+          framesDone: 2
+        })
         yield* TestClock.adjust(1000)
-        const again = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(99), framesDone: 9 })
+        const again = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+          final: true,
+          result: result(99),
+          framesDone: 9
+        })
         expect(again).toEqual(done)
-        const late = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: false, result: result(1), framesDone: 1 })
+        const late = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+          final: false,
+          result: result(1),
+          framesDone: 1
+        })
         expect(late).toEqual(done)
         expect(yield* jobs.get(writer("a"), job.id)).toEqual(done)
       })
     )
   )
 
-  it.effect("refused, changing nothing: another tenant's job, a pending job, a job of another live node, an unknown job", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request("a-running"))
-        yield* jobs.submit(writer("b"), request("b-running"))
-        const a = yield* nodeWithJobs(jobs, "a")
-        const b = yield* nodeWithJobs(jobs, "b")
-        const aJob = first(a.pulled)
-        const bJob = first(b.pulled)
-        const aPending = yield* jobs.submit(writer("a"), request("a-pending"))
-        const a2 = yield* jobs.register(node("a"), info)
-        const snapshot = yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])
-        const report = { final: true, result: result(50), framesDone: 2 }
-        const refusals: ReadonlyArray<readonly [string, string, string]> = [
-          ["a", a.nodeId, bJob.id], // another tenant's job, by my node
-          ["b", b.nodeId, aJob.id], // another tenant's job, by its own tenant's node
-          ["a", a.nodeId, aPending.id], // a pending job
-          ["a", a2.nodeId, aJob.id], // a job of another live node
-          ["a", a.nodeId, "no-such-job"], // unknown job
-          ["a", b.nodeId, bJob.id], // a session of another tenant
-          ["a", "no-such-node", aJob.id] // a session this controller never registered
-        ]
-        for (const [tenant, nodeId, jobId] of refusals) {
-          const refused = yield* Effect.flip(jobs.reportResult(node(tenant), nodeId, jobId, report))
-          expect(refused).toMatchObject({ _tag: "PermissionDenied", message: notAssigned(jobId, nodeId) })
-        }
-        expect(yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])).toEqual(snapshot)
-      })
-    )
+  it.effect(
+    "refused, changing nothing: another tenant's job, a pending job, a job of another live node, an unknown job",
+    () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request("a-running"))
+          yield* jobs.submit(writer("b"), request("b-running"))
+          const a = yield* nodeWithJobs(jobs, "a")
+          const b = yield* nodeWithJobs(jobs, "b")
+          const aJob = first(a.pulled)
+          const bJob = first(b.pulled)
+          const aPending = yield* jobs.submit(writer("a"), request("a-pending"))
+          const a2 = yield* jobs.register(node("a"), info)
+          const snapshot = yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])
+          const report = { final: true, result: result(50), framesDone: 2 }
+          const refusals: ReadonlyArray<readonly [string, string, string]> = [
+            ["a", a.nodeId, bJob.id], // another tenant's job, by my node
+            ["b", b.nodeId, aJob.id], // another tenant's job, by its own tenant's node
+            ["a", a.nodeId, aPending.id], // a pending job
+            ["a", a2.nodeId, aJob.id], // a job of another live node
+            ["a", a.nodeId, "no-such-job"], // unknown job
+            ["a", b.nodeId, bJob.id], // a session of another tenant
+            ["a", "no-such-node", aJob.id] // a session this controller never registered
+          ]
+          for (const [tenant, nodeId, jobId] of refusals) {
+            const refused = yield* Effect.flip(jobs.reportResult(node(tenant), nodeId, jobId, report))
+            expect(refused).toMatchObject({ _tag: "PermissionDenied", message: notAssigned(jobId, nodeId) })
+          }
+          expect(yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])).toEqual(snapshot)
+        })
+      )
   )
 
   it.effect("a running job whose node is no longer live may be reported by another live node of the tenant", () =>
@@ -300,16 +371,25 @@ describe("ReportResult (seed 000, 5.6)", () => {
         yield* TestClock.adjust(ttlMillis) // no heartbeat: the session expires
         const fresh = yield* jobs.register(node("a"), info)
         const other = yield* jobs.register(node("b"), info)
-        const crossTenant = yield* Effect.flip(jobs.reportResult(node("b"), other.nodeId, job.id, { final: false, framesDone: 1 }))
+        const crossTenant = yield* Effect.flip(
+          jobs.reportResult(node("b"), other.nodeId, job.id, { final: false, framesDone: 1 })
+        )
         expect(crossTenant.message).toBe(notAssigned(job.id, other.nodeId))
-        const taken = yield* jobs.reportResult(node("a"), fresh.nodeId, job.id, { final: false, result: result(10, 1), framesDone: 1 })
+        const taken = yield* jobs.reportResult(node("a"), fresh.nodeId, job.id, {
+          final: false,
+          result: result(10, 1),
+          framesDone: 1
+        })
         expect(taken).toMatchObject({ state: "running", nodeId: fresh.nodeId, framesDone: 1 })
         // The expired node's report is now one of a job of another live node.
-        const late = yield* Effect.flip(jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 2 }))
+        const late = yield* Effect.flip(
+          jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 2 })
+        )
         expect(late.message).toBe(notAssigned(job.id, gone.nodeId))
         // The taken-over job is not re-queued when the old session's grace ends.
         yield* Effect.forEach(Array.from({ length: 10 }), () =>
-          Effect.zipRight(TestClock.adjust(heartbeatIntervalMillis), jobs.heartbeat(node("a"), fresh.nodeId)))
+          Effect.zipRight(TestClock.adjust(heartbeatIntervalMillis), jobs.heartbeat(node("a"), fresh.nodeId))
+        )
         expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
       })
     )
@@ -321,7 +401,11 @@ describe("ReportResult (seed 000, 5.6)", () => {
         yield* jobs.submit(writer("a"), request())
         const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
         yield* TestClock.adjust(ttlMillis + 1)
-        const done = yield* jobs.reportResult(node("a"), nodeId, first(pulled).id, { final: true, result: result(42), framesDone: 2 })
+        const done = yield* jobs.reportResult(node("a"), nodeId, first(pulled).id, {
+          final: true,
+          result: result(42),
+          framesDone: 2
+        })
         expect(done.state).toBe("finished")
       })
     )
@@ -344,15 +428,25 @@ describe("ReportResult (seed 000, 5.6)", () => {
         Effect.gen(function* () {
           // The old session died with the controller.
           expect(yield* jobs.heartbeat(node("a"), oldNode)).toBe(false)
-          const stale = yield* Effect.flip(jobs.reportResult(node("a"), oldNode, job.id, { final: true, result: result(88), framesDone: 2 }))
+          const stale = yield* Effect.flip(
+            jobs.reportResult(node("a"), oldNode, job.id, { final: true, result: result(88), framesDone: 2 })
+          )
           expect(stale.message).toBe(notAssigned(job.id, oldNode))
           const { nodeId } = yield* jobs.register(node("a"), info)
           const bJob = (yield* jobs.list(writer("b"), {}))[0]
-          const refused = yield* Effect.flip(jobs.reportResult(node("a"), nodeId, bJob?.id ?? "", { final: true, result: result(1), framesDone: 1 }))
+          const refused = yield* Effect.flip(
+            jobs.reportResult(node("a"), nodeId, bJob?.id ?? "", { final: true, result: result(1), framesDone: 1 })
+          )
           expect(refused.message).toBe(notAssigned(bJob?.id ?? "", nodeId))
-          const done = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(88), framesDone: 2 })
+          const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: true,
+            result: result(88),
+            framesDone: 2
+          })
           expect(done).toMatchObject({ state: "finished", nodeId, framesDone: 2 })
-          expect(yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(3), framesDone: 2 })).toEqual(done)
+          expect(
+            yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(3), framesDone: 2 })
+          ).toEqual(done)
         })
       )
     })
@@ -373,16 +467,25 @@ describe("re-queue after the grace period", () => {
         // Node b keeps heartbeating; node a goes silent.
         const tick = (millis: number) =>
           Effect.forEach(Array.from({ length: millis / 1000 }), () =>
-            Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId)))
+            Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId))
+          )
         yield* tick(ttlMillis + requeueGraceMillis - sweepIntervalMillis)
         expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
         yield* tick(sweepIntervalMillis)
         const requeued = yield* jobs.get(writer("a"), job.id)
-        expect(requeued).toMatchObject({ state: "pending", nodeId: undefined, startedAt: undefined, result: undefined, framesDone: 0 })
+        expect(requeued).toMatchObject({
+          state: "pending",
+          nodeId: undefined,
+          startedAt: undefined,
+          result: undefined,
+          framesDone: 0
+        })
         expect((yield* jobs.get(writer("b"), stay.id)).state).toBe("running")
         const again = yield* nodeWithJobs(jobs, "a", 2)
         expect(again.pulled.map((j) => j.id)).toEqual(submitted.map((j) => j.id))
-        const stale = yield* Effect.flip(jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 1 }))
+        const stale = yield* Effect.flip(
+          jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 1 })
+        )
         expect(stale.message).toBe(notAssigned(job.id, gone.nodeId))
       })
     )
@@ -390,7 +493,11 @@ describe("re-queue after the grace period", () => {
 
   it.effect("after a controller restart, jobs of pre-restart sessions are re-queued one grace period after boot", () =>
     Effect.gen(function* () {
-      const job = yield* run((jobs) => Effect.map(Effect.zipRight(jobs.submit(writer("a"), request()), nodeWithJobs(jobs, "a")), (n) => first(n.pulled)))
+      const job = yield* run((jobs) =>
+        Effect.map(Effect.zipRight(jobs.submit(writer("a"), request()), nodeWithJobs(jobs, "a")), (n) =>
+          first(n.pulled)
+        )
+      )
       yield* run((jobs) =>
         Effect.gen(function* () {
           yield* TestClock.adjust(requeueGraceMillis - 1)
@@ -416,12 +523,22 @@ describe("metrics hooks", () => {
         const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a", 2)
         yield* TestClock.adjust(2500)
         yield* jobs.reportResult(node("a"), nodeId, first(pulled).id, { final: true, result: result(1), framesDone: 2 })
-        yield* jobs.reportResult(node("a"), nodeId, pulled[1]?.id ?? "", { final: true, error: "unreadable", framesDone: 0 })
+        yield* jobs.reportResult(node("a"), nodeId, pulled[1]?.id ?? "", {
+          final: true,
+          error: "unreadable",
+          framesDone: 0
+        })
         yield* jobs.register(node("b"), info)
-        expect(yield* jobs.gauges).toEqual({ jobsByState: { pending: 1, running: 0, finished: 1, cancelled: 0, failed: 1 }, liveNodes: 2 })
+        expect(yield* jobs.gauges).toEqual({
+          jobsByState: { pending: 1, running: 0, finished: 1, cancelled: 0, failed: 1 },
+          liveNodes: 2
+        })
       }).pipe(Effect.provide(serviceLayerAt(path(), DEFAULT_SESSION_SETTINGS, recorder.layer)))
       expect(recorder.queueWaits).toEqual([1.5, 1.5])
-      expect(recorder.durations).toEqual([{ seconds: 2.5, outcome: "finished" }, { seconds: 2.5, outcome: "failed" }])
+      expect(recorder.durations).toEqual([
+        { seconds: 2.5, outcome: "finished" },
+        { seconds: 2.5, outcome: "failed" }
+      ])
     })
   )
 })

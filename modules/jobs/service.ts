@@ -55,13 +55,25 @@ export interface JobGauges {
 
 export interface JobServiceShape {
   /** SubmitJob: stores a pending job of the caller's tenant; durable when this succeeds. */
-  readonly submit: (principal: Principal, request: ScoreRequest) => Effect.Effect<Job, InvalidJobRequest | JobStoreFailure>
+  readonly submit: (
+    principal: Principal,
+    request: ScoreRequest
+  ) => Effect.Effect<Job, InvalidJobRequest | JobStoreFailure>
   /** GetJob. */
-  readonly get: (principal: Principal, jobId: string) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
+  readonly get: (
+    principal: Principal,
+    jobId: string
+  ) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
   /** CancelJob: pending or running → cancelled; a final job is returned unchanged. */
-  readonly cancel: (principal: Principal, jobId: string) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
+  readonly cancel: (
+    principal: Principal,
+    jobId: string
+  ) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
   /** The caller's tenant's jobs, newest first. */
-  readonly list: (principal: Principal, filter: JobFilter) => Effect.Effect<ReadonlyArray<Job>, InvalidJobRequest | JobStoreFailure>
+  readonly list: (
+    principal: Principal,
+    filter: JobFilter
+  ) => Effect.Effect<ReadonlyArray<Job>, InvalidJobRequest | JobStoreFailure>
   /** StreamJobs: the listing, then (with follow) every change of the tenant's jobs in the filter. */
   readonly stream: (
     principal: Principal,
@@ -76,7 +88,10 @@ export interface JobServiceShape {
     principal: Principal,
     nodeId: string,
     maxJobs: number
-  ) => Effect.Effect<ReadonlyArray<PulledJob>, PermissionDenied | NodeSessionNotLive | InvalidJobRequest | JobStoreFailure>
+  ) => Effect.Effect<
+    ReadonlyArray<PulledJob>,
+    PermissionDenied | NodeSessionNotLive | InvalidJobRequest | JobStoreFailure
+  >
   /** ReportResult (seed 5.6). */
   readonly reportResult: (
     principal: Principal,
@@ -105,11 +120,17 @@ const found = (lookup: JobLookup, jobId: string): Effect.Effect<Job, PermissionD
   }
 }
 
-const checkFilter = (filter: JobFilter): Effect.Effect<{ readonly states: ReadonlyArray<JobState>; readonly limit: number }, InvalidJobRequest> => {
+const checkFilter = (
+  filter: JobFilter
+): Effect.Effect<{ readonly states: ReadonlyArray<JobState>; readonly limit: number }, InvalidJobRequest> => {
   const limit = filter.limit === undefined || filter.limit === 0 ? DEFAULT_LIST_LIMIT : filter.limit
   return Number.isSafeInteger(limit) && limit > 0 && limit <= MAX_LIST_LIMIT
     ? Effect.succeed({ states: filter.states ?? [], limit })
-    : Effect.fail(new InvalidJobRequest({ message: `limit must be a whole number from 0 to ${MAX_LIST_LIMIT}; got ${filter.limit}` }))
+    : Effect.fail(
+        new InvalidJobRequest({
+          message: `limit must be a whole number from 0 to ${MAX_LIST_LIMIT}; got ${filter.limit}`
+        })
+      )
 }
 
 // No token can carry the empty tenant; refusing it here keeps unreachable rows from being written.
@@ -120,7 +141,9 @@ const ownTenant = (principal: Principal): Effect.Effect<string, InvalidJobReques
 
 const toUpdate = (nodeId: string, report: ResultReport): Effect.Effect<RunningUpdate, InvalidJobRequest> => {
   if (!Number.isSafeInteger(report.framesDone) || report.framesDone < 0) {
-    return Effect.fail(new InvalidJobRequest({ message: `frames_done must be a whole number ≥ 0; got ${report.framesDone}` }))
+    return Effect.fail(
+      new InvalidJobRequest({ message: `frames_done must be a whole number ≥ 0; got ${report.framesDone}` })
+    )
   }
   const error = report.error === undefined || report.error === "" ? undefined : report.error
   if (report.final && error === undefined && report.result === undefined) {
@@ -182,7 +205,9 @@ export const makeJobService = Effect.gen(function* () {
       Effect.flatMap(sessions.state(nodeId), (state) =>
         state._tag === "Live" || now - state.since < sessions.settings.requeueGraceMillis
           ? Effect.succeed([])
-          : store.requeueNode(tenantId, nodeId)))
+          : store.requeueNode(tenantId, nodeId)
+      )
+    )
     yield* sessions.prune
     return requeued.flat()
   })
@@ -190,11 +215,14 @@ export const makeJobService = Effect.gen(function* () {
   const service: JobServiceShape = {
     submit: (principal, request) =>
       Effect.flatMap(ownTenant(principal), (tenantId) =>
-        store.insert({ id: crypto.randomUUID(), tenantId, request, submittedBy: principal.subject })),
+        store.insert({ id: crypto.randomUUID(), tenantId, request, submittedBy: principal.subject })
+      ),
 
-    get: (principal, jobId) => Effect.flatMap(store.lookup(principal.tenantId, jobId), (lookup) => found(lookup, jobId)),
+    get: (principal, jobId) =>
+      Effect.flatMap(store.lookup(principal.tenantId, jobId), (lookup) => found(lookup, jobId)),
 
-    cancel: (principal, jobId) => Effect.flatMap(store.cancel(principal.tenantId, jobId), (lookup) => found(lookup, jobId)),
+    cancel: (principal, jobId) =>
+      Effect.flatMap(store.cancel(principal.tenantId, jobId), (lookup) => found(lookup, jobId)),
 
     list: (principal, filter) =>
       Effect.flatMap(checkFilter(filter), ({ states, limit }) => store.list(principal.tenantId, states, limit)),
@@ -211,7 +239,8 @@ export const makeJobService = Effect.gen(function* () {
         })
       ),
 
-    register: (principal, info) => Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
+    register: (principal, info) =>
+      Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
 
     heartbeat: (principal, nodeId) => sessions.heartbeat(principal.tenantId, nodeId),
 
@@ -222,7 +251,8 @@ export const makeJobService = Effect.gen(function* () {
         }
         const session = yield* sessions.state(nodeId)
         // Another tenant's session (live or not) is refused without naming its tenant.
-        if (session.tenantId !== undefined && session.tenantId !== principal.tenantId) return yield* PermissionDenied.otherTenant()
+        if (session.tenantId !== undefined && session.tenantId !== principal.tenantId)
+          return yield* PermissionDenied.otherTenant()
         if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
         const scoringRoots = yield* roots.rootsFor(session.tenantId)
         const jobs = yield* store.claim(session.tenantId, nodeId, Math.min(Math.max(maxJobs, 1), MAX_PULL))

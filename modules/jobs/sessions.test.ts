@@ -33,17 +33,19 @@ describe("node sessions", () => {
     })
   )
 
-  it.effect("without a heartbeat for the TTL the session is no longer live, and a late heartbeat does not revive it", () =>
-    Effect.gen(function* () {
-      const sessions = yield* makeNodeSessions(DEFAULT_SESSION_SETTINGS)
-      const { nodeId } = yield* sessions.register("a", info)
-      yield* TestClock.adjust(ttlMillis - 1)
-      expect((yield* sessions.state(nodeId))._tag).toBe("Live")
-      yield* TestClock.adjust(1)
-      expect(yield* sessions.state(nodeId)).toEqual({ _tag: "NotLive", tenantId: "a", since: ttlMillis })
-      expect(yield* sessions.heartbeat("a", nodeId)).toBe(false)
-      expect(yield* sessions.live).toEqual([])
-    })
+  it.effect(
+    "without a heartbeat for the TTL the session is no longer live, and a late heartbeat does not revive it",
+    () =>
+      Effect.gen(function* () {
+        const sessions = yield* makeNodeSessions(DEFAULT_SESSION_SETTINGS)
+        const { nodeId } = yield* sessions.register("a", info)
+        yield* TestClock.adjust(ttlMillis - 1)
+        expect((yield* sessions.state(nodeId))._tag).toBe("Live")
+        yield* TestClock.adjust(1)
+        expect(yield* sessions.state(nodeId)).toEqual({ _tag: "NotLive", tenantId: "a", since: ttlMillis })
+        expect(yield* sessions.heartbeat("a", nodeId)).toBe(false)
+        expect(yield* sessions.live).toEqual([])
+      })
   )
 
   it.effect("a heartbeat with another tenant's session is ok=false and does not extend it", () =>

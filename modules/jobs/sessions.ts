@@ -91,7 +91,11 @@ export const makeNodeSessions = (settings: SessionSettings): Effect.Effect<NodeS
           const now = yield* Clock.currentTimeMillis
           const nodeId = crypto.randomUUID()
           yield* Ref.update(sessions, (map) => new Map(map).set(nodeId, { tenantId, info, lastHeartbeat: now }))
-          return { nodeId, heartbeatIntervalMillis: settings.heartbeatIntervalMillis, sessionTtlMillis: settings.ttlMillis }
+          return {
+            nodeId,
+            heartbeatIntervalMillis: settings.heartbeatIntervalMillis,
+            sessionTtlMillis: settings.ttlMillis
+          }
         }),
 
       heartbeat: (tenantId, nodeId) =>
@@ -101,7 +105,8 @@ export const makeNodeSessions = (settings: SessionSettings): Effect.Effect<NodeS
             // An expired session is not revived: its jobs may already be re-queued, so the node registers again.
             if (session === undefined || session.tenantId !== tenantId || !isLive(session, now)) return [false, map]
             return [true, new Map(map).set(nodeId, { ...session, lastHeartbeat: now })]
-          })),
+          })
+        ),
 
       state: (nodeId) =>
         Effect.gen(function* () {
@@ -116,11 +121,17 @@ export const makeNodeSessions = (settings: SessionSettings): Effect.Effect<NodeS
       live: Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(Ref.get(sessions), (map) =>
           [...map].flatMap(([nodeId, session]) =>
-            isLive(session, now) ? [{ nodeId, tenantId: session.tenantId, ...session.info }] : []))),
+            isLive(session, now) ? [{ nodeId, tenantId: session.tenantId, ...session.info }] : []
+          )
+        )
+      ),
 
       prune: Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Ref.update(sessions, (map) =>
-          new Map([...map].filter(([, session]) => now < expiry(session) + settings.requeueGraceMillis))))
+        Ref.update(
+          sessions,
+          (map) => new Map([...map].filter(([, session]) => now < expiry(session) + settings.requeueGraceMillis))
+        )
+      )
     }
   })
 

@@ -28,15 +28,32 @@ describe("migrations", () => {
   it.scoped("an empty file gets the schema, WAL, FULL sync and a busy timeout", () =>
     Effect.gen(function* () {
       const db = yield* openDatabase(file())
-      expect(db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_migrations").all()).toEqual([
-        { version: 1, name: "jobs" }
-      ])
+      expect(
+        db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_migrations").all()
+      ).toEqual([{ version: 1, name: "jobs" }])
       expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal")
       expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous).toBe(2) // FULL
       expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()?.timeout).toBe(5000)
-      const columns = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('jobs')").all().map((c) => c.name)
-      expect(columns).toEqual(expect.arrayContaining(["id", "tenant_id", "state", "request", "created_at", "started_at",
-        "finished_at", "node_id", "result", "error", "frames_done", "submitted_by"]))
+      const columns = db
+        .query<{ name: string }, []>("SELECT name FROM pragma_table_info('jobs')")
+        .all()
+        .map((c) => c.name)
+      expect(columns).toEqual(
+        expect.arrayContaining([
+          "id",
+          "tenant_id",
+          "state",
+          "request",
+          "created_at",
+          "started_at",
+          "finished_at",
+          "node_id",
+          "result",
+          "error",
+          "frames_done",
+          "submitted_by"
+        ])
+      )
     })
   )
 
@@ -57,7 +74,11 @@ describe("migrations", () => {
     const second = { version: 2, name: "extra", sql: "CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (1);" }
     expect(migrate(db, [...MIGRATIONS, second], 0)).toEqual([1, 2])
     expect(migrate(db, [...MIGRATIONS, second], 0)).toEqual([])
-    const broken = { version: 3, name: "broken", sql: "CREATE TABLE half (x INTEGER); INSERT INTO no_such_table VALUES (1);" }
+    const broken = {
+      version: 3,
+      name: "broken",
+      sql: "CREATE TABLE half (x INTEGER); INSERT INTO no_such_table VALUES (1);"
+    }
     expect(() => migrate(db, [...MIGRATIONS, second, broken], 0)).toThrow(/no_such_table/)
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").get()?.n).toBe(0)
     expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(2)
@@ -84,7 +105,9 @@ describe("SVC_STORE_PATH", () => {
   it.effect("defaults to /data/jobs.sqlite; an empty value is refused naming the variable", () =>
     Effect.gen(function* () {
       expect(yield* Effect.withConfigProvider(storePath, withEnv({}))).toBe("/data/jobs.sqlite")
-      expect(yield* Effect.withConfigProvider(storePath, withEnv({ SVC_STORE_PATH: file("x.sqlite") }))).toBe(file("x.sqlite"))
+      expect(yield* Effect.withConfigProvider(storePath, withEnv({ SVC_STORE_PATH: file("x.sqlite") }))).toBe(
+        file("x.sqlite")
+      )
       const refused = yield* Effect.flip(Effect.withConfigProvider(storePath, withEnv({ SVC_STORE_PATH: " " })))
       expect(String(refused)).toContain("SVC_STORE_PATH")
     })
@@ -118,16 +141,24 @@ describe("durability", () => {
           yield* jobs.submit(writer("a"), request("two"))
           const session = yield* jobs.register(node("a"), { name: "n", slots: 1, version: "t" })
           const [pulled] = yield* jobs.pullWork(node("a"), session.nodeId, 1)
-          const done = yield* jobs.reportResult(node("a"), session.nodeId, pulled?.id ?? "", { final: true, result: result(91.5), framesDone: 2 })
+          const done = yield* jobs.reportResult(node("a"), session.nodeId, pulled?.id ?? "", {
+            final: true,
+            result: result(91.5),
+            framesDone: 2
+          })
           return [pending, done] as const
-        }))
+        })
+      )
       expect(done.result?.features["psnr_y"]).toBeNaN()
       yield* withController(file(), (jobs) =>
         Effect.gen(function* () {
           expect(yield* jobs.get(writer("a"), done.id)).toEqual(done)
           expect((yield* jobs.get(writer("a"), pending.id)).state).toBe("finished")
-          expect((yield* jobs.list(writer("a"), { states: ["pending"] })).map((job) => job.request.reference)).toEqual(["/media/two/ref.y4m"])
-        }))
+          expect((yield* jobs.list(writer("a"), { states: ["pending"] })).map((job) => job.request.reference)).toEqual([
+            "/media/two/ref.y4m"
+          ])
+        })
+      )
     })
   )
 
@@ -158,7 +189,9 @@ describe("durability", () => {
       })
       expect(child.signalCode, yield* Effect.promise(() => new Response(child.stderr).text())).toBe("SIGKILL")
       expect(acknowledged.length).toBeGreaterThanOrEqual(40)
-      const stored = yield* withController(path, (jobs) => Effect.forEach(acknowledged, (id) => Effect.either(jobs.get(writer("durable"), id))))
+      const stored = yield* withController(path, (jobs) =>
+        Effect.forEach(acknowledged, (id) => Effect.either(jobs.get(writer("durable"), id)))
+      )
       expect(stored.filter(Either.isLeft)).toEqual([])
       expect(stored.every((job) => Either.isRight(job) && job.right.state === "pending")).toBe(true)
     })
@@ -172,9 +205,14 @@ describe("legacy rows of the empty tenant", () => {
       yield* Effect.scoped(openDatabase(path))
       const db = raw(path)
       const body = JSON.stringify(request("legacy"))
-      db.run("INSERT INTO jobs (id, tenant_id, state, request, created_at) VALUES ('legacy-1', '', 'pending', ?, 1)", [body])
+      db.run("INSERT INTO jobs (id, tenant_id, state, request, created_at) VALUES ('legacy-1', '', 'pending', ?, 1)", [
+        body
+      ])
       // A pre-gateway writer that knew no tenant column gets the column default, the empty tenant.
-      db.run("INSERT INTO jobs (id, state, request, created_at, node_id) VALUES ('legacy-2', 'running', ?, 2, 'old-node')", [body])
+      db.run(
+        "INSERT INTO jobs (id, state, request, created_at, node_id) VALUES ('legacy-2', 'running', ?, 2, 'old-node')",
+        [body]
+      )
       db.close()
       const tricks = ["", " ", "''", "' OR 1=1 --", "%", "*", "\u0000", "dev", "legacy-1"]
       const before = allRows(path)
@@ -192,16 +230,33 @@ describe("legacy rows of the empty tenant", () => {
             if (Either.isRight(session)) {
               expect(yield* jobs.pullWork(node(tenant), session.right.nodeId, 10)).toEqual([])
               const report = yield* Effect.flip(
-                jobs.reportResult(node(tenant), session.right.nodeId, "legacy-2", { final: true, result: result(1), framesDone: 1 })
+                jobs.reportResult(node(tenant), session.right.nodeId, "legacy-2", {
+                  final: true,
+                  result: result(1),
+                  framesDone: 1
+                })
               )
               expect(report.message).toBe(`job "legacy-2" is not assigned to node "${session.right.nodeId}"`)
             } else {
               expect(tenant).toBe("")
             }
           })
-        ).pipe(Effect.zipRight(Effect.flatMap(jobs.gauges, (gauges) => Effect.sync(() => expect(gauges.jobsByState).toEqual({
-          pending: 0, running: 0, finished: 0, cancelled: 0, failed: 0
-        }))))))
+        ).pipe(
+          Effect.zipRight(
+            Effect.flatMap(jobs.gauges, (gauges) =>
+              Effect.sync(() =>
+                expect(gauges.jobsByState).toEqual({
+                  pending: 0,
+                  running: 0,
+                  finished: 0,
+                  cancelled: 0,
+                  failed: 0
+                })
+              )
+            )
+          )
+        )
+      )
       // Even after a re-queue sweep far past the grace period, nothing about them changed.
       yield* withController(path, (jobs) => jobs.requeueOrphans)
       expect(allRows(path)).toEqual(before)
@@ -220,7 +275,14 @@ describe("JobStore direct", () => {
       expect(yield* store.cancel("b", job.id)).toEqual({ _tag: "OtherTenant" })
       expect(yield* store.claim("b", "n", 10)).toEqual([])
       const [claimed] = yield* store.claim("a", "n", 10)
-      expect(yield* store.updateRunning("b", job.id, "n", { nodeId: "m", result: undefined, framesDone: 1, outcome: undefined })).toEqual(Option.none())
+      expect(
+        yield* store.updateRunning("b", job.id, "n", {
+          nodeId: "m",
+          result: undefined,
+          framesDone: 1,
+          outcome: undefined
+        })
+      ).toEqual(Option.none())
       expect(yield* store.requeueNode("b", "n")).toEqual([])
       expect(yield* store.lookup("a", job.id)).toEqual({ _tag: "Found", job: claimed })
       expect(yield* store.runningAssignments).toEqual([{ tenantId: "a", nodeId: "n" }])

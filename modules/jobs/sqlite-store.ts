@@ -9,7 +9,7 @@
  * `busy_timeout` makes a writer wait for another connection's lock instead of failing at once.
  */
 import { Database } from "bun:sqlite"
-import { Clock, Effect, Either, Layer, Option, PubSub, Scope, Stream } from "effect"
+import { Clock, Effect, Either, Layer, Option, PubSub, type Scope, Stream } from "effect"
 import { STORE_PATH_VARIABLE, storePath } from "./config.ts"
 import { JobStoreFailure, JobStoreStartupError } from "./errors.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
@@ -36,7 +36,8 @@ interface JobRow {
   readonly submitted_by: string | null
 }
 
-const COLUMNS = "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by"
+const COLUMNS =
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by"
 // ?1 is always the caller's tenant; the second clause keeps legacy empty-tenant rows out of reach.
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
 
@@ -87,7 +88,10 @@ export const openDatabase = (path: string): Effect.Effect<Database, JobStoreStar
             throw error
           }
         },
-        catch: (cause) => new JobStoreStartupError({ message: `${STORE_PATH_VARIABLE}: cannot open the job store "${path}": ${describe(cause)}` })
+        catch: (cause) =>
+          new JobStoreStartupError({
+            message: `${STORE_PATH_VARIABLE}: cannot open the job store "${path}": ${describe(cause)}`
+          })
       })
     ),
     (db) => Effect.sync(() => db.close())
@@ -101,7 +105,10 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
     const attempt = <A>(operation: string, run: () => A): Effect.Effect<A, JobStoreFailure> =>
       Effect.try({ try: run, catch: (cause) => new JobStoreFailure({ operation, detail: describe(cause) }) })
 
-    const decode = (operation: string, rows: ReadonlyArray<JobRow>): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>
+    const decode = (
+      operation: string,
+      rows: ReadonlyArray<JobRow>
+    ): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>
       Effect.forEach(rows, (row) => Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail })))
 
     const decodeOne = (operation: string, row: JobRow): Effect.Effect<Job, JobStoreFailure> =>
@@ -131,7 +138,10 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
        WHERE ${OWN} AND seq IN (SELECT seq FROM jobs WHERE ${OWN} AND state = 'pending' ORDER BY seq LIMIT ?4)
        RETURNING ${COLUMNS}`
     )
-    const updateOwnRunning = db.query<JobRow, [string, string, string, string, string | null, number, string | null, string | null, number]>(
+    const updateOwnRunning = db.query<
+      JobRow,
+      [string, string, string, string, string | null, number, string | null, string | null, number]
+    >(
       `UPDATE jobs SET node_id = ?4, result = coalesce(?5, result), frames_done = ?6,
          state = coalesce(?7, state), error = CASE WHEN ?7 IS NULL THEN error ELSE ?8 END,
          finished_at = CASE WHEN ?7 IS NULL THEN finished_at ELSE ?9 END
@@ -155,7 +165,9 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
       return existsElsewhere.get(tenantId, jobId)?.other === 1 ? { _tag: "OtherTenant" } : { _tag: "Missing" }
     }
     const resolve = (operation: string, found: JobLookup | JobRow): Effect.Effect<JobLookup, JobStoreFailure> =>
-      "_tag" in found ? Effect.succeed(found) : Effect.map(decodeOne(operation, found), (job) => ({ _tag: "Found", job }) as const)
+      "_tag" in found
+        ? Effect.succeed(found)
+        : Effect.map(decodeOne(operation, found), (job) => ({ _tag: "Found", job }) as const)
 
     const bySeq = (rows: ReadonlyArray<JobRow>) => [...rows].sort((a, b) => a.seq - b.seq)
 
@@ -164,14 +176,19 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
           const row = yield* attempt("insert", () =>
-            insertJob.get(job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null))
+            insertJob.get(job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null)
+          )
           if (row === null) return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
           const stored = yield* decodeOne("insert", row)
           yield* publish([stored])
           return stored
         }),
 
-      lookup: (tenantId, jobId) => Effect.flatMap(attempt("lookup", () => lookupNow(tenantId, jobId)), (found) => resolve("lookup", found)),
+      lookup: (tenantId, jobId) =>
+        Effect.flatMap(
+          attempt("lookup", () => lookupNow(tenantId, jobId)),
+          (found) => resolve("lookup", found)
+        ),
 
       list: (tenantId, states, limit) =>
         Effect.flatMap(
@@ -184,7 +201,8 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           const now = yield* Clock.currentTimeMillis
           // One transaction: the state read afterwards is the one the update left.
           const found = yield* attempt("cancel", () =>
-            db.transaction(() => cancelOwn.get(tenantId, jobId, now) ?? lookupNow(tenantId, jobId)).immediate())
+            db.transaction(() => cancelOwn.get(tenantId, jobId, now) ?? lookupNow(tenantId, jobId)).immediate()
+          )
           const lookup = yield* resolve("cancel", found)
           if (!("_tag" in found) && lookup._tag === "Found") yield* publish([lookup.job])
           return lookup
@@ -213,7 +231,8 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
               update.outcome?.state ?? null,
               update.outcome?.error ?? null,
               now
-            ))
+            )
+          )
           if (row === null) return Option.none()
           const job = yield* decodeOne("report", row)
           yield* publish([job])
@@ -228,18 +247,24 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           return jobs
         }),
 
-      runningAssignments: Effect.map(attempt("assignments", () => selectAssignments.all()), (rows) =>
-        rows.map((row) => ({ tenantId: row.tenant_id, nodeId: row.node_id }))),
+      runningAssignments: Effect.map(
+        attempt("assignments", () => selectAssignments.all()),
+        (rows) => rows.map((row) => ({ tenantId: row.tenant_id, nodeId: row.node_id }))
+      ),
 
-      countByState: Effect.map(attempt("count", () => selectCounts.all()), (rows) => {
-        const counts: Record<JobState, number> = { pending: 0, running: 0, finished: 0, cancelled: 0, failed: 0 }
-        for (const row of rows) if (isState(row.state)) counts[row.state] = row.n
-        return counts
-      }),
+      countByState: Effect.map(
+        attempt("count", () => selectCounts.all()),
+        (rows) => {
+          const counts: Record<JobState, number> = { pending: 0, running: 0, finished: 0, cancelled: 0, failed: 0 }
+          for (const row of rows) if (isState(row.state)) counts[row.state] = row.n
+          return counts
+        }
+      ),
 
       changes: (tenantId) =>
         Effect.map(PubSub.subscribe(feed), (queue) =>
-          Stream.fromQueue(queue).pipe(Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId)))
+          Stream.fromQueue(queue).pipe(Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId))
+        )
     }
     return store
   })

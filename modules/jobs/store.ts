@@ -39,7 +39,11 @@ export interface JobStoreShape {
   readonly insert: (job: NewJob) => Effect.Effect<Job, JobStoreFailure>
   readonly lookup: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreFailure>
   /** The tenant's jobs, newest first. */
-  readonly list: (tenantId: string, states: ReadonlyArray<JobState>, limit: number) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  readonly list: (
+    tenantId: string,
+    states: ReadonlyArray<JobState>,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
   /** Pending or running → cancelled; a final job is returned unchanged. */
   readonly cancel: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreFailure>
   /** Oldest pending jobs of the tenant (FIFO) → running, assigned to the node. */
@@ -57,7 +61,10 @@ export interface JobStoreShape {
   /** Running jobs of the tenant assigned to the node → pending, unassigned, progress cleared. */
   readonly requeueNode: (tenantId: string, nodeId: string) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
   /** Maintenance: the (tenant, node) pairs that have running jobs (for the re-queue sweep). */
-  readonly runningAssignments: Effect.Effect<ReadonlyArray<{ readonly tenantId: string; readonly nodeId: string }>, JobStoreFailure>
+  readonly runningAssignments: Effect.Effect<
+    ReadonlyArray<{ readonly tenantId: string; readonly nodeId: string }>,
+    JobStoreFailure
+  >
   /** Maintenance: jobs by state over every tenant (legacy rows excluded), for metrics. */
   readonly countByState: Effect.Effect<Readonly<Record<JobState, number>>, JobStoreFailure>
   /**

@@ -19,7 +19,12 @@ import { makeTokenSource, type TokenFileError } from "./token.ts"
 /** A job as PullWork hands it out (proto field names). */
 interface WireJob {
   readonly id: string
-  readonly request: { readonly reference: string; readonly distorted: string; readonly model: string; readonly options: object | null } | null
+  readonly request: {
+    readonly reference: string
+    readonly distorted: string
+    readonly model: string
+    readonly options: object | null
+  } | null
   readonly scoring_roots: ReadonlyArray<string>
 }
 
@@ -41,13 +46,18 @@ const progressEvery = Duration.seconds(1)
 
 /** Failures that mean the session is gone (controller restarted, session expired). */
 const sessionLost = (error: GrpcCallError | TokenFileError) =>
-  error._tag === "GrpcCallError" && (error.code === grpc.status.PERMISSION_DENIED || error.code === grpc.status.NOT_FOUND || error.code === grpc.status.UNAUTHENTICATED)
+  error._tag === "GrpcCallError" &&
+  (error.code === grpc.status.PERMISSION_DENIED ||
+    error.code === grpc.status.NOT_FOUND ||
+    error.code === grpc.status.UNAUTHENTICATED)
 
 const describe = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? error.message : String(error)
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
 
 export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
-  scoped: Effect.gen(function*() {
+  scoped: Effect.gen(function* () {
     const config = yield* nodeConfig
     const scorer = yield* Scorer
     const token = yield* makeTokenSource(config.tokenFile)
@@ -64,33 +74,46 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const call = <Response>(method: string, request: object) =>
       Effect.flatMap(token, (bearer) => callUnary<Response>(client, method, request, bearerMetadata(bearer)))
 
-    const register = Effect.gen(function*() {
+    const register = Effect.gen(function* () {
       const response = yield* call<{ node_id: string; heartbeat_interval_ms: number }>("RegisterNode", {
         name: config.name,
         slots: config.slots,
         version: buildInfo.version
       })
-      const registered: Session = { nodeId: response.node_id, heartbeatMs: Math.max(100, response.heartbeat_interval_ms || 10_000) }
+      const registered: Session = {
+        nodeId: response.node_id,
+        heartbeatMs: Math.max(100, response.heartbeat_interval_ms || 10_000)
+      }
       yield* Ref.set(session, Option.some(registered))
-      yield* Effect.logInfo("registered").pipe(Effect.annotateLogs({ node_id: registered.nodeId, controller: config.controllerAddress }))
+      yield* Effect.logInfo("registered").pipe(
+        Effect.annotateLogs({ node_id: registered.nodeId, controller: config.controllerAddress })
+      )
       return registered
     })
 
     const registering = yield* Effect.makeSemaphore(1)
     const registerUntilAccepted = register.pipe(
       Effect.tapError((error) => Effect.logWarning(`cannot register: ${describe(error)}`)),
-      Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
+      Effect.retry(
+        Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
+      ),
       Effect.orDie
     )
     /** The current session, registering (with back-off while the controller is away) if there is none.
      * One registration at a time: the heartbeat and pull loops may both find no session. */
-    const currentSession: Effect.Effect<Session> = Effect.flatMap(Ref.get(session), Option.match({
-      onSome: Effect.succeed,
-      onNone: () =>
-        registering.withPermits(1)(
-          Effect.flatMap(Ref.get(session), Option.match({ onSome: Effect.succeed, onNone: () => registerUntilAccepted }))
-        )
-    }))
+    const currentSession: Effect.Effect<Session> = Effect.flatMap(
+      Ref.get(session),
+      Option.match({
+        onSome: Effect.succeed,
+        onNone: () =>
+          registering.withPermits(1)(
+            Effect.flatMap(
+              Ref.get(session),
+              Option.match({ onSome: Effect.succeed, onNone: () => registerUntilAccepted })
+            )
+          )
+      })
+    )
 
     const dropSession = (why: string) =>
       Effect.zipRight(Ref.set(session, Option.none()), Effect.logWarning(`session lost: ${why}; registering again`))
@@ -98,15 +121,21 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     /** True unless the controller says the session is gone (a failed call proves nothing). */
     const sessionAlive = (nodeId: string) =>
       Effect.map(Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: [] })), (beat) =>
-        beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
+        beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok
+      )
 
     /** A final report the controller acknowledged or refused for good: nothing left to resend. */
     const forget = (report: Report) =>
-      report.final ? Ref.update(unreported, (map) => (map.delete(report.job_id), map)) : Effect.void
+      report.final
+        ? Ref.update(unreported, (map) => {
+            map.delete(report.job_id)
+            return map
+          })
+        : Effect.void
 
     /** Sends a report under the current session; keeps an unacknowledged final report for later. */
     const sendReport = (report: Report, mayRetry = true): Effect.Effect<void> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { nodeId } = yield* currentSession
         const sent = yield* Effect.either(call("ReportResult", { node_id: nodeId, ...report }))
         if (sent._tag === "Right") return yield* forget(report)
@@ -126,7 +155,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         yield* Effect.logWarning(`report for job ${report.job_id} not delivered: ${error.message}`)
       })
 
-    const flushUnreported = Effect.flatMap(Ref.get(unreported), (map) => Effect.forEach([...map.values()], (report) => sendReport(report), { discard: true }))
+    const flushUnreported = Effect.flatMap(Ref.get(unreported), (map) =>
+      Effect.forEach([...map.values()], (report) => sendReport(report), { discard: true })
+    )
 
     const fail = (job: WireJob, message: string) =>
       Effect.zipRight(
@@ -136,44 +167,62 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
 
     /** Resolves both inputs on this node's file system and scores them. */
     const runJob = (job: WireJob): Effect.Effect<void> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
         if (job.request === null) return yield* fail(job, "job carries no score request")
         const roots = RootSet.fromValidTexts(job.scoring_roots)
-        const inputs = yield* Effect.either(Effect.all([
-          roots.resolveAndCheck(job.request.reference),
-          roots.resolveAndCheck(job.request.distorted)
-        ]))
+        const inputs = yield* Effect.either(
+          Effect.all([roots.resolveAndCheck(job.request.reference), roots.resolveAndCheck(job.request.distorted)])
+        )
         if (inputs._tag === "Left") return yield* fail(job, inputs.left.message)
         const [reference, distorted] = inputs.right
-        const parsed = yield* Effect.either(parseScoreRequest({
-          ...job.request,
-          reference: reference.localPath ?? reference.input,
-          distorted: distorted.localPath ?? distorted.input
-        }))
+        const parsed = yield* Effect.either(
+          parseScoreRequest({
+            ...job.request,
+            reference: reference.localPath ?? reference.input,
+            distorted: distorted.localPath ?? distorted.input
+          })
+        )
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const lastProgress = yield* Ref.make(0)
         const onProgress = (framesDone: number) =>
           Effect.flatMap(Ref.get(lastProgress), (last) =>
             Date.now() - last < Duration.toMillis(progressEvery)
               ? Effect.void
-              : Effect.zipRight(Ref.set(lastProgress, Date.now()), sendReport({ job_id: job.id, final: false, frames_done: framesDone })))
-        const scoreJob = { ...parsed.right, perFrame: true, threads: Math.max(parsed.right.threads, config.threadsPerJob) }
+              : Effect.zipRight(
+                  Ref.set(lastProgress, Date.now()),
+                  sendReport({ job_id: job.id, final: false, frames_done: framesDone })
+                )
+          )
+        const scoreJob = {
+          ...parsed.right,
+          perFrame: true,
+          threads: Math.max(parsed.right.threads, config.threadsPerJob)
+        }
         const scored = yield* Effect.either(scorer.score(scoreJob, { onProgress }))
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
-        yield* Effect.logInfo("job finished").pipe(Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score }))
+        yield* Effect.logInfo("job finished").pipe(
+          Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
+        )
         yield* sendReport({ job_id: job.id, final: true, result: scored.right, frames_done: scored.right.frame_count })
       }).pipe(
-        Effect.ensuring(Ref.update(running, (set) => (set.delete(job.id), set))),
+        Effect.ensuring(
+          Ref.update(running, (set) => {
+            set.delete(job.id)
+            return set
+          })
+        ),
         Effect.annotateLogs({ job_id: job.id })
       )
 
-    const heartbeatLoop = Effect.gen(function*() {
+    const heartbeatLoop = Effect.gen(function* () {
       for (;;) {
         const current = yield* currentSession
         yield* Effect.sleep(Duration.millis(current.heartbeatMs))
         const runningIds = [...(yield* Ref.get(running))]
-        const beat = yield* Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: current.nodeId, running_job_ids: runningIds }))
+        const beat = yield* Effect.either(
+          call<{ ok: boolean }>("Heartbeat", { node_id: current.nodeId, running_job_ids: runningIds })
+        )
         if (beat._tag === "Left") {
           if (sessionLost(beat.left)) yield* dropSession(beat.left.message)
           else yield* Effect.logWarning(`heartbeat failed: ${beat.left.message}`)
@@ -187,7 +236,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       }
     })
 
-    const pullLoop = Effect.gen(function*() {
+    const pullLoop = Effect.gen(function* () {
       for (;;) {
         const current = yield* currentSession
         const free = config.slots - (yield* Ref.get(running)).size
@@ -195,7 +244,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
-        const pulled = yield* Effect.either(call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", { node_id: current.nodeId, max_jobs: free }))
+        const pulled = yield* Effect.either(
+          call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", { node_id: current.nodeId, max_jobs: free })
+        )
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(pulled.left.message)
           else yield* Effect.logWarning(`pull failed: ${pulled.left.message}`)

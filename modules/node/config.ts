@@ -12,7 +12,10 @@ export const nodeConfig = Config.all({
   tls: flag("SVC_CONTROLLER_TLS", false),
   caFile: optionalText("SVC_CONTROLLER_CA_FILE"),
   /** Stable name of this node in the controller's sessions. */
-  name: Config.map(optionalText("SVC_NODE_NAME"), Option.getOrElse(() => hostname())),
+  name: Config.map(
+    optionalText("SVC_NODE_NAME"),
+    Option.getOrElse(() => hostname())
+  ),
   /** Jobs scored at once. */
   slots: integerIn("SVC_NODE_SLOTS", 1, 1, 64),
   /** Threads each score uses. */

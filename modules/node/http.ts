@@ -8,7 +8,9 @@ const readiness = Effect.flatMap(NodeAgent, (agent) =>
   Effect.map(agent.registered, (registered) =>
     registered
       ? jsonResponse({ status: "ready" })
-      : jsonResponse({ status: "not ready", reason: "not registered with the controller" }, 503)))
+      : jsonResponse({ status: "not ready", reason: "not registered with the controller" }, 503)
+  )
+)
 
 export const nodeRoutes = livenessRoutes.pipe(
   HttpRouter.get("/v1/ready", readiness),

@@ -5,7 +5,10 @@
 import { Data, Effect, Option, Ref } from "effect"
 import { readFileSync, statSync } from "node:fs"
 
-export class TokenFileError extends Data.TaggedError("TokenFileError")<{ readonly path: string; readonly message: string }> {}
+export class TokenFileError extends Data.TaggedError("TokenFileError")<{
+  readonly path: string
+  readonly message: string
+}> {}
 
 interface Cached {
   readonly stamp: string
@@ -30,9 +33,12 @@ export const makeTokenSource = (path: Option.Option<string>) =>
               if (cached?.stamp === stamp) return cached
               return { stamp, token: readFileSync(file, "utf8").trim() }
             },
-            catch: (error) => new TokenFileError({ path: file, message: error instanceof Error ? error.message : String(error) })
+            catch: (error) =>
+              new TokenFileError({ path: file, message: error instanceof Error ? error.message : String(error) })
           }).pipe(
             Effect.tap((fresh) => (fresh === cached ? Effect.void : Ref.set(cache, fresh))),
             Effect.map((fresh): string | undefined => fresh.token)
-          ))
-    }))
+          )
+        )
+    })
+  )

@@ -5,12 +5,13 @@ import { exposition, ScoringMetricsService } from "./metrics.ts"
 
 /** GET /metrics: the registry in Prometheus text format. */
 export const metricsText = Effect.flatMap(ScoringMetricsService, (metrics) =>
-  Effect.map(exposition(metrics.registry), ({ text, contentType }) => HttpServerResponse.text(text, { contentType })))
+  Effect.map(exposition(metrics.registry), ({ text, contentType }) => HttpServerResponse.text(text, { contentType }))
+)
 
 /** Counts and times every request by its route pattern (never the raw path: bounded labels). */
 export const observed = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
   HttpRouter.use(router, (app) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const started = performance.now()
       const request = yield* HttpServerRequest.HttpServerRequest
       const { route } = yield* HttpRouter.RouteContext
@@ -20,4 +21,5 @@ export const observed = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
       metrics.httpRequests.inc(labels)
       metrics.httpDuration.observe(labels, (performance.now() - started) / 1000)
       return response
-    }))
+    })
+  )

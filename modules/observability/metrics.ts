@@ -88,4 +88,7 @@ export class ScoringMetricsService extends Context.Tag("svc/ScoringMetrics")<Sco
 
 /** The Prometheus text exposition of a registry, with its content type. */
 export const exposition = (registry: Registry) =>
-  Effect.map(Effect.promise(() => registry.metrics()), (text) => ({ text, contentType: registry.contentType }))
+  Effect.map(
+    Effect.promise(() => registry.metrics()),
+    (text) => ({ text, contentType: registry.contentType })
+  )

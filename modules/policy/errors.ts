@@ -8,7 +8,9 @@ import { Data } from "effect"
 export type ErrorKind = "unauthenticated" | "permission-denied" | "unavailable"
 
 /** gRPC status codes (grpc/status.proto) and HTTP statuses for each kind. */
-export const STATUS_OF_KIND: Readonly<Record<ErrorKind, { readonly grpcCode: number; readonly grpcName: string; readonly http: number }>> = {
+export const STATUS_OF_KIND: Readonly<
+  Record<ErrorKind, { readonly grpcCode: number; readonly grpcName: string; readonly http: number }>
+> = {
   unauthenticated: { grpcCode: 16, grpcName: "UNAUTHENTICATED", http: 401 },
   "permission-denied": { grpcCode: 7, grpcName: "PERMISSION_DENIED", http: 403 },
   unavailable: { grpcCode: 14, grpcName: "UNAVAILABLE", http: 503 }
@@ -94,7 +96,10 @@ export class PermissionDenied extends Data.TaggedError("PermissionDenied")<{
 
 export type UnavailableReason = "tenant-set-stale"
 
-export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly reason: UnavailableReason; readonly message: string }> {
+export class Unavailable extends Data.TaggedError("Unavailable")<{
+  readonly reason: UnavailableReason
+  readonly message: string
+}> {
   readonly kind = "unavailable" as const
   static tenantSetStale(): Unavailable {
     return new Unavailable({ reason: "tenant-set-stale", message: Messages.tenantSetStale })

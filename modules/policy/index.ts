@@ -1,5 +1,14 @@
 /** Public API of the policy module: role table, RBAC, tenant scoping, scoring roots, contract errors. */
-export { GRPC_PACKAGE, GrpcMethods, HTTP_SCORE_ROUTE, isKnownRole, KNOWN_ROLES, ROLE_TABLE, unlistedMethods, type Role } from "./roles.ts"
+export {
+  GRPC_PACKAGE,
+  GrpcMethods,
+  HTTP_SCORE_ROUTE,
+  isKnownRole,
+  KNOWN_ROLES,
+  ROLE_TABLE,
+  unlistedMethods,
+  type Role
+} from "./roles.ts"
 export type { Principal } from "./principal.ts"
 export { authorize, Rbac, requireSameTenant } from "./rbac.ts"
 export {

@@ -3,13 +3,26 @@ import { Effect, Either } from "effect"
 import fc from "fast-check"
 import { decideReport, type JobState, type ReportedJob } from "./node-reports.ts"
 
-const job = (overrides: Partial<ReportedJob> = {}): ReportedJob => ({ id: "j1", tenantId: "acme", state: "running", assignedNodeId: "n1", ...overrides })
+const job = (overrides: Partial<ReportedJob> = {}): ReportedJob => ({
+  id: "j1",
+  tenantId: "acme",
+  state: "running",
+  assignedNodeId: "n1",
+  ...overrides
+})
 const reporter = { nodeId: "n1", tenantId: "acme" }
-const decide = (target: ReportedJob | undefined, options: { nodeId?: string; tenantId?: string; final?: boolean; live?: ReadonlyArray<string> } = {}) =>
+const decide = (
+  target: ReportedJob | undefined,
+  options: { nodeId?: string; tenantId?: string; final?: boolean; live?: ReadonlyArray<string> } = {}
+) =>
   Effect.runSync(
     Effect.either(
-      decideReport(target, { nodeId: options.nodeId ?? reporter.nodeId, tenantId: options.tenantId ?? reporter.tenantId }, "j1", options.final ?? true, (node) =>
-        (options.live ?? ["n1"]).includes(node)
+      decideReport(
+        target,
+        { nodeId: options.nodeId ?? reporter.nodeId, tenantId: options.tenantId ?? reporter.tenantId },
+        "j1",
+        options.final ?? true,
+        (node) => (options.live ?? ["n1"]).includes(node)
       )
     )
   )
@@ -42,9 +55,16 @@ describe("ReportResult (seed 5.6)", () => {
 
   it("property: a job of another tenant is never reported, whatever its state or liveness", () => {
     fc.assert(
-      fc.property(fc.constantFrom<JobState>("pending", "running", "finished"), fc.boolean(), fc.boolean(), (state, final, live) => {
-        expect(Either.isLeft(decide(job({ tenantId: "globex", state }), { final, live: live ? ["n1"] : [] }))).toBe(true)
-      })
+      fc.property(
+        fc.constantFrom<JobState>("pending", "running", "finished"),
+        fc.boolean(),
+        fc.boolean(),
+        (state, final, live) => {
+          expect(Either.isLeft(decide(job({ tenantId: "globex", state }), { final, live: live ? ["n1"] : [] }))).toBe(
+            true
+          )
+        }
+      )
     )
   })
 })

@@ -23,7 +23,11 @@ const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
 ]
 const seedRoles = new Map(SEED_TABLE.map(([method, roles]) => [method, roles.map((role) => `svc:${role}`)]))
 
-const principal = (roles: ReadonlyArray<Role>, tenantId = "acme"): Principal => ({ tenantId, roles, subject: undefined })
+const principal = (roles: ReadonlyArray<Role>, tenantId = "acme"): Principal => ({
+  tenantId,
+  roles,
+  subject: undefined
+})
 const decide = (p: Principal, method: string) => Either.isRight(Effect.runSync(Effect.either(authorize(p, method))))
 
 describe("role table", () => {
@@ -52,9 +56,12 @@ describe("authorize", () => {
 
   it("refuses an unlisted method for everyone, disabled mode's admin+node included", () => {
     fc.assert(
-      fc.property(fc.string().filter((method) => !ROLE_TABLE.has(method)), (method) => {
-        expect(decide(principal([...KNOWN_ROLES]), method)).toBe(false)
-      })
+      fc.property(
+        fc.string().filter((method) => !ROLE_TABLE.has(method)),
+        (method) => {
+          expect(decide(principal([...KNOWN_ROLES]), method)).toBe(false)
+        }
+      )
     )
   })
 

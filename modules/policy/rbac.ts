@@ -21,7 +21,10 @@ export const authorize = (principal: Principal, method: string): Effect.Effect<v
  * owning tenant. Jobs stored before the gateway carry the empty tenant, which no
  * principal holds, so they are refused too.
  */
-export const requireSameTenant = (principal: Principal, resourceTenantId: string): Effect.Effect<void, PermissionDenied> =>
+export const requireSameTenant = (
+  principal: Principal,
+  resourceTenantId: string
+): Effect.Effect<void, PermissionDenied> =>
   principal.tenantId === resourceTenantId && resourceTenantId !== ""
     ? Effect.void
     : Effect.fail(PermissionDenied.otherTenant())

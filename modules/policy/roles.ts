@@ -55,4 +55,5 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
 ])
 
 /** Served methods absent from the table: the controller's tests assert this is empty (seed 4.1). */
-export const unlistedMethods = (served: Iterable<string>): ReadonlyArray<string> => [...served].filter((method) => !ROLE_TABLE.has(method))
+export const unlistedMethods = (served: Iterable<string>): ReadonlyArray<string> =>
+  [...served].filter((method) => !ROLE_TABLE.has(method))

@@ -79,19 +79,27 @@ describe("scoring roots: refusals", () => {
   })
 
   it("refuses relative inputs", () => {
-    for (const input of ["media/x/a.mp4", "a.mp4", "./a.mp4", "", " /media/x"]) expect(admitted(everything, input)).toBe(false)
+    for (const input of ["media/x/a.mp4", "a.mp4", "./a.mp4", "", " /media/x"])
+      expect(admitted(everything, input)).toBe(false)
   })
 
   const dotDot = fc.constantFrom("..", "%2e%2e", "%2E%2E", ".%2e", "%2e.", "%252e%252e", "%2E%2e")
   it("property: any input with a `..` element, raw or percent-encoded, is refused", () => {
     const prefix = fc.constantFrom("/", "file:///", "https://cdn.example.com/", "s3:", "s3://", ":local:/")
     fc.assert(
-      fc.property(prefix, elements, dotDot, elements, fc.constantFrom("/", "\\"), (start, before, parent, after, separator) => {
-        const input = `${start}${[...before, parent, ...after].join("/")}`
-        expect(hasParentElement(input)).toBe(true)
-        expect(admitted(everything, input)).toBe(false)
-        expect(admitted(everything, `${start}${[...before, parent].join("/")}${separator}x`)).toBe(false)
-      })
+      fc.property(
+        prefix,
+        elements,
+        dotDot,
+        elements,
+        fc.constantFrom("/", "\\"),
+        (start, before, parent, after, separator) => {
+          const input = `${start}${[...before, parent, ...after].join("/")}`
+          expect(hasParentElement(input)).toBe(true)
+          expect(admitted(everything, input)).toBe(false)
+          expect(admitted(everything, `${start}${[...before, parent].join("/")}${separator}x`)).toBe(false)
+        }
+      )
     )
   })
 
@@ -112,13 +120,20 @@ describe("scoring roots: refusals", () => {
 
   it("property: percent-encoding any characters of a `..` element never gets it past the check", () => {
     const encodeSome = (text: string, mask: ReadonlyArray<boolean>) =>
-      [...text].map((char, index) => (mask[index] ? `%${char.charCodeAt(0).toString(16).padStart(2, "0")}` : char)).join("")
+      [...text]
+        .map((char, index) => (mask[index] ? `%${char.charCodeAt(0).toString(16).padStart(2, "0")}` : char))
+        .join("")
     fc.assert(
-      fc.property(fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }), fc.boolean(), elements, (mask, twice, rest) => {
-        const once = encodeSome("/../", mask)
-        const escaped = twice ? once.replaceAll("%", "%25") : once
-        expect(admitted(rootsOf("/media/t1"), `/media/t1${escaped}${rest.join("/")}`)).toBe(false)
-      })
+      fc.property(
+        fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }),
+        fc.boolean(),
+        elements,
+        (mask, twice, rest) => {
+          const once = encodeSome("/../", mask)
+          const escaped = twice ? once.replaceAll("%", "%25") : once
+          expect(admitted(rootsOf("/media/t1"), `/media/t1${escaped}${rest.join("/")}`)).toBe(false)
+        }
+      )
     )
   })
 
@@ -182,7 +197,15 @@ describe("scoring roots: remote-storage prefixes", () => {
 
 describe("parseRoot", () => {
   it("refuses relative roots, parent elements and URL roots with queries", () => {
-    for (const text of ["media", "", "/media/../etc", "https://h/a/%2e%2e", "https://h/a?x=1", "file:///media", "http:relative"]) {
+    for (const text of [
+      "media",
+      "",
+      "/media/../etc",
+      "https://h/a/%2e%2e",
+      "https://h/a?x=1",
+      "file:///media",
+      "http:relative"
+    ]) {
       expect(Either.isLeft(parseRoot(text)), text).toBe(true)
     }
   })
@@ -251,10 +274,15 @@ describe("resolveAndCheck (controller-side, symlinks followed)", () => {
 
   it("refuses a link inside a root that points outside every root", async () => {
     const roots = RootSet.fromValidTexts([join(base, "root")])
-    for (const input of [join(base, "root/escape.mp4"), join(base, "root/escape-dir/secret.mp4"), `file://${join(base, "root/escape.mp4")}`]) {
+    for (const input of [
+      join(base, "root/escape.mp4"),
+      join(base, "root/escape-dir/secret.mp4"),
+      `file://${join(base, "root/escape.mp4")}`
+    ]) {
       const result = await resolve(roots, input)
       expect(Either.isLeft(result)).toBe(true)
-      if (Either.isLeft(result)) expect(result.left.message).toBe(`scoring input "${input}" is outside the tenant's scoring roots`)
+      if (Either.isLeft(result))
+        expect(result.left.message).toBe(`scoring input "${input}" is outside the tenant's scoring roots`)
     }
   })
 
@@ -264,11 +292,17 @@ describe("resolveAndCheck (controller-side, symlinks followed)", () => {
   })
 
   it("refuses a missing input with the same message", async () => {
-    expect(Either.isLeft(await resolve(RootSet.fromValidTexts([join(base, "root")]), join(base, "root/missing.mp4")))).toBe(true)
+    expect(
+      Either.isLeft(await resolve(RootSet.fromValidTexts([join(base, "root")]), join(base, "root/missing.mp4")))
+    ).toBe(true)
   })
 
   it("leaves URL and remote inputs as written", async () => {
     const result = await resolve(rootsOf("https://cdn.example.com/a"), "https://cdn.example.com/a/v.mp4")
-    expect(Either.getOrThrow(result)).toEqual({ input: "https://cdn.example.com/a/v.mp4", kind: "http", localPath: undefined })
+    expect(Either.getOrThrow(result)).toEqual({
+      input: "https://cdn.example.com/a/v.mp4",
+      kind: "http",
+      localPath: undefined
+    })
   })
 })

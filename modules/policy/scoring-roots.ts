@@ -34,7 +34,12 @@ export type ScoringRoot =
 type Location =
   | { readonly kind: "local"; readonly path: string; readonly elements: ReadonlyArray<string> }
   | { readonly kind: "http"; readonly origin: string; readonly elements: ReadonlyArray<string> }
-  | { readonly kind: "remote"; readonly remote: string; readonly absolute: boolean; readonly elements: ReadonlyArray<string> }
+  | {
+      readonly kind: "remote"
+      readonly remote: string
+      readonly absolute: boolean
+      readonly elements: ReadonlyArray<string>
+    }
 
 /** An input that passed the check; `path` is set for inputs read from the local file system. */
 export interface AdmittedInput {
@@ -74,6 +79,7 @@ export const hasParentElement = (text: string): boolean => {
 /** Why a text is not a valid location, or the location. Shared by roots and inputs. */
 const locate = (text: string): Either.Either<Location, string> => {
   // URL parsers drop tabs and newlines, which could hide a `..`; no input needs control characters.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(text)) return Either.left("contains a control character")
   if (hasParentElement(text)) return Either.left("contains a `..` element")
   if (text.startsWith("/")) return Either.right({ kind: "local", path: text, elements: elementsOf(text) })
@@ -86,7 +92,11 @@ const locate = (text: string): Either.Either<Location, string> => {
     }
     if (url.username !== "" || url.password !== "") return Either.left("carries user information")
     if (url.hostname === "") return Either.left("has no host")
-    return Either.right({ kind: "http", origin: `${url.protocol}//${url.host}`.toLowerCase(), elements: elementsOf(url.pathname) })
+    return Either.right({
+      kind: "http",
+      origin: `${url.protocol}//${url.host}`.toLowerCase(),
+      elements: elementsOf(url.pathname)
+    })
   }
   if (FILE_URL.test(text)) {
     let url: URL
@@ -110,7 +120,12 @@ const locate = (text: string): Either.Either<Location, string> => {
   if (remote !== null) {
     const [, name = "", slashes = "", rest = ""] = remote
     if (/^(https?|file):$/i.test(name)) return Either.left("is not a valid URL")
-    return Either.right({ kind: "remote", remote: name + slashes, absolute: rest.startsWith("/"), elements: elementsOf(rest) })
+    return Either.right({
+      kind: "remote",
+      remote: name + slashes,
+      absolute: rest.startsWith("/"),
+      elements: elementsOf(rest)
+    })
   }
   return Either.left("is relative")
 }
@@ -129,7 +144,13 @@ export const parseRoot = (text: string): Either.Either<ScoringRoot, string> =>
         return Either.right({ kind: "http", text, origin: location.origin, elements: location.elements })
       }
       case "remote":
-        return Either.right({ kind: "remote", text, remote: location.remote, absolute: location.absolute, elements: location.elements })
+        return Either.right({
+          kind: "remote",
+          text,
+          remote: location.remote,
+          absolute: location.absolute,
+          elements: location.elements
+        })
     }
   })
 
@@ -141,7 +162,11 @@ const admits = (root: ScoringRoot, location: Location): boolean => {
     case "directory":
       return location.kind === "local" && startsWithElements(location.elements, root.elements)
     case "http":
-      return location.kind === "http" && location.origin === root.origin && startsWithElements(location.elements, root.elements)
+      return (
+        location.kind === "http" &&
+        location.origin === root.origin &&
+        startsWithElements(location.elements, root.elements)
+      )
     case "remote":
       return (
         location.kind === "remote" &&
@@ -160,7 +185,9 @@ export class RootSet {
   constructor(readonly roots: ReadonlyArray<ScoringRoot>) {}
 
   static fromValidTexts(texts: ReadonlyArray<string>): RootSet {
-    return new RootSet(texts.flatMap((text) => Either.match(parseRoot(text), { onLeft: () => [], onRight: (root) => [root] })))
+    return new RootSet(
+      texts.flatMap((text) => Either.match(parseRoot(text), { onLeft: () => [], onRight: (root) => [root] }))
+    )
   }
 
   /** Root texts as configured, e.g. for `Job.scoring_roots`. */
@@ -173,7 +200,11 @@ export class RootSet {
     if (location === undefined || !this.roots.some((root) => admits(root, location))) {
       return Effect.fail(PermissionDenied.inputOutsideRoots(input))
     }
-    return Effect.succeed({ input, kind: location.kind, localPath: location.kind === "local" ? location.path : undefined })
+    return Effect.succeed({
+      input,
+      kind: location.kind,
+      localPath: location.kind === "local" ? location.path : undefined
+    })
   }
 
   /**
@@ -191,7 +222,12 @@ export class RootSet {
         const resolved = yield* Effect.tryPromise({ try: () => realpath(localPath), catch: () => refuse })
         const resolvedRoots = yield* Effect.forEach(this.roots, (root) =>
           root.kind === "directory"
-            ? Effect.promise(() => realpath(root.text).then((path) => [root, ...RootSet.fromValidTexts([path]).roots], () => [root]))
+            ? Effect.promise(() =>
+                realpath(root.text).then(
+                  (path) => [root, ...RootSet.fromValidTexts([path]).roots],
+                  () => [root]
+                )
+              )
             : Effect.succeed([root])
         )
         const location: Location = { kind: "local", path: resolved, elements: elementsOf(resolved) }
@@ -204,7 +240,8 @@ export class RootSet {
 
 /** Why a tenant ID cannot be substituted for `{tenant}`, or undefined when it can. */
 export const unsubstitutableTenant = (tenantId: string): string | undefined => {
-  if (tenantId === "" || tenantId === "." || tenantId === "..") return `tenant ID "${tenantId}" is a reserved path element`
+  if (tenantId === "" || tenantId === "." || tenantId === "..")
+    return `tenant ID "${tenantId}" is a reserved path element`
   if (/[/\\:]/.test(tenantId)) return `tenant ID "${tenantId}" contains "/", "\\" or ":"`
   return undefined
 }
@@ -226,7 +263,10 @@ export const rootsForTenant = (templates: ReadonlyArray<string>, tenantId: strin
 
 /** Splits `SVC_SCORING_ROOTS`: comma-separated, entries trimmed, empty entries ignored. */
 export const splitRootList = (text: string): ReadonlyArray<string> =>
-  text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+  text
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
 
 /** Why a `SVC_SCORING_ROOTS` entry is invalid whatever the tenant, or undefined. */
 export const invalidRootTemplate = (template: string): string | undefined =>

@@ -31,7 +31,8 @@ export interface BuildMetadata {
 declare const SVC_BUILD_IMAGE: BuildMetadata | undefined
 
 /** The build's metadata; undefined when running from source. */
-export const embeddedBuild: BuildMetadata | undefined = typeof SVC_BUILD_IMAGE === "object" ? SVC_BUILD_IMAGE : undefined
+export const embeddedBuild: BuildMetadata | undefined =
+  typeof SVC_BUILD_IMAGE === "object" ? SVC_BUILD_IMAGE : undefined
 
 /** The package kind of a platform: the Linux build ships as a container image. */
 export const packageKind = (platform: string): Image["kind"] =>

@@ -24,8 +24,6 @@ export const canonicalJson = (value: unknown): string => {
 export const fieldsOutsideDigest: ReadonlyArray<string> = ["report_sha256", "note"]
 
 export const reportDigest = (report: { readonly [field: string]: unknown }): string => {
-  const covered = Object.fromEntries(
-    Object.entries(report).filter(([field]) => !fieldsOutsideDigest.includes(field))
-  )
+  const covered = Object.fromEntries(Object.entries(report).filter(([field]) => !fieldsOutsideDigest.includes(field)))
   return createHash("sha256").update(canonicalJson(covered), "utf8").digest("hex")
 }

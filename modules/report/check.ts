@@ -19,7 +19,9 @@ const isReport = Schema.is(Report)
 const isDigestCarrier = (
   document: unknown
 ): document is { readonly report_sha256: string; readonly [field: string]: unknown } =>
-  typeof document === "object" && document !== null && !Array.isArray(document) &&
+  typeof document === "object" &&
+  document !== null &&
+  !Array.isArray(document) &&
   typeof Reflect.get(document, "report_sha256") === "string" &&
   /^[0-9a-f]{64}$/.test(String(Reflect.get(document, "report_sha256")))
 
@@ -30,7 +32,12 @@ const checkDigest = (document: unknown): ReadonlyArray<Violation> => {
   const expected = reportDigest(document)
   return document.report_sha256 === expected
     ? []
-    : [{ path: "/report_sha256", rule: `must be ${expected}, the sha256 of the canonical report without report_sha256 and note` }]
+    : [
+        {
+          path: "/report_sha256",
+          rule: `must be ${expected}, the sha256 of the canonical report without report_sha256 and note`
+        }
+      ]
 }
 
 const checkVerdict = (report: Report): ReadonlyArray<Violation> => {
@@ -44,11 +51,12 @@ const checkVerdict = (report: Report): ReadonlyArray<Violation> => {
   }
   if (report.verdict !== derived.verdict) {
     const skipped = requiredGates.filter((name) => didNotRunStatuses.has(report[name].status))
-    const because = derived.verdict === "fail"
-      ? `${derived.failed_checks.join(", ")} failed`
-      : derived.verdict === "incomplete"
-      ? `no section failed but required gate ${skipped.join(", ")} did not run`
-      : "every required gate ran and no section failed"
+    const because =
+      derived.verdict === "fail"
+        ? `${derived.failed_checks.join(", ")} failed`
+        : derived.verdict === "incomplete"
+          ? `no section failed but required gate ${skipped.join(", ")} did not run`
+          : "every required gate ran and no section failed"
     violations.push({ path: "/verdict", rule: `must be ${JSON.stringify(derived.verdict)} because ${because}` })
   }
   return violations
@@ -67,10 +75,12 @@ const checkGpuFacts = (report: Report): ReadonlyArray<Violation> => {
   return (report.gpu.devices ?? []).flatMap((device, index) =>
     Object.entries(device.facts).flatMap(([name, value]) =>
       identifyingFactName.test(name) || carriesIdentifier(value)
-        ? [{
-          path: `/gpu/devices/${index}/facts/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`,
-          rule: "must not carry a device UUID, serial number or PCI address"
-        }]
+        ? [
+            {
+              path: `/gpu/devices/${index}/facts/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+              rule: "must not carry a device UUID, serial number or PCI address"
+            }
+          ]
         : []
     )
   )

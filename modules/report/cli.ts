@@ -56,13 +56,13 @@ const checkFile = (file: string, output: CliOutput): Effect.Effect<ExitCode> =>
 export const checkFiles = (files: ReadonlyArray<string>, output: CliOutput): Effect.Effect<ExitCode> =>
   files.length === 0
     ? Effect.sync(() => {
-      output.err(`svc-tester-report check: no FILE given\n${usage}`)
-      return ExitCode.unusable
-    })
+        output.err(`svc-tester-report check: no FILE given\n${usage}`)
+        return ExitCode.unusable
+      })
     : Effect.map(
-      Effect.forEach(files, (file) => checkFile(file, output)),
-      (codes) => codes.reduce<ExitCode>((worst, code) => (code > worst ? code : worst), ExitCode.valid)
-    )
+        Effect.forEach(files, (file) => checkFile(file, output)),
+        (codes) => codes.reduce<ExitCode>((worst, code) => (code > worst ? code : worst), ExitCode.valid)
+      )
 
 /** Runs `check` or `run` as argv asks ([command, ...arguments]); succeeds with the exit code. */
 export const testerReportCli = (
@@ -75,7 +75,10 @@ export const testerReportCli = (
       return checkFiles(rest, output)
     case "run":
       // Loaded on demand: `check` needs neither the native library nor the embedded test programs.
-      return Effect.flatMap(Effect.promise(() => import("./run.ts")), (module) => module.runReport(rest, output))
+      return Effect.flatMap(
+        Effect.promise(() => import("./run.ts")),
+        (module) => module.runReport(rest, output)
+      )
     default:
       return Effect.sync(() => {
         output.err(usage)

@@ -73,5 +73,5 @@ export const cellsStatus = (cells: ReadonlyArray<FixtureCell>): CellStatus =>
   cells.some((cell) => cell.error !== undefined)
     ? "error"
     : cells.some((cell) => (cell.differing_values ?? 0) > 0)
-    ? "differing"
-    : "identical"
+      ? "differing"
+      : "identical"

@@ -54,8 +54,10 @@ export const parseFixtureIndex = (dir: string, text: string): FixtureSet => {
 export const loadFixtureSet = (dir: string): Effect.Effect<FixtureSet> =>
   Effect.tryPromise(() => readFile(join(dir, "index.jsonl"), "utf8")).pipe(
     Effect.map((text) => parseFixtureIndex(dir, text)),
-    Effect.orElseSucceed((): FixtureSet => ({
-      kind: "absent",
-      reason: `no fixture set: ${join(dir, "index.jsonl")} cannot be read`
-    }))
+    Effect.orElseSucceed(
+      (): FixtureSet => ({
+        kind: "absent",
+        reason: `no fixture set: ${join(dir, "index.jsonl")} cannot be read`
+      })
+    )
   )

@@ -37,7 +37,12 @@ interface CaseOutcome {
 }
 
 const caseMessageLimit = 300
-const bounded = (text: string): string => (Array.from(text).length <= caseMessageLimit ? text : `${Array.from(text).slice(0, caseMessageLimit - 1).join("")}…`)
+const bounded = (text: string): string =>
+  Array.from(text).length <= caseMessageLimit
+    ? text
+    : `${Array.from(text)
+        .slice(0, caseMessageLimit - 1)
+        .join("")}…`
 
 const beyond = (diff: number): boolean => !(diff <= goldenTolerance)
 
@@ -45,7 +50,11 @@ const featureCase = (feature: string, score: FixtureScore, golden: GoldenFile): 
   const index = score.table.metrics.indexOf(feature)
   if (index < 0) return { name: feature, result: "fail", message: "the scorer reported no such metric" }
   if (score.table.frames.length !== golden.frames.length) {
-    return { name: feature, result: "fail", message: `${score.table.frames.length} frames scored, libvmaf has ${golden.frames.length}` }
+    return {
+      name: feature,
+      result: "fail",
+      message: `${score.table.frames.length} frames scored, libvmaf has ${golden.frames.length}`
+    }
   }
   let mismatches = 0
   let largest = 0

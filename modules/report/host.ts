@@ -52,12 +52,15 @@ export interface CpuinfoFacts {
 const leftOutCpuinfoFields: ReadonlySet<string> = new Set(["cpu MHz", "Serial"])
 
 export const parseCpuinfo = (text: string): CpuinfoFacts => {
-  const blocks = text.split(/\n\s*\n/).map((block) =>
-    block.split("\n").flatMap((line): ReadonlyArray<readonly [string, string]> => {
-      const separator = line.indexOf(":")
-      return separator < 0 ? [] : [[line.slice(0, separator).trim(), line.slice(separator + 1).trim()]]
-    })
-  ).filter((block) => block.length > 0)
+  const blocks = text
+    .split(/\n\s*\n/)
+    .map((block) =>
+      block.split("\n").flatMap((line): ReadonlyArray<readonly [string, string]> => {
+        const separator = line.indexOf(":")
+        return separator < 0 ? [] : [[line.slice(0, separator).trim(), line.slice(separator + 1).trim()]]
+      })
+    )
+    .filter((block) => block.length > 0)
   const processorBlocks = blocks.filter((block) => block.some(([name]) => name === "processor"))
   const trailerBlocks = blocks.filter((block) => !block.some(([name]) => name === "processor"))
   const fields = Object.fromEntries(
@@ -100,8 +103,11 @@ const asJsonInteger = (value: bigint | null): number | null =>
 
 const containerCgroup = /docker|kubepods|containerd|libpod|podman|lxc/
 
-export const detectContainer = (sources: Pick<HostSources, "dockerenvExists" | "containerenvExists" | "initCgroup">): boolean =>
-  sources.dockerenvExists || sources.containerenvExists ||
+export const detectContainer = (
+  sources: Pick<HostSources, "dockerenvExists" | "containerenvExists" | "initCgroup">
+): boolean =>
+  sources.dockerenvExists ||
+  sources.containerenvExists ||
   (sources.initCgroup !== null && containerCgroup.test(sources.initCgroup))
 
 export const osReleasePrettyName = (osRelease: string): string | null => {
@@ -118,9 +124,10 @@ const isArm64 = (machine: string): boolean => machine === "aarch64" || machine =
 
 export const hostFromSources = (sources: HostSources, dispatch: DispatchFacts): Host => {
   const cpuinfo = sources.cpuinfo === null ? { fields: {}, processorCount: 0 } : parseCpuinfo(sources.cpuinfo)
-  const hwcaps = sources.auxv === null
-    ? { hwcap: null, hwcap2: null }
-    : parseAuxv(sources.auxv, sources.auxvWordBytes, sources.littleEndian)
+  const hwcaps =
+    sources.auxv === null
+      ? { hwcap: null, hwcap2: null }
+      : parseAuxv(sources.auxv, sources.auxvWordBytes, sources.littleEndian)
   const featureList = cpuinfo.fields["flags"] ?? cpuinfo.fields["Features"] ?? ""
   const logicalCores = cpuinfo.processorCount > 0 ? cpuinfo.processorCount : sources.runtimeLogicalCores
   return {
@@ -128,8 +135,12 @@ export const hostFromSources = (sources: HostSources, dispatch: DispatchFacts): 
     machine: sources.machine,
     kernel_release: sources.kernelRelease,
     in_container: detectContainer(sources),
-    cpu_model: cpuinfo.fields["model name"] ?? cpuinfo.fields["Model"] ?? cpuinfo.fields["Hardware"] ??
-      sources.runtimeCpuModel ?? "unknown",
+    cpu_model:
+      cpuinfo.fields["model name"] ??
+      cpuinfo.fields["Model"] ??
+      cpuinfo.fields["Hardware"] ??
+      sources.runtimeCpuModel ??
+      "unknown",
     cpuinfo: cpuinfo.fields,
     cpu_features: featureList.split(/\s+/).filter((feature) => feature !== ""),
     hwcap: asJsonInteger(hwcaps.hwcap),
@@ -151,7 +162,10 @@ const readBytes = (path: string): Effect.Effect<Uint8Array | null> =>
   Effect.tryPromise(() => readFile(path)).pipe(Effect.orElseSucceed(() => null))
 
 const exists = (path: string): Effect.Effect<boolean> =>
-  Effect.tryPromise(() => stat(path)).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+  Effect.tryPromise(() => stat(path)).pipe(
+    Effect.as(true),
+    Effect.orElseSucceed(() => false)
+  )
 
 // Device-tree strings end in NUL.
 const cleanModel = (text: string | null): string | null => {
@@ -159,12 +173,30 @@ const cleanModel = (text: string | null): string | null => {
   return model === undefined || model === "" ? null : model
 }
 
-const sixtyFourBitArchitectures: ReadonlySet<string> = new Set(["x64", "arm64", "ppc64", "s390x", "riscv64", "loong64", "mips64el"])
+const sixtyFourBitArchitectures: ReadonlySet<string> = new Set([
+  "x64",
+  "arm64",
+  "ppc64",
+  "s390x",
+  "riscv64",
+  "loong64",
+  "mips64el"
+])
 
 /** Reads every source of the host section; a source this host lacks becomes null. Never fails. */
-export const readHostSources: Effect.Effect<HostSources> = Effect.gen(function*() {
-  const [osrelease, cpuinfo, auxv, dockerenvExists, containerenvExists, initCgroup, osRelease, deviceTreeModel, dmiProduct] =
-    yield* Effect.all([
+export const readHostSources: Effect.Effect<HostSources> = Effect.gen(function* () {
+  const [
+    osrelease,
+    cpuinfo,
+    auxv,
+    dockerenvExists,
+    containerenvExists,
+    initCgroup,
+    osRelease,
+    deviceTreeModel,
+    dmiProduct
+  ] = yield* Effect.all(
+    [
       readText("/proc/sys/kernel/osrelease"),
       readText("/proc/cpuinfo"),
       readBytes("/proc/self/auxv"),
@@ -174,7 +206,9 @@ export const readHostSources: Effect.Effect<HostSources> = Effect.gen(function*(
       readText("/etc/os-release"),
       readText("/sys/firmware/devicetree/base/model"),
       readText("/sys/class/dmi/id/product_name")
-    ], { concurrency: "unbounded" })
+    ],
+    { concurrency: "unbounded" }
+  )
   const cpus = os.cpus()
   return {
     platform: process.platform,

@@ -25,9 +25,25 @@ export type SchemaNode = boolean | SchemaObject
 
 /** Keywords the walk evaluates, and the annotations it may ignore. */
 export const handledKeywords: ReadonlySet<string> = new Set([
-  "type", "enum", "const", "pattern", "minimum", "maxLength", "required", "properties",
-  "additionalProperties", "items", "allOf", "if", "then", "$ref", "$defs",
-  "$schema", "$id", "title", "description"
+  "type",
+  "enum",
+  "const",
+  "pattern",
+  "minimum",
+  "maxLength",
+  "required",
+  "properties",
+  "additionalProperties",
+  "items",
+  "allOf",
+  "if",
+  "then",
+  "$ref",
+  "$defs",
+  "$schema",
+  "$id",
+  "title",
+  "description"
 ])
 
 /** One broken rule: where (JSON Pointer into the document) and which rule. */
@@ -43,20 +59,25 @@ interface Found {
   readonly when: string
 }
 
-const pointerToken = (name: string | number): string =>
-  String(name).replaceAll("~", "~0").replaceAll("/", "~1")
+const pointerToken = (name: string | number): string => String(name).replaceAll("~", "~0").replaceAll("/", "~1")
 
 const isJsonObject = (value: unknown): value is { readonly [name: string]: unknown } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 const hasJsonType = (value: unknown, type: string): boolean => {
   switch (type) {
-    case "object": return isJsonObject(value)
-    case "array": return Array.isArray(value)
-    case "null": return value === null
-    case "integer": return typeof value === "number" && Number.isInteger(value)
-    case "number": return typeof value === "number"
-    default: return typeof value === type
+    case "object":
+      return isJsonObject(value)
+    case "array":
+      return Array.isArray(value)
+    case "null":
+      return value === null
+    case "integer":
+      return typeof value === "number" && Number.isInteger(value)
+    case "number":
+      return typeof value === "number"
+    default:
+      return typeof value === type
   }
 }
 
@@ -102,13 +123,19 @@ export const makeValidator = (root: SchemaObject) => {
       out.push({ path: at, rule, when })
     }
     if (node === true) return
-    if (node === false) return fail(path, "is not allowed")
+    if (node === false) {
+      fail(path, "is not allowed")
+      return
+    }
     if (node.$ref !== undefined) visit(resolve(node.$ref), value, path, when, out)
 
     if (node.type !== undefined) {
       const types = typeof node.type === "string" ? [node.type] : node.type
       // Keywords below only constrain values of their own type; a wrong type is reported alone.
-      if (!types.some((type) => hasJsonType(value, type))) return fail(path, `must be ${types.join(" or ")}`)
+      if (!types.some((type) => hasJsonType(value, type))) {
+        fail(path, `must be ${types.join(" or ")}`)
+        return
+      }
     }
     if (node.const !== undefined && value !== node.const) fail(path, `must be ${JSON.stringify(node.const)}`)
     if (node.enum !== undefined && !node.enum.some((allowed) => allowed === value)) {
@@ -127,7 +154,7 @@ export const makeValidator = (root: SchemaObject) => {
     }
     if (Array.isArray(value) && node.items !== undefined) {
       const items = node.items
-      value.forEach((item, index) => visit(items, item, `${path}/${index}`, when, out))
+      for (const [index, item] of value.entries()) visit(items, item, `${path}/${index}`, when, out)
     }
     if (isJsonObject(value)) {
       for (const name of node.required ?? []) {

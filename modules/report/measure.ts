@@ -37,7 +37,7 @@ const scoreErrorText = (error: ScoreError): string =>
   `${error._tag}: ${error._tag === "ScorerInternal" ? error.detail : error.message}`
 
 export const scoreFixture = (fixture: Fixture, backend: DispatchBackend): Effect.Effect<FixtureScore, string, Scorer> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scorer = yield* Scorer
     const job = yield* parseScoreRequest({
       reference: fixture.reference,
@@ -57,7 +57,10 @@ export const scoreFixture = (fixture: Fixture, backend: DispatchBackend): Effect
     const result = yield* scorer.score(job)
     const metrics = Object.keys(result.frames[0]?.metrics ?? result.features)
     return {
-      table: { metrics, frames: result.frames.map((frame) => metrics.map((metric) => frame.metrics[metric] ?? Number.NaN)) },
+      table: {
+        metrics,
+        frames: result.frames.map((frame) => metrics.map((metric) => frame.metrics[metric] ?? Number.NaN))
+      },
       pooled: {
         mean: result.score,
         min: result.pooled.min["vmaf"] ?? Number.NaN,

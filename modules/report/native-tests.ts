@@ -31,7 +31,13 @@ const runProgram = (program: string, argv: ReadonlyArray<string>, cwd: string): 
     return child.signalCode === null ? run : { ...run, problem: `killed by ${child.signalCode}` }
   }).pipe(
     Effect.catchAll((failure) =>
-      Effect.succeed<ProgramRun>({ program, stdout: "", stderr: "", exitCode: null, problem: `cannot run: ${errorText(failure.error)}` })
+      Effect.succeed<ProgramRun>({
+        program,
+        stdout: "",
+        stderr: "",
+        exitCode: null,
+        problem: `cannot run: ${errorText(failure.error)}`
+      })
     )
   )
 
@@ -39,11 +45,14 @@ const runProgram = (program: string, argv: ReadonlyArray<string>, cwd: string): 
  * Runs every embedded test program. The ABI test reads models/ and fixtures/ under the
  * directory it is given: a directory of two symlinks stands for it, so the two can live apart.
  */
-export const runNativeTests = (dirs: { readonly modelDir: string; readonly fixturesDir: string }): Effect.Effect<ReadonlyArray<ProgramRun>> =>
+export const runNativeTests = (dirs: {
+  readonly modelDir: string
+  readonly fixturesDir: string
+}): Effect.Effect<ReadonlyArray<ProgramRun>> =>
   Effect.acquireUseRelease(
     Effect.sync(() => mkdtempSync(join(process.env.TMPDIR ?? tmpdir(), "svc-unit-tests-"))),
     (dir) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const prepared = yield* Effect.try(() => {
           // Read and write, not copyFile: the embedded files live in Bun's virtual file system.
           writeFileSync(join(dir, "libsvc_scorer.so"), readFileSync(libraryPath))
@@ -59,11 +68,14 @@ export const runNativeTests = (dirs: { readonly modelDir: string; readonly fixtu
         }).pipe(Effect.either)
         if (prepared._tag === "Left") {
           const problem = `cannot unpack the test programs into ${dir}: ${errorText(prepared.left.error)}`
-          return programs.map((entry): ProgramRun => ({ program: entry.program, stdout: "", stderr: "", exitCode: null, problem }))
+          return programs.map(
+            (entry): ProgramRun => ({ program: entry.program, stdout: "", stderr: "", exitCode: null, problem })
+          )
         }
         const shared = prepared.right
         return yield* Effect.forEach(programs, (entry) =>
-          runProgram(entry.program, [join(dir, entry.program), ...entry.args(shared)], dir))
+          runProgram(entry.program, [join(dir, entry.program), ...entry.args(shared)], dir)
+        )
       }),
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   )

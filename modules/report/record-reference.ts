@@ -24,19 +24,26 @@ const shared = join(root, "..", "shared")
 const fixturesDir = process.env.SVC_FIXTURES_DIR ?? join(shared, "fixtures")
 const modelDir = process.env.SVC_MODEL_DIR ?? join(shared, "models")
 
-const record: Effect.Effect<RecordedReference, never, NativeScorerLibrary | Scorer> = Effect.gen(function*() {
+const record: Effect.Effect<RecordedReference, never, NativeScorerLibrary | Scorer> = Effect.gen(function* () {
   const set = yield* loadFixtureSet(fixturesDir)
   if (set.kind === "absent") return { status: "missing", reason: `at build time: ${set.reason}` }
   const library = yield* NativeScorerLibrary
-  const scored = yield* Effect.forEach(set.fixtures, (fixture) =>
-    Effect.map(Effect.either(scoreFixture(fixture, "scalar")), (score) => ({ fixture: fixture.name, score })), {
-    concurrency: Math.max(1, os.cpus().length)
-  })
+  const scored = yield* Effect.forEach(
+    set.fixtures,
+    (fixture) =>
+      Effect.map(Effect.either(scoreFixture(fixture, "scalar")), (score) => ({ fixture: fixture.name, score })),
+    {
+      concurrency: Math.max(1, os.cpus().length)
+    }
+  )
   const failures = scored.flatMap(({ fixture, score }) => (Either.isLeft(score) ? [`${fixture}: ${score.left}`] : []))
   // A fixture that does not score is left out (run reports it `missing`) rather than failing the build.
   for (const failure of failures) console.warn(`record-reference: not recorded: ${failure}`)
-  const fixtures = scored.flatMap(({ fixture, score }) => (Either.isRight(score) ? [recordTable(fixture, score.right.table)] : []))
-  if (fixtures.length === 0) return { status: "missing", reason: `at build time no fixture scored: ${failures[0] ?? "none"}` }
+  const fixtures = scored.flatMap(({ fixture, score }) =>
+    Either.isRight(score) ? [recordTable(fixture, score.right.table)] : []
+  )
+  if (fixtures.length === 0)
+    return { status: "missing", reason: `at build time no fixture scored: ${failures[0] ?? "none"}` }
   return {
     status: "recorded",
     library_sha256: (yield* fileSha256(library.path)) ?? "unknown",
@@ -56,6 +63,8 @@ const reference = await Effect.runPromise(
 const target = join(root, referenceFile)
 mkdirSync(dirname(target), { recursive: true })
 writeFileSync(target, JSON.stringify(reference))
-console.log(reference.status === "recorded"
-  ? `recorded scalar reference values of ${reference.fixtures.length} fixtures in ${referenceFile}`
-  : `no reference values recorded: ${reference.reason}`)
+console.log(
+  reference.status === "recorded"
+    ? `recorded scalar reference values of ${reference.fixtures.length} fixtures in ${referenceFile}`
+    : `no reference values recorded: ${reference.reason}`
+)

@@ -38,10 +38,22 @@ export const RecordedReference = Schema.Union(
 export type RecordedReference = typeof RecordedReference.Type
 
 export const recordValue = (value: number): RecordedValue =>
-  Number.isNaN(value) ? "NaN" : value === Number.POSITIVE_INFINITY ? "Infinity" : value === Number.NEGATIVE_INFINITY ? "-Infinity" : value
+  Number.isNaN(value)
+    ? "NaN"
+    : value === Number.POSITIVE_INFINITY
+      ? "Infinity"
+      : value === Number.NEGATIVE_INFINITY
+        ? "-Infinity"
+        : value
 
 const recordedNumber = (value: RecordedValue): number =>
-  value === "NaN" ? Number.NaN : value === "Infinity" ? Number.POSITIVE_INFINITY : value === "-Infinity" ? Number.NEGATIVE_INFINITY : value
+  value === "NaN"
+    ? Number.NaN
+    : value === "Infinity"
+      ? Number.POSITIVE_INFINITY
+      : value === "-Infinity"
+        ? Number.NEGATIVE_INFINITY
+        : value
 
 export const recordTable = (fixture: string, table: FrameTable): typeof RecordedFixture.Type => ({
   fixture,
@@ -53,7 +65,10 @@ const decodeReference = Schema.decodeUnknownEither(RecordedReference)
 
 /** The embedded file, decoded; a file that does not decode is reported, not thrown. */
 export const readRecordedReference = (json: unknown): Either.Either<RecordedReference, string> =>
-  Either.mapLeft(decodeReference(json), (error) => `${referenceFile} is not a reference file: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+  Either.mapLeft(
+    decodeReference(json),
+    (error) => `${referenceFile} is not a reference file: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+  )
 
 /** One fixture's results on this host: each dispatch's score, or why it failed. */
 export interface FixtureRun {
@@ -66,7 +81,10 @@ type CellStatus = "identical" | "differing" | "missing" | "error"
 // The worse status wins: a failure to score hides nothing, a difference outranks a gap.
 const severity: ReadonlyArray<CellStatus> = ["identical", "missing", "differing", "error"]
 const worst = (statuses: ReadonlyArray<CellStatus>): CellStatus =>
-  statuses.reduce<CellStatus>((current, next) => (severity.indexOf(next) > severity.indexOf(current) ? next : current), "identical")
+  statuses.reduce<CellStatus>(
+    (current, next) => (severity.indexOf(next) > severity.indexOf(current) ? next : current),
+    "identical"
+  )
 
 export interface HostIdentity {
   readonly machine: string
@@ -95,10 +113,15 @@ export const referenceSection = (
   if (Either.isLeft(reference)) return unusable("error", reference.left)
   const recorded = reference.right
   if (recorded.status === "missing") return unusable("missing", recorded.reason)
-  const tables = new Map(recorded.fixtures.map((entry) => [entry.fixture, {
-    metrics: entry.metrics,
-    frames: entry.frames.map((frame) => frame.map(recordedNumber))
-  }]))
+  const tables = new Map(
+    recorded.fixtures.map((entry) => [
+      entry.fixture,
+      {
+        metrics: entry.metrics,
+        frames: entry.frames.map((frame) => frame.map(recordedNumber))
+      }
+    ])
+  )
   const compareWith = (pick: (run: FixtureRun) => Either.Either<FixtureScore, string>) => {
     const statuses: Array<CellStatus> = []
     const fixtures = runs.map((run): FixtureCell => {
@@ -128,7 +151,11 @@ export const referenceSection = (
   const ownArchScalar = compareWith((run) => run.scalar)
   const ownArchDefault = compareWith((run) => run.auto)
   return {
-    section: { status: worst([ownArchScalar.status, ownArchDefault.status]), own_arch_scalar: ownArchScalar, own_arch_default: ownArchDefault },
+    section: {
+      status: worst([ownArchScalar.status, ownArchDefault.status]),
+      own_arch_scalar: ownArchScalar,
+      own_arch_default: ownArchDefault
+    },
     not_exercised: [crossArch]
   }
 }

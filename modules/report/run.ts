@@ -45,20 +45,27 @@ const decodeGolden = Schema.decodeUnknownEither(Schema.parseJson(GoldenFile))
 const readGolden = (fixture: Fixture): Effect.Effect<Either.Either<GoldenFile, string>> =>
   Effect.tryPromise(() => readFile(fixture.golden, "utf8")).pipe(
     Effect.map((json) =>
-      Either.mapLeft(decodeGolden(json), (error) => `${fixture.golden}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+      Either.mapLeft(
+        decodeGolden(json),
+        (error) => `${fixture.golden}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      )
     ),
     Effect.orElseSucceed(() => Either.left(`${fixture.golden} cannot be read`))
   )
 
 /** Every fixture on the scalar path and on the default dispatch, several fixtures at a time. */
 const measureFixtures = (fixtures: ReadonlyArray<Fixture>) =>
-  Effect.forEach(fixtures, (fixture) =>
-    Effect.gen(function*() {
-      const scalar = yield* Effect.either(scoreFixture(fixture, "scalar"))
-      const auto = yield* Effect.either(scoreFixture(fixture, "auto"))
-      yield* Effect.logInfo("fixture scored").pipe(Effect.annotateLogs({ fixture: fixture.name }))
-      return { fixture: fixture.name, scalar, auto } satisfies FixtureRun
-    }), { concurrency: Math.max(1, os.cpus().length) })
+  Effect.forEach(
+    fixtures,
+    (fixture) =>
+      Effect.gen(function* () {
+        const scalar = yield* Effect.either(scoreFixture(fixture, "scalar"))
+        const auto = yield* Effect.either(scoreFixture(fixture, "auto"))
+        yield* Effect.logInfo("fixture scored").pipe(Effect.annotateLogs({ fixture: fixture.name }))
+        return { fixture: fixture.name, scalar, auto } satisfies FixtureRun
+      }),
+    { concurrency: Math.max(1, os.cpus().length) }
+  )
 
 const dispatchSection = (runs: ReadonlyArray<FixtureRun>): FixtureSection => {
   const fixtures = runs.map((run) => {
@@ -71,10 +78,18 @@ const dispatchSection = (runs: ReadonlyArray<FixtureRun>): FixtureSection => {
 
 /** What the dispatch comparison could not show: the default path was the scalar one. */
 const scalarOnlyDefault = (runs: ReadonlyArray<FixtureRun>): ReadonlyArray<NotExercisedItem> => {
-  const kernels = runs.flatMap((run) => (Either.isRight(run.auto) ? run.auto.right.extractors.map((entry) => entry.backend) : []))
+  const kernels = runs.flatMap((run) =>
+    Either.isRight(run.auto) ? run.auto.right.extractors.map((entry) => entry.backend) : []
+  )
   if (kernels.length === 0 || kernels.some((backend) => backend !== "scalar")) return []
-  const why = process.env["SVC_SCORER_CPU"] === "scalar" ? "SVC_SCORER_CPU=scalar forces the scalar path" : "this CPU has no AVX2"
-  return [{ item: "dispatch_equivalence.avx2", reason: `the default dispatch ran the scalar kernels (${why}): scalar was compared with itself` }]
+  const why =
+    process.env["SVC_SCORER_CPU"] === "scalar" ? "SVC_SCORER_CPU=scalar forces the scalar path" : "this CPU has no AVX2"
+  return [
+    {
+      item: "dispatch_equivalence.avx2",
+      reason: `the default dispatch ran the scalar kernels (${why}): scalar was compared with itself`
+    }
+  ]
 }
 
 interface MeasuredSections {
@@ -92,37 +107,47 @@ const notRun = (reason: string): MeasuredSections => ({
 })
 
 const measureSections = (set: FixtureSet, librarySha256: string | null) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (set.kind === "absent") return notRun(set.reason)
     const runs = yield* measureFixtures(set.fixtures)
     const goldens = yield* Effect.forEach(set.fixtures, readGolden)
-    const reference = referenceSection(readRecordedReference(referenceJson), runs, { machine: os.machine(), librarySha256 })
+    const reference = referenceSection(readRecordedReference(referenceJson), runs, {
+      machine: os.machine(),
+      librarySha256
+    })
     return {
       dispatch_equivalence: dispatchSection(runs),
       reference_equivalence: reference.section,
-      golden_gate: goldenSuite(runs.map((run, index) => ({
-        fixture: run.fixture,
-        score: run.auto,
-        golden: goldens[index] ?? Either.left("no golden file")
-      }))),
+      golden_gate: goldenSuite(
+        runs.map((run, index) => ({
+          fixture: run.fixture,
+          score: run.auto,
+          golden: goldens[index] ?? Either.left("no golden file")
+        }))
+      ),
       not_exercised: [...scalarOnlyDefault(runs), ...reference.not_exercised]
     } satisfies MeasuredSections
   })
 
 const measure = (config: RunConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const library = yield* NativeScorerLibrary
     const dispatch = dispatchFacts(library.symbols)
     const set = yield* loadFixtureSet(config.fixturesDir)
-    yield* Effect.logInfo("measuring").pipe(Effect.annotateLogs({
-      fixtures: set.kind === "found" ? set.fixtures.length : set.reason,
-      dispatch: dispatch.dispatchFlagsSource
-    }))
+    yield* Effect.logInfo("measuring").pipe(
+      Effect.annotateLogs({
+        fixtures: set.kind === "found" ? set.fixtures.length : set.reason,
+        dispatch: dispatch.dispatchFlagsSource
+      })
+    )
     const librarySha256 = yield* fileSha256(library.path)
-    const [sections, programs] = yield* Effect.all([
-      measureSections(set, librarySha256),
-      runNativeTests({ modelDir: config.modelDir, fixturesDir: config.fixturesDir })
-    ], { concurrency: 2 })
+    const [sections, programs] = yield* Effect.all(
+      [
+        measureSections(set, librarySha256),
+        runNativeTests({ modelDir: config.modelDir, fixturesDir: config.fixturesDir })
+      ],
+      { concurrency: 2 }
+    )
     return buildReport({
       toolVersion: buildInfo.version,
       generatedAt: new Date(),
@@ -139,8 +164,14 @@ const measure = (config: RunConfig) =>
       accelerator: noAccelerator,
       not_exercised: [
         ...sections.not_exercised,
-        { item: "unit_tests.typescript", reason: "the TypeScript test suites need the source tree; the executable runs the native C tests" },
-        { item: "image.digest", reason: "the registry assigns the image digest after the build; the image cannot know it" }
+        {
+          item: "unit_tests.typescript",
+          reason: "the TypeScript test suites need the source tree; the executable runs the native C tests"
+        },
+        {
+          item: "image.digest",
+          reason: "the registry assigns the image digest after the build; the image cannot know it"
+        }
       ],
       note: `fixtures: ${config.fixturesDir}; models: ${config.modelDir} (${defaultModel})`
     })
@@ -150,7 +181,7 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 
 /** Writes the report; 0 when its verdict is pass, 1 otherwise, 2 when it cannot be made or written. */
 export const runReport = (args: ReadonlyArray<string>, output: CliOutput): Effect.Effect<ExitCode> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (args.length > 0) {
       output.err(`svc-tester-report run: takes no arguments (got ${args.join(" ")}); configure with SVC_* variables`)
       return 2

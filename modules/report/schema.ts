@@ -204,8 +204,19 @@ const RowStatus = Schema.Literal("pass", "fail", "not_measured", "not_applicable
 export const Evidence = Schema.Struct({
   kind: Schema.Literal("case", "metric", "gate", "test", "audit"),
   result: Schema.Literal(
-    "pass", "fail", "skip", "not_run", "identical", "within_bound", "differing", "absent",
-    "not_on_accel", "OK", "FAIL", "ERROR", "SKIP"
+    "pass",
+    "fail",
+    "skip",
+    "not_run",
+    "identical",
+    "within_bound",
+    "differing",
+    "absent",
+    "not_on_accel",
+    "OK",
+    "FAIL",
+    "ERROR",
+    "SKIP"
   ),
   test: optional(Schema.String),
   case: optional(Schema.String),
@@ -227,12 +238,14 @@ export const RowVerdict = Schema.Struct({
 export const RowsSection = Schema.Struct({
   status: RowStatus,
   rows: Schema.Array(RowVerdict),
-  counts: optional(Schema.Struct({
-    pass: NonNegativeInteger,
-    fail: NonNegativeInteger,
-    not_measured: NonNegativeInteger,
-    not_applicable: optional(NonNegativeInteger)
-  }))
+  counts: optional(
+    Schema.Struct({
+      pass: NonNegativeInteger,
+      fail: NonNegativeInteger,
+      not_measured: NonNegativeInteger,
+      not_applicable: optional(NonNegativeInteger)
+    })
+  )
 })
 export type RowsSection = typeof RowsSection.Type
 
@@ -244,13 +257,15 @@ export const TwinFeature = Schema.Struct({
   values: NonNegativeInteger,
   differing_values: NonNegativeInteger,
   max_abs_diff: optional(Schema.String),
-  first: optional(Schema.Struct({
-    fixture: Schema.String,
-    metric: Schema.String,
-    frame: NonNegativeInteger,
-    cpu: Schema.String,
-    device: Schema.String
-  }))
+  first: optional(
+    Schema.Struct({
+      fixture: Schema.String,
+      metric: Schema.String,
+      frame: NonNegativeInteger,
+      cpu: Schema.String,
+      device: Schema.String
+    })
+  )
 })
 
 export const TwinsSection = Schema.Struct({

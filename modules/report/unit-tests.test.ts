@@ -36,7 +36,13 @@ describe("parseProgramRun", () => {
   })
 
   it("fails a program that crashed before its summary, keeping the cases it finished", () => {
-    const outcome = parseProgramRun({ program: "scorer_test", stdout: "PASS setup: 2 checks\n", stderr: "", exitCode: null, problem: "killed by SIGSEGV" })
+    const outcome = parseProgramRun({
+      program: "scorer_test",
+      stdout: "PASS setup: 2 checks\n",
+      stderr: "",
+      exitCode: null,
+      problem: "killed by SIGSEGV"
+    })
     expect(outcome.result).toBe("fail")
     expect(outcome.cases).toEqual({ setup: "pass" })
     expect(outcome.failures).toEqual(["scorer_test: killed by SIGSEGV"])
@@ -51,7 +57,11 @@ describe("parseProgramRun", () => {
 
   it("quotes at most 20 failed checks and counts the rest", () => {
     const checks = Array.from({ length: 25 }, (_, i) => `FAIL scorer_test.c:${i}: check ${i}`).join("\n")
-    const outcome = parseProgramRun({ ...passing, stdout: `${checks}\nFAIL jobs: 25 of 29 checks failed\n4 passed, 25 failed\n`, exitCode: 1 })
+    const outcome = parseProgramRun({
+      ...passing,
+      stdout: `${checks}\nFAIL jobs: 25 of 29 checks failed\n4 passed, 25 failed\n`,
+      exitCode: 1
+    })
     expect(outcome.failures).toContain("scorer_test: 5 more failed checks")
     expect(outcome.failures.filter((line) => line.includes(".c:"))).toHaveLength(20)
   })
@@ -66,7 +76,12 @@ describe("unitTestsSuite", () => {
   it("counts cases over programs and records each program's result", () => {
     const suite = unitTestsSuite([
       passing,
-      { program: "reader_test", stdout: "PASS raw: 1 checks\nFAIL fuzz: 1 of 2 checks failed\n2 passed, 1 failed\n", stderr: "", exitCode: 1 }
+      {
+        program: "reader_test",
+        stdout: "PASS raw: 1 checks\nFAIL fuzz: 1 of 2 checks failed\n2 passed, 1 failed\n",
+        stderr: "",
+        exitCode: 1
+      }
     ])
     expect(suite).toMatchObject({ status: "fail", total: 5, passed: 4, failed: 1, skipped: 0 })
     expect(suite.results).toEqual({ scorer_test: "pass", reader_test: "fail" })

@@ -50,9 +50,14 @@ export const parseProgramRun = (run: ProgramRun): ProgramOutcome => {
   if (checks.length > quotedChecks) failures.push(`${run.program}: ${checks.length - quotedChecks} more failed checks`)
   const summary = summaryLine.exec(run.stdout)
   if (run.problem !== undefined) failures.push(`${run.program}: ${run.problem}`)
-  else if (summary === null) failures.push(`${run.program}: no "N passed, M failed" line (exit code ${run.exitCode ?? "none"})`)
+  else if (summary === null)
+    failures.push(`${run.program}: no "N passed, M failed" line (exit code ${run.exitCode ?? "none"})`)
   else if (run.exitCode !== 0) failures.push(`${run.program}: exit code ${run.exitCode ?? "none"}`)
-  const clean = run.problem === undefined && run.exitCode === 0 && summary !== null && summary[2] === "0" &&
+  const clean =
+    run.problem === undefined &&
+    run.exitCode === 0 &&
+    summary !== null &&
+    summary[2] === "0" &&
     Object.values(cases).every((result) => result !== "fail")
   return { program: run.program, result: clean ? "pass" : "fail", cases, messages, failures }
 }

@@ -12,5 +12,4 @@ export const buildInfo = {
 } as const
 
 /** The one line `--version` prints: `svc-<name> <semver> (<git commit>)`. */
-export const versionLine = (executable: string): string =>
-  `${executable} ${buildInfo.version} (${buildInfo.commit})`
+export const versionLine = (executable: string): string => `${executable} ${buildInfo.version} (${buildInfo.commit})`

@@ -19,7 +19,11 @@ describe("command line", () => {
   })
 
   it("accepts declared sub-commands with their arguments", () => {
-    expect(parseCommandLine(tool, ["check", "a.json", "b.json"])).toEqual({ kind: "run", command: "check", args: ["a.json", "b.json"] })
+    expect(parseCommandLine(tool, ["check", "a.json", "b.json"])).toEqual({
+      kind: "run",
+      command: "check",
+      args: ["a.json", "b.json"]
+    })
     const refused = parseCommandLine(tool, ["lint"])
     expect(refused.kind === "usage-error" && refused.message).toContain("commands: check, run")
   })

@@ -23,7 +23,8 @@ export const parseCommandLine = (spec: CommandSpec, argv: ReadonlyArray<string>)
   if (first === "--version" && rest.length === 0) return { kind: "version" }
   const commands = spec.commands ?? []
   if (commands.includes(first)) return { kind: "run", command: first, args: rest }
-  const accepted = commands.length > 0 ? `commands: ${commands.join(", ")}; flag: --version` : "the only flag is --version"
+  const accepted =
+    commands.length > 0 ? `commands: ${commands.join(", ")}; flag: --version` : "the only flag is --version"
   return {
     kind: "usage-error",
     message: `${spec.executable}: unexpected argument '${first}' (${accepted}; configure with SVC_* environment variables)`
@@ -43,12 +44,10 @@ export const handleCommandLine = (
   switch (parsed.kind) {
     case "version":
       process.stdout.write(`${versionLine(spec.executable)}\n`)
-      process.exit(0)
-    // falls through: process.exit never returns
+      return process.exit(0)
     case "usage-error":
       process.stderr.write(`${parsed.message}\n`)
-      process.exit(EXIT_USAGE)
-    // falls through
+      return process.exit(EXIT_USAGE)
     case "run":
       return { command: parsed.command, args: parsed.args }
   }

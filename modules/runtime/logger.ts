@@ -33,5 +33,6 @@ export const JsonLoggerLive = Layer.unwrapEffect(
     Layer.merge(
       Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.jsonLogger)),
       Logger.minimumLogLevel(level)
-    ))
+    )
+  )
 )

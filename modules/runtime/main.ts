@@ -14,13 +14,15 @@ export const EXIT_STARTUP_FAILURE = 1
 const firstLine = <E>(cause: Cause.Cause<E>): string =>
   (Cause.pretty(cause).split("\n")[0] ?? "failure").replace(/^Error: /, "")
 
-const reportFailure = (executable: string) => <E>(cause: Cause.Cause<E>) =>
-  Cause.isInterruptedOnly(cause)
-    ? Effect.void
-    : Effect.logError(`${executable} stopped: ${firstLine(cause)}`).pipe(
-      Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-      Effect.zipRight(Effect.sync(() => process.exit(EXIT_STARTUP_FAILURE)))
-    )
+const reportFailure =
+  (executable: string) =>
+  <E>(cause: Cause.Cause<E>) =>
+    Cause.isInterruptedOnly(cause)
+      ? Effect.void
+      : Effect.logError(`${executable} stopped: ${firstLine(cause)}`).pipe(
+          Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+          Effect.zipRight(Effect.sync(() => process.exit(EXIT_STARTUP_FAILURE)))
+        )
 
 /** Runs a long-lived service until a signal stops it. */
 export const runService = <E>(spec: CommandSpec, service: Layer.Layer<never, E>): void => {

@@ -8,7 +8,10 @@ import { Data } from "effect"
 export class InvalidScoreRequest extends Data.TaggedError("InvalidScoreRequest")<{ readonly message: string }> {}
 
 /** No model file of that name in SVC_MODEL_DIR, or the file is not a usable model. */
-export class UnknownModel extends Data.TaggedError("UnknownModel")<{ readonly model: string; readonly message: string }> {}
+export class UnknownModel extends Data.TaggedError("UnknownModel")<{
+  readonly model: string
+  readonly message: string
+}> {}
 
 /** An input cannot be opened or read. */
 export class UnreadableInput extends Data.TaggedError("UnreadableInput")<{ readonly message: string }> {}
@@ -30,4 +33,10 @@ export class ScorerInternal extends Data.TaggedError("ScorerInternal")<{ readonl
   }
 }
 
-export type ScoreError = InvalidScoreRequest | UnknownModel | UnreadableInput | InvalidGeometry | ScorerBusy | ScorerInternal
+export type ScoreError =
+  | InvalidScoreRequest
+  | UnknownModel
+  | UnreadableInput
+  | InvalidGeometry
+  | ScorerBusy
+  | ScorerInternal

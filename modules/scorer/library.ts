@@ -15,10 +15,9 @@ export interface LibraryInfo {
 }
 
 export class NativeScorerLibrary extends Effect.Service<NativeScorerLibrary>()("svc/NativeScorerLibrary", {
-  scoped: Effect.gen(function*() {
-    const library = yield* Effect.acquireRelease(
-      Effect.sync(openNativeLibrary),
-      (opened) => Effect.sync(() => opened.close())
+  scoped: Effect.gen(function* () {
+    const library = yield* Effect.acquireRelease(Effect.sync(openNativeLibrary), (opened) =>
+      Effect.sync(() => opened.close())
     )
     const { symbols } = library
     const info: LibraryInfo = {

@@ -18,7 +18,7 @@ export interface LoadedModel {
 }
 
 export class ModelStore extends Effect.Service<ModelStore>()("svc/ModelStore", {
-  scoped: Effect.gen(function*() {
+  scoped: Effect.gen(function* () {
     const { symbols } = yield* NativeScorerLibrary
     const directory = yield* modelDir
     const loaded = yield* Ref.make(new Map<string, LoadedModel>())
@@ -26,7 +26,8 @@ export class ModelStore extends Effect.Service<ModelStore>()("svc/ModelStore", {
       Effect.flatMap(Ref.get(loaded), (models) =>
         Effect.sync(() => {
           for (const model of models.values()) symbols.svc_model_free(model.handle)
-        }))
+        })
+      )
     )
 
     const parse = (name: string, bytes: Uint8Array): Effect.Effect<LoadedModel, UnknownModel> =>
@@ -36,7 +37,9 @@ export class ModelStore extends Effect.Service<ModelStore>()("svc/ModelStore", {
         const status = symbols.svc_model_load(bytes, bytes.length, slot.slot, error.buffer, error.length)
         const handle = slot.pointer()
         if (status !== 0 || handle === null) {
-          return Effect.fail(new UnknownModel({ model: name, message: `model "${name}" cannot be used: ${error.text()}` }))
+          return Effect.fail(
+            new UnknownModel({ model: name, message: `model "${name}" cannot be used: ${error.text()}` })
+          )
         }
         return Effect.succeed({ name, sha256: createHash("sha256").update(bytes).digest("hex"), handle })
       })

@@ -21,5 +21,7 @@ export const parsePrecision = (text: string): Precision => {
 export const precisionLabel = (precision: Precision): string =>
   precision.kind === "lossless" ? "lossless" : precision.label
 
-export const applyPrecision = (precision: Precision) => (value: number): number =>
-  precision.kind === "lossless" || !Number.isFinite(value) ? value : Number(value.toFixed(precision.decimals))
+export const applyPrecision =
+  (precision: Precision) =>
+  (value: number): number =>
+    precision.kind === "lossless" || !Number.isFinite(value) ? value : Number(value.toFixed(precision.decimals))

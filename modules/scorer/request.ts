@@ -116,9 +116,11 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
   }
   const features = options.features ?? []
   if (new Set(features).size !== features.length) return refuse("options.features: lists a feature twice")
-  const pixelFormat = options.pixel_format === undefined || options.pixel_format === "" ? 420 : Number(options.pixel_format)
+  const pixelFormat =
+    options.pixel_format === undefined || options.pixel_format === "" ? 420 : Number(options.pixel_format)
   const bitdepth = options.bitdepth === undefined || options.bitdepth === 0 ? 8 : options.bitdepth
-  const backend = options.backend === undefined || options.backend === "" || options.backend === "cpu" ? "auto" : options.backend
+  const backend =
+    options.backend === undefined || options.backend === "" || options.backend === "cpu" ? "auto" : options.backend
   return Either.right({
     reference,
     distorted,

@@ -108,10 +108,12 @@ export const collectResult = (
   const names = Array.from({ length: metricCount }, (_, i) => String(symbols.svc_job_metric_name(handle, i)))
   const pooled = (pool: number) => {
     const out = new Float64Array(1)
-    return Object.fromEntries(names.map((name, i) => {
-      symbols.svc_job_pooled(handle, i, pool, out)
-      return [name, round(out[0] ?? Number.NaN)]
-    }))
+    return Object.fromEntries(
+      names.map((name, i) => {
+        symbols.svc_job_pooled(handle, i, pool, out)
+        return [name, round(out[0] ?? Number.NaN)]
+      })
+    )
   }
   const features = pooled(NativePool.mean)
   const frames: Array<FrameScore> = []
@@ -123,7 +125,10 @@ export const collectResult = (
     })
     for (let frame = 0; frame < frameCount; frame++) {
       // With subsample N the k-th scored frame is input frame k·N (after the skips), as the reference numbers it.
-      frames.push({ frame: frame * job.subsample, metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)])) })
+      frames.push({
+        frame: frame * job.subsample,
+        metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
+      })
     }
   }
   const extractorCount = symbols.svc_job_extractor_count(handle)
@@ -136,7 +141,11 @@ export const collectResult = (
     features,
     frames,
     frame_count: frameCount,
-    pooled: { min: pooled(NativePool.min), max: pooled(NativePool.max), harmonic_mean: pooled(NativePool.harmonic_mean) },
+    pooled: {
+      min: pooled(NativePool.min),
+      max: pooled(NativePool.max),
+      harmonic_mean: pooled(NativePool.harmonic_mean)
+    },
     provenance: {
       library: { ...library, n_extractors: extractorCount },
       model: model.name,
@@ -173,89 +182,115 @@ export type StreamEvent =
   | { readonly _tag: "Frame"; readonly frame: FrameScore }
   | { readonly _tag: "Aggregate"; readonly result: ScoreResult }
 
-const makeStreamScoring = (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"]) =>
+const makeStreamScoring =
+  (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"]) =>
   /** Scores `frames` with the job's raw geometry (required); the last event is the aggregate. */
   <E, R>(job: ScoreJob, frames: Stream.Stream<FramePair, E, R>): Stream.Stream<StreamEvent, ScoreError | E, R> =>
-    Stream.unwrapScoped(Effect.gen(function*() {
-      const model = yield* models.load(job.model)
-      const handle = yield* Effect.acquireRelease(
-        Effect.suspend(() => {
-          const slot = handleSlot()
-          const error = errorBuffer()
-          const options = optionsArray(job)
-          const status = symbols.svc_stream_create(model.handle, options, options.length, slot.slot, error.buffer, error.length)
-          const created = slot.pointer()
-          if (status !== NativeStatus.ok || created === null) return Effect.fail(failureFor(status, error.text()))
-          return Effect.succeed(created)
-        }),
-        (created) => Effect.sync(() => symbols.svc_stream_free(created))
-      )
-      const view = symbols.svc_stream_job(handle)
-      // bun:ffi types a returned pointer as Pointer | bigint | null; a live stream gives a Pointer.
-      if (typeof view !== "number") return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
-      const round = applyPrecision(job.precision)
-      const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) => String(symbols.svc_job_metric_name(view, i)))
-      let emitted = 0
-
-      /** Frames final since the last call; only those are copied out. */
-      const newlyFinal = (): ReadonlyArray<StreamEvent> => {
-        const ready = symbols.svc_stream_frames_ready(handle)
-        if (ready <= emitted) return []
-        const columns = names.map((_, i) => {
-          const values = new Float64Array(ready - emitted)
-          symbols.svc_job_frame_values_from(view, i, emitted, values, values.length)
-          return values
-        })
-        const events: Array<StreamEvent> = []
-        for (let frame = emitted; frame < ready; frame++) {
-          const metrics = Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)]))
-          events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
-        }
-        emitted = ready
-        return events
-      }
-
-      const failed = (state: number) => Effect.fail(failureFor(state, nativeError(symbols, view)))
-
-      const push = (pair: FramePair): Effect.Effect<ReadonlyArray<StreamEvent>, ScoreError> =>
-        Effect.suspend(() => {
-          const error = errorBuffer()
-          const status = symbols.svc_stream_push(
-            handle,
-            pair.reference,
-            pair.reference.byteLength,
-            pair.distorted,
-            pair.distorted.byteLength,
-            error.buffer,
-            error.length
-          )
-          return status === NativeStatus.ok ? Effect.sync(newlyFinal) : Effect.fail(failureFor(status, error.text()))
-        })
-
-      // After the input ends: poll (backing off like file jobs) until every frame is final.
-      const drain = (delay: number): Effect.Effect<readonly [ReadonlyArray<StreamEvent>, Option.Option<number>], ScoreError> =>
-        Effect.suspend(() => {
-          const state = symbols.svc_stream_poll(handle)
-          if (state < 0) return failed(state)
-          if (state === 1) {
-            const result = collectResult(symbols, view, { precision: job.precision, perFrame: false, subsample: job.subsample }, model, info)
-            return Effect.succeed([[...newlyFinal(), { _tag: "Aggregate", result }], Option.none()] as const)
-          }
-          return Effect.as(Effect.sleep(Duration.millis(delay)), [newlyFinal(), Option.some(nextDelay(delay))] as const)
-        })
-
-      const finish = Effect.sync(() => symbols.svc_stream_finish(handle))
-      return Stream.concat(
-        frames.pipe(Stream.mapEffect(push), Stream.flattenIterables),
-        Stream.fromEffect(finish).pipe(
-          Stream.flatMap(() => Stream.paginateEffect(1, drain)),
-          Stream.flattenIterables
+    Stream.unwrapScoped(
+      Effect.gen(function* () {
+        const model = yield* models.load(job.model)
+        const handle = yield* Effect.acquireRelease(
+          Effect.suspend(() => {
+            const slot = handleSlot()
+            const error = errorBuffer()
+            const options = optionsArray(job)
+            const status = symbols.svc_stream_create(
+              model.handle,
+              options,
+              options.length,
+              slot.slot,
+              error.buffer,
+              error.length
+            )
+            const created = slot.pointer()
+            if (status !== NativeStatus.ok || created === null) return Effect.fail(failureFor(status, error.text()))
+            return Effect.succeed(created)
+          }),
+          (created) => Effect.sync(() => symbols.svc_stream_free(created))
         )
-      )
-    }).pipe(Effect.withSpan("scorer.scoreStream")))
+        const view = symbols.svc_stream_job(handle)
+        // bun:ffi types a returned pointer as Pointer | bigint | null; a live stream gives a Pointer.
+        if (typeof view !== "number")
+          return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+        const round = applyPrecision(job.precision)
+        const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
+          String(symbols.svc_job_metric_name(view, i))
+        )
+        let emitted = 0
+
+        /** Frames final since the last call; only those are copied out. */
+        const newlyFinal = (): ReadonlyArray<StreamEvent> => {
+          const ready = symbols.svc_stream_frames_ready(handle)
+          if (ready <= emitted) return []
+          const columns = names.map((_, i) => {
+            const values = new Float64Array(ready - emitted)
+            symbols.svc_job_frame_values_from(view, i, emitted, values, values.length)
+            return values
+          })
+          const events: Array<StreamEvent> = []
+          for (let frame = emitted; frame < ready; frame++) {
+            const metrics = Object.fromEntries(
+              names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)])
+            )
+            events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
+          }
+          emitted = ready
+          return events
+        }
+
+        const failed = (state: number) => Effect.fail(failureFor(state, nativeError(symbols, view)))
+
+        const push = (pair: FramePair): Effect.Effect<ReadonlyArray<StreamEvent>, ScoreError> =>
+          Effect.suspend(() => {
+            const error = errorBuffer()
+            const status = symbols.svc_stream_push(
+              handle,
+              pair.reference,
+              pair.reference.byteLength,
+              pair.distorted,
+              pair.distorted.byteLength,
+              error.buffer,
+              error.length
+            )
+            return status === NativeStatus.ok ? Effect.sync(newlyFinal) : Effect.fail(failureFor(status, error.text()))
+          })
+
+        // After the input ends: poll (backing off like file jobs) until every frame is final.
+        const drain = (
+          delay: number
+        ): Effect.Effect<readonly [ReadonlyArray<StreamEvent>, Option.Option<number>], ScoreError> =>
+          Effect.suspend(() => {
+            const state = symbols.svc_stream_poll(handle)
+            if (state < 0) return failed(state)
+            if (state === 1) {
+              const result = collectResult(
+                symbols,
+                view,
+                { precision: job.precision, perFrame: false, subsample: job.subsample },
+                model,
+                info
+              )
+              return Effect.succeed([[...newlyFinal(), { _tag: "Aggregate", result }], Option.none()] as const)
+            }
+            return Effect.as(Effect.sleep(Duration.millis(delay)), [
+              newlyFinal(),
+              Option.some(nextDelay(delay))
+            ] as const)
+          })
+
+        const finish = Effect.sync(() => symbols.svc_stream_finish(handle))
+        return Stream.concat(
+          frames.pipe(Stream.mapEffect(push), Stream.flattenIterables),
+          Stream.fromEffect(finish).pipe(
+            Stream.flatMap(() => Stream.paginateEffect(1, drain)),
+            Stream.flattenIterables
+          )
+        )
+      }).pipe(Effect.withSpan("scorer.scoreStream"))
+    )
 
 export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const library = yield* NativeScorerLibrary
     const models = yield* ModelStore
     const { symbols } = library
@@ -281,7 +316,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
       })
 
     const awaitDone = (handle: Pointer, hooks: ScoreHooks): Effect.Effect<void, ScoreError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         let delay = 1
         let reported = -1
         for (;;) {
@@ -300,11 +335,12 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
 
     /** Scores a validated request; the result follows the request's precision. */
     const score = (job: ScoreJob, hooks: ScoreHooks = {}): Effect.Effect<ScoreResult, ScoreError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const model = yield* models.load(job.model)
         return yield* Effect.acquireUseRelease(
           start(job, model),
-          (handle) => Effect.map(awaitDone(handle, hooks), () => collectResult(symbols, handle, job, model, library.info)),
+          (handle) =>
+            Effect.map(awaitDone(handle, hooks), () => collectResult(symbols, handle, job, model, library.info)),
           (handle) => Effect.sync(() => symbols.svc_job_free(handle))
         ).pipe(Effect.withSpan("scorer.score"))
       })

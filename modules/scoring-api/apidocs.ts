@@ -16,7 +16,12 @@ export const openApiSpec = spec
 export const apidocsPage = (tryItOut: boolean): string => {
   // Swagger UI's own switch: no submit methods, no "Try it out" button.
   const submitMethods = tryItOut ? ["get", "post"] : []
-  const config = JSON.stringify({ url: specPath, dom_id: "#swagger-ui", deepLinking: true, supportedSubmitMethods: submitMethods })
+  const config = JSON.stringify({
+    url: specPath,
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    supportedSubmitMethods: submitMethods
+  })
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -19,31 +19,41 @@ export const scoringService = <Ctx>(): GrpcService<Ctx, ScoringApi | ScorerState
   definition: scoring,
   methods: {
     Score: unary((request, call) =>
-      Effect.flatMap(ScoringApi, (api) => api.score({ transport: "grpc", route: call.path }, Effect.succeed(request)))),
+      Effect.flatMap(ScoringApi, (api) => api.score({ transport: "grpc", route: call.path }, Effect.succeed(request)))
+    ),
     ScoreStream: bidiStream((requests, call) =>
-      Stream.unwrap(Effect.map(ScoringApi, (api) =>
-        api.scoreStream({ transport: "grpc", route: call.path }, requests).pipe(Stream.map(streamResponse))))),
+      Stream.unwrap(
+        Effect.map(ScoringApi, (api) =>
+          api.scoreStream({ transport: "grpc", route: call.path }, requests).pipe(Stream.map(streamResponse))
+        )
+      )
+    ),
     // SERVING exactly when /readyz answers 200.
     Health: unary(() =>
       Effect.flatMap(ScorerState, (state) =>
         Effect.map(state.readiness(true), (readiness) => ({
           status: readiness.ready ? "SERVING" : "NOT_SERVING",
           version: buildInfo.version
-        }))))
+        }))
+      )
+    )
   }
 })
 
 /** svc-server's gRPC listener: SvcScoring without authentication, counted in the metrics. */
 export const scoringGrpcLayer = (name: string) =>
-  Layer.unwrapEffect(Effect.map(ScoringMetricsService, (metrics) =>
-    grpcServiceLayer<void, ScoringApi | ScorerState>({
-      name,
-      services: [scoringService<void>()],
-      intercept: allowAll,
-      onCallEnd: ({ path, code, seconds }) =>
-        Effect.sync(() => {
-          const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
-          metrics.grpcRequests.inc(labels)
-          metrics.grpcDuration.observe(labels, seconds)
-        })
-    })))
+  Layer.unwrapEffect(
+    Effect.map(ScoringMetricsService, (metrics) =>
+      grpcServiceLayer<void, ScoringApi | ScorerState>({
+        name,
+        services: [scoringService<void>()],
+        intercept: allowAll,
+        onCallEnd: ({ path, code, seconds }) =>
+          Effect.sync(() => {
+            const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
+            metrics.grpcRequests.inc(labels)
+            metrics.grpcDuration.observe(labels, seconds)
+          })
+      })
+    )
+  )

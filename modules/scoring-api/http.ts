@@ -13,7 +13,7 @@ import { apidocsTryIt, maxBodyBytes } from "./config.ts"
 import { ScorerState } from "./scorer-state.ts"
 import { ScoringApi } from "./scoring.ts"
 
-const score = Effect.gen(function*() {
+const score = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const api = yield* ScoringApi
   return yield* api.score({ transport: "http", route: "POST /v1/score" }, readJsonBody(request, maxBodyBytes)).pipe(
@@ -31,8 +31,9 @@ const ready = (strict: boolean) =>
     Effect.map(state.readiness(strict), (readiness) =>
       readiness.ready
         ? jsonResponse({ status: "ready" })
-        : jsonResponse({ status: "not ready", reason: readiness.reason }, 503)))
-
+        : jsonResponse({ status: "not ready", reason: readiness.reason }, 503)
+    )
+  )
 
 /** The routes of svc-server's HTTP listener. */
 export const scoringRoutes = Effect.map(apidocsTryIt, (tryItOut) => {
@@ -42,7 +43,10 @@ export const scoringRoutes = Effect.map(apidocsTryIt, (tryItOut) => {
     HttpRouter.get("/v1/ready", ready(false)),
     HttpRouter.get("/readyz", ready(true)),
     HttpRouter.get("/metrics", metricsText),
-    HttpRouter.get("/apidocs", Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8" }))),
+    HttpRouter.get(
+      "/apidocs",
+      Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8" }))
+    ),
     HttpRouter.get(specPath, Effect.succeed(jsonResponse(openApiSpec))),
     observed
   )

@@ -33,7 +33,7 @@ const scorerState = Layer.succeed(ScorerState, {
 })
 
 describe("a scorer's internal failure", () => {
-  it("is 500 with {\"error\":\"internal scoring error\"}; the detail is only in the log", async () => {
+  it('is 500 with {"error":"internal scoring error"}; the detail is only in the log', async () => {
     const logs: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
     const capture = Logger.make(({ message, annotations }) => {
       logs.push({ message, annotations: Object.fromEntries(annotations) })
@@ -48,17 +48,21 @@ describe("a scorer's internal failure", () => {
       const routes = await runtime.runPromise(scoringRoutes)
       const app = await runtime.runPromise(HttpRouter.toHttpApp(routes))
       const handler = HttpApp.toWebHandlerRuntime(await runtime.runtime())(app)
-      const response = await handler(new Request("http://test/v1/score", {
-        method: "POST",
-        body: JSON.stringify({ reference: "ref.y4m", distorted: "dis.y4m" })
-      }))
+      const response = await handler(
+        new Request("http://test/v1/score", {
+          method: "POST",
+          body: JSON.stringify({ reference: "ref.y4m", distorted: "dis.y4m" })
+        })
+      )
       expect(response.status).toBe(500)
       const body = await response.text()
       expect(JSON.parse(body)).toEqual({ error: "internal scoring error" })
       expect(body).not.toContain("worker thread")
       const line = logs.find((log) => JSON.stringify(log.message).includes("score"))
       expect(line?.annotations).toMatchObject({ status: 500, kind: "ScorerInternal", detail, route: "POST /v1/score" })
-      const metrics = await runtime.runPromise(Effect.flatMap(ScoringMetricsService, (service) => Effect.promise(() => service.registry.metrics())))
+      const metrics = await runtime.runPromise(
+        Effect.flatMap(ScoringMetricsService, (service) => Effect.promise(() => service.registry.metrics()))
+      )
       expect(metrics).toMatch(/^svc_score_errors_total\{transport="http",kind="ScorerInternal"\} 1$/m)
     } finally {
       await runtime.dispose()
@@ -66,6 +70,10 @@ describe("a scorer's internal failure", () => {
   })
 
   it("is INTERNAL over gRPC, with the same generic message", () => {
-    expect(wireStatus(new ScorerInternal({ detail }))).toEqual({ http: 500, grpc: GrpcStatus.INTERNAL, message: "internal scoring error" })
+    expect(wireStatus(new ScorerInternal({ detail }))).toEqual({
+      http: 500,
+      grpc: GrpcStatus.INTERNAL,
+      message: "internal scoring error"
+    })
   })
 })

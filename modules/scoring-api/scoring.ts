@@ -47,7 +47,7 @@ const streamInput = "stream.yuv"
 const grpcCodeName = (code: GrpcStatus): string => GrpcStatus[code] ?? String(code)
 
 export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const metrics = yield* ScoringMetricsService
     const state = yield* ScorerState
     const limit = yield* maxConcurrentScores
@@ -56,9 +56,12 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
     // A non-blocking cap: a full server refuses at once rather than queueing.
     const takeSlot = Effect.flatMap(
       Ref.modify(inFlight, (n): readonly [boolean, number] => (n < limit ? [true, n + 1] : [false, n])),
-      (taken) => taken ? Effect.sync(() => metrics.scoresInFlight.inc()) : Effect.fail(new ScorerBusy({ limit }))
+      (taken) => (taken ? Effect.sync(() => metrics.scoresInFlight.inc()) : Effect.fail(new ScorerBusy({ limit })))
     )
-    const releaseSlot = Effect.zipRight(Ref.update(inFlight, (n) => n - 1), Effect.sync(() => metrics.scoresInFlight.dec()))
+    const releaseSlot = Effect.zipRight(
+      Ref.update(inFlight, (n) => n - 1),
+      Effect.sync(() => metrics.scoresInFlight.dec())
+    )
     const slot = Effect.acquireRelease(takeSlot, () => releaseSlot)
 
     /** What a request got to before it ended, for its log line. */
@@ -90,15 +93,28 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
         const interrupted = Cause.isInterruptedOnly(exit.cause)
         const wire = wireStatus(error)
-        const kind = interrupted ? "Cancelled" : error instanceof Object && "_tag" in error ? String(error._tag) : "Defect"
+        const kind = interrupted
+          ? "Cancelled"
+          : error instanceof Object && "_tag" in error
+            ? String(error._tag)
+            : "Defect"
         if (seen.ran) metrics.scoreDuration.observe({ transport: call.transport, outcome: kind }, seconds)
         metrics.errors.inc({ transport: call.transport, kind })
         // Interrupted: the client went away (logged as 499, the usual "client closed request").
         const status = interrupted
-          ? (call.transport === "http" ? 499 : grpcCodeName(GrpcStatus.CANCELLED))
-          : (call.transport === "http" ? wire.http : grpcCodeName(wire.grpc))
+          ? call.transport === "http"
+            ? 499
+            : grpcCodeName(GrpcStatus.CANCELLED)
+          : call.transport === "http"
+            ? wire.http
+            : grpcCodeName(wire.grpc)
         // Internal details (ScorerInternal.detail, defects) go to the log only.
-        const detail = error instanceof ScorerInternal ? error.detail : error === undefined && !interrupted ? Cause.pretty(exit.cause) : undefined
+        const detail =
+          error instanceof ScorerInternal
+            ? error.detail
+            : error === undefined && !interrupted
+              ? Cause.pretty(exit.cause)
+              : undefined
         const message = interrupted ? "cancelled" : wire.message
         const failed = { ...line, status, kind, error: message, ...(detail === undefined ? {} : { detail }) }
         return wire.http >= 500 && !interrupted
@@ -114,17 +130,19 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       Effect.suspend(() => {
         const started = performance.now()
         const seen = progress()
-        return Effect.gen(function*() {
+        return Effect.gen(function* () {
           const job = yield* Effect.flatMap(body, parseScoreRequest)
           seen.model = job.model
           const scorer = yield* state.scorer
-          return yield* Effect.scoped(Effect.gen(function*() {
-            yield* slot
-            seen.ran = true
-            const result = yield* scorer.score(job)
-            seen.frames = result.frame_count
-            return result
-          }))
+          return yield* Effect.scoped(
+            Effect.gen(function* () {
+              yield* slot
+              seen.ran = true
+              const result = yield* scorer.score(job)
+              seen.frames = result.frame_count
+              return result
+            })
+          )
         }).pipe(Effect.onExit((exit) => record(call, started, seen, exit)))
       })
 
@@ -132,33 +150,55 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
      * ScoreStream: the first message is the header, then frame pairs. A slot is held for the
      * stream's whole life; its log line comes when it ends.
      */
-    const scoreStream = <E>(call: ScoreCall, requests: Stream.Stream<unknown, E>): Stream.Stream<StreamEvent, E | ScoringError> =>
+    const scoreStream = <E>(
+      call: ScoreCall,
+      requests: Stream.Stream<unknown, E>
+    ): Stream.Stream<StreamEvent, E | ScoringError> =>
       Stream.suspend(() => {
         const started = performance.now()
         const seen = progress()
-        return Stream.unwrapScoped(Effect.gen(function*() {
-          const [first, rest] = yield* Stream.peel(requests, Sink.head())
-          const header = yield* decodeStreamMessage(Option.getOrUndefined(first)).pipe(
-            Effect.flatMap((message) => message.message === "header" ? Effect.succeed(message.header) : Effect.fail(message)),
-            Effect.mapError(() => new InvalidScoreRequest({ message: "the first message of a stream must be a header" }))
-          )
-          const job = yield* parseScoreRequest({ reference: streamInput, distorted: streamInput, model: header.model, options: header.options })
-          seen.model = job.model
-          const scorer = yield* state.scorer
-          yield* slot
-          seen.ran = true
-          const pairs = rest.pipe(Stream.mapEffect((message) =>
-            decodeStreamMessage(message).pipe(
-              Effect.flatMap((decoded) => decoded.message === "frame" ? Effect.succeed(decoded.frame) : Effect.fail(decoded)),
-              Effect.mapError(() => new InvalidScoreRequest({ message: "after the header, every message must be a frame pair" }))
+        return Stream.unwrapScoped(
+          Effect.gen(function* () {
+            const [first, rest] = yield* Stream.peel(requests, Sink.head())
+            const header = yield* decodeStreamMessage(Option.getOrUndefined(first)).pipe(
+              Effect.flatMap((message) =>
+                message.message === "header" ? Effect.succeed(message.header) : Effect.fail(message)
+              ),
+              Effect.mapError(
+                () => new InvalidScoreRequest({ message: "the first message of a stream must be a header" })
+              )
             )
-          ))
-          return scorer.scoreStream(job, pairs).pipe(
-            Stream.tap((event) => Effect.sync(() => {
-              if (event._tag === "Aggregate") seen.frames = event.result.frame_count
-            }))
-          )
-        })).pipe(Stream.ensuringWith((exit) => record(call, started, seen, exit)))
+            const job = yield* parseScoreRequest({
+              reference: streamInput,
+              distorted: streamInput,
+              model: header.model,
+              options: header.options
+            })
+            seen.model = job.model
+            const scorer = yield* state.scorer
+            yield* slot
+            seen.ran = true
+            const pairs = rest.pipe(
+              Stream.mapEffect((message) =>
+                decodeStreamMessage(message).pipe(
+                  Effect.flatMap((decoded) =>
+                    decoded.message === "frame" ? Effect.succeed(decoded.frame) : Effect.fail(decoded)
+                  ),
+                  Effect.mapError(
+                    () => new InvalidScoreRequest({ message: "after the header, every message must be a frame pair" })
+                  )
+                )
+              )
+            )
+            return scorer.scoreStream(job, pairs).pipe(
+              Stream.tap((event) =>
+                Effect.sync(() => {
+                  if (event._tag === "Aggregate") seen.frames = event.result.frame_count
+                })
+              )
+            )
+          })
+        ).pipe(Stream.ensuringWith((exit) => record(call, started, seen, exit)))
       })
 
     return { score, scoreStream, limit, readiness: state.readiness } as const

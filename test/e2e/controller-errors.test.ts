@@ -53,7 +53,10 @@ beforeAll(async () => {
   client = new ControllerClient(controller.grpc ?? "")
   jobA = String(expectOk(await client.submit(v01Request, tokens.aWriter)).id)
   const register = async (token: string) =>
-    String(expectOk(await client.unary("svc.v1.Nodes", "RegisterNode", { name: "probe", slots: 1, version: "t" }, token)).node_id)
+    String(
+      expectOk(await client.unary("svc.v1.Nodes", "RegisterNode", { name: "probe", slots: 1, version: "t" }, token))
+        .node_id
+    )
   sessionA = await register(tokens.aNode)
   sessionB = await register(tokens.bNode)
 })
@@ -65,7 +68,14 @@ afterAll(async () => {
 })
 
 /** Claims of a valid writer token of tenant a, to be spoiled one field at a time. */
-const claimsA = (extra: Record<string, unknown> = {}) => ({ iss: ISSUER_A, aud: AUDIENCE_A, tid: "a", sub: "w@a", svc_roles: ["svc:writer"], ...extra })
+const claimsA = (extra: Record<string, unknown> = {}) => ({
+  iss: ISSUER_A,
+  aud: AUDIENCE_A,
+  tid: "a",
+  sub: "w@a",
+  svc_roles: ["svc:writer"],
+  ...extra
+})
 const signA = (extra: Record<string, unknown> = {}, key: TestKey = idp.keys.a) => signToken(key, claimsA(extra), now())
 /** a's kid with b's private key: the signature does not verify. */
 const forgedKey = (): TestKey => ({ ...idp.keys.a, privateKey: idp.keys.b.privateKey })
@@ -93,8 +103,13 @@ interface Row {
 
 const submit = (token: string | undefined) => client.unary("svc.v1.Jobs", "SubmitJob", { request: v01Request }, token)
 
-const unauthenticated = (condition: string, token: () => Promise<string | undefined>): Row =>
-  ({ condition, token, code: GrpcStatus.UNAUTHENTICATED, message: INVALID_TOKEN, http: { status: 401, message: INVALID_TOKEN } })
+const unauthenticated = (condition: string, token: () => Promise<string | undefined>): Row => ({
+  condition,
+  token,
+  code: GrpcStatus.UNAUTHENTICATED,
+  message: INVALID_TOKEN,
+  http: { status: 401, message: INVALID_TOKEN }
+})
 
 const rows: ReadonlyArray<Row> = [
   unauthenticated("token missing", () => Promise.resolve(undefined)),
@@ -104,12 +119,18 @@ const rows: ReadonlyArray<Row> = [
   unauthenticated("bad signature", () => signA({}, forgedKey())),
   unauthenticated("wrong issuer (no tenant for it)", () => signA({ iss: "https://unknown.example.test" })),
   unauthenticated("wrong audience", () => signA({ aud: "another-app" })),
-  unauthenticated("alg HS256", () => Promise.resolve(unsignedToken({ alg: "HS256", kid: "key-a", typ: "JWT" }, claimsA({ exp: now() + 600 })))),
-  unauthenticated("alg none", () => Promise.resolve(unsignedToken({ alg: "none", kid: "key-a", typ: "JWT" }, claimsA({ exp: now() + 600 })))),
+  unauthenticated("alg HS256", () =>
+    Promise.resolve(unsignedToken({ alg: "HS256", kid: "key-a", typ: "JWT" }, claimsA({ exp: now() + 600 })))
+  ),
+  unauthenticated("alg none", () =>
+    Promise.resolve(unsignedToken({ alg: "none", kid: "key-a", typ: "JWT" }, claimsA({ exp: now() + 600 })))
+  ),
   unauthenticated("key below 2048 bits", () => Promise.resolve(signWithSmallKey())),
   unauthenticated("unknown kid (refetch rate-limited)", () => signA({}, unknownKey)),
   unauthenticated("registry: no matching tenant (a's provider, b's ID)", () => signA({ tid: "b" })),
-  unauthenticated("registry: two matching tenants", () => signToken(idp.keys.cd, { iss: ISSUER_CD, tid: "c", org: "d", svc_roles: ["svc:writer"] }, now())),
+  unauthenticated("registry: two matching tenants", () =>
+    signToken(idp.keys.cd, { iss: ISSUER_CD, tid: "c", org: "d", svc_roles: ["svc:writer"] }, now())
+  ),
   {
     condition: "tenant has enabled: false",
     token: () => signToken(idp.keys.e, { iss: ISSUER_E, tid: "e", svc_roles: ["svc:writer"] }, now()),
@@ -170,14 +191,16 @@ const rows: ReadonlyArray<Row> = [
   {
     condition: "ReportResult with another tenant's session",
     token: () => Promise.resolve(tokens.aNode),
-    call: (token) => client.unary("svc.v1.Nodes", "ReportResult", { node_id: sessionB, job_id: jobA, final: true, error: "x" }, token),
+    call: (token) =>
+      client.unary("svc.v1.Nodes", "ReportResult", { node_id: sessionB, job_id: jobA, final: true, error: "x" }, token),
     code: GrpcStatus.PERMISSION_DENIED,
     message: () => `job "${jobA}" is not assigned to node "${sessionB}"`
   },
   {
     condition: "ReportResult for a job not assigned to the node (pending)",
     token: () => Promise.resolve(tokens.aNode),
-    call: (token) => client.unary("svc.v1.Nodes", "ReportResult", { node_id: sessionA, job_id: jobA, final: true, error: "x" }, token),
+    call: (token) =>
+      client.unary("svc.v1.Nodes", "ReportResult", { node_id: sessionA, job_id: jobA, final: true, error: "x" }, token),
     code: GrpcStatus.PERMISSION_DENIED,
     message: () => `job "${jobA}" is not assigned to node "${sessionA}"`
   },
@@ -211,8 +234,12 @@ describe("seed 000 section 7 over gRPC and HTTP", () => {
   })
 
   it("Heartbeat with another tenant's session answers ok=false (no error)", async () => {
-    expect(await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.bNode)).toEqual({ ok: true, value: { ok: false } })
-    expect(await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.aNode)).toEqual({ ok: true, value: { ok: true } })
+    expect(
+      await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.bNode)
+    ).toEqual({ ok: true, value: { ok: false } })
+    expect(
+      await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.aNode)
+    ).toEqual({ ok: true, value: { ok: true } })
   })
 
   it("the probes and metrics need no token", async () => {

@@ -10,14 +10,21 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ControllerGrpcRequirements, controllerGrpcServices, controllerInterceptor, controllerServicesLayer } from "../../modules/controller/index.ts"
+import {
+  type ControllerGrpcRequirements,
+  controllerGrpcServices,
+  controllerInterceptor,
+  controllerServicesLayer
+} from "../../modules/controller/index.ts"
 import { Messages, type Principal, ROLE_TABLE, unlistedMethods } from "../../modules/policy/index.ts"
 import { methodPaths, serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { serveGrpc, unary } from "../../modules/transport/grpc/server.ts"
 import { modelDir } from "../support/executables.ts"
 import { freePort } from "./controller-support.ts"
 
-const servedPaths = controllerGrpcServices.flatMap((service) => Object.values(service.definition).map((method) => method.path))
+const servedPaths = controllerGrpcServices.flatMap((service) =>
+  Object.values(service.definition).map((method) => method.path)
+)
 
 describe("the controller's served methods and the role table", () => {
   it("every served method is listed in the role table", () => {
@@ -51,19 +58,34 @@ describe("a served method absent from the role table, disabled mode", () => {
   beforeAll(async () => {
     address = `127.0.0.1:${await freePort()}`
     const [host = "127.0.0.1", port = "0"] = address.split(":")
-    const server = serveGrpc<Principal, ControllerGrpcRequirements>({ host, port: Number(port) }, {
-      name: "controller-methods-test",
-      services: [
-        ...controllerGrpcServices,
-        { definition: { Probe: probe }, methods: { Probe: unary(() => Effect.sync(() => (handlerRuns++, { status: "reached", version: "" }))) } }
-      ],
-      intercept: controllerInterceptor
-    })
-    const config = ConfigProvider.fromMap(new Map([
-      ["SVC_AUTH_DISABLED", "true"],
-      ["SVC_STORE_PATH", join(scratch, "jobs.sqlite")],
-      ["SVC_MODEL_DIR", modelDir]
-    ]))
+    const server = serveGrpc<Principal, ControllerGrpcRequirements>(
+      { host, port: Number(port) },
+      {
+        name: "controller-methods-test",
+        services: [
+          ...controllerGrpcServices,
+          {
+            definition: { Probe: probe },
+            methods: {
+              Probe: unary(() =>
+                Effect.sync(() => {
+                  handlerRuns++
+                  return { status: "reached", version: "" }
+                })
+              )
+            }
+          }
+        ],
+        intercept: controllerInterceptor
+      }
+    )
+    const config = ConfigProvider.fromMap(
+      new Map([
+        ["SVC_AUTH_DISABLED", "true"],
+        ["SVC_STORE_PATH", join(scratch, "jobs.sqlite")],
+        ["SVC_MODEL_DIR", modelDir]
+      ])
+    )
     runtime = ManagedRuntime.make(
       server.pipe(
         Layer.provide(controllerServicesLayer("controller-methods-test")),
@@ -85,20 +107,24 @@ describe("a served method absent from the role table, disabled mode", () => {
       const metadata = new grpc.Metadata()
       if (token !== undefined) metadata.set("authorization", `Bearer ${token}`)
       client.makeUnaryRequest(path, health.requestSerialize, health.responseDeserialize, {}, metadata, (error) =>
-        resolve(error ? { code: error.code, details: error.details } : { code: grpc.status.OK, details: "" }))
+        resolve(error ? { code: error.code, details: error.details } : { code: grpc.status.OK, details: "" })
+      )
     })
 
   it("the test method is really outside the table", () => {
     expect(ROLE_TABLE.has(probePath)).toBe(false)
   })
 
-  it.each([["no token", undefined], ["any token", "ignored-in-disabled-mode"]])(
-    "is refused for the synthetic admin (%s), and its handler never runs",
-    async (_, token) => {
-      expect(await call(probePath, token)).toEqual({ code: grpc.status.PERMISSION_DENIED, details: Messages.methodNotListed(probePath) })
-      expect(handlerRuns).toBe(0)
-    }
-  )
+  it.each([
+    ["no token", undefined],
+    ["any token", "ignored-in-disabled-mode"]
+  ])("is refused for the synthetic admin (%s), and its handler never runs", async (_, token) => {
+    expect(await call(probePath, token)).toEqual({
+      code: grpc.status.PERMISSION_DENIED,
+      details: Messages.methodNotListed(probePath)
+    })
+    expect(handlerRuns).toBe(0)
+  })
 
   it("a listed method on the same server passes the same interceptor", async () => {
     expect(await call("/svc.v1.SvcScoring/Health", undefined)).toEqual({ code: grpc.status.OK, details: "" })

@@ -8,7 +8,15 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../../modules/auth/test-support.ts"
 import type { RunningService } from "../support/executables.ts"
-import { ControllerClient, expectOk, GOLDEN_V01_VMAF, postScore, Scratch, startController, v01 } from "./controller-support.ts"
+import {
+  ControllerClient,
+  expectOk,
+  GOLDEN_V01_VMAF,
+  postScore,
+  Scratch,
+  startController,
+  v01
+} from "./controller-support.ts"
 
 const ISSUER = "https://login.example.test"
 const key = makeKey("single-key")
@@ -66,7 +74,9 @@ describe("svc-controller, single provider", () => {
     const input = pairIn("globex")
     const response = await postScore(controller.http, input, await token("acme", ["svc:writer"]))
     expect(response.status).toBe(403)
-    expect(await response.json()).toEqual({ error: `scoring input "${input.reference}" is outside the tenant's scoring roots` })
+    expect(await response.json()).toEqual({
+      error: `scoring input "${input.reference}" is outside the tenant's scoring roots`
+    })
   })
 
   it("refuses every input of a tenant whose ID cannot be substituted", async () => {
@@ -78,17 +88,31 @@ describe("svc-controller, single provider", () => {
       symlinkSync(v01.reference, join(rootOf(tenant), "v01.ref.yuv"))
       expect((await postScore(controller.http, fixtures, await token(tenant, ["svc:writer"]))).status, tenant).toBe(200)
       const substituted = { ...fixtures, reference: join(rootOf(tenant), "v01.ref.yuv") }
-      expect((await postScore(controller.http, substituted, await token(tenant, ["svc:writer"]))).status, tenant).toBe(403)
+      expect((await postScore(controller.http, substituted, await token(tenant, ["svc:writer"]))).status, tenant).toBe(
+        403
+      )
     }
     // A tenant that can be substituted is admitted at the same kind of path (the control case).
-    expect((await postScore(controller.http, { ...fixtures, reference: pairIn("acme").reference }, await token("acme", ["svc:writer"]))).status).toBe(200)
+    expect(
+      (
+        await postScore(
+          controller.http,
+          { ...fixtures, reference: pairIn("acme").reference },
+          await token("acme", ["svc:writer"])
+        )
+      ).status
+    ).toBe(200)
   })
 
   it("keeps tenants apart: jobs are stamped with the caller's tenant", async () => {
     const job = expectOk(await client.submit(pairIn("globex"), await token("globex", ["svc:writer"])))
     expect(job.tenant_id).toBe("globex")
     const other = await client.getJob(String(job.id), await token("acme", ["svc:reader"]))
-    expect(other).toEqual({ ok: false, code: grpc.status.PERMISSION_DENIED, details: "resource belongs to another tenant" })
+    expect(other).toEqual({
+      ok: false,
+      code: grpc.status.PERMISSION_DENIED,
+      details: "resource belongs to another tenant"
+    })
     const own = expectOk(await client.getJob(String(job.id), await token("globex", ["svc:reader"])))
     expect(own.id).toBe(job.id)
   })

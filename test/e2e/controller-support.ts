@@ -8,7 +8,15 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync 
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, tenantDocument, type TestKey } from "../../modules/auth/test-support.ts"
+import {
+  jsonHandler,
+  jwksBody,
+  LoopbackServer,
+  makeKey,
+  signToken,
+  tenantDocument,
+  type TestKey
+} from "../../modules/auth/test-support.ts"
 import { serviceDefinition, type ServiceName } from "../../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../support/executables.ts"
 
@@ -77,7 +85,9 @@ export class IdentityProviders {
       "/e/jwks": [this.keys.e]
     }
     const keys = published[path]
-    return keys === undefined ? new Response("not found", { status: 404 }) : jsonHandler(() => jwksBody(...keys.map((key) => key.jwk)))(request)
+    return keys === undefined
+      ? new Response("not found", { status: 404 })
+      : jsonHandler(() => jwksBody(...keys.map((key) => key.jwk)))(request)
   })
 
   jwks(provider: "a" | "b" | "cd" | "e"): string {
@@ -125,8 +135,13 @@ const now = () => Math.floor(Date.now() / 1000)
 /** Tokens of every caller the tests need (valid for an hour). */
 export const makeTokens = async (idp: IdentityProviders) => {
   const a = (roles: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>
-    signToken(idp.keys.a, { iss: ISSUER_A, aud: AUDIENCE_A, tid: "a", sub: "user@a", svc_roles: roles, ...extra }, now())
-  const b = (roles: ReadonlyArray<string>) => signToken(idp.keys.b, { iss: ISSUER_B, tid: "b", sub: "user@b", svc_roles: roles }, now())
+    signToken(
+      idp.keys.a,
+      { iss: ISSUER_A, aud: AUDIENCE_A, tid: "a", sub: "user@a", svc_roles: roles, ...extra },
+      now()
+    )
+  const b = (roles: ReadonlyArray<string>) =>
+    signToken(idp.keys.b, { iss: ISSUER_B, tid: "b", sub: "user@b", svc_roles: roles }, now())
   return {
     aReader: await a(["svc:reader"]),
     aWriter: await a(["svc:writer"]),
@@ -166,7 +181,12 @@ export const startController = (env: Record<string, string>): Promise<RunningSer
   startService("svc-controller", { env, listeners: ["http", "grpc"] })
 
 /** svc-node with a token file holding `token`, polling often so jobs start at once. */
-export const startNode = (scratch: Scratch, controllerGrpc: string, token: string, name: string): Promise<RunningService> =>
+export const startNode = (
+  scratch: Scratch,
+  controllerGrpc: string,
+  token: string,
+  name: string
+): Promise<RunningService> =>
   startService("svc-node", {
     env: {
       SVC_CONTROLLER_ADDR: controllerGrpc,
@@ -182,7 +202,11 @@ export type Outcome<T = Record<string, unknown>> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly code: grpc.status; readonly details: string }
 
-const failureOf = (error: grpc.ServiceError): Outcome<never> => ({ ok: false, code: error.code, details: error.details })
+const failureOf = (error: grpc.ServiceError): Outcome<never> => ({
+  ok: false,
+  code: error.code,
+  details: error.details
+})
 
 /** A gRPC client of the controller's three services; every call takes the bearer token to send. */
 export class ControllerClient {
@@ -227,7 +251,14 @@ export class ControllerClient {
   /** StreamJobs without follow: every message until the end. */
   streamJobs(request: object, token: string | undefined): Promise<Outcome<ReadonlyArray<Record<string, unknown>>>> {
     const { path, requestSerialize, responseDeserialize } = this.definition("svc.v1.Jobs", "StreamJobs")
-    const call = this.client.makeServerStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, request, this.metadata(token), this.options())
+    const call = this.client.makeServerStreamRequest<object, Record<string, unknown>>(
+      path,
+      requestSerialize,
+      responseDeserialize,
+      request,
+      this.metadata(token),
+      this.options()
+    )
     const received: Array<Record<string, unknown>> = []
     return new Promise((resolve) => {
       call.on("data", (message: Record<string, unknown>) => received.push(message))
@@ -237,10 +268,20 @@ export class ControllerClient {
   }
 
   /** StreamJobs with follow: every message until one satisfies `until`, then the call is cancelled. */
-  followJobs(token: string, until: (job: Record<string, unknown>) => boolean): Promise<ReadonlyArray<Record<string, unknown>>> {
+  followJobs(
+    token: string,
+    until: (job: Record<string, unknown>) => boolean
+  ): Promise<ReadonlyArray<Record<string, unknown>>> {
     const { path, requestSerialize, responseDeserialize } = this.definition("svc.v1.Jobs", "StreamJobs")
     const request = { states: [], follow: true, limit: 0 }
-    const call = this.client.makeServerStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, request, this.metadata(token), this.options())
+    const call = this.client.makeServerStreamRequest<object, Record<string, unknown>>(
+      path,
+      requestSerialize,
+      responseDeserialize,
+      request,
+      this.metadata(token),
+      this.options()
+    )
     const received: Array<Record<string, unknown>> = []
     return new Promise((resolve, reject) => {
       call.on("data", (message: Record<string, unknown>) => {
@@ -257,9 +298,18 @@ export class ControllerClient {
   }
 
   /** ScoreStream with the given messages. */
-  scoreStream(messages: ReadonlyArray<object>, token: string | undefined): Promise<Outcome<ReadonlyArray<Record<string, unknown>>>> {
+  scoreStream(
+    messages: ReadonlyArray<object>,
+    token: string | undefined
+  ): Promise<Outcome<ReadonlyArray<Record<string, unknown>>>> {
     const { path, requestSerialize, responseDeserialize } = this.definition("svc.v1.SvcScoring", "ScoreStream")
-    const call = this.client.makeBidiStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, this.metadata(token), this.options())
+    const call = this.client.makeBidiStreamRequest<object, Record<string, unknown>>(
+      path,
+      requestSerialize,
+      responseDeserialize,
+      this.metadata(token),
+      this.options()
+    )
     const received: Array<Record<string, unknown>> = []
     return new Promise((resolve) => {
       call.on("data", (message: Record<string, unknown>) => received.push(message))
@@ -302,15 +352,22 @@ export const waitFor = async <T>(probe: () => Promise<T | undefined>, timeoutMs:
 
 /** The job once it is in `state` (polled with GetJob). */
 export const jobInState = (client: ControllerClient, id: string, token: string, state: string, timeoutMs = 20_000) =>
-  waitFor(async () => {
-    const outcome = await client.getJob(id, token)
-    return outcome.ok && outcome.value.state === state ? outcome.value : undefined
-  }, timeoutMs, `job ${id} to be ${state}`)
+  waitFor(
+    async () => {
+      const outcome = await client.getJob(id, token)
+      return outcome.ok && outcome.value.state === state ? outcome.value : undefined
+    },
+    timeoutMs,
+    `job ${id} to be ${state}`
+  )
 
 /** POST /v1/score with an optional bearer token. */
 export const postScore = (http: string, body: unknown, token: string | undefined) =>
   fetch(`${http}/v1/score`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+    headers: {
+      "content-type": "application/json",
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+    },
     body: JSON.stringify(body)
   })

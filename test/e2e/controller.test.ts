@@ -65,10 +65,18 @@ describe("svc-controller with two tenants and a's node", () => {
   it("a's writer submits, a's node scores, a's reader sees the golden score", async () => {
     let followed = ""
     // a's reader follows a's jobs from before the submission to the final state.
-    const following = client.followJobs(tokens.aReader, (job) => job.id === followed && job.state === "JOB_STATE_FINISHED")
+    const following = client.followJobs(
+      tokens.aReader,
+      (job) => job.id === followed && job.state === "JOB_STATE_FINISHED"
+    )
     const submitted = expectOk(await client.submit(v01Request, tokens.aWriter))
     followed = String(submitted.id)
-    expect(submitted).toMatchObject({ tenant_id: "a", state: "JOB_STATE_PENDING", submitted_by: "user@a", scoring_roots: [] })
+    expect(submitted).toMatchObject({
+      tenant_id: "a",
+      state: "JOB_STATE_PENDING",
+      submitted_by: "user@a",
+      scoring_roots: []
+    })
     const id = String(submitted.id)
     jobA = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED")
     const result = jobA.result as { readonly score: number; readonly frame_count: number }
@@ -83,7 +91,9 @@ describe("svc-controller with two tenants and a's node", () => {
   })
 
   it("SvcScoring over the gateway: Health for a reader, ScoreStream for a writer only", async () => {
-    expect(expectOk(await client.unary("svc.v1.SvcScoring", "Health", {}, tokens.aReader))).toMatchObject({ status: "SERVING" })
+    expect(expectOk(await client.unary("svc.v1.SvcScoring", "Health", {}, tokens.aReader))).toMatchObject({
+      status: "SERVING"
+    })
     const frames = v01Frames()
     const header = { header: { model: "", options: v01.options } }
     const streamed = expectOk(await client.scoreStream([header, ...frames], tokens.aWriter))
@@ -110,19 +120,38 @@ describe("svc-controller with two tenants and a's node", () => {
   })
 
   it("node calls with another tenant's session: Heartbeat ok=false, PullWork and ReportResult PERMISSION_DENIED", async () => {
-    const sessionA = String(expectOk(await client.unary("svc.v1.Nodes", "RegisterNode", { name: "probe-a", slots: 1, version: "t" }, tokens.aNode)).node_id)
-    expect(expectOk(await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.aNode))).toEqual({ ok: true })
-    expect(expectOk(await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.bNode))).toEqual({ ok: false })
+    const sessionA = String(
+      expectOk(
+        await client.unary("svc.v1.Nodes", "RegisterNode", { name: "probe-a", slots: 1, version: "t" }, tokens.aNode)
+      ).node_id
+    )
+    expect(
+      expectOk(
+        await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.aNode)
+      )
+    ).toEqual({ ok: true })
+    expect(
+      expectOk(
+        await client.unary("svc.v1.Nodes", "Heartbeat", { node_id: sessionA, running_job_ids: [] }, tokens.bNode)
+      )
+    ).toEqual({ ok: false })
     const pull = await client.unary("svc.v1.Nodes", "PullWork", { node_id: sessionA, max_jobs: 1 }, tokens.bNode)
     expect(pull).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: OTHER_TENANT })
     const jobId = String(jobA.id)
-    const report = await client.unary("svc.v1.Nodes", "ReportResult", { node_id: sessionA, job_id: jobId, final: true, error: "x", frames_done: 0 }, tokens.bNode)
+    const report = await client.unary(
+      "svc.v1.Nodes",
+      "ReportResult",
+      { node_id: sessionA, job_id: jobId, final: true, error: "x", frames_done: 0 },
+      tokens.bNode
+    )
     expect(report).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobId, sessionA) })
   })
 
   it("ReportResult follows 5.6: own job yes; pending, live node's, other tenant's, unknown job no; repeated final unchanged", async () => {
     const register = async (token: string, name: string) =>
-      String(expectOk(await client.unary("svc.v1.Nodes", "RegisterNode", { name, slots: 1, version: "t" }, token)).node_id)
+      String(
+        expectOk(await client.unary("svc.v1.Nodes", "RegisterNode", { name, slots: 1, version: "t" }, token)).node_id
+      )
     const report = (token: string, node: string, job: string, final: boolean, error = "") =>
       client.unary("svc.v1.Nodes", "ReportResult", { node_id: node, job_id: job, final, error, frames_done: 0 }, token)
     const nodeB1 = await register(tokens.bNode, "probe-b1")
@@ -130,18 +159,41 @@ describe("svc-controller with two tenants and a's node", () => {
     const nodeA = await register(tokens.aNode, "probe-a2")
     // b has no node of its own: its job stays pending until the probe session pulls it.
     const input = join(scratch.rootB, "clip.yuv")
-    const jobB = String(expectOk(await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).id)
-    expect(await report(tokens.bNode, nodeB1, jobB, false)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobB, nodeB1) })
-    const pulled = expectOk(await client.unary("svc.v1.Nodes", "PullWork", { node_id: nodeB1, max_jobs: 4 }, tokens.bNode))
+    const jobB = String(
+      expectOk(await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).id
+    )
+    expect(await report(tokens.bNode, nodeB1, jobB, false)).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: notAssigned(jobB, nodeB1)
+    })
+    const pulled = expectOk(
+      await client.unary("svc.v1.Nodes", "PullWork", { node_id: nodeB1, max_jobs: 4 }, tokens.bNode)
+    )
     const jobs = pulled.jobs as ReadonlyArray<Record<string, unknown>>
     expect(jobs.map((job) => [job.id, job.tenant_id, job.scoring_roots])).toEqual([[jobB, "b", [scratch.rootB]]])
-    expect(expectOk(await report(tokens.bNode, nodeB1, jobB, false)).job).toMatchObject({ state: "JOB_STATE_RUNNING", node_id: nodeB1 })
+    expect(expectOk(await report(tokens.bNode, nodeB1, jobB, false)).job).toMatchObject({
+      state: "JOB_STATE_RUNNING",
+      node_id: nodeB1
+    })
     // Assigned to a live node of the same tenant: refused, unchanged.
-    expect(await report(tokens.bNode, nodeB2, jobB, true, "stolen")).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobB, nodeB2) })
+    expect(await report(tokens.bNode, nodeB2, jobB, true, "stolen")).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: notAssigned(jobB, nodeB2)
+    })
     // Another tenant's job, through that tenant's own session.
-    expect(await report(tokens.aNode, nodeA, jobB, true, "x")).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobB, nodeA) })
+    expect(await report(tokens.aNode, nodeA, jobB, true, "x")).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: notAssigned(jobB, nodeA)
+    })
     const unknown = "00000000-0000-4000-8000-000000000000"
-    expect(await report(tokens.bNode, nodeB1, unknown, true, "x")).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(unknown, nodeB1) })
+    expect(await report(tokens.bNode, nodeB1, unknown, true, "x")).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: notAssigned(unknown, nodeB1)
+    })
     expect(expectOk(await client.getJob(jobB, tokens.bReader))).toMatchObject({ state: "JOB_STATE_RUNNING", error: "" })
     const failed = expectOk(await report(tokens.bNode, nodeB1, jobB, true, "input missing")).job
     expect(failed).toMatchObject({ state: "JOB_STATE_FAILED", error: "input missing" })
@@ -150,31 +202,51 @@ describe("svc-controller with two tenants and a's node", () => {
   })
 
   it("scoring roots: SubmitJob as written, Score and POST /v1/score after symlinks, per tenant", async () => {
-    const escape = join(scratch.rootA, "escape.yuv")
-    const submit = await client.submit({ ...v01Request, distorted: escape }, tokens.aWriter)
+    const outsideLink = join(scratch.rootA, "outsideLink.yuv")
+    const submit = await client.submit({ ...v01Request, distorted: outsideLink }, tokens.aWriter)
     // Written under a's root: accepted; the node resolves it and fails the job.
     const escaped = String(expectOk(submit).id)
     const failed = await jobInState(client, escaped, tokens.aReader, "JOB_STATE_FAILED")
-    expect(failed.error).toBe(outsideRoots(escape))
+    expect(failed.error).toBe(outsideRoots(outsideLink))
     const relative = await client.submit({ ...v01Request, reference: "fixtures/x.yuv" }, tokens.aWriter)
     expect(relative).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots("fixtures/x.yuv") })
     const dotdot = `${scratch.rootA}/../b/clip.yuv`
-    expect(await client.submit({ ...v01Request, reference: dotdot }, tokens.aWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(dotdot) })
-    expect(await client.submit(v01Request, tokens.bWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(v01.reference) })
+    expect(await client.submit({ ...v01Request, reference: dotdot }, tokens.aWriter)).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: outsideRoots(dotdot)
+    })
+    expect(await client.submit(v01Request, tokens.bWriter)).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: outsideRoots(v01.reference)
+    })
 
     const score = (request: object, token: string) => client.unary("svc.v1.SvcScoring", "Score", request, token)
-    const viaLinks = { ...v01Request, reference: join(scratch.rootA, "linked.ref.yuv"), distorted: join(scratch.rootA, "linked.dis.yuv") }
+    const viaLinks = {
+      ...v01Request,
+      reference: join(scratch.rootA, "linked.ref.yuv"),
+      distorted: join(scratch.rootA, "linked.dis.yuv")
+    }
     const scored = expectOk(await score(viaLinks, tokens.aWriter))
     expect(Math.abs(Number(scored.score) - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
-    expect(await score({ ...v01Request, distorted: escape }, tokens.aWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(escape) })
-    expect(await score(v01Request, tokens.bWriter)).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: outsideRoots(v01.reference) })
+    expect(await score({ ...v01Request, distorted: outsideLink }, tokens.aWriter)).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: outsideRoots(outsideLink)
+    })
+    expect(await score(v01Request, tokens.bWriter)).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: outsideRoots(v01.reference)
+    })
 
     const http = await postScore(controller.http, viaLinks, tokens.aAdmin)
     expect(http.status).toBe(200)
     expect(Math.abs(((await http.json()) as { readonly score: number }).score - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
-    const refused = await postScore(controller.http, { ...v01Request, distorted: escape }, tokens.aWriter)
+    const refused = await postScore(controller.http, { ...v01Request, distorted: outsideLink }, tokens.aWriter)
     expect(refused.status).toBe(403)
-    expect(await refused.json()).toEqual({ error: outsideRoots(escape) })
+    expect(await refused.json()).toEqual({ error: outsideRoots(outsideLink) })
   })
 
   it("the metrics name requests, refusals, tenant set, JWKS cache, jobs and nodes", async () => {
@@ -198,10 +270,19 @@ describe("svc-controller with two tenants and a's node", () => {
 
   it("a node refuses a job that arrives without scoring roots (b's roots removed after submission)", async () => {
     const input = join(scratch.rootB, "clip.yuv")
-    const id = String(expectOk(await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).id)
+    const id = String(
+      expectOk(await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).id
+    )
     scratch.write("tenants.json", tenantsDocument(idp, scratch, { noRootsB: true }))
     // After the next refresh every input of b is refused: the new set is in place.
-    await waitFor(async () => ((await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).ok ? undefined : true), 5_000, "b's roots to be gone")
+    await waitFor(
+      async () =>
+        (await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).ok
+          ? undefined
+          : true,
+      5_000,
+      "b's roots to be gone"
+    )
     const nodeB = await startNode(scratch, controller.grpc ?? "", tokens.bNode, "node-b")
     try {
       const failed = await jobInState(client, id, tokens.bReader, "JOB_STATE_FAILED")
@@ -215,10 +296,14 @@ describe("svc-controller with two tenants and a's node", () => {
     expect(expectOk(await client.getJob(String(jobA.id), tokens.aReader)).state).toBe("JOB_STATE_FINISHED")
     scratch.write("tenants.json", tenantsDocument(idp, scratch, { suspendB: true }))
     const written = Date.now()
-    const refused = await waitFor(async () => {
-      const outcome = await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.bReader)
-      return outcome.ok ? undefined : outcome
-    }, 5_000, "b to be refused")
+    const refused = await waitFor(
+      async () => {
+        const outcome = await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.bReader)
+        return outcome.ok ? undefined : outcome
+      },
+      5_000,
+      "b to be refused"
+    )
     // One interval (1 s) plus the file's read and a poll.
     expect(Date.now() - written).toBeLessThan(2_000)
     expect(refused).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: "tenant is suspended" })
@@ -231,17 +316,25 @@ describe("svc-controller with two tenants and a's node", () => {
   it("a deleted tenants file keeps the last set for ten intervals, then everyone gets UNAVAILABLE", async () => {
     rmSync(scratch.tenantsFile)
     const deleted = Date.now()
-    const stale = await waitFor(async () => {
-      const outcome = await client.getJob(String(jobA.id), tokens.aReader)
-      return outcome.ok ? undefined : outcome
-    }, 20_000, "the tenant set to go stale")
+    const stale = await waitFor(
+      async () => {
+        const outcome = await client.getJob(String(jobA.id), tokens.aReader)
+        return outcome.ok ? undefined : outcome
+      },
+      20_000,
+      "the tenant set to go stale"
+    )
     const elapsed = Date.now() - deleted
     // Stale is strictly older than ten intervals (10 s) since the last successful read (≤ 1 s before the delete).
     expect(elapsed).toBeGreaterThan(8_500)
     expect(elapsed).toBeLessThan(13_000)
     expect(stale).toEqual({ ok: false, code: GrpcStatus.UNAVAILABLE, details: "tenant configuration is stale" })
     for (const token of [tokens.aWriter, tokens.aNode, tokens.bReader, undefined]) {
-      expect(await client.unary("svc.v1.SvcScoring", "Health", {}, token)).toEqual({ ok: false, code: GrpcStatus.UNAVAILABLE, details: "tenant configuration is stale" })
+      expect(await client.unary("svc.v1.SvcScoring", "Health", {}, token)).toEqual({
+        ok: false,
+        code: GrpcStatus.UNAVAILABLE,
+        details: "tenant configuration is stale"
+      })
     }
     const http = await postScore(controller.http, v01Request, tokens.aWriter)
     expect(http.status).toBe(503)
@@ -264,7 +357,10 @@ describe("kill -9 of the controller", () => {
   beforeAll(async () => {
     scratch.write("tenants.json", tenantsDocument(idp, scratch))
     // Fixed ports: the node must find the restarted controller at the same address.
-    env = controllerEnv(scratch, { SVC_GRPC_ADDR: `127.0.0.1:${await freePort()}`, SVC_HTTP_ADDR: `127.0.0.1:${await freePort()}` })
+    env = controllerEnv(scratch, {
+      SVC_GRPC_ADDR: `127.0.0.1:${await freePort()}`,
+      SVC_HTTP_ADDR: `127.0.0.1:${await freePort()}`
+    })
     controller = await startController(env)
     client = new ControllerClient(controller.grpc ?? "")
     node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
@@ -288,10 +384,14 @@ describe("kill -9 of the controller", () => {
 
     controller = await startController(env)
     // The client's channel reconnects with a back-off: the first calls may still fail UNAVAILABLE.
-    const before = await waitFor(async () => {
-      const outcome = await client.getJob(first, tokens.aReader)
-      return outcome.ok ? outcome.value : undefined
-    }, 10_000, "the restarted controller")
+    const before = await waitFor(
+      async () => {
+        const outcome = await client.getJob(first, tokens.aReader)
+        return outcome.ok ? outcome.value : undefined
+      },
+      10_000,
+      "the restarted controller"
+    )
     expect(before.state).toBe("JOB_STATE_FINISHED")
     expect(expectOk(await client.getJob(second, tokens.aReader)).state).toBe("JOB_STATE_PENDING")
     node.process.kill("SIGCONT")
@@ -307,10 +407,14 @@ describe("kill -9 of the controller", () => {
     repeatFile(v01.reference, reference, 20)
     repeatFile(v01.distorted, distorted, 20)
     const id = String(expectOk(await client.submit({ reference, distorted, options: v01.options }, tokens.aWriter)).id)
-    await waitFor(async () => {
-      const outcome = await client.getJob(id, tokens.aReader)
-      return outcome.ok && outcome.value.state === "JOB_STATE_RUNNING" ? true : undefined
-    }, 10_000, "the long job to run")
+    await waitFor(
+      async () => {
+        const outcome = await client.getJob(id, tokens.aReader)
+        return outcome.ok && outcome.value.state === "JOB_STATE_RUNNING" ? true : undefined
+      },
+      10_000,
+      "the long job to run"
+    )
     node.process.kill("SIGSTOP")
     await controller.stop("SIGKILL")
     controller = await startController(env)
@@ -319,7 +423,9 @@ describe("kill -9 of the controller", () => {
     expect((finished.result as { readonly frame_count: number }).frame_count).toBe(600)
     // The report under the pre-restart session was refused; the node registered again and resent it.
     expect(node.logs.some((line) => line.message.startsWith("session lost: report refused"))).toBe(true)
-    expect(node.logs.filter((line) => line.message === "job finished" && line.annotations.job_id === id)).toHaveLength(1)
+    expect(node.logs.filter((line) => line.message === "job finished" && line.annotations.job_id === id)).toHaveLength(
+      1
+    )
   })
 })
 
@@ -328,7 +434,13 @@ describe("start-up refusals (exit 1, reason logged)", () => {
   afterAll(() => scratch.remove())
   const start = (env: Record<string, string>) =>
     runCommand([requireBuilt("svc-controller")], {
-      env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: "127.0.0.1:0", SVC_MODEL_DIR: modelDir, SVC_STORE_PATH: scratch.path("jobs.sqlite"), ...env }
+      env: {
+        SVC_HTTP_ADDR: "127.0.0.1:0",
+        SVC_GRPC_ADDR: "127.0.0.1:0",
+        SVC_MODEL_DIR: modelDir,
+        SVC_STORE_PATH: scratch.path("jobs.sqlite"),
+        ...env
+      }
     })
 
   it("SVC_SCORING_ROOTS together with a tenant registry", async () => {

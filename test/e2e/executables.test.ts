@@ -24,7 +24,9 @@ describe.each(executables)("%s", (name) => {
     copyFileSync(requireBuilt(name), alone)
     const result = await runCommand([alone, "--version"], { cwd: emptyDir })
     expect(result.code).toBe(0)
-    expect(result.stdout).toMatch(new RegExp(`^${name} ${packageJson.version.replace(/\./g, "\\.")} \\([0-9a-f]{7,40}|dev|unknown\\)\\n$`))
+    expect(result.stdout).toMatch(
+      new RegExp(`^${name} ${packageJson.version.replace(/\./g, "\\.")} \\([0-9a-f]{7,40}|dev|unknown\\)\\n$`)
+    )
     rmSync(alone)
   })
 

@@ -16,9 +16,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 const listTree = (dir: string, prefix = ""): ReadonlyArray<string> =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? listTree(join(dir, entry.name), `${prefix}/${entry.name}`)
-      : [`${prefix}/${entry.name}`]
+    entry.isDirectory() ? listTree(join(dir, entry.name), `${prefix}/${entry.name}`) : [`${prefix}/${entry.name}`]
   )
 
 describe.skipIf(!isRoot)("scratch image recipe (chroot; needs root)", () => {
@@ -32,10 +30,21 @@ describe.skipIf(!isRoot)("scratch image recipe (chroot; needs root)", () => {
     const dockerfile = readFileSync(join(repoRoot, "apps", name, "Dockerfile"), "utf8")
     expect(dockerfile).toMatch(/^FROM scratch$/m)
     expect(dockerfile).toContain(`rootfs.sh /build/${name} /rootfs`)
-    const run = await runCommand([
-      "unshare", "--mount", "--propagation", "private", "sh", "-c",
-      `mkdir -p "$1/proc" && mount -t proc proc "$1/proc" && exec chroot "$1" "/$2" --version`, "sh", rootfs, name
-    ], { env: {} })
+    const run = await runCommand(
+      [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        `mkdir -p "$1/proc" && mount -t proc proc "$1/proc" && exec chroot "$1" "/$2" --version`,
+        "sh",
+        rootfs,
+        name
+      ],
+      { env: {} }
+    )
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(new RegExp(`^${name} \\S+ \\(\\S+\\)\\n$`))

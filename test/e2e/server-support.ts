@@ -39,7 +39,11 @@ export const scoringClient = (address: string) => {
   /** Sends every message, ends the input, collects every response (or rejects with the status). */
   const stream = (messages: ReadonlyArray<object>): Promise<ReadonlyArray<Record<string, unknown>>> => {
     const { path, requestSerialize, responseDeserialize } = method("ScoreStream")
-    const call = client.makeBidiStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize)
+    const call = client.makeBidiStreamRequest<object, Record<string, unknown>>(
+      path,
+      requestSerialize,
+      responseDeserialize
+    )
     const received: Array<Record<string, unknown>> = []
     return new Promise((resolve, reject) => {
       call.on("data", (message: Record<string, unknown>) => received.push(message))

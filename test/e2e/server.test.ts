@@ -45,7 +45,11 @@ interface SpecBody {
   openapi: string
   paths: { "/metrics": { get: OperationBody } } & Record<string, Record<string, OperationBody>>
   components: {
-    schemas: { ScoreRequest: SchemaBody; ScoreOptions: SchemaBody; Error: SchemaBody & { properties: { error: { type: unknown } } } } & Record<string, SchemaBody>
+    schemas: {
+      ScoreRequest: SchemaBody
+      ScoreOptions: SchemaBody
+      Error: SchemaBody & { properties: { error: { type: unknown } } }
+    } & Record<string, SchemaBody>
   }
 }
 const readJson = async <T = Json>(response: Response): Promise<T> => (await response.json()) as T
@@ -59,8 +63,13 @@ const errorOf = async (response: Response) => {
   return body as { readonly error: string }
 }
 
-const grpcFailure = async (promise: Promise<unknown>): Promise<{ readonly code: GrpcStatus; readonly details: string }> => {
-  const outcome = await promise.then(() => undefined, (error: unknown) => error)
+const grpcFailure = async (
+  promise: Promise<unknown>
+): Promise<{ readonly code: GrpcStatus; readonly details: string }> => {
+  const outcome = await promise.then(
+    () => undefined,
+    (error: unknown) => error
+  )
   if (!isGrpcFailure(outcome)) throw new Error(`expected a gRPC failure, got ${JSON.stringify(outcome)}`)
   return outcome
 }
@@ -78,13 +87,13 @@ describe("svc-server", () => {
   })
 
   describe("probes", () => {
-    it.each(["/v1/health", "/healthz"])("%s answers {\"status\":\"ok\"}", async (path) => {
+    it.each(["/v1/health", "/healthz"])('%s answers {"status":"ok"}', async (path) => {
       const response = await fetch(`${service.http}${path}`)
       expect(response.status).toBe(200)
       expect(await response.json()).toEqual({ status: "ok" })
     })
 
-    it.each(["/v1/ready", "/readyz"])("%s answers {\"status\":\"ready\"} once the scorer is initialised", async (path) => {
+    it.each(["/v1/ready", "/readyz"])('%s answers {"status":"ready"} once the scorer is initialised', async (path) => {
       const response = await fetch(`${service.http}${path}`)
       expect(response.status).toBe(200)
       expect(response.headers.get("content-type")).toContain("application/json")
@@ -113,7 +122,13 @@ describe("svc-server", () => {
       expect(body.frame_count).toBe(v01.frames)
       expect(body.frames).toEqual([])
       expect(body.provenance).toMatchObject({
-        library: { abi_minor: expect.any(Number), abi_patch: expect.any(Number), active_backend: expect.any(String), n_extractors: expect.any(Number), version: expect.any(String) },
+        library: {
+          abi_minor: expect.any(Number),
+          abi_patch: expect.any(Number),
+          active_backend: expect.any(String),
+          n_extractors: expect.any(Number),
+          version: expect.any(String)
+        },
         model: "vmaf_v0.6.1",
         model_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
         backend_used: expect.stringMatching(/^(scalar|avx2)$/),
@@ -125,7 +140,10 @@ describe("svc-server", () => {
     })
 
     it("applies options.precision and records it in the provenance", async () => {
-      const response = await post(service, { ...v01Request, options: { ...v01.options, precision: "legacy", per_frame: true } })
+      const response = await post(service, {
+        ...v01Request,
+        options: { ...v01.options, precision: "legacy", per_frame: true }
+      })
       expect(response.status).toBe(200)
       const body = await readJson<ScoreBody>(response)
       expect(body.provenance.precision).toBe("legacy")
@@ -147,7 +165,7 @@ describe("svc-server", () => {
     })
 
     const badRequests: ReadonlyArray<readonly [string, unknown, RegExp]> = [
-      ["invalid JSON", "{\"reference\":", /not valid JSON/],
+      ["invalid JSON", '{"reference":', /not valid JSON/],
       ["an empty body", "", /not valid JSON/],
       ["a body that is not an object", "[1,2]", /./],
       ["reference missing", { distorted: v01.distorted, options: v01.options }, /reference/],
@@ -164,11 +182,19 @@ describe("svc-server", () => {
       ["a feature listed twice", { ...v01Request, options: { ...v01.options, features: ["psnr", "psnr"] } }, /twice/],
       ["precision 18", { ...v01Request, options: { ...v01.options, precision: "18" } }, /precision/],
       ["a width that is not an integer", { ...v01Request, options: { ...v01.options, width: 320.5 } }, /width/],
-      ["raw input without geometry", { reference: v01.reference, distorted: v01.distorted }, /width and options.height are required/],
+      [
+        "raw input without geometry",
+        { reference: v01.reference, distorted: v01.distorted },
+        /width and options.height are required/
+      ],
       ["a model name with a path", { ...v01Request, model: "../models/vmaf_v0.6.1" }, /not a model name/],
       ["an unknown model", { ...v01Request, model: "vmaf_v9" }, /unknown model/],
       ["an unreadable input", { ...v01Request, reference: join(scratch, "missing.yuv") }, /./],
-      ["a geometry that does not fit the file", { ...v01Request, options: { ...v01.options, width: 333, height: 241 } }, /./]
+      [
+        "a geometry that does not fit the file",
+        { ...v01Request, options: { ...v01.options, width: 333, height: 241 } },
+        /./
+      ]
     ]
 
     it.each(badRequests)("400 for %s", async (_, body, message) => {
@@ -210,7 +236,10 @@ describe("svc-server", () => {
   describe("gRPC svc.v1.SvcScoring", () => {
     it("Score gives exactly the HTTP result for the same request", async () => {
       const request = { ...v01Request, options: { ...v01.options, per_frame: true, features: ["psnr"] } }
-      const [http, viaGrpc] = await Promise.all([post(service, request).then((response) => response.json()), grpc.score(request)])
+      const [http, viaGrpc] = await Promise.all([
+        post(service, request).then((response) => response.json()),
+        grpc.score(request)
+      ])
       expect(viaGrpc).toEqual(http)
     })
 
@@ -232,13 +261,18 @@ describe("svc-server", () => {
     })
 
     it("ScoreStream sends one FrameScore per frame, then the aggregate, equal to the file score", async () => {
-      const responses = await grpc.stream([{ header: { model: "", options: { ...v01.options, per_frame: true } } }, ...v01Frames()])
+      const responses = await grpc.stream([
+        { header: { model: "", options: { ...v01.options, per_frame: true } } },
+        ...v01Frames()
+      ])
       const frames = responses.filter((message) => message.message === "frame").map((message) => message.frame)
       const aggregates = responses.filter((message) => message.message === "aggregate")
       expect(frames).toHaveLength(v01.frames)
       expect(aggregates).toHaveLength(1)
       expect(responses.at(-1)?.message).toBe("aggregate")
-      const file = await post(service, { ...v01Request, options: { ...v01.options, per_frame: true } }).then((response) => readJson<ScoreBody>(response))
+      const file = await post(service, { ...v01Request, options: { ...v01.options, per_frame: true } }).then(
+        (response) => readJson<ScoreBody>(response)
+      )
       const aggregate = aggregates[0]?.aggregate as Record<string, unknown>
       expect(aggregate.score).toBe(file.score)
       expect(aggregate.features).toEqual(file.features)
@@ -255,10 +289,12 @@ describe("svc-server", () => {
     it("ScoreStream refuses a header without geometry and frames of the wrong size", async () => {
       const noGeometry = await grpcFailure(grpc.stream([{ header: { options: {} } }]))
       expect(noGeometry.code).toBe(GrpcStatus.INVALID_ARGUMENT)
-      const wrongSize = await grpcFailure(grpc.stream([
-        { header: { options: v01.options } },
-        { frame: { reference: Buffer.alloc(10), distorted: Buffer.alloc(10) } }
-      ]))
+      const wrongSize = await grpcFailure(
+        grpc.stream([
+          { header: { options: v01.options } },
+          { frame: { reference: Buffer.alloc(10), distorted: Buffer.alloc(10) } }
+        ])
+      )
       expect(wrongSize.code).toBe(GrpcStatus.INVALID_ARGUMENT)
       expect(wrongSize.details).toMatch(/expected 115200/)
     })
@@ -295,7 +331,7 @@ describe("svc-server", () => {
       expect(html).toContain("/apidocs/spec.json")
       expect(html).toContain(`${swaggerUiBase}/swagger-ui-bundle.js`)
       expect(swaggerUiBase).toMatch(/^https:\/\/cdn\.jsdelivr\.net\/npm\/swagger-ui-dist@\d+\.\d+\.\d+$/)
-      expect(html).toContain("\"supportedSubmitMethods\":[]")
+      expect(html).toContain('"supportedSubmitMethods":[]')
     })
 
     it("GET /apidocs/spec.json is a valid OpenAPI 3.0.3 description listing exactly the served paths", async () => {
@@ -315,7 +351,9 @@ describe("svc-server", () => {
       // Exactly the routes the server's router holds, method by method...
       const routes = Chunk.toReadonlyArray(Effect.runSync(scoringRoutes).routes)
       const served = routes.map((route) => `${route.method.toLowerCase()} ${route.path}`).sort()
-      const described = Object.entries(spec.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`)).sort()
+      const described = Object.entries(spec.paths)
+        .flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`))
+        .sort()
       expect(described).toEqual(served)
       // ...and the compiled server answers each of them.
       for (const entry of described) {
@@ -346,9 +384,21 @@ describe("svc-server", () => {
         return (await new OpenApiValidator().validate({ ...copy })).valid
       }
       expect(await broken(() => undefined)).toBe(true)
-      expect(await broken((copy) => { copy.components.schemas.Error.properties.error.type = ["string", "null"] })).toBe(false)
-      expect(await broken((copy) => { copy.paths["/metrics"].get.responses = { "200": {} } })).toBe(false)
-      expect(await broken((copy) => { copy.paths["/metrics"].get.response = {} })).toBe(false)
+      expect(
+        await broken((copy) => {
+          copy.components.schemas.Error.properties.error.type = ["string", "null"]
+        })
+      ).toBe(false)
+      expect(
+        await broken((copy) => {
+          copy.paths["/metrics"].get.responses = { "200": {} }
+        })
+      ).toBe(false)
+      expect(
+        await broken((copy) => {
+          copy.paths["/metrics"].get.response = {}
+        })
+      ).toBe(false)
     })
 
     it("responses of the server validate against the description's schemas", async () => {
@@ -361,7 +411,12 @@ describe("svc-server", () => {
         expect(ajv.errors ?? [], name).toEqual([])
         expect(valid).toBe(true)
       }
-      check("ScoreResponse", await post(service, { ...v01Request, options: { ...v01.options, per_frame: true } }).then((response) => response.json()))
+      check(
+        "ScoreResponse",
+        await post(service, { ...v01Request, options: { ...v01.options, per_frame: true } }).then((response) =>
+          response.json()
+        )
+      )
       check("Error", await post(service, "{").then((response) => response.json()))
       check("Health", await fetch(`${service.http}/v1/health`).then((response) => response.json()))
       check("Readiness", await fetch(`${service.http}/readyz`).then((response) => response.json()))
@@ -373,7 +428,11 @@ describe("svc-server", () => {
 describe("svc-server with SVC_MAX_CONCURRENT_SCORES=1", () => {
   let service: RunningService
   let grpc: ReturnType<typeof scoringClient>
-  const long = { reference: join(scratch, "long.ref.yuv"), distorted: join(scratch, "long.dis.yuv"), options: v01.options }
+  const long = {
+    reference: join(scratch, "long.ref.yuv"),
+    distorted: join(scratch, "long.dis.yuv"),
+    options: v01.options
+  }
   beforeAll(async () => {
     // 20 x 30 frames: long enough to still be scoring when the second request comes.
     repeatFile(v01.reference, long.reference, 20)
@@ -412,7 +471,11 @@ describe("svc-server with SVC_MAX_CONCURRENT_SCORES=1", () => {
 
 describe("svc-server shutdown", () => {
   it("SIGTERM lets an in-flight gRPC score finish (tryShutdown), then exits 0", async () => {
-    const long = { reference: join(scratch, "drain.ref.yuv"), distorted: join(scratch, "drain.dis.yuv"), options: { ...v01.options, threads: 1 } }
+    const long = {
+      reference: join(scratch, "drain.ref.yuv"),
+      distorted: join(scratch, "drain.dis.yuv"),
+      options: { ...v01.options, threads: 1 }
+    }
     repeatFile(v01.reference, long.reference, 20)
     repeatFile(v01.distorted, long.distorted, 20)
     const service = await startService("svc-server", { listeners: ["http", "grpc"] })
@@ -432,7 +495,11 @@ describe("svc-server shutdown", () => {
 
 describe("svc-server HTTP shutdown", () => {
   it("SIGTERM lets an in-flight POST /v1/score finish with 200, then exits 0", async () => {
-    const long = { reference: join(scratch, "drain-http.ref.yuv"), distorted: join(scratch, "drain-http.dis.yuv"), options: { ...v01.options, threads: 1 } }
+    const long = {
+      reference: join(scratch, "drain-http.ref.yuv"),
+      distorted: join(scratch, "drain-http.dis.yuv"),
+      options: { ...v01.options, threads: 1 }
+    }
     repeatFile(v01.reference, long.reference, 20)
     repeatFile(v01.distorted, long.distorted, 20)
     const service = await startService("svc-server", { listeners: ["http", "grpc"] })
@@ -481,7 +548,10 @@ describe("svc-server readiness", () => {
       for (const file of readdirSync(libraries)) chmodSync(join(libraries, file), 0o644)
       const readyz = await fetch(`${service.http}/readyz`)
       expect(readyz.status).toBe(503)
-      expect(await readyz.json()).toEqual({ status: "not ready", reason: expect.stringMatching(/scoring library .* missing or not executable/) })
+      expect(await readyz.json()).toEqual({
+        status: "not ready",
+        reason: expect.stringMatching(/scoring library .* missing or not executable/)
+      })
     } finally {
       await service.stop()
     }
@@ -496,7 +566,10 @@ describe("svc-server readiness", () => {
       for (const path of ["/v1/ready", "/readyz"]) {
         const response = await fetch(`${service.http}${path}`)
         expect(response.status).toBe(503)
-        expect(await response.json()).toEqual({ status: "not ready", reason: expect.stringContaining("scorer failed to start") })
+        expect(await response.json()).toEqual({
+          status: "not ready",
+          reason: expect.stringContaining("scorer failed to start")
+        })
       }
       expect((await fetch(`${service.http}/v1/health`)).status).toBe(200)
       const score = await post(service, v01Request)

@@ -3,7 +3,16 @@
  * sections reflect the real scorer (a corrupted golden value fails the gate).
  */
 import { createHash } from "node:crypto"
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -84,7 +93,12 @@ describe("svc-tester-report run on this machine", () => {
   it("runs the native C tests and records every case", () => {
     expect(report.unit_tests.status).toBe("pass")
     expect(report.unit_tests.results).toEqual({ scorer_test: "pass", reader_test: "pass" })
-    expect(Object.keys(report.unit_tests.cases?.["scorer_test"] ?? {})).toEqual(["setup", "models", "jobs", "transform"])
+    expect(Object.keys(report.unit_tests.cases?.["scorer_test"] ?? {})).toEqual([
+      "setup",
+      "models",
+      "jobs",
+      "transform"
+    ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
     expect(report.unit_tests.total).toBe(8)
   })
@@ -114,7 +128,9 @@ describe("svc-tester-report run with a corrupted golden value", () => {
     const dir = copyFixtures("corrupted")
     const name = "v04_bars_444_8_blur"
     const goldenPath = join(dir, `${name}.libvmaf.json`)
-    const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as { frames: Array<{ metrics: Record<string, number> }> }
+    const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as {
+      frames: Array<{ metrics: Record<string, number> }>
+    }
     const frame = golden.frames[5]
     if (frame === undefined) throw new Error("golden file has fewer than 6 frames")
     frame.metrics["integer_adm2"] = (frame.metrics["integer_adm2"] ?? 0) + 0.01
@@ -164,7 +180,10 @@ describe("svc-tester-report run without a fixture set", () => {
   })
 
   it("exits 2 when SVC_REPORT_OUT cannot be written", async () => {
-    const result = await runReport({ SVC_FIXTURES_DIR: join(scratch, "absent"), SVC_REPORT_OUT: join(scratch, "no/such/dir/report.json") })
+    const result = await runReport({
+      SVC_FIXTURES_DIR: join(scratch, "absent"),
+      SVC_REPORT_OUT: join(scratch, "no/such/dir/report.json")
+    })
     expect(result.stderr).toContain("cannot write")
     expect(result.code).toBe(2)
   })

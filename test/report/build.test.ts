@@ -30,7 +30,10 @@ const passingInputs: ReportInputs = {
   generatedAt: new Date("2026-11-21T12:34:56.789Z"),
   image: v3Sample.image,
   host: v3Sample.host,
-  dispatch_equivalence: { status: "identical", fixtures: [{ fixture: "foreman_cif_8bit", values: 1800, differing_values: 0 }] },
+  dispatch_equivalence: {
+    status: "identical",
+    fixtures: [{ fixture: "foreman_cif_8bit", values: 1800, differing_values: 0 }]
+  },
   reference_equivalence: { status: "identical" },
   unit_tests: passingSuite,
   golden_gate: passingSuite,
@@ -74,7 +77,13 @@ describe("buildReport", () => {
   })
 
   it("fails when a golden value differs", () => {
-    const golden_gate: Suite = { ...passingSuite, status: "fail", passed: 3, failed: 1, failures: ["foreman_cif_8bit/vif"] }
+    const golden_gate: Suite = {
+      ...passingSuite,
+      status: "fail",
+      passed: 3,
+      failed: 1,
+      failures: ["foreman_cif_8bit/vif"]
+    }
     const report = buildReport({ ...passingInputs, golden_gate })
     expect(report).toMatchObject({ verdict: "fail", failed_checks: ["golden_gate"] })
     expect(checkReport(report)).toEqual([])

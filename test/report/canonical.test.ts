@@ -37,13 +37,15 @@ describe("verdict rule", () => {
   })
 
   it("fails on differing, error or fail, listing the sections in section order", () => {
-    expect(deriveVerdict({
-      ...ran,
-      gpu: { status: "error" },
-      golden_gate: { status: "fail" },
-      dispatch_equivalence: { status: "differing" },
-      reference_equivalence: { status: "not_run" }
-    })).toEqual({ verdict: "fail", failed_checks: ["dispatch_equivalence", "golden_gate", "gpu"] })
+    expect(
+      deriveVerdict({
+        ...ran,
+        gpu: { status: "error" },
+        golden_gate: { status: "fail" },
+        dispatch_equivalence: { status: "differing" },
+        reference_equivalence: { status: "not_run" }
+      })
+    ).toEqual({ verdict: "fail", failed_checks: ["dispatch_equivalence", "golden_gate", "gpu"] })
   })
 
   it.each(["not_run", "missing"])("is incomplete when a required gate is %s", (status) => {

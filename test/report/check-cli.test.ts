@@ -64,26 +64,25 @@ describe("invalid sample reports, one rule broken each", () => {
     expect(new Set(invalidCases.map((invalid) => invalid.name)).size).toBe(invalidCases.length)
   })
 
-  it.each(invalidCases.map((invalid) => [invalid.name, invalid] as const))(
-    "%s: refused at the expected path",
-    async (_name, invalid) => {
-      const document = invalidDocument(invalid)
-      const file = writeScratch(`${invalid.name.replaceAll(" ", "-")}.json`, JSON.stringify(document, null, 2))
-      const { out, err, output } = capture()
-      expect(await runCli(["check", file], output)).toBe(ExitCode.invalid)
-      expect(err).toEqual([])
-      expect(out).toHaveLength(1)
-      const prefix = `${file}: ${invalid.path}: `
-      expect(out[0]?.startsWith(prefix)).toBe(true)
-      expect(out[0]?.slice(prefix.length)).toMatch(
-        typeof invalid.rule === "string" ? new RegExp(`^${RegExp.escape(invalid.rule)}$`) : invalid.rule
-      )
-      // The schema cases break a JSON Schema rule; the semantic ones only the checker's own rules.
-      const schemaValid = invalid.kind === "semantic"
-      expect(acceptedByAjv(document)).toBe(schemaValid)
-      expect(acceptedByEffectSchema(document)).toBe(schemaValid)
-    }
-  )
+  it.each(
+    invalidCases.map((invalid) => [invalid.name, invalid] as const)
+  )("%s: refused at the expected path", async (_name, invalid) => {
+    const document = invalidDocument(invalid)
+    const file = writeScratch(`${invalid.name.replaceAll(" ", "-")}.json`, JSON.stringify(document, null, 2))
+    const { out, err, output } = capture()
+    expect(await runCli(["check", file], output)).toBe(ExitCode.invalid)
+    expect(err).toEqual([])
+    expect(out).toHaveLength(1)
+    const prefix = `${file}: ${invalid.path}: `
+    expect(out[0]?.startsWith(prefix)).toBe(true)
+    expect(out[0]?.slice(prefix.length)).toMatch(
+      typeof invalid.rule === "string" ? new RegExp(`^${RegExp.escape(invalid.rule)}$`) : invalid.rule
+    )
+    // The schema cases break a JSON Schema rule; the semantic ones only the checker's own rules.
+    const schemaValid = invalid.kind === "semantic"
+    expect(acceptedByAjv(document)).toBe(schemaValid)
+    expect(acceptedByEffectSchema(document)).toBe(schemaValid)
+  })
 })
 
 describe("check exit codes", () => {
@@ -99,7 +98,7 @@ describe("check exit codes", () => {
 
   it("exits 2 on a file that is not JSON", async () => {
     const { err, output } = capture()
-    const file = writeScratch("broken.json", "{ \"schema_version\": ")
+    const file = writeScratch("broken.json", '{ "schema_version": ')
     expect(await runCli(["check", file], output)).toBe(ExitCode.unusable)
     expect(err).toEqual([expect.stringMatching(new RegExp(`^${RegExp.escape(file)}: not JSON: `))])
   })

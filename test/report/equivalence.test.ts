@@ -23,7 +23,10 @@ const everyValue = (value: unknown, pointer = ""): ReadonlyArray<Located> => {
   const here: Located = { pointer, value }
   if (Array.isArray(value)) return [here, ...value.flatMap((item, index) => everyValue(item, `${pointer}/${index}`))]
   if (typeof value === "object" && value !== null) {
-    return [here, ...Object.entries(value).flatMap(([name, member]) => everyValue(member, `${pointer}/${pointerToken(name)}`))]
+    return [
+      here,
+      ...Object.entries(value).flatMap(([name, member]) => everyValue(member, `${pointer}/${pointerToken(name)}`))
+    ]
   }
   return [here]
 }
@@ -32,11 +35,37 @@ const everyValue = (value: unknown, pointer = ""): ReadonlyArray<Located> => {
 // out-of-enum and pattern-breaking strings, over-long note and case message, astral characters
 // (maxLength counts code points, not UTF-16 units).
 const replacements: ReadonlyArray<unknown> = [
-  -1, 0, 1.5, 2 ** 60, "", "bogus", "T-lower-case", "A".repeat(64), `sha256:${"0".repeat(64)}`,
-  "n".repeat(501), "m".repeat(301), "😀".repeat(300), "😀".repeat(501), true, null, [], {}, ["x"], { x: 1 }
+  -1,
+  0,
+  1.5,
+  2 ** 60,
+  "",
+  "bogus",
+  "T-lower-case",
+  "A".repeat(64),
+  `sha256:${"0".repeat(64)}`,
+  "n".repeat(501),
+  "m".repeat(301),
+  "😀".repeat(300),
+  "😀".repeat(501),
+  true,
+  null,
+  [],
+  {},
+  ["x"],
+  { x: 1 }
 ]
 // Field names that exist only in later versions, in some objects, or nowhere.
-const addedNames: ReadonlyArray<string> = ["zz_extra", "accel_gate", "accel_rows", "gpu", "cases", "results", "reason", "status"]
+const addedNames: ReadonlyArray<string> = [
+  "zz_extra",
+  "accel_gate",
+  "accel_rows",
+  "gpu",
+  "cases",
+  "results",
+  "reason",
+  "status"
+]
 
 const reportArbitrary = Arbitrary.make(Report).map(asJson)
 
@@ -49,7 +78,8 @@ type Mutation =
 const mutationArbitrary: fc.Arbitrary<Mutation> = fc.oneof(
   fc.constant<Mutation>({ kind: "remove" }),
   fc.constantFrom(...replacements).map((value): Mutation => ({ kind: "replace", value })),
-  fc.tuple(fc.constantFrom(...addedNames), fc.constantFrom(...replacements, { status: "no_device" }))
+  fc
+    .tuple(fc.constantFrom(...addedNames), fc.constantFrom(...replacements, { status: "no_device" }))
     .map(([name, value]): Mutation => ({ kind: "add", name, value })),
   fc.constantFrom("1", "2", "3").map((version): Mutation => ({ kind: "version", version }))
 )
@@ -117,7 +147,7 @@ describe("the checker's JSON Schema walk", () => {
     for (const keyword of Object.keys(node)) if (!handledKeywords.has(keyword)) unhandled.push(`${at}/${keyword}`)
     for (const [name, member] of Object.entries(node.properties ?? {})) visit(member, `${at}/properties/${name}`)
     for (const [name, member] of Object.entries(node.$defs ?? {})) visit(member, `${at}/$defs/${name}`)
-    ;(node.allOf ?? []).forEach((member, index) => visit(member, `${at}/allOf/${index}`))
+    for (const [index, member] of (node.allOf ?? []).entries()) visit(member, `${at}/allOf/${index}`)
     visit(node.additionalProperties, `${at}/additionalProperties`)
     visit(node.items, `${at}/items`)
     visit(node.if, `${at}/if`)

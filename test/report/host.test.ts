@@ -48,7 +48,11 @@ const AT_HWCAP = 16
 const AT_HWCAP2 = 26
 const AT_PAGESZ = 6
 
-const auxvOf = (pairs: ReadonlyArray<readonly [number, bigint]>, wordBytes: 4 | 8, littleEndian: boolean): Uint8Array => {
+const auxvOf = (
+  pairs: ReadonlyArray<readonly [number, bigint]>,
+  wordBytes: 4 | 8,
+  littleEndian: boolean
+): Uint8Array => {
   const bytes = new Uint8Array((pairs.length + 1) * 2 * wordBytes + 16)
   const view = new DataView(bytes.buffer)
   pairs.forEach(([type, value], index) => {
@@ -108,7 +112,15 @@ describe("cpuinfo", () => {
 
 describe("auxv", () => {
   it("reads AT_HWCAP and AT_HWCAP2 from a 64-bit little-endian vector and stops at AT_NULL", () => {
-    const auxv = auxvOf([[AT_PAGESZ, 4096n], [AT_HWCAP, 0x178bfbffn], [AT_HWCAP2, 2n]], 8, true)
+    const auxv = auxvOf(
+      [
+        [AT_PAGESZ, 4096n],
+        [AT_HWCAP, 0x178bfbffn],
+        [AT_HWCAP2, 2n]
+      ],
+      8,
+      true
+    )
     expect(parseAuxv(auxv, 8, true)).toEqual({ hwcap: 0x178bfbffn, hwcap2: 2n })
   })
 
@@ -137,7 +149,14 @@ describe("container detection", () => {
 
 describe("host section", () => {
   it("is built from x86 sources", () => {
-    const auxv = auxvOf([[AT_HWCAP, 1n << 22n], [AT_HWCAP2, 2n]], 8, true)
+    const auxv = auxvOf(
+      [
+        [AT_HWCAP, 1n << 22n],
+        [AT_HWCAP2, 2n]
+      ],
+      8,
+      true
+    )
     const host = hostFromSources({ ...baseSources, auxv, dockerenvExists: true }, dispatch)
     expect(host).toEqual({
       platform: "linux",
@@ -177,11 +196,17 @@ describe("host section", () => {
 
   it("falls back to the runtime's CPU list without /proc/cpuinfo", () => {
     const host = hostFromSources({ ...baseSources, cpuinfo: null, platform: "darwin", osRelease: null }, dispatch)
-    expect(host).toMatchObject({ platform: "osb", cpu_model: "fallback model", logical_cores: 64, cpuinfo: {}, os_version: null })
+    expect(host).toMatchObject({
+      platform: "osb",
+      cpu_model: "fallback model",
+      logical_cores: 64,
+      cpuinfo: {},
+      os_version: null
+    })
   })
 
   it("names the os-release PRETTY_NAME", () => {
-    expect(osReleasePrettyName("ID=alpine\nPRETTY_NAME=\"Alpine Linux v3.20\"\n")).toBe("Alpine Linux v3.20")
+    expect(osReleasePrettyName('ID=alpine\nPRETTY_NAME="Alpine Linux v3.20"\n')).toBe("Alpine Linux v3.20")
     expect(osReleasePrettyName("ID=alpine\n")).toBeNull()
   })
 

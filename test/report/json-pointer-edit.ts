@@ -1,12 +1,9 @@
 // Test helper: edits a parsed JSON document at a JSON Pointer (RFC 6901).
-export type Edit =
-  | { readonly set: string; readonly value: unknown }
-  | { readonly remove: string }
+export type Edit = { readonly set: string; readonly value: unknown } | { readonly remove: string }
 
 const unescapeToken = (token: string): string => token.replaceAll("~1", "/").replaceAll("~0", "~")
 
-const isContainer = (value: unknown): value is { [key: string]: unknown } =>
-  typeof value === "object" && value !== null
+const isContainer = (value: unknown): value is { [key: string]: unknown } => typeof value === "object" && value !== null
 
 export const applyEdit = (document: unknown, edit: Edit): void => {
   const pointer = "set" in edit ? edit.set : edit.remove

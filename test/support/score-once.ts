@@ -6,4 +6,6 @@ import { scoreBody, scorerRuntime } from "../../modules/scorer/test/runtime.ts"
 const runtime = scorerRuntime()
 const result = await runtime.runPromise(Effect.either(scoreBody(JSON.parse(process.argv[2] ?? "{}"))))
 await runtime.dispose()
-process.stdout.write(JSON.stringify(result._tag === "Right" ? result.right : { error: result.left._tag, message: result.left.message }))
+process.stdout.write(
+  JSON.stringify(result._tag === "Right" ? result.right : { error: result.left._tag, message: result.left.message })
+)

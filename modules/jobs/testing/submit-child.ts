@@ -13,7 +13,9 @@ const program = withController(path, (jobs) =>
   Effect.forever(
     Effect.flatMap(jobs.submit(writer("durable"), request()), (job) =>
       // A synchronous write: the parent sees the id as soon as the job is acknowledged.
-      Effect.sync(() => writeSync(1, `${job.id}\n`)))
-  ))
+      Effect.sync(() => writeSync(1, `${job.id}\n`))
+    )
+  )
+)
 
 await Effect.runPromise(program)

@@ -6,7 +6,14 @@ import { join } from "node:path"
 import type { Principal } from "../../policy/principal.ts"
 import type { ScoreRequest } from "../../scorer/request.ts"
 import type { ScoreResult } from "../../scorer/scorer.ts"
-import { JobMetricsHooks, type JobMetricsHooksShape, JobService, type JobServiceShape, jobServiceLayer, TenantRoots } from "../service.ts"
+import {
+  JobMetricsHooks,
+  type JobMetricsHooksShape,
+  JobService,
+  type JobServiceShape,
+  jobServiceLayer,
+  TenantRoots
+} from "../service.ts"
 import { DEFAULT_SESSION_SETTINGS, nodeSessionsLayer, type SessionSettings } from "../sessions.ts"
 import { sqliteJobStoreAt } from "../sqlite-store.ts"
 
@@ -16,7 +23,11 @@ export const tempDir = (): { readonly dir: string; readonly cleanup: () => void 
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-export const writer = (tenantId: string, subject = `user-of-${tenantId}`): Principal => ({ tenantId, roles: ["svc:writer"], subject })
+export const writer = (tenantId: string, subject = `user-of-${tenantId}`): Principal => ({
+  tenantId,
+  roles: ["svc:writer"],
+  subject
+})
 export const node = (tenantId: string): Principal => ({ tenantId, roles: ["svc:node"], subject: `node-of-${tenantId}` })
 
 export const request = (name = "clip"): ScoreRequest => ({
@@ -48,8 +59,14 @@ export const rootsOf = (tenantId: string): ReadonlyArray<string> => [`/media/${t
 export const testRoots = Layer.succeed(TenantRoots, { rootsFor: (tenantId) => Effect.succeed(rootsOf(tenantId)) })
 
 /** JobService on the store file at `path`, with a fresh in-memory session table (a "controller boot"). */
-export const serviceLayerAt = (path: string, settings: SessionSettings = DEFAULT_SESSION_SETTINGS, hooks = JobMetricsHooks.none) =>
-  jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(sqliteJobStoreAt(path), nodeSessionsLayer(settings), testRoots, hooks)))
+export const serviceLayerAt = (
+  path: string,
+  settings: SessionSettings = DEFAULT_SESSION_SETTINGS,
+  hooks = JobMetricsHooks.none
+) =>
+  jobServiceLayer.pipe(
+    Layer.provide(Layer.mergeAll(sqliteJobStoreAt(path), nodeSessionsLayer(settings), testRoots, hooks))
+  )
 
 /** Runs `body` against one controller boot on `path`. */
 export const withController = <A, E>(

@@ -11,12 +11,14 @@ const allFeatures = ["psnr", "float_ssim", "float_ms_ssim"] as const
 
 const score = (name: string, options: Record<string, unknown>): Promise<ScoreResult> => {
   const entry = fixture(name)
-  return runtime.runPromise(scoreBody({
-    reference: entry.reference,
-    distorted: entry.distorted,
-    // 12 frames keep the scalar runs short; every kernel and the motion edges still run.
-    options: { ...rawOptions(entry), features: allFeatures, per_frame: true, frame_cnt: 12, ...options }
-  }))
+  return runtime.runPromise(
+    scoreBody({
+      reference: entry.reference,
+      distorted: entry.distorted,
+      // 12 frames keep the scalar runs short; every kernel and the motion edges still run.
+      options: { ...rawOptions(entry), features: allFeatures, per_frame: true, frame_cnt: 12, ...options }
+    })
+  )
 }
 
 const values = (result: ScoreResult) => ({ frames: result.frames, features: result.features, pooled: result.pooled })
@@ -42,6 +44,8 @@ describe("dispatch", () => {
     const auto = await score("v01", {})
     const best = auto.provenance.library.active_backend
     expect(["scalar", "avx2"]).toContain(best)
-    expect(auto.provenance.backend_used).toBe(best === "avx2" && auto.provenance.feature_backends.some((entry) => entry.backend === "avx2") ? "avx2" : "scalar")
+    expect(auto.provenance.backend_used).toBe(
+      best === "avx2" && auto.provenance.feature_backends.some((entry) => entry.backend === "avx2") ? "avx2" : "scalar"
+    )
   })
 })

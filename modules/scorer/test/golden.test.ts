@@ -16,7 +16,9 @@ afterAll(() => runtime.dispose())
 
 const worst = new Map<string, { diff: number; where: string }>()
 afterAll(() => {
-  const table = [...worst.entries()].map(([feature, { diff, where }]) => `${feature.padEnd(22)} ${diff.toExponential(2)}  (${where})`)
+  const table = [...worst.entries()].map(
+    ([feature, { diff, where }]) => `${feature.padEnd(22)} ${diff.toExponential(2)}  (${where})`
+  )
   console.log(`largest |ours - libvmaf| per feature over all fixtures:\n${table.join("\n")}`)
 })
 
@@ -30,11 +32,13 @@ describe.each(fixtures)("$name", (entry) => {
 
   it(`matches libvmaf per frame within ${tolerance} for every compared feature`, async () => {
     const expected = golden(entry)
-    const result = await runtime.runPromise(scoreBody({
-      reference: entry.reference,
-      distorted: entry.distorted,
-      options: { ...rawOptions(entry), features: goldenExtraFeatures, per_frame: true }
-    }))
+    const result = await runtime.runPromise(
+      scoreBody({
+        reference: entry.reference,
+        distorted: entry.distorted,
+        options: { ...rawOptions(entry), features: goldenExtraFeatures, per_frame: true }
+      })
+    )
     expect(result.frame_count).toBe(entry.frames)
     expect(result.frames).toHaveLength(expected.frames.length)
     for (const feature of goldenFeatures) {
@@ -54,9 +58,15 @@ describe.each(fixtures)("$name", (entry) => {
     // Pooled score: mean, min, max and harmonic mean as the reference pools them.
     const pooled = expected.pooled_metrics.vmaf
     expect(Math.abs(result.score - (pooled?.mean ?? Number.NaN))).toBeLessThanOrEqual(tolerance)
-    expect(Math.abs((result.pooled.min.vmaf ?? Number.NaN) - (pooled?.min ?? Number.NaN))).toBeLessThanOrEqual(tolerance)
-    expect(Math.abs((result.pooled.max.vmaf ?? Number.NaN) - (pooled?.max ?? Number.NaN))).toBeLessThanOrEqual(tolerance)
-    expect(Math.abs((result.pooled.harmonic_mean.vmaf ?? Number.NaN) - (pooled?.harmonic_mean ?? Number.NaN))).toBeLessThanOrEqual(tolerance)
+    expect(Math.abs((result.pooled.min.vmaf ?? Number.NaN) - (pooled?.min ?? Number.NaN))).toBeLessThanOrEqual(
+      tolerance
+    )
+    expect(Math.abs((result.pooled.max.vmaf ?? Number.NaN) - (pooled?.max ?? Number.NaN))).toBeLessThanOrEqual(
+      tolerance
+    )
+    expect(
+      Math.abs((result.pooled.harmonic_mean.vmaf ?? Number.NaN) - (pooled?.harmonic_mean ?? Number.NaN))
+    ).toBeLessThanOrEqual(tolerance)
     expect(result.features.vmaf).toBe(result.score)
   })
 })

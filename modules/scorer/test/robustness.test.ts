@@ -53,7 +53,9 @@ describe("random geometry on real files", () => {
   })
 
   it("refuses a geometry whose frame does not divide the file", async () => {
-    expect(await outcome({ reference: v01.reference, distorted: v01.distorted, options: { width: 321, height: 240 } })).toBe("InvalidGeometry")
+    expect(
+      await outcome({ reference: v01.reference, distorted: v01.distorted, options: { width: 321, height: 240 } })
+    ).toBe("InvalidGeometry")
   })
 })
 
@@ -64,7 +66,11 @@ describe("truncated and garbage files", () => {
       fc.asyncProperty(fc.integer({ min: 0, max: original.length - 1 }), async (length) => {
         const path = join(work, `truncated-${length}.yuv`)
         writeFileSync(path, original.subarray(0, length))
-        const result = await outcome({ reference: v01.reference, distorted: path, options: { width: 320, height: 240 } })
+        const result = await outcome({
+          reference: v01.reference,
+          distorted: path,
+          options: { width: 320, height: 240 }
+        })
         // A cut at a frame boundary is a shorter, valid clip: the pair's frame counts differ.
         expect(result).not.toBe("ok")
         rmSync(path)
@@ -77,11 +83,19 @@ describe("truncated and garbage files", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.uint8Array({ minLength: 0, maxLength: 4096 }),
-        fc.option(fc.tuple(fc.integer({ min: -5, max: 5000 }), fc.integer({ min: -5, max: 5000 }), fc.constantFrom("", " C420", " C422p10", " C444p12", " Cmono", " C411", " Cjunk"))),
+        fc.option(
+          fc.tuple(
+            fc.integer({ min: -5, max: 5000 }),
+            fc.integer({ min: -5, max: 5000 }),
+            fc.constantFrom("", " C420", " C422p10", " C444p12", " Cmono", " C411", " Cjunk")
+          )
+        ),
         fc.boolean(),
         async (bytes, header, named4m) => {
           const suffix = named4m ? "y4m" : "yuv"
-          const prefix = header ? Buffer.from(`YUV4MPEG2 W${header[0]} H${header[1]}${header[2]} F25:1\nFRAME\n`) : Buffer.alloc(0)
+          const prefix = header
+            ? Buffer.from(`YUV4MPEG2 W${header[0]} H${header[1]}${header[2]} F25:1\nFRAME\n`)
+            : Buffer.alloc(0)
           const path = join(work, `garbage.${suffix}`)
           writeFileSync(path, Buffer.concat([prefix, bytes]))
           await outcome({ reference: path, distorted: path, options: { width: 16, height: 16 } })
@@ -92,14 +106,26 @@ describe("truncated and garbage files", () => {
   })
 
   it("names a missing input as unreadable", async () => {
-    expect(await outcome({ reference: join(work, "absent.yuv"), distorted: v01.distorted, options: { width: 320, height: 240 } })).toBe("UnreadableInput")
+    expect(
+      await outcome({
+        reference: join(work, "absent.yuv"),
+        distorted: v01.distorted,
+        options: { width: 320, height: 240 }
+      })
+    ).toBe("UnreadableInput")
   })
 
   it("refuses a pair whose geometry differs (Y4M headers disagree)", async () => {
     const a = join(work, "a.y4m")
     const b = join(work, "b.y4m")
-    writeFileSync(a, Buffer.concat([Buffer.from("YUV4MPEG2 W16 H16 F25:1 C420\nFRAME\n"), Buffer.alloc(16 * 16 * 3 / 2, 128)]))
-    writeFileSync(b, Buffer.concat([Buffer.from("YUV4MPEG2 W32 H16 F25:1 C420\nFRAME\n"), Buffer.alloc(32 * 16 * 3 / 2, 128)]))
+    writeFileSync(
+      a,
+      Buffer.concat([Buffer.from("YUV4MPEG2 W16 H16 F25:1 C420\nFRAME\n"), Buffer.alloc((16 * 16 * 3) / 2, 128)])
+    )
+    writeFileSync(
+      b,
+      Buffer.concat([Buffer.from("YUV4MPEG2 W32 H16 F25:1 C420\nFRAME\n"), Buffer.alloc((32 * 16 * 3) / 2, 128)])
+    )
     expect(await outcome({ reference: a, distorted: b })).toBe("InvalidGeometry")
   })
 })

@@ -10,7 +10,11 @@ import { scoreBody, scorerRuntime } from "./runtime.ts"
 const runtime = scorerRuntime()
 afterAll(() => runtime.dispose())
 const v02 = fixture("v02")
-const request = { reference: v02.reference, distorted: v02.distorted, options: { ...rawOptions(v02), backend: "scalar" } }
+const request = {
+  reference: v02.reference,
+  distorted: v02.distorted,
+  options: { ...rawOptions(v02), backend: "scalar" }
+}
 
 describe("scoring", () => {
   it("leaves the event loop free while a clip scores (native threads, polled)", async () => {
@@ -27,10 +31,17 @@ describe("scoring", () => {
 
   it("SVC_SCORER_CPU=scalar forces the reference path for every request, with the same numbers", () => {
     const score = (env: Record<string, string>): ScoreResult => {
-      const run = spawnSync([process.execPath, join(repoRoot, "test/support/score-once.ts"), JSON.stringify({ ...request, options: { ...request.options, backend: "auto", per_frame: true } })], {
-        cwd: repoRoot,
-        env: { ...process.env, ...env }
-      })
+      const run = spawnSync(
+        [
+          process.execPath,
+          join(repoRoot, "test/support/score-once.ts"),
+          JSON.stringify({ ...request, options: { ...request.options, backend: "auto", per_frame: true } })
+        ],
+        {
+          cwd: repoRoot,
+          env: { ...process.env, ...env }
+        }
+      )
       expect(run.exitCode, run.stderr.toString()).toBe(0)
       return JSON.parse(run.stdout.toString()) as ScoreResult
     }

@@ -7,7 +7,9 @@ import { Scorer } from "../scorer.ts"
 export const scorerRuntime = (env: Record<string, string> = {}) =>
   ManagedRuntime.make(
     Scorer.Default.pipe(
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ SVC_MODEL_DIR: modelDir, ...env })))))
+      Layer.provide(
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ SVC_MODEL_DIR: modelDir, ...env }))))
+      )
     )
   )
 

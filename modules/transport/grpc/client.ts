@@ -21,13 +21,20 @@ export interface ClientOptions {
 }
 
 type UnaryCallback = (error: grpc.ServiceError | null, response: unknown) => void
-type UnaryMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: UnaryCallback) => grpc.ClientUnaryCall
+type UnaryMethod = (
+  request: unknown,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: UnaryCallback
+) => grpc.ClientUnaryCall
 
 const isUnaryMethod = (value: unknown): value is UnaryMethod => typeof value === "function"
 
 export const makeClient = (service: ServiceName, options: ClientOptions): grpc.Client => {
   const Constructor = clientConstructor(service)
-  const credentials = options.tls ? grpc.credentials.createSsl(options.caPem ?? null) : grpc.credentials.createInsecure()
+  const credentials = options.tls
+    ? grpc.credentials.createSsl(options.caPem ?? null)
+    : grpc.credentials.createInsecure()
   return new Constructor(options.address, credentials)
 }
 
@@ -49,12 +56,15 @@ export const callUnary = <Response>(
   Effect.async<Response, GrpcCallError>((resume) => {
     const candidate: unknown = Reflect.get(client, method)
     if (!isUnaryMethod(candidate)) {
-      resume(Effect.fail(new GrpcCallError({ method, code: grpc.status.UNIMPLEMENTED, message: `no method ${method}` })))
+      resume(
+        Effect.fail(new GrpcCallError({ method, code: grpc.status.UNIMPLEMENTED, message: `no method ${method}` }))
+      )
       return
     }
     const deadline = new Date(Date.now() + Duration.toMillis(Duration.decode(timeout)))
     const call = candidate.call(client, request, metadata, { deadline }, (error, response) => {
-      if (error) resume(Effect.fail(new GrpcCallError({ method, code: error.code, message: error.details || error.message })))
+      if (error)
+        resume(Effect.fail(new GrpcCallError({ method, code: error.code, message: error.details || error.message })))
       else resume(Effect.succeed(response as Response))
     })
     return Effect.sync(() => call.cancel())

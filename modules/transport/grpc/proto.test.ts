@@ -1,5 +1,5 @@
 /** The embedded contract compiles and carries every method the seeds name. */
-import * as grpc from "@grpc/grpc-js"
+import type * as grpc from "@grpc/grpc-js"
 import { describe, expect, it } from "vitest"
 import { methodPaths, packageDefinition, serviceDefinition } from "./proto.ts"
 
@@ -10,7 +10,13 @@ const seedMethods = {
 } as const
 
 const kind = (method: grpc.MethodDefinition<unknown, unknown>) =>
-  method.requestStream ? (method.responseStream ? "bidi" : "client-stream") : method.responseStream ? "server-stream" : "unary"
+  method.requestStream
+    ? method.responseStream
+      ? "bidi"
+      : "client-stream"
+    : method.responseStream
+      ? "server-stream"
+      : "unary"
 
 describe("svc.v1 proto", () => {
   it.each(Object.entries(seedMethods))("%s has exactly the seed's methods", (service, methods) => {
@@ -30,13 +36,20 @@ describe("svc.v1 proto", () => {
     const pull = serviceDefinition("svc.v1.Nodes").PullWork
     const encoded = pull?.responseSerialize({ jobs: [{ id: "j1", tenant_id: "a", scoring_roots: ["/media/a"] }] })
     expect(Buffer.isBuffer(encoded)).toBe(true)
-    const decoded = pull?.responseDeserialize(encoded ?? Buffer.alloc(0)) as { jobs: Array<{ scoring_roots: Array<string> }> }
+    const decoded = pull?.responseDeserialize(encoded ?? Buffer.alloc(0)) as {
+      jobs: Array<{ scoring_roots: Array<string> }>
+    }
     expect(decoded.jobs[0]?.scoring_roots).toEqual(["/media/a"])
   })
 
   it("round-trips a ScoreRequest with the seed's field names", () => {
     const score = serviceDefinition("svc.v1.SvcScoring").Score
-    const request = { reference: "/r.yuv", distorted: "/d.yuv", model: "vmaf_v0.6.1", options: { width: 320, height: 240, pixel_format: "420", bitdepth: 8 } }
+    const request = {
+      reference: "/r.yuv",
+      distorted: "/d.yuv",
+      model: "vmaf_v0.6.1",
+      options: { width: 320, height: 240, pixel_format: "420", bitdepth: 8 }
+    }
     const decoded = score?.requestDeserialize(score.requestSerialize(request)) as typeof request
     expect(decoded.reference).toBe("/r.yuv")
     expect(decoded.options).toMatchObject(request.options)

@@ -15,28 +15,33 @@ const definition = serviceDefinition("svc.v1.SvcScoring")
 const handled: Array<string> = []
 const logged: Array<Record<string, unknown>> = []
 
-const server = serveGrpc({ host: "127.0.0.1", port: 0 }, {
-  name: "test",
-  services: [{
-    definition,
-    methods: {
-      // Health answers with the interceptor's context, Score fails as the request says.
-      Health: unary((_, call) => Effect.succeed({ status: call.context, version: "test" })),
-      Score: unary((request) => {
-        handled.push("Score")
-        const model = typeof request === "object" && request !== null && "model" in request ? request.model : ""
-        if (model === "busy") return Effect.fail(new ScorerBusy({ limit: 1 }))
-        if (model === "bug") return Effect.die(new Error("a bug with private detail"))
-        return Effect.fail(new InvalidScoreRequest({ message: "reference: is required" }))
-      }),
-      ScoreStream: bidiStream((requests) => requests.pipe(Stream.map(() => ({ frame: { frame: 7, metrics: {} } }))))
+const server = serveGrpc(
+  { host: "127.0.0.1", port: 0 },
+  {
+    name: "test",
+    services: [
+      {
+        definition,
+        methods: {
+          // Health answers with the interceptor's context, Score fails as the request says.
+          Health: unary((_, call) => Effect.succeed({ status: call.context, version: "test" })),
+          Score: unary((request) => {
+            handled.push("Score")
+            const model = typeof request === "object" && request !== null && "model" in request ? request.model : ""
+            if (model === "busy") return Effect.fail(new ScorerBusy({ limit: 1 }))
+            if (model === "bug") return Effect.die(new Error("a bug with private detail"))
+            return Effect.fail(new InvalidScoreRequest({ message: "reference: is required" }))
+          }),
+          ScoreStream: bidiStream((requests) => requests.pipe(Stream.map(() => ({ frame: { frame: 7, metrics: {} } }))))
+        }
+      }
+    ],
+    intercept: ({ metadata, path }) => {
+      if (metadata.get("x-role")[0] !== "writer") return Effect.fail(PermissionDenied.methodNotListed(path))
+      return Effect.succeed("SERVING")
     }
-  }],
-  intercept: ({ metadata, path }) => {
-    if (metadata.get("x-role")[0] !== "writer") return Effect.fail(PermissionDenied.methodNotListed(path))
-    return Effect.succeed("SERVING")
   }
-})
+)
 
 let scope: Scope.CloseableScope
 let client: grpc.Client
@@ -51,16 +56,28 @@ const writer = () => {
   return metadata
 }
 const call = (name: string, request: object, metadata: grpc.Metadata) =>
-  new Promise<{ readonly error: grpc.ServiceError | null; readonly response: Record<string, unknown> | undefined }>((resolve) => {
-    const { path, requestSerialize, responseDeserialize } = method(name)
-    client.makeUnaryRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, request, metadata, (error, response) =>
-      resolve({ error, response }))
-  })
+  new Promise<{ readonly error: grpc.ServiceError | null; readonly response: Record<string, unknown> | undefined }>(
+    (resolve) => {
+      const { path, requestSerialize, responseDeserialize } = method(name)
+      client.makeUnaryRequest<object, Record<string, unknown>>(
+        path,
+        requestSerialize,
+        responseDeserialize,
+        request,
+        metadata,
+        (error, response) => resolve({ error, response })
+      )
+    }
+  )
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
-  const capture = Logger.make(({ message, annotations }) => logged.push({ message, ...Object.fromEntries(annotations) }))
-  await Effect.runPromise(Layer.buildWithScope(server, scope).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture))))
+  const capture = Logger.make(({ message, annotations }) =>
+    logged.push({ message, ...Object.fromEntries(annotations) })
+  )
+  await Effect.runPromise(
+    Layer.buildWithScope(server, scope).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
+  )
   const address = logged.find((line) => JSON.stringify(line.message).includes("listening"))?.address
   client = new grpc.Client(String(address).replace("grpc://", ""), grpc.credentials.createInsecure())
 })
@@ -71,7 +88,13 @@ afterAll(async () => {
 
 describe("serveGrpc", () => {
   it("logs the bound address like the HTTP transport", () => {
-    expect(logged).toContainEqual(expect.objectContaining({ transport: "grpc", address: expect.stringMatching(/^grpc:\/\/127\.0\.0\.1:\d+$/), service: "test" }))
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        transport: "grpc",
+        address: expect.stringMatching(/^grpc:\/\/127\.0\.0\.1:\d+$/),
+        service: "test"
+      })
+    )
   })
 
   it("runs the interceptor first: its refusal is the status and the handler never runs", async () => {
@@ -88,19 +111,31 @@ describe("serveGrpc", () => {
   })
 
   it("maps handler failures through transport/errors.ts", async () => {
-    expect((await call("Score", { model: "x" }, writer())).error).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: "reference: is required" })
-    expect((await call("Score", { model: "busy" }, writer())).error).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED })
+    expect((await call("Score", { model: "x" }, writer())).error).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: "reference: is required"
+    })
+    expect((await call("Score", { model: "busy" }, writer())).error).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED
+    })
   })
 
   it("answers a defect with INTERNAL and a generic message, and logs it", async () => {
     const { error } = await call("Score", { model: "bug" }, writer())
     expect(error).toMatchObject({ code: grpc.status.INTERNAL, details: "internal error" })
-    expect(logged).toContainEqual(expect.objectContaining({ path: "/svc.v1.SvcScoring/Score", cause: expect.stringContaining("private detail") }))
+    expect(logged).toContainEqual(
+      expect.objectContaining({ path: "/svc.v1.SvcScoring/Score", cause: expect.stringContaining("private detail") })
+    )
   })
 
   it("ends a bidi call with OK after the input ends", async () => {
     const { path, requestSerialize, responseDeserialize } = method("ScoreStream")
-    const stream = client.makeBidiStreamRequest<object, Record<string, unknown>>(path, requestSerialize, responseDeserialize, writer())
+    const stream = client.makeBidiStreamRequest<object, Record<string, unknown>>(
+      path,
+      requestSerialize,
+      responseDeserialize,
+      writer()
+    )
     const received: Array<Record<string, unknown>> = []
     const status = new Promise<grpc.StatusObject>((resolve) => stream.on("status", resolve))
     stream.on("data", (message: Record<string, unknown>) => received.push(message))

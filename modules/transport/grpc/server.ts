@@ -25,7 +25,10 @@ export interface CallInfo<Ctx> {
  * Runs before every handler. Its failure is the call's status (e.g. the policy module's
  * Unauthenticated/PermissionDenied, which errors.ts maps), and the handler never runs.
  */
-export type Interceptor<Ctx, R> = (call: { readonly path: string; readonly metadata: grpc.Metadata }) => Effect.Effect<Ctx, unknown, R>
+export type Interceptor<Ctx, R> = (call: {
+  readonly path: string
+  readonly metadata: grpc.Metadata
+}) => Effect.Effect<Ctx, unknown, R>
 
 /** The interceptor of a server without authentication (svc-server, seed 001 section 5). */
 export const allowAll: Interceptor<void, never> = () => Effect.void
@@ -38,20 +41,20 @@ export type GrpcMessage = object
 
 export type GrpcMethod<Ctx, R> =
   | {
-    readonly kind: "unary"
-    readonly run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
-  }
+      readonly kind: "unary"
+      readonly run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
+    }
   | {
-    readonly kind: "serverStream"
-    readonly run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
-  }
+      readonly kind: "serverStream"
+      readonly run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
+    }
   | {
-    readonly kind: "bidi"
-    readonly run: (
-      requests: Stream.Stream<unknown, GrpcInputError>,
-      call: CallInfo<Ctx>
-    ) => Stream.Stream<GrpcMessage, unknown, R>
-  }
+      readonly kind: "bidi"
+      readonly run: (
+        requests: Stream.Stream<unknown, GrpcInputError>,
+        call: CallInfo<Ctx>
+      ) => Stream.Stream<GrpcMessage, unknown, R>
+    }
 
 /** A unary handler: one request in, one response or a typed failure out. */
 export const unary = <Ctx, R>(
@@ -80,13 +83,20 @@ export interface GrpcServerOptions<Ctx, R> {
   readonly services: ReadonlyArray<GrpcService<Ctx, R>>
   readonly intercept: Interceptor<Ctx, R>
   /** Called once per finished call, for metrics. */
-  readonly onCallEnd?: (end: { readonly path: string; readonly code: grpc.status; readonly seconds: number }) => Effect.Effect<void>
+  readonly onCallEnd?: (end: {
+    readonly path: string
+    readonly code: grpc.status
+    readonly seconds: number
+  }) => Effect.Effect<void>
   /** How long shutdown waits for calls in flight before cutting them. Default 10 s. */
   readonly shutdownTimeout?: Duration.DurationInput
 }
 
 /** The server could not bind its address (port in use, bad host). */
-export class GrpcBindError extends Data.TaggedError("GrpcBindError")<{ readonly address: string; readonly reason: string }> {
+export class GrpcBindError extends Data.TaggedError("GrpcBindError")<{
+  readonly address: string
+  readonly reason: string
+}> {
   override get message() {
     return `SVC_GRPC_ADDR: cannot listen on ${this.address}: ${this.reason}`
   }
@@ -94,7 +104,8 @@ export class GrpcBindError extends Data.TaggedError("GrpcBindError")<{ readonly 
 
 /** The wire status of a call's end; internal details only go to the log. */
 const statusOfCause = (cause: Cause.Cause<unknown>): grpc.StatusObject => {
-  if (Cause.isInterruptedOnly(cause)) return { code: grpc.status.CANCELLED, details: "cancelled", metadata: new grpc.Metadata() }
+  if (Cause.isInterruptedOnly(cause))
+    return { code: grpc.status.CANCELLED, details: "cancelled", metadata: new grpc.Metadata() }
   const failure = Cause.failureOption(cause)
   const wire = failure._tag === "Some" ? wireStatus(failure.value) : wireStatus(undefined)
   return { code: wire.grpc, details: wire.message, metadata: new grpc.Metadata() }
@@ -116,7 +127,8 @@ const implement = <Ctx, R>(
   // Defects are bugs: the caller gets INTERNAL, the log gets the cause.
   const logDefects = <A, E, R1>(path: string, effect: Effect.Effect<A, E, R1>) =>
     Effect.tapDefect(effect, (defect) =>
-      Effect.logError("grpc handler defect").pipe(Effect.annotateLogs({ path, cause: Cause.pretty(Cause.die(defect)) })))
+      Effect.logError("grpc handler defect").pipe(Effect.annotateLogs({ path, cause: Cause.pretty(Cause.die(defect)) }))
+    )
 
   /** Runs the interceptor, then writes the handler's responses to a streaming call (server or bidi). */
   const streamOut = (
@@ -131,9 +143,9 @@ const implement = <Ctx, R>(
         if (call.write(message)) resume(Effect.void)
         else call.once("drain", () => resume(Effect.void))
       })
-    const effect = options.intercept({ path, metadata: call.metadata }).pipe(
-      Effect.flatMap((context) => Stream.runForEach(responses(context), write))
-    )
+    const effect = options
+      .intercept({ path, metadata: call.metadata })
+      .pipe(Effect.flatMap((context) => Stream.runForEach(responses(context), write)))
     const cancel = run(logDefects(path, effect), {
       onExit: (exit) => {
         if (Exit.isSuccess(exit)) {
@@ -158,9 +170,9 @@ const implement = <Ctx, R>(
       const handler: grpc.handleUnaryCall<unknown, GrpcMessage> = (call, callback) => {
         const started = performance.now()
         const metadata = call.metadata
-        const effect = options.intercept({ path, metadata }).pipe(
-          Effect.flatMap((context) => method.run(call.request, { path, metadata, context }))
-        )
+        const effect = options
+          .intercept({ path, metadata })
+          .pipe(Effect.flatMap((context) => method.run(call.request, { path, metadata, context })))
         const cancel = run(logDefects(path, effect), {
           onExit: (exit) => {
             if (Exit.isSuccess(exit)) {
@@ -196,33 +208,46 @@ const implement = <Ctx, R>(
 }
 
 /** Serves `options.services` at `address` for the lifetime of the Layer. */
-export const serveGrpc = <Ctx, R>(address: ListenAddress, options: GrpcServerOptions<Ctx, R>): Layer.Layer<never, GrpcBindError, R> =>
-  Layer.scopedDiscard(Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<R>()
-    const server = new grpc.Server()
-    for (const service of options.services) server.addService(service.definition, implement(runtime, options, service))
-    const requested = hostPort(address)
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number, GrpcBindError>((resume) =>
-        server.bindAsync(requested, grpc.ServerCredentials.createInsecure(), (error, bound) =>
-          resume(error ? Effect.fail(new GrpcBindError({ address: requested, reason: error.message })) : Effect.succeed(bound)))
-      ),
-      () =>
-        Effect.async<void>((resume) => server.tryShutdown(() => resume(Effect.void))).pipe(
-          Effect.timeoutTo({
-            duration: options.shutdownTimeout ?? Duration.seconds(10),
-            onSuccess: () => Effect.void,
-            onTimeout: () =>
-              Effect.logWarning("grpc shutdown timed out; cancelling calls in flight").pipe(
-                Effect.zipRight(Effect.sync(() => server.forceShutdown()))
-              )
-          }),
-          Effect.flatten
-        )
-    )
-    const bound = `grpc://${hostPort({ host: address.host, port })}`
-    yield* Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "grpc", address: bound, service: options.name }))
-  }))
+export const serveGrpc = <Ctx, R>(
+  address: ListenAddress,
+  options: GrpcServerOptions<Ctx, R>
+): Layer.Layer<never, GrpcBindError, R> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const runtime = yield* Effect.runtime<R>()
+      const server = new grpc.Server()
+      for (const service of options.services)
+        server.addService(service.definition, implement(runtime, options, service))
+      const requested = hostPort(address)
+      const port = yield* Effect.acquireRelease(
+        Effect.async<number, GrpcBindError>((resume) =>
+          server.bindAsync(requested, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+            resume(
+              error
+                ? Effect.fail(new GrpcBindError({ address: requested, reason: error.message }))
+                : Effect.succeed(bound)
+            )
+          )
+        ),
+        () =>
+          Effect.async<void>((resume) => server.tryShutdown(() => resume(Effect.void))).pipe(
+            Effect.timeoutTo({
+              duration: options.shutdownTimeout ?? Duration.seconds(10),
+              onSuccess: () => Effect.void,
+              onTimeout: () =>
+                Effect.logWarning("grpc shutdown timed out; cancelling calls in flight").pipe(
+                  Effect.zipRight(Effect.sync(() => server.forceShutdown()))
+                )
+            }),
+            Effect.flatten
+          )
+      )
+      const bound = `grpc://${hostPort({ host: address.host, port })}`
+      yield* Effect.logInfo("listening").pipe(
+        Effect.annotateLogs({ transport: "grpc", address: bound, service: options.name })
+      )
+    })
+  )
 
 /** The gRPC side of a service on SVC_GRPC_ADDR (default 0.0.0.0:50051). */
 export const grpcServiceLayer = <Ctx, R>(options: GrpcServerOptions<Ctx, R>) =>

@@ -31,37 +31,49 @@ const drainTimeout = Duration.seconds(10)
  * requests in flight finish first (up to drainTimeout): the drain's finalizer runs before the
  * server's, which would interrupt them.
  */
-export const serveHttp = <E, R>(
-  router: HttpRouter.HttpRouter<E, R>,
-  address: ListenAddress,
-  name: string
-) =>
-  Layer.unwrapEffect(Effect.map(Ref.make(0), (inFlight) => {
-    const counted = HttpMiddleware.make((app) =>
-      Effect.acquireUseRelease(Ref.update(inFlight, (n) => n + 1), () => app, () => Ref.update(inFlight, (n) => n - 1))
-    )
-    const serving = router.pipe(
-      HttpRouter.all("*", Effect.succeed(notFound)),
-      HttpServer.serve(counted),
-      Layer.tap(() =>
-        HttpServer.addressFormattedWith((bound) => Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "http", address: bound, service: name })))
-      ),
-      Layer.provide(BunHttpServer.layer({ hostname: address.host, port: address.port }))
-    )
-    const idle = Effect.repeat(Ref.get(inFlight), { until: (n) => n === 0, schedule: Schedule.spaced(Duration.millis(20)) })
-    const drain = Layer.scopedDiscard(Effect.addFinalizer(() =>
-      Effect.flatMap(Ref.get(inFlight), (pending) =>
-        pending === 0
-          ? Effect.void
-          : Effect.logInfo("draining HTTP requests").pipe(
-            Effect.annotateLogs({ in_flight: pending }),
-            Effect.zipRight(Effect.timeout(idle, drainTimeout)),
-            Effect.catchAll(() => Effect.logWarning("HTTP requests still in flight after the drain timeout; cutting them"))
-          ))
-    ))
-    // Built after the server, so released before it.
-    return Layer.provide(drain, serving)
-  }))
+export const serveHttp = <E, R>(router: HttpRouter.HttpRouter<E, R>, address: ListenAddress, name: string) =>
+  Layer.unwrapEffect(
+    Effect.map(Ref.make(0), (inFlight) => {
+      const counted = HttpMiddleware.make((app) =>
+        Effect.acquireUseRelease(
+          Ref.update(inFlight, (n) => n + 1),
+          () => app,
+          () => Ref.update(inFlight, (n) => n - 1)
+        )
+      )
+      const serving = router.pipe(
+        HttpRouter.all("*", Effect.succeed(notFound)),
+        HttpServer.serve(counted),
+        Layer.tap(() =>
+          HttpServer.addressFormattedWith((bound) =>
+            Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "http", address: bound, service: name }))
+          )
+        ),
+        Layer.provide(BunHttpServer.layer({ hostname: address.host, port: address.port }))
+      )
+      const idle = Effect.repeat(Ref.get(inFlight), {
+        until: (n) => n === 0,
+        schedule: Schedule.spaced(Duration.millis(20))
+      })
+      const drain = Layer.scopedDiscard(
+        Effect.addFinalizer(() =>
+          Effect.flatMap(Ref.get(inFlight), (pending) =>
+            pending === 0
+              ? Effect.void
+              : Effect.logInfo("draining HTTP requests").pipe(
+                  Effect.annotateLogs({ in_flight: pending }),
+                  Effect.zipRight(Effect.timeout(idle, drainTimeout)),
+                  Effect.catchAll(() =>
+                    Effect.logWarning("HTTP requests still in flight after the drain timeout; cutting them")
+                  )
+                )
+          )
+        )
+      )
+      // Built after the server, so released before it.
+      return Layer.provide(drain, serving)
+    })
+  )
 
 /** The HTTP side of a service: `routes` served on SVC_HTTP_ADDR (default 0.0.0.0:8080). */
 export const httpServiceLayer = <E, R>(name: string, routes: HttpRouter.HttpRouter<E, R>) =>
