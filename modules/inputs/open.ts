@@ -58,7 +58,10 @@ const kindOf = (stats: {
 const errorCode = (cause: unknown): string =>
   typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : "unknown"
 
-const openFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_CLOEXEC
+// Linux value; node:fs does not export it. A child process inherits a descriptor only when it is
+// mapped into the child explicitly, never by accident.
+const O_CLOEXEC = 0o2000000
+const openFlags = constants.O_RDONLY | constants.O_NONBLOCK | O_CLOEXEC
 
 /** The kernel's name for the file behind a descriptor; a deleted file keeps its old name plus a marker. */
 const realPathOf = (fd: number) => Effect.promise(() => readlink(`/proc/self/fd/${fd}`))
