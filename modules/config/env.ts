@@ -60,7 +60,7 @@ export const text = (variable: string, fallback: string): Config.Config<string> 
 export const optionalText = (variable: string): Config.Config<Option.Option<string>> =>
   Config.option(Config.string(variable)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
 
-/** Model directory shared by every executable that scores. */
-export const modelDir: Config.Config<string> = text("SVC_MODEL_DIR", "/models")
+/** Model directory shared by every executable that scores; unset: the built-in models only. */
+export const modelDir: Config.Config<Option.Option<string>> = optionalText("SVC_MODEL_DIR")
 
 export const defaultConcurrency = (): number => Math.max(1, cpus().length)

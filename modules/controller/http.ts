@@ -7,7 +7,7 @@ import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthStatus, ScoringRoots } from "../auth/index.ts"
 import { metricsText, observed } from "../observability/http.ts"
-import { HTTP_SCORE_ROUTE } from "../policy/index.ts"
+import { HTTP_MODELS_ROUTE, HTTP_SCORE_ROUTE } from "../policy/index.ts"
 import { readJsonBody } from "../scoring-api/body.ts"
 import { maxBodyBytes } from "../scoring-api/config.ts"
 import { ScorerState } from "../scoring-api/scorer-state.ts"
@@ -38,6 +38,20 @@ const score = Effect.gen(function* () {
   )
 })
 
+/** GET /v1/models behind the gateway: a token with a reader, writer or admin role. */
+const listModels = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const api = yield* ScoringApi
+  return yield* admit(request.headers["authorization"], HTTP_MODELS_ROUTE).pipe(
+    Effect.flatMap(() => api.listModels),
+    Effect.map((list) => jsonResponse(list)),
+    Effect.catchAll((error) => {
+      const wire = wireStatus(error)
+      return Effect.succeed(errorResponse(wire.http, wire.message, challenge(wire.http)))
+    })
+  )
+})
+
 /**
  * Ready when the tenant set is current (registry mode) and the scorer is initialised; `strict`
  * (/readyz) also checks the scorer's library file and model directory are still there.
@@ -54,6 +68,7 @@ const ready = (strict: boolean) =>
 
 const controllerRoutes = livenessRoutes.pipe(
   HttpRouter.post("/v1/score", score),
+  HttpRouter.get("/v1/models", listModels),
   HttpRouter.get("/v1/ready", ready(false)),
   HttpRouter.get("/readyz", ready(true)),
   HttpRouter.get("/metrics", metricsText),

@@ -81,6 +81,7 @@ const ScoreResultSchema = Schema.Struct({
     }),
     model: Schema.String,
     model_sha256: Schema.String,
+    model_source: Schema.optional(Schema.String),
     backend_used: Schema.String,
     feature_backends: Schema.Array(Schema.Struct({ extractor: Schema.String, backend: Schema.String })),
     precision: Schema.String

@@ -4,7 +4,15 @@ import fc from "fast-check"
 import { Messages } from "./errors.ts"
 import type { Principal } from "./principal.ts"
 import { authorize, requireSameTenant } from "./rbac.ts"
-import { GrpcMethods, HTTP_SCORE_ROUTE, KNOWN_ROLES, ROLE_TABLE, unlistedMethods, type Role } from "./roles.ts"
+import {
+  GrpcMethods,
+  HTTP_MODELS_ROUTE,
+  HTTP_SCORE_ROUTE,
+  KNOWN_ROLES,
+  ROLE_TABLE,
+  unlistedMethods,
+  type Role
+} from "./roles.ts"
 
 // Seed 4.1 / 4.2, transcribed independently of roles.ts.
 const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
@@ -19,7 +27,10 @@ const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["/svc.v1.Nodes/Heartbeat", ["node"]],
   ["/svc.v1.Nodes/PullWork", ["node"]],
   ["/svc.v1.Nodes/ReportResult", ["node"]],
-  ["POST /v1/score", ["writer", "admin"]]
+  ["POST /v1/score", ["writer", "admin"]],
+  // Added with the model list (issue 14): reads, like Health.
+  ["/svc.v1.SvcScoring/ListModels", ["reader", "writer", "admin"]],
+  ["GET /v1/models", ["reader", "writer", "admin"]]
 ]
 const seedRoles = new Map(SEED_TABLE.map(([method, roles]) => [method, roles.map((role) => `svc:${role}`)]))
 
@@ -38,7 +49,7 @@ describe("role table", () => {
   })
 
   it("names every method of the three services and the HTTP route", () => {
-    expect(unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE])).toEqual([])
+    expect(unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE, HTTP_MODELS_ROUTE])).toEqual([])
     expect(unlistedMethods(["/svc.v1.Jobs/DeleteJob"])).toEqual(["/svc.v1.Jobs/DeleteJob"])
   })
 })

@@ -29,11 +29,15 @@ export const GrpcMethods = {
   ReportResult: grpcMethod("Nodes", "ReportResult"),
   Score: grpcMethod("SvcScoring", "Score"),
   ScoreStream: grpcMethod("SvcScoring", "ScoreStream"),
-  Health: grpcMethod("SvcScoring", "Health")
+  Health: grpcMethod("SvcScoring", "Health"),
+  ListModels: grpcMethod("SvcScoring", "ListModels")
 } as const
 
 /** The one HTTP route behind the gateway (seed 4.2), keyed like a method. */
 export const HTTP_SCORE_ROUTE = "POST /v1/score"
+
+/** The model list behind the gateway (not in the seed: a read, so the reader roles, as Health). */
+export const HTTP_MODELS_ROUTE = "GET /v1/models"
 
 /**
  * Every role that may make each call. Roles are not inherited (seed 5.4.5):
@@ -43,6 +47,7 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
   [GrpcMethods.GetJob, READ],
   [GrpcMethods.StreamJobs, READ],
   [GrpcMethods.Health, READ],
+  [GrpcMethods.ListModels, READ],
   [GrpcMethods.SubmitJob, WRITE],
   [GrpcMethods.CancelJob, WRITE],
   [GrpcMethods.Score, WRITE],
@@ -51,7 +56,8 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
   [GrpcMethods.Heartbeat, NODE],
   [GrpcMethods.PullWork, NODE],
   [GrpcMethods.ReportResult, NODE],
-  [HTTP_SCORE_ROUTE, WRITE]
+  [HTTP_SCORE_ROUTE, WRITE],
+  [HTTP_MODELS_ROUTE, READ]
 ])
 
 /** Served methods absent from the table: the controller's tests assert this is empty (seed 4.1). */

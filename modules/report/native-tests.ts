@@ -9,6 +9,7 @@ import { join, resolve } from "node:path"
 import libraryPath from "../scorer/native/build/libsvc_scorer.so" with { type: "file" }
 import readerTestPath from "../scorer/native/build/reader_test" with { type: "file" }
 import scorerTestPath from "../scorer/native/build/scorer_test" with { type: "file" }
+import { builtinModelFiles } from "../scorer/models/index.ts"
 import type { ProgramRun } from "./unit-tests.ts"
 
 /** Each test program and the arguments it takes given the shared directory of models/ and fixtures/. */
@@ -44,9 +45,10 @@ const runProgram = (program: string, argv: ReadonlyArray<string>, cwd: string): 
 /**
  * Runs every embedded test program. The ABI test reads models/ and fixtures/ under the
  * directory it is given: a directory of two symlinks stands for it, so the two can live apart.
+ * Without a model directory, models/ holds copies of the built-in models.
  */
 export const runNativeTests = (dirs: {
-  readonly modelDir: string
+  readonly modelDir: string | undefined
   readonly fixturesDir: string
 }): Effect.Effect<ReadonlyArray<ProgramRun>> =>
   Effect.acquireUseRelease(
@@ -62,7 +64,12 @@ export const runNativeTests = (dirs: {
           }
           const shared = join(dir, "shared")
           mkdirSync(shared)
-          symlinkSync(resolve(dirs.modelDir), join(shared, "models"))
+          if (dirs.modelDir !== undefined) symlinkSync(resolve(dirs.modelDir), join(shared, "models"))
+          else {
+            mkdirSync(join(shared, "models"))
+            for (const [name, path] of builtinModelFiles)
+              writeFileSync(join(shared, "models", `${name}.json`), readFileSync(path))
+          }
           symlinkSync(resolve(dirs.fixturesDir), join(shared, "fixtures"))
           return shared
         }).pipe(Effect.either)

@@ -22,7 +22,10 @@ import { reportScorerLayer } from "./scorer-layer.ts"
 const root = join(import.meta.dirname, "..", "..")
 const shared = join(root, "..", "shared")
 const fixturesDir = process.env.SVC_FIXTURES_DIR ?? join(shared, "fixtures")
-const modelDir = process.env.SVC_MODEL_DIR ?? join(shared, "models")
+// Unset: the built-in models (a model directory adds to them and may override one).
+const modelSettings: Array<[string, string]> = process.env.SVC_MODEL_DIR
+  ? [["SVC_MODEL_DIR", process.env.SVC_MODEL_DIR]]
+  : []
 
 const record: Effect.Effect<RecordedReference, never, NativeScorerLibrary | Scorer> = Effect.gen(function* () {
   const set = yield* loadFixtureSet(fixturesDir)
@@ -57,7 +60,7 @@ const record: Effect.Effect<RecordedReference, never, NativeScorerLibrary | Scor
 const reference = await Effect.runPromise(
   record.pipe(
     Effect.provide(reportScorerLayer),
-    Effect.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["SVC_MODEL_DIR", modelDir]]))))
+    Effect.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(modelSettings))))
   )
 )
 const target = join(root, referenceFile)

@@ -1,7 +1,7 @@
 // `svc-tester-report run`: measures this build of the scoring library on this host and writes a
 // version 3 report to stdout or SVC_REPORT_OUT. cli.ts imports this module only when `run` is
 // asked for, so `check` never loads the native library or the embedded test programs.
-import { Config, ConfigError, Effect, Either, ParseResult, Schema } from "effect"
+import { Config, ConfigError, Effect, Either, Option, ParseResult, Schema } from "effect"
 import { readFile, writeFile } from "node:fs/promises"
 import os from "node:os"
 import { modelDir, optionalText, text } from "../config/env.ts"
@@ -144,7 +144,7 @@ const measure = (config: RunConfig) =>
     const [sections, programs] = yield* Effect.all(
       [
         measureSections(set, librarySha256),
-        runNativeTests({ modelDir: config.modelDir, fixturesDir: config.fixturesDir })
+        runNativeTests({ modelDir: Option.getOrUndefined(config.modelDir), fixturesDir: config.fixturesDir })
       ],
       { concurrency: 2 }
     )
@@ -173,7 +173,7 @@ const measure = (config: RunConfig) =>
           reason: "the registry assigns the image digest after the build; the image cannot know it"
         }
       ],
-      note: `fixtures: ${config.fixturesDir}; models: ${config.modelDir} (${defaultModel})`
+      note: `fixtures: ${config.fixturesDir}; models: ${Option.getOrElse(config.modelDir, () => "built-in")} (${defaultModel})`
     })
   }).pipe(Effect.provide(reportScorerLayer))
 

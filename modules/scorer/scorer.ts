@@ -37,6 +37,8 @@ export interface Provenance {
   }
   readonly model: string
   readonly model_sha256: string
+  /** "builtin", or the model file's path in SVC_MODEL_DIR. */
+  readonly model_source?: string
   readonly backend_used: string
   readonly feature_backends: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
   readonly precision: string
@@ -150,6 +152,7 @@ export const collectResult = (
       library: { ...library, n_extractors: extractorCount },
       model: model.name,
       model_sha256: model.sha256,
+      model_source: model.source,
       backend_used: featureBackends.some((entry) => entry.backend === "avx2") ? "avx2" : "scalar",
       feature_backends: featureBackends,
       precision: precisionLabel(job.precision)

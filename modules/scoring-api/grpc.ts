@@ -28,6 +28,7 @@ export const scoringService = <Ctx>(): GrpcService<Ctx, ScoringApi | ScorerState
         )
       )
     ),
+    ListModels: unary(() => Effect.flatMap(ScoringApi, (api) => api.listModels)),
     // SERVING exactly when /readyz answers 200.
     Health: unary(() =>
       Effect.flatMap(ScorerState, (state) =>

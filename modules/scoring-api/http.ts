@@ -25,6 +25,17 @@ const score = Effect.gen(function* () {
   )
 })
 
+/** `{"models": [...]}`; 503 while the scorer is not initialised. */
+const listModels = Effect.flatMap(ScoringApi, (api) =>
+  api.listModels.pipe(
+    Effect.map((list) => jsonResponse(list)),
+    Effect.catchAll((error) => {
+      const wire = wireStatus(error)
+      return Effect.succeed(errorResponse(wire.http, wire.message))
+    })
+  )
+)
+
 /** `{"status":"ready"}` or 503 `{"status":"not ready","reason":…}`. */
 const ready = (strict: boolean) =>
   Effect.flatMap(ScorerState, (state) =>
@@ -40,6 +51,7 @@ export const scoringRoutes = Effect.map(apidocsTryIt, (tryItOut) => {
   const page = apidocsPage(tryItOut)
   return livenessRoutes.pipe(
     HttpRouter.post("/v1/score", score),
+    HttpRouter.get("/v1/models", listModels),
     HttpRouter.get("/v1/ready", ready(false)),
     HttpRouter.get("/readyz", ready(true)),
     HttpRouter.get("/metrics", metricsText),

@@ -4,7 +4,7 @@
  * are up, or for good if they fail to start.
  */
 import { statSync } from "node:fs"
-import { Cause, Context, Effect, Layer, Ref } from "effect"
+import { Cause, Context, Effect, Layer, Option, Ref } from "effect"
 import { NativeScorerLibrary } from "../scorer/library.ts"
 import { ModelStore } from "../scorer/models.ts"
 import { Scorer } from "../scorer/scorer.ts"
@@ -42,7 +42,7 @@ export class ScorerState extends Context.Tag("svc/ScorerState")<
     readonly scorer: Effect.Effect<Scorer, ScorerNotReady>
     /**
      * `strict: false`: the scorer is initialised (/v1/ready). `strict: true` adds that the
-     * native library file is still there and executable, and SVC_MODEL_DIR is a directory (/readyz).
+     * native library file is still there and executable, and SVC_MODEL_DIR, when set, is a directory (/readyz).
      */
     readonly readiness: (strict: boolean) => Effect.Effect<Readiness>
   }
@@ -88,8 +88,10 @@ export class ScorerState extends Context.Tag("svc/ScorerState")<
           if (!(yield* current.library.intact)) {
             return { ready: false, reason: `scoring library ${current.library.path} is missing or not executable` }
           }
-          if (!isDirectory(current.models.directory)) {
-            return { ready: false, reason: `SVC_MODEL_DIR ${current.models.directory} is not a directory` }
+          // Unset, there is no directory to check: the built-in models are always there.
+          const directory = current.models.directory
+          if (Option.isSome(directory) && !isDirectory(directory.value)) {
+            return { ready: false, reason: `SVC_MODEL_DIR ${directory.value} is not a directory` }
           }
           return { ready: true }
         })

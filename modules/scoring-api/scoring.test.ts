@@ -7,7 +7,7 @@
  */
 import { HttpApp, HttpRouter } from "@effect/platform"
 import { status as GrpcStatus } from "@grpc/grpc-js"
-import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { Effect, Layer, Logger, ManagedRuntime, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { ScorerInternal } from "../scorer/errors.ts"
@@ -24,7 +24,11 @@ const failingScorer = Scorer.make({
   score: () => Effect.fail(new ScorerInternal({ detail })),
   scoreStream: () => Effect.fail(new ScorerInternal({ detail })),
   library: { version: "test", abi_minor: 0, abi_patch: 0, active_backend: "scalar" },
-  models: ModelStore.make({ load: () => Effect.die("not used"), directory: "/models" })
+  models: ModelStore.make({
+    load: () => Effect.die("not used"),
+    list: Effect.die("not used"),
+    directory: Option.none()
+  })
 })
 
 const scorerState = Layer.succeed(ScorerState, {

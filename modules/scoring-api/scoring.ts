@@ -7,6 +7,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Cause, Effect, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
+import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import type { ScoreResult, StreamEvent } from "../scorer/scorer.ts"
 import { wireStatus } from "../transport/errors.ts"
@@ -201,7 +202,13 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         ).pipe(Stream.ensuringWith((exit) => record(call, started, seen, exit)))
       })
 
-    return { score, scoreStream, limit, readiness: state.readiness } as const
+    /** GET /v1/models and ListModels: the models a request may name (no score slot needed). */
+    const listModels: Effect.Effect<{ readonly models: ReadonlyArray<ModelInfo> }, ScorerNotReady> = Effect.flatMap(
+      state.scorer,
+      (scorer) => Effect.map(scorer.models.list, (models) => ({ models }))
+    )
+
+    return { score, scoreStream, listModels, limit, readiness: state.readiness } as const
   })
 }) {
   /** The scoring surface with its scorer and metrics (executable names the metrics' build info). */

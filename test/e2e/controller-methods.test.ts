@@ -19,7 +19,7 @@ import {
 import { Messages, type Principal, ROLE_TABLE, unlistedMethods } from "../../modules/policy/index.ts"
 import { methodPaths, serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { serveGrpc, unary } from "../../modules/transport/grpc/server.ts"
-import { modelDir } from "../support/executables.ts"
+import { modelDirEnv } from "../support/executables.ts"
 import { freePort } from "./controller-support.ts"
 
 const servedPaths = controllerGrpcServices.flatMap((service) =>
@@ -83,7 +83,7 @@ describe("a served method absent from the role table, disabled mode", () => {
       new Map([
         ["SVC_AUTH_DISABLED", "true"],
         ["SVC_STORE_PATH", join(scratch, "jobs.sqlite")],
-        ["SVC_MODEL_DIR", modelDir]
+        ...Object.entries(modelDirEnv)
       ])
     )
     runtime = ManagedRuntime.make(

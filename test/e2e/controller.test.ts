@@ -8,7 +8,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js"
 import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { modelDir, requireBuilt, runCommand, type RunningService } from "../support/executables.ts"
+import { modelDirEnv, requireBuilt, runCommand, type RunningService } from "../support/executables.ts"
 import { repeatFile, v01Frames } from "./server-support.ts"
 import {
   ControllerClient,
@@ -437,7 +437,7 @@ describe("start-up refusals (exit 1, reason logged)", () => {
       env: {
         SVC_HTTP_ADDR: "127.0.0.1:0",
         SVC_GRPC_ADDR: "127.0.0.1:0",
-        SVC_MODEL_DIR: modelDir,
+        ...modelDirEnv,
         SVC_STORE_PATH: scratch.path("jobs.sqlite"),
         ...env
       }

@@ -56,6 +56,7 @@ export const scoringClient = (address: string) => {
   return {
     score: (request: object) => unary("Score", request),
     health: () => unary("Health", {}),
+    listModels: () => unary("ListModels", {}),
     stream,
     close: () => client.close()
   }

@@ -13,7 +13,14 @@ import { Validator as OpenApiValidator } from "@seriousme/openapi-schema-validat
 import { scoringRoutes } from "../../modules/scoring-api/http.ts"
 import { swaggerUiBase } from "../../modules/scoring-api/apidocs.ts"
 import type { ScoreResult } from "../../modules/scorer/scorer.ts"
-import { modelDir, requireBuilt, runCommand, type RunningService, startService } from "../support/executables.ts"
+import {
+  builtinModelDir,
+  modelDirEnv,
+  requireBuilt,
+  runCommand,
+  type RunningService,
+  startService
+} from "../support/executables.ts"
 import { isGrpcFailure, repeatFile, scoringClient, v01, v01Frames } from "./server-support.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-server-e2e-"))
@@ -519,7 +526,7 @@ describe("svc-server readiness", () => {
   it("/readyz turns 503 when SVC_MODEL_DIR stops being a directory; /v1/ready stays 200", async () => {
     const models = join(scratch, "models")
     mkdirSync(models)
-    symlinkSync(join(modelDir, "vmaf_v0.6.1.json"), join(models, "vmaf_v0.6.1.json"))
+    symlinkSync(join(builtinModelDir, "vmaf_v0.6.1.json"), join(models, "vmaf_v0.6.1.json"))
     const service = await startService("svc-server", { listeners: ["http", "grpc"], env: { SVC_MODEL_DIR: models } })
     const grpc = scoringClient(service.grpc ?? "")
     try {
@@ -589,7 +596,7 @@ describe("svc-server configuration", () => {
     ["SVC_GRPC_ADDR", "localhost", "must be host:port"]
   ])("refuses to start with %s=%s, naming the variable and the rule", async (variable, value, rule) => {
     const result = await runCommand([requireBuilt("svc-server")], {
-      env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: "127.0.0.1:0", SVC_MODEL_DIR: modelDir, [variable]: value }
+      env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: "127.0.0.1:0", ...modelDirEnv, [variable]: value }
     })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(variable)
@@ -600,7 +607,7 @@ describe("svc-server configuration", () => {
     const first = await startService("svc-server", { listeners: ["http", "grpc"] })
     try {
       const result = await runCommand([requireBuilt("svc-server")], {
-        env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: first.grpc ?? "", SVC_MODEL_DIR: modelDir }
+        env: { SVC_HTTP_ADDR: "127.0.0.1:0", SVC_GRPC_ADDR: first.grpc ?? "", ...modelDirEnv }
       })
       expect(result.code).toBe(1)
       expect(result.stderr).toContain("SVC_GRPC_ADDR")

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ReportV3 } from "../../modules/report/schema.ts"
-import { fixturesDir, modelDir, repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
+import { fixturesDir, modelDirEnv, repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-tester-report-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -25,7 +25,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
 
 const runReport = (env: Record<string, string>) =>
-  runCommand([requireBuilt("svc-tester-report"), "run"], { env: { SVC_MODEL_DIR: modelDir, ...env }, cwd: scratch })
+  runCommand([requireBuilt("svc-tester-report"), "run"], { env: { ...modelDirEnv, ...env }, cwd: scratch })
 
 const check = (file: string) => runCommand([requireBuilt("svc-tester-report"), "check", file])
 

@@ -9,7 +9,12 @@ import { join } from "node:path"
 export const repoRoot = join(import.meta.dirname, "..", "..")
 export const distPath = (name: string): string => join(repoRoot, "dist", name)
 export const sharedDir = join(repoRoot, "..", "shared")
-export const modelDir = process.env.SVC_MODEL_DIR ?? join(sharedDir, "models")
+/** A model directory the test run was given (SVC_MODEL_DIR); unset, the built-in models serve. */
+export const modelDirEnv: Readonly<Record<string, string>> = process.env.SVC_MODEL_DIR
+  ? { SVC_MODEL_DIR: process.env.SVC_MODEL_DIR }
+  : {}
+/** The built-in models' source directory (data files beside the code). */
+export const builtinModelDir = join(repoRoot, "modules", "scorer", "models")
 export const fixturesDir = join(sharedDir, "fixtures")
 
 export const requireBuilt = (name: string): string => {
@@ -80,7 +85,7 @@ export const startService = async (name: string, options: StartOptions = {}): Pr
       TMPDIR: process.env.TMPDIR ?? "/tmp",
       SVC_HTTP_ADDR: "127.0.0.1:0",
       SVC_GRPC_ADDR: "127.0.0.1:0",
-      SVC_MODEL_DIR: modelDir,
+      ...modelDirEnv,
       SVC_LOG_LEVEL: "debug",
       ...options.env
     },

@@ -1,6 +1,6 @@
-/** A Scorer runtime for tests: the real native library and the shared models. */
+/** A Scorer runtime for tests: the real native library and the built-in models (plus SVC_MODEL_DIR when the run sets one). */
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
-import { modelDir } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../test/support/executables.ts"
 import { parseScoreRequest } from "../request.ts"
 import { Scorer } from "../scorer.ts"
 
@@ -8,7 +8,7 @@ export const scorerRuntime = (env: Record<string, string> = {}) =>
   ManagedRuntime.make(
     Scorer.Default.pipe(
       Layer.provide(
-        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ SVC_MODEL_DIR: modelDir, ...env }))))
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ ...modelDirEnv, ...env }))))
       )
     )
   )
