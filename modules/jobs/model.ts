@@ -71,6 +71,7 @@ const NumberMap = Schema.Record({ key: Schema.String, value: StoredNumber })
 const ScoreResultSchema = Schema.Struct({
   score: StoredNumber,
   features: NumberMap,
+  scores: Schema.optional(NumberMap),
   provenance: Schema.Struct({
     library: Schema.Struct({
       abi_minor: Schema.Number,
@@ -82,6 +83,9 @@ const ScoreResultSchema = Schema.Struct({
     model: Schema.String,
     model_sha256: Schema.String,
     model_source: Schema.optional(Schema.String),
+    models: Schema.optional(
+      Schema.Array(Schema.Struct({ model: Schema.String, model_sha256: Schema.String, model_source: Schema.String }))
+    ),
     backend_used: Schema.String,
     feature_backends: Schema.Array(Schema.Struct({ extractor: Schema.String, backend: Schema.String })),
     precision: Schema.String

@@ -58,12 +58,18 @@ const declaredFeatures = (bytes: Uint8Array): ReadonlyArray<string> => {
   }
 }
 
+/** Parses a model file, then checks that this library computes what it reads. */
 const parseNative = (symbols: NativeSymbols, bytes: Uint8Array) => {
   const slot = handleSlot()
   const error = errorBuffer()
   const status = symbols.svc_model_load(bytes, bytes.length, slot.slot, error.buffer, error.length)
   const handle = slot.pointer()
-  return status === 0 && handle !== null ? { handle } : { error: error.text() }
+  if (status !== 0 || handle === null) return { error: error.text() }
+  if (symbols.svc_model_check(handle, error.buffer, error.length) !== 0) {
+    symbols.svc_model_free(handle)
+    return { error: error.text() }
+  }
+  return { handle }
 }
 
 export class ModelStore extends Effect.Service<ModelStore>()("svc/ModelStore", {

@@ -23,6 +23,8 @@ const symbols = {
   svc_model_free: { args: [ptr], returns: none },
   svc_model_feature_count: { args: [ptr], returns: i32 },
   svc_model_feature_name: { args: [ptr, i32], returns: cstring },
+  svc_model_check: { args: [ptr, ptr, u64], returns: i32 },
+  svc_model_bundle: { args: [ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_job_start: { args: [ptr, ptr, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_job_poll: { args: [ptr], returns: i32 },
   svc_job_frames_done: { args: [ptr], returns: i32 },

@@ -8,6 +8,12 @@ import { InvalidScoreRequest } from "./errors.ts"
 import { parsePrecision, type Precision, precisionPattern, precisionRule } from "./precision.ts"
 
 export const defaultModel = "vmaf_v0.6.1"
+/** `model: "auto"`: the 4K model for a reference of at least 3840x2160, else the default. */
+export const autoModel = "auto"
+export const autoModel4k = "vmaf_4k_v0.6.1"
+export const autoModel4kSize = { width: 3840, height: 2160 } as const
+/** Models of one `models` request (each extracted once over the union of their features). */
+export const maxModelsPerRequest = 16
 export const maxThreads = 64
 
 const between = (min: number, max: number) =>
@@ -42,7 +48,9 @@ export const ScoreRequest = Schema.Struct({
   reference: Schema.String,
   distorted: Schema.String,
   model: Schema.optional(Schema.String),
-  options: Schema.optional(Schema.NullOr(ScoreOptions))
+  options: Schema.optional(Schema.NullOr(ScoreOptions)),
+  /** Several models in one pass, results keyed by model name (instead of `model`). */
+  models: Schema.optional(Schema.Array(Schema.String))
 })
 export type ScoreRequest = typeof ScoreRequest.Type
 
@@ -60,6 +68,8 @@ export interface ScoreJob {
   readonly reference: string
   readonly distorted: string
   readonly model: string
+  /** Every model asked for (`models`, or just `model`), in request order; "auto" unresolved. */
+  readonly models: ReadonlyArray<string>
   /** Geometry of raw input; undefined when both inputs are Y4M. */
   readonly geometry: RawGeometry | undefined
   readonly backend: Backend
@@ -101,9 +111,19 @@ const refuse = (message: string) => Either.left(new InvalidScoreRequest({ messag
 const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreRequest> => {
   if (request.reference.trim() === "") return refuse("reference: is required")
   if (request.distorted.trim() === "") return refuse("distorted: is required")
-  const model = request.model === undefined || request.model === "" ? defaultModel : request.model
-  if (!modelNamePattern.test(model)) {
-    return refuse(`model: "${model}" is not a model name (letters, digits, ".", "_", "-"; no paths)`)
+  const listed = request.models ?? []
+  if (listed.length > 0 && request.model !== undefined && request.model !== "") {
+    return refuse("model and models: give one or the other")
+  }
+  if (listed.length > maxModelsPerRequest) return refuse(`models: at most ${maxModelsPerRequest} models`)
+  if (new Set(listed).size !== listed.length) return refuse("models: lists a model twice")
+  const models =
+    listed.length > 0 ? listed : [request.model === undefined || request.model === "" ? defaultModel : request.model]
+  const model = models[0] ?? defaultModel
+  for (const name of models) {
+    if (!modelNamePattern.test(name)) {
+      return refuse(`model: "${name}" is not a model name (letters, digits, ".", "_", "-"; no paths)`)
+    }
   }
   const options = request.options ?? {}
   const reference = inputPath(request.reference)
@@ -125,6 +145,7 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     reference,
     distorted,
     model,
+    models,
     geometry: raw ? { width, height, pixelFormat: pixelFormat as RawGeometry["pixelFormat"], bitdepth } : undefined,
     backend,
     threads: Math.max(1, options.threads ?? 0),

@@ -3,7 +3,9 @@
  * the native library's own threads; this side only starts, polls and collects, so the event
  * loop keeps answering probes while a long clip scores. Interrupting a score cancels it.
  */
-import { Duration, Effect, Option, Stream } from "effect"
+import { ptr } from "bun:ffi"
+import { Duration, Effect, Option, type Scope, Stream } from "effect"
+import { open } from "node:fs/promises"
 import { InvalidGeometry, InvalidScoreRequest, type ScoreError, ScorerInternal, UnreadableInput } from "./errors.ts"
 import { NativeScorerLibrary } from "./library.ts"
 import { type LoadedModel, ModelStore } from "./models.ts"
@@ -20,7 +22,7 @@ import {
   type Pointer
 } from "./native.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
-import type { ScoreJob } from "./request.ts"
+import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type ScoreJob } from "./request.ts"
 
 export interface FrameScore {
   readonly frame: number
@@ -39,15 +41,31 @@ export interface Provenance {
   readonly model_sha256: string
   /** "builtin", or the model file's path in SVC_MODEL_DIR. */
   readonly model_source?: string
+  /** Every model scored (one, or those of `models`), in request order. */
+  readonly models?: ReadonlyArray<ModelProvenance>
   readonly backend_used: string
   readonly feature_backends: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
   readonly precision: string
+}
+
+export interface ModelProvenance {
+  readonly model: string
+  readonly model_sha256: string
+  readonly model_source: string
+}
+
+/** The models a score runs: one loaded model, or several bundled over one extraction. */
+export interface ModelSet {
+  readonly handle: Pointer
+  readonly models: ReadonlyArray<LoadedModel>
 }
 
 /** The ScoreResponse of the contract (proto field names). */
 export interface ScoreResult {
   readonly score: number
   readonly features: Readonly<Record<string, number>>
+  /** The pooled score of each model by name (several with `models`; the first is `score`). */
+  readonly scores?: Readonly<Record<string, number>>
   readonly provenance: Provenance
   readonly frames: ReadonlyArray<FrameScore>
   readonly frame_count: number
@@ -65,6 +83,9 @@ export interface ScoreHooks {
 
 /** The score's own feature name in the reference library's output. */
 export const scoreFeature = "vmaf"
+
+/** The feature holding a model's score: "vmaf" alone, its own name among several (as the reference). */
+const scoreFeatureOf = (set: ModelSet, model: LoadedModel) => (set.models.length > 1 ? model.name : scoreFeature)
 
 const failureFor = (status: number, message: string): ScoreError => {
   switch (status) {
@@ -101,9 +122,11 @@ export const collectResult = (
   symbols: NativeSymbols,
   handle: Pointer,
   job: Pick<ScoreJob, "precision" | "perFrame" | "subsample">,
-  model: LoadedModel,
+  set: ModelSet,
   library: NativeScorerLibrary["info"]
 ): ScoreResult => {
+  const [model] = set.models
+  if (!model) throw new Error("a score without a model")
   const round = applyPrecision(job.precision)
   const frameCount = symbols.svc_job_frame_count(handle)
   const metricCount = symbols.svc_job_metric_count(handle)
@@ -139,8 +162,11 @@ export const collectResult = (
     backend: String(symbols.svc_job_extractor_backend(handle, i))
   }))
   return {
-    score: features[scoreFeature] ?? Number.NaN,
+    score: features[scoreFeatureOf(set, model)] ?? Number.NaN,
     features,
+    scores: Object.fromEntries(
+      set.models.map((entry) => [entry.name, features[scoreFeatureOf(set, entry)] ?? Number.NaN])
+    ),
     frames,
     frame_count: frameCount,
     pooled: {
@@ -153,12 +179,88 @@ export const collectResult = (
       model: model.name,
       model_sha256: model.sha256,
       model_source: model.source,
+      models: set.models.map((entry) => ({
+        model: entry.name,
+        model_sha256: entry.sha256,
+        model_source: entry.source
+      })),
       backend_used: featureBackends.some((entry) => entry.backend === "avx2") ? "avx2" : "scalar",
       feature_backends: featureBackends,
       precision: precisionLabel(job.precision)
     }
   }
 }
+
+/** Width and height of a Y4M file from its header line ("YUV4MPEG2 W<w> H<h> ..."). */
+const y4mSize = (path: string): Effect.Effect<{ width: number; height: number }, ScoreError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const file = await open(path, "r")
+      try {
+        const buffer = Buffer.alloc(256)
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, 0)
+        return buffer.toString("latin1", 0, bytesRead).split("\n")[0] ?? ""
+      } finally {
+        await file.close()
+      }
+    },
+    catch: () => new UnreadableInput({ message: `${path} cannot be read` })
+  }).pipe(
+    Effect.flatMap((header) => {
+      const width = /\sW(\d+)/.exec(header)?.[1]
+      const height = /\sH(\d+)/.exec(header)?.[1]
+      return header.startsWith("YUV4MPEG2") && width && height
+        ? Effect.succeed({ width: Number(width), height: Number(height) })
+        : Effect.fail(new InvalidGeometry({ message: `${path}: not a Y4M header with W and H` }))
+    })
+  )
+
+/** `model: "auto"`: the 4K model for a reference of at least 3840x2160, else the default. */
+const resolveAuto = (job: ScoreJob, name: string): Effect.Effect<string, ScoreError> => {
+  if (name !== autoModel) return Effect.succeed(name)
+  const size = job.geometry ? Effect.succeed(job.geometry) : y4mSize(job.reference)
+  return Effect.map(size, ({ width, height }) =>
+    width >= autoModel4kSize.width && height >= autoModel4kSize.height ? autoModel4k : defaultModel
+  )
+}
+
+/** The job's models, loaded; several are bundled for one extraction (freed with the scope). */
+const acquireModels = (
+  symbols: NativeSymbols,
+  models: ModelStore,
+  job: ScoreJob
+): Effect.Effect<ModelSet, ScoreError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const names = yield* Effect.forEach(job.models, (name) => resolveAuto(job, name))
+    if (new Set(names).size !== names.length) {
+      return yield* Effect.fail(new InvalidScoreRequest({ message: `models: "auto" resolves to a model listed too` }))
+    }
+    const loaded = yield* Effect.forEach(names, (name) => models.load(name))
+    const [single] = loaded
+    if (single && loaded.length === 1) return { handle: single.handle, models: loaded }
+    const handle = yield* Effect.acquireRelease(
+      Effect.suspend(() => {
+        const handles = new BigUint64Array(loaded.map((model) => BigInt(model.handle)))
+        const nameBuffers = loaded.map((model) => cString(model.name))
+        const namePointers = new BigUint64Array(nameBuffers.map((buffer) => BigInt(ptr(buffer))))
+        const slot = handleSlot()
+        const error = errorBuffer()
+        const status = symbols.svc_model_bundle(
+          handles,
+          namePointers,
+          loaded.length,
+          slot.slot,
+          error.buffer,
+          error.length
+        )
+        const bundle = slot.pointer()
+        if (status !== NativeStatus.ok || bundle === null) return Effect.fail(failureFor(status, error.text()))
+        return Effect.succeed(bundle)
+      }),
+      (bundle) => Effect.sync(() => symbols.svc_model_free(bundle))
+    )
+    return { handle, models: loaded }
+  })
 
 const nativeError = (symbols: NativeSymbols, handle: Pointer): string => {
   const error = errorBuffer()
@@ -191,14 +293,14 @@ const makeStreamScoring =
   <E, R>(job: ScoreJob, frames: Stream.Stream<FramePair, E, R>): Stream.Stream<StreamEvent, ScoreError | E, R> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
-        const model = yield* models.load(job.model)
+        const set = yield* acquireModels(symbols, models, job)
         const handle = yield* Effect.acquireRelease(
           Effect.suspend(() => {
             const slot = handleSlot()
             const error = errorBuffer()
             const options = optionsArray(job)
             const status = symbols.svc_stream_create(
-              model.handle,
+              set.handle,
               options,
               options.length,
               slot.slot,
@@ -270,7 +372,7 @@ const makeStreamScoring =
                 symbols,
                 view,
                 { precision: job.precision, perFrame: false, subsample: job.subsample },
-                model,
+                set,
                 info
               )
               return Effect.succeed([[...newlyFinal(), { _tag: "Aggregate", result }], Option.none()] as const)
@@ -298,13 +400,13 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
     const models = yield* ModelStore
     const { symbols } = library
 
-    const start = (job: ScoreJob, model: LoadedModel) =>
+    const start = (job: ScoreJob, set: ModelSet) =>
       Effect.suspend(() => {
         const slot = handleSlot()
         const error = errorBuffer()
         const options = optionsArray(job)
         const status = symbols.svc_job_start(
-          model.handle,
+          set.handle,
           cString(job.reference),
           cString(job.distorted),
           options,
@@ -338,15 +440,17 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
 
     /** Scores a validated request; the result follows the request's precision. */
     const score = (job: ScoreJob, hooks: ScoreHooks = {}): Effect.Effect<ScoreResult, ScoreError> =>
-      Effect.gen(function* () {
-        const model = yield* models.load(job.model)
-        return yield* Effect.acquireUseRelease(
-          start(job, model),
-          (handle) =>
-            Effect.map(awaitDone(handle, hooks), () => collectResult(symbols, handle, job, model, library.info)),
-          (handle) => Effect.sync(() => symbols.svc_job_free(handle))
-        ).pipe(Effect.withSpan("scorer.score"))
-      })
+      Effect.scoped(
+        Effect.gen(function* () {
+          const set = yield* acquireModels(symbols, models, job)
+          return yield* Effect.acquireUseRelease(
+            start(job, set),
+            (handle) =>
+              Effect.map(awaitDone(handle, hooks), () => collectResult(symbols, handle, job, set, library.info)),
+            (handle) => Effect.sync(() => symbols.svc_job_free(handle))
+          ).pipe(Effect.withSpan("scorer.score"))
+        })
+      )
 
     const scoreStream = makeStreamScoring(symbols, models, library.info)
 

@@ -84,6 +84,24 @@ int svc_model_load(const char *json, size_t json_len, svc_model **out, char *err
 void svc_model_free(svc_model *m);
 int svc_model_feature_count(const svc_model *m);
 const char *svc_model_feature_name(const svc_model *m, int i); /* reference names, e.g. "integer_adm2" */
+/* Since ABI minor 2. Options the model file sets for feature i (feature_opts_dicts): key k
+ * and its value (true/false as 1/0). */
+int svc_model_feature_option_count(const svc_model *m, int i);
+const char *svc_model_feature_option(const svc_model *m, int i, int k, double *value);
+/* Since ABI minor 2. The model's outputs, in order: per model of a bundle (one model: "vmaf"),
+ * its score, then for a bootstrap collection each other member's score and the four
+ * statistics, named as the reference names them ("vmaf_0001", ..., "vmaf_bagging",
+ * "vmaf_stddev", "vmaf_ci_p95_lo", "vmaf_ci_p95_hi"). Jobs report them first among their metrics. */
+int svc_model_output_count(const svc_model *m);
+int svc_model_output_name(const svc_model *m, int k, char *buf, size_t len);
+/* Since ABI minor 2. 0 when this library computes every feature the model reads with the
+ * options its file sets; otherwise SVC_E_MODEL naming the feature or option it lacks. */
+int svc_model_check(const svc_model *m, char *err, size_t err_len);
+/* Since ABI minor 2. Several models scored over one extraction of the union of their features
+ * (the reference CLI's repeated --model): outputs are named by names[i] instead of "vmaf".
+ * The bundle holds its own references: the models may be freed at once. */
+int svc_model_bundle(const svc_model *const *models, const char *const *names, int n, svc_model **out,
+                     char *err, size_t err_len);
 
 /* ---- file jobs: score two files on library threads ---- */
 typedef struct svc_job svc_job;

@@ -1,7 +1,9 @@
 /*
  * Fixed-point ADM ("integer_adm"), numerically equal to the reference library's default
  * integer ADM (Watson CSF, view distance 3H at 1080 lines, enhancement gain limit 100,
- * noise weight 1/32, DLM weight 0.5).
+ * noise weight 1/32, DLM weight 0.5). The gain limit is the one option (adm_enhn_gain_limit,
+ * 1 to 100; the NEG models set 1): the SIMD decoupling runs whole-number limits, any other
+ * value decouples on the scalar path.
  *
  * Per scale (4 levels of a db2 DWT on luma):
  *   1. DWT of reference and distorted (scale 0 from pixels in 16-bit precision, scales 1-3
@@ -35,7 +37,6 @@
  * ceil(n / 8) >= 5 at the last level. */
 #define ADM_MIN_DIM 33
 
-#define GAIN_LIMIT 100
 #define NOISE_WEIGHT 0.03125
 #define DLM_WEIGHT 0.5
 
@@ -74,7 +75,7 @@ typedef struct adm_simd {
      * threshold's centre term to int16), and the masked cube sums of columns [j0, j1) into
      * in[3] (m0..m2: the msum rows i-1..i+1; columns j0-1 .. j1 must exist). */
     int (*decouple_s16)(const int32_t *const o[3], const int32_t *const t[3], int n,
-                        const int32_t *recip, float cos1_sq, int32_t *const r[3],
+                        const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
                         int32_t *const a[3]);
     int (*csf_s16)(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
     int (*mask_s16)(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
@@ -83,7 +84,7 @@ typedef struct adm_simd {
     /* The same stages at scales 1-3 (32-bit coefficients, 64-bit products); the angle test
      * comes precomputed per pixel (0 or -1) since it needs int64 -> float conversions. */
     int (*decouple_s32)(const int32_t *const o[3], const int32_t *const t[3], const int32_t *angle,
-                        int n, const int32_t *recip, int32_t *const r[3], int32_t *const a[3]);
+                        int n, const int32_t *recip, int gain, int32_t *const r[3], int32_t *const a[3]);
     int (*csf_s32)(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum,
                    int32_t *mctr);
     int (*mask_s32)(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
@@ -105,7 +106,7 @@ int svc_adm_hpass_s16_avx2(const int16_t *lo, const int16_t *hi, int j0, int j1,
 int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
                            int shift, int32_t *const out[4]);
 int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[3], int n,
-                              const int32_t *recip, float cos1_sq, int32_t *const r[3],
+                              const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
                               int32_t *const a[3]);
 int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum,
                          int32_t *mctr);
@@ -113,7 +114,7 @@ int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m
                           const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
                           const int cub[3], int64_t in[3]);
 int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *const t[3],
-                              const int32_t *angle, int n, const int32_t *recip,
+                              const int32_t *angle, int n, const int32_t *recip, int gain,
                               int32_t *const r[3], int32_t *const a[3]);
 int svc_adm_csf_s32_avx2(const int32_t *const src[3], int n, const uint32_t irf[3],
                          int32_t *msum, int32_t *mctr);
@@ -193,6 +194,8 @@ typedef struct adm_state {
     int w, h, bpc;
     const adm_simd *simd;   /* NULL: scalar only */
     const char *backend;
+    double gain_limit;      /* adm_enhn_gain_limit */
+    int simd_gain;          /* the same as a whole number for the SIMD decoupling; 0: not whole */
     ptrdiff_t stride;       /* elements per row of every coefficient plane */
     int32_t *mem;
     int32_t *ref[4], *dis[4]; /* A, H, V, D of the current scale */
@@ -242,7 +245,7 @@ static rect grow1(rect r, int w, int h) {
 
 /* Restored part of distorted coefficient t given reference o: o * clamp(t / o, 0, 1), with
  * the division done through a Q30 reciprocal of o reduced to 15 significant bits. */
-static inline int64_t restored(int32_t o, int32_t t, int angle_ok, const int32_t *recip) {
+static inline int64_t restored(int32_t o, int32_t t, int angle_ok, const int32_t *recip, double gain) {
     int64_t k = 32768;
     if (o != 0) {
         uint32_t m = o < 0 ? 0u - (uint32_t)o : (uint32_t)o;
@@ -257,13 +260,14 @@ static inline int64_t restored(int32_t o, int32_t t, int angle_ok, const int32_t
         k = k < 0 ? 0 : (k > 32768 ? 32768 : k);
     }
     int64_t r = (k * o + 16384) >> 15;
-    /* Same direction: let the restored part follow t up to GAIN_LIMIT times the gain. */
+    /* Same direction: let the restored part follow t up to `gain` times the gain, in double
+     * then truncated as the reference (exact for whole-number limits). */
     if (angle_ok && k > 0 && o > 0) {
-        r *= GAIN_LIMIT;
-        if (r > t) r = t;
+        const double g = (double)r * gain;
+        r = (int64_t)(g > t ? t : g);
     } else if (angle_ok && k > 0 && o < 0) {
-        r *= GAIN_LIMIT;
-        if (r < t) r = t;
+        const double g = (double)r * gain;
+        r = (int64_t)(g < t ? t : g);
     }
     return r;
 }
@@ -286,17 +290,17 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
     for (int i = rc.y0; i < rc.y1; i++) {
         const ptrdiff_t row = i * s->stride + rc.x0;
         int j = 0;
-        if (s->simd) {
+        if (s->simd && s->simd_gain) {
             const int32_t *const o[3] = {s->ref[B_H] + row, s->ref[B_V] + row, s->ref[B_D] + row};
             const int32_t *const t[3] = {s->dis[B_H] + row, s->dis[B_V] + row, s->dis[B_D] + row};
             int32_t *const r[3] = {s->rest[0] + row, s->rest[1] + row, s->rest[2] + row};
             int32_t *const a[3] = {s->add[0] + row, s->add[1] + row, s->add[2] + row};
             if (narrow16) {
-                j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, r, a);
+                j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, s->simd_gain, r, a);
             } else {
                 for (int k = 0; k < n; k++)
                     s->angle[k] = -same_direction(o[0][k], o[1][k], t[0][k], t[1][k], cos1_sq);
-                j = s->simd->decouple_s32(o, t, s->angle, n, s->recip, r, a);
+                j = s->simd->decouple_s32(o, t, s->angle, n, s->recip, s->simd_gain, r, a);
             }
         }
         for (; j < n; j++) {
@@ -306,7 +310,7 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
             const int angle_ok = same_direction(oh, ov, th, tv, cos1_sq);
             const int32_t o[3] = {oh, ov, od}, t[3] = {th, tv, td};
             for (int b = 0; b < 3; b++) {
-                const int64_t r = restored(o[b], t[b], angle_ok, s->recip);
+                const int64_t r = restored(o[b], t[b], angle_ok, s->recip, s->gain_limit);
                 const int32_t rn = narrow16 ? (int16_t)r : (int32_t)r;
                 s->rest[b][p] = rn;
                 s->add[b][p] = narrow16 ? (int16_t)(t[b] - rn) : (int32_t)((int64_t)t[b] - rn);
@@ -594,7 +598,12 @@ static void adm_destroy(void *state) {
     free(s);
 }
 
-static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+enum { OPT_GAIN_LIMIT, N_OPTIONS };
+static const svc_extractor_option adm_options[N_OPTIONS] = {
+    { .name = "adm_enhn_gain_limit", .alias = "egl", .def = 100.0, .min = 1.0, .max = 100.0 },
+};
+
+static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     (void)pix_fmt;
     if (w < ADM_MIN_DIM || h < ADM_MIN_DIM || w > 16384 || h > 16384) return NULL;
     if (bpc != 8 && bpc != 10 && bpc != 12 && bpc != 16) return NULL;
@@ -603,6 +612,8 @@ static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->w = w;
     s->h = h;
     s->bpc = bpc;
+    s->gain_limit = options[OPT_GAIN_LIMIT];
+    s->simd_gain = s->gain_limit == floor(s->gain_limit) ? (int)s->gain_limit : 0;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
     if (cpu == SVC_CPU_AVX2) {
@@ -650,6 +661,11 @@ static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
         }
     }
     return s;
+}
+
+static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+    const double defaults[N_OPTIONS] = { adm_options[OPT_GAIN_LIMIT].def };
+    return adm_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
 static const char *adm_backend(const void *state) { return ((const adm_state *)state)->backend; }
@@ -715,4 +731,7 @@ const svc_extractor svc_extractor_integer_adm = {
     .backend = adm_backend,
     .compute = adm_compute,
     .destroy = adm_destroy,
+    .n_options = N_OPTIONS,
+    .options = adm_options,
+    .create_with = adm_create_with,
 };

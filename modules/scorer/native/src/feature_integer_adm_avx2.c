@@ -197,12 +197,12 @@ AVX2_FN static inline __m256d angle_half(__m128 dot, __m128 om, __m128 tm, __m25
 }
 
 AVX2_FN int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[3], int n,
-                                      const int32_t *recip, float cos1_sq, int32_t *const r[3],
-                                      int32_t *const a[3]) {
+                                      const int32_t *recip, float cos1_sq, int gain_limit,
+                                      int32_t *const r[3], int32_t *const a[3]) {
     const __m256d cs = _mm256_set1_pd((double)cos1_sq);
     const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(32768);
     const __m256i r14 = _mm256_set1_epi64x(1 << 14), r15 = _mm256_set1_epi32(16384);
-    const __m256i gain = _mm256_set1_epi32(100);
+    const __m256i gain = _mm256_set1_epi32(gain_limit);
     int j = 0;
     for (; j + 8 <= n; j += 8) {
         __m256i ov[3], tv[3];
@@ -419,12 +419,12 @@ AVX2_FN static inline __m256i ilog2(__m256i x) {
 
 AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *const t[3],
                                       const int32_t *angle, int n, const int32_t *recip,
-                                      int32_t *const r[3], int32_t *const a[3]) {
+                                      int gain_limit, int32_t *const r[3], int32_t *const a[3]) {
     const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(32768);
     const __m256i one64 = _mm256_set1_epi64x(32768), unit64 = _mm256_set1_epi64x(1);
     const __m256i r15 = _mm256_set1_epi64x(16384);
     const __m256i s14 = _mm256_set1_epi64x(14), s15 = _mm256_set1_epi64x(15);
-    const __m256i big = _mm256_set1_epi32(21474836), gain = _mm256_set1_epi32(100);
+    const __m256i big = _mm256_set1_epi32(INT32_MAX / gain_limit), gain = _mm256_set1_epi32(gain_limit);
     int j = 0;
     for (; j + 8 <= n; j += 8) {
         const __m256i ang = _mm256_loadu_si256((const __m256i *)(angle + j));
@@ -462,7 +462,7 @@ AVX2_FN int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *
             kv = _mm256_blendv_epi8(kv, one, _mm256_cmpeq_epi32(ov, zero));
             __m256i rst = join(rs[0], rs[1]);
             const __m256i boost = _mm256_and_si256(ang, _mm256_cmpgt_epi32(kv, zero));
-            /* rst * 100 saturated to int32: beyond that range the min/max picks t anyway. */
+            /* rst * gain saturated to int32: beyond that range the min/max picks t anyway. */
             __m256i g = _mm256_mullo_epi32(rst, gain);
             g = _mm256_blendv_epi8(g, _mm256_set1_epi32(INT32_MAX), _mm256_cmpgt_epi32(rst, big));
             g = _mm256_blendv_epi8(g, _mm256_set1_epi32(INT32_MIN),

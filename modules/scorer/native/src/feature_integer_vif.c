@@ -5,8 +5,8 @@
  * Per scale s (0..3) the luma planes are low-passed with a Gaussian of width 17/9/5/3
  * taps; local means, variances and the covariance give per pixel
  *     den = log2(1 + sigma1^2 / N),  num = log2(1 + g^2 sigma1^2 / (sv^2 + N)),
- * N = 2 (sigma_nsq), g = sigma12 / sigma1^2 capped at 100 (the default
- * vif_enhn_gain_limit), sv^2 = sigma2^2 - g sigma12. Where sigma1^2 < N the pixel counts
+ * N = 2 (sigma_nsq), g = sigma12 / sigma1^2 capped at vif_enhn_gain_limit (default 100;
+ * the NEG models set 1, which stops enhancement such as sharpening from raising the score), sv^2 = sigma2^2 - g sigma12. Where sigma1^2 < N the pixel counts
  * 1 - 4 sigma2^2 / 255^2 in num and 1 in den instead; num is 0 where sigma12 <= 0 or
  * sigma2^2 <= 0. The scale score is sum(num)/sum(den)
  * in float. Scale s+1 is scale s filtered with the scale s+1 kernel and decimated by two
@@ -32,7 +32,6 @@
 #define VIF_SCALES 4
 #define VIF_MAX_RADIUS 8
 #define VIF_SIGMA_NSQ (2 << 16)
-#define VIF_GAIN_LIMIT 100.0
 #define VIF_MIN_SIZE 16 /* scale 3 must keep >= 2 samples for its 3-tap mirror */
 
 /* Gaussian kernels per scale, each summing to 65536 (libvmaf's vif_filter1d_table). */
@@ -153,6 +152,7 @@ typedef struct vif_state {
     int w, h, bpc;
     const vif_kernels *k;
     const char *backend;
+    double gain_limit;              /* vif_enhn_gain_limit */
     uint16_t *log2_lut;             /* log2(i) * 2048 for i in [32768, 65535] */
     uint16_t *img[VIF_SCALES][2];   /* ref/dis per scale, 16-bit */
     int sw[VIF_SCALES], sh[VIF_SCALES];
@@ -213,7 +213,7 @@ static void accumulate_row(const vif_state *s, const int32_t *s11, const int32_t
          * FMA-contracted build (-mfma, -march=native) could round them differently. */
         int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
         if (sv_sq < 0) sv_sq = 0;
-        if (g > VIF_GAIN_LIMIT) g = VIF_GAIN_LIMIT;
+        if (g > s->gain_limit) g = s->gain_limit;
         const uint32_t noise = (uint32_t)sv_sq + VIF_SIGMA_NSQ;
         const int64_t signal = (int64_t)(g * g * sigma1_sq) + noise;
         acc->num_log += log2_q11_64(lut, (uint64_t)signal) - log2_q11_64(lut, noise);
@@ -294,7 +294,12 @@ static void vif_destroy(void *state) {
     free(s);
 }
 
-static void *vif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+enum { OPT_GAIN_LIMIT, N_OPTIONS };
+static const svc_extractor_option vif_options[N_OPTIONS] = {
+    { .name = "vif_enhn_gain_limit", .alias = "egl", .def = 100.0, .min = 1.0, .max = 100.0 },
+};
+
+static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     (void)pix_fmt;
     if (w < VIF_MIN_SIZE || h < VIF_MIN_SIZE || w > 16384 || h > 16384) return NULL;
     if (bpc != 8 && bpc != 10 && bpc != 12 && bpc != 16) return NULL;
@@ -303,6 +308,7 @@ static void *vif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->w = w;
     s->h = h;
     s->bpc = bpc;
+    s->gain_limit = options[OPT_GAIN_LIMIT];
     s->k = &kernels_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
@@ -340,6 +346,11 @@ static void *vif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     return s;
 }
 
+static void *vif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+    const double defaults[N_OPTIONS] = { vif_options[OPT_GAIN_LIMIT].def };
+    return vif_create_with(w, h, pix_fmt, bpc, cpu, defaults);
+}
+
 static const char *vif_backend(const void *state) { return ((const vif_state *)state)->backend; }
 
 static int vif_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
@@ -366,4 +377,7 @@ const svc_extractor svc_extractor_integer_vif = {
     .backend = vif_backend,
     .compute = vif_compute,
     .destroy = vif_destroy,
+    .n_options = N_OPTIONS,
+    .options = vif_options,
+    .create_with = vif_create_with,
 };

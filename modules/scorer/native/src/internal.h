@@ -48,6 +48,16 @@ int svc_video_read(svc_video *v, int64_t idx, svc_picture *pic, char *err, size_
 void svc_video_close(svc_video *v);
 
 /* ---- per-frame extractors ---- */
+
+/* An option a model file may set for an extractor's features (feature_opts_dicts). A value
+ * other than the default is named in the outputs as the reference names them:
+ * "<output>_<alias>_<%g value>", e.g. integer_adm2_egl_1. */
+typedef struct svc_extractor_option {
+    const char *name;  /* e.g. "adm_enhn_gain_limit" */
+    const char *alias; /* e.g. "egl" */
+    double def, min, max;
+} svc_extractor_option;
+
 typedef struct svc_extractor {
     const char *name;                 /* "integer_vif", "integer_adm", "psnr", "float_ssim", ... */
     int n_outputs;
@@ -60,6 +70,11 @@ typedef struct svc_extractor {
     /* Computes the outputs for one frame pair into out[0..n_outputs). */
     int (*compute)(void *state, const svc_picture *ref, const svc_picture *dis, double *out);
     void (*destroy)(void *state);
+    /* Options (n_options of them); an extractor with options creates its state with their
+     * values, in this order, through create_with. */
+    int n_options;
+    const svc_extractor_option *options;
+    void *(*create_with)(int w, int h, int pix_fmt, int bpc, int cpu, const double *options);
 } svc_extractor;
 
 extern const svc_extractor svc_extractor_integer_vif;   /* integer_vif_scale0..3 */

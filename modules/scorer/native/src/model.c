@@ -313,10 +313,8 @@ static const jval *jget(const jval *obj, const char *key) {
 
 /* --------------------------------------------------------------- model ---- */
 
-struct svc_model {
-    atomic_int refs;
-    int n_features;
-    char *names[SVC_MODEL_MAX_FEATURES]; /* our feature names, e.g. "integer_adm2" */
+/* One nu-SVR model: normalisation, support vectors, transform and clip. */
+typedef struct svm_member {
     int linear_rescale;
     double slopes[SVC_MODEL_MAX_FEATURES + 1]; /* [0] maps the prediction, [i+1] feature i */
     double intercepts[SVC_MODEL_MAX_FEATURES + 1];
@@ -330,6 +328,31 @@ struct svc_model {
     double gamma, rho;
     int n_sv, dim;
     double *coef, *sv;
+} svm_member;
+
+typedef struct model_feature {
+    char *name; /* svc's name, e.g. "integer_adm2" */
+    int n_opts;
+    char *keys[SVC_MODEL_MAX_OPTIONS];
+    double values[SVC_MODEL_MAX_OPTIONS];
+} model_feature;
+
+/* What one model file predicts: one member, or a bootstrap collection of several. */
+typedef struct model_part {
+    char *name;           /* output name prefix; NULL: "vmaf" */
+    int n_members;
+    svm_member *members;  /* owned unless the model is a bundle */
+    int n_features;
+    int col[SVC_MODEL_MAX_FEATURES]; /* the part's feature j is the model's feature col[j] */
+} model_part;
+
+struct svc_model {
+    atomic_int refs;
+    int n_features;
+    model_feature feat[SVC_MODEL_MAX_FEATURES];
+    int n_parts;
+    model_part parts[SVC_MODEL_MAX_PARTS];
+    const svc_model *sources[SVC_MODEL_MAX_PARTS]; /* a bundle borrows its parts' members */
 };
 
 static int model_err(char *err, size_t err_len, const char *fmt, const char *arg) {
@@ -389,7 +412,26 @@ static char *feature_alias(const char *name) {
     return strdup(name);
 }
 
-static int parse_features(svc_model *m, const jval *dict, char *err, size_t err_len) {
+static void feature_clear(model_feature *f) {
+    free(f->name);
+    for (int k = 0; k < f->n_opts; k++) free(f->keys[k]);
+    memset(f, 0, sizeof *f);
+}
+
+static int same_feature(const model_feature *a, const model_feature *b) {
+    if (strcmp(a->name, b->name) != 0 || a->n_opts != b->n_opts) return 0;
+    for (int k = 0; k < a->n_opts; k++) {
+        int found = 0;
+        for (int l = 0; l < b->n_opts; l++)
+            found |= strcmp(a->keys[k], b->keys[l]) == 0 && a->values[k] == b->values[l];
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+/* Feature names and their option dicts (numbers; true/false as 1/0). Which features and
+ * options can be computed is the scorer's business (svc_model_check), not the model's. */
+static int parse_features(model_feature *feat, int *n_feat, const jval *dict, char *err, size_t err_len) {
     const jval *names, *opts;
     int rc;
     if ((rc = member(dict, "feature_names", J_ARR, 1, &names, err, err_len))) return rc;
@@ -401,32 +443,32 @@ static int parse_features(svc_model *m, const jval *dict, char *err, size_t err_
     for (int i = 0; i < names->n; i++) {
         const jval *nv = &names->items[i];
         if (nv->t != J_STR) return model_err(err, err_len, "model_dict.feature_names holds a non-string%s", "");
-        if (opts && opts->items[i].t != J_OBJ)
+        const jval *od = opts ? &opts->items[i] : NULL;
+        if (od && od->t != J_OBJ)
             return model_err(err, err_len, "model_dict.feature_opts_dicts entries must be objects%s", "");
-        /* Options change what an extractor computes; ours have none, so only empty dicts fit. */
-        if (opts && opts->items[i].n > 0) {
+        model_feature *f = &feat[(*n_feat)++];
+        if (!(f->name = feature_alias(nv->str))) return SVC_E_NOMEM;
+        for (int k = 0; od && k < od->n; k++) {
+            const jval *v = &od->items[k];
             char msg[200];
-            snprintf(msg, sizeof msg, "feature option '%s' of %s is not supported", opts->items[i].keys[0], nv->str);
-            return model_err(err, err_len, "%s", msg);
+            if (f->n_opts == SVC_MODEL_MAX_OPTIONS) {
+                snprintf(msg, sizeof msg, "feature %s has more than %d options", nv->str, SVC_MODEL_MAX_OPTIONS);
+                return model_err(err, err_len, "%s", msg);
+            }
+            if (v->t != J_NUM && v->t != J_TRUE && v->t != J_FALSE) {
+                snprintf(msg, sizeof msg, "feature option '%s' of %s is not a number", od->keys[k], nv->str);
+                return model_err(err, err_len, "%s", msg);
+            }
+            if (!(f->keys[f->n_opts] = strdup(od->keys[k]))) return SVC_E_NOMEM;
+            f->values[f->n_opts++] = v->t == J_NUM ? v->num : v->t == J_TRUE;
         }
-        const svc_extractor *ex;
-        int out;
-        char *alias = feature_alias(nv->str);
-        if (!alias) return SVC_E_NOMEM;
-        m->names[m->n_features++] = alias;
-        if (!svc_feature_source(alias, &ex, &out)) {
-            char msg[200];
-            snprintf(msg, sizeof msg, "feature %s (%s) is not computed by svc, which has the integer VIF, ADM and "
-                     "motion extractors only", nv->str, alias);
-            return model_err(err, err_len, "%s", msg);
-        }
-        for (int k = 0; k < m->n_features - 1; k++)
-            if (strcmp(m->names[k], alias) == 0) return model_err(err, err_len, "feature %s is listed twice", nv->str);
+        for (int k = 0; k < *n_feat - 1; k++)
+            if (same_feature(&feat[k], f)) return model_err(err, err_len, "feature %s is listed twice", nv->str);
     }
     return SVC_OK;
 }
 
-static int parse_norm(svc_model *m, const jval *dict, char *err, size_t err_len) {
+static int parse_norm(svm_member *m, int n_features, const jval *dict, char *err, size_t err_len) {
     const jval *norm, *slopes, *intercepts;
     int rc;
     if ((rc = member(dict, "norm_type", J_STR, 1, &norm, err, err_len))) return rc;
@@ -436,13 +478,13 @@ static int parse_norm(svc_model *m, const jval *dict, char *err, size_t err_len)
     m->linear_rescale = 1;
     if ((rc = member(dict, "slopes", J_ARR, 1, &slopes, err, err_len))) return rc;
     if ((rc = member(dict, "intercepts", J_ARR, 1, &intercepts, err, err_len))) return rc;
-    if ((rc = numbers(slopes, "slopes", m->n_features + 1, m->slopes, err, err_len))) return rc;
-    if ((rc = numbers(intercepts, "intercepts", m->n_features + 1, m->intercepts, err, err_len))) return rc;
+    if ((rc = numbers(slopes, "slopes", n_features + 1, m->slopes, err, err_len))) return rc;
+    if ((rc = numbers(intercepts, "intercepts", n_features + 1, m->intercepts, err, err_len))) return rc;
     if (m->slopes[0] == 0.0) return model_err(err, err_len, "model_dict.slopes[0] is zero%s", "");
     return SVC_OK;
 }
 
-static int parse_clip_transform(svc_model *m, const jval *dict, char *err, size_t err_len) {
+static int parse_clip_transform(svm_member *m, const jval *dict, char *err, size_t err_len) {
     const jval *clip, *tf;
     int rc;
     if ((rc = member(dict, "score_clip", J_ARR, 0, &clip, err, err_len))) return rc;
@@ -501,7 +543,7 @@ static int svm_err(char *err, size_t err_len, int line, const char *what) {
 
 /* The libsvm text model (model_dict.model): header, then "SV" and one line per support vector:
  * "coef index:value ..." with increasing indexes. */
-static int parse_svm(svc_model *m, const char *text, char *err, size_t err_len) {
+static int parse_svm(svm_member *m, int n_features, const char *text, char *err, size_t err_len) {
     const char *p = text, *tok;
     size_t len;
     int line = 1, have_gamma = 0, have_rho = 0, total = -1, sv_seen = 0;
@@ -541,7 +583,7 @@ static int parse_svm(svc_model *m, const char *text, char *err, size_t err_len) 
     if (!sv_seen) return svm_err(err, err_len, line, "no SV section");
     if (!have_gamma || !have_rho || total < 0) return svm_err(err, err_len, line, "header lacks gamma, rho or total_sv");
 
-    m->dim = m->n_features;
+    m->dim = n_features;
     m->n_sv = total;
     m->coef = malloc(sizeof *m->coef * (size_t)total);
     m->sv = calloc((size_t)total * SVC_MODEL_MAX_FEATURES, sizeof *m->sv);
@@ -574,6 +616,64 @@ static int parse_svm(svc_model *m, const char *text, char *err, size_t err_len) 
     return SVC_OK;
 }
 
+/* One model_dict: its features (into feat, n_feat) and its nu-SVR member. */
+static int parse_member(svm_member *mem, model_feature *feat, int *n_feat, const jval *dict, const char *type_want,
+                        char *err, size_t err_len) {
+    const jval *type, *svm;
+    int rc;
+    if (!dict || dict->t != J_OBJ) return model_err(err, err_len, "the JSON is not an object with a model_dict object%s", "");
+    if ((rc = member(dict, "model_type", J_STR, 1, &type, err, err_len))) return rc;
+    if (strcmp(type->str, type_want) != 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "model_type '%s' is not supported here (expected %s)", type->str, type_want);
+        return model_err(err, err_len, "%s", msg);
+    }
+    if ((rc = parse_features(feat, n_feat, dict, err, err_len))) return rc;
+    if ((rc = parse_norm(mem, *n_feat, dict, err, err_len))) return rc;
+    if ((rc = parse_clip_transform(mem, dict, err, err_len))) return rc;
+    if ((rc = member(dict, "model", J_STR, 1, &svm, err, err_len))) return rc;
+    return parse_svm(mem, *n_feat, svm->str, err, err_len);
+}
+
+/* A bootstrap collection (the reference's vmaf_b_*): members under "0", "1", ... that read
+ * the same features; a plain model: one model_dict. */
+static int parse_model(svc_model *m, const jval *root, char *err, size_t err_len) {
+    model_part *part = &m->parts[0];
+    m->n_parts = 1;
+    if (root->t != J_OBJ) return model_err(err, err_len, "the JSON is not an object with a model_dict object%s", "");
+    const jval *single = jget(root, "model_dict");
+    const int n = single ? 1 : root->n;
+    if (n < 1 || n == 2 || n > SVC_MODEL_MAX_MEMBERS)
+        return model_err(err, err_len, "a bootstrap model holds its model and 2 to %s bootstrap members", "63");
+    if (!(part->members = calloc((size_t)n, sizeof *part->members))) return SVC_E_NOMEM;
+    for (int i = 0; i < n; i++) {
+        const jval *dict = single;
+        if (!single) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", i);
+            const jval *entry = jget(root, key);
+            if (!entry || entry->t != J_OBJ)
+                return model_err(err, err_len, "the JSON has neither model_dict nor bootstrap member \"%s\"", key);
+            dict = jget(entry, "model_dict");
+        }
+        model_feature feat[SVC_MODEL_MAX_FEATURES] = { 0 };
+        int n_feat = 0;
+        int rc = parse_member(&part->members[i], i == 0 ? m->feat : feat, i == 0 ? &m->n_features : &n_feat, dict,
+                              single ? "LIBSVMNUSVR" : "BOOTSTRAP_LIBSVMNUSVR", err, err_len);
+        part->n_members++;
+        if (rc == SVC_OK && i > 0) {
+            int same = n_feat == m->n_features;
+            for (int k = 0; same && k < n_feat; k++) same = same_feature(&feat[k], &m->feat[k]);
+            if (!same) rc = model_err(err, err_len, "bootstrap member %s reads other features than member 0", "");
+        }
+        for (int k = 0; k < n_feat; k++) feature_clear(&feat[k]);
+        if (rc) return rc;
+    }
+    part->n_features = m->n_features;
+    for (int k = 0; k < m->n_features; k++) part->col[k] = k;
+    return SVC_OK;
+}
+
 int svc_model_load(const char *json, size_t json_len, svc_model **out, char *err, size_t err_len) {
     if (!out || (!json && json_len)) {
         svc_set_err(err, err_len, "svc_model_load: NULL argument");
@@ -588,24 +688,73 @@ int svc_model_load(const char *json, size_t json_len, svc_model **out, char *err
     int rc = json_parse(json ? json : "", json_len, &root, err, err_len);
     svc_model *m = NULL;
     if (rc == SVC_OK) {
-        const jval *dict = root.t == J_OBJ ? jget(&root, "model_dict") : NULL;
-        const jval *type, *svm;
         m = calloc(1, sizeof *m);
-        if (!m) rc = SVC_E_NOMEM;
-        else if (!dict || dict->t != J_OBJ) rc = model_err(err, err_len, "the JSON is not an object with a model_dict object%s", "");
-        else if (!(rc = member(dict, "model_type", J_STR, 1, &type, err, err_len)) && strcmp(type->str, "LIBSVMNUSVR") != 0)
-            rc = model_err(err, err_len, "model_type '%s' is not supported (only LIBSVMNUSVR)", type->str);
-        if (rc == SVC_OK) rc = parse_features(m, dict, err, err_len);
-        if (rc == SVC_OK) rc = parse_norm(m, dict, err, err_len);
-        if (rc == SVC_OK) rc = parse_clip_transform(m, dict, err, err_len);
-        if (rc == SVC_OK) rc = member(dict, "model", J_STR, 1, &svm, err, err_len);
-        if (rc == SVC_OK) rc = parse_svm(m, svm->str, err, err_len);
+        rc = m ? parse_model(m, &root, err, err_len) : SVC_E_NOMEM;
         jfree(&root);
     }
     uselocale(prev);
     freelocale(c_loc);
     if (rc == SVC_E_NOMEM) svc_set_err(err, err_len, "out of memory loading the model");
     if (rc != SVC_OK) {
+        svc_model_free(m);
+        return rc;
+    }
+    atomic_init(&m->refs, 1);
+    *out = m;
+    return SVC_OK;
+}
+
+int svc_model_bundle(const svc_model *const *models, const char *const *names, int n, svc_model **out, char *err,
+                     size_t err_len) {
+    if (!out || !models || !names || n < 1 || n > SVC_MODEL_MAX_PARTS) {
+        svc_set_err(err, err_len, "svc_model_bundle: NULL argument or not 1 to %d models", SVC_MODEL_MAX_PARTS);
+        return SVC_E_INVALID_ARG;
+    }
+    *out = NULL;
+    for (int p = 0; p < n; p++) {
+        if (!models[p] || !names[p] || !names[p][0] || models[p]->n_parts != 1) {
+            svc_set_err(err, err_len, "svc_model_bundle: model %d is NULL, unnamed or itself a bundle", p);
+            return SVC_E_INVALID_ARG;
+        }
+        for (int q = 0; q < p; q++)
+            if (strcmp(names[p], names[q]) == 0) {
+                svc_set_err(err, err_len, "svc_model_bundle: the name %s is given twice", names[p]);
+                return SVC_E_INVALID_ARG;
+            }
+    }
+    svc_model *m = calloc(1, sizeof *m);
+    if (!m) return SVC_E_NOMEM;
+    int rc = SVC_OK;
+    for (int p = 0; p < n && rc == SVC_OK; p++) {
+        const svc_model *src = models[p];
+        model_part *part = &m->parts[m->n_parts++];
+        m->sources[p] = svc_model_retain(src);
+        *part = src->parts[0];
+        if (!(part->name = strdup(names[p]))) rc = SVC_E_NOMEM;
+        /* The union of the features, each computed once. */
+        for (int k = 0; rc == SVC_OK && k < src->n_features; k++) {
+            int c = 0;
+            while (c < m->n_features && !same_feature(&m->feat[c], &src->feat[k])) c++;
+            if (c == m->n_features) {
+                if (c == SVC_MODEL_MAX_FEATURES) {
+                    svc_set_err(err, err_len, "svc_model_bundle: the models read more than %d features together",
+                                SVC_MODEL_MAX_FEATURES);
+                    rc = SVC_E_INVALID_ARG;
+                    break;
+                }
+                model_feature *f = &m->feat[m->n_features++];
+                f->n_opts = src->feat[k].n_opts;
+                if (!(f->name = strdup(src->feat[k].name))) rc = SVC_E_NOMEM;
+                for (int o = 0; rc == SVC_OK && o < f->n_opts; o++) {
+                    f->values[o] = src->feat[k].values[o];
+                    if (!(f->keys[o] = strdup(src->feat[k].keys[o]))) rc = SVC_E_NOMEM;
+                }
+            }
+            part->col[k] = c;
+        }
+    }
+    if (rc != SVC_OK) {
+        if (rc == SVC_E_NOMEM) svc_set_err(err, err_len, "out of memory bundling models");
         svc_model_free(m);
         return rc;
     }
@@ -622,22 +771,73 @@ const svc_model *svc_model_retain(const svc_model *m) {
 void svc_model_free(svc_model *m) {
     /* A model that failed to load never got a reference (refs == 0): free it directly. */
     if (!m || (atomic_load(&m->refs) > 0 && atomic_fetch_sub(&m->refs, 1) > 1)) return;
-    for (int i = 0; i < m->n_features; i++) free(m->names[i]);
-    free(m->coef);
-    free(m->sv);
+    for (int i = 0; i < m->n_features; i++) feature_clear(&m->feat[i]);
+    for (int p = 0; p < m->n_parts; p++) {
+        model_part *part = &m->parts[p];
+        free(part->name);
+        if (m->sources[p]) {
+            svc_model_free((svc_model *)m->sources[p]);
+            continue;
+        }
+        for (int i = 0; part->members && i < part->n_members; i++) {
+            free(part->members[i].coef);
+            free(part->members[i].sv);
+        }
+        free(part->members);
+    }
     free(m);
 }
 
 int svc_model_feature_count(const svc_model *m) { return m ? m->n_features : 0; }
 
 const char *svc_model_feature_name(const svc_model *m, int i) {
-    return m && i >= 0 && i < m->n_features ? m->names[i] : NULL;
+    return m && i >= 0 && i < m->n_features ? m->feat[i].name : NULL;
+}
+
+int svc_model_feature_option_count(const svc_model *m, int i) {
+    return m && i >= 0 && i < m->n_features ? m->feat[i].n_opts : 0;
+}
+
+const char *svc_model_feature_option(const svc_model *m, int i, int k, double *value) {
+    if (!m || i < 0 || i >= m->n_features || k < 0 || k >= m->feat[i].n_opts) return NULL;
+    if (value) *value = m->feat[i].values[k];
+    return m->feat[i].keys[k];
+}
+
+/* A bootstrap part reports its members' scores and four statistics. */
+static const char *const stat_suffixes[] = { "_bagging", "_stddev", "_ci_p95_lo", "_ci_p95_hi" };
+#define N_STATS 4
+
+static int part_outputs(const model_part *part) { return part->n_members > 1 ? part->n_members + N_STATS : 1; }
+
+int svc_model_output_count(const svc_model *m) {
+    int n = 0;
+    for (int p = 0; m && p < m->n_parts; p++) n += part_outputs(&m->parts[p]);
+    return n;
+}
+
+int svc_model_output_name(const svc_model *m, int k, char *buf, size_t len) {
+    for (int p = 0; m && p < m->n_parts; p++) {
+        const model_part *part = &m->parts[p];
+        const char *prefix = part->name ? part->name : "vmaf";
+        const int n = part_outputs(part);
+        if (k >= n) {
+            k -= n;
+            continue;
+        }
+        /* As the reference names them: member 0 is the model's own name, then _0001, ... */
+        if (k == 0) snprintf(buf, len, "%s", prefix);
+        else if (k < part->n_members) snprintf(buf, len, "%s_%04d", prefix, k);
+        else snprintf(buf, len, "%s%s", prefix, stat_suffixes[k - part->n_members]);
+        return SVC_OK;
+    }
+    return SVC_E_INVALID_ARG;
 }
 
 /* The reference's polynomial transform. Its rectification (out_lte_in / out_gte_in) compares
  * the piecewise-linear stage's output with that stage's input; without knots both are the
  * polynomial's output, so rectification never changes the score and is not modelled here. */
-static double transform(const svc_model *m, double y) {
+static double transform(const svm_member *m, double y) {
     if (!(m->transform.has_p[0] || m->transform.has_p[1] || m->transform.has_p[2])) return y;
     double out = 0.0;
     if (m->transform.has_p[0]) out += m->transform.p[0];
@@ -646,9 +846,16 @@ static double transform(const svc_model *m, double y) {
     return out;
 }
 
-double svc_model_predict(const svc_model *m, const double *features) {
+static double finish(const svm_member *m, double y) {
+    if (m->transform.enabled) y = transform(m, y);
+    if (m->clip) y = y < m->clip_min ? m->clip_min : (y > m->clip_max ? m->clip_max : y);
+    return y;
+}
+
+/* Normalise, nu-SVR with RBF kernel, denormalise: the score before transform and clip. */
+static double predict_raw(const svm_member *m, int n_features, const double *features) {
     double x[SVC_MODEL_MAX_FEATURES] = { 0 };
-    for (int j = 0; j < m->n_features; j++)
+    for (int j = 0; j < n_features; j++)
         x[j] = m->linear_rescale ? m->slopes[j + 1] * features[j] + m->intercepts[j + 1] : features[j];
     double sum = 0.0;
     for (int s = 0; s < m->n_sv; s++) {
@@ -662,7 +869,54 @@ double svc_model_predict(const svc_model *m, const double *features) {
     }
     double y = sum - m->rho;
     if (m->linear_rescale) y = (y - m->intercepts[0]) / m->slopes[0];
-    if (m->transform.enabled) y = transform(m, y);
-    if (m->clip) y = y < m->clip_min ? m->clip_min : (y > m->clip_max ? m->clip_max : y);
     return y;
+}
+
+static int by_value(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics, as the reference's bootstrap percentile. */
+static double percentile(const double *sorted, int n, double perc) {
+    const double p = perc * (n - 1) / 100.0;
+    const int lo = (int)floor(p), hi = (int)ceil(p);
+    return lo == hi ? sorted[lo] : sorted[lo] * (hi - p) + sorted[hi] * (p - lo);
+}
+
+/* Members' scores (each transformed and clipped as its own file says), then the statistics
+ * of the bootstrap members' raw scores (members 1.., as the reference: member 0 is the model
+ * trained on all the data, whose score is the model's score): mean (bagging), standard
+ * deviation scaled by the transform's slope at the mean, and the 2.5 / 97.5 percentiles, each
+ * mapped like a member's score. */
+static void predict_part(const model_part *part, const double *features, double *out) {
+    double x[SVC_MODEL_MAX_FEATURES], raw[SVC_MODEL_MAX_MEMBERS];
+    for (int j = 0; j < part->n_features; j++) x[j] = features[part->col[j]];
+    for (int i = 0; i < part->n_members; i++) {
+        raw[i] = predict_raw(&part->members[i], part->n_features, x);
+        out[i] = finish(&part->members[i], raw[i]);
+    }
+    if (part->n_members == 1) return;
+    double *boot = raw + 1;
+    const int n = part->n_members - 1;
+    double sum = 0.0, ssd = 0.0;
+    for (int i = 0; i < n; i++) sum += boot[i];
+    const double mean = sum / n;
+    for (int i = 0; i < n; i++) ssd += pow(boot[i] - mean, 2);
+    qsort(boot, (size_t)n, sizeof boot[0], by_value);
+    const svm_member *first = &part->members[1];
+    const double delta = 0.01;
+    const double slope = (finish(first, mean + delta) - finish(first, mean - delta)) / (2.0 * delta);
+    double *stats = out + part->n_members;
+    stats[0] = finish(first, mean);
+    stats[1] = sqrt(ssd / n) * slope;
+    stats[2] = finish(first, percentile(boot, n, 2.5));
+    stats[3] = finish(first, percentile(boot, n, 97.5));
+}
+
+void svc_model_predict(const svc_model *m, const double *features, double *out) {
+    for (int p = 0; p < m->n_parts; p++) {
+        predict_part(&m->parts[p], features, out);
+        out += part_outputs(&m->parts[p]);
+    }
 }

@@ -29,7 +29,10 @@
 #include "model.h"
 
 #define MAX_THREADS 256
-#define MAX_EXTRACTORS 5
+#define N_REGISTERED 5
+/* Extractor instances of a job: each registered extractor, plus one per other set of
+ * option values that the model's features ask for. */
+#define MAX_EXTRACTORS (N_REGISTERED + SVC_MODEL_MAX_FEATURES)
 #define ERR_LEN 512
 
 /* Per-frame extractors in the order their outputs become metrics, with the option flag that
@@ -37,7 +40,7 @@
 static const struct {
     const svc_extractor *ex;
     int flag;
-} extractors[MAX_EXTRACTORS] = {
+} extractors[N_REGISTERED] = {
     { &svc_extractor_integer_vif, 0 },
     { &svc_extractor_integer_adm, 0 },
     { &svc_extractor_psnr, SVC_FEAT_PSNR },
@@ -51,7 +54,7 @@ static const char *const motion_names[N_MOTION] = { "integer_motion2", "integer_
                                                     "VMAF_integer_feature_motion_sad_score" };
 
 int svc_feature_source(const char *name, const svc_extractor **ex, int *output) {
-    for (int e = 0; e < MAX_EXTRACTORS; e++)
+    for (int e = 0; e < N_REGISTERED; e++)
         for (int k = 0; k < extractors[e].ex->n_outputs; k++)
             if (strcmp(extractors[e].ex->output_names[k], name) == 0) {
                 *ex = extractors[e].ex;
@@ -85,10 +88,13 @@ struct svc_job {
 
     int n_ex, ex_col[MAX_EXTRACTORS];
     const svc_extractor *ex[MAX_EXTRACTORS];
+    double ex_opts[MAX_EXTRACTORS][SVC_MODEL_MAX_OPTIONS]; /* option values per instance */
+    int ex_custom[MAX_EXTRACTORS]; /* some option differs from its default */
     int motion, motion_col;
     const char *backend[MAX_EXTRACTORS + 1]; /* per extractor, then motion; set by a worker */
-    int n_metrics;
+    int n_metrics, n_outputs; /* metrics [0, n_outputs) are the model's outputs */
     const char **metric_names;
+    char *names_buf; /* the metric names this job composed (outputs, optioned features) */
     int model_col[SVC_MODEL_MAX_FEATURES];
 
     pthread_mutex_t mu;
@@ -154,7 +160,9 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
         return SVC_E_NOMEM;
     }
     for (int e = 0; e < j->n_ex; e++) {
-        if (!(w->state[e] = j->ex[e]->create(wd, ht, fmt, bpc, j->cpu))) {
+        w->state[e] = j->ex_custom[e] ? j->ex[e]->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
+                                      : j->ex[e]->create(wd, ht, fmt, bpc, j->cpu);
+        if (!w->state[e]) {
             snprintf(err, ERR_LEN, "extractor %s cannot run on %dx%d %d %d-bit input (unsupported size or out of memory)",
                      j->ex[e]->name, wd, ht, fmt, bpc);
             return SVC_E_GEOMETRY;
@@ -191,7 +199,7 @@ static void finalise_frame(svc_job *j, int f, double *v, double sad, double sad_
     }
     double features[SVC_MODEL_MAX_FEATURES];
     for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = v[j->model_col[k]];
-    v[0] = svc_model_predict(j->model, features);
+    svc_model_predict(j->model, features, v);
 }
 
 /* Finalises frames in order while their inputs are complete. One worker at a time does it;
@@ -331,6 +339,130 @@ static void *worker(void *arg) {
 
 /* ------------------------------------------------------------ job setup ---- */
 
+/* How a model feature is computed: extractor (NULL: motion), output, option values. */
+typedef struct {
+    const svc_extractor *ex;
+    int output;
+    int custom; /* an option differs from its default: an instance of its own */
+    double opts[SVC_MODEL_MAX_OPTIONS];
+} feature_use;
+
+/* Resolves model feature k through the extractor table, applying the options its file sets;
+ * a feature svc does not compute, or an option its extractor does not take, is refused by name. */
+static int resolve_feature(const svc_model *m, int k, feature_use *use, char *err, size_t err_len) {
+    const char *name = svc_model_feature_name(m, k);
+    memset(use, 0, sizeof *use);
+    const int kind = svc_feature_source(name, &use->ex, &use->output);
+    if (!kind) {
+        svc_set_err(err, err_len, "model: feature %s is not computed by svc, which has the integer VIF, ADM and "
+                    "motion extractors (and psnr, float_ssim, float_ms_ssim on request)", name);
+        return SVC_E_MODEL;
+    }
+    const int n_known = use->ex ? use->ex->n_options : 0;
+    for (int o = 0; o < n_known; o++) use->opts[o] = use->ex->options[o].def;
+    for (int o = 0; o < svc_model_feature_option_count(m, k); o++) {
+        double value;
+        const char *key = svc_model_feature_option(m, k, o, &value);
+        int at = 0;
+        while (at < n_known && strcmp(use->ex->options[at].name, key) != 0) at++;
+        if (at == n_known) {
+            svc_set_err(err, err_len, "model: feature option '%s' of %s is not supported%s%s", key, name,
+                        use->ex && n_known ? " (it takes " : "", use->ex && n_known ? use->ex->options[0].name : "");
+            if (use->ex && n_known) {
+                const size_t len = strlen(err);
+                for (int q = 1; q < n_known && len + 2 < err_len; q++)
+                    snprintf(err + strlen(err), err_len - strlen(err), ", %s", use->ex->options[q].name);
+                snprintf(err + strlen(err), err_len - strlen(err), ")");
+            }
+            return SVC_E_MODEL;
+        }
+        const svc_extractor_option *opt = &use->ex->options[at];
+        if (!(value >= opt->min && value <= opt->max)) {
+            svc_set_err(err, err_len, "model: feature option '%s' of %s is %g, outside %g to %g", key, name, value,
+                        opt->min, opt->max);
+            return SVC_E_MODEL;
+        }
+        use->opts[at] = value;
+        use->custom |= value != opt->def;
+    }
+    return SVC_OK;
+}
+
+int svc_model_check(const svc_model *m, char *err, size_t err_len) {
+    if (!m) {
+        svc_set_err(err, err_len, "svc_model_check: NULL model");
+        return SVC_E_INVALID_ARG;
+    }
+    feature_use use;
+    for (int k = 0; k < svc_model_feature_count(m); k++) {
+        const int rc = resolve_feature(m, k, &use, err, err_len);
+        if (rc) return rc;
+    }
+    svc_set_err(err, err_len, "%s", "");
+    return SVC_OK;
+}
+
+/* The job's instance of ex with these option values (NULL: defaults); -1 if none. */
+static int instance_of(const svc_job *j, const svc_extractor *ex, const double *opts) {
+    for (int e = 0; e < j->n_ex; e++) {
+        if (j->ex[e] != ex) continue;
+        int same = 1;
+        for (int o = 0; o < ex->n_options; o++)
+            same &= j->ex_opts[e][o] == (opts ? opts[o] : ex->options[o].def);
+        if (same) return e;
+    }
+    return -1;
+}
+
+static void add_instance(svc_job *j, const svc_extractor *ex, const double *opts) {
+    if (instance_of(j, ex, opts) >= 0) return;
+    const int e = j->n_ex++;
+    j->ex[e] = ex;
+    for (int o = 0; o < ex->n_options; o++) {
+        j->ex_opts[e][o] = opts ? opts[o] : ex->options[o].def;
+        j->ex_custom[e] |= j->ex_opts[e][o] != ex->options[o].def;
+    }
+}
+
+/* Metric names: the model's outputs, then each instance's outputs with its non-default
+ * options appended as the reference does ("integer_adm2_egl_1"), then motion's. */
+static int name_metrics(svc_job *j) {
+    char name[256];
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        char *at = j->names_buf;
+        for (int k = 0; k < j->n_metrics; k++) {
+            const int is_output = k < j->n_outputs;
+            int e = -1;
+            for (int q = 0; q < j->n_ex; q++)
+                if (k >= j->ex_col[q] && k < j->ex_col[q] + j->ex[q]->n_outputs) e = q;
+            if (!is_output && (e < 0 || !j->ex_custom[e])) {
+                if (pass) j->metric_names[k] = e >= 0 ? j->ex[e]->output_names[k - j->ex_col[e]]
+                                                      : motion_names[k - j->motion_col];
+                continue;
+            }
+            if (is_output) svc_model_output_name(j->model, k, name, sizeof name);
+            else {
+                int len = snprintf(name, sizeof name, "%s", j->ex[e]->output_names[k - j->ex_col[e]]);
+                for (int o = 0; o < j->ex[e]->n_options; o++)
+                    if (j->ex_opts[e][o] != j->ex[e]->options[o].def && len < (int)sizeof name)
+                        len += snprintf(name + len, sizeof name - (size_t)len, "_%s_%g", j->ex[e]->options[o].alias,
+                                        j->ex_opts[e][o]);
+            }
+            const size_t n = strlen(name) + 1;
+            if (pass) {
+                memcpy(at, name, n);
+                j->metric_names[k] = at;
+                at += n;
+            } else {
+                total += n;
+            }
+        }
+        if (!pass && !(j->names_buf = malloc(total ? total : 1))) return SVC_E_NOMEM;
+    }
+    return SVC_OK;
+}
+
 static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, size_t err_len) {
     if (n_opts < 0 || (n_opts > 0 && !opts)) {
         svc_set_err(err, err_len, "options: NULL array or negative length");
@@ -365,34 +497,34 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     j->subsample = sub > 1 ? (int)sub : 1;
     j->frame_cap = (int)cnt;
 
-    /* Extractors: those the model reads, plus those asked for. */
-    int need[MAX_EXTRACTORS] = { 0 };
-    for (int e = 0; e < MAX_EXTRACTORS; e++) need[e] = (feats & extractors[e].flag) != 0;
+    /* Extractors: those asked for (default options), then those the model reads. */
+    int need[N_REGISTERED] = { 0 };
+    for (int e = 0; e < N_REGISTERED; e++) need[e] = (feats & extractors[e].flag) != 0;
     const int n_model = svc_model_feature_count(j->model);
+    feature_use use[SVC_MODEL_MAX_FEATURES];
     for (int k = 0; k < n_model; k++) {
-        const svc_extractor *ex;
-        int out;
-        if (svc_feature_source(svc_model_feature_name(j->model, k), &ex, &out) == 2) j->motion = 1;
-        for (int e = 0; e < MAX_EXTRACTORS; e++) need[e] |= extractors[e].ex == ex;
+        int rc = resolve_feature(j->model, k, &use[k], err, err_len);
+        if (rc) return rc;
+        if (!use[k].ex) j->motion = 1;
+        for (int e = 0; e < N_REGISTERED; e++) need[e] |= !use[k].custom && extractors[e].ex == use[k].ex;
     }
-    j->n_metrics = 1; /* "vmaf" */
-    for (int e = 0; e < MAX_EXTRACTORS; e++)
-        if (need[e]) {
-            j->ex[j->n_ex] = extractors[e].ex;
-            j->ex_col[j->n_ex++] = j->n_metrics;
-            j->n_metrics += extractors[e].ex->n_outputs;
-        }
+    for (int e = 0; e < N_REGISTERED; e++)
+        if (need[e]) add_instance(j, extractors[e].ex, NULL);
+    for (int k = 0; k < n_model; k++)
+        if (use[k].custom) add_instance(j, use[k].ex, use[k].opts);
+    j->n_outputs = svc_model_output_count(j->model);
+    j->n_metrics = j->n_outputs;
+    for (int e = 0; e < j->n_ex; e++) {
+        j->ex_col[e] = j->n_metrics;
+        j->n_metrics += j->ex[e]->n_outputs;
+    }
     j->motion_col = j->n_metrics;
     if (j->motion) j->n_metrics += N_MOTION;
     if (!(j->metric_names = malloc(sizeof *j->metric_names * (size_t)j->n_metrics))) return SVC_E_NOMEM;
-    j->metric_names[0] = "vmaf";
-    for (int e = 0; e < j->n_ex; e++)
-        for (int k = 0; k < j->ex[e]->n_outputs; k++) j->metric_names[j->ex_col[e] + k] = j->ex[e]->output_names[k];
-    for (int k = 0; j->motion && k < N_MOTION; k++) j->metric_names[j->motion_col + k] = motion_names[k];
+    if (name_metrics(j)) return SVC_E_NOMEM;
     for (int k = 0; k < n_model; k++) {
-        const char *name = svc_model_feature_name(j->model, k);
-        for (int c = 1; c < j->n_metrics; c++)
-            if (strcmp(j->metric_names[c], name) == 0) j->model_col[k] = c;
+        const int e = use[k].ex ? instance_of(j, use[k].ex, use[k].opts) : -1;
+        j->model_col[k] = e >= 0 ? j->ex_col[e] + use[k].output : j->motion_col + use[k].output;
     }
     j->ring_len = j->n_threads + 2;
     return SVC_OK;
@@ -455,6 +587,7 @@ static void job_destroy(svc_job *j) {
     free(j->frames);
     free(j->ring);
     free(j->metric_names);
+    free(j->names_buf);
     if (j->ref) svc_video_close(j->ref);
     if (j->dis) svc_video_close(j->dis);
     svc_model_free((svc_model *)j->model);
@@ -527,7 +660,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 1; } /* 1: svc_job_frame_values_from */
+int svc_abi_minor(void) { return 2; } /* 1: svc_job_frame_values_from; 2: svc_model_check, svc_model_bundle */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
