@@ -106,6 +106,26 @@ describe("svc-controller with two tenants and a's node", () => {
     })
   })
 
+  it("ListModels and GET /v1/models: reader, writer or admin; a node token or none is refused", async () => {
+    const listed = expectOk(await client.unary("svc.v1.SvcScoring", "ListModels", {}, tokens.aReader))
+    const models = listed.models as ReadonlyArray<{ readonly name: string; readonly source: string }>
+    expect(models.find((model) => model.name === "vmaf_v0.6.1")).toMatchObject({ source: expect.any(String) })
+    expect(await client.unary("svc.v1.SvcScoring", "ListModels", {}, tokens.aNode)).toEqual({
+      ok: false,
+      code: GrpcStatus.PERMISSION_DENIED,
+      details: "role required: svc:reader, svc:writer, svc:admin"
+    })
+    const get = (token: string | undefined) =>
+      fetch(`${controller.http}/v1/models`, token ? { headers: { authorization: `Bearer ${token}` } } : {})
+    const ok = await get(tokens.aWriter)
+    expect(ok.status).toBe(200)
+    expect(((await ok.json()) as { models: ReadonlyArray<unknown> }).models).toHaveLength(models.length)
+    const anonymous = await get(undefined)
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.headers.get("www-authenticate")).toBe("Bearer")
+    expect((await get(tokens.aNode)).status).toBe(403)
+  })
+
   it("StreamJobs, GetJob and CancelJob of tenant b never reach a's job", async () => {
     const id = String(jobA.id)
     const get = await client.getJob(id, tokens.bReader)

@@ -3,6 +3,7 @@
  * features, source and SHA-256; SVC_MODEL_DIR adds models and overrides a built-in by name;
  * without it /readyz is ready on the built-ins.
  */
+import { spawnSync } from "bun"
 import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -77,6 +78,64 @@ describe("svc-server without SVC_MODEL_DIR", () => {
     } finally {
       grpc.close()
     }
+  })
+})
+
+describe("choosing models in a score request", () => {
+  let service: RunningService
+  const post = async (body: object) => {
+    const response = await fetch(`${service.http}/v1/score`, { method: "POST", body: JSON.stringify(body) })
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+  /** A pair of identical one-frame Y4M clips of the given size, made with ffmpeg. */
+  const pair = (width: number, height: number) => {
+    const path = join(scratch, `still-${width}x${height}.y4m`)
+    const made = spawnSync(
+      ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i"].concat([
+        `testsrc2=size=${width}x${height}:rate=1`,
+        "-frames:v",
+        "2",
+        "-pix_fmt",
+        "yuv420p",
+        path
+      ]),
+      { stderr: "pipe" }
+    )
+    expect(made.exitCode, made.stderr.toString()).toBe(0)
+    return { reference: path, distorted: path }
+  }
+  beforeAll(async () => {
+    service = await startService("svc-server", { env: { SVC_MODEL_DIR: "" } })
+  })
+  afterAll(async () => {
+    expect(await service.stop()).toBe(0)
+  })
+
+  it('model "auto" picks vmaf_4k_v0.6.1 for a 3840x2160 reference and vmaf_v0.6.1 below', async () => {
+    const big = await post({ ...pair(3840, 2160), model: "auto" })
+    expect(big.status, JSON.stringify(big.body)).toBe(200)
+    expect(big.body.provenance).toMatchObject({ model: "vmaf_4k_v0.6.1", model_source: "builtin" })
+    const small = await post({ ...pair(3840, 2158), model: "auto" })
+    expect(small.body.provenance).toMatchObject({ model: "vmaf_v0.6.1" })
+  })
+
+  it("refuses model together with models, a model listed twice, and names an unusable model's reason", async () => {
+    const input = pair(64, 64)
+    expect(await post({ ...input, model: "vmaf_v0.6.1", models: ["vmaf_v0.6.1neg"] })).toEqual({
+      status: 400,
+      body: { error: "model and models: give one or the other" }
+    })
+    expect(await post({ ...input, models: ["vmaf_v0.6.1", "vmaf_v0.6.1"] })).toEqual({
+      status: 400,
+      body: { error: "models: lists a model twice" }
+    })
+    expect(await post({ ...input, models: ["vmaf_v0.6.1", "no_such_model"] })).toEqual({
+      status: 400,
+      body: { error: 'unknown model "no_such_model"' }
+    })
+    const float = await post({ ...input, model: "vmaf_float_v0.6.1" })
+    expect(float.status).toBe(400)
+    expect(float.body.error).toContain("adm2")
   })
 })
 
