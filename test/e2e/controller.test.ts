@@ -28,6 +28,10 @@ import {
   v01,
   waitFor
 } from "./controller-support.ts"
+import { skipWithoutFixtures } from "../support/fixtures.ts"
+
+/** Without the golden fixture set these suites are skipped, one line saying so. */
+const withoutFixtures = skipWithoutFixtures("the controller suites that submit and score the v01 fixture pair")
 
 const v01Request = { reference: v01.reference, distorted: v01.distorted, options: v01.options }
 const OTHER_TENANT = "resource belongs to another tenant"
@@ -41,7 +45,7 @@ beforeAll(async () => {
 })
 afterAll(() => idp.stop())
 
-describe("svc-controller with two tenants and a's node", () => {
+describe.skipIf(withoutFixtures)("svc-controller with two tenants and a's node", () => {
   const scratch = new Scratch()
   let controller: RunningService
   let node: RunningService
@@ -367,7 +371,7 @@ describe("svc-controller with two tenants and a's node", () => {
   })
 })
 
-describe("kill -9 of the controller", () => {
+describe.skipIf(withoutFixtures)("kill -9 of the controller", () => {
   const scratch = new Scratch()
   let env: Record<string, string>
   let controller: RunningService

@@ -5,7 +5,7 @@
  * scores the pair with each of them, with the README's relative paths.
  */
 import { spawnSync } from "bun"
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -17,8 +17,13 @@ const scratch = mkdtempSync(join(tmpdir(), "svc-fresh-clone-"))
 const clone = join(scratch, "svc")
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-/** The README's first example, as written there. */
-const readmeRequest = { reference: "sample/reference.y4m", distorted: "sample/distorted.y4m" }
+/** The README's first example, as written there (the body of its first `curl ... /v1/score -d '...'`). */
+const readmeRequest = ((): { reference: string; distorted: string } => {
+  const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
+  const body = /curl -s localhost:8080\/v1\/score -d '([^']+)'/.exec(readme)?.[1]
+  if (!body) throw new Error("README.md has no curl score example")
+  return JSON.parse(body) as { reference: string; distorted: string }
+})()
 
 const score = async (service: RunningService, body: object) => {
   const response = await fetch(`${service.http}/v1/score`, { method: "POST", body: JSON.stringify(body) })
@@ -50,7 +55,8 @@ describe("a clean copy of the repository, outside the workspace", () => {
     if (service) expect(await service.stop()).toBe(0)
   })
 
-  it("has no shared directory beside it and no model directory", () => {
+  it("has no shared directory beside it, and the README's example names the sample pair", () => {
+    expect(readmeRequest).toEqual({ reference: "sample/reference.y4m", distorted: "sample/distorted.y4m" })
     expect(existsSync(join(clone, "..", "shared"))).toBe(false)
     expect(existsSync(join(clone, "sample", "reference.y4m"))).toBe(true)
   })
