@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "feature_integer_motion.h"
 #include "model.h"
 #include "registry.h"
 
@@ -22,7 +21,7 @@
 typedef struct svc_frame_rec {
     double *vals;  /* metric values; scored frames only */
     uint8_t *raw;  /* stream: pushed ref then dis bytes until a worker decodes them */
-    double sad;
+    double sad[SVC_TEMPORAL_MAX]; /* diff with the previous frame, per temporal extractor */
     unsigned char stored, sad_done, done;
 } svc_frame_rec;
 
@@ -39,8 +38,9 @@ struct svc_job {
     const svc_extractor *ex[SVC_LOOP_MAX_INSTANCES];
     double ex_opts[SVC_LOOP_MAX_INSTANCES][SVC_MODEL_MAX_OPTIONS]; /* option values per instance */
     int ex_custom[SVC_LOOP_MAX_INSTANCES]; /* some option differs from its default */
-    int motion, motion_col;
-    const char *backend[SVC_LOOP_MAX_INSTANCES + 1]; /* per extractor, then motion; set by a worker */
+    int n_tm, tm_col[SVC_TEMPORAL_MAX]; /* temporal extractors (motion) */
+    const svc_temporal *tm[SVC_TEMPORAL_MAX];
+    const char *backend[SVC_LOOP_MAX_INSTANCES + SVC_TEMPORAL_MAX]; /* per extractor, then temporal; set by a worker */
     int n_metrics, n_outputs; /* metrics [0, n_outputs) are the model's outputs */
     const char **metric_names;
     char *names_buf; /* the metric names the job composed (model outputs, optioned features) */
