@@ -133,9 +133,14 @@ describe("choosing models in a score request", () => {
       status: 400,
       body: { error: 'unknown model "no_such_model"' }
     })
-    const float = await post({ ...input, model: "vmaf_float_v0.6.1" })
-    expect(float.status).toBe(400)
-    expect(float.body.error).toContain("adm2")
+    // Every model this build cannot compute is refused with the reason the list gives.
+    const listed = await listOver(service)
+    for (const model of listed.filter((entry) => !entry.usable)) {
+      expect(await post({ ...input, model: model.name }), model.name).toEqual({
+        status: 400,
+        body: { error: model.reason }
+      })
+    }
   })
 })
 
