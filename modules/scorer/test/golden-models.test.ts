@@ -43,6 +43,10 @@ if (!skipWithoutFixtures(`${goldenModelRuns.length} model runs x every fixture p
     const [scalar, simd] = await Promise.all([score("scalar"), score("auto")])
     expect(simd.frames).toEqual(scalar.frames)
     expect(scalar.frames[0]?.metrics).toHaveProperty("integer_adm2_egl_1")
+    // The optioned instances are named in the provenance as their outputs are.
+    expect(simd.provenance.feature_backends.map((entry) => entry.extractor)).toEqual(
+      expect.arrayContaining(["integer_adm_egl_1", "integer_vif_egl_1"])
+    )
   })
 
   describe.each(goldenModelRuns)("$name", (run) => {

@@ -333,37 +333,43 @@ static void add_instance(svc_job *j, const svc_extractor *ex, const double *opts
     }
 }
 
+/* "<base>_<alias>_<value>" for each option of instance e that differs from its default. */
+static void with_options(const svc_job *j, int e, const char *base, char *name, size_t size) {
+    int len = snprintf(name, size, "%s", base);
+    for (int o = 0; o < j->ex[e]->n_options; o++)
+        if (j->ex_opts[e][o] != j->ex[e]->options[o].def && len < (int)size)
+            len += snprintf(name + len, size - (size_t)len, "_%s_%g", j->ex[e]->options[o].alias, j->ex_opts[e][o]);
+}
+
 /* Metric names: the model's outputs, then each instance's outputs with its non-default
- * options appended as the reference does ("integer_adm2_egl_1"), then the temporal ones'. */
+ * options appended as the reference does ("integer_adm2_egl_1"), then the temporal ones';
+ * optioned instances are named the same way in the provenance ("integer_adm_egl_1"). */
 static int name_metrics(svc_job *j) {
     char name[256];
     size_t total = 0;
     for (int pass = 0; pass < 2; pass++) {
         char *at = j->names_buf;
-        for (int k = 0; k < j->n_metrics; k++) {
-            const int is_output = k < j->n_outputs;
-            int e = -1, t = -1;
-            for (int q = 0; q < j->n_ex; q++)
+        for (int k = 0; k < j->n_metrics + j->n_ex; k++) {
+            const int is_output = k < j->n_outputs, is_label = k >= j->n_metrics;
+            int e = is_label ? k - j->n_metrics : -1, t = -1;
+            for (int q = 0; !is_label && q < j->n_ex; q++)
                 if (k >= j->ex_col[q] && k < j->ex_col[q] + j->ex[q]->n_outputs) e = q;
-            for (int q = 0; q < j->n_tm; q++)
+            for (int q = 0; !is_label && q < j->n_tm; q++)
                 if (k >= j->tm_col[q] && k < j->tm_col[q] + j->tm[q]->n_outputs) t = q;
             if (!is_output && (e < 0 || !j->ex_custom[e])) {
-                if (pass) j->metric_names[k] = e >= 0 ? j->ex[e]->output_names[k - j->ex_col[e]]
-                                                      : j->tm[t]->output_names[k - j->tm_col[t]];
+                if (pass && !is_label)
+                    j->metric_names[k] = e >= 0 ? j->ex[e]->output_names[k - j->ex_col[e]]
+                                                : j->tm[t]->output_names[k - j->tm_col[t]];
                 continue;
             }
             if (is_output) svc_model_output_name(j->model, k, name, sizeof name);
-            else {
-                int len = snprintf(name, sizeof name, "%s", j->ex[e]->output_names[k - j->ex_col[e]]);
-                for (int o = 0; o < j->ex[e]->n_options; o++)
-                    if (j->ex_opts[e][o] != j->ex[e]->options[o].def && len < (int)sizeof name)
-                        len += snprintf(name + len, sizeof name - (size_t)len, "_%s_%g", j->ex[e]->options[o].alias,
-                                        j->ex_opts[e][o]);
-            }
+            else if (is_label) with_options(j, e, j->ex[e]->name, name, sizeof name);
+            else with_options(j, e, j->ex[e]->output_names[k - j->ex_col[e]], name, sizeof name);
             const size_t n = strlen(name) + 1;
             if (pass) {
                 memcpy(at, name, n);
-                j->metric_names[k] = at;
+                if (is_label) j->ex_label[e] = at;
+                else j->metric_names[k] = at;
                 at += n;
             } else {
                 total += n;

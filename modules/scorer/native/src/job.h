@@ -38,6 +38,7 @@ struct svc_job {
     const svc_extractor *ex[SVC_LOOP_MAX_INSTANCES];
     double ex_opts[SVC_LOOP_MAX_INSTANCES][SVC_MODEL_MAX_OPTIONS]; /* option values per instance */
     int ex_custom[SVC_LOOP_MAX_INSTANCES]; /* some option differs from its default */
+    const char *ex_label[SVC_LOOP_MAX_INSTANCES]; /* provenance name of an optioned instance, e.g. integer_adm_egl_1 */
     int n_tm, tm_col[SVC_TEMPORAL_MAX]; /* temporal extractors (motion) */
     const svc_temporal *tm[SVC_TEMPORAL_MAX];
     const char *backend[SVC_LOOP_MAX_INSTANCES + SVC_TEMPORAL_MAX]; /* per extractor, then temporal; set by a worker */

@@ -169,7 +169,8 @@ int svc_job_extractor_count(const svc_job *j) { return j ? j->n_ex + j->n_tm : 0
 
 const char *svc_job_extractor_name(const svc_job *j, int i) {
     if (!j || i < 0 || i >= svc_job_extractor_count(j)) return NULL;
-    return i < j->n_ex ? j->ex[i]->name : j->tm[i - j->n_ex]->name;
+    if (i < j->n_ex) return j->ex_label[i] ? j->ex_label[i] : j->ex[i]->name;
+    return j->tm[i - j->n_ex]->name;
 }
 
 const char *svc_job_extractor_backend(const svc_job *j, int i) {
