@@ -87,6 +87,15 @@ static void test_models(const char *json, size_t len) {
 
     /* The model parses what it reads; svc_model_check says whether svc computes it. */
     size_t lf;
+    char *jfl = slurp(path("models/vmaf_float_v0.6.1.json"), &lf);
+    /* The float models read the float extractors' outputs (adm2, motion2, vif_scale0..3). */
+    CHECK(jfl && load(jfl, lf, &m) == SVC_OK, "float model loads: %s", err);
+    CHECK(jfl && m && strcmp(svc_model_feature_name(m, 0), "adm2") == 0, "float model feature 0 is adm2");
+    if (jfl) {
+        CHECK(svc_model_check(m, err, sizeof err) == SVC_OK, "float model is computable: %s", err);
+        svc_model_free(m);
+    }
+    free(jfl);
     char *jn = slurp(path("models/vmaf_v0.6.1neg.json"), &lf);
     CHECK(jn && load(jn, lf, &m) == SVC_OK, "neg model loads: %s", err);
     if (jn) {
