@@ -3,14 +3,9 @@
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import { checkReport, formatViolation } from "./check.ts"
+import { type CliOutput, ExitCode } from "./cli-output.ts"
 
-export const ExitCode = { valid: 0, invalid: 1, unusable: 2 } as const
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
-
-export interface CliOutput {
-  readonly out: (line: string) => void
-  readonly err: (line: string) => void
-}
+export { type CliOutput, ExitCode }
 
 export const processOutput: CliOutput = {
   out: (line) => process.stdout.write(`${line}\n`),

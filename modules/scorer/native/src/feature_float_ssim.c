@@ -11,11 +11,6 @@
 
 #include "feature_float_ssim.h"
 
-const float svc_ssim_gauss[SVC_SSIM_WIN] = {
-    0.001028f, 0.007599f, 0.036001f, 0.109361f, 0.213006f, 0.266012f,
-    0.213006f, 0.109361f, 0.036001f, 0.007599f, 0.001028f,
-};
-
 /* Horizontal pass over every row, valid columns only, of a quantity computed on the fly. */
 static void hpass(const float *a, const float *b, int what, int w, int h, float *out) {
     const int dw = w - SVC_SSIM_WIN + 1;

@@ -6,12 +6,16 @@
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "extractor.h"
 
 #define SVC_SSIM_WIN 11 /* window side: SSIM needs images at least this large */
 
-/* The reference's 1-D Gaussian taps (sigma 1.5, 6 decimals, as floats). */
-extern const float svc_ssim_gauss[SVC_SSIM_WIN];
+/* The reference's 1-D Gaussian taps (sigma 1.5, 6 decimals, as floats). Defined here, not in
+ * feature_float_ssim.c, so the AVX2 passes read them without calling back into the scalar file. */
+static const float svc_ssim_gauss[SVC_SSIM_WIN] = {
+    0.001028f, 0.007599f, 0.036001f, 0.109361f, 0.213006f, 0.266012f,
+    0.213006f, 0.109361f, 0.036001f, 0.007599f, 0.001028f,
+};
 
 /* Per-sample quantity a horizontal pass filters: the float value the reference stores
  * before filtering (a, a*a, b*b or a*b). */

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "extractor.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846

@@ -1,5 +1,5 @@
 /*
- * Private interface between the integer VIF's scalar kernels (feature_integer_vif.c, built
+ * Private interface between the integer VIF's scalar kernels (feature_integer_vif_scalar.c, built
  * without -mavx2) and its AVX2 kernels (feature_integer_vif_avx2.c). Every kernel fills
  * output columns [j0, j1); an AVX2 kernel runs whole vectors and hands the columns left
  * over to the scalar kernel, so the per-column arithmetic is written once.

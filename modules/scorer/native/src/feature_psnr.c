@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "extractor.h"
 
 static const char *const names[3] = { "psnr_y", "psnr_cb", "psnr_cr" };
 

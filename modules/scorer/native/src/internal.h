@@ -1,8 +1,13 @@
 /*
- * Internal interface between the scorer's parts. Each feature extractor lives in its own
- * file (feature_<name>.c, and feature_<name>_avx2.c for its AVX2 kernels, compiled with
- * -mavx2) and exposes one svc_extractor descriptor. The driver (scorer.c) owns reading,
- * threading, the model and pooling; extractors only turn one frame pair into numbers.
+ * What every part of the native scorer shares: pictures (picture.c), video readers
+ * (reader.c), CPU dispatch (cpu.c) and error messages. The parts, each depending only on
+ * those below it:
+ *   scorer.c       public ABI (svc_scorer.h): options, job start, results, pooling, streams
+ *   frame_loop.c   worker threads, frame order, motion ring, prediction (job.h)
+ *   registry.c     which extractor produces which feature (registry.h)
+ *   feature_*.c    one extractor per file (extractor.h), its SIMD kernels in
+ *                  feature_*_avx2.c beside it (built with -mavx2)
+ *   model.c        model JSON and prediction (model.h)
  */
 #ifndef SVC_INTERNAL_H
 #define SVC_INTERNAL_H
@@ -46,38 +51,6 @@ int64_t svc_video_frame_count(const svc_video *v);
 /* Reads frame idx into pic (allocated for the video's geometry). Thread-safe (pread). */
 int svc_video_read(svc_video *v, int64_t idx, svc_picture *pic, char *err, size_t err_len);
 void svc_video_close(svc_video *v);
-
-/* ---- per-frame extractors ---- */
-typedef struct svc_extractor {
-    const char *name;                 /* "integer_vif", "integer_adm", "psnr", "float_ssim", ... */
-    int n_outputs;
-    const char *const *output_names;  /* reference feature names, e.g. "integer_vif_scale0" */
-    /* Creates per-thread state for the geometry. cpu is SVC_CPU_SCALAR or SVC_CPU_AVX2 (already
-     * resolved and supported); an extractor without AVX2 kernels runs scalar and reports it. */
-    void *(*create)(int w, int h, int pix_fmt, int bpc, int cpu);
-    /* Backend the state actually uses: "scalar" or "avx2". */
-    const char *(*backend)(const void *state);
-    /* Computes the outputs for one frame pair into out[0..n_outputs). */
-    int (*compute)(void *state, const svc_picture *ref, const svc_picture *dis, double *out);
-    void (*destroy)(void *state);
-} svc_extractor;
-
-extern const svc_extractor svc_extractor_integer_vif;   /* integer_vif_scale0..3 */
-extern const svc_extractor svc_extractor_integer_adm;   /* integer_adm2, integer_adm_scale0..3, ... */
-extern const svc_extractor svc_extractor_psnr;          /* psnr_y, psnr_cb, psnr_cr */
-extern const svc_extractor svc_extractor_float_ssim;    /* float_ssim */
-extern const svc_extractor svc_extractor_float_ms_ssim; /* float_ms_ssim */
-
-/* ---- motion (temporal, so not a per-frame extractor) ----
- * The driver blurs each reference frame's luma (any thread), then takes the SAD of
- * consecutive blurred frames in frame order, and derives integer_motion / integer_motion2. */
-typedef struct svc_motion svc_motion;
-svc_motion *svc_motion_create(int w, int h, int bpc, int cpu);
-const char *svc_motion_backend(const svc_motion *m);
-size_t svc_motion_blur_len(const svc_motion *m); /* elements of uint16_t per blurred frame */
-int svc_motion_blur(svc_motion *m, const svc_picture *ref, uint16_t *blurred);
-double svc_motion_sad(const svc_motion *m, const uint16_t *a, const uint16_t *b);
-void svc_motion_destroy(svc_motion *m);
 
 /* ---- CPU dispatch (cpu.c) ---- */
 int svc_cpu_has_avx2(void);

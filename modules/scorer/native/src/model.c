@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "registry.h"
 
 #define JSON_MAX_DEPTH 64
 

@@ -1,4 +1,4 @@
-/* Model internals shared by model.c and the job driver (scorer.c). */
+/* Model internals shared by model.c and the frame loop (frame_loop.c). */
 #ifndef SVC_MODEL_H
 #define SVC_MODEL_H
 
@@ -14,10 +14,5 @@ const svc_model *svc_model_retain(const svc_model *m);
 /* Score of one frame from the raw feature values in model order (svc_model_feature_name):
  * normalise, nu-SVR with RBF kernel, denormalise, optional transform, clip. */
 double svc_model_predict(const svc_model *m, const double *features);
-
-/* Which computation produces a feature (scorer.c): returns 1 and sets *ex and *output for
- * a per-frame extractor output, 2 for a motion output (*ex = NULL, *output = motion index),
- * 0 when svc does not compute the feature. */
-int svc_feature_source(const char *name, const svc_extractor **ex, int *output);
 
 #endif

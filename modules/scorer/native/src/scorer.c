@@ -1,14 +1,6 @@
 /*
- * The job driver behind svc_scorer.h: options, inputs, worker threads, motion, prediction,
- * results and pooling, for file jobs and pushed-frame streams alike.
- *
- * Frames are claimed in input order by `threads` workers; each worker owns its extractor
- * states and pictures and writes a frame's values into that frame's own row, so results do
- * not depend on the thread count. Motion needs consecutive reference lumas: a worker stores
- * its frame's luma in a ring slot, and whichever of frames i-1 and i is stored second computes
- * sad[i]; a slot is reused once the SAD that reads it is done. Frames are then finalised in
- * order (motion outputs, model prediction) by one worker at a time, which is what
- * svc_job_frames_done / svc_stream_frames_ready count.
+ * The public job ABI (svc_scorer.h): options, inputs, job start, results and pooling, for file
+ * jobs and pushed-frame streams alike. The work itself runs in the frame loop (frame_loop.c).
  *
  * Choices where libvmaf's CLI is the model:
  *  - frame_skip_ref / frame_skip_dist drop leading frames; frame_cnt caps the frames read
@@ -20,314 +12,17 @@
  *    ignored); frame skips are rejected (a stream has nothing to skip to).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-
-#define MAX_THREADS 256
-#define MAX_EXTRACTORS 5
-#define ERR_LEN 512
-
-/* Per-frame extractors in the order their outputs become metrics, with the option flag that
- * asks for each (0: run only when the model needs it). */
-static const struct {
-    const svc_extractor *ex;
-    int flag;
-} extractors[MAX_EXTRACTORS] = {
-    { &svc_extractor_integer_vif, 0 },
-    { &svc_extractor_integer_adm, 0 },
-    { &svc_extractor_psnr, SVC_FEAT_PSNR },
-    { &svc_extractor_float_ssim, SVC_FEAT_FLOAT_SSIM },
-    { &svc_extractor_float_ms_ssim, SVC_FEAT_FLOAT_MS_SSIM },
-};
-
-/* Motion outputs, named as libvmaf reports them by default (derivation: motion.c). */
-enum { MOTION2, MOTION3, MOTION_SAD, N_MOTION };
-static const char *const motion_names[N_MOTION] = { "integer_motion2", "integer_motion3",
-                                                    "VMAF_integer_feature_motion_sad_score" };
-
-int svc_feature_source(const char *name, const svc_extractor **ex, int *output) {
-    for (int e = 0; e < MAX_EXTRACTORS; e++)
-        for (int k = 0; k < extractors[e].ex->n_outputs; k++)
-            if (strcmp(extractors[e].ex->output_names[k], name) == 0) {
-                *ex = extractors[e].ex;
-                *output = k;
-                return 1;
-            }
-    for (int k = 0; k < N_MOTION; k++)
-        if (strcmp(motion_names[k], name) == 0) {
-            *ex = NULL;
-            *output = k;
-            return 2;
-        }
-    return 0;
-}
-
-typedef struct {
-    double *vals;  /* metric values; scored frames only */
-    uint8_t *raw;  /* stream: pushed ref then dis bytes until a worker decodes them */
-    double sad;
-    unsigned char stored, sad_done, done;
-} frame_rec;
-
-struct svc_job {
-    const svc_model *model;
-    int geo[4]; /* width, height, pix_fmt, bitdepth */
-    int cpu, n_threads, subsample;
-    svc_video *ref, *dis; /* file jobs */
-    int64_t skip_ref, skip_dis;
-    int64_t frame_bytes;  /* streams: bytes of one picture */
-    int frame_cap;        /* streams: frames scored at most (0 = no cap) */
-
-    int n_ex, ex_col[MAX_EXTRACTORS];
-    const svc_extractor *ex[MAX_EXTRACTORS];
-    int motion, motion_col;
-    const char *backend[MAX_EXTRACTORS + 1]; /* per extractor, then motion; set by a worker */
-    int n_metrics;
-    const char **metric_names;
-    int model_col[SVC_MODEL_MAX_FEATURES];
-
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    frame_rec *frames;
-    int n_frames, cap, finished; /* frames known so far; no more will come */
-    int next_claim, final_next, finalising, active;
-    uint16_t *ring;
-    size_t luma_len;
-    int ring_len;
-    pthread_t *threads;
-    int n_started;
-    int err_code;
-    char err_msg[ERR_LEN];
-
-    atomic_int state;     /* 0 running, 1 done, < 0 failed */
-    atomic_int cancel;
-    atomic_int done_out;  /* scored frames finalised */
-};
+#include "job.h"
 
 struct svc_stream {
     svc_job job;
 };
 
-typedef struct {
-    void *state[MAX_EXTRACTORS];
-    svc_motion *motion;
-    svc_picture ref, dis;
-} worker_ctx;
-
 static int64_t opt(const int32_t *opts, int n, int i) { return i < n ? opts[i] : 0; }
-
-static int is_scored(const svc_job *j, int i) { return i % j->subsample == 0; }
-
-static uint16_t *ring_slot(const svc_job *j, int i) {
-    return j->ring + (size_t)(i % j->ring_len) * j->luma_len;
-}
-
-/* Records the first failure; workers stop claiming frames. Called with the lock held. */
-static void fail_locked(svc_job *j, int code, const char *msg) {
-    if (!j->err_code) {
-        j->err_code = code;
-        snprintf(j->err_msg, sizeof j->err_msg, "%s", msg);
-    }
-    pthread_cond_broadcast(&j->cv);
-}
-
-static int stopped(svc_job *j) { return j->err_code || atomic_load(&j->cancel); }
-
-static void worker_free(svc_job *j, worker_ctx *w) {
-    for (int e = 0; e < j->n_ex; e++)
-        if (w->state[e]) j->ex[e]->destroy(w->state[e]);
-    if (w->motion) svc_motion_destroy(w->motion);
-    svc_picture_free(&w->ref);
-    svc_picture_free(&w->dis);
-}
-
-static int worker_init(svc_job *j, worker_ctx *w, char *err) {
-    const int wd = j->geo[0], ht = j->geo[1], fmt = j->geo[2], bpc = j->geo[3];
-    memset(w, 0, sizeof *w);
-    if (svc_picture_alloc(&w->ref, wd, ht, fmt, bpc) || svc_picture_alloc(&w->dis, wd, ht, fmt, bpc)) {
-        snprintf(err, ERR_LEN, "out of memory for %dx%d pictures", wd, ht);
-        return SVC_E_NOMEM;
-    }
-    for (int e = 0; e < j->n_ex; e++) {
-        if (!(w->state[e] = j->ex[e]->create(wd, ht, fmt, bpc, j->cpu))) {
-            snprintf(err, ERR_LEN, "extractor %s cannot run on %dx%d %d %d-bit input (unsupported size or out of memory)",
-                     j->ex[e]->name, wd, ht, fmt, bpc);
-            return SVC_E_GEOMETRY;
-        }
-    }
-    if (j->motion && !(w->motion = svc_motion_create(wd, ht, bpc, j->cpu))) {
-        snprintf(err, ERR_LEN, "motion cannot run on %dx%d %d-bit input (unsupported size or out of memory)", wd, ht, bpc);
-        return SVC_E_GEOMETRY;
-    }
-    pthread_mutex_lock(&j->mu);
-    for (int e = 0; e < j->n_ex; e++) j->backend[e] = j->ex[e]->backend(w->state[e]);
-    if (j->motion) {
-        j->backend[j->n_ex] = svc_motion_backend(w->motion);
-        if (!j->ring) {
-            j->luma_len = svc_motion_blur_len(w->motion);
-            j->ring = malloc(sizeof *j->ring * j->luma_len * (size_t)j->ring_len);
-        }
-    }
-    const int ok = !j->motion || j->ring;
-    pthread_mutex_unlock(&j->mu);
-    if (!ok) {
-        snprintf(err, ERR_LEN, "out of memory for the motion frame ring");
-        return SVC_E_NOMEM;
-    }
-    return SVC_OK;
-}
-
-/* Motion outputs and the prediction of scored frame f, whose inputs are all final. */
-static void finalise_frame(svc_job *j, int f, double *v, double sad, double sad_next, int last) {
-    if (j->motion) {
-        v[j->motion_col + MOTION_SAD] = sad;
-        v[j->motion_col + MOTION2] = f == 0 || last ? sad : (sad < sad_next ? sad : sad_next);
-        v[j->motion_col + MOTION3] = f == 0 ? (last ? 0.0 : sad_next) : v[j->motion_col + MOTION2];
-    }
-    double features[SVC_MODEL_MAX_FEATURES];
-    for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = v[j->model_col[k]];
-    v[0] = svc_model_predict(j->model, features);
-}
-
-/* Finalises frames in order while their inputs are complete. One worker at a time does it;
- * the others leave, and the one in charge rechecks under the lock before it stops. */
-static void advance(svc_job *j) {
-    pthread_mutex_lock(&j->mu);
-    if (j->finalising) {
-        pthread_mutex_unlock(&j->mu);
-        return;
-    }
-    j->finalising = 1;
-    while (!stopped(j) && j->final_next < j->n_frames) {
-        const int f = j->final_next;
-        const frame_rec *fr = &j->frames[f];
-        const int has_next = f + 1 < j->n_frames;
-        if (!fr->done || (j->motion && (!fr->sad_done || (has_next ? !j->frames[f + 1].sad_done : !j->finished))))
-            break;
-        if (is_scored(j, f)) {
-            /* Copied under the lock: a push may move the frame array meanwhile. */
-            double *vals = fr->vals;
-            const double sad = fr->sad, sad_next = has_next ? j->frames[f + 1].sad : 0.0;
-            pthread_mutex_unlock(&j->mu);
-            finalise_frame(j, f, vals, sad, sad_next, !has_next);
-            pthread_mutex_lock(&j->mu);
-        }
-        j->final_next++;
-        atomic_store(&j->done_out, (j->final_next + j->subsample - 1) / j->subsample);
-    }
-    j->finalising = 0;
-    pthread_mutex_unlock(&j->mu);
-}
-
-/* Loads frame i into the worker's pictures: the reference always (motion needs it), the
- * distorted when the frame is scored. */
-static int load_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, char *err) {
-    const int scored = is_scored(j, i);
-    if (raw) {
-        if (svc_picture_from_raw(&w->ref, raw, (size_t)j->frame_bytes) ||
-            (scored && svc_picture_from_raw(&w->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
-            snprintf(err, ERR_LEN, "frame %d: cannot decode the pushed frame", i);
-            return SVC_E_INTERNAL;
-        }
-        return SVC_OK;
-    }
-    int rc = svc_video_read(j->ref, j->skip_ref + i, &w->ref, err, ERR_LEN);
-    if (!rc && scored) rc = svc_video_read(j->dis, j->skip_dis + i, &w->dis, err, ERR_LEN);
-    return rc;
-}
-
-/* Stores frame i's luma and computes the SADs that became computable. */
-static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
-    if (svc_motion_blur(w->motion, &w->ref, ring_slot(j, i)) != SVC_OK) {
-        snprintf(err, ERR_LEN, "frame %d: motion failed", i);
-        return SVC_E_INTERNAL;
-    }
-    pthread_mutex_lock(&j->mu);
-    j->frames[i].stored = 1;
-    if (i == 0) j->frames[0].sad_done = 1; /* sad[0] = 0 */
-    /* The second of two neighbours to be stored computes their SAD. */
-    const int do_prev = i > 0 && j->frames[i - 1].stored;
-    const int do_next = i + 1 < j->n_frames && j->frames[i + 1].stored;
-    pthread_mutex_unlock(&j->mu);
-    const double sad_prev = do_prev ? svc_motion_sad(w->motion, ring_slot(j, i - 1), ring_slot(j, i)) : 0.0;
-    const double sad_next = do_next ? svc_motion_sad(w->motion, ring_slot(j, i), ring_slot(j, i + 1)) : 0.0;
-    pthread_mutex_lock(&j->mu);
-    if (do_prev) { j->frames[i].sad = sad_prev; j->frames[i].sad_done = 1; }
-    if (do_next) { j->frames[i + 1].sad = sad_next; j->frames[i + 1].sad_done = 1; }
-    pthread_cond_broadcast(&j->cv); /* ring slots may have been freed */
-    pthread_mutex_unlock(&j->mu);
-    return SVC_OK;
-}
-
-static int compute_frame(svc_job *j, worker_ctx *w, int i, double *v, char *err) {
-    for (int e = 0; e < j->n_ex; e++) {
-        if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
-        const int rc = j->ex[e]->compute(w->state[e], &w->ref, &w->dis, v + j->ex_col[e]);
-        if (rc != SVC_OK) {
-            snprintf(err, ERR_LEN, "frame %d: extractor %s failed (status %d)", i, j->ex[e]->name, rc);
-            return rc;
-        }
-    }
-    return SVC_OK;
-}
-
-/* Frame i may use its ring slot once both SADs that read the slot's previous frame k are done. */
-static int slot_free(const svc_job *j, int i) {
-    const int k = i - j->ring_len;
-    return !j->motion || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
-}
-
-static void *worker(void *arg) {
-    svc_job *j = arg;
-    worker_ctx w;
-    char err[ERR_LEN] = "";
-    int rc = worker_init(j, &w, err);
-    pthread_mutex_lock(&j->mu);
-    if (rc) fail_locked(j, rc, err);
-    for (;;) {
-        while (!stopped(j) && j->next_claim >= j->n_frames && !j->finished) pthread_cond_wait(&j->cv, &j->mu);
-        if (stopped(j) || j->next_claim >= j->n_frames) break;
-        const int i = j->next_claim++;
-        while (!stopped(j) && !slot_free(j, i)) pthread_cond_wait(&j->cv, &j->mu);
-        if (stopped(j)) break;
-        uint8_t *raw = j->frames[i].raw;
-        double *vals = j->frames[i].vals;
-        j->frames[i].raw = NULL;
-        pthread_mutex_unlock(&j->mu);
-
-        rc = load_frame(j, &w, i, raw, err);
-        free(raw);
-        if (!rc && j->motion) rc = motion_step(j, &w, i, err);
-        if (!rc && is_scored(j, i)) rc = compute_frame(j, &w, i, vals, err);
-
-        pthread_mutex_lock(&j->mu);
-        if (rc == SVC_E_CANCELLED) break;
-        if (rc) {
-            fail_locked(j, rc, err);
-            break;
-        }
-        j->frames[i].done = 1;
-        pthread_mutex_unlock(&j->mu);
-        advance(j);
-        pthread_mutex_lock(&j->mu);
-    }
-    pthread_mutex_unlock(&j->mu);
-    advance(j); /* the input may have ended: the last frame can be final now */
-    worker_free(j, &w);
-    pthread_mutex_lock(&j->mu);
-    if (--j->active == 0) {
-        /* Complete unless a failure or a cancel stopped the work first. */
-        const int complete = j->finished && j->final_next == j->n_frames;
-        atomic_store(&j->state, j->err_code ? j->err_code : complete ? 1 : SVC_E_CANCELLED);
-    }
-    pthread_mutex_unlock(&j->mu);
-    return NULL;
-}
 
 /* ------------------------------------------------------------ job setup ---- */
 
@@ -346,9 +41,9 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     const int64_t cnt = opt(opts, n_opts, SVC_OPT_FRAME_CNT);
     j->skip_ref = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_REF);
     j->skip_dis = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_DIST);
-    const char *bad = threads < 0 || threads > MAX_THREADS ? "threads must be 0..256"
+    const char *bad = threads < 0 || threads > SVC_MAX_THREADS ? "threads must be 0..256"
                       : cpu < SVC_CPU_AUTO || cpu > SVC_CPU_AVX2 ? "cpu must be 0 (auto), 1 (scalar) or 2 (avx2)"
-                      : feats & ~(int64_t)(SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM) ? "unknown feature flag"
+                      : feats & ~(int64_t)svc_registry_flags() ? "unknown feature flag"
                       : sub < 0 ? "subsample must not be negative"
                       : cnt < 0 ? "frame_cnt must not be negative"
                       : j->skip_ref < 0 || j->skip_dis < 0 ? "frame skips must not be negative"
@@ -365,106 +60,12 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     j->subsample = sub > 1 ? (int)sub : 1;
     j->frame_cap = (int)cnt;
 
-    /* Extractors: those the model reads, plus those asked for. */
-    int need[MAX_EXTRACTORS] = { 0 };
-    for (int e = 0; e < MAX_EXTRACTORS; e++) need[e] = (feats & extractors[e].flag) != 0;
-    const int n_model = svc_model_feature_count(j->model);
-    for (int k = 0; k < n_model; k++) {
-        const svc_extractor *ex;
-        int out;
-        if (svc_feature_source(svc_model_feature_name(j->model, k), &ex, &out) == 2) j->motion = 1;
-        for (int e = 0; e < MAX_EXTRACTORS; e++) need[e] |= extractors[e].ex == ex;
-    }
-    j->n_metrics = 1; /* "vmaf" */
-    for (int e = 0; e < MAX_EXTRACTORS; e++)
-        if (need[e]) {
-            j->ex[j->n_ex] = extractors[e].ex;
-            j->ex_col[j->n_ex++] = j->n_metrics;
-            j->n_metrics += extractors[e].ex->n_outputs;
-        }
-    j->motion_col = j->n_metrics;
-    if (j->motion) j->n_metrics += N_MOTION;
-    if (!(j->metric_names = malloc(sizeof *j->metric_names * (size_t)j->n_metrics))) return SVC_E_NOMEM;
-    j->metric_names[0] = "vmaf";
-    for (int e = 0; e < j->n_ex; e++)
-        for (int k = 0; k < j->ex[e]->n_outputs; k++) j->metric_names[j->ex_col[e] + k] = j->ex[e]->output_names[k];
-    for (int k = 0; j->motion && k < N_MOTION; k++) j->metric_names[j->motion_col + k] = motion_names[k];
-    for (int k = 0; k < n_model; k++) {
-        const char *name = svc_model_feature_name(j->model, k);
-        for (int c = 1; c < j->n_metrics; c++)
-            if (strcmp(j->metric_names[c], name) == 0) j->model_col[k] = c;
-    }
-    j->ring_len = j->n_threads + 2;
-    return SVC_OK;
-}
-
-/* j is zeroed memory. */
-static void job_init(svc_job *j, const svc_model *m) {
-    pthread_mutex_init(&j->mu, NULL);
-    pthread_cond_init(&j->cv, NULL);
-    j->model = svc_model_retain(m);
-}
-
-/* Room for frames up to n (the caller holds the lock when workers run). */
-static int reserve_frames(svc_job *j, int n) {
-    if (n <= j->cap) return SVC_OK;
-    int cap = j->cap ? j->cap : 64;
-    while (cap < n) cap *= 2;
-    frame_rec *fr = realloc(j->frames, sizeof *fr * (size_t)cap);
-    if (!fr) return SVC_E_NOMEM;
-    memset(fr + j->cap, 0, sizeof *fr * (size_t)(cap - j->cap));
-    j->frames = fr;
-    j->cap = cap;
-    return SVC_OK;
-}
-
-/* A new frame record at index n_frames (not yet visible to workers). */
-static int add_frame(svc_job *j, uint8_t *raw) {
-    const int i = j->n_frames;
-    if (reserve_frames(j, i + 1)) return SVC_E_NOMEM;
-    if (is_scored(j, i) && !(j->frames[i].vals = calloc((size_t)j->n_metrics, sizeof(double)))) return SVC_E_NOMEM;
-    j->frames[i].raw = raw;
-    return SVC_OK;
-}
-
-static int start_threads(svc_job *j, char *err, size_t err_len) {
-    if (!(j->threads = calloc((size_t)j->n_threads, sizeof *j->threads))) return SVC_E_NOMEM;
-    pthread_mutex_lock(&j->mu);
-    for (int t = 0; t < j->n_threads; t++) {
-        if (pthread_create(&j->threads[t], NULL, worker, j) != 0) break;
-        j->n_started++;
-        j->active++;
-    }
-    pthread_mutex_unlock(&j->mu);
-    /* Fewer threads than asked still give the same results; none is an error. */
-    if (j->n_started == 0) {
-        svc_set_err(err, err_len, "cannot start worker threads");
-        return SVC_E_INTERNAL;
-    }
-    return SVC_OK;
-}
-
-static void job_destroy(svc_job *j) {
-    svc_job_cancel(j);
-    for (int t = 0; t < j->n_started; t++) pthread_join(j->threads[t], NULL);
-    free(j->threads);
-    for (int i = 0; i < j->n_frames; i++) {
-        free(j->frames[i].vals);
-        free(j->frames[i].raw);
-    }
-    free(j->frames);
-    free(j->ring);
-    free(j->metric_names);
-    if (j->ref) svc_video_close(j->ref);
-    if (j->dis) svc_video_close(j->dis);
-    svc_model_free((svc_model *)j->model);
-    pthread_cond_destroy(&j->cv);
-    pthread_mutex_destroy(&j->mu);
+    return svc_loop_plan(j, feats);
 }
 
 static int fail_start(svc_job *j, int rc, char *err, size_t err_len) {
     if (rc == SVC_E_NOMEM) svc_set_err(err, err_len, "out of memory starting the job");
-    job_destroy(j);
+    svc_loop_destroy(j);
     free(j);
     return rc;
 }
@@ -496,7 +97,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
     *out = NULL;
     svc_job *j = calloc(1, sizeof *j);
     if (!j) return SVC_E_NOMEM;
-    job_init(j, m);
+    svc_loop_init(j, m);
     int rc = job_options(j, opts, n_opts, err, err_len);
     if (rc) return fail_start(j, rc, err, err_len);
     const int kind = (int)opt(opts, n_opts, SVC_OPT_INPUT_KIND);
@@ -516,10 +117,10 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
     const int n = frame_count(j, ref_path, dis_path, err, err_len);
     if (n < 0) return fail_start(j, SVC_E_GEOMETRY, err, err_len);
     for (int i = 0; i < n; i++, j->n_frames++)
-        if (add_frame(j, NULL)) return fail_start(j, SVC_E_NOMEM, err, err_len);
+        if (svc_loop_add_frame(j, NULL)) return fail_start(j, SVC_E_NOMEM, err, err_len);
     j->finished = 1;
     if (j->n_threads > n) j->n_threads = n;
-    if ((rc = start_threads(j, err, err_len))) return fail_start(j, rc, err, err_len);
+    if ((rc = svc_loop_start(j, err, err_len))) return fail_start(j, rc, err, err_len);
     *out = j;
     return SVC_OK;
 }
@@ -535,11 +136,7 @@ int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID
 int svc_job_frames_done(const svc_job *j) { return j ? atomic_load(&((svc_job *)j)->done_out) : 0; }
 
 void svc_job_cancel(svc_job *j) {
-    if (!j) return;
-    atomic_store(&j->cancel, 1);
-    pthread_mutex_lock(&j->mu);
-    pthread_cond_broadcast(&j->cv);
-    pthread_mutex_unlock(&j->mu);
+    if (j) svc_loop_cancel(j);
 }
 
 int svc_job_error(const svc_job *j, char *err, size_t err_len) {
@@ -617,7 +214,7 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
 
 void svc_job_free(svc_job *j) {
     if (!j) return;
-    job_destroy(j);
+    svc_loop_destroy(j);
     free(j);
 }
 
@@ -633,7 +230,7 @@ int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_s
     svc_stream *s = calloc(1, sizeof *s);
     if (!s) return SVC_E_NOMEM;
     svc_job *j = &s->job;
-    job_init(j, m);
+    svc_loop_init(j, m);
     int rc = job_options(j, opts, n_opts, err, err_len);
     if (!rc && (j->skip_ref || j->skip_dis)) {
         svc_set_err(err, err_len, "options: frame skips do not apply to streams");
@@ -644,10 +241,10 @@ int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_s
         svc_set_err(err, err_len, "options: a stream needs a valid width, height, pix_fmt (420/422/444) and bitdepth (8/10/12/16)");
         rc = SVC_E_GEOMETRY;
     }
-    if (!rc) rc = start_threads(j, err, err_len);
+    if (!rc) rc = svc_loop_start(j, err, err_len);
     if (rc) {
         if (rc == SVC_E_NOMEM) svc_set_err(err, err_len, "out of memory creating the stream");
-        job_destroy(j);
+        svc_loop_destroy(j);
         free(s);
         return rc;
     }
@@ -687,7 +284,7 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
     memcpy(raw, ref, fb);
     memcpy(raw + fb, dis, fb);
     pthread_mutex_lock(&j->mu);
-    int rc = add_frame(j, raw);
+    int rc = svc_loop_add_frame(j, raw);
     if (rc == SVC_OK) {
         j->n_frames++;
         pthread_cond_broadcast(&j->cv);
@@ -716,6 +313,6 @@ const svc_job *svc_stream_job(const svc_stream *s) { return s ? &s->job : NULL; 
 
 void svc_stream_free(svc_stream *s) {
     if (!s) return;
-    job_destroy(&s->job);
+    svc_loop_destroy(&s->job);
     free(s);
 }

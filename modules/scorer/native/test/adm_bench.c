@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/internal.h"
+#include "../src/extractor.h"
 
 extern const svc_extractor svc_extractor_integer_adm;
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/internal.h"
+#include "../src/extractor.h"
 
 static uint32_t rng = 12345;
 static uint32_t next(void) { rng = rng * 1664525u + 1013904223u; return rng >> 8; }

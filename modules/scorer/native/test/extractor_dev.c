@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/internal.h"
+#include "../src/extractor.h"
 
 extern const svc_extractor EXTRACTOR;
 

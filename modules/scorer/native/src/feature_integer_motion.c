@@ -33,16 +33,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature_integer_motion.h"
 
 #define MOTION_TAPS 5
 #define MOTION_RADIUS 2
 #define MOTION_TILE 256 /* columns per stack tile of the vertical pass */
 
+const char *const svc_motion_output_names[SVC_MOTION_OUTPUTS] = {
+    "integer_motion2", "integer_motion3", "VMAF_integer_feature_motion_sad_score"
+};
+
 static const int32_t motion_kernel[MOTION_TAPS] = { 3571, 16004, 26386, 16004, 3571 };
 
 #if defined(__x86_64__) || defined(__i386__)
-/* motion_avx2.c, same contract as row_sad_c. */
+/* feature_integer_motion_avx2.c, same contract as row_sad_c. */
 uint64_t svc_motion_row_sad_avx2(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc);
 #endif
 

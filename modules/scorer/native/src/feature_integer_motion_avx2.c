@@ -1,5 +1,5 @@
 /*
- * AVX2 row kernel of the integer motion (see motion.c): 5-tap filter of the difference of
+ * AVX2 row kernel of the integer motion (see feature_integer_motion.c): 5-tap filter of the difference of
  * two frames, vertical then horizontal, sum of |value|, bit-identical to the scalar row.
  * Both passes can exceed 32 bits (16-bit samples vertically, any depth horizontally), so
  * each input v is split as v = 256*hi + lo (hi signed, 0 <= lo < 256) and with the

@@ -1,0 +1,33 @@
+/*
+ * The per-frame extractor interface. Each extractor lives in its own file
+ * (feature_<name>.c, its AVX2 kernels in feature_<name>_avx2.c beside it) and exposes one
+ * svc_extractor descriptor, listed in the registry (registry.c). Extractors only turn one
+ * frame pair into numbers: reading, threads, models and pooling belong to the frame loop.
+ */
+#ifndef SVC_EXTRACTOR_H
+#define SVC_EXTRACTOR_H
+
+#include "internal.h"
+
+typedef struct svc_extractor {
+    const char *name;                 /* "integer_vif", "integer_adm", "psnr", "float_ssim", ... */
+    int n_outputs;
+    const char *const *output_names;  /* reference feature names, e.g. "integer_vif_scale0" */
+    /* Creates per-thread state for the geometry. cpu is SVC_CPU_SCALAR or SVC_CPU_AVX2 (already
+     * resolved and supported); an extractor without AVX2 kernels runs scalar and reports it. */
+    void *(*create)(int w, int h, int pix_fmt, int bpc, int cpu);
+    /* Backend the state actually uses: "scalar" or "avx2". */
+    const char *(*backend)(const void *state);
+    /* Computes the outputs for one frame pair into out[0..n_outputs). */
+    int (*compute)(void *state, const svc_picture *ref, const svc_picture *dis, double *out);
+    void (*destroy)(void *state);
+} svc_extractor;
+
+/* The descriptors, one per feature_<name>.c. */
+extern const svc_extractor svc_extractor_integer_vif;   /* integer_vif_scale0..3 */
+extern const svc_extractor svc_extractor_integer_adm;   /* integer_adm2, integer_adm_scale0..3, ... */
+extern const svc_extractor svc_extractor_psnr;          /* psnr_y, psnr_cb, psnr_cr */
+extern const svc_extractor svc_extractor_float_ssim;    /* float_ssim */
+extern const svc_extractor svc_extractor_float_ms_ssim; /* float_ms_ssim */
+
+#endif

@@ -1,0 +1,339 @@
+/*
+ * The frame loop behind a job (job.h): worker threads, frame order, motion, prediction.
+ *
+ * Frames are claimed in input order by `threads` workers; each worker owns its extractor
+ * states and pictures and writes a frame's values into that frame's own row, so results do
+ * not depend on the thread count. Motion needs consecutive reference lumas: a worker stores
+ * its frame's luma in a ring slot, and whichever of frames i-1 and i is stored second computes
+ * sad[i]; a slot is reused once the SAD that reads it is done. Frames are then finalised in
+ * order (motion outputs, model prediction) by one worker at a time, which is what
+ * svc_job_frames_done / svc_stream_frames_ready count.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+typedef struct {
+    void *state[SVC_REGISTRY_MAX];
+    svc_motion *motion;
+    svc_picture ref, dis;
+} worker_ctx;
+
+static int is_scored(const svc_job *j, int i) { return i % j->subsample == 0; }
+
+static uint16_t *ring_slot(const svc_job *j, int i) {
+    return j->ring + (size_t)(i % j->ring_len) * j->luma_len;
+}
+
+/* Records the first failure; workers stop claiming frames. Called with the lock held. */
+static void fail_locked(svc_job *j, int code, const char *msg) {
+    if (!j->err_code) {
+        j->err_code = code;
+        snprintf(j->err_msg, sizeof j->err_msg, "%s", msg);
+    }
+    pthread_cond_broadcast(&j->cv);
+}
+
+static int stopped(svc_job *j) { return j->err_code || atomic_load(&j->cancel); }
+
+static void worker_free(svc_job *j, worker_ctx *w) {
+    for (int e = 0; e < j->n_ex; e++)
+        if (w->state[e]) j->ex[e]->destroy(w->state[e]);
+    if (w->motion) svc_motion_destroy(w->motion);
+    svc_picture_free(&w->ref);
+    svc_picture_free(&w->dis);
+}
+
+static int worker_init(svc_job *j, worker_ctx *w, char *err) {
+    const int wd = j->geo[0], ht = j->geo[1], fmt = j->geo[2], bpc = j->geo[3];
+    memset(w, 0, sizeof *w);
+    if (svc_picture_alloc(&w->ref, wd, ht, fmt, bpc) || svc_picture_alloc(&w->dis, wd, ht, fmt, bpc)) {
+        snprintf(err, SVC_ERR_LEN, "out of memory for %dx%d pictures", wd, ht);
+        return SVC_E_NOMEM;
+    }
+    for (int e = 0; e < j->n_ex; e++) {
+        if (!(w->state[e] = j->ex[e]->create(wd, ht, fmt, bpc, j->cpu))) {
+            snprintf(err, SVC_ERR_LEN, "extractor %s cannot run on %dx%d %d %d-bit input (unsupported size or out of memory)",
+                     j->ex[e]->name, wd, ht, fmt, bpc);
+            return SVC_E_GEOMETRY;
+        }
+    }
+    if (j->motion && !(w->motion = svc_motion_create(wd, ht, bpc, j->cpu))) {
+        snprintf(err, SVC_ERR_LEN, "motion cannot run on %dx%d %d-bit input (unsupported size or out of memory)", wd, ht, bpc);
+        return SVC_E_GEOMETRY;
+    }
+    pthread_mutex_lock(&j->mu);
+    for (int e = 0; e < j->n_ex; e++) j->backend[e] = j->ex[e]->backend(w->state[e]);
+    if (j->motion) {
+        j->backend[j->n_ex] = svc_motion_backend(w->motion);
+        if (!j->ring) {
+            j->luma_len = svc_motion_blur_len(w->motion);
+            j->ring = malloc(sizeof *j->ring * j->luma_len * (size_t)j->ring_len);
+        }
+    }
+    const int ok = !j->motion || j->ring;
+    pthread_mutex_unlock(&j->mu);
+    if (!ok) {
+        snprintf(err, SVC_ERR_LEN, "out of memory for the motion frame ring");
+        return SVC_E_NOMEM;
+    }
+    return SVC_OK;
+}
+
+/* Motion outputs and the prediction of scored frame f, whose inputs are all final. */
+static void finalise_frame(svc_job *j, int f, double *v, double sad, double sad_next, int last) {
+    if (j->motion) {
+        v[j->motion_col + SVC_MOTION_SAD] = sad;
+        v[j->motion_col + SVC_MOTION2] = f == 0 || last ? sad : (sad < sad_next ? sad : sad_next);
+        v[j->motion_col + SVC_MOTION3] = f == 0 ? (last ? 0.0 : sad_next) : v[j->motion_col + SVC_MOTION2];
+    }
+    double features[SVC_MODEL_MAX_FEATURES];
+    for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = v[j->model_col[k]];
+    v[0] = svc_model_predict(j->model, features);
+}
+
+/* Finalises frames in order while their inputs are complete. One worker at a time does it;
+ * the others leave, and the one in charge rechecks under the lock before it stops. */
+static void advance(svc_job *j) {
+    pthread_mutex_lock(&j->mu);
+    if (j->finalising) {
+        pthread_mutex_unlock(&j->mu);
+        return;
+    }
+    j->finalising = 1;
+    while (!stopped(j) && j->final_next < j->n_frames) {
+        const int f = j->final_next;
+        const svc_frame_rec *fr = &j->frames[f];
+        const int has_next = f + 1 < j->n_frames;
+        if (!fr->done || (j->motion && (!fr->sad_done || (has_next ? !j->frames[f + 1].sad_done : !j->finished))))
+            break;
+        if (is_scored(j, f)) {
+            /* Copied under the lock: a push may move the frame array meanwhile. */
+            double *vals = fr->vals;
+            const double sad = fr->sad, sad_next = has_next ? j->frames[f + 1].sad : 0.0;
+            pthread_mutex_unlock(&j->mu);
+            finalise_frame(j, f, vals, sad, sad_next, !has_next);
+            pthread_mutex_lock(&j->mu);
+        }
+        j->final_next++;
+        atomic_store(&j->done_out, (j->final_next + j->subsample - 1) / j->subsample);
+    }
+    j->finalising = 0;
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* Loads frame i into the worker's pictures: the reference always (motion needs it), the
+ * distorted when the frame is scored. */
+static int load_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, char *err) {
+    const int scored = is_scored(j, i);
+    if (raw) {
+        if (svc_picture_from_raw(&w->ref, raw, (size_t)j->frame_bytes) ||
+            (scored && svc_picture_from_raw(&w->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
+            snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode the pushed frame", i);
+            return SVC_E_INTERNAL;
+        }
+        return SVC_OK;
+    }
+    int rc = svc_video_read(j->ref, j->skip_ref + i, &w->ref, err, SVC_ERR_LEN);
+    if (!rc && scored) rc = svc_video_read(j->dis, j->skip_dis + i, &w->dis, err, SVC_ERR_LEN);
+    return rc;
+}
+
+/* Stores frame i's luma and computes the SADs that became computable. */
+static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
+    if (svc_motion_blur(w->motion, &w->ref, ring_slot(j, i)) != SVC_OK) {
+        snprintf(err, SVC_ERR_LEN, "frame %d: motion failed", i);
+        return SVC_E_INTERNAL;
+    }
+    pthread_mutex_lock(&j->mu);
+    j->frames[i].stored = 1;
+    if (i == 0) j->frames[0].sad_done = 1; /* sad[0] = 0 */
+    /* The second of two neighbours to be stored computes their SAD. */
+    const int do_prev = i > 0 && j->frames[i - 1].stored;
+    const int do_next = i + 1 < j->n_frames && j->frames[i + 1].stored;
+    pthread_mutex_unlock(&j->mu);
+    const double sad_prev = do_prev ? svc_motion_sad(w->motion, ring_slot(j, i - 1), ring_slot(j, i)) : 0.0;
+    const double sad_next = do_next ? svc_motion_sad(w->motion, ring_slot(j, i), ring_slot(j, i + 1)) : 0.0;
+    pthread_mutex_lock(&j->mu);
+    if (do_prev) { j->frames[i].sad = sad_prev; j->frames[i].sad_done = 1; }
+    if (do_next) { j->frames[i + 1].sad = sad_next; j->frames[i + 1].sad_done = 1; }
+    pthread_cond_broadcast(&j->cv); /* ring slots may have been freed */
+    pthread_mutex_unlock(&j->mu);
+    return SVC_OK;
+}
+
+static int compute_frame(svc_job *j, worker_ctx *w, int i, double *v, char *err) {
+    for (int e = 0; e < j->n_ex; e++) {
+        if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
+        const int rc = j->ex[e]->compute(w->state[e], &w->ref, &w->dis, v + j->ex_col[e]);
+        if (rc != SVC_OK) {
+            snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, j->ex[e]->name, rc);
+            return rc;
+        }
+    }
+    return SVC_OK;
+}
+
+/* Frame i may use its ring slot once both SADs that read the slot's previous frame k are done. */
+static int slot_free(const svc_job *j, int i) {
+    const int k = i - j->ring_len;
+    return !j->motion || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
+}
+
+static void *worker(void *arg) {
+    svc_job *j = arg;
+    worker_ctx w;
+    char err[SVC_ERR_LEN] = "";
+    int rc = worker_init(j, &w, err);
+    pthread_mutex_lock(&j->mu);
+    if (rc) fail_locked(j, rc, err);
+    for (;;) {
+        while (!stopped(j) && j->next_claim >= j->n_frames && !j->finished) pthread_cond_wait(&j->cv, &j->mu);
+        if (stopped(j) || j->next_claim >= j->n_frames) break;
+        const int i = j->next_claim++;
+        while (!stopped(j) && !slot_free(j, i)) pthread_cond_wait(&j->cv, &j->mu);
+        if (stopped(j)) break;
+        uint8_t *raw = j->frames[i].raw;
+        double *vals = j->frames[i].vals;
+        j->frames[i].raw = NULL;
+        pthread_mutex_unlock(&j->mu);
+
+        rc = load_frame(j, &w, i, raw, err);
+        free(raw);
+        if (!rc && j->motion) rc = motion_step(j, &w, i, err);
+        if (!rc && is_scored(j, i)) rc = compute_frame(j, &w, i, vals, err);
+
+        pthread_mutex_lock(&j->mu);
+        if (rc == SVC_E_CANCELLED) break;
+        if (rc) {
+            fail_locked(j, rc, err);
+            break;
+        }
+        j->frames[i].done = 1;
+        pthread_mutex_unlock(&j->mu);
+        advance(j);
+        pthread_mutex_lock(&j->mu);
+    }
+    pthread_mutex_unlock(&j->mu);
+    advance(j); /* the input may have ended: the last frame can be final now */
+    worker_free(j, &w);
+    pthread_mutex_lock(&j->mu);
+    if (--j->active == 0) {
+        /* Complete unless a failure or a cancel stopped the work first. */
+        const int complete = j->finished && j->final_next == j->n_frames;
+        atomic_store(&j->state, j->err_code ? j->err_code : complete ? 1 : SVC_E_CANCELLED);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------- planning ---- */
+
+int svc_loop_plan(svc_job *j, int64_t feats) {
+    /* Extractors: those the model reads, plus those asked for. */
+    const int n_reg = svc_registry_count();
+    int need[SVC_REGISTRY_MAX] = { 0 };
+    for (int e = 0; e < n_reg; e++) need[e] = (feats & svc_registry_at(e)->flag) != 0;
+    const int n_model = svc_model_feature_count(j->model);
+    for (int k = 0; k < n_model; k++) {
+        const svc_extractor *ex = NULL;
+        int out;
+        if (svc_feature_source(svc_model_feature_name(j->model, k), &ex, &out) == SVC_FEATURE_MOTION) j->motion = 1;
+        for (int e = 0; e < n_reg; e++) need[e] |= svc_registry_at(e)->ex == ex;
+    }
+    j->n_metrics = 1; /* "vmaf" */
+    for (int e = 0; e < n_reg; e++)
+        if (need[e]) {
+            j->ex[j->n_ex] = svc_registry_at(e)->ex;
+            j->ex_col[j->n_ex++] = j->n_metrics;
+            j->n_metrics += svc_registry_at(e)->ex->n_outputs;
+        }
+    j->motion_col = j->n_metrics;
+    if (j->motion) j->n_metrics += SVC_MOTION_OUTPUTS;
+    if (!(j->metric_names = malloc(sizeof *j->metric_names * (size_t)j->n_metrics))) return SVC_E_NOMEM;
+    j->metric_names[0] = "vmaf";
+    for (int e = 0; e < j->n_ex; e++)
+        for (int k = 0; k < j->ex[e]->n_outputs; k++) j->metric_names[j->ex_col[e] + k] = j->ex[e]->output_names[k];
+    for (int k = 0; j->motion && k < SVC_MOTION_OUTPUTS; k++) j->metric_names[j->motion_col + k] = svc_motion_output_names[k];
+    for (int k = 0; k < n_model; k++) {
+        const char *name = svc_model_feature_name(j->model, k);
+        for (int c = 1; c < j->n_metrics; c++)
+            if (strcmp(j->metric_names[c], name) == 0) j->model_col[k] = c;
+    }
+    j->ring_len = j->n_threads + 2;
+    return SVC_OK;
+}
+
+/* ------------------------------------------------------------- lifecycle ---- */
+
+void svc_loop_init(svc_job *j, const svc_model *m) {
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->model = svc_model_retain(m);
+}
+
+/* Room for frames up to n (the caller holds the lock when workers run). */
+static int reserve_frames(svc_job *j, int n) {
+    if (n <= j->cap) return SVC_OK;
+    int cap = j->cap ? j->cap : 64;
+    while (cap < n) cap *= 2;
+    svc_frame_rec *fr = realloc(j->frames, sizeof *fr * (size_t)cap);
+    if (!fr) return SVC_E_NOMEM;
+    memset(fr + j->cap, 0, sizeof *fr * (size_t)(cap - j->cap));
+    j->frames = fr;
+    j->cap = cap;
+    return SVC_OK;
+}
+
+int svc_loop_add_frame(svc_job *j, uint8_t *raw) {
+    const int i = j->n_frames;
+    if (reserve_frames(j, i + 1)) return SVC_E_NOMEM;
+    if (is_scored(j, i) && !(j->frames[i].vals = calloc((size_t)j->n_metrics, sizeof(double)))) return SVC_E_NOMEM;
+    j->frames[i].raw = raw;
+    return SVC_OK;
+}
+
+int svc_loop_start(svc_job *j, char *err, size_t err_len) {
+    if (!(j->threads = calloc((size_t)j->n_threads, sizeof *j->threads))) return SVC_E_NOMEM;
+    pthread_mutex_lock(&j->mu);
+    for (int t = 0; t < j->n_threads; t++) {
+        if (pthread_create(&j->threads[t], NULL, worker, j) != 0) break;
+        j->n_started++;
+        j->active++;
+    }
+    pthread_mutex_unlock(&j->mu);
+    /* Fewer threads than asked still give the same results; none is an error. */
+    if (j->n_started == 0) {
+        svc_set_err(err, err_len, "cannot start worker threads");
+        return SVC_E_INTERNAL;
+    }
+    return SVC_OK;
+}
+
+void svc_loop_cancel(svc_job *j) {
+    atomic_store(&j->cancel, 1);
+    pthread_mutex_lock(&j->mu);
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+void svc_loop_destroy(svc_job *j) {
+    svc_loop_cancel(j);
+    for (int t = 0; t < j->n_started; t++) pthread_join(j->threads[t], NULL);
+    free(j->threads);
+    for (int i = 0; i < j->n_frames; i++) {
+        free(j->frames[i].vals);
+        free(j->frames[i].raw);
+    }
+    free(j->frames);
+    free(j->ring);
+    free(j->metric_names);
+    if (j->ref) svc_video_close(j->ref);
+    if (j->dis) svc_video_close(j->dis);
+    svc_model_free((svc_model *)j->model);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+}

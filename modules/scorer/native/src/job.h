@@ -1,0 +1,76 @@
+/*
+ * A job as the frame loop (frame_loop.c) runs it and the public ABI (scorer.c) reads it.
+ * scorer.c fills the options and inputs, then svc_loop_* plan the extractors, queue frames and
+ * run the worker threads; the loop never calls back into the ABI.
+ */
+#ifndef SVC_JOB_H
+#define SVC_JOB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "feature_integer_motion.h"
+#include "model.h"
+#include "registry.h"
+
+#define SVC_MAX_THREADS 256
+#define SVC_ERR_LEN 512
+
+typedef struct svc_frame_rec {
+    double *vals;  /* metric values; scored frames only */
+    uint8_t *raw;  /* stream: pushed ref then dis bytes until a worker decodes them */
+    double sad;
+    unsigned char stored, sad_done, done;
+} svc_frame_rec;
+
+struct svc_job {
+    const svc_model *model;
+    int geo[4]; /* width, height, pix_fmt, bitdepth */
+    int cpu, n_threads, subsample;
+    svc_video *ref, *dis; /* file jobs */
+    int64_t skip_ref, skip_dis;
+    int64_t frame_bytes;  /* streams: bytes of one picture */
+    int frame_cap;        /* streams: frames scored at most (0 = no cap) */
+
+    int n_ex, ex_col[SVC_REGISTRY_MAX];
+    const svc_extractor *ex[SVC_REGISTRY_MAX];
+    int motion, motion_col;
+    const char *backend[SVC_REGISTRY_MAX + 1]; /* per extractor, then motion; set by a worker */
+    int n_metrics;
+    const char **metric_names;
+    int model_col[SVC_MODEL_MAX_FEATURES];
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    svc_frame_rec *frames;
+    int n_frames, cap, finished; /* frames known so far; no more will come */
+    int next_claim, final_next, finalising, active;
+    uint16_t *ring;
+    size_t luma_len;
+    int ring_len;
+    pthread_t *threads;
+    int n_started;
+    int err_code;
+    char err_msg[SVC_ERR_LEN];
+
+    atomic_int state;     /* 0 running, 1 done, < 0 failed */
+    atomic_int cancel;
+    atomic_int done_out;  /* scored frames finalised */
+};
+
+/* j is zeroed memory: locks, and one reference to the model. */
+void svc_loop_init(svc_job *j, const svc_model *m);
+/* Extractors (those the model reads plus those the svc_feature_flag mask asks for), metric
+ * columns and names, motion ring length. n_threads must be set. */
+int svc_loop_plan(svc_job *j, int64_t feature_flags);
+/* A new frame record at index n_frames (not yet visible to workers; the caller holds the lock
+ * once workers run, and increments n_frames). */
+int svc_loop_add_frame(svc_job *j, uint8_t *raw);
+/* Starts the worker threads; fewer than asked still give the same results, none is an error. */
+int svc_loop_start(svc_job *j, char *err, size_t err_len);
+/* Asks the workers to stop. */
+void svc_loop_cancel(svc_job *j);
+/* Cancels, joins the workers, frees everything the job holds (not j itself). */
+void svc_loop_destroy(svc_job *j);
+
+#endif

@@ -1,0 +1,42 @@
+/* The registered extractors (registry.h). A new extractor is one file and one line here. */
+#include <string.h>
+
+#include "feature_integer_motion.h"
+#include "registry.h"
+
+static const svc_registry_entry entries[] = {
+    { &svc_extractor_integer_vif, 0 },
+    { &svc_extractor_integer_adm, 0 },
+    { &svc_extractor_psnr, SVC_FEAT_PSNR },
+    { &svc_extractor_float_ssim, SVC_FEAT_FLOAT_SSIM },
+    { &svc_extractor_float_ms_ssim, SVC_FEAT_FLOAT_MS_SSIM },
+};
+#define N_ENTRIES ((int)(sizeof entries / sizeof entries[0]))
+_Static_assert(N_ENTRIES <= SVC_REGISTRY_MAX, "raise SVC_REGISTRY_MAX");
+
+int svc_registry_count(void) { return N_ENTRIES; }
+
+const svc_registry_entry *svc_registry_at(int i) { return i >= 0 && i < N_ENTRIES ? &entries[i] : NULL; }
+
+int svc_registry_flags(void) {
+    int flags = 0;
+    for (int e = 0; e < N_ENTRIES; e++) flags |= entries[e].flag;
+    return flags;
+}
+
+int svc_feature_source(const char *name, const svc_extractor **ex, int *output) {
+    for (int e = 0; e < N_ENTRIES; e++)
+        for (int k = 0; k < entries[e].ex->n_outputs; k++)
+            if (strcmp(entries[e].ex->output_names[k], name) == 0) {
+                *ex = entries[e].ex;
+                *output = k;
+                return SVC_FEATURE_FRAME;
+            }
+    for (int k = 0; k < SVC_MOTION_OUTPUTS; k++)
+        if (strcmp(svc_motion_output_names[k], name) == 0) {
+            *ex = NULL;
+            *output = k;
+            return SVC_FEATURE_MOTION;
+        }
+    return SVC_FEATURE_UNKNOWN;
+}
