@@ -40,7 +40,14 @@ enum svc_cpu { SVC_CPU_AUTO = 0, SVC_CPU_SCALAR = 1, SVC_CPU_AVX2 = 2 };
 enum svc_feature_flag {
     SVC_FEAT_PSNR = 1 << 0,
     SVC_FEAT_FLOAT_SSIM = 1 << 1,
-    SVC_FEAT_FLOAT_MS_SSIM = 1 << 2
+    SVC_FEAT_FLOAT_MS_SSIM = 1 << 2,
+    /* Since ABI minor 2. */
+    SVC_FEAT_FLOAT_VIF = 1 << 3,    /* vif_scale0..3 */
+    SVC_FEAT_FLOAT_ADM = 1 << 4,    /* adm2, adm_scale0..3, aim, adm3 */
+    SVC_FEAT_FLOAT_MOTION = 1 << 5, /* motion, motion2, motion3 */
+    SVC_FEAT_FLOAT_PSNR = 1 << 6,   /* float_psnr */
+    SVC_FEAT_CIEDE = 1 << 7,        /* ciede2000 */
+    SVC_FEAT_PSNR_HVS = 1 << 8      /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
 };
 
 enum svc_pix_fmt { SVC_PIX_420 = 420, SVC_PIX_422 = 422, SVC_PIX_444 = 444 };

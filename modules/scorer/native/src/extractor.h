@@ -29,5 +29,6 @@ extern const svc_extractor svc_extractor_integer_adm;   /* integer_adm2, integer
 extern const svc_extractor svc_extractor_psnr;          /* psnr_y, psnr_cb, psnr_cr */
 extern const svc_extractor svc_extractor_float_ssim;    /* float_ssim */
 extern const svc_extractor svc_extractor_float_ms_ssim; /* float_ms_ssim */
+extern const svc_extractor svc_extractor_float_vif;     /* vif_scale0..3 */
 
 #endif

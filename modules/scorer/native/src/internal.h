@@ -39,6 +39,9 @@ void svc_picture_free(svc_picture *pic);
 int64_t svc_frame_bytes(int w, int h, int pix_fmt, int bpc);
 /* Decodes one raw planar frame (file layout) into pic. */
 int svc_picture_from_raw(svc_picture *pic, const uint8_t *buf, size_t len);
+/* One plane as floats on the 8-bit scale plus offset, as the reference's float extractors
+ * copy pictures: v + offset at 8 bits, v / 2^(bpc-8) + offset above. dst has stride p->w. */
+void svc_plane_to_float(const svc_plane *p, int bpc, float offset, float *dst);
 
 /* ---- video readers (reader.c) ---- */
 typedef struct svc_video svc_video;

@@ -87,3 +87,18 @@ void svc_set_err(char *err, size_t err_len, const char *fmt, ...) {
     vsnprintf(err, err_len, fmt, ap);
     va_end(ap);
 }
+
+void svc_plane_to_float(const svc_plane *p, int bpc, float offset, float *dst) {
+    if (bpc == 8) {
+        for (int y = 0; y < p->h; y++) {
+            const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
+            for (int x = 0; x < p->w; x++) dst[(size_t)y * p->w + x] = (float)row[x] + offset;
+        }
+        return;
+    }
+    const float div = (float)(1 << (bpc - 8));
+    for (int y = 0; y < p->h; y++) {
+        const uint16_t *row = (const uint16_t *)((const uint8_t *)p->data + y * p->stride);
+        for (int x = 0; x < p->w; x++) dst[(size_t)y * p->w + x] = (float)row[x] / div + offset;
+    }
+}

@@ -128,7 +128,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 1; } /* 1: svc_job_frame_values_from */
+int svc_abi_minor(void) { return 2; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
