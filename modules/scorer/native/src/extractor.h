@@ -23,6 +23,23 @@ typedef struct svc_extractor {
     void (*destroy)(void *state);
 } svc_extractor;
 
+/* A temporal extractor compares consecutive reference lumas (motion). The frame loop stores
+ * each reference luma as packed 16-bit samples (svc_luma_u16), calls diff on consecutive
+ * pairs in any order and from any thread, and derives each frame's outputs in frame order. */
+typedef struct svc_temporal {
+    const char *name;                /* "integer_motion", "float_motion" */
+    int n_outputs;
+    const char *const *output_names;
+    void *(*create)(int w, int h, int bpc, int cpu);
+    const char *(*backend)(const void *state);
+    /* Difference of frames a (earlier) and b; reads only its arguments and the state's geometry. */
+    double (*diff)(const void *state, const uint16_t *a, const uint16_t *b);
+    void (*destroy)(void *state);
+    /* Outputs of frame f from d = diff(f-1, f) (0 for the first frame) and d_next = diff(f, f+1)
+     * (0 for the last frame). */
+    void (*derive)(double d, double d_next, int first, int last, double *out);
+} svc_temporal;
+
 /* The descriptors, one per feature_<name>.c. */
 extern const svc_extractor svc_extractor_integer_vif;   /* integer_vif_scale0..3 */
 extern const svc_extractor svc_extractor_integer_adm;   /* integer_adm2, integer_adm_scale0..3, ... */
@@ -30,5 +47,7 @@ extern const svc_extractor svc_extractor_psnr;          /* psnr_y, psnr_cb, psnr
 extern const svc_extractor svc_extractor_float_ssim;    /* float_ssim */
 extern const svc_extractor svc_extractor_float_ms_ssim; /* float_ms_ssim */
 extern const svc_extractor svc_extractor_float_vif;     /* vif_scale0..3 */
+extern const svc_temporal svc_temporal_integer_motion;  /* integer_motion2, integer_motion3, ..._sad_score */
+extern const svc_temporal svc_temporal_float_motion;    /* motion2, motion3, motion */
 
 #endif

@@ -6,7 +6,8 @@
  * Luma goes to float on the 8-bit scale minus 128. Per scale s the image is low-passed by a
  * separable Gaussian of 17/9/5/3 taps (vertical pass, then horizontal; each accumulates in
  * float tap by tap); scale s > 0 first filters scale s-1 with scale s's kernel and keeps its
- * even rows and columns. Borders reflect: -1 -> 1, n -> n-1 (the reference's convolution).
+ * even rows and columns. Borders reflect without repeating the edge: -1 -> 1, n -> n-2 (the
+ * reference's AVX convolution; its C fallback would repeat the edge sample).
  * Per pixel, with mu, sigma^2 and sigma12 from the filtered images, sigma_nsq N = 2 and
  * eps = 1e-10 ("matching_matlab" mode):
  *   sigma1^2, sigma2^2 clamped at 0; g = sigma12 / (sigma1^2 + eps); sv^2 = sigma2^2 - g sigma12;
@@ -71,7 +72,7 @@ static float fast_log2(float x) {
     return (float)exponent + acc;
 }
 
-static inline int reflect(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 1 : i); }
+static inline int reflect(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i); }
 
 static void fvif_destroy(void *state) {
     fvif_state *s = state;

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extractor.h"
 #include "feature_integer_motion.h"
 
 #define MOTION_TAPS 5
@@ -117,15 +118,7 @@ int svc_motion_blur(svc_motion *m, const svc_picture *ref, uint16_t *blurred) {
     if (!m || !ref || !blurred) return SVC_E_INVALID_ARG;
     const svc_plane *p = &ref->plane[0];
     if (p->w != m->w || p->h != m->h || ref->bpc != m->bpc) return SVC_E_GEOMETRY;
-    for (int y = 0; y < p->h; y++) {
-        const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
-        uint16_t *out = blurred + (size_t)y * p->w;
-        if (m->bpc == 8) {
-            for (int x = 0; x < p->w; x++) out[x] = row[x];
-        } else {
-            memcpy(out, row, (size_t)p->w * sizeof(uint16_t));
-        }
-    }
+    svc_luma_u16(ref, blurred);
     return SVC_OK;
 }
 
@@ -145,3 +138,27 @@ double svc_motion_sad(const svc_motion *m, const uint16_t *a, const uint16_t *b)
 }
 
 void svc_motion_destroy(svc_motion *m) { free(m); }
+
+/* ---- the temporal extractor (see the derivation at the top of this file) ---- */
+
+static void *tm_create(int w, int h, int bpc, int cpu) { return svc_motion_create(w, h, bpc, cpu); }
+static const char *tm_backend(const void *state) { return svc_motion_backend(state); }
+static double tm_diff(const void *state, const uint16_t *a, const uint16_t *b) { return svc_motion_sad(state, a, b); }
+static void tm_destroy(void *state) { svc_motion_destroy(state); }
+
+static void tm_derive(double sad, double sad_next, int first, int last, double *out) {
+    out[SVC_MOTION_SAD] = sad;
+    out[SVC_MOTION2] = first || last ? sad : (sad < sad_next ? sad : sad_next);
+    out[SVC_MOTION3] = first ? (last ? 0.0 : sad_next) : out[SVC_MOTION2];
+}
+
+const svc_temporal svc_temporal_integer_motion = {
+    .name = "integer_motion",
+    .n_outputs = SVC_MOTION_OUTPUTS,
+    .output_names = svc_motion_output_names,
+    .create = tm_create,
+    .backend = tm_backend,
+    .diff = tm_diff,
+    .destroy = tm_destroy,
+    .derive = tm_derive,
+};

@@ -18,7 +18,7 @@
 
 typedef struct {
     void *state[SVC_REGISTRY_MAX];
-    svc_motion *motion;
+    void *tm_state[SVC_TEMPORAL_MAX];
     svc_picture ref, dis;
 } worker_ctx;
 
@@ -42,7 +42,8 @@ static int stopped(svc_job *j) { return j->err_code || atomic_load(&j->cancel); 
 static void worker_free(svc_job *j, worker_ctx *w) {
     for (int e = 0; e < j->n_ex; e++)
         if (w->state[e]) j->ex[e]->destroy(w->state[e]);
-    if (w->motion) svc_motion_destroy(w->motion);
+    for (int t = 0; t < j->n_tm; t++)
+        if (w->tm_state[t]) j->tm[t]->destroy(w->tm_state[t]);
     svc_picture_free(&w->ref);
     svc_picture_free(&w->dis);
 }
@@ -61,20 +62,22 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
             return SVC_E_GEOMETRY;
         }
     }
-    if (j->motion && !(w->motion = svc_motion_create(wd, ht, bpc, j->cpu))) {
-        snprintf(err, SVC_ERR_LEN, "motion cannot run on %dx%d %d-bit input (unsupported size or out of memory)", wd, ht, bpc);
-        return SVC_E_GEOMETRY;
-    }
+    for (int t = 0; t < j->n_tm; t++)
+        if (!(w->tm_state[t] = j->tm[t]->create(wd, ht, bpc, j->cpu))) {
+            snprintf(err, SVC_ERR_LEN, "%s cannot run on %dx%d %d-bit input (unsupported size or out of memory)",
+                     j->tm[t]->name, wd, ht, bpc);
+            return SVC_E_GEOMETRY;
+        }
     pthread_mutex_lock(&j->mu);
     for (int e = 0; e < j->n_ex; e++) j->backend[e] = j->ex[e]->backend(w->state[e]);
-    if (j->motion) {
-        j->backend[j->n_ex] = svc_motion_backend(w->motion);
+    for (int t = 0; t < j->n_tm; t++) j->backend[j->n_ex + t] = j->tm[t]->backend(w->tm_state[t]);
+    if (j->n_tm) {
         if (!j->ring) {
-            j->luma_len = svc_motion_blur_len(w->motion);
+            j->luma_len = (size_t)wd * (size_t)ht;
             j->ring = malloc(sizeof *j->ring * j->luma_len * (size_t)j->ring_len);
         }
     }
-    const int ok = !j->motion || j->ring;
+    const int ok = !j->n_tm || j->ring;
     pthread_mutex_unlock(&j->mu);
     if (!ok) {
         snprintf(err, SVC_ERR_LEN, "out of memory for the motion frame ring");
@@ -83,13 +86,9 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     return SVC_OK;
 }
 
-/* Motion outputs and the prediction of scored frame f, whose inputs are all final. */
-static void finalise_frame(svc_job *j, int f, double *v, double sad, double sad_next, int last) {
-    if (j->motion) {
-        v[j->motion_col + SVC_MOTION_SAD] = sad;
-        v[j->motion_col + SVC_MOTION2] = f == 0 || last ? sad : (sad < sad_next ? sad : sad_next);
-        v[j->motion_col + SVC_MOTION3] = f == 0 ? (last ? 0.0 : sad_next) : v[j->motion_col + SVC_MOTION2];
-    }
+/* Temporal outputs and the prediction of scored frame f, whose inputs are all final. */
+static void finalise_frame(svc_job *j, int f, double *v, const double *sad, const double *sad_next, int last) {
+    for (int t = 0; t < j->n_tm; t++) j->tm[t]->derive(sad[t], sad_next[t], f == 0, last, v + j->tm_col[t]);
     double features[SVC_MODEL_MAX_FEATURES];
     for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = v[j->model_col[k]];
     v[0] = svc_model_predict(j->model, features);
@@ -108,12 +107,16 @@ static void advance(svc_job *j) {
         const int f = j->final_next;
         const svc_frame_rec *fr = &j->frames[f];
         const int has_next = f + 1 < j->n_frames;
-        if (!fr->done || (j->motion && (!fr->sad_done || (has_next ? !j->frames[f + 1].sad_done : !j->finished))))
+        if (!fr->done || (j->n_tm && (!fr->sad_done || (has_next ? !j->frames[f + 1].sad_done : !j->finished))))
             break;
         if (is_scored(j, f)) {
             /* Copied under the lock: a push may move the frame array meanwhile. */
             double *vals = fr->vals;
-            const double sad = fr->sad, sad_next = has_next ? j->frames[f + 1].sad : 0.0;
+            double sad[SVC_TEMPORAL_MAX], sad_next[SVC_TEMPORAL_MAX];
+            for (int t = 0; t < j->n_tm; t++) {
+                sad[t] = fr->sad[t];
+                sad_next[t] = has_next ? j->frames[f + 1].sad[t] : 0.0;
+            }
             pthread_mutex_unlock(&j->mu);
             finalise_frame(j, f, vals, sad, sad_next, !has_next);
             pthread_mutex_lock(&j->mu);
@@ -144,10 +147,11 @@ static int load_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, char
 
 /* Stores frame i's luma and computes the SADs that became computable. */
 static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
-    if (svc_motion_blur(w->motion, &w->ref, ring_slot(j, i)) != SVC_OK) {
+    if (w->ref.plane[0].w != j->geo[0] || w->ref.plane[0].h != j->geo[1]) {
         snprintf(err, SVC_ERR_LEN, "frame %d: motion failed", i);
         return SVC_E_INTERNAL;
     }
+    svc_luma_u16(&w->ref, ring_slot(j, i));
     pthread_mutex_lock(&j->mu);
     j->frames[i].stored = 1;
     if (i == 0) j->frames[0].sad_done = 1; /* sad[0] = 0 */
@@ -155,11 +159,20 @@ static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
     const int do_prev = i > 0 && j->frames[i - 1].stored;
     const int do_next = i + 1 < j->n_frames && j->frames[i + 1].stored;
     pthread_mutex_unlock(&j->mu);
-    const double sad_prev = do_prev ? svc_motion_sad(w->motion, ring_slot(j, i - 1), ring_slot(j, i)) : 0.0;
-    const double sad_next = do_next ? svc_motion_sad(w->motion, ring_slot(j, i), ring_slot(j, i + 1)) : 0.0;
+    double sad_prev[SVC_TEMPORAL_MAX], sad_next[SVC_TEMPORAL_MAX];
+    for (int t = 0; t < j->n_tm; t++) {
+        sad_prev[t] = do_prev ? j->tm[t]->diff(w->tm_state[t], ring_slot(j, i - 1), ring_slot(j, i)) : 0.0;
+        sad_next[t] = do_next ? j->tm[t]->diff(w->tm_state[t], ring_slot(j, i), ring_slot(j, i + 1)) : 0.0;
+    }
     pthread_mutex_lock(&j->mu);
-    if (do_prev) { j->frames[i].sad = sad_prev; j->frames[i].sad_done = 1; }
-    if (do_next) { j->frames[i + 1].sad = sad_next; j->frames[i + 1].sad_done = 1; }
+    if (do_prev) {
+        memcpy(j->frames[i].sad, sad_prev, sizeof sad_prev);
+        j->frames[i].sad_done = 1;
+    }
+    if (do_next) {
+        memcpy(j->frames[i + 1].sad, sad_next, sizeof sad_next);
+        j->frames[i + 1].sad_done = 1;
+    }
     pthread_cond_broadcast(&j->cv); /* ring slots may have been freed */
     pthread_mutex_unlock(&j->mu);
     return SVC_OK;
@@ -180,7 +193,7 @@ static int compute_frame(svc_job *j, worker_ctx *w, int i, double *v, char *err)
 /* Frame i may use its ring slot once both SADs that read the slot's previous frame k are done. */
 static int slot_free(const svc_job *j, int i) {
     const int k = i - j->ring_len;
-    return !j->motion || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
+    return !j->n_tm || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
 }
 
 static void *worker(void *arg) {
@@ -203,7 +216,7 @@ static void *worker(void *arg) {
 
         rc = load_frame(j, &w, i, raw, err);
         free(raw);
-        if (!rc && j->motion) rc = motion_step(j, &w, i, err);
+        if (!rc && j->n_tm) rc = motion_step(j, &w, i, err);
         if (!rc && is_scored(j, i)) rc = compute_frame(j, &w, i, vals, err);
 
         pthread_mutex_lock(&j->mu);
@@ -234,14 +247,16 @@ static void *worker(void *arg) {
 
 int svc_loop_plan(svc_job *j, int64_t feats) {
     /* Extractors: those the model reads, plus those asked for. */
-    const int n_reg = svc_registry_count();
-    int need[SVC_REGISTRY_MAX] = { 0 };
+    const int n_reg = svc_registry_count(), n_temporal = svc_registry_temporal_count();
+    int need[SVC_REGISTRY_MAX] = { 0 }, need_tm[SVC_TEMPORAL_MAX] = { 0 };
     for (int e = 0; e < n_reg; e++) need[e] = (feats & svc_registry_at(e)->flag) != 0;
+    for (int t = 0; t < n_temporal; t++) need_tm[t] = (feats & svc_registry_temporal_at(t)->flag) != 0;
     const int n_model = svc_model_feature_count(j->model);
     for (int k = 0; k < n_model; k++) {
+        const char *name = svc_model_feature_name(j->model, k);
         const svc_extractor *ex = NULL;
         int out;
-        if (svc_feature_source(svc_model_feature_name(j->model, k), &ex, &out) == SVC_FEATURE_MOTION) j->motion = 1;
+        if (svc_feature_source(name, &ex, &out) == SVC_FEATURE_MOTION) need_tm[svc_registry_temporal_of(name)] = 1;
         for (int e = 0; e < n_reg; e++) need[e] |= svc_registry_at(e)->ex == ex;
     }
     j->n_metrics = 1; /* "vmaf" */
@@ -251,13 +266,18 @@ int svc_loop_plan(svc_job *j, int64_t feats) {
             j->ex_col[j->n_ex++] = j->n_metrics;
             j->n_metrics += svc_registry_at(e)->ex->n_outputs;
         }
-    j->motion_col = j->n_metrics;
-    if (j->motion) j->n_metrics += SVC_MOTION_OUTPUTS;
+    for (int t = 0; t < n_temporal; t++)
+        if (need_tm[t]) {
+            j->tm[j->n_tm] = svc_registry_temporal_at(t)->tm;
+            j->tm_col[j->n_tm++] = j->n_metrics;
+            j->n_metrics += svc_registry_temporal_at(t)->tm->n_outputs;
+        }
     if (!(j->metric_names = malloc(sizeof *j->metric_names * (size_t)j->n_metrics))) return SVC_E_NOMEM;
     j->metric_names[0] = "vmaf";
     for (int e = 0; e < j->n_ex; e++)
         for (int k = 0; k < j->ex[e]->n_outputs; k++) j->metric_names[j->ex_col[e] + k] = j->ex[e]->output_names[k];
-    for (int k = 0; j->motion && k < SVC_MOTION_OUTPUTS; k++) j->metric_names[j->motion_col + k] = svc_motion_output_names[k];
+    for (int t = 0; t < j->n_tm; t++)
+        for (int k = 0; k < j->tm[t]->n_outputs; k++) j->metric_names[j->tm_col[t] + k] = j->tm[t]->output_names[k];
     for (int k = 0; k < n_model; k++) {
         const char *name = svc_model_feature_name(j->model, k);
         for (int c = 1; c < j->n_metrics; c++)

@@ -42,6 +42,8 @@ int svc_picture_from_raw(svc_picture *pic, const uint8_t *buf, size_t len);
 /* One plane as floats on the 8-bit scale plus offset, as the reference's float extractors
  * copy pictures: v + offset at 8 bits, v / 2^(bpc-8) + offset above. dst has stride p->w. */
 void svc_plane_to_float(const svc_plane *p, int bpc, float offset, float *dst);
+/* The luma plane as packed 16-bit samples (w * h), what temporal extractors compare. */
+void svc_luma_u16(const svc_picture *pic, uint16_t *dst);
 
 /* ---- video readers (reader.c) ---- */
 typedef struct svc_video svc_video;

@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "feature_integer_motion.h"
 #include "model.h"
 #include "registry.h"
 
@@ -19,7 +18,7 @@
 typedef struct svc_frame_rec {
     double *vals;  /* metric values; scored frames only */
     uint8_t *raw;  /* stream: pushed ref then dis bytes until a worker decodes them */
-    double sad;
+    double sad[SVC_TEMPORAL_MAX]; /* diff with the previous frame, per temporal extractor */
     unsigned char stored, sad_done, done;
 } svc_frame_rec;
 
@@ -34,8 +33,9 @@ struct svc_job {
 
     int n_ex, ex_col[SVC_REGISTRY_MAX];
     const svc_extractor *ex[SVC_REGISTRY_MAX];
-    int motion, motion_col;
-    const char *backend[SVC_REGISTRY_MAX + 1]; /* per extractor, then motion; set by a worker */
+    int n_tm, tm_col[SVC_TEMPORAL_MAX]; /* temporal extractors (motion) */
+    const svc_temporal *tm[SVC_TEMPORAL_MAX];
+    const char *backend[SVC_REGISTRY_MAX + SVC_TEMPORAL_MAX]; /* per extractor, then temporal; set by a worker */
     int n_metrics;
     const char **metric_names;
     int model_col[SVC_MODEL_MAX_FEATURES];

@@ -102,3 +102,16 @@ void svc_plane_to_float(const svc_plane *p, int bpc, float offset, float *dst) {
         for (int x = 0; x < p->w; x++) dst[(size_t)y * p->w + x] = (float)row[x] / div + offset;
     }
 }
+
+void svc_luma_u16(const svc_picture *pic, uint16_t *dst) {
+    const svc_plane *p = &pic->plane[0];
+    for (int y = 0; y < p->h; y++) {
+        const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
+        uint16_t *out = dst + (size_t)y * p->w;
+        if (pic->bpc == 8) {
+            for (int x = 0; x < p->w; x++) out[x] = row[x];
+        } else {
+            memcpy(out, row, (size_t)p->w * sizeof(uint16_t));
+        }
+    }
+}

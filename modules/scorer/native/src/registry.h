@@ -9,6 +9,7 @@
 #include "extractor.h"
 
 #define SVC_REGISTRY_MAX 16 /* upper bound on registered per-frame extractors */
+#define SVC_TEMPORAL_MAX 2  /* upper bound on registered temporal extractors */
 
 typedef struct svc_registry_entry {
     const svc_extractor *ex;
@@ -18,6 +19,16 @@ typedef struct svc_registry_entry {
 /* Registered per-frame extractors, in the order their outputs become metrics. */
 int svc_registry_count(void);
 const svc_registry_entry *svc_registry_at(int i);
+/* Registered temporal extractors (motion), after the per-frame ones in metric order. */
+typedef struct svc_registry_temporal {
+    const svc_temporal *tm;
+    int flag; /* as above */
+} svc_registry_temporal;
+int svc_registry_temporal_count(void);
+const svc_registry_temporal *svc_registry_temporal_at(int i);
+/* Index of the temporal extractor with an output of that name, or -1. */
+int svc_registry_temporal_of(const char *name);
+
 /* Every svc_feature_flag some extractor answers to, OR-ed. */
 int svc_registry_flags(void);
 
@@ -25,7 +36,7 @@ int svc_registry_flags(void);
 enum svc_feature_kind {
     SVC_FEATURE_UNKNOWN = 0, /* svc does not compute it */
     SVC_FEATURE_FRAME = 1,   /* output *output of the per-frame extractor *ex */
-    SVC_FEATURE_MOTION = 2   /* motion output *output (svc_motion_output_names), *ex = NULL */
+    SVC_FEATURE_MOTION = 2   /* output *output of a temporal extractor (svc_registry_temporal_of), *ex = NULL */
 };
 int svc_feature_source(const char *name, const svc_extractor **ex, int *output);
 

@@ -165,11 +165,11 @@ const char *svc_job_metric_name(const svc_job *j, int metric) {
     return j && metric >= 0 && metric < j->n_metrics ? j->metric_names[metric] : NULL;
 }
 
-int svc_job_extractor_count(const svc_job *j) { return j ? j->n_ex + j->motion : 0; }
+int svc_job_extractor_count(const svc_job *j) { return j ? j->n_ex + j->n_tm : 0; }
 
 const char *svc_job_extractor_name(const svc_job *j, int i) {
     if (!j || i < 0 || i >= svc_job_extractor_count(j)) return NULL;
-    return i < j->n_ex ? j->ex[i]->name : "integer_motion";
+    return i < j->n_ex ? j->ex[i]->name : j->tm[i - j->n_ex]->name;
 }
 
 const char *svc_job_extractor_backend(const svc_job *j, int i) {
