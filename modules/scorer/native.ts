@@ -79,7 +79,15 @@ export const NativeOption = {
 } as const
 
 export const NativeCpu = { auto: 0, scalar: 1, avx2: 2 } as const
-export const NativeFeature = { psnr: 1, float_ssim: 2, float_ms_ssim: 4 } as const
+/** enum svc_feature_flag; float_vif and after since ABI minor 2. */
+export const NativeFeature = {
+  psnr: 1,
+  float_ssim: 2,
+  float_ms_ssim: 4,
+  float_vif: 8,
+  float_motion: 32,
+  float_psnr: 64
+} as const
 export const NativePool = { mean: 0, min: 1, max: 2, harmonic_mean: 3 } as const
 
 /** Where the library is loaded from: the build output, or a copy of the embedded one. */

@@ -13,7 +13,14 @@ export const maxThreads = 64
 const between = (min: number, max: number) =>
   Schema.Int.pipe(Schema.greaterThanOrEqualTo(min), Schema.lessThanOrEqualTo(max))
 
-export const ExtraFeature = Schema.Literal("psnr", "float_ssim", "float_ms_ssim")
+export const ExtraFeature = Schema.Literal(
+  "psnr",
+  "float_ssim",
+  "float_ms_ssim",
+  "float_vif",
+  "float_motion",
+  "float_psnr"
+)
 export type ExtraFeature = typeof ExtraFeature.Type
 
 export const ScoreOptions = Schema.Struct({
