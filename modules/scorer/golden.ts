@@ -37,6 +37,7 @@ export const goldenFeatures = [
  */
 export const goldenFeatureOutputs = {
   float_vif: ["vif_scale0", "vif_scale1", "vif_scale2", "vif_scale3"],
+  float_adm: ["adm2", "adm_scale0", "adm_scale1", "adm_scale2", "adm_scale3", "aim", "adm3"],
   float_motion: ["motion", "motion2", "motion3"],
   float_psnr: ["float_psnr"]
 } as const

@@ -85,6 +85,7 @@ export const NativeFeature = {
   float_ssim: 2,
   float_ms_ssim: 4,
   float_vif: 8,
+  float_adm: 16,
   float_motion: 32,
   float_psnr: 64
 } as const

@@ -18,6 +18,7 @@ export const ExtraFeature = Schema.Literal(
   "float_ssim",
   "float_ms_ssim",
   "float_vif",
+  "float_adm",
   "float_motion",
   "float_psnr"
 )

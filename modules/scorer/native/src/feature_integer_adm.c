@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adm_csf.h"
 #include "extractor.h"
 
 #ifndef M_PI
@@ -206,21 +207,6 @@ typedef struct adm_state {
     float rfac[4][3];         /* CSF weight per scale for H/V, H/V, D */
     uint32_t irfac[4][3];     /* the same in Q32 (scales 1-3) */
 } adm_state;
-
-/* Watson et al. 1997 wavelet quantisation step (Y channel), evaluated with the same mix of
- * float and double as the reference's AVX2 build (k * temp * temp in float; its scalar code
- * does that product in double, which moves the weights by an ulp). */
-static float quant_step(int lambda, int theta) {
-    static const float amp[4][4] = {{0.62171f, 0.67234f, 0.72709f, 0.67234f},
-                                    {0.34537f, 0.41317f, 0.49428f, 0.41317f},
-                                    {0.18004f, 0.22727f, 0.28688f, 0.22727f},
-                                    {0.091401f, 0.11792f, 0.15214f, 0.11792f}};
-    static const float g[4] = {1.501f, 1.0f, 0.534f, 1.0f};
-    const float a = 0.495f, k = 0.466f, f0 = 0.401f;
-    const float r = 3.0 * 1080 * M_PI / 180.0; /* display resolution, pixels/degree */
-    const float temp = log10(pow(2.0, lambda + 1) * f0 * g[theta] / r);
-    return 2.0 * a * pow(10.0, k * temp * temp) / amp[lambda][theta];
-}
 
 /* ---- decoupling ---- */
 
@@ -642,7 +628,7 @@ static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->recip[0] = 0;
     for (int n = 1; n <= 32768; n++) s->recip[n] = (int32_t)(1073741824 / n);
     for (int sc = 0; sc < 4; sc++) {
-        const float f1 = 1.0f / quant_step(sc, 1), f2 = 1.0f / quant_step(sc, 2);
+        const float f1 = 1.0f / svc_adm_quant_step(sc, 1), f2 = 1.0f / svc_adm_quant_step(sc, 2);
         const float f[3] = {f1, f1, f2};
         for (int b = 0; b < 3; b++) {
             s->rfac[sc][b] = f[b];
