@@ -20,7 +20,8 @@ export const ExtraFeature = Schema.Literal(
   "float_vif",
   "float_adm",
   "float_motion",
-  "float_psnr"
+  "float_psnr",
+  "ciede"
 )
 export type ExtraFeature = typeof ExtraFeature.Type
 

@@ -12,6 +12,7 @@ static const svc_registry_entry entries[] = {
     { &svc_extractor_float_vif, SVC_FEAT_FLOAT_VIF },
     { &svc_extractor_float_psnr, SVC_FEAT_FLOAT_PSNR },
     { &svc_extractor_float_adm, SVC_FEAT_FLOAT_ADM },
+    { &svc_extractor_ciede, SVC_FEAT_CIEDE },
 };
 #define N_ENTRIES ((int)(sizeof entries / sizeof entries[0]))
 _Static_assert(N_ENTRIES <= SVC_REGISTRY_MAX, "raise SVC_REGISTRY_MAX");
