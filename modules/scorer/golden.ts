@@ -40,7 +40,8 @@ export const goldenFeatureOutputs = {
   float_adm: ["adm2", "adm_scale0", "adm_scale1", "adm_scale2", "adm_scale3", "aim", "adm3"],
   float_motion: ["motion", "motion2", "motion3"],
   float_psnr: ["float_psnr"],
-  ciede: ["ciede2000"]
+  ciede: ["ciede2000"],
+  psnr_hvs: ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"]
 } as const
 
 export interface GoldenException {

@@ -88,7 +88,8 @@ export const NativeFeature = {
   float_adm: 16,
   float_motion: 32,
   float_psnr: 64,
-  ciede: 128
+  ciede: 128,
+  psnr_hvs: 256
 } as const
 export const NativePool = { mean: 0, min: 1, max: 2, harmonic_mean: 3 } as const
 

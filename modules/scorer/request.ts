@@ -21,7 +21,8 @@ export const ExtraFeature = Schema.Literal(
   "float_adm",
   "float_motion",
   "float_psnr",
-  "ciede"
+  "ciede",
+  "psnr_hvs"
 )
 export type ExtraFeature = typeof ExtraFeature.Type
 
