@@ -49,3 +49,21 @@ describe("dispatch", () => {
     )
   })
 })
+
+describe("extra features", () => {
+  const extra = ["float_vif", "float_adm", "float_motion", "float_psnr", "ciede", "psnr_hvs"] as const
+  it.each([
+    "v01",
+    "v05"
+  ])("%s: identical values with 1 and 3 threads, two temporal extractors sharing the frame ring", async (name) => {
+    const one = await score(name, { features: extra, threads: 1 })
+    const three = await score(name, { features: extra, threads: 3 })
+    expect(values(three)).toEqual(values(one))
+    const metrics = Object.keys(one.frames[0]?.metrics ?? {})
+    for (const key of ["integer_motion2", "motion2", "motion", "vif_scale0", "adm2", "ciede2000", "psnr_hvs"])
+      expect(metrics).toContain(key)
+    expect(one.provenance.feature_backends.map((entry) => entry.extractor)).toEqual(
+      expect.arrayContaining(["float_motion", "integer_motion", "float_adm", "psnr_hvs"])
+    )
+  })
+})
