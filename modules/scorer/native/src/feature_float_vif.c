@@ -29,6 +29,7 @@
 
 #define VIF_SCALES 4
 #define VIF_MAX_TAPS 17
+#define PAD 8 /* the widest kernel's radius */
 #define VIF_GAIN_LIMIT 100.0f
 #define VIF_MIN_SIZE 16 /* every scale keeps more samples than its kernel radius (scale 3: 16 / 8 > 1) */
 
@@ -51,6 +52,9 @@ typedef struct fvif_state {
     float *ref, *dis;       /* w x h: scale 0, then scales 2 */
     float *ref_n, *dis_n;   /* (w/2) x (h/2): scales 1 and 3 */
     float *col[5];          /* vertical-pass rows: ref, dis, ref^2, dis^2, ref*dis */
+    float *hrow[5];         /* the same after the horizontal pass */
+    float *pad;             /* one row with reflected borders */
+    float *lanes;           /* 4 partial sums per column */
 } fvif_state;
 
 /* Coefficients of the reference's log2 polynomial on [1, 2), highest degree first. */
@@ -81,7 +85,12 @@ static void fvif_destroy(void *state) {
     free(s->dis);
     free(s->ref_n);
     free(s->dis_n);
-    for (int k = 0; k < 5; k++) free(s->col[k]);
+    for (int k = 0; k < 5; k++) {
+        free(s->col[k]);
+        free(s->hrow[k]);
+    }
+    free(s->pad);
+    free(s->lanes);
     free(s);
 }
 
@@ -95,7 +104,10 @@ static void *fvif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     int ok = (s->ref = malloc(n * sizeof(float))) && (s->dis = malloc(n * sizeof(float))) &&
              (s->ref_n = malloc(n / 4 * sizeof(float) + sizeof(float))) &&
              (s->dis_n = malloc(n / 4 * sizeof(float) + sizeof(float)));
-    for (int k = 0; ok && k < 5; k++) ok = (s->col[k] = malloc((size_t)w * sizeof(float))) != NULL;
+    for (int k = 0; ok && k < 5; k++)
+        ok = (s->col[k] = malloc((size_t)w * sizeof(float))) && (s->hrow[k] = malloc((size_t)w * sizeof(float)));
+    ok = ok && (s->pad = malloc(((size_t)w + 2 * PAD) * sizeof(float))) &&
+         (s->lanes = malloc(4 * (size_t)w * sizeof(float)));
     if (!ok) {
         fvif_destroy(s);
         return NULL;
@@ -117,48 +129,90 @@ static const char *fvif_backend(const void *state) {
  * and in the columns past the last multiple of 8; horizontal: blocked over
  * [radius, radius + floor8(w) - ceil8(radius + 1)), sequential elsewhere.
  */
-static inline float seq_sum(const float *f, const float *v, int n) {
-    float acc = 0.0f;
-    for (int k = 0; k < n; k++) acc += f[k] * v[k];
-    return acc;
-}
-
-static inline float block_sum(const float *f, const float *v, int n) {
-    float lane[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
-    int used[4] = { 0, 0, 0, 0 };
-    for (int k = 0; k < n; k++) {
-        const float p = f[k] * v[k];
-        lane[k & 3] = used[k & 3] ? lane[k & 3] + p : p;
-        used[k & 3] = 1;
+/* Vertical pass of one output row for one product (PRODUCT(x, y) of the two images' samples),
+ * from the fw reflected source rows of each image: columns [0, bc) in blocked order, [bc, w)
+ * tap by tap. Loops run tap-major so each column's sum keeps its order. */
+#define DEFINE_VPASS(NAME, PRODUCT)                                                                       \
+    static void NAME(const float *const *ra, const float *const *rb, const float *f, int fw, int w, int bc, \
+                     float *o, float *lanes) {                                                             \
+        for (int j = bc; j < w; j++) o[j] = 0.0f;                                                          \
+        for (int k = 0; k < fw; k++) {                                                                     \
+            const float *x = ra[k], *y = rb[k];                                                            \
+            (void)x, (void)y;                                                                              \
+            for (int j = bc; j < w; j++) o[j] += f[k] * (PRODUCT);                                         \
+        }                                                                                                  \
+        for (int b0 = 0; b0 < fw; b0 += 9) {                                                               \
+            const int n = fw - b0 < 9 ? fw - b0 : 9;                                                       \
+            for (int j = 0; j < 4 * bc; j++) lanes[j] = 0.0f;                                              \
+            for (int t = 0; t < n; t++) {                                                                  \
+                float *l = lanes + (size_t)(t & 3) * bc;                                                   \
+                const float *x = ra[b0 + t], *y = rb[b0 + t];                                              \
+                (void)x, (void)y;                                                                          \
+                const float c = f[b0 + t];                                                                 \
+                for (int j = 0; j < bc; j++) l[j] += c * (PRODUCT);                                        \
+            }                                                                                              \
+            for (int j = 0; j < bc; j++) {                                                                 \
+                const float blk = (lanes[j] + lanes[2 * bc + j]) + (lanes[bc + j] + lanes[3 * bc + j]);    \
+                o[j] = b0 == 0 ? blk : o[j] + blk;                                                         \
+            }                                                                                              \
+        }                                                                                                  \
     }
-    return (lane[0] + lane[2]) + (lane[1] + lane[3]);
+DEFINE_VPASS(vpass_x, x[j])
+DEFINE_VPASS(vpass_y, y[j])
+DEFINE_VPASS(vpass_xx, x[j] * x[j])
+DEFINE_VPASS(vpass_yy, y[j] * y[j])
+DEFINE_VPASS(vpass_xy, x[j] * y[j])
+
+typedef void (*vpass_fn)(const float *const *, const float *const *, const float *, int, int, int, float *, float *);
+static const vpass_fn vpasses[5] = { vpass_x, vpass_y, vpass_xx, vpass_yy, vpass_xy };
+
+/* Horizontal pass of a row v (w samples) into out: the row padded by reflection into pad, then
+ * columns [r, vec_end + r) in blocked order and the others tap by tap. */
+static void hpass(const float *v, const float *f, int fw, int w, float *pad, float *out, float *lanes) {
+    const int r = fw / 2;
+    for (int j = 0; j < w; j++) pad[PAD + j] = v[j];
+    for (int m = 1; m <= r; m++) {
+        pad[PAD - m] = v[m];
+        pad[PAD + w - 1 + m] = v[w - 1 - m];
+    }
+    const float *src = pad + PAD - r; /* src[j + k] is tap k of output j */
+    int b_lo = r, b_hi = (w & ~7) - ((r + 1 + 7) & ~7) + r;
+    if (b_hi < b_lo) b_hi = b_lo;
+    if (b_hi > w) b_hi = w;
+    for (int j = 0; j < w; j++)
+        if (j < b_lo || j >= b_hi) {
+            float acc = 0.0f;
+            for (int k = 0; k < fw; k++) acc += f[k] * src[j + k];
+            out[j] = acc;
+        }
+    const int nb = b_hi - b_lo;
+    for (int b0 = 0; b0 < fw; b0 += 9) {
+        const int n = fw - b0 < 9 ? fw - b0 : 9;
+        for (int j = 0; j < 4 * nb; j++) lanes[j] = 0.0f;
+        for (int t = 0; t < n; t++) {
+            float *l = lanes + (size_t)(t & 3) * nb;
+            const float *x = src + b_lo + b0 + t;
+            for (int j = 0; j < nb; j++) l[j] += f[b0 + t] * x[j];
+        }
+        for (int j = 0; j < nb; j++) {
+            const float blk = (lanes[j] + lanes[2 * nb + j]) + (lanes[nb + j] + lanes[3 * nb + j]);
+            out[b_lo + j] = b0 == 0 ? blk : out[b_lo + j] + blk;
+        }
+    }
 }
 
-static inline float tap_sum(const float *f, const float *v, int n, int blocked) {
-    if (!blocked) return seq_sum(f, v, n);
-    return n > 9 ? block_sum(f, v, 9) + block_sum(f + 9, v + 9, n - 9) : block_sum(f, v, n);
-}
-
-static inline int vert_blocked(int i, int j, int w, int h, int r) { return i >= r && i < h - r && j < (w & ~7); }
-
-static inline int horz_blocked(int j, int w, int r) {
-    const int vec_end = (w & ~7) - ((r + 1 + 7) & ~7);
-    return j >= r && j < vec_end + r;
-}
+/* Vertical blocked columns of output row i: [0, floor8(w)) inside the image, none near its edges. */
+static inline int vert_blocked_cols(int i, int w, int h, int r) { return i >= r && i < h - r ? (w & ~7) : 0; }
 
 /* Filters src (w x h) with f and keeps even rows and columns into dst ((w/2) x (h/2)). */
-static void decimate(const float *src, int w, int h, const float *f, int fw, float *dst, float *col) {
+static void decimate(fvif_state *s, const float *src, int w, int h, const float *f, int fw, float *dst) {
     const int r = fw / 2, dw = w / 2, dh = h / 2;
-    float v[VIF_MAX_TAPS];
+    const float *rows[VIF_MAX_TAPS];
     for (int i = 0; i < dh; i++) {
-        for (int j = 0; j < w; j++) {
-            for (int k = 0; k < fw; k++) v[k] = src[(size_t)reflect(2 * i - r + k, h) * w + j];
-            col[j] = tap_sum(f, v, fw, vert_blocked(2 * i, j, w, h, r));
-        }
-        for (int j = 0; j < dw; j++) {
-            for (int k = 0; k < fw; k++) v[k] = col[reflect(2 * j - r + k, w)];
-            dst[(size_t)i * dw + j] = tap_sum(f, v, fw, horz_blocked(2 * j, w, r));
-        }
+        for (int k = 0; k < fw; k++) rows[k] = src + (size_t)reflect(2 * i - r + k, h) * w;
+        vpass_x(rows, rows, f, fw, w, vert_blocked_cols(2 * i, w, h, r), s->col[0], s->lanes);
+        hpass(s->col[0], f, fw, w, s->pad, s->hrow[0], s->lanes);
+        for (int j = 0; j < dw; j++) dst[(size_t)i * dw + j] = s->hrow[0][2 * j];
     }
 }
 
@@ -169,29 +223,18 @@ static void scale_sums(fvif_state *s, const float *ref, const float *dis, int w,
     static const float sigma_max_inv = (float)(4.0 / (255.0 * 255.0));
     const int r = fw / 2;
     float num = 0.0f, den = 0.0f;
-    float v[5][VIF_MAX_TAPS];
+    const float *ra[VIF_MAX_TAPS], *rd[VIF_MAX_TAPS];
     for (int i = 0; i < h; i++) {
-        for (int j = 0; j < w; j++) {
-            for (int k = 0; k < fw; k++) {
-                const size_t at = (size_t)reflect(i - r + k, h) * w + j;
-                const float x = ref[at], y = dis[at];
-                v[0][k] = x;
-                v[1][k] = y;
-                v[2][k] = x * x;
-                v[3][k] = y * y;
-                v[4][k] = x * y;
-            }
-            const int blocked = vert_blocked(i, j, w, h, r);
-            for (int q = 0; q < 5; q++) s->col[q][j] = tap_sum(f, v[q], fw, blocked);
+        for (int k = 0; k < fw; k++) {
+            ra[k] = ref + (size_t)reflect(i - r + k, h) * w;
+            rd[k] = dis + (size_t)reflect(i - r + k, h) * w;
         }
+        for (int q = 0; q < 5; q++) vpasses[q](ra, rd, f, fw, w, vert_blocked_cols(i, w, h, r), s->col[q], s->lanes);
+        for (int q = 0; q < 5; q++) hpass(s->col[q], f, fw, w, s->pad, s->hrow[q], s->lanes);
         float row_num = 0.0f, row_den = 0.0f;
         for (int j = 0; j < w; j++) {
             float m[5];
-            const int blocked = horz_blocked(j, w, r);
-            for (int q = 0; q < 5; q++) {
-                for (int k = 0; k < fw; k++) v[q][k] = s->col[q][reflect(j - r + k, w)];
-                m[q] = tap_sum(f, v[q], fw, blocked);
-            }
+            for (int q = 0; q < 5; q++) m[q] = s->hrow[q][j];
             float sigma1_sq = m[2] - m[0] * m[0];
             float sigma2_sq = m[3] - m[1] * m[1];
             const float sigma12 = m[4] - m[0] * m[1];
@@ -243,8 +286,8 @@ static int fvif_compute(void *state, const svc_picture *ref, const svc_picture *
         const float *f = vif_taps[sc];
         const int fw = vif_width[sc];
         if (sc > 0) {
-            decimate(r, w, h, f, fw, rn, s->col[0]);
-            decimate(d, w, h, f, fw, dn, s->col[0]);
+            decimate(s, r, w, h, f, fw, rn);
+            decimate(s, d, w, h, f, fw, dn);
             w /= 2;
             h /= 2;
             float *t = r;
