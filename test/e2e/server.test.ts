@@ -178,7 +178,7 @@ describe("svc-server", () => {
       ["backend neon", { ...v01Request, options: { ...v01.options, backend: "neon" } }, /backend/],
       ["threads 65", { ...v01Request, options: { ...v01.options, threads: 65 } }, /threads/],
       ["a negative frame_cnt", { ...v01Request, options: { ...v01.options, frame_cnt: -1 } }, /frame_cnt/],
-      ["an unknown feature", { ...v01Request, options: { ...v01.options, features: ["psnr_hvs"] } }, /features/],
+      ["an unknown feature", { ...v01Request, options: { ...v01.options, features: ["no_such_feature"] } }, /features/],
       ["a feature listed twice", { ...v01Request, options: { ...v01.options, features: ["psnr", "psnr"] } }, /twice/],
       ["precision 18", { ...v01Request, options: { ...v01.options, precision: "18" } }, /precision/],
       ["a width that is not an integer", { ...v01Request, options: { ...v01.options, width: 320.5 } }, /width/],
