@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "extractor.h"
+#include "feature_float_vif.h"
 
 #define VIF_SCALES 4
 #define VIF_MAX_TAPS 17
@@ -55,6 +56,8 @@ typedef struct fvif_state {
     float *hrow[5];         /* the same after the horizontal pass */
     float *pad;             /* one row with reflected borders */
     float *lanes;           /* 4 partial sums per column */
+    const svc_fvif_axpy *axpy;
+    const char *backend;
 } fvif_state;
 
 /* Coefficients of the reference's log2 polynomial on [1, 2), highest degree first. */
@@ -78,6 +81,19 @@ static float fast_log2(float x) {
 
 static inline int reflect(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i); }
 
+/* Scalar kernels (contract in feature_float_vif.h). */
+#define DEFINE_AXPY(NAME, PRODUCT)                                                      \
+    static void NAME(float *acc, float c, const float *x, const float *y, int n) {     \
+        (void)x, (void)y;                                                               \
+        for (int j = 0; j < n; j++) acc[j] += c * (PRODUCT);                            \
+    }
+DEFINE_AXPY(axpy_x, x[j])
+DEFINE_AXPY(axpy_y, y[j])
+DEFINE_AXPY(axpy_xx, x[j] * x[j])
+DEFINE_AXPY(axpy_yy, y[j] * y[j])
+DEFINE_AXPY(axpy_xy, x[j] * y[j])
+static const svc_fvif_axpy axpy_c[SVC_FVIF_PRODUCTS] = { axpy_x, axpy_y, axpy_xx, axpy_yy, axpy_xy };
+
 static void fvif_destroy(void *state) {
     fvif_state *s = state;
     if (!s) return;
@@ -95,11 +111,16 @@ static void fvif_destroy(void *state) {
 }
 
 static void *fvif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
-    (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0 || w < VIF_MIN_SIZE || h < VIF_MIN_SIZE) return NULL;
     fvif_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    *s = (fvif_state){ .w = w, .h = h, .bpc = bpc };
+    *s = (fvif_state){ .w = w, .h = h, .bpc = bpc, .axpy = axpy_c, .backend = "scalar" };
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu == SVC_CPU_AVX2) {
+        s->axpy = svc_fvif_axpy_avx2;
+        s->backend = "avx2";
+    }
+#endif
     const size_t n = (size_t)w * h;
     int ok = (s->ref = malloc(n * sizeof(float))) && (s->dis = malloc(n * sizeof(float))) &&
              (s->ref_n = malloc(n / 4 * sizeof(float) + sizeof(float))) &&
@@ -115,10 +136,7 @@ static void *fvif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     return s;
 }
 
-static const char *fvif_backend(const void *state) {
-    (void)state;
-    return "scalar";
-}
+static const char *fvif_backend(const void *state) { return ((const fvif_state *)state)->backend; }
 
 /*
  * Filter sums in the reference's order. Its published scores come from its AVX build, whose
@@ -129,46 +147,28 @@ static const char *fvif_backend(const void *state) {
  * and in the columns past the last multiple of 8; horizontal: blocked over
  * [radius, radius + floor8(w) - ceil8(radius + 1)), sequential elsewhere.
  */
-/* Vertical pass of one output row for one product (PRODUCT(x, y) of the two images' samples),
- * from the fw reflected source rows of each image: columns [0, bc) in blocked order, [bc, w)
- * tap by tap. Loops run tap-major so each column's sum keeps its order. */
-#define DEFINE_VPASS(NAME, PRODUCT)                                                                       \
-    static void NAME(const float *const *ra, const float *const *rb, const float *f, int fw, int w, int bc, \
-                     float *o, float *lanes) {                                                             \
-        for (int j = bc; j < w; j++) o[j] = 0.0f;                                                          \
-        for (int k = 0; k < fw; k++) {                                                                     \
-            const float *x = ra[k], *y = rb[k];                                                            \
-            (void)x, (void)y;                                                                              \
-            for (int j = bc; j < w; j++) o[j] += f[k] * (PRODUCT);                                         \
-        }                                                                                                  \
-        for (int b0 = 0; b0 < fw; b0 += 9) {                                                               \
-            const int n = fw - b0 < 9 ? fw - b0 : 9;                                                       \
-            for (int j = 0; j < 4 * bc; j++) lanes[j] = 0.0f;                                              \
-            for (int t = 0; t < n; t++) {                                                                  \
-                float *l = lanes + (size_t)(t & 3) * bc;                                                   \
-                const float *x = ra[b0 + t], *y = rb[b0 + t];                                              \
-                (void)x, (void)y;                                                                          \
-                const float c = f[b0 + t];                                                                 \
-                for (int j = 0; j < bc; j++) l[j] += c * (PRODUCT);                                        \
-            }                                                                                              \
-            for (int j = 0; j < bc; j++) {                                                                 \
-                const float blk = (lanes[j] + lanes[2 * bc + j]) + (lanes[bc + j] + lanes[3 * bc + j]);    \
-                o[j] = b0 == 0 ? blk : o[j] + blk;                                                         \
-            }                                                                                              \
-        }                                                                                                  \
+/* Vertical pass of one output row for one product, from the fw reflected source rows of each
+ * image: columns [0, bc) in blocked order, [bc, w) tap by tap. Loops run tap-major so each
+ * column's sum keeps its order. */
+static void vpass(svc_fvif_axpy axpy, const float *const *ra, const float *const *rb, const float *f, int fw, int w,
+                  int bc, float *o, float *lanes) {
+    for (int j = bc; j < w; j++) o[j] = 0.0f;
+    for (int k = 0; k < fw; k++) axpy(o + bc, f[k], ra[k] + bc, rb[k] + bc, w - bc);
+    for (int b0 = 0; b0 < fw; b0 += 9) {
+        const int n = fw - b0 < 9 ? fw - b0 : 9;
+        for (int j = 0; j < 4 * bc; j++) lanes[j] = 0.0f;
+        for (int t = 0; t < n; t++) axpy(lanes + (size_t)(t & 3) * bc, f[b0 + t], ra[b0 + t], rb[b0 + t], bc);
+        for (int j = 0; j < bc; j++) {
+            const float blk = (lanes[j] + lanes[2 * bc + j]) + (lanes[bc + j] + lanes[3 * bc + j]);
+            o[j] = b0 == 0 ? blk : o[j] + blk;
+        }
     }
-DEFINE_VPASS(vpass_x, x[j])
-DEFINE_VPASS(vpass_y, y[j])
-DEFINE_VPASS(vpass_xx, x[j] * x[j])
-DEFINE_VPASS(vpass_yy, y[j] * y[j])
-DEFINE_VPASS(vpass_xy, x[j] * y[j])
-
-typedef void (*vpass_fn)(const float *const *, const float *const *, const float *, int, int, int, float *, float *);
-static const vpass_fn vpasses[5] = { vpass_x, vpass_y, vpass_xx, vpass_yy, vpass_xy };
+}
 
 /* Horizontal pass of a row v (w samples) into out: the row padded by reflection into pad, then
  * columns [r, vec_end + r) in blocked order and the others tap by tap. */
-static void hpass(const float *v, const float *f, int fw, int w, float *pad, float *out, float *lanes) {
+static void hpass(svc_fvif_axpy axpy_x_kernel, const float *v, const float *f, int fw, int w, float *pad, float *out,
+                  float *lanes) {
     const int r = fw / 2;
     for (int j = 0; j < w; j++) pad[PAD + j] = v[j];
     for (int m = 1; m <= r; m++) {
@@ -190,9 +190,8 @@ static void hpass(const float *v, const float *f, int fw, int w, float *pad, flo
         const int n = fw - b0 < 9 ? fw - b0 : 9;
         for (int j = 0; j < 4 * nb; j++) lanes[j] = 0.0f;
         for (int t = 0; t < n; t++) {
-            float *l = lanes + (size_t)(t & 3) * nb;
             const float *x = src + b_lo + b0 + t;
-            for (int j = 0; j < nb; j++) l[j] += f[b0 + t] * x[j];
+            axpy_x_kernel(lanes + (size_t)(t & 3) * nb, f[b0 + t], x, x, nb);
         }
         for (int j = 0; j < nb; j++) {
             const float blk = (lanes[j] + lanes[2 * nb + j]) + (lanes[nb + j] + lanes[3 * nb + j]);
@@ -210,8 +209,8 @@ static void decimate(fvif_state *s, const float *src, int w, int h, const float 
     const float *rows[VIF_MAX_TAPS];
     for (int i = 0; i < dh; i++) {
         for (int k = 0; k < fw; k++) rows[k] = src + (size_t)reflect(2 * i - r + k, h) * w;
-        vpass_x(rows, rows, f, fw, w, vert_blocked_cols(2 * i, w, h, r), s->col[0], s->lanes);
-        hpass(s->col[0], f, fw, w, s->pad, s->hrow[0], s->lanes);
+        vpass(s->axpy[SVC_FVIF_X], rows, rows, f, fw, w, vert_blocked_cols(2 * i, w, h, r), s->col[0], s->lanes);
+        hpass(s->axpy[SVC_FVIF_X], s->col[0], f, fw, w, s->pad, s->hrow[0], s->lanes);
         for (int j = 0; j < dw; j++) dst[(size_t)i * dw + j] = s->hrow[0][2 * j];
     }
 }
@@ -229,8 +228,9 @@ static void scale_sums(fvif_state *s, const float *ref, const float *dis, int w,
             ra[k] = ref + (size_t)reflect(i - r + k, h) * w;
             rd[k] = dis + (size_t)reflect(i - r + k, h) * w;
         }
-        for (int q = 0; q < 5; q++) vpasses[q](ra, rd, f, fw, w, vert_blocked_cols(i, w, h, r), s->col[q], s->lanes);
-        for (int q = 0; q < 5; q++) hpass(s->col[q], f, fw, w, s->pad, s->hrow[q], s->lanes);
+        for (int q = 0; q < 5; q++)
+            vpass(s->axpy[q], ra, rd, f, fw, w, vert_blocked_cols(i, w, h, r), s->col[q], s->lanes);
+        for (int q = 0; q < 5; q++) hpass(s->axpy[SVC_FVIF_X], s->col[q], f, fw, w, s->pad, s->hrow[q], s->lanes);
         float row_num = 0.0f, row_den = 0.0f;
         for (int j = 0; j < w; j++) {
             float m[5];
