@@ -58,10 +58,12 @@ describe("extra features", () => {
   it.each([
     "v01",
     "v05"
-  ])("%s: identical values with 1 and 3 threads, two temporal extractors sharing the frame ring", async (name) => {
+  ])("%s: identical with 1 and 3 threads (two temporal extractors share the frame ring) and on the scalar path", async (name) => {
     const one = await score(name, { features: extra, threads: 1 })
     const three = await score(name, { features: extra, threads: 3 })
     expect(values(three)).toEqual(values(one))
+    const scalar = await score(name, { features: extra, backend: "scalar" })
+    expect(values(scalar)).toEqual(values(one))
     const metrics = Object.keys(one.frames[0]?.metrics ?? {})
     for (const key of ["integer_motion2", "motion2", "motion", "vif_scale0", "adm2", "ciede2000", "psnr_hvs"])
       expect(metrics).toContain(key)
