@@ -12,6 +12,7 @@ const job: Job = {
   startedAt: 1_700_000_001_000,
   finishedAt: undefined,
   nodeId: "n1",
+  fence: 1,
   result: undefined,
   error: undefined,
   framesDone: 7,

@@ -1,9 +1,50 @@
 /** Settings of the job store, read with Effect Config (refusals name the variable). */
-import type { Config } from "effect"
-import { text } from "../config/env.ts"
+import { Config, Either, Option } from "effect"
+import { integerIn, invalid, optionalText, text } from "../config/env.ts"
 
 export const STORE_PATH_VARIABLE = "SVC_STORE_PATH"
 export const DEFAULT_STORE_PATH = "/data/jobs.sqlite"
+export const STORE_URL_VARIABLE = "SVC_STORE_URL"
+export const STORE_PASSWORD_FILE_VARIABLE = "SVC_STORE_PASSWORD_FILE"
+export const STORE_POOL_VARIABLE = "SVC_STORE_POOL_MAX"
 
 /** Path of the SQLite job store file; its directory must exist and be writable. */
 export const storePath: Config.Config<string> = text(STORE_PATH_VARIABLE, DEFAULT_STORE_PATH)
+
+/** How the controller reaches PostgreSQL (SVC_STORE_URL set). */
+export interface PostgresSettings {
+  /** libpq-style `postgres://user@host:port/database?sslmode=...` (a password in it is allowed, the file is better). */
+  readonly url: string
+  readonly passwordFile: Option.Option<string>
+  /** Connections in the pool, at most. */
+  readonly poolMax: number
+}
+
+const postgresUrl = Config.mapOrFail(optionalText(STORE_URL_VARIABLE), (value) =>
+  Option.match(value, {
+    onNone: () => Either.right(Option.none<string>()),
+    onSome: (url) =>
+      /^postgres(ql)?:\/\//.test(url.trim())
+        ? Either.right(Option.some(url.trim()))
+        : Either.left(invalid(STORE_URL_VARIABLE, "must be a postgres:// or postgresql:// URL"))
+  })
+)
+
+/** Which store: PostgreSQL when SVC_STORE_URL is set, else SQLite at SVC_STORE_PATH. */
+export type StoreSelection =
+  | { readonly _tag: "Sqlite"; readonly path: string }
+  | { readonly _tag: "Postgres"; readonly settings: PostgresSettings }
+
+export const storeSelection: Config.Config<StoreSelection> = Config.map(
+  Config.all({
+    url: postgresUrl,
+    path: storePath,
+    passwordFile: optionalText(STORE_PASSWORD_FILE_VARIABLE),
+    poolMax: integerIn(STORE_POOL_VARIABLE, 10, 1, 200)
+  }),
+  ({ url, path, passwordFile, poolMax }): StoreSelection =>
+    Option.match(url, {
+      onNone: () => ({ _tag: "Sqlite", path }),
+      onSome: (url) => ({ _tag: "Postgres", settings: { url, passwordFile, poolMax } })
+    })
+)

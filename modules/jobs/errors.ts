@@ -32,5 +32,21 @@ export class JobStoreFailure extends Data.TaggedError("JobStoreFailure")<{
   }
 }
 
-/** The store cannot be opened or migrated: the controller does not start. Names SVC_STORE_PATH. */
+/**
+ * The store's database cannot be reached (PostgreSQL down, connection lost mid-call). Callers see
+ * UNAVAILABLE / 503 with this message; nothing was acknowledged, so the caller may retry.
+ */
+export class JobStoreUnavailable extends Data.TaggedError("JobStoreUnavailable")<{
+  readonly operation: string
+  readonly detail: string
+}> {
+  override get message() {
+    return `job store unavailable: ${this.detail}; retry later`
+  }
+}
+
+/** Any failure of a store call. */
+export type JobStoreError = JobStoreFailure | JobStoreUnavailable
+
+/** The store cannot be opened or migrated: the controller does not start. Names the variable (SVC_STORE_PATH or SVC_STORE_URL). */
 export class JobStoreStartupError extends Data.TaggedError("JobStoreStartupError")<{ readonly message: string }> {}

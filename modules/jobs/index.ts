@@ -4,10 +4,10 @@
  * `Principal`.
  */
 import { Layer } from "effect"
+import { jobBackendLive } from "./backend.ts"
 import { jobServiceLayer } from "./service.ts"
-import { nodeSessionsLayer } from "./sessions.ts"
-import { SqliteJobStoreLive } from "./sqlite-store.ts"
 
+export * from "./backend.ts"
 export * from "./config.ts"
 export * from "./errors.ts"
 export * from "./model.ts"
@@ -16,5 +16,8 @@ export * from "./sessions.ts"
 export * from "./sqlite-store.ts"
 export * from "./store.ts"
 
-/** JobService on the SQLite store at SVC_STORE_PATH with in-memory node sessions (default timings). */
-export const JobServiceLive = jobServiceLayer.pipe(Layer.provide(Layer.merge(SqliteJobStoreLive, nodeSessionsLayer())))
+/**
+ * JobService on PostgreSQL (SVC_STORE_URL, sessions in the database) or on the SQLite store at
+ * SVC_STORE_PATH with in-memory node sessions; default timings.
+ */
+export const JobServiceLive = jobServiceLayer.pipe(Layer.provide(jobBackendLive()))

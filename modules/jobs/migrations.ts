@@ -38,6 +38,12 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
       CREATE INDEX jobs_tenant_seq ON jobs (tenant_id, seq);
       CREATE INDEX jobs_state_node ON jobs (state, node_id);
     `
+  },
+  {
+    version: 2,
+    name: "job fence",
+    // The fencing counter of a job's lease (+1 at hand-out, take-over, re-queue).
+    sql: "ALTER TABLE jobs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;"
   }
 ]
 

@@ -23,8 +23,13 @@ export interface Job {
   readonly createdAt: number
   readonly startedAt: number | undefined
   readonly finishedAt: number | undefined
-  /** Node session the job is (or was last) assigned to. */
+  /** Node session the job is (or was last) assigned to: with `fence`, the job's lease. */
   readonly nodeId: string | undefined
+  /**
+   * Fencing counter: + 1 at every hand-out, take-over and re-queue, so a report decided on an
+   * older read of the job cannot be applied (the store's compare-and-set checks it).
+   */
+  readonly fence: number
   /** Latest result: partial while running, final once finished. */
   readonly result: ScoreResult | undefined
   readonly error: string | undefined

@@ -4,14 +4,14 @@
  * seed 000, 5.5 and the ReportResult rules of 5.6 live here; the store scopes every query by the
  * caller's tenant, so a mistake here still cannot reach another tenant's row.
  */
-import { Clock, Context, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
+import { decideReport } from "../policy/node-reports.ts"
 import type { Principal } from "../policy/principal.ts"
 import type { ScoreRequest } from "../scorer/request.ts"
-import { InvalidJobRequest, JobNotFound, NodeSessionNotLive, type JobStoreFailure } from "./errors.ts"
+import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
 import {
   DEFAULT_LIST_LIMIT,
-  FINAL_STATES,
   type Job,
   type JobFilter,
   type JobState,
@@ -58,31 +58,34 @@ export interface JobServiceShape {
   readonly submit: (
     principal: Principal,
     request: ScoreRequest
-  ) => Effect.Effect<Job, InvalidJobRequest | JobStoreFailure>
+  ) => Effect.Effect<Job, InvalidJobRequest | JobStoreError>
   /** GetJob. */
   readonly get: (
     principal: Principal,
     jobId: string
-  ) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
+  ) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreError>
   /** CancelJob: pending or running → cancelled; a final job is returned unchanged. */
   readonly cancel: (
     principal: Principal,
     jobId: string
-  ) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreFailure>
+  ) => Effect.Effect<Job, PermissionDenied | JobNotFound | JobStoreError>
   /** The caller's tenant's jobs, newest first. */
   readonly list: (
     principal: Principal,
     filter: JobFilter
-  ) => Effect.Effect<ReadonlyArray<Job>, InvalidJobRequest | JobStoreFailure>
+  ) => Effect.Effect<ReadonlyArray<Job>, InvalidJobRequest | JobStoreError>
   /** StreamJobs: the listing, then (with follow) every change of the tenant's jobs in the filter. */
   readonly stream: (
     principal: Principal,
     filter: JobFilter & { readonly follow: boolean }
-  ) => Stream.Stream<Job, InvalidJobRequest | JobStoreFailure>
+  ) => Stream.Stream<Job, InvalidJobRequest | JobStoreError>
   /** RegisterNode: a fresh session of the caller's tenant. */
-  readonly register: (principal: Principal, info: NodeInfo) => Effect.Effect<Registration, InvalidJobRequest>
+  readonly register: (
+    principal: Principal,
+    info: NodeInfo
+  ) => Effect.Effect<Registration, InvalidJobRequest | JobStoreError>
   /** Heartbeat: false for an unknown or expired session, or one of another tenant. */
-  readonly heartbeat: (principal: Principal, nodeId: string) => Effect.Effect<boolean>
+  readonly heartbeat: (principal: Principal, nodeId: string) => Effect.Effect<boolean, JobStoreError>
   /** PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node. */
   readonly pullWork: (
     principal: Principal,
@@ -90,7 +93,7 @@ export interface JobServiceShape {
     maxJobs: number
   ) => Effect.Effect<
     ReadonlyArray<PulledJob>,
-    PermissionDenied | NodeSessionNotLive | InvalidJobRequest | JobStoreFailure
+    PermissionDenied | NodeSessionNotLive | InvalidJobRequest | JobStoreError
   >
   /** ReportResult (seed 5.6). */
   readonly reportResult: (
@@ -98,10 +101,13 @@ export interface JobServiceShape {
     nodeId: string,
     jobId: string,
     report: ResultReport
-  ) => Effect.Effect<Job, PermissionDenied | InvalidJobRequest | JobStoreFailure>
-  /** One re-queue sweep (the layer runs it every sweep interval); returns the re-queued jobs. */
-  readonly requeueOrphans: Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
-  readonly gauges: Effect.Effect<JobGauges, JobStoreFailure>
+  ) => Effect.Effect<Job, PermissionDenied | InvalidJobRequest | JobStoreError>
+  /**
+   * One re-queue sweep (the layer runs it every sweep interval) under the store's maintenance
+   * lock; returns the re-queued jobs (none when another replica holds the lock).
+   */
+  readonly requeueOrphans: Effect.Effect<ReadonlyArray<Job>, JobStoreError>
+  readonly gauges: Effect.Effect<JobGauges, JobStoreError>
 }
 
 export class JobService extends Context.Tag("svc/jobs/JobService")<JobService, JobServiceShape>() {}
@@ -168,26 +174,31 @@ export const makeJobService = Effect.gen(function* () {
 
   const reportResult: JobServiceShape["reportResult"] = (principal, nodeId, jobId, report) => {
     const tenantId = principal.tenantId
-    const denied = PermissionDenied.jobNotAssigned(jobId, nodeId)
-    const decide = (attemptsLeft: number): Effect.Effect<Job, PermissionDenied | InvalidJobRequest | JobStoreFailure> =>
+    const decide = (attemptsLeft: number): Effect.Effect<Job, PermissionDenied | InvalidJobRequest | JobStoreError> =>
       Effect.gen(function* () {
         const reporter = yield* sessions.state(nodeId)
-        // The reporting session must be one this controller registered for the caller's tenant.
-        if (reporter.tenantId !== tenantId) return yield* denied
-        const lookup = yield* store.lookup(tenantId, jobId)
-        if (lookup._tag !== "Found") return yield* denied
-        const job = lookup.job
-        if (job.state === "pending" || job.nodeId === undefined) return yield* denied
-        if (job.nodeId !== nodeId) {
-          // Someone else's job: only when its node is gone, and only by a node that is live now.
-          const owner = yield* sessions.state(job.nodeId)
-          if (owner._tag === "Live" || reporter._tag !== "Live") return yield* denied
+        const lookup = reporter.tenantId === tenantId ? yield* store.lookup(tenantId, jobId) : undefined
+        const job = lookup?._tag === "Found" ? lookup.job : undefined
+        const owner = job?.nodeId
+        const assignedNodeLive =
+          owner !== undefined && owner !== nodeId && (yield* sessions.state(owner))._tag === "Live"
+        const decision = decideReport({
+          callerTenantId: tenantId,
+          jobId,
+          job: job && { id: job.id, tenantId: job.tenantId, state: job.state, assignedNodeId: owner },
+          reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
+          assignedNodeLive
+        })
+        if (Either.isLeft(decision)) return yield* decision.left
+        // `unchanged` (a job already final) never has job undefined; the guard is for the types.
+        if (job === undefined || owner === undefined || decision.right === "unchanged") {
+          return job ?? (yield* PermissionDenied.jobNotAssigned(jobId, nodeId))
         }
-        // A repeated final report, or a late one after cancel: accepted, nothing changes.
-        if (FINAL_STATES.has(job.state)) return job
         const update = yield* toUpdate(nodeId, report)
-        const applied = yield* store.updateRunning(tenantId, jobId, job.nodeId, update)
-        if (Option.isNone(applied)) return attemptsLeft > 1 ? yield* decide(attemptsLeft - 1) : yield* denied
+        const applied = yield* store.updateRunning(tenantId, jobId, { nodeId: owner, fence: job.fence }, update)
+        if (Option.isNone(applied)) {
+          return attemptsLeft > 1 ? yield* decide(attemptsLeft - 1) : yield* PermissionDenied.jobNotAssigned(jobId, nodeId)
+        }
         const done = applied.value
         if (done.state === "finished" || done.state === "failed") {
           const duration = seconds(done.startedAt, done.finishedAt)
@@ -198,7 +209,9 @@ export const makeJobService = Effect.gen(function* () {
     return decide(REPORT_ATTEMPTS)
   }
 
-  const requeueOrphans: JobServiceShape["requeueOrphans"] = Effect.gen(function* () {
+  // Safe if two replicas run it at once: a dead session never becomes live again, and
+  // `requeueNode` only moves rows still assigned to it.
+  const sweep = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const assignments = yield* store.runningAssignments
     const requeued = yield* Effect.forEach(assignments, ({ nodeId, tenantId }) =>
@@ -211,6 +224,10 @@ export const makeJobService = Effect.gen(function* () {
     yield* sessions.prune
     return requeued.flat()
   })
+  const requeueOrphans: JobServiceShape["requeueOrphans"] = Effect.map(
+    store.exclusive(sweep),
+    Option.getOrElse((): ReadonlyArray<Job> => [])
+  )
 
   const service: JobServiceShape = {
     submit: (principal, request) =>

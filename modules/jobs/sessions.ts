@@ -1,5 +1,6 @@
 /**
- * Node sessions, kept in memory. A session belongs to the tenant of the principal that called
+ * Node sessions: the port, and the in-memory implementation the SQLite controller uses (the
+ * PostgreSQL one keeps them in the shared database: postgres/sessions.ts). In memory: A session belongs to the tenant of the principal that called
  * RegisterNode; it is live while heartbeats arrive within the TTL. Nothing survives a controller
  * restart, which is exactly the contract's "a restart makes every session not live": jobs still
  * assigned to pre-restart node ids then count as orphaned from the controller's boot time.
@@ -7,6 +8,7 @@
  * Time comes from Effect `Clock`, so tests drive it with `TestClock`.
  */
 import { Clock, Context, Effect, Layer, Ref } from "effect"
+import type { JobStoreError } from "./errors.ts"
 
 export interface SessionSettings {
   /** How often a node should heartbeat (RegisterNodeResponse.heartbeat_interval_ms). */
@@ -60,13 +62,13 @@ export type SessionState =
 
 export interface NodeSessionsShape {
   readonly settings: SessionSettings
-  readonly register: (tenantId: string, info: NodeInfo) => Effect.Effect<Registration>
+  readonly register: (tenantId: string, info: NodeInfo) => Effect.Effect<Registration, JobStoreError>
   /** Extends a live session of this tenant; false for an unknown, expired or other tenant's one. */
-  readonly heartbeat: (tenantId: string, nodeId: string) => Effect.Effect<boolean>
-  readonly state: (nodeId: string) => Effect.Effect<SessionState>
-  readonly live: Effect.Effect<ReadonlyArray<LiveSession>>
+  readonly heartbeat: (tenantId: string, nodeId: string) => Effect.Effect<boolean, JobStoreError>
+  readonly state: (nodeId: string) => Effect.Effect<SessionState, JobStoreError>
+  readonly live: Effect.Effect<ReadonlyArray<LiveSession>, JobStoreError>
   /** Forgets sessions that stopped being live more than the grace period ago. */
-  readonly prune: Effect.Effect<void>
+  readonly prune: Effect.Effect<void, JobStoreError>
 }
 
 export class NodeSessions extends Context.Tag("svc/jobs/NodeSessions")<NodeSessions, NodeSessionsShape>() {}

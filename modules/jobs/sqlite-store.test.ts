@@ -30,7 +30,10 @@ describe("migrations", () => {
       const db = yield* openDatabase(file())
       expect(
         db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_migrations").all()
-      ).toEqual([{ version: 1, name: "jobs" }])
+      ).toEqual([
+        { version: 1, name: "jobs" },
+        { version: 2, name: "job fence" }
+      ])
       expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal")
       expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous).toBe(2) // FULL
       expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()?.timeout).toBe(5000)
@@ -63,7 +66,9 @@ describe("migrations", () => {
       yield* Effect.scoped(openDatabase(file()))
       const db = raw(file())
       expect(migrate(db, MIGRATIONS, 0)).toEqual([])
-      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM schema_migrations").get()?.n).toBe(1)
+      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM schema_migrations").get()?.n).toBe(
+        MIGRATIONS.length
+      )
       db.close()
       expect(yield* withController(file(), (jobs) => jobs.get(writer("a"), job.id))).toEqual(job)
     })
@@ -71,17 +76,19 @@ describe("migrations", () => {
 
   it("applies a later migration once, and a failing one not at all (each runs in a transaction)", () => {
     const db = raw(file())
-    const second = { version: 2, name: "extra", sql: "CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (1);" }
-    expect(migrate(db, [...MIGRATIONS, second], 0)).toEqual([1, 2])
+    const shipped = MIGRATIONS.map((migration) => migration.version)
+    const next = Math.max(...shipped) + 1
+    const second = { version: next, name: "extra", sql: "CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (1);" }
+    expect(migrate(db, [...MIGRATIONS, second], 0)).toEqual([...shipped, next])
     expect(migrate(db, [...MIGRATIONS, second], 0)).toEqual([])
     const broken = {
-      version: 3,
+      version: next + 1,
       name: "broken",
       sql: "CREATE TABLE half (x INTEGER); INSERT INTO no_such_table VALUES (1);"
     }
     expect(() => migrate(db, [...MIGRATIONS, second, broken], 0)).toThrow(/no_such_table/)
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").get()?.n).toBe(0)
-    expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(2)
+    expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(next)
     db.close()
   })
 
@@ -276,7 +283,7 @@ describe("JobStore direct", () => {
       expect(yield* store.claim("b", "n", 10)).toEqual([])
       const [claimed] = yield* store.claim("a", "n", 10)
       expect(
-        yield* store.updateRunning("b", job.id, "n", {
+        yield* store.updateRunning("b", job.id, { nodeId: "n", fence: claimed?.fence ?? 0 }, {
           nodeId: "m",
           result: undefined,
           framesDone: 1,

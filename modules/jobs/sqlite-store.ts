@@ -13,58 +13,18 @@ import { Clock, Effect, Either, Layer, Option, PubSub, type Scope, Stream } from
 import { STORE_PATH_VARIABLE, storePath } from "./config.ts"
 import { JobStoreFailure, JobStoreStartupError } from "./errors.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
-import { decodeStoredRequest, decodeStoredResult, encodeResult, JOB_STATES, type Job, type JobState } from "./model.ts"
+import { encodeResult, type Job, type JobState } from "./model.ts"
+import { isState, type JobRow, toJob } from "./rows.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "./store.ts"
 
 export const BUSY_TIMEOUT_MILLIS = 5_000
 /** Changes a `follow` subscriber may lag behind before the oldest are dropped for it. */
 export const CHANGE_FEED_CAPACITY = 4_096
 
-interface JobRow {
-  readonly seq: number
-  readonly id: string
-  readonly tenant_id: string
-  readonly state: string
-  readonly request: string
-  readonly created_at: number
-  readonly started_at: number | null
-  readonly finished_at: number | null
-  readonly node_id: string | null
-  readonly result: string | null
-  readonly error: string | null
-  readonly frames_done: number
-  readonly submitted_by: string | null
-}
-
 const COLUMNS =
-  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by"
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence"
 // ?1 is always the caller's tenant; the second clause keeps legacy empty-tenant rows out of reach.
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
-
-const isState = (text: string): text is JobState => (JOB_STATES as ReadonlyArray<string>).includes(text)
-
-const toJob = (row: JobRow): Either.Either<Job, string> => {
-  if (!isState(row.state)) return Either.left(`job ${row.id} has unknown state "${row.state}"`)
-  const state = row.state
-  const request = decodeStoredRequest(row.request)
-  if (Either.isLeft(request)) return Either.left(`job ${row.id} has an unreadable request: ${request.left.message}`)
-  const result = row.result === null ? Either.right(undefined) : decodeStoredResult(row.result)
-  if (Either.isLeft(result)) return Either.left(`job ${row.id} has an unreadable result: ${result.left.message}`)
-  return Either.right({
-    id: row.id,
-    tenantId: row.tenant_id,
-    state,
-    request: request.right,
-    createdAt: row.created_at,
-    startedAt: row.started_at ?? undefined,
-    finishedAt: row.finished_at ?? undefined,
-    nodeId: row.node_id ?? undefined,
-    result: result.right,
-    error: row.error ?? undefined,
-    framesDone: row.frames_done,
-    submittedBy: row.submitted_by ?? undefined
-  })
-}
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
@@ -134,22 +94,24 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
        RETURNING ${COLUMNS}`
     )
     const claimOldest = db.query<JobRow, [string, string, number, number]>(
-      `UPDATE jobs SET state = 'running', node_id = ?2, started_at = ?3
+      `UPDATE jobs SET state = 'running', node_id = ?2, started_at = ?3, fence = fence + 1
        WHERE ${OWN} AND seq IN (SELECT seq FROM jobs WHERE ${OWN} AND state = 'pending' ORDER BY seq LIMIT ?4)
        RETURNING ${COLUMNS}`
     )
     const updateOwnRunning = db.query<
       JobRow,
-      [string, string, string, string, string | null, number, string | null, string | null, number]
+      [string, string, string, string, string | null, number, string | null, string | null, number, number]
     >(
       `UPDATE jobs SET node_id = ?4, result = coalesce(?5, result), frames_done = ?6,
          state = coalesce(?7, state), error = CASE WHEN ?7 IS NULL THEN error ELSE ?8 END,
-         finished_at = CASE WHEN ?7 IS NULL THEN finished_at ELSE ?9 END
-       WHERE ${OWN} AND id = ?2 AND state = 'running' AND node_id = ?3
+         finished_at = CASE WHEN ?7 IS NULL THEN finished_at ELSE ?9 END,
+         fence = CASE WHEN ?4 = ?3 THEN fence ELSE fence + 1 END
+       WHERE ${OWN} AND id = ?2 AND state = 'running' AND node_id = ?3 AND fence = ?10
        RETURNING ${COLUMNS}`
     )
     const requeueOwn = db.query<JobRow, [string, string]>(
-      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0
+      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0,
+         fence = fence + 1
        WHERE ${OWN} AND node_id = ?2 AND state = 'running' RETURNING ${COLUMNS}`
     )
     const selectAssignments = db.query<{ tenant_id: string; node_id: string }, []>(
@@ -217,20 +179,21 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           return jobs
         }),
 
-      updateRunning: (tenantId, jobId, expectedNodeId, update: RunningUpdate) =>
+      updateRunning: (tenantId, jobId, expected, update: RunningUpdate) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
           const row = yield* attempt("report", () =>
             updateOwnRunning.get(
               tenantId,
               jobId,
-              expectedNodeId,
+              expected.nodeId,
               update.nodeId,
               update.result === undefined ? null : encodeResult(update.result),
               update.framesDone,
               update.outcome?.state ?? null,
               update.outcome?.error ?? null,
-              now
+              now,
+              expected.fence
             )
           )
           if (row === null) return Option.none()
@@ -260,6 +223,11 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           return counts
         }
       ),
+
+      // One process owns the file: nobody else can run the sweep.
+      exclusive: (task) => Effect.map(task, Option.some),
+
+      health: Effect.succeed({ ready: true }),
 
       changes: (tenantId) =>
         Effect.map(PubSub.subscribe(feed), (queue) =>

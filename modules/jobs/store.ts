@@ -9,7 +9,7 @@
  * which return ids and counts for the re-queue sweep and metrics, never job contents.
  */
 import { Context, type Effect, type Option, type Scope, type Stream } from "effect"
-import type { JobStoreFailure } from "./errors.ts"
+import type { JobStoreError } from "./errors.ts"
 import type { Job, JobState } from "./model.ts"
 
 /** A tenant-scoped lookup: the job, or why there is none (another tenant's id is never shown). */
@@ -25,6 +25,18 @@ export interface NewJob {
   readonly submittedBy: string | undefined
 }
 
+/** The lease a report is applied under: the job's node and its fencing counter when it was read. */
+export interface Lease {
+  readonly nodeId: string
+  readonly fence: number
+}
+
+/** Whether the store (its database) answers: readiness fails while it does not. */
+export interface StoreHealth {
+  readonly ready: boolean
+  readonly reason?: string | undefined
+}
+
 /** A report applied to a running job: the reporting node takes the job over. */
 export interface RunningUpdate {
   readonly nodeId: string
@@ -36,37 +48,45 @@ export interface RunningUpdate {
 
 export interface JobStoreShape {
   /** Stores a pending job; it is durable when the effect succeeds. */
-  readonly insert: (job: NewJob) => Effect.Effect<Job, JobStoreFailure>
-  readonly lookup: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreFailure>
+  readonly insert: (job: NewJob) => Effect.Effect<Job, JobStoreError>
+  readonly lookup: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreError>
   /** The tenant's jobs, newest first. */
   readonly list: (
     tenantId: string,
     states: ReadonlyArray<JobState>,
     limit: number
-  ) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  ) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /** Pending or running → cancelled; a final job is returned unchanged. */
-  readonly cancel: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreFailure>
-  /** Oldest pending jobs of the tenant (FIFO) → running, assigned to the node. */
-  readonly claim: (tenantId: string, nodeId: string, max: number) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  readonly cancel: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreError>
+  /** Oldest pending jobs of the tenant (FIFO) → running, assigned to the node, fence + 1. */
+  readonly claim: (tenantId: string, nodeId: string, max: number) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /**
-   * Applies a report if the job is still running and assigned to `expectedNodeId` (compare and
-   * set); None when it changed meanwhile, so the caller decides again on the fresh row.
+   * Applies a report if the job is still running under `expected` (same node and fencing
+   * counter: compare and set); None when it changed meanwhile, so the caller decides again on the
+   * fresh row. A report by another node takes the job over: node set, fence + 1.
    */
   readonly updateRunning: (
     tenantId: string,
     jobId: string,
-    expectedNodeId: string,
+    expected: Lease,
     update: RunningUpdate
-  ) => Effect.Effect<Option.Option<Job>, JobStoreFailure>
-  /** Running jobs of the tenant assigned to the node → pending, unassigned, progress cleared. */
-  readonly requeueNode: (tenantId: string, nodeId: string) => Effect.Effect<ReadonlyArray<Job>, JobStoreFailure>
+  ) => Effect.Effect<Option.Option<Job>, JobStoreError>
+  /** Running jobs of the tenant assigned to the node → pending, unassigned, progress cleared, fence + 1. */
+  readonly requeueNode: (tenantId: string, nodeId: string) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /** Maintenance: the (tenant, node) pairs that have running jobs (for the re-queue sweep). */
   readonly runningAssignments: Effect.Effect<
     ReadonlyArray<{ readonly tenantId: string; readonly nodeId: string }>,
-    JobStoreFailure
+    JobStoreError
   >
   /** Maintenance: jobs by state over every tenant (legacy rows excluded), for metrics. */
-  readonly countByState: Effect.Effect<Readonly<Record<JobState, number>>, JobStoreFailure>
+  readonly countByState: Effect.Effect<Readonly<Record<JobState, number>>, JobStoreError>
+  /**
+   * Runs `task` only while holding the store-wide maintenance lock (the re-queue sweep: one
+   * replica at a time); None when another process holds it. The task must be safe to run twice.
+   */
+  readonly exclusive: <A, E>(task: Effect.Effect<A, E>) => Effect.Effect<Option.Option<A>, E | JobStoreError>
+  /** Whether the database answers now (readiness probes). */
+  readonly health: Effect.Effect<StoreHealth>
   /**
    * The tenant's job changes from now on. Subscribes when run (so a listing made afterwards
    * misses nothing); the subscription ends with the scope.

@@ -1,53 +1,57 @@
 /**
- * Who may report a job's result (seed 5.6). The controller looks the job and the
- * original node's liveness up; this module decides.
+ * Who may report a job's result (seed 5.6): one pure rule. The job service reads the job, the
+ * reporting session and (when another node holds the job) that node's liveness, decides here,
+ * and each store then applies a `record` as a compare-and-set on the lease it decided on (node
+ * and fencing counter); a lost race is decided again on the fresh row.
  */
-import { Effect } from "effect"
+import { Either } from "effect"
 import { PermissionDenied } from "./errors.ts"
 
-export type JobState = "pending" | "running" | "finished"
+export type JobState = "pending" | "running" | "finished" | "cancelled" | "failed"
 
 export interface ReportedJob {
   readonly id: string
   readonly tenantId: string
   readonly state: JobState
-  /** Node the job was handed to by `PullWork`; undefined while pending. */
+  /** Node the job was handed to by `PullWork` (or last taken over by); undefined while pending. */
   readonly assignedNodeId: string | undefined
 }
 
 export interface Reporter {
   readonly nodeId: string
-  /** Tenant of the token that registered the reporting node's session. */
-  readonly tenantId: string
+  /** Tenant of the token that registered the reporting session; undefined for a session never registered. */
+  readonly sessionTenantId: string | undefined
+  /** Whether the reporting session is live now. */
+  readonly live: boolean
 }
 
-/** `record`: store the result. `unchanged`: a repeated final report of a finished job; succeed, change nothing. */
+/**
+ * `record`: apply the report to the running job (the reporter takes it over when it was another
+ * node's). `unchanged`: the job is already final (a repeated final report, or a late one after a
+ * cancel): succeed, change nothing.
+ */
 export type ReportDecision = "record" | "unchanged"
 
 /**
- * Accepts a report for a job assigned to the reporter, or for a running job of the
- * same tenant whose node has no live session any more (a node that registered again
- * after a restart reports what it finished before). Everything else — another
- * tenant's job, a pending job, a job of a live node, an unknown job — is refused
- * without naming the owner.
+ * Accepts a report for a job assigned to the reporter, or for a running job of the same tenant
+ * whose node has no live session any more, by a live session (a node that registered again after
+ * a restart reports what it finished before). Everything else — a session of another tenant or
+ * never registered, another tenant's job, a pending job, a job of a live node, an unknown job —
+ * is refused without naming the owner. `assignedNodeLive` is only consulted when the job is
+ * another node's.
  */
-export const decideReport = (
-  job: ReportedJob | undefined,
-  reporter: Reporter,
-  jobId: string,
-  isFinal: boolean,
-  isNodeLive: (nodeId: string) => boolean
-): Effect.Effect<ReportDecision, PermissionDenied> => {
-  const refuse = Effect.fail(PermissionDenied.jobNotAssigned(jobId, reporter.nodeId))
-  if (job === undefined || job.tenantId !== reporter.tenantId || job.assignedNodeId === undefined) return refuse
-  const mayReport = job.assignedNodeId === reporter.nodeId || !isNodeLive(job.assignedNodeId)
-  if (!mayReport) return refuse
-  switch (job.state) {
-    case "pending":
-      return refuse
-    case "running":
-      return Effect.succeed("record")
-    case "finished":
-      return isFinal ? Effect.succeed("unchanged") : refuse
-  }
+export const decideReport = (input: {
+  readonly callerTenantId: string
+  readonly jobId: string
+  readonly job: ReportedJob | undefined
+  readonly reporter: Reporter
+  readonly assignedNodeLive: boolean
+}): Either.Either<ReportDecision, PermissionDenied> => {
+  const { callerTenantId, job, reporter } = input
+  const refuse = Either.left(PermissionDenied.jobNotAssigned(input.jobId, reporter.nodeId))
+  if (reporter.sessionTenantId !== callerTenantId) return refuse
+  if (job === undefined || job.tenantId !== callerTenantId) return refuse
+  if (job.state === "pending" || job.assignedNodeId === undefined) return refuse
+  if (job.assignedNodeId !== reporter.nodeId && (input.assignedNodeLive || !reporter.live)) return refuse
+  return job.state === "running" ? Either.right("record") : Either.right("unchanged")
 }

@@ -1,0 +1,99 @@
+/**
+ * Versioned schema migrations of the PostgreSQL job store, applied at start-up inside one
+ * transaction that first takes a transaction-level advisory lock: replicas starting together
+ * queue on the lock, and the second finds everything applied. A database whose schema is newer
+ * than the code is refused. Append new migrations; never edit one that has shipped.
+ */
+import type { Sql } from "./client.ts"
+
+export interface PgMigration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+/** Advisory lock keys of this store (arbitrary, fixed: "svc" jobs). */
+export const MIGRATION_LOCK_KEY = 0x5356_4301
+export const SWEEP_LOCK_KEY = 0x5356_4302
+
+/** Channel of the change notifications: payload `<tenant>\n<job id>`. */
+export const CHANGE_CHANNEL = "svc_jobs"
+
+export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
+  {
+    version: 1,
+    name: "jobs, node sessions, change notifications",
+    // Same columns as the SQLite store (times in ms since the epoch, JSON as text with the same
+    // codec), plus the lease: `node_id` with the node session's `expires_at`, and `fence`.
+    sql: `
+      CREATE TABLE jobs (
+        seq          BIGSERIAL PRIMARY KEY,
+        id           TEXT    NOT NULL UNIQUE,
+        tenant_id    TEXT    NOT NULL DEFAULT '',
+        state        TEXT    NOT NULL CHECK (state IN ('pending', 'running', 'finished', 'cancelled', 'failed')),
+        request      TEXT    NOT NULL,
+        created_at   BIGINT  NOT NULL,
+        started_at   BIGINT,
+        finished_at  BIGINT,
+        node_id      TEXT,
+        result       TEXT,
+        error        TEXT,
+        frames_done  BIGINT  NOT NULL DEFAULT 0,
+        submitted_by TEXT,
+        fence        BIGINT  NOT NULL DEFAULT 0
+      );
+      CREATE INDEX jobs_tenant_state_seq ON jobs (tenant_id, state, seq);
+      CREATE INDEX jobs_tenant_seq ON jobs (tenant_id, seq);
+      CREATE INDEX jobs_state_node ON jobs (state, node_id);
+
+      CREATE TABLE node_sessions (
+        node_id        TEXT    PRIMARY KEY,
+        tenant_id      TEXT    NOT NULL CHECK (tenant_id <> ''),
+        name           TEXT    NOT NULL,
+        slots          INTEGER NOT NULL,
+        version        TEXT    NOT NULL,
+        registered_at  BIGINT  NOT NULL,
+        last_heartbeat BIGINT  NOT NULL,
+        expires_at     BIGINT  NOT NULL
+      );
+      CREATE INDEX node_sessions_expires ON node_sessions (expires_at);
+
+      CREATE FUNCTION svc_jobs_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('${CHANGE_CHANNEL}', NEW.tenant_id || E'\\n' || NEW.id);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON jobs
+        FOR EACH ROW EXECUTE FUNCTION svc_jobs_notify();
+    `
+  }
+]
+
+/** Applies the missing migrations under the advisory lock; returns the versions applied. */
+export const migratePostgres = async (
+  sql: Sql,
+  migrations: ReadonlyArray<PgMigration>,
+  now: number
+): Promise<ReadonlyArray<number>> =>
+  sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`
+    const [row] = await tx<Array<{ version: number | null }>>`SELECT max(version) AS version FROM schema_migrations`
+    const found = row?.version ?? 0
+    const latest = migrations.reduce((max, migration) => Math.max(max, migration.version), 0)
+    if (found > latest) {
+      throw new Error(
+        `the store has schema version ${found}, newer than this controller's ${latest}; run a newer controller`
+      )
+    }
+    const applied: Array<number> = []
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (migration.version <= found) continue
+      await tx.unsafe(migration.sql)
+      await tx`INSERT INTO schema_migrations (version, name, applied_at)
+        VALUES (${migration.version}, ${migration.name}, ${now})`
+      applied.push(migration.version)
+    }
+    return applied
+  })

@@ -1,0 +1,417 @@
+/**
+ * JobStore and NodeSessions on PostgreSQL, for several controller replicas in front of one
+ * database (SVC_STORE_URL). Every replica can serve every call:
+ *
+ * - Jobs: the SQLite store's statements, tenant-scoped the same way (`tenant_id = $1 AND $1 <> ''`).
+ * - Claims: `SELECT … FOR UPDATE SKIP LOCKED` picks the tenant's oldest pending jobs, so replicas
+ *   claiming at once never hand one job out twice and never wait on each other. A claim sets the
+ *   lease (node, whose session row carries the expiry its heartbeats extend) and increments the
+ *   fencing counter; a report is a compare-and-set on (running, node, fence), so a report decided
+ *   on a lease that was taken over or re-queued meanwhile is refused by the seed 5.6 rule.
+ * - Node sessions are rows (`node_sessions`), live while `expires_at` lies ahead.
+ * - The re-queue sweep runs under a session-level advisory lock (`pg_try_advisory_lock`), so one
+ *   replica at a time sweeps; the sweep is also safe when two run.
+ * - Change feed: an AFTER INSERT OR UPDATE trigger sends `NOTIFY svc_jobs '<tenant>\n<id>'` at
+ *   commit; every replica LISTENs, reads the job and publishes it to its followers. A follower
+ *   therefore sees changes made on any replica, in commit order, within a round trip.
+ *
+ * Times are the replicas' clocks (Effect `Clock`), as in the SQLite store: replicas need
+ * synchronised clocks (NTP), well within the 30 s session TTL.
+ * PostgreSQL text cannot hold NUL: an id or tenant containing one matches nothing.
+ */
+import { Clock, Context, Effect, Either, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
+import { STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
+import { JobStoreFailure, JobStoreStartupError, type JobStoreError } from "../errors.ts"
+import { encodeResult, type Job, type JobState } from "../model.ts"
+import { isState, type JobRow, toJob } from "../rows.ts"
+import { NodeSessions, type NodeSessionsShape, type SessionSettings, type SessionState } from "../sessions.ts"
+import { CHANGE_FEED_CAPACITY } from "../sqlite-store.ts"
+import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "../store.ts"
+import { openPool, query, redactedUrl, type Row, type Sql } from "./client.ts"
+import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS, SWEEP_LOCK_KEY } from "./migrations.ts"
+
+const COLUMNS =
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence"
+
+/** Health probe: a database that does not answer within this is "not ready". */
+const HEALTH_TIMEOUT_MILLIS = 2_000
+
+const hasNul = (...texts: ReadonlyArray<string>) => texts.some((text) => text.includes("\u0000"))
+
+const num = (value: unknown): number => Number(value)
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
+const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+
+const toRow = (row: Row): JobRow => ({
+  seq: num(row["seq"]),
+  id: String(row["id"]),
+  tenant_id: String(row["tenant_id"]),
+  state: String(row["state"]),
+  request: String(row["request"]),
+  created_at: num(row["created_at"]),
+  started_at: numOrNull(row["started_at"]),
+  finished_at: numOrNull(row["finished_at"]),
+  node_id: textOrNull(row["node_id"]),
+  result: textOrNull(row["result"]),
+  error: textOrNull(row["error"]),
+  frames_done: num(row["frames_done"]),
+  submitted_by: textOrNull(row["submitted_by"]),
+  fence: num(row["fence"])
+})
+
+const decodeRows = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>
+  Effect.forEach(
+    rows.map(toRow).sort((a, b) => a.seq - b.seq),
+    (row) => Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail }))
+  )
+
+const decodeOne = (operation: string, row: Row): Effect.Effect<Job, JobStoreFailure> =>
+  Either.mapLeft(toJob(toRow(row)), (detail) => new JobStoreFailure({ operation, detail }))
+
+/** Connects, migrates (under the advisory lock) and returns the pool; a failure stops start-up. */
+export const openPostgres = (settings: PostgresSettings): Effect.Effect<Sql, JobStoreStartupError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const sql = yield* openPool(settings)
+    const now = yield* Clock.currentTimeMillis
+    yield* Effect.tryPromise({
+      try: () => migratePostgres(sql, PG_MIGRATIONS, now),
+      catch: (cause) =>
+        new JobStoreStartupError({
+          message: `${STORE_URL_VARIABLE}: cannot open the job store "${redactedUrl(settings.url)}": ${
+            cause instanceof Error ? cause.message : String(cause)
+          }`
+        })
+    })
+    return sql
+  })
+
+/** The PostgreSQL JobStore over an open, migrated pool. */
+export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, JobStoreStartupError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const feed = yield* Effect.acquireRelease(PubSub.sliding<Job>(CHANGE_FEED_CAPACITY), PubSub.shutdown)
+    const notifications = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
+
+    const own = (tenantId: string, jobId: string) =>
+      sql.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND id = $2`, [tenantId, jobId])
+
+    const lookupNow = (tenantId: string, jobId: string): Effect.Effect<JobLookup, JobStoreError> =>
+      hasNul(tenantId, jobId)
+        ? Effect.succeed({ _tag: "Missing" })
+        : Effect.gen(function* () {
+            const [row] = yield* query("lookup", () => own(tenantId, jobId))
+            if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("lookup", row) } as const
+            const [other] = yield* query(
+              "lookup",
+              () => sql`SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ${jobId} AND tenant_id <> ${tenantId}) AS other`
+            )
+            return other?.["other"] === true ? ({ _tag: "OtherTenant" } as const) : ({ _tag: "Missing" } as const)
+          })
+
+    // Notifications → the job as committed → followers. One fiber, so followers see commit order.
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          const payload = yield* Queue.take(notifications)
+          const split = payload.indexOf("\n")
+          const lookup = yield* Effect.either(lookupNow(payload.slice(0, split), payload.slice(split + 1)))
+          if (Either.isRight(lookup) && lookup.right._tag === "Found") yield* PubSub.publish(feed, lookup.right.job)
+          else if (Either.isLeft(lookup)) yield* Effect.logWarning(`change feed: ${lookup.left.message}`)
+        })
+      )
+    )
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => sql.listen(CHANGE_CHANNEL, (payload) => Queue.unsafeOffer(notifications, payload)),
+        catch: (cause) =>
+          new JobStoreStartupError({ message: `${STORE_URL_VARIABLE}: cannot LISTEN for job changes: ${String(cause)}` })
+      }),
+      (listener) => Effect.promise(() => listener.unlisten().catch(() => undefined))
+    )
+
+    const store: JobStoreShape = {
+      insert: (job: NewJob) =>
+        Effect.gen(function* () {
+          if (hasNul(job.tenantId, job.id)) {
+            return yield* new JobStoreFailure({ operation: "insert", detail: "a tenant id cannot contain NUL" })
+          }
+          const now = yield* Clock.currentTimeMillis
+          const [row] = yield* query(
+            "insert",
+            () => sql.unsafe(
+              `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by)
+               VALUES ($2, $1, 'pending', $3, $4, $5) RETURNING ${COLUMNS}`,
+              [job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null]
+            )
+          )
+          if (row === undefined) return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
+          return yield* decodeOne("insert", row)
+        }),
+
+      lookup: lookupNow,
+
+      list: (tenantId, states, limit) =>
+        hasNul(tenantId)
+          ? Effect.succeed([])
+          : Effect.flatMap(
+              query("list", () =>
+                states.length === 0
+                  ? sql.unsafe(
+                      `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' ORDER BY seq DESC LIMIT $2`,
+                      [tenantId, limit]
+                    )
+                  : sql.unsafe(
+                      `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY($2::text[])
+                       ORDER BY seq DESC LIMIT $3`,
+                      [tenantId, [...states], limit]
+                    )
+              ),
+              (rows) => Effect.map(decodeRows("list", rows), (jobs) => [...jobs].reverse())
+            ),
+
+      cancel: (tenantId, jobId) =>
+        hasNul(tenantId, jobId)
+          ? Effect.succeed({ _tag: "Missing" })
+          : Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const [row] = yield* query("cancel", () =>
+                sql.unsafe(
+                  `UPDATE jobs SET state = 'cancelled', finished_at = $3
+                   WHERE tenant_id = $1 AND $1 <> '' AND id = $2 AND state IN ('pending', 'running')
+                   RETURNING ${COLUMNS}`,
+                  [tenantId, jobId, now]
+                )
+              )
+              if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("cancel", row) } as const
+              return yield* lookupNow(tenantId, jobId)
+            }),
+
+      claim: (tenantId, nodeId, max) =>
+        hasNul(tenantId, nodeId)
+          ? Effect.succeed([])
+          : Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const rows = yield* query("claim", () =>
+                sql.unsafe(
+                  `WITH picked AS (
+                     SELECT seq FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = 'pending'
+                     ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+                   UPDATE jobs SET state = 'running', node_id = $2, started_at = $3, fence = jobs.fence + 1
+                   FROM picked WHERE jobs.seq = picked.seq AND jobs.tenant_id = $1
+                   RETURNING ${COLUMNS.split(", ")
+                     .map((column) => `jobs.${column}`)
+                     .join(", ")}`,
+                  [tenantId, nodeId, now, max]
+                )
+              )
+              return yield* decodeRows("claim", rows)
+            }),
+
+      updateRunning: (tenantId, jobId, expected, update: RunningUpdate) =>
+        hasNul(tenantId, jobId, expected.nodeId, update.nodeId)
+          ? Effect.succeed(Option.none())
+          : Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const [row] = yield* query("report", () =>
+                sql.unsafe(
+                  `UPDATE jobs SET node_id = $4, result = coalesce($5, result), frames_done = $6,
+                     state = coalesce($7, state), error = CASE WHEN $7::text IS NULL THEN error ELSE $8 END,
+                     finished_at = CASE WHEN $7::text IS NULL THEN finished_at ELSE $9 END,
+                     fence = CASE WHEN $4 = $3 THEN fence ELSE fence + 1 END
+                   WHERE tenant_id = $1 AND $1 <> '' AND id = $2 AND state = 'running' AND node_id = $3 AND fence = $10
+                   RETURNING ${COLUMNS}`,
+                  [
+                    tenantId,
+                    jobId,
+                    expected.nodeId,
+                    update.nodeId,
+                    update.result === undefined ? null : encodeResult(update.result),
+                    update.framesDone,
+                    update.outcome?.state ?? null,
+                    update.outcome?.error ?? null,
+                    now,
+                    expected.fence
+                  ]
+                )
+              )
+              return row === undefined ? Option.none() : Option.some(yield* decodeOne("report", row))
+            }),
+
+      requeueNode: (tenantId, nodeId) =>
+        hasNul(tenantId, nodeId)
+          ? Effect.succeed([])
+          : Effect.flatMap(
+              query("requeue", () =>
+                sql.unsafe(
+                  `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
+                     frames_done = 0, fence = fence + 1
+                   WHERE tenant_id = $1 AND $1 <> '' AND node_id = $2 AND state = 'running' RETURNING ${COLUMNS}`,
+                  [tenantId, nodeId]
+                )
+              ),
+              (rows) => decodeRows("requeue", rows)
+            ),
+
+      runningAssignments: Effect.map(
+        query(
+          "assignments",
+          () => sql`SELECT DISTINCT tenant_id, node_id FROM jobs
+            WHERE state = 'running' AND tenant_id <> '' AND node_id IS NOT NULL`
+        ),
+        (rows) => rows.map((row) => ({ tenantId: String(row["tenant_id"]), nodeId: String(row["node_id"]) }))
+      ),
+
+      countByState: Effect.map(
+        query("count", () => sql`SELECT state, count(*) AS n FROM jobs WHERE tenant_id <> '' GROUP BY state`),
+        (rows) => {
+          const counts: Record<JobState, number> = { pending: 0, running: 0, finished: 0, cancelled: 0, failed: 0 }
+          for (const row of rows) {
+            const state = String(row["state"])
+            if (isState(state)) counts[state] = Number(row["n"])
+          }
+          return counts
+        }
+      ),
+
+      // A session-level advisory lock on a reserved connection: held for the task, released
+      // after it (and by the server if the connection or the replica dies).
+      exclusive: <A, E>(task: Effect.Effect<A, E>) =>
+        Effect.acquireUseRelease(
+          query("lock", () => sql.reserve()),
+          (reserved) =>
+            Effect.flatMap(
+              query("lock", () => reserved`SELECT pg_try_advisory_lock(${SWEEP_LOCK_KEY}) AS locked`),
+              ([row]) =>
+                row?.["locked"] === true
+                  ? Effect.ensuring(
+                      Effect.map(task, Option.some),
+                      Effect.promise(() =>
+                        reserved`SELECT pg_advisory_unlock(${SWEEP_LOCK_KEY})`.then(
+                          () => undefined,
+                          () => undefined
+                        )
+                      )
+                    )
+                  : Effect.succeed(Option.none<A>())
+            ),
+          (reserved) => Effect.sync(() => reserved.release())
+        ),
+
+      health: query("health", () => sql`SELECT 1 AS one`).pipe(
+        Effect.timeoutFail({
+          duration: HEALTH_TIMEOUT_MILLIS,
+          onTimeout: () => new JobStoreFailure({ operation: "health", detail: "the database did not answer in 2 s" })
+        }),
+        Effect.as({ ready: true }),
+        Effect.catchAll((error) => Effect.succeed({ ready: false, reason: error.message }))
+      ),
+
+      changes: (tenantId) =>
+        Effect.map(PubSub.subscribe(feed), (queue) =>
+          Stream.fromQueue(queue).pipe(Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId))
+        )
+    }
+    return store
+  })
+
+/** Node sessions as rows of `node_sessions`, shared by every replica. */
+export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): Effect.Effect<NodeSessionsShape> =>
+  Effect.gen(function* () {
+    const bootTime = yield* Clock.currentTimeMillis
+    const sessions: NodeSessionsShape = {
+      settings,
+      register: (tenantId, info) =>
+        Effect.gen(function* () {
+          if (hasNul(tenantId, info.name, info.version)) {
+            return yield* new JobStoreFailure({ operation: "register", detail: "a tenant id cannot contain NUL" })
+          }
+          const now = yield* Clock.currentTimeMillis
+          const nodeId = crypto.randomUUID()
+          yield* query(
+            "register",
+            () => sql`INSERT INTO node_sessions
+              (node_id, tenant_id, name, slots, version, registered_at, last_heartbeat, expires_at)
+              VALUES (${nodeId}, ${tenantId}, ${info.name}, ${info.slots}, ${info.version}, ${now}, ${now},
+                      ${now + settings.ttlMillis})`
+          )
+          return {
+            nodeId,
+            heartbeatIntervalMillis: settings.heartbeatIntervalMillis,
+            sessionTtlMillis: settings.ttlMillis
+          }
+        }),
+
+      // An expired session is not revived: its jobs may already be re-queued.
+      heartbeat: (tenantId, nodeId) =>
+        hasNul(tenantId, nodeId)
+          ? Effect.succeed(false)
+          : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.map(
+                query(
+                  "heartbeat",
+                  () => sql`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
+                    WHERE node_id = ${nodeId} AND tenant_id = ${tenantId} AND expires_at > ${now} RETURNING node_id`
+                ),
+                (rows) => rows.length === 1
+              )
+            ),
+
+      state: (nodeId) =>
+        hasNul(nodeId)
+          ? Effect.succeed({ _tag: "NotLive", tenantId: undefined, since: bootTime })
+          : Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const [row] = yield* query(
+                "session",
+                () => sql`SELECT tenant_id, expires_at FROM node_sessions WHERE node_id = ${nodeId}`
+              )
+              if (row === undefined) return { _tag: "NotLive", tenantId: undefined, since: bootTime } as SessionState
+              const tenantId = String(row["tenant_id"])
+              const expires = Number(row["expires_at"])
+              return now < expires
+                ? ({ _tag: "Live", tenantId } as const)
+                : ({ _tag: "NotLive", tenantId, since: expires } as const)
+            }),
+
+      live: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          query(
+            "sessions",
+            () => sql`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
+              WHERE expires_at > ${now} ORDER BY registered_at, node_id`
+          ),
+          (rows) =>
+            rows.map((row) => ({
+              nodeId: String(row["node_id"]),
+              tenantId: String(row["tenant_id"]),
+              name: String(row["name"]),
+              slots: Number(row["slots"]),
+              version: String(row["version"])
+            }))
+        )
+      ),
+
+      prune: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.asVoid(
+          query(
+            "prune",
+            () => sql`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
+          )
+        )
+      )
+    }
+    return sessions
+  })
+
+/** JobStore and NodeSessions on the database SVC_STORE_URL names (one pool for both). */
+export const postgresBackend = (
+  settings: PostgresSettings,
+  sessionSettings: SessionSettings
+): Layer.Layer<JobStore | NodeSessions, JobStoreStartupError> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const sql = yield* openPostgres(settings)
+      const store = yield* makePostgresJobStore(sql)
+      const sessions = yield* makePostgresNodeSessions(sql, sessionSettings)
+      return Context.make(JobStore, store).pipe(Context.add(NodeSessions, sessions))
+    })
+  )

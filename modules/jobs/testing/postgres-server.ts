@@ -1,0 +1,121 @@
+/**
+ * A real PostgreSQL server for tests: Debian's PostgreSQL 15 binaries (`initdb`, `pg_ctl`) in a
+ * temporary directory on a loopback port, password (SCRAM) authentication, torn down by `stop`.
+ * PostgreSQL refuses to run as root, so as root it runs as the `postgres` user (`runuser`) with a
+ * data directory that user owns.
+ */
+import { execFileSync } from "node:child_process"
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+export const POSTGRES_BIN = process.env["SVC_TEST_POSTGRES_BIN"] ?? "/usr/lib/postgresql/15/bin"
+
+export const postgresAvailable = (): boolean => existsSync(join(POSTGRES_BIN, "pg_ctl"))
+
+export interface PostgresServer {
+  readonly port: number
+  readonly dir: string
+  /** File holding the superuser's password (as SVC_STORE_PASSWORD_FILE would). */
+  readonly passwordFile: string
+  readonly password: string
+  /** `postgres://postgres@127.0.0.1:<port>/<database>` (no password: it comes from the file). */
+  readonly url: (database: string) => string
+  /** The same URL with the password in it (for the tests' own client). */
+  readonly adminUrl: (database: string) => string
+  readonly stop: () => void
+  /** Stops immediately (like a crash) or cleanly, and starts again on the same port and data. */
+  readonly restart: (mode?: "fast" | "immediate") => void
+  readonly stopOnly: (mode?: "fast" | "immediate") => void
+  readonly start: () => void
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+const asRoot = typeof process.getuid === "function" && process.getuid() === 0
+
+/** Runs a PostgreSQL binary, as the `postgres` user when we are root. */
+const runPg = (binary: string, args: ReadonlyArray<string>) => {
+  const path = join(POSTGRES_BIN, binary)
+  const [command, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", path, ...args]] : [path, [...args]]
+  execFileSync(command, argv, { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 })
+}
+
+const userIds = (): { readonly uid: number; readonly gid: number } | undefined => {
+  if (!asRoot) return undefined
+  const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim())
+  const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim())
+  return { uid, gid }
+}
+
+/** initdb + start; `durable: false` turns fsync off (contract tests), true keeps the defaults. */
+export const startPostgres = async (options: { readonly durable?: boolean } = {}): Promise<PostgresServer> => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-pg-"))
+  const ids = userIds()
+  chmodSync(dir, 0o700)
+  if (ids !== undefined) chownSync(dir, ids.uid, ids.gid)
+  const data = join(dir, "data")
+  const password = `pw-${crypto.randomUUID()}`
+  const passwordFile = join(dir, "password")
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 })
+  if (ids !== undefined) chownSync(passwordFile, ids.uid, ids.gid)
+  runPg("initdb", [
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    "--auth=scram-sha-256",
+    `--pwfile=${passwordFile}`,
+    "--no-sync",
+    "-E",
+    "UTF8",
+    "--locale=C"
+  ])
+  const port = await freePort()
+  const settings = [
+    `-p ${port}`,
+    "-c listen_addresses=127.0.0.1",
+    `-c unix_socket_directories=${dir}`,
+    "-c max_connections=200",
+    ...(options.durable === true ? [] : ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"])
+  ].join(" ")
+  const start = () => runPg("pg_ctl", ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "-t", "60", "start"])
+  const stopOnly = (mode: "fast" | "immediate" = "fast") => {
+    try {
+      runPg("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"])
+    } catch {
+      // Already stopped.
+    }
+  }
+  start()
+  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}?sslmode=disable`
+  return {
+    port,
+    dir,
+    passwordFile,
+    password,
+    url,
+    adminUrl: (database) =>
+      `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}?sslmode=disable`,
+    start,
+    stopOnly,
+    restart: (mode = "fast") => {
+      stopOnly(mode)
+      start()
+    },
+    stop: () => {
+      stopOnly("immediate")
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
