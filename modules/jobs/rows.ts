@@ -44,4 +44,3 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     submittedBy: row.submitted_by ?? undefined
   })
 }
-

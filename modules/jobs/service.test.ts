@@ -1,10 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Layer, Stream, TestClock } from "effect"
-import { JobServiceLive } from "./index.ts"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, ConfigProvider, Effect, Layer, Option, Stream, TestClock } from "effect"
 import { join } from "node:path"
+import { JobServiceLive } from "./index.ts"
 import type { Job } from "./model.ts"
 import { JobMetricsHooks, JobService, type JobServiceShape, MAX_PULL } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
+import { describeContract } from "./testing/backends.ts"
 import {
   node,
   recordingHooks,
@@ -18,15 +19,6 @@ import {
   writer
 } from "./testing/support.ts"
 
-let dir = ""
-let cleanup = () => {}
-beforeEach(() => {
-  ;({ dir, cleanup } = tempDir())
-})
-afterEach(() => cleanup())
-
-const path = () => join(dir, "jobs.sqlite")
-const run = <A, E>(body: (jobs: JobServiceShape) => Effect.Effect<A, E>) => withController(path(), body)
 const info = { name: "host", slots: 1, version: "t" }
 const { ttlMillis, requeueGraceMillis, sweepIntervalMillis, heartbeatIntervalMillis } = DEFAULT_SESSION_SETTINGS
 const OTHER_TENANT = "resource belongs to another tenant"
@@ -46,506 +38,541 @@ const first = (pulled: ReadonlyArray<Job>): Job => {
   return job
 }
 
-describe("submit, get, cancel, list", () => {
-  it.effect("submit stamps the caller's tenant and subject; get returns it to its tenant only", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* TestClock.adjust(1234)
-        const job = yield* jobs.submit(writer("acme", "alice"), request())
-        expect(job).toMatchObject({
-          tenantId: "acme",
-          state: "pending",
-          submittedBy: "alice",
-          createdAt: 1234,
-          framesDone: 0,
-          request: request()
-        })
-        expect(job.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-        expect(yield* jobs.get({ tenantId: "acme", roles: ["svc:reader"], subject: "bob" }, job.id)).toEqual(job)
-        for (const tenant of ["globex", "Acme", "acme ", ""]) {
-          const refused = yield* Effect.flip(jobs.get(writer(tenant), job.id))
-          expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
-          expect(refused.message).not.toContain("acme")
-        }
-        const unknown = yield* Effect.flip(jobs.get(writer("acme"), "00000000-0000-4000-8000-000000000000"))
-        expect(unknown).toMatchObject({
-          _tag: "JobNotFound",
-          message: `job "00000000-0000-4000-8000-000000000000" not found`
-        })
-      })
-    )
-  )
+describeContract("job service", ({ name, backend }) => {
+  const run = <A, E>(body: (jobs: JobServiceShape) => Effect.Effect<A, E>) => withController(backend(), body)
+  /** One pass of the re-queue sweep, besides the background one (both may run: that must be safe). */
+  const sweep = (jobs: JobServiceShape) => jobs.requeueOrphans
+  const inMemorySessions = name === "sqlite"
 
-  it.effect("a caller without a tenant can neither submit nor register", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        expect(yield* Effect.flip(jobs.submit(writer(""), request()))).toMatchObject({ _tag: "InvalidJobRequest" })
-        expect(yield* Effect.flip(jobs.register(node(""), info))).toMatchObject({ _tag: "InvalidJobRequest" })
-      })
-    )
-  )
-
-  it.effect(
-    "cancel: pending and running become cancelled, final jobs stay, another tenant's is refused unchanged",
-    () =>
+  describe("submit, get, cancel, list", () => {
+    it.effect("submit stamps the caller's tenant and subject; get returns it to its tenant only", () =>
       run((jobs) =>
         Effect.gen(function* () {
-          const running = yield* jobs.submit(writer("a"), request("r"))
-          const finished = yield* jobs.submit(writer("a"), request("f"))
-          const { nodeId } = yield* jobs.register(node("a"), info)
-          yield* jobs.pullWork(node("a"), nodeId, 2)
-          const done = yield* jobs.reportResult(node("a"), nodeId, finished.id, {
-            final: true,
-            result: result(80),
-            framesDone: 2
+          yield* TestClock.adjust(1234)
+          const job = yield* jobs.submit(writer("acme", "alice"), request())
+          expect(job).toMatchObject({
+            tenantId: "acme",
+            state: "pending",
+            submittedBy: "alice",
+            createdAt: 1234,
+            framesDone: 0,
+            request: request()
           })
-          const pending = yield* jobs.submit(writer("a"), request("p"))
-
-          for (const job of [running, pending]) {
-            const refused = yield* Effect.flip(jobs.cancel(writer("b"), job.id))
+          expect(job.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+          expect(yield* jobs.get({ tenantId: "acme", roles: ["svc:reader"], subject: "bob" }, job.id)).toEqual(job)
+          for (const tenant of ["globex", "Acme", "acme ", ""]) {
+            const refused = yield* Effect.flip(jobs.get(writer(tenant), job.id))
             expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
+            expect(refused.message).not.toContain("acme")
           }
-          expect((yield* jobs.get(writer("a"), running.id)).state).toBe("running")
-          expect((yield* jobs.get(writer("a"), pending.id)).state).toBe("pending")
-
-          yield* TestClock.adjust(500)
-          const cancelled = yield* jobs.cancel(writer("a"), running.id)
-          expect(cancelled).toMatchObject({ state: "cancelled", finishedAt: 500, nodeId })
-          expect(yield* jobs.cancel(writer("a"), pending.id)).toMatchObject({
-            state: "cancelled",
-            finishedAt: 500,
-            nodeId: undefined
+          const unknown = yield* Effect.flip(jobs.get(writer("acme"), "00000000-0000-4000-8000-000000000000"))
+          expect(unknown).toMatchObject({
+            _tag: "JobNotFound",
+            message: `job "00000000-0000-4000-8000-000000000000" not found`
           })
-          expect(yield* jobs.cancel(writer("a"), finished.id)).toEqual(done)
-          expect(yield* jobs.cancel(writer("a"), running.id)).toEqual(cancelled)
-          // The node's late report on the cancelled job is accepted and tells it the job is cancelled.
-          expect(
-            yield* jobs.reportResult(node("a"), nodeId, running.id, { final: true, result: result(1), framesDone: 1 })
-          ).toEqual(cancelled)
-          // A cancelled job is never handed out.
-          expect(yield* jobs.pullWork(node("a"), nodeId, 10)).toEqual([])
-          expect((yield* Effect.flip(jobs.cancel(writer("a"), "nope")))._tag).toBe("JobNotFound")
         })
       )
-  )
-
-  it.effect("list: only the caller's tenant, newest first, by state, limited", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        const mine = yield* Effect.forEach([1, 2, 3, 4], (i) => jobs.submit(writer("a"), request(`a${i}`)))
-        yield* jobs.submit(writer("b"), request("b"))
-        const { nodeId } = yield* jobs.register(node("a"), info)
-        yield* jobs.pullWork(node("a"), nodeId, 1)
-        const ids = (list: ReadonlyArray<Job>) => list.map((job) => job.id)
-        expect(ids(yield* jobs.list(writer("a"), {}))).toEqual(mine.map((job) => job.id).reverse())
-        expect(ids(yield* jobs.list(writer("a"), { states: ["running"] }))).toEqual([mine[0]?.id])
-        expect(ids(yield* jobs.list(writer("a"), { states: ["pending"], limit: 2 }))).toEqual([
-          mine[3]?.id,
-          mine[2]?.id
-        ])
-        expect(ids(yield* jobs.list(writer("a"), { states: ["finished", "failed"] }))).toEqual([])
-        expect((yield* jobs.list(writer("b"), {})).map((job) => job.tenantId)).toEqual(["b"])
-        expect((yield* Effect.flip(jobs.list(writer("a"), { limit: -1 })))._tag).toBe("InvalidJobRequest")
-      })
     )
-  )
 
-  it.scoped("stream with follow: the listing, then the tenant's changes only", () =>
-    Effect.gen(function* () {
-      const jobs = yield* JobService
-      const old = yield* jobs.submit(writer("a"), request("old"))
-      const pull = yield* Stream.toPull(
-        Stream.rechunk(jobs.stream(writer("a"), { follow: true, states: ["pending", "cancelled"] }), 1)
-      )
-      const next = Effect.map(pull, (chunk) => Chunk.toReadonlyArray(chunk)[0])
-      expect((yield* next)?.id).toBe(old.id)
-      yield* jobs.submit(writer("b"), request("theirs"))
-      const theirs = yield* jobs.list(writer("b"), {})
-      yield* jobs.cancel(writer("b"), theirs[0]?.id ?? "")
-      const fresh = yield* jobs.submit(writer("a"), request("new"))
-      expect(yield* next).toMatchObject({ id: fresh.id, tenantId: "a", state: "pending" })
-      const { nodeId } = yield* jobs.register(node("a"), info)
-      yield* jobs.pullWork(node("a"), nodeId, 1) // running: filtered out
-      yield* jobs.cancel(writer("a"), fresh.id)
-      expect(yield* next).toMatchObject({ id: fresh.id, state: "cancelled" })
-    }).pipe(Effect.provide(serviceLayerAt(path())))
-  )
-
-  it.effect("stream without follow ends after the listing", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        const listed = yield* Stream.runCollect(jobs.stream(writer("a"), { follow: false }))
-        expect(Chunk.size(listed)).toBe(1)
-      })
-    )
-  )
-})
-
-describe("node API", () => {
-  it.effect("pullWork hands out the tenant's pending jobs FIFO, running on the node, with the tenant's roots", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        const a = yield* Effect.forEach([1, 2, 3], (i) => jobs.submit(writer("a"), request(`a${i}`)))
-        yield* jobs.submit(writer("b"), request("b"))
-        const { nodeId } = yield* jobs.register(node("a"), info)
-        yield* TestClock.adjust(2000)
-        const one = yield* jobs.pullWork(node("a"), nodeId, 0) // 0 means 1
-        expect(one.map((job) => job.id)).toEqual([a[0]?.id])
-        expect(one[0]).toMatchObject({
-          state: "running",
-          nodeId,
-          startedAt: 2000,
-          scoringRoots: rootsOf("a"),
-          tenantId: "a"
-        })
-        const rest = yield* jobs.pullWork(node("a"), nodeId, 10)
-        expect(rest.map((job) => job.id)).toEqual([a[1]?.id, a[2]?.id])
-        expect(yield* jobs.pullWork(node("a"), nodeId, 10)).toEqual([])
-        const b = yield* nodeWithJobs(jobs, "b", 10)
-        expect(b.pulled.map((job) => [job.tenantId, job.scoringRoots])).toEqual([["b", rootsOf("b")]])
-      })
-    )
-  )
-
-  it.effect(`pullWork hands out at most ${MAX_PULL} jobs`, () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* Effect.forEach(Array.from({ length: MAX_PULL + 1 }), () => jobs.submit(writer("a"), request()))
-        const { pulled } = yield* nodeWithJobs(jobs, "a", 1000)
-        expect(pulled.length).toBe(MAX_PULL)
-        const { nodeId } = yield* jobs.register(node("a"), info)
-        expect((yield* Effect.flip(jobs.pullWork(node("a"), nodeId, -1)))._tag).toBe("InvalidJobRequest")
-      })
-    )
-  )
-
-  it.effect("another tenant's session: heartbeat ok=false, pullWork PERMISSION_DENIED without naming the tenant", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        const { nodeId } = yield* jobs.register(node("a"), info)
-        expect(yield* jobs.heartbeat(node("b"), nodeId)).toBe(false)
-        const refused = yield* Effect.flip(jobs.pullWork(node("b"), nodeId, 1))
-        expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
-        expect((yield* jobs.list(writer("a"), {}))[0]?.state).toBe("pending")
-        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
-      })
-    )
-  )
-
-  it.effect("unknown or expired sessions: heartbeat ok=false, pullWork NodeSessionNotLive", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        expect(yield* jobs.heartbeat(node("a"), "unknown")).toBe(false)
-        expect((yield* Effect.flip(jobs.pullWork(node("a"), "unknown", 1)))._tag).toBe("NodeSessionNotLive")
-        const { nodeId } = yield* jobs.register(node("a"), info)
-        yield* TestClock.adjust(ttlMillis)
-        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(false)
-        const refused = yield* Effect.flip(jobs.pullWork(node("a"), nodeId, 1))
-        expect(refused).toMatchObject({
-          _tag: "NodeSessionNotLive",
-          message: `node session "${nodeId}" is not live; register again`
-        })
-      })
-    )
-  )
-})
-
-describe("ReportResult (seed 000, 5.6)", () => {
-  it.effect("the assigned node reports progress, then a final result", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
-        const job = first(pulled)
-        const partial = yield* jobs.reportResult(node("a"), nodeId, job.id, {
-          final: false,
-          result: result(70, 1),
-          framesDone: 1
-        })
-        expect(partial).toMatchObject({ state: "running", framesDone: 1, nodeId, finishedAt: undefined })
-        expect(partial.result?.score).toBe(70)
-        const progress = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: false, framesDone: 2 })
-        expect(progress.result?.score).toBe(70) // a report without result keeps the last one
-        yield* TestClock.adjust(3000)
-        const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
-          final: true,
-          result: result(75.25),
-          framesDone: 2
-        })
-        expect(done).toMatchObject({ state: "finished", framesDone: 2, finishedAt: 3000, error: undefined })
-        expect(done.result).toEqual({ ...result(75.25) })
-        expect(yield* jobs.get(writer("a"), job.id)).toEqual(done)
-      })
-    )
-  )
-
-  it.effect("a final error fails the job; a final report with neither result nor error is invalid", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
-        const job = first(pulled)
-        const invalid = yield* Effect.flip(
-          jobs.reportResult(node("a"), nodeId, job.id, { final: true, error: "", framesDone: 0 })
-        )
-        expect(invalid._tag).toBe("InvalidJobRequest")
-        expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
-        const error = `scoring input "/etc/passwd" is outside the tenant's scoring roots`
-        const failed = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, error, framesDone: 0 })
-        expect(failed).toMatchObject({ state: "failed", error })
-      })
-    )
-  )
-
-  it.effect("a repeated final report of a finished job succeeds without changing it", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
-        const job = first(pulled)
-        const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
-          final: true,
-          result: result(60),
-          framesDone: 2
-        })
-        yield* TestClock.adjust(1000)
-        const again = yield* jobs.reportResult(node("a"), nodeId, job.id, {
-          final: true,
-          result: result(99),
-          framesDone: 9
-        })
-        expect(again).toEqual(done)
-        const late = yield* jobs.reportResult(node("a"), nodeId, job.id, {
-          final: false,
-          result: result(1),
-          framesDone: 1
-        })
-        expect(late).toEqual(done)
-        expect(yield* jobs.get(writer("a"), job.id)).toEqual(done)
-      })
-    )
-  )
-
-  it.effect(
-    "refused, changing nothing: another tenant's job, a pending job, a job of another live node, an unknown job",
-    () =>
+    it.effect("a caller without a tenant can neither submit nor register", () =>
       run((jobs) =>
         Effect.gen(function* () {
-          yield* jobs.submit(writer("a"), request("a-running"))
-          yield* jobs.submit(writer("b"), request("b-running"))
-          const a = yield* nodeWithJobs(jobs, "a")
-          const b = yield* nodeWithJobs(jobs, "b")
-          const aJob = first(a.pulled)
-          const bJob = first(b.pulled)
-          const aPending = yield* jobs.submit(writer("a"), request("a-pending"))
-          const a2 = yield* jobs.register(node("a"), info)
-          const snapshot = yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])
-          const report = { final: true, result: result(50), framesDone: 2 }
-          const refusals: ReadonlyArray<readonly [string, string, string]> = [
-            ["a", a.nodeId, bJob.id], // another tenant's job, by my node
-            ["b", b.nodeId, aJob.id], // another tenant's job, by its own tenant's node
-            ["a", a.nodeId, aPending.id], // a pending job
-            ["a", a2.nodeId, aJob.id], // a job of another live node
-            ["a", a.nodeId, "no-such-job"], // unknown job
-            ["a", b.nodeId, bJob.id], // a session of another tenant
-            ["a", "no-such-node", aJob.id] // a session this controller never registered
-          ]
-          for (const [tenant, nodeId, jobId] of refusals) {
-            const refused = yield* Effect.flip(jobs.reportResult(node(tenant), nodeId, jobId, report))
-            expect(refused).toMatchObject({ _tag: "PermissionDenied", message: notAssigned(jobId, nodeId) })
-          }
-          expect(yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])).toEqual(snapshot)
+          expect(yield* Effect.flip(jobs.submit(writer(""), request()))).toMatchObject({ _tag: "InvalidJobRequest" })
+          expect(yield* Effect.flip(jobs.register(node(""), info))).toMatchObject({ _tag: "InvalidJobRequest" })
         })
       )
-  )
-
-  it.effect("a running job whose node is no longer live may be reported by another live node of the tenant", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        const gone = yield* nodeWithJobs(jobs, "a")
-        const job = first(gone.pulled)
-        yield* TestClock.adjust(ttlMillis) // no heartbeat: the session expires
-        const fresh = yield* jobs.register(node("a"), info)
-        const other = yield* jobs.register(node("b"), info)
-        const crossTenant = yield* Effect.flip(
-          jobs.reportResult(node("b"), other.nodeId, job.id, { final: false, framesDone: 1 })
-        )
-        expect(crossTenant.message).toBe(notAssigned(job.id, other.nodeId))
-        const taken = yield* jobs.reportResult(node("a"), fresh.nodeId, job.id, {
-          final: false,
-          result: result(10, 1),
-          framesDone: 1
-        })
-        expect(taken).toMatchObject({ state: "running", nodeId: fresh.nodeId, framesDone: 1 })
-        // The expired node's report is now one of a job of another live node.
-        const late = yield* Effect.flip(
-          jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 2 })
-        )
-        expect(late.message).toBe(notAssigned(job.id, gone.nodeId))
-        // The taken-over job is not re-queued when the old session's grace ends.
-        yield* Effect.forEach(Array.from({ length: 10 }), () =>
-          Effect.zipRight(TestClock.adjust(heartbeatIntervalMillis), jobs.heartbeat(node("a"), fresh.nodeId))
-        )
-        expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
-      })
     )
-  )
 
-  it.effect("an expired node's own late report is still accepted while nobody took the job over", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        yield* jobs.submit(writer("a"), request())
-        const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
-        yield* TestClock.adjust(ttlMillis + 1)
-        const done = yield* jobs.reportResult(node("a"), nodeId, first(pulled).id, {
-          final: true,
-          result: result(42),
-          framesDone: 2
-        })
-        expect(done.state).toBe("finished")
-      })
+    it.effect(
+      "cancel: pending and running become cancelled, final jobs stay, another tenant's is refused unchanged",
+      () =>
+        run((jobs) =>
+          Effect.gen(function* () {
+            const running = yield* jobs.submit(writer("a"), request("r"))
+            const finished = yield* jobs.submit(writer("a"), request("f"))
+            const { nodeId } = yield* jobs.register(node("a"), info)
+            yield* jobs.pullWork(node("a"), nodeId, 2)
+            const done = yield* jobs.reportResult(node("a"), nodeId, finished.id, {
+              final: true,
+              result: result(80),
+              framesDone: 2
+            })
+            const pending = yield* jobs.submit(writer("a"), request("p"))
+
+            for (const job of [running, pending]) {
+              const refused = yield* Effect.flip(jobs.cancel(writer("b"), job.id))
+              expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
+            }
+            expect((yield* jobs.get(writer("a"), running.id)).state).toBe("running")
+            expect((yield* jobs.get(writer("a"), pending.id)).state).toBe("pending")
+
+            yield* TestClock.adjust(500)
+            const cancelled = yield* jobs.cancel(writer("a"), running.id)
+            expect(cancelled).toMatchObject({ state: "cancelled", finishedAt: 500, nodeId })
+            expect(yield* jobs.cancel(writer("a"), pending.id)).toMatchObject({
+              state: "cancelled",
+              finishedAt: 500,
+              nodeId: undefined
+            })
+            expect(yield* jobs.cancel(writer("a"), finished.id)).toEqual(done)
+            expect(yield* jobs.cancel(writer("a"), running.id)).toEqual(cancelled)
+            // The node's late report on the cancelled job is accepted and tells it the job is cancelled.
+            expect(
+              yield* jobs.reportResult(node("a"), nodeId, running.id, { final: true, result: result(1), framesDone: 1 })
+            ).toEqual(cancelled)
+            // A cancelled job is never handed out.
+            expect(yield* jobs.pullWork(node("a"), nodeId, 10)).toEqual([])
+            expect((yield* Effect.flip(jobs.cancel(writer("a"), "nope")))._tag).toBe("JobNotFound")
+          })
+        )
     )
-  )
 
-  it.effect("a node that registered again after a controller restart reports what it finished", () =>
-    Effect.gen(function* () {
-      const { job, oldNode } = yield* run((jobs) =>
+    it.effect("list: only the caller's tenant, newest first, by state, limited", () =>
+      run((jobs) =>
         Effect.gen(function* () {
-          const mine = yield* jobs.submit(writer("a"), request())
-          yield* jobs.submit(writer("b"), request())
-          yield* nodeWithJobs(jobs, "b")
-          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
-          expect(first(pulled).id).toBe(mine.id)
-          return { job: mine, oldNode: nodeId }
-        })
-      )
-      yield* TestClock.adjust(5_000)
-      yield* run((jobs) =>
-        Effect.gen(function* () {
-          // The old session died with the controller.
-          expect(yield* jobs.heartbeat(node("a"), oldNode)).toBe(false)
-          const stale = yield* Effect.flip(
-            jobs.reportResult(node("a"), oldNode, job.id, { final: true, result: result(88), framesDone: 2 })
-          )
-          expect(stale.message).toBe(notAssigned(job.id, oldNode))
+          const mine = yield* Effect.forEach([1, 2, 3, 4], (i) => jobs.submit(writer("a"), request(`a${i}`)))
+          yield* jobs.submit(writer("b"), request("b"))
           const { nodeId } = yield* jobs.register(node("a"), info)
-          const bJob = (yield* jobs.list(writer("b"), {}))[0]
-          const refused = yield* Effect.flip(
-            jobs.reportResult(node("a"), nodeId, bJob?.id ?? "", { final: true, result: result(1), framesDone: 1 })
-          )
-          expect(refused.message).toBe(notAssigned(bJob?.id ?? "", nodeId))
+          yield* jobs.pullWork(node("a"), nodeId, 1)
+          const ids = (list: ReadonlyArray<Job>) => list.map((job) => job.id)
+          expect(ids(yield* jobs.list(writer("a"), {}))).toEqual(mine.map((job) => job.id).reverse())
+          expect(ids(yield* jobs.list(writer("a"), { states: ["running"] }))).toEqual([mine[0]?.id])
+          expect(ids(yield* jobs.list(writer("a"), { states: ["pending"], limit: 2 }))).toEqual([
+            mine[3]?.id,
+            mine[2]?.id
+          ])
+          expect(ids(yield* jobs.list(writer("a"), { states: ["finished", "failed"] }))).toEqual([])
+          expect((yield* jobs.list(writer("b"), {})).map((job) => job.tenantId)).toEqual(["b"])
+          expect((yield* Effect.flip(jobs.list(writer("a"), { limit: -1 })))._tag).toBe("InvalidJobRequest")
+        })
+      )
+    )
+
+    it.scoped("stream with follow: the listing, then the tenant's changes only", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobService
+        const old = yield* jobs.submit(writer("a"), request("old"))
+        const pull = yield* Stream.toPull(
+          Stream.rechunk(jobs.stream(writer("a"), { follow: true, states: ["pending", "cancelled"] }), 1)
+        )
+        // A change may come twice (committed around the subscription): repeats are skipped here.
+        const seen = new Map<string, string>()
+        const next: Effect.Effect<Job | undefined, Option.Option<unknown>> = Effect.flatMap(pull, (chunk) => {
+          const job = Chunk.toReadonlyArray(chunk)[0]
+          if (job === undefined || seen.get(job.id) === JSON.stringify(job)) return next
+          seen.set(job.id, JSON.stringify(job))
+          return Effect.succeed(job)
+        })
+        expect((yield* next)?.id).toBe(old.id)
+        yield* jobs.submit(writer("b"), request("theirs"))
+        const theirs = yield* jobs.list(writer("b"), {})
+        yield* jobs.cancel(writer("b"), theirs[0]?.id ?? "")
+        const fresh = yield* jobs.submit(writer("a"), request("new"))
+        expect(yield* next).toMatchObject({ id: fresh.id, tenantId: "a", state: "pending" })
+        const { nodeId } = yield* jobs.register(node("a"), info)
+        yield* jobs.pullWork(node("a"), nodeId, 1) // running: filtered out
+        yield* jobs.cancel(writer("a"), fresh.id)
+        expect(yield* next).toMatchObject({ id: fresh.id, state: "cancelled" })
+      }).pipe(Effect.provide(serviceLayerAt(backend())))
+    )
+
+    it.effect("stream without follow ends after the listing", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const listed = yield* Stream.runCollect(jobs.stream(writer("a"), { follow: false }))
+          expect(Chunk.size(listed)).toBe(1)
+        })
+      )
+    )
+  })
+
+  describe("node API", () => {
+    it.effect("pullWork hands out the tenant's pending jobs FIFO, running on the node, with the tenant's roots", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const a = yield* Effect.forEach([1, 2, 3], (i) => jobs.submit(writer("a"), request(`a${i}`)))
+          yield* jobs.submit(writer("b"), request("b"))
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          yield* TestClock.adjust(2000)
+          const one = yield* jobs.pullWork(node("a"), nodeId, 0) // 0 means 1
+          expect(one.map((job) => job.id)).toEqual([a[0]?.id])
+          expect(one[0]).toMatchObject({
+            state: "running",
+            nodeId,
+            startedAt: 2000,
+            scoringRoots: rootsOf("a"),
+            tenantId: "a"
+          })
+          const rest = yield* jobs.pullWork(node("a"), nodeId, 10)
+          expect(rest.map((job) => job.id)).toEqual([a[1]?.id, a[2]?.id])
+          expect(yield* jobs.pullWork(node("a"), nodeId, 10)).toEqual([])
+          const b = yield* nodeWithJobs(jobs, "b", 10)
+          expect(b.pulled.map((job) => [job.tenantId, job.scoringRoots])).toEqual([["b", rootsOf("b")]])
+        })
+      )
+    )
+
+    it.effect(`pullWork hands out at most ${MAX_PULL} jobs`, () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* Effect.forEach(Array.from({ length: MAX_PULL + 1 }), () => jobs.submit(writer("a"), request()))
+          const { pulled } = yield* nodeWithJobs(jobs, "a", 1000)
+          expect(pulled.length).toBe(MAX_PULL)
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          expect((yield* Effect.flip(jobs.pullWork(node("a"), nodeId, -1)))._tag).toBe("InvalidJobRequest")
+        })
+      )
+    )
+
+    it.effect(
+      "another tenant's session: heartbeat ok=false, pullWork PERMISSION_DENIED without naming the tenant",
+      () =>
+        run((jobs) =>
+          Effect.gen(function* () {
+            yield* jobs.submit(writer("a"), request())
+            const { nodeId } = yield* jobs.register(node("a"), info)
+            expect(yield* jobs.heartbeat(node("b"), nodeId)).toBe(false)
+            const refused = yield* Effect.flip(jobs.pullWork(node("b"), nodeId, 1))
+            expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
+            expect((yield* jobs.list(writer("a"), {}))[0]?.state).toBe("pending")
+            expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
+          })
+        )
+    )
+
+    it.effect("unknown or expired sessions: heartbeat ok=false, pullWork NodeSessionNotLive", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          expect(yield* jobs.heartbeat(node("a"), "unknown")).toBe(false)
+          expect((yield* Effect.flip(jobs.pullWork(node("a"), "unknown", 1)))._tag).toBe("NodeSessionNotLive")
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          yield* TestClock.adjust(ttlMillis)
+          expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(false)
+          const refused = yield* Effect.flip(jobs.pullWork(node("a"), nodeId, 1))
+          expect(refused).toMatchObject({
+            _tag: "NodeSessionNotLive",
+            message: `node session "${nodeId}" is not live; register again`
+          })
+        })
+      )
+    )
+  })
+
+  describe("ReportResult (seed 000, 5.6)", () => {
+    it.effect("the assigned node reports progress, then a final result", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          const partial = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: result(70, 1),
+            framesDone: 1
+          })
+          expect(partial).toMatchObject({ state: "running", framesDone: 1, nodeId, finishedAt: undefined })
+          expect(partial.result?.score).toBe(70)
+          const progress = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: false, framesDone: 2 })
+          expect(progress.result?.score).toBe(70) // a report without result keeps the last one
+          yield* TestClock.adjust(3000)
           const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
             final: true,
-            result: result(88),
+            result: result(75.25),
             framesDone: 2
           })
-          expect(done).toMatchObject({ state: "finished", nodeId, framesDone: 2 })
-          expect(
-            yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(3), framesDone: 2 })
-          ).toEqual(done)
+          expect(done).toMatchObject({ state: "finished", framesDone: 2, finishedAt: 3000, error: undefined })
+          expect(done.result).toEqual({ ...result(75.25) })
+          expect(yield* jobs.get(writer("a"), job.id)).toEqual(done)
         })
       )
-    })
-  )
-})
+    )
 
-describe("re-queue after the grace period", () => {
-  it.effect("running jobs of an expired session go back to pending, FIFO position kept, and run elsewhere", () =>
-    run((jobs) =>
-      Effect.gen(function* () {
-        const submitted = yield* Effect.forEach([1, 2], (i) => jobs.submit(writer("a"), request(`j${i}`)))
-        const gone = yield* nodeWithJobs(jobs, "a", 1)
-        const job = first(gone.pulled)
-        yield* jobs.reportResult(node("a"), gone.nodeId, job.id, { final: false, result: result(5, 1), framesDone: 1 })
-        const stay = yield* jobs.submit(writer("b"), request("b"))
-        const bNode = yield* nodeWithJobs(jobs, "b", 1)
-        expect(first(bNode.pulled).id).toBe(stay.id)
-        // Node b keeps heartbeating; node a goes silent.
-        const tick = (millis: number) =>
-          Effect.forEach(Array.from({ length: millis / 1000 }), () =>
-            Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId))
+    it.effect("a final error fails the job; a final report with neither result nor error is invalid", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          const invalid = yield* Effect.flip(
+            jobs.reportResult(node("a"), nodeId, job.id, { final: true, error: "", framesDone: 0 })
           )
-        yield* tick(ttlMillis + requeueGraceMillis - sweepIntervalMillis)
-        expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
-        yield* tick(sweepIntervalMillis)
-        const requeued = yield* jobs.get(writer("a"), job.id)
-        expect(requeued).toMatchObject({
-          state: "pending",
-          nodeId: undefined,
-          startedAt: undefined,
-          result: undefined,
-          framesDone: 0
+          expect(invalid._tag).toBe("InvalidJobRequest")
+          expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
+          const error = `scoring input "/etc/passwd" is outside the tenant's scoring roots`
+          const failed = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, error, framesDone: 0 })
+          expect(failed).toMatchObject({ state: "failed", error })
         })
-        expect((yield* jobs.get(writer("b"), stay.id)).state).toBe("running")
-        const again = yield* nodeWithJobs(jobs, "a", 2)
-        expect(again.pulled.map((j) => j.id)).toEqual(submitted.map((j) => j.id))
-        const stale = yield* Effect.flip(
-          jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 1 })
+      )
+    )
+
+    it.effect("a repeated final report of a finished job succeeds without changing it", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: true,
+            result: result(60),
+            framesDone: 2
+          })
+          yield* TestClock.adjust(1000)
+          const again = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: true,
+            result: result(99),
+            framesDone: 9
+          })
+          expect(again).toEqual(done)
+          const late = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: result(1),
+            framesDone: 1
+          })
+          expect(late).toEqual(done)
+          expect(yield* jobs.get(writer("a"), job.id)).toEqual(done)
+        })
+      )
+    )
+
+    it.effect(
+      "refused, changing nothing: another tenant's job, a pending job, a job of another live node, an unknown job",
+      () =>
+        run((jobs) =>
+          Effect.gen(function* () {
+            yield* jobs.submit(writer("a"), request("a-running"))
+            yield* jobs.submit(writer("b"), request("b-running"))
+            const a = yield* nodeWithJobs(jobs, "a")
+            const b = yield* nodeWithJobs(jobs, "b")
+            const aJob = first(a.pulled)
+            const bJob = first(b.pulled)
+            const aPending = yield* jobs.submit(writer("a"), request("a-pending"))
+            const a2 = yield* jobs.register(node("a"), info)
+            const snapshot = yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])
+            const report = { final: true, result: result(50), framesDone: 2 }
+            const refusals: ReadonlyArray<readonly [string, string, string]> = [
+              ["a", a.nodeId, bJob.id], // another tenant's job, by my node
+              ["b", b.nodeId, aJob.id], // another tenant's job, by its own tenant's node
+              ["a", a.nodeId, aPending.id], // a pending job
+              ["a", a2.nodeId, aJob.id], // a job of another live node
+              ["a", a.nodeId, "no-such-job"], // unknown job
+              ["a", b.nodeId, bJob.id], // a session of another tenant
+              ["a", "no-such-node", aJob.id] // a session this controller never registered
+            ]
+            for (const [tenant, nodeId, jobId] of refusals) {
+              const refused = yield* Effect.flip(jobs.reportResult(node(tenant), nodeId, jobId, report))
+              expect(refused).toMatchObject({ _tag: "PermissionDenied", message: notAssigned(jobId, nodeId) })
+            }
+            expect(yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])).toEqual(snapshot)
+          })
         )
-        expect(stale.message).toBe(notAssigned(job.id, gone.nodeId))
+    )
+
+    it.effect("a running job whose node is no longer live may be reported by another live node of the tenant", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const gone = yield* nodeWithJobs(jobs, "a")
+          const job = first(gone.pulled)
+          yield* TestClock.adjust(ttlMillis) // no heartbeat: the session expires
+          const fresh = yield* jobs.register(node("a"), info)
+          const other = yield* jobs.register(node("b"), info)
+          const crossTenant = yield* Effect.flip(
+            jobs.reportResult(node("b"), other.nodeId, job.id, { final: false, framesDone: 1 })
+          )
+          expect(crossTenant.message).toBe(notAssigned(job.id, other.nodeId))
+          const taken = yield* jobs.reportResult(node("a"), fresh.nodeId, job.id, {
+            final: false,
+            result: result(10, 1),
+            framesDone: 1
+          })
+          expect(taken).toMatchObject({ state: "running", nodeId: fresh.nodeId, framesDone: 1 })
+          // The expired node's report is now one of a job of another live node.
+          const late = yield* Effect.flip(
+            jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 2 })
+          )
+          expect(late.message).toBe(notAssigned(job.id, gone.nodeId))
+          // The taken-over job is not re-queued when the old session's grace ends.
+          yield* Effect.forEach(Array.from({ length: 10 }), () =>
+            Effect.zipRight(TestClock.adjust(heartbeatIntervalMillis), jobs.heartbeat(node("a"), fresh.nodeId))
+          )
+          expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
+        })
+      )
+    )
+
+    it.effect("an expired node's own late report is still accepted while nobody took the job over", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          yield* TestClock.adjust(ttlMillis + 1)
+          const done = yield* jobs.reportResult(node("a"), nodeId, first(pulled).id, {
+            final: true,
+            result: result(42),
+            framesDone: 2
+          })
+          expect(done.state).toBe("finished")
+        })
+      )
+    )
+
+    // In-memory sessions die with the controller; PostgreSQL sessions outlive it (tested below).
+    it.effect.skipIf(!inMemorySessions)(
+      "a node that registered again after a controller restart reports what it finished",
+      () =>
+        Effect.gen(function* () {
+          const { job, oldNode } = yield* run((jobs) =>
+            Effect.gen(function* () {
+              const mine = yield* jobs.submit(writer("a"), request())
+              yield* jobs.submit(writer("b"), request())
+              yield* nodeWithJobs(jobs, "b")
+              const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+              expect(first(pulled).id).toBe(mine.id)
+              return { job: mine, oldNode: nodeId }
+            })
+          )
+          yield* TestClock.adjust(5_000)
+          yield* run((jobs) =>
+            Effect.gen(function* () {
+              // The old session died with the controller.
+              expect(yield* jobs.heartbeat(node("a"), oldNode)).toBe(false)
+              const stale = yield* Effect.flip(
+                jobs.reportResult(node("a"), oldNode, job.id, { final: true, result: result(88), framesDone: 2 })
+              )
+              expect(stale.message).toBe(notAssigned(job.id, oldNode))
+              const { nodeId } = yield* jobs.register(node("a"), info)
+              const bJob = (yield* jobs.list(writer("b"), {}))[0]
+              const refused = yield* Effect.flip(
+                jobs.reportResult(node("a"), nodeId, bJob?.id ?? "", { final: true, result: result(1), framesDone: 1 })
+              )
+              expect(refused.message).toBe(notAssigned(bJob?.id ?? "", nodeId))
+              const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+                final: true,
+                result: result(88),
+                framesDone: 2
+              })
+              expect(done).toMatchObject({ state: "finished", nodeId, framesDone: 2 })
+              expect(
+                yield* jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(3), framesDone: 2 })
+              ).toEqual(done)
+            })
+          )
+        })
+    )
+  })
+
+  describe("re-queue after the grace period", () => {
+    it.effect("running jobs of an expired session go back to pending, FIFO position kept, and run elsewhere", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const submitted = yield* Effect.forEach([1, 2], (i) => jobs.submit(writer("a"), request(`j${i}`)))
+          const gone = yield* nodeWithJobs(jobs, "a", 1)
+          const job = first(gone.pulled)
+          yield* jobs.reportResult(node("a"), gone.nodeId, job.id, {
+            final: false,
+            result: result(5, 1),
+            framesDone: 1
+          })
+          const stay = yield* jobs.submit(writer("b"), request("b"))
+          const bNode = yield* nodeWithJobs(jobs, "b", 1)
+          expect(first(bNode.pulled).id).toBe(stay.id)
+          // Node b keeps heartbeating; node a goes silent.
+          const tick = (millis: number) =>
+            Effect.forEach(Array.from({ length: millis / 1000 }), () =>
+              Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId))
+            )
+          yield* tick(ttlMillis + requeueGraceMillis - sweepIntervalMillis)
+          expect(yield* sweep(jobs)).toEqual([])
+          expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
+          yield* tick(sweepIntervalMillis)
+          yield* sweep(jobs)
+          const requeued = yield* jobs.get(writer("a"), job.id)
+          expect(requeued).toMatchObject({
+            state: "pending",
+            nodeId: undefined,
+            startedAt: undefined,
+            result: undefined,
+            framesDone: 0
+          })
+          expect((yield* jobs.get(writer("b"), stay.id)).state).toBe("running")
+          const again = yield* nodeWithJobs(jobs, "a", 2)
+          expect(again.pulled.map((j) => j.id)).toEqual(submitted.map((j) => j.id))
+          const stale = yield* Effect.flip(
+            jobs.reportResult(node("a"), gone.nodeId, job.id, { final: true, result: result(1), framesDone: 1 })
+          )
+          expect(stale.message).toBe(notAssigned(job.id, gone.nodeId))
+        })
+      )
+    )
+
+    it.effect.skipIf(!inMemorySessions)(
+      "after a controller restart, jobs of pre-restart sessions are re-queued one grace period after boot",
+      () =>
+        Effect.gen(function* () {
+          const job = yield* run((jobs) =>
+            Effect.map(Effect.zipRight(jobs.submit(writer("a"), request()), nodeWithJobs(jobs, "a")), (n) =>
+              first(n.pulled)
+            )
+          )
+          yield* run((jobs) =>
+            Effect.gen(function* () {
+              yield* TestClock.adjust(requeueGraceMillis - 1)
+              expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
+              yield* TestClock.adjust(sweepIntervalMillis)
+              expect((yield* jobs.get(writer("a"), job.id)).state).toBe("pending")
+            })
+          )
+        })
+    )
+  })
+
+  describe("metrics hooks", () => {
+    it.effect("queue wait and duration samples, jobs by state and live nodes", () =>
+      Effect.gen(function* () {
+        const recorder = recordingHooks()
+        yield* Effect.gen(function* () {
+          const jobs = yield* JobService
+          yield* jobs.submit(writer("a"), request())
+          yield* jobs.submit(writer("a"), request())
+          yield* jobs.submit(writer("b"), request())
+          yield* TestClock.adjust(1500)
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a", 2)
+          yield* TestClock.adjust(2500)
+          yield* jobs.reportResult(node("a"), nodeId, first(pulled).id, {
+            final: true,
+            result: result(1),
+            framesDone: 2
+          })
+          yield* jobs.reportResult(node("a"), nodeId, pulled[1]?.id ?? "", {
+            final: true,
+            error: "unreadable",
+            framesDone: 0
+          })
+          yield* jobs.register(node("b"), info)
+          expect(yield* jobs.gauges).toEqual({
+            jobsByState: { pending: 1, running: 0, finished: 1, cancelled: 0, failed: 1 },
+            liveNodes: 2
+          })
+        }).pipe(Effect.provide(serviceLayerAt(backend(), DEFAULT_SESSION_SETTINGS, recorder.layer)))
+        expect(recorder.queueWaits).toEqual([1.5, 1.5])
+        expect(recorder.durations).toEqual([
+          { seconds: 2.5, outcome: "finished" },
+          { seconds: 2.5, outcome: "failed" }
+        ])
       })
     )
-  )
-
-  it.effect("after a controller restart, jobs of pre-restart sessions are re-queued one grace period after boot", () =>
-    Effect.gen(function* () {
-      const job = yield* run((jobs) =>
-        Effect.map(Effect.zipRight(jobs.submit(writer("a"), request()), nodeWithJobs(jobs, "a")), (n) =>
-          first(n.pulled)
-        )
-      )
-      yield* run((jobs) =>
-        Effect.gen(function* () {
-          yield* TestClock.adjust(requeueGraceMillis - 1)
-          expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
-          yield* TestClock.adjust(sweepIntervalMillis)
-          expect((yield* jobs.get(writer("a"), job.id)).state).toBe("pending")
-        })
-      )
-    })
-  )
-})
-
-describe("metrics hooks", () => {
-  it.effect("queue wait and duration samples, jobs by state and live nodes", () =>
-    Effect.gen(function* () {
-      const recorder = recordingHooks()
-      yield* Effect.gen(function* () {
-        const jobs = yield* JobService
-        yield* jobs.submit(writer("a"), request())
-        yield* jobs.submit(writer("a"), request())
-        yield* jobs.submit(writer("b"), request())
-        yield* TestClock.adjust(1500)
-        const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a", 2)
-        yield* TestClock.adjust(2500)
-        yield* jobs.reportResult(node("a"), nodeId, first(pulled).id, { final: true, result: result(1), framesDone: 2 })
-        yield* jobs.reportResult(node("a"), nodeId, pulled[1]?.id ?? "", {
-          final: true,
-          error: "unreadable",
-          framesDone: 0
-        })
-        yield* jobs.register(node("b"), info)
-        expect(yield* jobs.gauges).toEqual({
-          jobsByState: { pending: 1, running: 0, finished: 1, cancelled: 0, failed: 1 },
-          liveNodes: 2
-        })
-      }).pipe(Effect.provide(serviceLayerAt(path(), DEFAULT_SESSION_SETTINGS, recorder.layer)))
-      expect(recorder.queueWaits).toEqual([1.5, 1.5])
-      expect(recorder.durations).toEqual([
-        { seconds: 2.5, outcome: "finished" },
-        { seconds: 2.5, outcome: "failed" }
-      ])
-    })
-  )
+  })
 })
 
 describe("JobServiceLive", () => {
-  it.effect("opens SVC_STORE_PATH and serves with the controller's roots and hooks", () =>
+  it.scoped("opens SVC_STORE_PATH and serves with the controller's roots and hooks", () =>
     Effect.gen(function* () {
+      const { dir, cleanup } = tempDir()
+      yield* Effect.addFinalizer(() => Effect.sync(cleanup))
+      const path = () => join(dir, "jobs.sqlite")
+      const run = <A, E>(body: (jobs: JobServiceShape) => Effect.Effect<A, E>) => withController(path(), body)
       const live = JobServiceLive.pipe(Layer.provide(Layer.merge(testRoots, JobMetricsHooks.none)))
       const provider = ConfigProvider.fromMap(new Map([["SVC_STORE_PATH", path()]]))
       const job = yield* Effect.flatMap(JobService, (jobs) => jobs.submit(writer("a"), request())).pipe(

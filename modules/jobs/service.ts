@@ -140,10 +140,13 @@ const checkFilter = (
 }
 
 // No token can carry the empty tenant; refusing it here keeps unreachable rows from being written.
+// A NUL character cannot be stored by PostgreSQL, so such a tenant is refused by every store alike.
 const ownTenant = (principal: Principal): Effect.Effect<string, InvalidJobRequest> =>
   principal.tenantId === ""
     ? Effect.fail(new InvalidJobRequest({ message: "the caller's token carries no tenant" }))
-    : Effect.succeed(principal.tenantId)
+    : principal.tenantId.includes("\u0000")
+      ? Effect.fail(new InvalidJobRequest({ message: "the caller's tenant contains a NUL character" }))
+      : Effect.succeed(principal.tenantId)
 
 const toUpdate = (nodeId: string, report: ResultReport): Effect.Effect<RunningUpdate, InvalidJobRequest> => {
   if (!Number.isSafeInteger(report.framesDone) || report.framesDone < 0) {
@@ -197,7 +200,9 @@ export const makeJobService = Effect.gen(function* () {
         const update = yield* toUpdate(nodeId, report)
         const applied = yield* store.updateRunning(tenantId, jobId, { nodeId: owner, fence: job.fence }, update)
         if (Option.isNone(applied)) {
-          return attemptsLeft > 1 ? yield* decide(attemptsLeft - 1) : yield* PermissionDenied.jobNotAssigned(jobId, nodeId)
+          return attemptsLeft > 1
+            ? yield* decide(attemptsLeft - 1)
+            : yield* PermissionDenied.jobNotAssigned(jobId, nodeId)
         }
         const done = applied.value
         if (done.state === "finished" || done.state === "failed") {

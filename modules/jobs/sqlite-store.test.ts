@@ -78,7 +78,11 @@ describe("migrations", () => {
     const db = raw(file())
     const shipped = MIGRATIONS.map((migration) => migration.version)
     const next = Math.max(...shipped) + 1
-    const second = { version: next, name: "extra", sql: "CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (1);" }
+    const second = {
+      version: next,
+      name: "extra",
+      sql: "CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (1);"
+    }
     expect(migrate(db, [...MIGRATIONS, second], 0)).toEqual([...shipped, next])
     expect(migrate(db, [...MIGRATIONS, second], 0)).toEqual([])
     const broken = {
@@ -283,12 +287,17 @@ describe("JobStore direct", () => {
       expect(yield* store.claim("b", "n", 10)).toEqual([])
       const [claimed] = yield* store.claim("a", "n", 10)
       expect(
-        yield* store.updateRunning("b", job.id, { nodeId: "n", fence: claimed?.fence ?? 0 }, {
-          nodeId: "m",
-          result: undefined,
-          framesDone: 1,
-          outcome: undefined
-        })
+        yield* store.updateRunning(
+          "b",
+          job.id,
+          { nodeId: "n", fence: claimed?.fence ?? 0 },
+          {
+            nodeId: "m",
+            result: undefined,
+            framesDone: 1,
+            outcome: undefined
+          }
+        )
       ).toEqual(Option.none())
       expect(yield* store.requeueNode("b", "n")).toEqual([])
       expect(yield* store.lookup("a", job.id)).toEqual({ _tag: "Found", job: claimed })

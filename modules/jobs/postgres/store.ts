@@ -123,7 +123,9 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
       Effect.tryPromise({
         try: () => sql.listen(CHANGE_CHANNEL, (payload) => Queue.unsafeOffer(notifications, payload)),
         catch: (cause) =>
-          new JobStoreStartupError({ message: `${STORE_URL_VARIABLE}: cannot LISTEN for job changes: ${String(cause)}` })
+          new JobStoreStartupError({
+            message: `${STORE_URL_VARIABLE}: cannot LISTEN for job changes: ${String(cause)}`
+          })
       }),
       (listener) => Effect.promise(() => listener.unlisten().catch(() => undefined))
     )
@@ -135,9 +137,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
             return yield* new JobStoreFailure({ operation: "insert", detail: "a tenant id cannot contain NUL" })
           }
           const now = yield* Clock.currentTimeMillis
-          const [row] = yield* query(
-            "insert",
-            () => sql.unsafe(
+          const [row] = yield* query("insert", () =>
+            sql.unsafe(
               `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by)
                VALUES ($2, $1, 'pending', $3, $4, $5) RETURNING ${COLUMNS}`,
               [job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null]

@@ -14,8 +14,8 @@ import {
   jobServiceLayer,
   TenantRoots
 } from "../service.ts"
-import { DEFAULT_SESSION_SETTINGS, nodeSessionsLayer, type SessionSettings } from "../sessions.ts"
-import { sqliteJobStoreAt } from "../sqlite-store.ts"
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "../sessions.ts"
+import { type Backend, sqliteBackend } from "./backends.ts"
 
 /** A fresh directory for store files, removed by the returned cleanup. */
 export const tempDir = (): { readonly dir: string; readonly cleanup: () => void } => {
@@ -58,22 +58,24 @@ export const rootsOf = (tenantId: string): ReadonlyArray<string> => [`/media/${t
 
 export const testRoots = Layer.succeed(TenantRoots, { rootsFor: (tenantId) => Effect.succeed(rootsOf(tenantId)) })
 
-/** JobService on the store file at `path`, with a fresh in-memory session table (a "controller boot"). */
+const backendOf = (target: Backend | string): Backend => (typeof target === "string" ? sqliteBackend(target) : target)
+
+/**
+ * JobService on the store (a SQLite file path, or a contract backend), with its node sessions (in
+ * memory for SQLite: a fresh table, so this is a "controller boot").
+ */
 export const serviceLayerAt = (
-  path: string,
+  target: Backend | string,
   settings: SessionSettings = DEFAULT_SESSION_SETTINGS,
   hooks = JobMetricsHooks.none
-) =>
-  jobServiceLayer.pipe(
-    Layer.provide(Layer.mergeAll(sqliteJobStoreAt(path), nodeSessionsLayer(settings), testRoots, hooks))
-  )
+) => jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(backendOf(target).layer(settings), testRoots, hooks)))
 
-/** Runs `body` against one controller boot on `path`. */
+/** Runs `body` against one controller boot on the store. */
 export const withController = <A, E>(
-  path: string,
+  target: Backend | string,
   body: (jobs: JobServiceShape) => Effect.Effect<A, E>,
   settings?: SessionSettings
-) => Effect.flatMap(JobService, body).pipe(Effect.provide(serviceLayerAt(path, settings)))
+) => Effect.flatMap(JobService, body).pipe(Effect.provide(serviceLayerAt(target, settings)))
 
 /** Hooks that record every sample. */
 export const recordingHooks = () => {
