@@ -1,0 +1,254 @@
+/**
+ * What only the PostgreSQL store has: several controller replicas on one database (claims,
+ * sessions, change feed, sweep lock, fencing), migrations under an advisory lock, configuration,
+ * and the database going away and coming back. The store contract shared with SQLite is in
+ * service.test.ts and isolation.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Chunk, ConfigProvider, Effect, Either, Exit, Layer, Option, Schedule, Scope, Stream } from "effect"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import postgres from "postgres"
+import { storeSelection } from "./config.ts"
+import { postgresBackend } from "./postgres/store.ts"
+import { JobService, type JobServiceShape } from "./service.ts"
+import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
+import { JobStore } from "./store.ts"
+import { type Backend, postgresBackendOn } from "./testing/backends.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "./testing/postgres-server.ts"
+import { node, request, result, serviceLayerAt, writer } from "./testing/support.ts"
+
+const info = { name: "host", slots: 1, version: "t" }
+
+describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
+  let server: PostgresServer
+  let admin: postgres.Sql
+  let databases = 0
+  beforeAll(async () => {
+    server = await startPostgres()
+    admin = postgres(server.adminUrl("postgres"), { max: 1, onnotice: () => undefined })
+  }, 120_000)
+  afterAll(async () => {
+    await admin.end({ timeout: 1 })
+    server.stop()
+  })
+
+  const freshDatabase = async (): Promise<{ readonly name: string; readonly backend: Backend }> => {
+    const name = `pg_${++databases}`
+    await admin.unsafe(`CREATE DATABASE ${name}`)
+    return { name, backend: postgresBackendOn(server, name, 8) }
+  }
+
+  /** A controller replica on the database, alive until the test's scope closes. */
+  const replica = (backend: Backend) =>
+    Effect.flatMap(Scope.Scope, (scope) =>
+      Effect.map(Layer.buildWithScope(serviceLayerAt(backend), scope), (context) =>
+        context.unsafeMap.get(JobService.key)
+      )
+    ) as Effect.Effect<JobServiceShape, never, Scope.Scope>
+
+  it.live("two replicas starting at once migrate once; a newer schema is refused naming SVC_STORE_URL", () =>
+    Effect.gen(function* () {
+      const { name, backend } = yield* Effect.promise(freshDatabase)
+      yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
+      const db = postgres(server.adminUrl(name), { max: 1 })
+      const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
+      expect(ledger.map((row) => row["version"])).toEqual([1])
+      yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
+      yield* Effect.promise(() => db.end())
+      const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
+      expect(refused.message).toContain("SVC_STORE_URL")
+      expect(refused.message).toContain("schema version 99")
+      expect(refused.message).not.toContain(server.password)
+    })
+  )
+
+  it.live("a wrong password (SVC_STORE_PASSWORD_FILE) stops start-up with a message that names the store", () =>
+    Effect.gen(function* () {
+      const { name } = yield* Effect.promise(freshDatabase)
+      const wrong = join(server.dir, "wrong-password")
+      writeFileSync(wrong, "not-the-password\n")
+      const refused = yield* Effect.flip(
+        Effect.scoped(
+          Layer.build(
+            postgresBackend(
+              { url: server.url(name), passwordFile: Option.some(wrong), poolMax: 1 },
+              DEFAULT_SESSION_SETTINGS
+            )
+          )
+        )
+      )
+      expect(refused.message).toContain("SVC_STORE_URL")
+      expect(refused.message).toMatch(/password authentication failed/)
+      const missing = yield* Effect.flip(
+        Effect.scoped(
+          Layer.build(
+            postgresBackend(
+              { url: server.url(name), passwordFile: Option.some(join(server.dir, "nope")), poolMax: 1 },
+              DEFAULT_SESSION_SETTINGS
+            )
+          )
+        )
+      )
+      expect(missing.message).toContain("SVC_STORE_PASSWORD_FILE")
+    })
+  )
+
+  it.effect(
+    "SVC_STORE_URL selects PostgreSQL; unset keeps SQLite at SVC_STORE_PATH; a non-postgres URL is refused",
+    () =>
+      Effect.gen(function* () {
+        const read = (env: Record<string, string>) =>
+          Effect.withConfigProvider(storeSelection, ConfigProvider.fromMap(new Map(Object.entries(env))))
+        expect(yield* read({ SVC_STORE_PATH: "/tmp/x.sqlite" })).toEqual({ _tag: "Sqlite", path: "/tmp/x.sqlite" })
+        expect(
+          yield* read({
+            SVC_STORE_URL: "postgres://svc@db:5432/svc?sslmode=verify-full",
+            SVC_STORE_PASSWORD_FILE: "/p"
+          })
+        ).toEqual({
+          _tag: "Postgres",
+          settings: {
+            url: "postgres://svc@db:5432/svc?sslmode=verify-full",
+            passwordFile: Option.some("/p"),
+            poolMax: 10
+          }
+        })
+        const refused = yield* Effect.flip(read({ SVC_STORE_URL: "mysql://x" }))
+        expect(String(refused)).toContain("SVC_STORE_URL")
+        const pool = yield* Effect.flip(read({ SVC_STORE_URL: "postgres://x/y", SVC_STORE_POOL_MAX: "0" }))
+        expect(String(pool)).toContain("SVC_STORE_POOL_MAX")
+      })
+  )
+
+  it.live("two replicas: claims never hand a job out twice; sessions, reports and follows work across replicas", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { backend } = yield* Effect.promise(freshDatabase)
+        const [one, two] = yield* Effect.all([replica(backend), replica(backend)])
+        // A follower on replica two sees what replica one commits.
+        const pull = yield* Stream.toPull(Stream.rechunk(two.stream(writer("a"), { follow: true }), 1))
+        const submitted = yield* Effect.forEach(Array.from({ length: 60 }), (_, i) =>
+          (i % 2 === 0 ? one : two).submit(writer("a"), request(`j${i}`))
+        )
+        const seen = new Set<string>()
+        while (seen.size < submitted.length) {
+          for (const job of Chunk.toReadonlyArray(yield* pull)) seen.add(job.id)
+        }
+        // Nodes registered on one replica pull through both, all at once.
+        const nodes = yield* Effect.forEach([one, two, one, two], (replicaOf) =>
+          Effect.map(replicaOf.register(node("a"), info), (registration) => registration.nodeId)
+        )
+        const pulls = yield* Effect.all(
+          Array.from({ length: 40 }, (_, i) => {
+            const nodeId = nodes[i % nodes.length] ?? ""
+            return (i % 2 === 0 ? two : one).pullWork(node("a"), nodeId, 3)
+          }),
+          { concurrency: "unbounded" }
+        )
+        const handedOut = pulls.flat().map((job) => job.id)
+        expect(new Set(handedOut).size).toBe(handedOut.length)
+        expect(new Set(handedOut)).toEqual(new Set(submitted.map((job) => job.id)))
+        // Reports through the other replica than the pull; heartbeats through either.
+        for (const job of pulls.flat()) {
+          const via = job.nodeId === nodes[0] || job.nodeId === nodes[2] ? two : one
+          const done = yield* via.reportResult(node("a"), job.nodeId ?? "", job.id, {
+            final: true,
+            result: result(80),
+            framesDone: 2
+          })
+          expect(done.state).toBe("finished")
+        }
+        expect(yield* one.heartbeat(node("a"), nodes[1] ?? "")).toBe(true)
+        expect((yield* two.gauges).jobsByState.finished).toBe(60)
+        expect((yield* one.gauges).liveNodes).toBe(4)
+      })
+    )
+  )
+
+  it.live("fencing: a report decided on a lease that was re-queued and handed out again is not applied", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { backend } = yield* Effect.promise(freshDatabase)
+        const store = yield* Effect.map(
+          Effect.flatMap(Scope.Scope, (scope) => Layer.buildWithScope(backend.layer(DEFAULT_SESSION_SETTINGS), scope)),
+          (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
+        )
+        yield* store.insert({ id: "j1", tenantId: "a", request: request(), submittedBy: undefined })
+        const [first] = yield* store.claim("a", "n1", 1)
+        expect(first?.fence).toBe(1)
+        yield* store.requeueNode("a", "n1")
+        const [again] = yield* store.claim("a", "n1", 1)
+        expect(again?.fence).toBe(3)
+        const update = { nodeId: "n1", result: result(1), framesDone: 2, outcome: undefined }
+        expect(yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 1 }, update)).toEqual(Option.none())
+        const applied = yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 3 }, update)
+        expect(Option.map(applied, (job) => job.framesDone)).toEqual(Option.some(2))
+        // A take-over moves the lease: the old holder's next compare-and-set fails.
+        const taken = yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 3 }, { ...update, nodeId: "n2" })
+        expect(Option.map(taken, (job) => [job.nodeId, job.fence])).toEqual(Option.some(["n2", 4]))
+        expect(yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 3 }, update)).toEqual(Option.none())
+      })
+    )
+  )
+
+  it.live("the re-queue sweep runs on one replica at a time (advisory lock)", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { backend } = yield* Effect.promise(freshDatabase)
+        const stores = yield* Effect.forEach([1, 2], () =>
+          Effect.map(
+            Effect.flatMap(Scope.Scope, (scope) =>
+              Layer.buildWithScope(backend.layer(DEFAULT_SESSION_SETTINGS), scope)
+            ),
+            (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
+          )
+        )
+        const [a, b] = stores
+        if (a === undefined || b === undefined) throw new Error("two stores expected")
+        const inside = Effect.flatMap(b.exclusive(Effect.succeed("b ran")), (ran) => Effect.succeed(ran))
+        const [outer, nested] = yield* Effect.flatMap(a.exclusive(inside), (result) =>
+          Effect.succeed([Option.isSome(result), Option.flatten(result)] as const)
+        )
+        expect(outer).toBe(true)
+        expect(nested).toEqual(Option.none())
+        expect(yield* b.exclusive(Effect.succeed("b ran"))).toEqual(Option.some("b ran"))
+      })
+    )
+  )
+
+  it.live(
+    "database down: calls fail UNAVAILABLE (JobStoreUnavailable), health says why; it recovers when the database is back",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { backend } = yield* Effect.promise(freshDatabase)
+          const jobs = yield* replica(backend)
+          const store = yield* Effect.map(
+            Effect.flatMap(Scope.Scope, (scope) =>
+              Layer.buildWithScope(backend.layer(DEFAULT_SESSION_SETTINGS), scope)
+            ),
+            (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
+          )
+          const before = yield* jobs.submit(writer("a"), request())
+          server.stopOnly("fast")
+          const refused = yield* Effect.exit(jobs.submit(writer("a"), request()))
+          expect(Exit.isFailure(refused)).toBe(true)
+          const failure = yield* Effect.flip(jobs.get(writer("a"), before.id))
+          expect(failure._tag).toBe("JobStoreUnavailable")
+          expect(failure.message).toMatch(/^job store unavailable: /)
+          const health = yield* store.health
+          expect(health.ready).toBe(false)
+          server.start()
+          // The pool reconnects on its own (with back-off) once the database answers again.
+          const back = yield* Effect.retry(jobs.get(writer("a"), before.id), {
+          schedule: Schedule.intersect(Schedule.spaced("200 millis"), Schedule.recurs(100))
+        }).pipe(
+            Effect.either
+          )
+          expect(Either.isRight(back) ? back.right.id : back.left.message).toBe(before.id)
+          expect((yield* store.health).ready).toBe(true)
+        })
+      )
+  )
+})
