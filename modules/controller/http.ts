@@ -6,6 +6,7 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthStatus, ScoringRoots } from "../auth/index.ts"
+import { JobService } from "../jobs/index.ts"
 import { metricsText, observed } from "../observability/http.ts"
 import { HTTP_MODELS_ROUTE, HTTP_SCORE_ROUTE } from "../policy/index.ts"
 import { readJsonBody } from "../scoring-api/body.ts"
@@ -60,6 +61,8 @@ const ready = (strict: boolean) =>
   Effect.gen(function* () {
     const auth = yield* Effect.flatMap(AuthStatus, (status) => status.readiness)
     if (!auth.ready) return jsonResponse({ status: "not ready", reason: auth.reason ?? "tenant set not loaded" }, 503)
+    const store = yield* Effect.flatMap(JobService, (jobs) => jobs.storeHealth)
+    if (!store.ready) return jsonResponse({ status: "not ready", reason: store.reason ?? "job store unavailable" }, 503)
     const scorer = yield* Effect.flatMap(ScorerState, (state) => state.readiness(strict))
     return scorer.ready
       ? jsonResponse({ status: "ready" })

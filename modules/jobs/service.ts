@@ -20,7 +20,7 @@ import {
   type ResultReport
 } from "./model.ts"
 import { type NodeInfo, NodeSessions, type Registration } from "./sessions.ts"
-import { type JobLookup, JobStore, type RunningUpdate } from "./store.ts"
+import { type JobLookup, JobStore, type RunningUpdate, type StoreHealth } from "./store.ts"
 
 /** Most jobs one PullWork hands out; larger requests are cut to this. */
 export const MAX_PULL = 64
@@ -108,6 +108,8 @@ export interface JobServiceShape {
    */
   readonly requeueOrphans: Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   readonly gauges: Effect.Effect<JobGauges, JobStoreError>
+  /** Whether the store's database answers (readiness). */
+  readonly storeHealth: Effect.Effect<StoreHealth>
 }
 
 export class JobService extends Context.Tag("svc/jobs/JobService")<JobService, JobServiceShape>() {}
@@ -287,6 +289,8 @@ export const makeJobService = Effect.gen(function* () {
 
     reportResult,
     requeueOrphans,
+
+    storeHealth: store.health,
 
     gauges: Effect.all({ jobsByState: store.countByState, liveNodes: Effect.map(sessions.live, (live) => live.length) })
   }

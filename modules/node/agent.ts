@@ -51,6 +51,10 @@ const sessionLost = (error: GrpcCallError | TokenFileError) =>
     error.code === grpc.status.NOT_FOUND ||
     error.code === grpc.status.UNAUTHENTICATED)
 
+/** The controller replica did not answer at all (down, restarting, unreachable). */
+const unreachable = (error: GrpcCallError) =>
+  error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED
+
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
     ? error.message
@@ -62,17 +66,40 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const scorer = yield* Scorer
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() => makeClient("svc.v1.Nodes", { address: config.controllerAddress, tls: config.tls, caPem })),
-      (opened) => Effect.sync(() => opened.close())
+    const clients = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        config.controllerAddresses.map((address) => ({
+          address,
+          client: makeClient("svc.v1.Nodes", { address, tls: config.tls, caPem })
+        }))
+      ),
+      (opened) => Effect.sync(() => opened.forEach(({ client }) => client.close()))
     )
+    /** Index of the controller replica in use; moves on when it stops answering. */
+    const current = yield* Ref.make(0)
+    const controller = Effect.map(Ref.get(current), (index) => clients[index % clients.length] ?? clients[0])
     const session = yield* Ref.make(Option.none<Session>())
     /** Final reports the controller has not acknowledged yet, by job id. */
     const unreported = yield* Ref.make(new Map<string, Report>())
     const running = yield* Ref.make(new Set<string>())
 
+    /** A call to the replica in use; when it is unreachable the next call goes to the next replica. */
     const call = <Response>(method: string, request: object) =>
-      Effect.flatMap(token, (bearer) => callUnary<Response>(client, method, request, bearerMetadata(bearer)))
+      Effect.gen(function* () {
+        const bearer = yield* token
+        const target = yield* controller
+        if (target === undefined) return yield* Effect.die(new Error("SVC_CONTROLLER_ADDR names no controller"))
+        return yield* callUnary<Response>(target.client, method, request, bearerMetadata(bearer)).pipe(
+          Effect.tapError((error) =>
+            clients.length > 1 && unreachable(error)
+              ? Effect.zipRight(
+                  Ref.update(current, (index) => (index + 1) % clients.length),
+                  Effect.logWarning(`controller ${target.address} unreachable (${error.message}); failing over`)
+                )
+              : Effect.void
+          )
+        )
+      })
 
     const register = Effect.gen(function* () {
       const response = yield* call<{ node_id: string; heartbeat_interval_ms: number }>("RegisterNode", {
@@ -86,7 +113,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       }
       yield* Ref.set(session, Option.some(registered))
       yield* Effect.logInfo("registered").pipe(
-        Effect.annotateLogs({ node_id: registered.nodeId, controller: config.controllerAddress })
+        Effect.annotateLogs({ node_id: registered.nodeId, controller: (yield* controller)?.address ?? "" })
       )
       return registered
     })

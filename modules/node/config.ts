@@ -4,8 +4,16 @@ import { hostname } from "node:os"
 import { integerIn, flag, optionalText, text } from "../config/env.ts"
 
 export const nodeConfig = Config.all({
-  /** host:port of the controller's gRPC listener. */
-  controllerAddress: text("SVC_CONTROLLER_ADDR", "localhost:50051"),
+  /**
+   * host:port of the controller's gRPC listener, or a comma-separated list of replicas: the node
+   * uses the first and fails over to the next when a call finds its controller unreachable.
+   */
+  controllerAddresses: Config.map(text("SVC_CONTROLLER_ADDR", "localhost:50051"), (value) =>
+    value
+      .split(",")
+      .map((address) => address.trim())
+      .filter((address) => address !== "")
+  ),
   /** File holding the node's bearer token (svc:node only); re-read when it changes. */
   tokenFile: optionalText("SVC_CONTROLLER_TOKEN_FILE"),
   /** TLS to the controller (system roots, or SVC_CONTROLLER_CA_FILE). */

@@ -26,6 +26,8 @@ export const STATUS_OF_TAG: Readonly<Record<string, { readonly http: number; rea
   // The node's session expired or predates a controller restart: the node registers again.
   NodeSessionNotLive: { http: 404, grpc: GrpcStatus.NOT_FOUND },
   ScorerInternal: { http: 500, grpc: GrpcStatus.INTERNAL },
+  // PostgreSQL unreachable: nothing was acknowledged, the caller retries (a node fails over).
+  JobStoreUnavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
   ScorerNotReady: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
   GrpcInputError: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT }
 }
