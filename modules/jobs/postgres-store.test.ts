@@ -242,10 +242,8 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
           server.start()
           // The pool reconnects on its own (with back-off) once the database answers again.
           const back = yield* Effect.retry(jobs.get(writer("a"), before.id), {
-          schedule: Schedule.intersect(Schedule.spaced("200 millis"), Schedule.recurs(100))
-        }).pipe(
-            Effect.either
-          )
+            schedule: Schedule.intersect(Schedule.spaced("200 millis"), Schedule.recurs(100))
+          }).pipe(Effect.either)
           expect(Either.isRight(back) ? back.right.id : back.left.message).toBe(before.id)
           expect((yield* store.health).ready).toBe(true)
         })

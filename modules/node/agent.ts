@@ -258,8 +258,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (!beat.right.ok) {
           yield* dropSession("heartbeat refused")
           yield* currentSession
-          yield* flushUnreported
         }
+        // Final reports that found the controller (or its database) unreachable are sent again.
+        yield* flushUnreported
       }
     })
 
