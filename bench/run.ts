@@ -1,8 +1,10 @@
 /** `npm run bench`: prints throughput and latency figures. No targets are asserted here. */
 import { benchController } from "./controller.ts"
+import { benchJobStores } from "./job-store.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchServer } from "./server.ts"
 
 benchScorer()
 await benchController()
+await benchJobStores()
 await benchServer()
