@@ -2,10 +2,12 @@
  * Several controller replicas on one PostgreSQL database, end to end on the compiled executables:
  * two svc-controller replicas, three svc-nodes (each starting on a different replica, with the
  * other as fail-over), 200 jobs of two tenants submitted through both replicas. Mid-run one
- * replica is killed with SIGKILL and PostgreSQL itself is crashed and restarted: every
+ * replica is killed with SIGKILL and PostgreSQL itself is crashed (calls answer UNAVAILABLE and
+ * readiness fails meanwhile) and restarted: every
  * acknowledged job still finishes, exactly once, and each tenant sees only its own jobs.
  * The clips are tiny (two 320x240 frames of a golden fixture, as Y4M written by the test).
  */
+import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openSync, readSync, closeSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -141,8 +143,19 @@ describe.skipIf(!postgresAvailable())("controller replicas on PostgreSQL", () =>
     expect(await controllers[0]?.stop("SIGKILL")).not.toBe(0)
     await waitFor(async () => ((await finishedCount(second)) ?? 0) >= 110 || undefined, 180_000, "110 jobs finished")
 
-    // PostgreSQL crashes (immediate stop: no checkpoint) and comes back on the same data.
-    pg.restart("immediate")
+    // PostgreSQL crashes (immediate stop: no checkpoint). Meanwhile calls answer UNAVAILABLE with
+    // a clear message and readiness fails; then it comes back on the same data.
+    pg.stopOnly("immediate")
+    const refused = await second.submit(
+      { reference: join(scratch.rootA, "a.ref.y4m"), distorted: join(scratch.rootA, "a.dis.y4m") },
+      tokens.aWriter
+    )
+    expect(refused).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE })
+    expect(refused.ok ? "" : refused.details).toMatch(/^job store unavailable: /)
+    const ready = await fetch(`${controllers[1]?.http}/readyz`)
+    expect(ready.status).toBe(503)
+    expect(((await ready.json()) as { readonly reason: string }).reason).toMatch(/job store unavailable/)
+    pg.start()
     await waitFor(
       async () => ((await finishedCount(second)) ?? 0) === 2 * JOBS_PER_TENANT || undefined,
       240_000,
