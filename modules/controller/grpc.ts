@@ -17,6 +17,7 @@ import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../tran
 import { controllerInterceptor, withCheckedInputs } from "./gateway.ts"
 import {
   decodeHeartbeat,
+  decodeGetJob,
   decodeJobId,
   decodePullWork,
   decodeRegisterNode,
@@ -45,9 +46,9 @@ const jobsService: Handlers = {
     ),
     GetJob: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const { id } = yield* decodeJobId(request)
+        const { id, window } = yield* decodeGetJob(request)
         const jobs = yield* JobService
-        return jobMessage(yield* jobs.get(principal, id))
+        return jobMessage(yield* jobs.get(principal, id), [], window)
       })
     ),
     StreamJobs: serverStream((request, { context: principal }) =>

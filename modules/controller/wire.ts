@@ -11,6 +11,7 @@ import {
   type Job,
   JOB_STATES,
   type JobState,
+  MAX_FRAMES_PER_MESSAGE,
   type ResultReport
 } from "../jobs/index.ts"
 import { InvalidScoreRequest } from "../scorer/errors.ts"
@@ -30,8 +31,19 @@ const stateOfWire = (name: string): JobState | undefined => JOB_STATES.find((sta
 const timestamp = (millis: number | undefined) =>
   millis === undefined ? null : { seconds: Math.floor(millis / 1000), nanos: (millis % 1000) * 1_000_000 }
 
-/** `svc.v1.Job`; `scoringRoots` only in jobs handed out by PullWork. */
-export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = []) => ({
+/** Which page of a job's per-frame results a Job message carries. */
+export interface FramesWindow {
+  readonly offset: number
+  readonly limit: number
+}
+
+export const FIRST_FRAMES: FramesWindow = { offset: 0, limit: MAX_FRAMES_PER_MESSAGE }
+
+/**
+ * `svc.v1.Job`; `scoringRoots` only in jobs handed out by PullWork. The result's per-frame values
+ * are one page (`window`, by default the first), so no message grows with the clip's length.
+ */
+export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], window = FIRST_FRAMES) => ({
   id: job.id,
   tenant_id: job.tenantId,
   state: WIRE_STATE[job.state],
@@ -41,7 +53,10 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = []) =
   started_at: timestamp(job.startedAt),
   finished_at: timestamp(job.finishedAt),
   node_id: job.nodeId ?? "",
-  result: job.result ?? null,
+  result:
+    job.result === undefined
+      ? null
+      : { ...job.result, frames: job.result.frames.slice(window.offset, window.offset + window.limit) },
   error: job.error ?? "",
   frames_done: job.framesDone,
   submitted_by: job.submittedBy ?? ""
@@ -62,6 +77,27 @@ const decoder = <A, I>(schema: Schema.Schema<A, I>) => {
 }
 
 export const decodeJobId = decoder(Schema.Struct({ id: Schema.String }))
+
+const NonNegative = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+
+/** GetJobRequest → the id and the page of per-frame results to return (limit 0 or too large: the most). */
+export const decodeGetJob = (input: unknown) =>
+  Effect.map(
+    decoder(
+      Schema.Struct({
+        id: Schema.String,
+        frames_offset: Schema.optionalWith(NonNegative, { default: () => 0 }),
+        frames_limit: Schema.optionalWith(NonNegative, { default: () => 0 })
+      })
+    )(input),
+    ({ id, frames_offset, frames_limit }) => ({
+      id,
+      window: {
+        offset: frames_offset,
+        limit: frames_limit === 0 ? MAX_FRAMES_PER_MESSAGE : Math.min(frames_limit, MAX_FRAMES_PER_MESSAGE)
+      }
+    })
+  )
 
 const StreamJobsRequest = Schema.Struct({
   states: Schema.Array(Schema.String),
@@ -112,7 +148,8 @@ const ReportResultRequest = Schema.Struct({
   final: Schema.Boolean,
   result: Schema.NullOr(Schema.Unknown),
   error: Schema.String,
-  frames_done: Schema.Number
+  frames_done: Schema.Number,
+  frames_offset: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 
 // The domain's own result schema (through its JSON form, which keeps NaN scores) checks the shape.
@@ -127,6 +164,12 @@ export const decodeReportResult = (input: unknown) =>
   Effect.gen(function* () {
     const request = yield* decoder(ReportResultRequest)(input)
     const result = request.result === null ? undefined : yield* decodeResult(request.result)
-    const report: ResultReport = { final: request.final, result, error: request.error, framesDone: request.frames_done }
+    const report: ResultReport = {
+      final: request.final,
+      result,
+      error: request.error,
+      framesDone: request.frames_done,
+      framesOffset: request.frames_offset
+    }
     return { nodeId: request.node_id, jobId: request.job_id, report }
   })

@@ -53,10 +53,18 @@ export interface JobFilter {
 export const DEFAULT_LIST_LIMIT = 1000
 export const MAX_LIST_LIMIT = 10_000
 
+/**
+ * Per-frame results travel in pages of at most this many frames (ReportResult from a node, Job
+ * messages to callers), so a full-length title never needs one message of its whole result.
+ */
+export const MAX_FRAMES_PER_MESSAGE = 2000
+
 /** A node's progress or final report (svc.v1.ReportResultRequest without the ids). */
 export interface ResultReport {
   readonly final: boolean
   readonly result?: ScoreResult | undefined
+  /** `result.frames` continue the stored frames from this index (0 or absent: they replace them). */
+  readonly framesOffset?: number | undefined
   /** Non-empty on a final report: the job failed. */
   readonly error?: string | undefined
   readonly framesDone: number

@@ -150,7 +150,29 @@ const ownTenant = (principal: Principal): Effect.Effect<string, InvalidJobReques
       ? Effect.fail(new InvalidJobRequest({ message: "the caller's tenant contains a NUL character" }))
       : Effect.succeed(principal.tenantId)
 
-const toUpdate = (nodeId: string, report: ResultReport): Effect.Effect<RunningUpdate, InvalidJobRequest> => {
+/** A page of per-frame results appended at `framesOffset` to the frames stored so far. */
+const withPage = (stored: Job["result"], report: ResultReport): Effect.Effect<Job["result"], InvalidJobRequest> => {
+  const offset = report.framesOffset ?? 0
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    return Effect.fail(new InvalidJobRequest({ message: `frames_offset must be a whole number ≥ 0; got ${offset}` }))
+  }
+  if (report.result === undefined || offset === 0) return Effect.succeed(report.result)
+  const before = stored?.frames ?? []
+  if (before.length < offset) {
+    return Effect.fail(
+      new InvalidJobRequest({
+        message: `frames_offset ${offset} is beyond the ${before.length} frames reported so far`
+      })
+    )
+  }
+  return Effect.succeed({ ...report.result, frames: [...before.slice(0, offset), ...report.result.frames] })
+}
+
+const toUpdate = (
+  nodeId: string,
+  report: ResultReport,
+  stored: Job["result"]
+): Effect.Effect<RunningUpdate, InvalidJobRequest> => {
   if (!Number.isSafeInteger(report.framesDone) || report.framesDone < 0) {
     return Effect.fail(
       new InvalidJobRequest({ message: `frames_done must be a whole number ≥ 0; got ${report.framesDone}` })
@@ -160,12 +182,12 @@ const toUpdate = (nodeId: string, report: ResultReport): Effect.Effect<RunningUp
   if (report.final && error === undefined && report.result === undefined) {
     return Effect.fail(new InvalidJobRequest({ message: "a final report needs a result or an error" }))
   }
-  return Effect.succeed({
+  return Effect.map(withPage(stored, report), (result) => ({
     nodeId,
-    result: report.result,
+    result,
     framesDone: report.framesDone,
     outcome: report.final ? { state: error === undefined ? "finished" : "failed", error } : undefined
-  })
+  }))
 }
 
 const seconds = (from: number | undefined, to: number | undefined) =>
@@ -199,7 +221,7 @@ export const makeJobService = Effect.gen(function* () {
         if (job === undefined || owner === undefined || decision.right === "unchanged") {
           return job ?? (yield* PermissionDenied.jobNotAssigned(jobId, nodeId))
         }
-        const update = yield* toUpdate(nodeId, report)
+        const update = yield* toUpdate(nodeId, report, job.result)
         const applied = yield* store.updateRunning(tenantId, jobId, { nodeId: owner, fence: job.fence }, update)
         if (Option.isNone(applied)) {
           return attemptsLeft > 1

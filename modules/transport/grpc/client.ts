@@ -4,6 +4,7 @@
  */
 import * as grpc from "@grpc/grpc-js"
 import { Data, Duration, Effect } from "effect"
+import { grpcMessageLimits } from "./limits.ts"
 import { clientConstructor, type ServiceName } from "./proto.ts"
 
 export class GrpcCallError extends Data.TaggedError("GrpcCallError")<{
@@ -35,7 +36,7 @@ export const makeClient = (service: ServiceName, options: ClientOptions): grpc.C
   const credentials = options.tls
     ? grpc.credentials.createSsl(options.caPem ?? null)
     : grpc.credentials.createInsecure()
-  return new Constructor(options.address, credentials)
+  return new Constructor(options.address, credentials, grpcMessageLimits)
 }
 
 /** Metadata carrying `authorization: Bearer <token>` when there is a token. */

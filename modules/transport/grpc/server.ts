@@ -8,6 +8,7 @@
  * calls finish (tryShutdown) until a timeout, then cuts them (forceShutdown).
  */
 import * as grpc from "@grpc/grpc-js"
+import { grpcMessageLimits } from "./limits.ts"
 import { Cause, Data, Duration, Effect, Exit, Layer, Runtime, Stream } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
 import { wireStatus } from "../errors.ts"
@@ -215,7 +216,7 @@ export const serveGrpc = <Ctx, R>(
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const runtime = yield* Effect.runtime<R>()
-      const server = new grpc.Server()
+      const server = new grpc.Server(grpcMessageLimits)
       for (const service of options.services)
         server.addService(service.definition, implement(runtime, options, service))
       const requested = hostPort(address)
