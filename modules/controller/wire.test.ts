@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import type { Job } from "../jobs/index.ts"
-import { decodeReportResult, decodeStreamJobs, decodeSubmitJob, jobMessage } from "./wire.ts"
+import { type Job, MAX_FRAMES_PER_MESSAGE } from "../jobs/index.ts"
+import { decodeGetJob, decodeReportResult, decodeStreamJobs, decodeSubmitJob, jobMessage } from "./wire.ts"
 
 const job: Job = {
   id: "j1",
@@ -43,6 +43,38 @@ describe("jobMessage", () => {
   it("hands out no roots outside PullWork", () => {
     expect(jobMessage(job).scoring_roots).toEqual([])
   })
+
+  it("carries one page of per-frame results: the first by default, the window GetJob asks for", () => {
+    const frames = Array.from({ length: MAX_FRAMES_PER_MESSAGE + 500 }, (_, frame) => ({ frame, metrics: { vmaf: 1 } }))
+    const long: Job = {
+      ...job,
+      result: {
+        score: 1,
+        features: {},
+        provenance: {
+          library: { abi_minor: 0, abi_patch: 0, active_backend: "scalar", n_extractors: 1, version: "t" },
+          model: "m",
+          model_sha256: "0",
+          backend_used: "scalar",
+          feature_backends: [],
+          precision: "lossless"
+        },
+        frames,
+        frame_count: frames.length,
+        pooled: { min: {}, max: {}, harmonic_mean: {} }
+      }
+    }
+    const numbers = (message: ReturnType<typeof jobMessage>) => message.result?.frames.map((f) => f.frame) ?? []
+    expect(numbers(jobMessage(long))).toEqual(frames.slice(0, MAX_FRAMES_PER_MESSAGE).map((f) => f.frame))
+    expect(jobMessage(long).result?.frame_count).toBe(MAX_FRAMES_PER_MESSAGE + 500)
+    const { window } = Either.getOrThrow(run(decodeGetJob({ id: "j1", frames_offset: MAX_FRAMES_PER_MESSAGE })))
+    expect(numbers(jobMessage(long, [], window))).toEqual(frames.slice(MAX_FRAMES_PER_MESSAGE).map((f) => f.frame))
+    const small = Either.getOrThrow(run(decodeGetJob({ id: "j1", frames_offset: 10, frames_limit: 3 })))
+    expect(numbers(jobMessage(long, [], small.window))).toEqual([10, 11, 12])
+    const capped = Either.getOrThrow(run(decodeGetJob({ id: "j1", frames_offset: 0, frames_limit: 1e6 })))
+    expect(capped.window.limit).toBe(MAX_FRAMES_PER_MESSAGE)
+    expect(Either.isLeft(run(decodeGetJob({ id: "j1", frames_offset: -1 })))).toBe(true)
+  })
 })
 
 describe("request decoding", () => {
@@ -73,7 +105,11 @@ describe("request decoding", () => {
       decodeReportResult({ node_id: "n", job_id: "j", final: false, result: null, error: "", frames_done: 3 })
     )
     expect(progress).toEqual(
-      Either.right({ nodeId: "n", jobId: "j", report: { final: false, result: undefined, error: "", framesDone: 3 } })
+      Either.right({
+        nodeId: "n",
+        jobId: "j",
+        report: { final: false, result: undefined, error: "", framesDone: 3, framesOffset: 0 }
+      })
     )
     const malformed = run(
       decodeReportResult({

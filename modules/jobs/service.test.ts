@@ -307,6 +307,59 @@ describeContract("job service", ({ name, backend }) => {
       )
     )
 
+    it.effect("per-frame results arrive in pages: each continues the stored frames from its offset", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          const full = result(64, 5)
+          const page = (offset: number, count: number) => ({
+            ...full,
+            frames: full.frames.slice(offset, offset + count)
+          })
+          yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: page(0, 2),
+            framesOffset: 0,
+            framesDone: 5
+          })
+          const beyond = yield* Effect.flip(
+            jobs.reportResult(node("a"), nodeId, job.id, {
+              final: false,
+              result: page(3, 2),
+              framesOffset: 3,
+              framesDone: 5
+            })
+          )
+          expect(beyond).toMatchObject({ _tag: "InvalidJobRequest" })
+          expect(beyond.message).toContain("frames_offset 3 is beyond the 2 frames")
+          // Sent again (a resend after a lost answer): replaces from its offset, nothing doubled.
+          yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: page(2, 2),
+            framesOffset: 2,
+            framesDone: 5
+          })
+          yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: page(2, 2),
+            framesOffset: 2,
+            framesDone: 5
+          })
+          const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: true,
+            result: page(4, 1),
+            framesOffset: 4,
+            framesDone: 5
+          })
+          expect(done.state).toBe("finished")
+          expect(done.result).toEqual(full)
+          expect((yield* jobs.get(writer("a"), job.id)).result).toEqual(full)
+        })
+      )
+    )
+
     it.effect("a repeated final report of a finished job succeeds without changing it", () =>
       run((jobs) =>
         Effect.gen(function* () {

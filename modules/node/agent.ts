@@ -8,6 +8,7 @@
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
+import { MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
@@ -39,6 +40,33 @@ interface Report {
   readonly result?: ScoreResult
   readonly error?: string
   readonly frames_done: number
+}
+
+/**
+ * The ReportResult messages of one report. A result with more per-frame values than one message
+ * carries goes as pages: progress reports with the earlier pages (`frames_offset` where each
+ * continues), then the report itself with the last page. Sending them all again is harmless:
+ * a page replaces the frames from its offset.
+ */
+const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> => {
+  const frames = report.result?.frames ?? []
+  if (report.result === undefined || frames.length <= MAX_FRAMES_PER_MESSAGE) {
+    return [{ node_id: nodeId, ...report, frames_offset: 0 }]
+  }
+  const messages: Array<object> = []
+  for (let offset = 0; offset < frames.length; offset += MAX_FRAMES_PER_MESSAGE) {
+    const last = offset + MAX_FRAMES_PER_MESSAGE >= frames.length
+    messages.push({
+      node_id: nodeId,
+      job_id: report.job_id,
+      final: last && report.final,
+      result: { ...report.result, frames: frames.slice(offset, offset + MAX_FRAMES_PER_MESSAGE) },
+      error: report.error ?? "",
+      frames_done: report.frames_done,
+      frames_offset: offset
+    })
+  }
+  return messages
 }
 
 /** Progress reports at most this often per job. */
@@ -164,7 +192,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const sendReport = (report: Report, mayRetry = true): Effect.Effect<void> =>
       Effect.gen(function* () {
         const { nodeId } = yield* currentSession
-        const sent = yield* Effect.either(call("ReportResult", { node_id: nodeId, ...report }))
+        const sent = yield* Effect.either(
+          Effect.forEach(reportMessages(nodeId, report), (message) => call("ReportResult", message), { discard: true })
+        )
         if (sent._tag === "Right") return yield* forget(report)
         const error = sent.left
         // A restarted controller refuses reports of a session it never registered: register
