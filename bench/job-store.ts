@@ -9,7 +9,6 @@ import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import postgres from "postgres"
 import { postgresAvailable, startPostgres } from "../modules/jobs/testing/postgres-server.ts"
 import { serviceDefinition, type ServiceName } from "../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../test/support/executables.ts"
@@ -146,11 +145,10 @@ export const benchJobStores = async (): Promise<void> => {
     return
   }
   const pg = await startPostgres({ durable: true })
-  const admin = postgres(pg.adminUrl("postgres"), { max: 1, onnotice: () => undefined })
   try {
     for (const count of [1, 2]) {
       const database = `bench_${count}`
-      await admin.unsafe(`CREATE DATABASE ${database}`)
+      await pg.createDatabase(database)
       const env = { SVC_STORE_URL: pg.url(database), SVC_STORE_PASSWORD_FILE: pg.passwordFile }
       const replicas = await Promise.all(Array.from({ length: count }, () => start(env)))
       try {
@@ -160,7 +158,6 @@ export const benchJobStores = async (): Promise<void> => {
       }
     }
   } finally {
-    await admin.end({ timeout: 1 })
     pg.stop()
     rmSync(scratch, { recursive: true, force: true })
   }

@@ -35,7 +35,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
 
   const freshDatabase = async (): Promise<{ readonly name: string; readonly backend: Backend }> => {
     const name = `pg_${++databases}`
-    await admin.unsafe(`CREATE DATABASE ${name}`)
+    await server.createDatabase(name)
     return { name, backend: postgresBackendOn(server, name, 8) }
   }
 
@@ -53,7 +53,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -92,6 +92,41 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       )
       expect(missing.message).toContain("SVC_STORE_PASSWORD_FILE")
     })
+  )
+
+  it.live("row-level security: the controller's own role sees only the tenant its transaction names", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { name, backend } = yield* Effect.promise(freshDatabase)
+        const jobs = yield* replica(backend)
+        yield* jobs.submit(writer("a"), request("a"))
+        yield* jobs.submit(writer("b"), request("b"))
+        // The store's role (`svc`, the table owner, not a superuser), talking to the table directly.
+        const own = postgres(server.url(name), { max: 1, password: server.password, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => own.end({ timeout: 1 })))
+        const count = (rows: ReadonlyArray<Record<string, unknown>>) => Number(rows[0]?.["n"])
+        expect(count(yield* Effect.promise(() => own`SELECT count(*) AS n FROM jobs`))).toBe(0)
+        const asA = yield* Effect.promise(() =>
+          own.begin(async (tx) => {
+            await tx`SELECT set_config('svc.tenant', 'a', true)`
+            return tx`SELECT tenant_id FROM jobs WHERE tenant_id <> 'nobody'`
+          })
+        )
+        expect(asA.map((row) => row["tenant_id"])).toEqual(["a"])
+        const smuggled = yield* Effect.either(
+          Effect.tryPromise(() =>
+            own.begin(async (tx) => {
+              await tx`SELECT set_config('svc.tenant', 'a', true)`
+              return tx`INSERT INTO jobs (id, tenant_id, state, request, created_at) VALUES ('x', 'b', 'pending', '{}', 0)`
+            })
+          )
+        )
+        expect(Either.isLeft(smuggled) && String(smuggled.left.error)).toMatch(/row-level security/)
+        const admin = postgres(server.adminUrl(name), { max: 1, onnotice: () => undefined })
+        expect(count(yield* Effect.promise(() => admin`SELECT count(*) AS n FROM jobs`))).toBe(2)
+        yield* Effect.promise(() => admin.end({ timeout: 1 }))
+      })
+    )
   )
 
   it.effect(

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Layer, Option, Stream, TestClock } from "effect"
+import { Chunk, Clock, ConfigProvider, Effect, Layer, type Option, Schedule, Stream, TestClock } from "effect"
 import { join } from "node:path"
 import { JobServiceLive } from "./index.ts"
 import type { Job } from "./model.ts"
 import { JobMetricsHooks, JobService, type JobServiceShape, MAX_PULL } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
-import { describeContract } from "./testing/backends.ts"
+import { describeContract } from "./testing/contract.ts"
 import {
   node,
   recordingHooks,
@@ -541,7 +541,13 @@ describeContract("job service", ({ name, backend }) => {
           expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
           yield* tick(sweepIntervalMillis)
           yield* sweep(jobs)
-          const requeued = yield* jobs.get(writer("a"), job.id)
+          // The background sweep may hold the sweep lock at that moment (then it re-queues): wait for it.
+          const requeued = yield* jobs.get(writer("a"), job.id).pipe(
+            Effect.filterOrFail((found) => found.state === "pending"),
+            Effect.retry(Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))),
+            Effect.withClock(Clock.make()),
+            Effect.orElse(() => jobs.get(writer("a"), job.id))
+          )
           expect(requeued).toMatchObject({
             state: "pending",
             nodeId: undefined,

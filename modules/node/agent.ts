@@ -101,7 +101,10 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           client: makeClient("svc.v1.Nodes", { address, tls: config.tls, caPem })
         }))
       ),
-      (opened) => Effect.sync(() => opened.forEach(({ client }) => client.close()))
+      (opened) =>
+        Effect.sync(() => {
+          for (const { client } of opened) client.close()
+        })
     )
     /** Index of the controller replica in use; moves on when it stops answering. */
     const current = yield* Ref.make(0)

@@ -66,9 +66,10 @@ describe.skipIf(!postgresAvailable())("controller replicas on PostgreSQL", () =>
     }
     // Durable settings (fsync on): the crash of PostgreSQL below must lose nothing committed.
     pg = await startPostgres({ durable: true })
+    await pg.createDatabase("svc")
     env = (http, grpc) =>
       controllerEnv(scratch, {
-        SVC_STORE_URL: pg.url("postgres"),
+        SVC_STORE_URL: pg.url("svc"),
         SVC_STORE_PASSWORD_FILE: pg.passwordFile,
         SVC_STORE_POOL_MAX: "8",
         SVC_HTTP_ADDR: http,

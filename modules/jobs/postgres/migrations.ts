@@ -66,6 +66,24 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
       CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON jobs
         FOR EACH ROW EXECUTE FUNCTION svc_jobs_notify();
     `
+  },
+  {
+    version: 2,
+    name: "row-level security on jobs",
+    // A second wall behind the tenant clause of every statement: each transaction sets
+    // svc.tenant (or svc.maintenance for the cross-tenant maintenance reads); without either it
+    // sees no job. FORCE applies it to the table owner too (a superuser or BYPASSRLS role is
+    // never subject to it: the controller warns at start-up).
+    sql: `
+      ALTER TABLE jobs ENABLE ROW LEVEL SECURITY;
+      ALTER TABLE jobs FORCE ROW LEVEL SECURITY;
+      CREATE POLICY jobs_tenant ON jobs
+        USING (
+          current_setting('svc.maintenance', true) = 'on'
+          OR (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true))
+        )
+        WITH CHECK (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true));
+    `
   }
 ]
 

@@ -27,6 +27,7 @@ import { isState, type JobRow, toJob } from "../rows.ts"
 import { NodeSessions, type NodeSessionsShape, type SessionSettings, type SessionState } from "../sessions.ts"
 import { CHANGE_FEED_CAPACITY } from "../sqlite-store.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "../store.ts"
+import type postgres from "postgres"
 import { openPool, query, redactedUrl, type Row, type Sql } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS, SWEEP_LOCK_KEY } from "./migrations.ts"
 
@@ -37,6 +38,9 @@ const COLUMNS =
 const HEALTH_TIMEOUT_MILLIS = 2_000
 
 const hasNul = (...texts: ReadonlyArray<string>) => texts.some((text) => text.includes("\u0000"))
+
+/** Whose rows a transaction may touch under row-level security: one tenant's, or all (maintenance). */
+type RowScope = { readonly tenantId: string } | "maintenance"
 
 const num = (value: unknown): number => Number(value)
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
@@ -82,6 +86,19 @@ export const openPostgres = (settings: PostgresSettings): Effect.Effect<Sql, Job
           }`
         })
     })
+    const bypass = yield* Effect.either(
+      query(
+        "role",
+        () =>
+          sql`SELECT rolsuper OR rolbypassrls AS bypass, current_user AS name FROM pg_roles WHERE rolname = current_user`
+      )
+    )
+    if (Either.isRight(bypass) && bypass.right[0]?.["bypass"] === true) {
+      yield* Effect.logWarning(
+        `${STORE_URL_VARIABLE}: the database user "${String(bypass.right[0]?.["name"])}" is a superuser or has BYPASSRLS, so ` +
+          "row-level security (the second tenant wall) does not apply to it; connect as an ordinary role"
+      )
+    }
     return sql
   })
 
@@ -91,8 +108,22 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     const feed = yield* Effect.acquireRelease(PubSub.sliding<Job>(CHANGE_FEED_CAPACITY), PubSub.shutdown)
     const notifications = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
 
+    /**
+     * Runs `statement` in a transaction that first tells row-level security whose rows it may see
+     * (migration v2): a second wall behind the tenant clause of every statement.
+     */
+    const scoped = (scope: RowScope, statement: (tx: postgres.TransactionSql) => Promise<ReadonlyArray<Row>>) =>
+      sql.begin(async (tx) => {
+        const tenant = scope === "maintenance" ? "" : scope.tenantId
+        const maintenance = scope === "maintenance" ? "on" : "off"
+        await tx`SELECT set_config('svc.tenant', ${tenant}, true), set_config('svc.maintenance', ${maintenance}, true)`
+        return statement(tx)
+      }) as Promise<ReadonlyArray<Row>>
+
     const own = (tenantId: string, jobId: string) =>
-      sql.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND id = $2`, [tenantId, jobId])
+      scoped({ tenantId }, (tx) =>
+        tx.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND id = $2`, [tenantId, jobId])
+      )
 
     const lookupNow = (tenantId: string, jobId: string): Effect.Effect<JobLookup, JobStoreError> =>
       hasNul(tenantId, jobId)
@@ -100,9 +131,11 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         : Effect.gen(function* () {
             const [row] = yield* query("lookup", () => own(tenantId, jobId))
             if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("lookup", row) } as const
-            const [other] = yield* query(
-              "lookup",
-              () => sql`SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ${jobId} AND tenant_id <> ${tenantId}) AS other`
+            const [other] = yield* query("lookup", () =>
+              scoped(
+                "maintenance",
+                (tx) => tx`SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ${jobId} AND tenant_id <> ${tenantId}) AS other`
+              )
             )
             return other?.["other"] === true ? ({ _tag: "OtherTenant" } as const) : ({ _tag: "Missing" } as const)
           })
@@ -138,10 +171,12 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           }
           const now = yield* Clock.currentTimeMillis
           const [row] = yield* query("insert", () =>
-            sql.unsafe(
-              `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by)
+            scoped({ tenantId: job.tenantId }, (tx) =>
+              tx.unsafe(
+                `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by)
                VALUES ($2, $1, 'pending', $3, $4, $5) RETURNING ${COLUMNS}`,
-              [job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null]
+                [job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null]
+              )
             )
           )
           if (row === undefined) return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
@@ -155,16 +190,18 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           ? Effect.succeed([])
           : Effect.flatMap(
               query("list", () =>
-                states.length === 0
-                  ? sql.unsafe(
-                      `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' ORDER BY seq DESC LIMIT $2`,
-                      [tenantId, limit]
-                    )
-                  : sql.unsafe(
-                      `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY($2::text[])
+                scoped({ tenantId }, (tx) =>
+                  states.length === 0
+                    ? tx.unsafe(
+                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' ORDER BY seq DESC LIMIT $2`,
+                        [tenantId, limit]
+                      )
+                    : tx.unsafe(
+                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY($2::text[])
                        ORDER BY seq DESC LIMIT $3`,
-                      [tenantId, [...states], limit]
-                    )
+                        [tenantId, [...states], limit]
+                      )
+                )
               ),
               (rows) => Effect.map(decodeRows("list", rows), (jobs) => [...jobs].reverse())
             ),
@@ -175,11 +212,13 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               const [row] = yield* query("cancel", () =>
-                sql.unsafe(
-                  `UPDATE jobs SET state = 'cancelled', finished_at = $3
+                scoped({ tenantId: tenantId }, (tx) =>
+                  tx.unsafe(
+                    `UPDATE jobs SET state = 'cancelled', finished_at = $3
                    WHERE tenant_id = $1 AND $1 <> '' AND id = $2 AND state IN ('pending', 'running')
                    RETURNING ${COLUMNS}`,
-                  [tenantId, jobId, now]
+                    [tenantId, jobId, now]
+                  )
                 )
               )
               if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("cancel", row) } as const
@@ -192,8 +231,9 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               const rows = yield* query("claim", () =>
-                sql.unsafe(
-                  `WITH picked AS (
+                scoped({ tenantId: tenantId }, (tx) =>
+                  tx.unsafe(
+                    `WITH picked AS (
                      SELECT seq FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = 'pending'
                      ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)
                    UPDATE jobs SET state = 'running', node_id = $2, started_at = $3, fence = jobs.fence + 1
@@ -201,7 +241,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                    RETURNING ${COLUMNS.split(", ")
                      .map((column) => `jobs.${column}`)
                      .join(", ")}`,
-                  [tenantId, nodeId, now, max]
+                    [tenantId, nodeId, now, max]
+                  )
                 )
               )
               return yield* decodeRows("claim", rows)
@@ -213,25 +254,27 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               const [row] = yield* query("report", () =>
-                sql.unsafe(
-                  `UPDATE jobs SET node_id = $4, result = coalesce($5, result), frames_done = $6,
+                scoped({ tenantId: tenantId }, (tx) =>
+                  tx.unsafe(
+                    `UPDATE jobs SET node_id = $4, result = coalesce($5, result), frames_done = $6,
                      state = coalesce($7, state), error = CASE WHEN $7::text IS NULL THEN error ELSE $8 END,
                      finished_at = CASE WHEN $7::text IS NULL THEN finished_at ELSE $9 END,
                      fence = CASE WHEN $4 = $3 THEN fence ELSE fence + 1 END
                    WHERE tenant_id = $1 AND $1 <> '' AND id = $2 AND state = 'running' AND node_id = $3 AND fence = $10
                    RETURNING ${COLUMNS}`,
-                  [
-                    tenantId,
-                    jobId,
-                    expected.nodeId,
-                    update.nodeId,
-                    update.result === undefined ? null : encodeResult(update.result),
-                    update.framesDone,
-                    update.outcome?.state ?? null,
-                    update.outcome?.error ?? null,
-                    now,
-                    expected.fence
-                  ]
+                    [
+                      tenantId,
+                      jobId,
+                      expected.nodeId,
+                      update.nodeId,
+                      update.result === undefined ? null : encodeResult(update.result),
+                      update.framesDone,
+                      update.outcome?.state ?? null,
+                      update.outcome?.error ?? null,
+                      now,
+                      expected.fence
+                    ]
+                  )
                 )
               )
               return row === undefined ? Option.none() : Option.some(yield* decodeOne("report", row))
@@ -242,27 +285,33 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           ? Effect.succeed([])
           : Effect.flatMap(
               query("requeue", () =>
-                sql.unsafe(
-                  `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
+                scoped({ tenantId: tenantId }, (tx) =>
+                  tx.unsafe(
+                    `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
                      frames_done = 0, fence = fence + 1
                    WHERE tenant_id = $1 AND $1 <> '' AND node_id = $2 AND state = 'running' RETURNING ${COLUMNS}`,
-                  [tenantId, nodeId]
+                    [tenantId, nodeId]
+                  )
                 )
               ),
               (rows) => decodeRows("requeue", rows)
             ),
 
       runningAssignments: Effect.map(
-        query(
-          "assignments",
-          () => sql`SELECT DISTINCT tenant_id, node_id FROM jobs
-            WHERE state = 'running' AND tenant_id <> '' AND node_id IS NOT NULL`
+        query("assignments", () =>
+          scoped(
+            "maintenance",
+            (tx) => tx`SELECT DISTINCT tenant_id, node_id FROM jobs
+                WHERE state = 'running' AND tenant_id <> '' AND node_id IS NOT NULL`
+          )
         ),
         (rows) => rows.map((row) => ({ tenantId: String(row["tenant_id"]), nodeId: String(row["node_id"]) }))
       ),
 
       countByState: Effect.map(
-        query("count", () => sql`SELECT state, count(*) AS n FROM jobs WHERE tenant_id <> '' GROUP BY state`),
+        query("count", () =>
+          scoped("maintenance", (tx) => tx`SELECT state, count(*) AS n FROM jobs WHERE tenant_id <> '' GROUP BY state`)
+        ),
         (rows) => {
           const counts: Record<JobState, number> = { pending: 0, running: 0, finished: 0, cancelled: 0, failed: 0 }
           for (const row of rows) {

@@ -1,22 +1,17 @@
 /**
  * The store contract's two backends for the job tests: the SQLite file and a real PostgreSQL
  * server the tests start themselves (testing/postgres-server.ts), a fresh database per test.
- * `describeContract` runs one suite against both; without PostgreSQL binaries the PostgreSQL
- * run is skipped, saying so.
+ * `describeContract` (contract.ts) runs one suite against both.
  */
 import { Database } from "bun:sqlite"
-import { afterAll, afterEach, beforeAll, beforeEach, describe } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import postgres from "postgres"
 import type { JobStoreStartupError } from "../errors.ts"
 import { postgresBackend } from "../postgres/store.ts"
 import { type NodeSessions, nodeSessionsLayer, type SessionSettings } from "../sessions.ts"
 import { sqliteJobStoreAt } from "../sqlite-store.ts"
 import type { JobStore } from "../store.ts"
-import { type PostgresServer, postgresAvailable, startPostgres } from "./postgres-server.ts"
+import type { PostgresServer } from "./postgres-server.ts"
 
 /** A job row as the isolation checks compare it (every column that a write could change). */
 export interface RawRow {
@@ -81,65 +76,6 @@ export const postgresBackendOn = (server: PostgresServer, database: string, pool
         fence: Number(row["fence"]),
         finished_at: row["finished_at"] === null ? null : Number(row["finished_at"])
       }))
-  }
-}
-
-let databases = 0
-
-/**
- * Runs `suite` once per backend. `backend()` is a fresh store for the current test (a new SQLite
- * file, a new PostgreSQL database); `fresh()` makes another one inside a test (property runs).
- */
-export const describeContract = (
-  title: string,
-  suite: (context: {
-    readonly name: Backend["name"]
-    readonly backend: () => Backend
-    readonly fresh: () => Promise<Backend>
-  }) => void
-) => {
-  for (const name of ["sqlite", "postgres"] as const) {
-    const available = name === "sqlite" || postgresAvailable()
-    const describeIt = available ? describe : describe.skip
-    describeIt(`${title} [${name}]${available ? "" : " (skipped: PostgreSQL 15 binaries not installed)"}`, () => {
-      let server: PostgresServer | undefined
-      let admin: postgres.Sql | undefined
-      let dir = ""
-      let current: Backend | undefined
-      beforeAll(async () => {
-        dir = mkdtempSync(join(tmpdir(), "svc-jobs-"))
-        if (name === "postgres") {
-          server = await startPostgres()
-          admin = postgres(server.adminUrl("postgres"), { max: 1, onnotice: () => undefined })
-        }
-      }, 120_000)
-      afterAll(async () => {
-        await admin?.end({ timeout: 1 })
-        server?.stop()
-        rmSync(dir, { recursive: true, force: true })
-      })
-      const fresh = async (): Promise<Backend> => {
-        databases += 1
-        if (server === undefined || admin === undefined) return sqliteBackend(join(dir, `jobs-${databases}.sqlite`))
-        const database = `jobs_${databases}`
-        await admin.unsafe(`CREATE DATABASE ${database}`)
-        return postgresBackendOn(server, database)
-      }
-      beforeEach(async () => {
-        current = await fresh()
-      })
-      afterEach(() => {
-        current = undefined
-      })
-      suite({
-        name,
-        backend: () => {
-          if (current === undefined) throw new Error("no backend outside a test")
-          return current
-        },
-        fresh
-      })
-    })
   }
 }
 

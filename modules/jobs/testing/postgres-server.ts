@@ -9,6 +9,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } 
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import postgres from "postgres"
 
 export const POSTGRES_BIN = process.env["SVC_TEST_POSTGRES_BIN"] ?? "/usr/lib/postgresql/15/bin"
 
@@ -17,13 +18,18 @@ export const postgresAvailable = (): boolean => existsSync(join(POSTGRES_BIN, "p
 export interface PostgresServer {
   readonly port: number
   readonly dir: string
-  /** File holding the superuser's password (as SVC_STORE_PASSWORD_FILE would). */
+  /** File holding the password of the `svc` role and of the superuser (as SVC_STORE_PASSWORD_FILE would). */
   readonly passwordFile: string
   readonly password: string
-  /** `postgres://postgres@127.0.0.1:<port>/<database>` (no password: it comes from the file). */
+  /**
+   * `postgres://svc@127.0.0.1:<port>/<database>` (no password: it comes from the file). `svc` is an
+   * ordinary role (no superuser, no BYPASSRLS), as a controller should use, so row-level security applies.
+   */
   readonly url: (database: string) => string
-  /** The same URL with the password in it (for the tests' own client). */
+  /** The superuser's URL with the password in it (for the tests' own checks). */
   readonly adminUrl: (database: string) => string
+  /** Creates a database owned by `svc`. */
+  readonly createDatabase: (name: string) => Promise<void>
   readonly stop: () => void
   /** Stops immediately (like a crash) or cleanly, and starts again on the same port and data. */
   readonly restart: (mode?: "fast" | "immediate") => void
@@ -98,15 +104,31 @@ export const startPostgres = async (options: { readonly durable?: boolean } = {}
     }
   }
   start()
-  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}?sslmode=disable`
+  const url = (database: string) => `postgres://svc@127.0.0.1:${port}/${database}?sslmode=disable`
+  const adminUrl = (database: string) =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}?sslmode=disable`
+  const admin = postgres(adminUrl("postgres"), { max: 1, onnotice: () => undefined })
+  try {
+    await admin.unsafe(`CREATE ROLE svc LOGIN PASSWORD '${password}'`)
+  } finally {
+    await admin.end({ timeout: 1 })
+  }
+  const createDatabase = async (name: string) => {
+    const client = postgres(adminUrl("postgres"), { max: 1, onnotice: () => undefined })
+    try {
+      await client.unsafe(`CREATE DATABASE "${name}" OWNER svc`)
+    } finally {
+      await client.end({ timeout: 1 })
+    }
+  }
   return {
     port,
     dir,
     passwordFile,
     password,
     url,
-    adminUrl: (database) =>
-      `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}?sslmode=disable`,
+    adminUrl,
+    createDatabase,
     start,
     stopOnly,
     restart: (mode = "fast") => {
