@@ -8,6 +8,7 @@ import { Effect, Exit, Layer, Logger, Scope, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PermissionDenied } from "../../policy/errors.ts"
 import { InvalidScoreRequest, ScorerBusy } from "../../scorer/errors.ts"
+import { MAX_GRPC_MESSAGE_BYTES } from "./limits.ts"
 import { serviceDefinition } from "./proto.ts"
 import { bidiStream, serveGrpc, unary } from "./server.ts"
 
@@ -116,6 +117,17 @@ describe("serveGrpc", () => {
       details: "reference: is required"
     })
     expect((await call("Score", { model: "busy" }, writer())).error).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED
+    })
+  })
+
+  it("sets its message limit explicitly: 10 MiB is received (grpc-js alone would stop at 4 MiB), more than the limit is not", async () => {
+    const tenMiB = "x".repeat(10 * 1024 * 1024)
+    expect((await call("Score", { model: "x", reference: tenMiB }, writer())).error).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT
+    })
+    const tooLarge = "x".repeat(MAX_GRPC_MESSAGE_BYTES + 1)
+    expect((await call("Score", { model: "x", reference: tooLarge }, writer())).error).toMatchObject({
       code: grpc.status.RESOURCE_EXHAUSTED
     })
   })
