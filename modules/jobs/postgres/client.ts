@@ -8,6 +8,7 @@
  * committed: every write is awaited to its COMMIT before the call answers.
  */
 import { Effect, Option, type Scope } from "effect"
+import { readFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import postgres from "postgres"
 import { STORE_PASSWORD_FILE_VARIABLE, STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
@@ -82,20 +83,80 @@ export const redactedUrl = (url: string): string => {
   }
 }
 
+/** libpq's client-side TLS parameters, which the client would otherwise send to the server as settings. */
+const CLIENT_TLS_PARAMETERS = ["sslrootcert", "sslcert", "sslkey"] as const
+
+/** What the client is given: the URL without the client-side TLS parameters, and the TLS options they mean. */
+export interface ConnectionTarget {
+  readonly url: string
+  /** Node TLS options when a certificate file is named; otherwise `sslmode` in the URL decides. */
+  readonly tls:
+    | { readonly ca?: string; readonly cert?: string; readonly key?: string; readonly verifyHost: boolean }
+    | undefined
+}
+
+/**
+ * libpq conventions: `sslrootcert` (or PGSSLROOTCERT) names the CA file that `sslmode=verify-ca`
+ * and `verify-full` check the server against (`system`: the system roots), `sslcert`/`sslkey` a
+ * client certificate; `verify-ca` does not check the host name, `verify-full` does.
+ */
+export const connectionTarget = (
+  url: string,
+  rootCertFromEnv: string | undefined,
+  readText: (path: string) => string
+): ConnectionTarget => {
+  const parsed = new URL(url)
+  const params = Object.fromEntries(CLIENT_TLS_PARAMETERS.map((name) => [name, parsed.searchParams.get(name)]))
+  for (const name of CLIENT_TLS_PARAMETERS) parsed.searchParams.delete(name)
+  const mode = parsed.searchParams.get("sslmode") ?? ""
+  const rootCert = params["sslrootcert"] ?? rootCertFromEnv
+  const verifying = mode === "verify-ca" || mode === "verify-full"
+  const ca = verifying && rootCert !== undefined && rootCert !== "" && rootCert !== "system" ? rootCert : undefined
+  const cert = params["sslcert"] ?? undefined
+  const key = params["sslkey"] ?? undefined
+  if (ca === undefined && cert === undefined) return { url: parsed.toString(), tls: undefined }
+  if (!verifying && ca === undefined && mode === "disable") return { url: parsed.toString(), tls: undefined }
+  return {
+    url: parsed.toString(),
+    tls: {
+      ...(ca === undefined ? {} : { ca: readText(ca) }),
+      ...(cert === undefined ? {} : { cert: readText(cert) }),
+      ...(key === undefined ? {} : { key: readText(key) }),
+      verifyHost: mode !== "verify-ca"
+    }
+  }
+}
+
 /** Opens the bounded pool (connections are made on demand); ends it when the scope closes. */
 export const openPool = (settings: PostgresSettings): Effect.Effect<Sql, JobStoreStartupError, Scope.Scope> =>
   Effect.flatMap(readPassword(settings.passwordFile), (password) =>
     Effect.acquireRelease(
       Effect.try({
-        try: () =>
-          postgres(settings.url, {
+        try: () => {
+          const target = connectionTarget(settings.url, process.env["PGSSLROOTCERT"], (path) =>
+            readFileSync(path, "utf8")
+          )
+          const tls = target.tls
+          return postgres(target.url, {
             max: settings.poolMax,
             ...(password === undefined ? {} : { password }),
+            ...(tls === undefined
+              ? {}
+              : {
+                  ssl: {
+                    rejectUnauthorized: true,
+                    ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+                    ...(tls.cert === undefined ? {} : { cert: tls.cert }),
+                    ...(tls.key === undefined ? {} : { key: tls.key }),
+                    ...(tls.verifyHost ? {} : { checkServerIdentity: () => undefined })
+                  }
+                }),
             connect_timeout: CONNECT_TIMEOUT_SECONDS,
             idle_timeout: 60,
             onnotice: () => undefined,
             connection: { application_name: "svc-controller" }
-          }),
+          })
+        },
         catch: (cause) =>
           new JobStoreStartupError({
             message: `${STORE_URL_VARIABLE}: cannot use "${redactedUrl(settings.url)}": ${describe(cause)}`

@@ -5,7 +5,7 @@
  * data directory that user owns.
  */
 import { execFileSync } from "node:child_process"
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -65,7 +65,13 @@ const userIds = (): { readonly uid: number; readonly gid: number } | undefined =
 }
 
 /** initdb + start; `durable: false` turns fsync off (contract tests), true keeps the defaults. */
-export const startPostgres = async (options: { readonly durable?: boolean } = {}): Promise<PostgresServer> => {
+export const startPostgres = async (
+  options: {
+    readonly durable?: boolean
+    /** Serve TLS with this certificate and key (PEM files; copied for the postgres user). */
+    readonly tls?: { readonly certFile: string; readonly keyFile: string }
+  } = {}
+): Promise<PostgresServer> => {
   const dir = mkdtempSync(join(tmpdir(), "svc-pg-"))
   const ids = userIds()
   chmodSync(dir, 0o700)
@@ -88,7 +94,17 @@ export const startPostgres = async (options: { readonly durable?: boolean } = {}
     "--locale=C"
   ])
   const port = await freePort()
+  const tlsSettings: Array<string> = []
+  if (options.tls !== undefined) {
+    const cert = join(dir, "server.crt")
+    const key = join(dir, "server.key")
+    writeFileSync(cert, readFileSync(options.tls.certFile), { mode: 0o600 })
+    writeFileSync(key, readFileSync(options.tls.keyFile), { mode: 0o600 })
+    for (const file of [cert, key]) if (ids !== undefined) chownSync(file, ids.uid, ids.gid)
+    tlsSettings.push("-c ssl=on", `-c ssl_cert_file=${cert}`, `-c ssl_key_file=${key}`)
+  }
   const settings = [
+    ...tlsSettings,
     `-p ${port}`,
     "-c listen_addresses=127.0.0.1",
     `-c unix_socket_directories=${dir}`,
