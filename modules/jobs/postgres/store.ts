@@ -21,7 +21,7 @@
  */
 import { Clock, Context, Effect, Either, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
 import { STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
-import { JobStoreFailure, JobStoreStartupError, type JobStoreError } from "../errors.ts"
+import { JobStoreFailure, JobStoreStartupError, type JobStoreError, JobStoreUnavailable } from "../errors.ts"
 import { encodeResult, type Job, type JobState } from "../model.ts"
 import { isState, type JobRow, toJob } from "../rows.ts"
 import { NodeSessions, type NodeSessionsShape, type SessionSettings, type SessionState } from "../sessions.ts"
@@ -349,7 +349,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
       health: query("health", () => sql`SELECT 1 AS one`).pipe(
         Effect.timeoutFail({
           duration: HEALTH_TIMEOUT_MILLIS,
-          onTimeout: () => new JobStoreFailure({ operation: "health", detail: "the database did not answer in 2 s" })
+          onTimeout: () =>
+            new JobStoreUnavailable({ operation: "health", detail: "the database did not answer within 2 s" })
         }),
         Effect.as({ ready: true }),
         Effect.catchAll((error) => Effect.succeed({ ready: false, reason: error.message }))
