@@ -266,6 +266,8 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
             (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
           )
           const before = yield* jobs.submit(writer("a"), request())
+          const follower = yield* Stream.toPull(jobs.stream(writer("a"), { follow: true }))
+          yield* follower // the listing
           server.stopOnly("fast")
           const refused = yield* Effect.exit(jobs.submit(writer("a"), request()))
           expect(Exit.isFailure(refused)).toBe(true)
@@ -281,6 +283,14 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
           }).pipe(Effect.either)
           expect(Either.isRight(back) ? back.right.id : back.left.message).toBe(before.id)
           expect((yield* store.health).ready).toBe(true)
+          // The follower may have missed changes while the LISTEN connection was down: it ends
+          // UNAVAILABLE (so its caller lists again) once the feed is back, rather than going quiet.
+          const ended = yield* Effect.flip(
+            Effect.forever(follower).pipe(
+              Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => Option.none() })
+            )
+          )
+          expect(Option.map(ended, (error) => error._tag)).toEqual(Option.some("JobStoreUnavailable"))
         })
       )
   )

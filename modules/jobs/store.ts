@@ -89,9 +89,10 @@ export interface JobStoreShape {
   readonly health: Effect.Effect<StoreHealth>
   /**
    * The tenant's job changes from now on. Subscribes when run (so a listing made afterwards
-   * misses nothing); the subscription ends with the scope.
+   * misses nothing); the subscription ends with the scope. It fails (UNAVAILABLE) when changes
+   * may have been missed, so the follower lists again.
    */
-  readonly changes: (tenantId: string) => Effect.Effect<Stream.Stream<Job>, never, Scope.Scope>
+  readonly changes: (tenantId: string) => Effect.Effect<Stream.Stream<Job, JobStoreError>, never, Scope.Scope>
 }
 
 export class JobStore extends Context.Tag("svc/jobs/JobStore")<JobStore, JobStoreShape>() {}

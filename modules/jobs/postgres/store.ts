@@ -34,6 +34,9 @@ import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS, SWEEP_LOCK_KEY } from "
 const COLUMNS =
   "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence"
 
+/** A feed entry saying that changes may have been missed. */
+const INTERRUPTED = Symbol("change feed interrupted")
+
 /** Health probe: a database that does not answer within this is "not ready". */
 const HEALTH_TIMEOUT_MILLIS = 2_000
 
@@ -105,8 +108,13 @@ export const openPostgres = (settings: PostgresSettings): Effect.Effect<Sql, Job
 /** The PostgreSQL JobStore over an open, migrated pool. */
 export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, JobStoreStartupError, Scope.Scope> =>
   Effect.gen(function* () {
-    const feed = yield* Effect.acquireRelease(PubSub.sliding<Job>(CHANGE_FEED_CAPACITY), PubSub.shutdown)
-    const notifications = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
+    // `Interrupted`: changes may have been missed (the LISTEN connection was lost, or a changed
+    // job could not be read); followers then end with UNAVAILABLE and list again.
+    const feed = yield* Effect.acquireRelease(
+      PubSub.sliding<Job | typeof INTERRUPTED>(CHANGE_FEED_CAPACITY),
+      PubSub.shutdown
+    )
+    const notifications = yield* Effect.acquireRelease(Queue.unbounded<string | typeof INTERRUPTED>(), Queue.shutdown)
 
     /**
      * Runs `statement` in a transaction that first tells row-level security whose rows it may see
@@ -145,16 +153,34 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
       Effect.forever(
         Effect.gen(function* () {
           const payload = yield* Queue.take(notifications)
+          if (payload === INTERRUPTED) {
+            yield* Effect.logWarning("change feed: LISTEN reconnected; followers end so that they list again")
+            return yield* PubSub.publish(feed, INTERRUPTED)
+          }
           const split = payload.indexOf("\n")
           const lookup = yield* Effect.either(lookupNow(payload.slice(0, split), payload.slice(split + 1)))
           if (Either.isRight(lookup) && lookup.right._tag === "Found") yield* PubSub.publish(feed, lookup.right.job)
-          else if (Either.isLeft(lookup)) yield* Effect.logWarning(`change feed: ${lookup.left.message}`)
+          else if (Either.isLeft(lookup)) {
+            yield* Effect.logWarning(`change feed: ${lookup.left.message}`)
+            yield* PubSub.publish(feed, INTERRUPTED)
+          }
         })
       )
     )
     yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => sql.listen(CHANGE_CHANNEL, (payload) => Queue.unsafeOffer(notifications, payload)),
+        try: () => {
+          // The client LISTENs again by itself after a lost connection and calls back each time.
+          let listens = 0
+          return sql.listen(
+            CHANGE_CHANNEL,
+            (payload) => Queue.unsafeOffer(notifications, payload),
+            () => {
+              listens += 1
+              if (listens > 1) Queue.unsafeOffer(notifications, INTERRUPTED)
+            }
+          )
+        },
         catch: (cause) =>
           new JobStoreStartupError({
             message: `${STORE_URL_VARIABLE}: cannot LISTEN for job changes: ${String(cause)}`
@@ -358,7 +384,20 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 
       changes: (tenantId) =>
         Effect.map(PubSub.subscribe(feed), (queue) =>
-          Stream.fromQueue(queue).pipe(Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId))
+          Stream.fromQueue(queue).pipe(
+            Stream.mapEffect((change) =>
+              change === INTERRUPTED
+                ? Effect.fail(
+                    new JobStoreUnavailable({
+                      operation: "follow",
+                      detail:
+                        "the change feed lost its database connection and may have missed changes; list the jobs again"
+                    })
+                  )
+                : Effect.succeed(change)
+            ),
+            Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId)
+          )
         )
     }
     return store
