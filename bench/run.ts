@@ -1,10 +1,18 @@
-/** `npm run bench`: prints throughput and latency figures. No targets are asserted here. */
+/**
+ * `npm run bench`: prints throughput and latency figures. No targets are asserted here.
+ * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf.
+ */
 import { benchController } from "./controller.ts"
 import { benchJobStores } from "./job-store.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchServer } from "./server.ts"
+import { benchVsReference } from "./vs-reference.ts"
 
-benchScorer()
-await benchController()
-await benchJobStores()
-await benchServer()
+if (process.argv.includes("vs-reference")) {
+  benchVsReference()
+} else {
+  benchScorer()
+  await benchController()
+  await benchJobStores()
+  await benchServer()
+}

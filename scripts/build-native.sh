@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the native scorer: modules/scorer/native/build/libsvc_scorer.so and the C test programs
-# (scorer_cli, scorer_test) beside it. From the environment: CC, EXTRA_CFLAGS (e.g.
+# (scorer_cli, scorer_test, reader_test, simd_test) beside it. From the environment: CC, EXTRA_CFLAGS (e.g.
 # -fsanitize=address,undefined) and OUT_DIR (another build folder, e.g. for sanitizer builds).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,13 +15,22 @@ objs=()
 for src in "$native"/src/*.c; do
     name=$(basename "$src" .c)
     extra=()
-    case "$name" in *_avx2) extra=(-mavx2) ;; esac
+    case "$name" in
+    *_avx2) extra=(-mavx2) ;;
+    *_avx512) extra=(-mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512cd) ;;
+    esac
     "$cc" "${cflags[@]}" "${extra[@]}" -c "$src" -o "$out/obj/$name.o"
     objs+=("$out/obj/$name.o")
+    # AVX-512 kernels that use SVC_AVX512_VNNI are built a second time for AVX512-VNNI CPUs
+    # (their _vnni symbols).
+    if [[ $name == *_avx512 ]] && grep -q SVC_AVX512_VNNI "$src"; then
+        "$cc" "${cflags[@]}" "${extra[@]}" -mavx512vnni -DSVC_AVX512_VNNI -c "$src" -o "$out/obj/${name}_vnni.o"
+        objs+=("$out/obj/${name}_vnni.o")
+    fi
 done
 "$cc" "${cflags[@]}" -shared -Wl,--no-undefined "${objs[@]}" -lm -o "$out/libsvc_scorer.so"
 
-for prog in scorer_cli scorer_test reader_test; do
+for prog in scorer_cli scorer_test reader_test simd_test; do
     "$cc" "${cflags[@]}" "$native/test/$prog.c" -L"$out" -Wl,-rpath,'$ORIGIN' -lsvc_scorer -lm \
         -o "$out/$prog"
 done

@@ -8,6 +8,10 @@ declare module "*/reader_test" {
   const path: string
   export default path
 }
+declare module "*/simd_test" {
+  const path: string
+  export default path
+}
 // Scalar reference values that scripts/build.ts records (gitignored). Declared here so the
 // project type-checks before a build; run.ts decodes the content with RecordedReference.
 declare module "*/scalar-reference.json" {

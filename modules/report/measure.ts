@@ -26,11 +26,15 @@ export interface FixtureScore {
   readonly table: FrameTable
   /** The pooled VMAF score, as the golden files pool it. */
   readonly pooled: PooledScore
-  /** Which kernel each extractor ran on ("scalar", "avx2"). */
+  /** Which kernel each extractor ran on ("scalar", "avx2", "avx512"). */
   readonly extractors: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
 }
 
-type DispatchBackend = "scalar" | "auto"
+type DispatchBackend = "scalar" | "auto" | SimdPath
+
+/** The SIMD paths of the native library, narrowest first. */
+export const simdPaths = ["avx2", "avx512"] as const
+export type SimdPath = (typeof simdPaths)[number]
 
 /** The message of a scoring failure; ScorerInternal hides its detail from clients, not here. */
 const scoreErrorText = (error: ScoreError): string =>

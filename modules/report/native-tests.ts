@@ -10,12 +10,15 @@ import libraryPath from "../scorer/native/build/libsvc_scorer.so" with { type: "
 import readerTestPath from "../scorer/native/build/reader_test" with { type: "file" }
 import scorerTestPath from "../scorer/native/build/scorer_test" with { type: "file" }
 import { builtinModelFiles } from "../scorer/models/index.ts"
+import simdTestPath from "../scorer/native/build/simd_test" with { type: "file" }
 import type { ProgramRun } from "./unit-tests.ts"
 
 /** Each test program and the arguments it takes given the shared directory of models/ and fixtures/. */
 const programs = [
   { program: "scorer_test", path: scorerTestPath, args: (shared: string) => [shared] },
-  { program: "reader_test", path: readerTestPath, args: (): ReadonlyArray<string> => [] }
+  { program: "reader_test", path: readerTestPath, args: (): ReadonlyArray<string> => [] },
+  // SIMD paths against scalar on random frames; a path this CPU lacks prints a SKIP line.
+  { program: "simd_test", path: simdTestPath, args: (): ReadonlyArray<string> => [] }
 ] as const
 
 /** A hung test must not hang the report. */

@@ -12,12 +12,12 @@ import { absentAccelerator, buildReport, serializeReport } from "./build.ts"
 import { embeddedBuild, imageSection } from "./build-metadata.ts"
 import type { CliOutput, ExitCode } from "./cli-output.ts"
 import { cellsStatus, compareTables, errorCell } from "./compare.ts"
-import { dispatchFacts } from "./dispatch.ts"
+import { dispatchFacts, missingFeature, supportedSimdPaths } from "./dispatch.ts"
 import { type Fixture, type FixtureSet, loadFixtureSet } from "./fixture-set.ts"
 import { GoldenFile, goldenSuite } from "./golden.ts"
 import { readHost } from "./host.ts"
 import { fileSha256 } from "./image.ts"
-import { scoreFixture } from "./measure.ts"
+import { type FixtureScore, type SimdPath, scoreFixture, simdPaths } from "./measure.ts"
 import { runNativeTests } from "./native-tests.ts"
 import { type FixtureRun, readRecordedReference, referenceSection } from "./reference.ts"
 import referenceJson from "./reference/scalar-reference.json" with { type: "json" }
@@ -53,28 +53,54 @@ const readGolden = (fixture: Fixture): Effect.Effect<Either.Either<GoldenFile, s
     Effect.orElseSucceed(() => Either.left(`${fixture.golden} cannot be read`))
   )
 
-/** Every fixture on the scalar path and on the default dispatch, several fixtures at a time. */
-const measureFixtures = (fixtures: ReadonlyArray<Fixture>) =>
+/** A fixture on the scalar path, the default dispatch and each other SIMD path of this CPU. */
+interface DispatchRun extends FixtureRun {
+  readonly paths: ReadonlyArray<{ readonly path: SimdPath; readonly score: Either.Either<FixtureScore, string> }>
+}
+
+/** Every fixture on the scalar path, on the default dispatch (the best path) and on every other
+ * SIMD path the CPU has (an AVX-512 CPU also runs the AVX2 kernels), several fixtures at a time. */
+const measureFixtures = (fixtures: ReadonlyArray<Fixture>, otherPaths: ReadonlyArray<SimdPath>) =>
   Effect.forEach(
     fixtures,
     (fixture) =>
       Effect.gen(function* () {
         const scalar = yield* Effect.either(scoreFixture(fixture, "scalar"))
         const auto = yield* Effect.either(scoreFixture(fixture, "auto"))
+        const paths = yield* Effect.forEach(otherPaths, (path) =>
+          Effect.map(Effect.either(scoreFixture(fixture, path)), (score) => ({ path, score }))
+        )
         yield* Effect.logInfo("fixture scored").pipe(Effect.annotateLogs({ fixture: fixture.name }))
-        return { fixture: fixture.name, scalar, auto } satisfies FixtureRun
+        return { fixture: fixture.name, scalar, auto, paths } satisfies DispatchRun
       }),
     { concurrency: Math.max(1, os.cpus().length) }
   )
 
-const dispatchSection = (runs: ReadonlyArray<FixtureRun>): FixtureSection => {
-  const fixtures = runs.map((run) => {
-    if (Either.isLeft(run.scalar)) return errorCell(run.fixture, `scalar: ${run.scalar.left}`)
-    if (Either.isLeft(run.auto)) return errorCell(run.fixture, `default dispatch: ${run.auto.left}`)
-    return compareTables(run.fixture, run.scalar.right.table, run.auto.right.table)
-  })
+/** Cells: the scalar path against the default dispatch (named by the fixture), then against each
+ * other SIMD path (named "<fixture> [<path>]"). */
+const dispatchSection = (runs: ReadonlyArray<DispatchRun>): FixtureSection => {
+  const compare = (name: string, label: string, scalar: DispatchRun["scalar"], other: DispatchRun["auto"]) => {
+    if (Either.isLeft(scalar)) return errorCell(name, `scalar: ${scalar.left}`)
+    if (Either.isLeft(other)) return errorCell(name, `${label}: ${other.left}`)
+    return compareTables(name, scalar.right.table, other.right.table)
+  }
+  const fixtures = runs.flatMap((run) => [
+    compare(run.fixture, "default dispatch", run.scalar, run.auto),
+    ...run.paths.map((entry) => compare(`${run.fixture} [${entry.path}]`, entry.path, run.scalar, entry.score))
+  ])
   return { status: cellsStatus(fixtures), fixtures }
 }
+
+/** The SIMD paths this CPU lacks: their kernels were not compared with scalar on this host. */
+const missingPaths = (supported: ReadonlyArray<SimdPath>): ReadonlyArray<NotExercisedItem> =>
+  process.env["SVC_SCORER_CPU"] === "scalar"
+    ? []
+    : simdPaths
+        .filter((path) => !supported.includes(path))
+        .map((path) => ({
+          item: `dispatch_equivalence.${path}`,
+          reason: `this CPU lacks ${missingFeature[path]}: the ${path} kernels did not run on this host`
+        }))
 
 /** What the dispatch comparison could not show: the default path was the scalar one. */
 const scalarOnlyDefault = (runs: ReadonlyArray<FixtureRun>): ReadonlyArray<NotExercisedItem> => {
@@ -82,14 +108,13 @@ const scalarOnlyDefault = (runs: ReadonlyArray<FixtureRun>): ReadonlyArray<NotEx
     Either.isRight(run.auto) ? run.auto.right.extractors.map((entry) => entry.backend) : []
   )
   if (kernels.length === 0 || kernels.some((backend) => backend !== "scalar")) return []
-  const why =
-    process.env["SVC_SCORER_CPU"] === "scalar" ? "SVC_SCORER_CPU=scalar forces the scalar path" : "this CPU has no AVX2"
-  return [
-    {
-      item: "dispatch_equivalence.avx2",
-      reason: `the default dispatch ran the scalar kernels (${why}): scalar was compared with itself`
-    }
-  ]
+  // A CPU without a path is named by missingPaths; here every path was forced off.
+  if (process.env["SVC_SCORER_CPU"] !== "scalar") return []
+  return simdPaths.map((path) => ({
+    item: `dispatch_equivalence.${path}`,
+    reason:
+      "the default dispatch ran the scalar kernels (SVC_SCORER_CPU=scalar forces the scalar path): scalar was compared with itself"
+  }))
 }
 
 interface MeasuredSections {
@@ -106,10 +131,12 @@ const notRun = (reason: string): MeasuredSections => ({
   not_exercised: ["dispatch_equivalence", "reference_equivalence", "golden_gate"].map((item) => ({ item, reason }))
 })
 
-const measureSections = (set: FixtureSet, librarySha256: string | null) =>
+const measureSections = (set: FixtureSet, librarySha256: string | null, supported: ReadonlyArray<SimdPath>) =>
   Effect.gen(function* () {
     if (set.kind === "absent") return notRun(set.reason)
-    const runs = yield* measureFixtures(set.fixtures)
+    // The default dispatch covers the best path; SVC_SCORER_CPU=scalar forces scalar on every path.
+    const otherPaths = process.env["SVC_SCORER_CPU"] === "scalar" ? [] : supported.slice(0, -1)
+    const runs = yield* measureFixtures(set.fixtures, otherPaths)
     const goldens = yield* Effect.forEach(set.fixtures, readGolden)
     const reference = referenceSection(readRecordedReference(referenceJson), runs, {
       machine: os.machine(),
@@ -125,7 +152,7 @@ const measureSections = (set: FixtureSet, librarySha256: string | null) =>
           golden: goldens[index] ?? Either.left("no golden file")
         }))
       ),
-      not_exercised: [...scalarOnlyDefault(runs), ...reference.not_exercised]
+      not_exercised: [...scalarOnlyDefault(runs), ...missingPaths(supported), ...reference.not_exercised]
     } satisfies MeasuredSections
   })
 
@@ -143,7 +170,7 @@ const measure = (config: RunConfig) =>
     const librarySha256 = yield* fileSha256(library.path)
     const [sections, programs] = yield* Effect.all(
       [
-        measureSections(set, librarySha256),
+        measureSections(set, librarySha256, supportedSimdPaths(library.symbols)),
         runNativeTests({ modelDir: Option.getOrUndefined(config.modelDir), fixturesDir: config.fixturesDir })
       ],
       { concurrency: 2 }

@@ -80,7 +80,8 @@ export const NativeOption = {
   count: 12
 } as const
 
-export const NativeCpu = { auto: 0, scalar: 1, avx2: 2 } as const
+/** enum svc_cpu; avx512 since ABI minor 3. */
+export const NativeCpu = { auto: 0, scalar: 1, avx2: 2, avx512: 3 } as const
 /** enum svc_feature_flag; float_vif and after since ABI minor 2. */
 export const NativeFeature = {
   psnr: 1,

@@ -37,7 +37,7 @@ export const ScoreOptions = Schema.Struct({
   height: Schema.optional(between(0, 16384)),
   pixel_format: Schema.optional(Schema.Literal("", "420", "422", "444")),
   bitdepth: Schema.optional(Schema.Literal(0, 8, 10, 12, 16)),
-  backend: Schema.optional(Schema.Literal("", "auto", "cpu", "scalar", "avx2")),
+  backend: Schema.optional(Schema.Literal("", "auto", "cpu", "scalar", "avx2", "avx512")),
   threads: Schema.optional(between(0, maxThreads)),
   features: Schema.optional(Schema.Array(ExtraFeature)),
   subsample: Schema.optional(between(0, 1000)),
@@ -64,7 +64,7 @@ export const ScoreRequest = Schema.Struct({
 })
 export type ScoreRequest = typeof ScoreRequest.Type
 
-export type Backend = "auto" | "scalar" | "avx2"
+export type Backend = "auto" | "scalar" | "avx2" | "avx512"
 
 export interface RawGeometry {
   readonly width: number

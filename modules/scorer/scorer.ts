@@ -184,7 +184,7 @@ export const collectResult = (
         model_sha256: entry.sha256,
         model_source: entry.source
       })),
-      backend_used: featureBackends.some((entry) => entry.backend === "avx2") ? "avx2" : "scalar",
+      backend_used: widestBackend(featureBackends.map((entry) => entry.backend)),
       feature_backends: featureBackends,
       precision: precisionLabel(job.precision)
     }
@@ -261,6 +261,10 @@ const acquireModels = (
     )
     return { handle, models: loaded }
   })
+
+/** The widest SIMD path any extractor ran on (AVX-512 runs some extractors on AVX2 kernels). */
+const widestBackend = (backends: ReadonlyArray<string>): string =>
+  backends.includes("avx512") ? "avx512" : backends.includes("avx2") ? "avx2" : "scalar"
 
 const nativeError = (symbols: NativeSymbols, handle: Pointer): string => {
   const error = errorBuffer()

@@ -142,7 +142,7 @@ describe("svc-server", () => {
         },
         model: "vmaf_v0.6.1",
         model_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
-        backend_used: expect.stringMatching(/^(scalar|avx2)$/),
+        backend_used: expect.stringMatching(/^(scalar|avx2|avx512)$/),
         feature_backends: expect.arrayContaining([{ extractor: "integer_vif", backend: expect.any(String) }]),
         precision: "lossless"
       })

@@ -26,6 +26,9 @@ const withoutFixtures = skipWithoutFixtures("svc-tester-report runs over the fix
 const scratch = mkdtempSync(join(tmpdir(), "svc-tester-report-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
+/** A run scores every fixture on scalar and on each SIMD path: minutes on a loaded 2-core host. */
+const reportTimeout = 300_000
+
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
 
 const runReport = (env: Record<string, string>) =>
@@ -54,7 +57,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
     expect(result.stdout, result.stderr).not.toBe("")
     report = JSON.parse(result.stdout) as ReportV3
     writeFileSync(join(scratch, "report.json"), result.stdout)
-  })
+  }, reportTimeout)
 
   it("writes a version 3 report that check accepts, with verdict pass and exit 0", async () => {
     const checked = await check(join(scratch, "report.json"))
@@ -85,18 +88,35 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       expect(cell.values).toBeGreaterThan(0)
       expect(cell.differing_values).toBe(0)
     }
+    // One cell per fixture for the default dispatch, one "<fixture> [<path>]" per other SIMD path.
+    const defaultCells = cells.filter((cell) => !cell.fixture.endsWith("]"))
     expect(report.reference_equivalence.status).toBe("identical")
     for (const cell of [report.reference_equivalence.own_arch_scalar, report.reference_equivalence.own_arch_default]) {
       expect(cell?.status).toBe("identical")
       expect(cell?.gating).toBe(true)
       expect(cell?.comparable).toBe(true)
-      expect(cell?.fixtures).toHaveLength(cells.length)
+      expect(cell?.fixtures).toHaveLength(defaultCells.length)
+    }
+  })
+
+  it("compares every SIMD path this CPU has with scalar and lists the ones it lacks as not exercised", () => {
+    const flags = report.host.dispatch_flags
+    const cells = report.dispatch_equivalence.fixtures ?? []
+    const defaultCells = cells.filter((cell) => !cell.fixture.endsWith("]"))
+    const items = report.not_exercised.map((entry) => entry.item)
+    // The default dispatch is the widest path; every narrower one gets its own cells.
+    const paths = (["avx2", "avx512"] as const).filter((path) => flags.includes(path))
+    for (const path of paths.slice(0, -1))
+      expect(cells.filter((cell) => cell.fixture.endsWith(`[${path}]`))).toHaveLength(defaultCells.length)
+    for (const path of ["avx2", "avx512"] as const) {
+      if (flags.includes(path)) expect(items).not.toContain(`dispatch_equivalence.${path}`)
+      else expect(items).toContain(`dispatch_equivalence.${path}`)
     }
   })
 
   it("runs the native C tests and records every case", () => {
     expect(report.unit_tests.status).toBe("pass")
-    expect(report.unit_tests.results).toEqual({ scorer_test: "pass", reader_test: "pass" })
+    expect(report.unit_tests.results).toEqual({ scorer_test: "pass", reader_test: "pass", simd_test: "pass" })
     expect(Object.keys(report.unit_tests.cases?.["scorer_test"] ?? {})).toEqual([
       "setup",
       "models",
@@ -104,7 +124,21 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "transform"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
-    expect(report.unit_tests.total).toBe(8)
+    // simd_test: a fixed-size and a random-size case per SIMD path of this CPU, a skipped case
+    // named by the path for each one it lacks.
+    const simdCases = report.unit_tests.cases?.["simd_test"] ?? {}
+    const expected = Object.fromEntries(
+      (["avx2", "avx512"] as const).flatMap((path) =>
+        report.host.dispatch_flags.includes(path)
+          ? [
+              [`${path}_fixed_sizes`, "pass"],
+              [`${path}_random_sizes`, "pass"]
+            ]
+          : [[path, "skip"]]
+      )
+    )
+    expect(simdCases).toEqual(expected)
+    expect(report.unit_tests.total).toBe(8 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {
@@ -128,69 +162,81 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
 })
 
 describe.skipIf(withoutFixtures)("svc-tester-report run with a corrupted golden value", () => {
-  it("fails the golden gate and the verdict, writing the report to SVC_REPORT_OUT", async () => {
-    const dir = copyFixtures("corrupted")
-    const name = "v04_bars_444_8_blur"
-    const goldenPath = join(dir, `${name}.libvmaf.json`)
-    const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as {
-      frames: Array<{ metrics: Record<string, number> }>
-    }
-    const frame = golden.frames[5]
-    if (frame === undefined) throw new Error("golden file has fewer than 6 frames")
-    frame.metrics["integer_adm2"] = (frame.metrics["integer_adm2"] ?? 0) + 0.01
-    writeFileSync(goldenPath, JSON.stringify(golden))
-    const out = join(scratch, "corrupted-report.json")
+  it(
+    "fails the golden gate and the verdict, writing the report to SVC_REPORT_OUT",
+    async () => {
+      const dir = copyFixtures("corrupted")
+      const name = "v04_bars_444_8_blur"
+      const goldenPath = join(dir, `${name}.libvmaf.json`)
+      const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as {
+        frames: Array<{ metrics: Record<string, number> }>
+      }
+      const frame = golden.frames[5]
+      if (frame === undefined) throw new Error("golden file has fewer than 6 frames")
+      frame.metrics["integer_adm2"] = (frame.metrics["integer_adm2"] ?? 0) + 0.01
+      writeFileSync(goldenPath, JSON.stringify(golden))
+      const out = join(scratch, "corrupted-report.json")
 
-    const result = await runReport({ SVC_FIXTURES_DIR: dir, SVC_REPORT_OUT: out })
-    expect(result.stdout).toBe("")
-    expect(result.stderr).toContain(`wrote ${out}: verdict fail`)
-    expect(result.code).toBe(1)
-    const checked = await check(out)
-    expect(checked.code, checked.stdout).toBe(0)
+      const result = await runReport({ SVC_FIXTURES_DIR: dir, SVC_REPORT_OUT: out })
+      expect(result.stdout).toBe("")
+      expect(result.stderr).toContain(`wrote ${out}: verdict fail`)
+      expect(result.code).toBe(1)
+      const checked = await check(out)
+      expect(checked.code, checked.stdout).toBe(0)
 
-    const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
-    expect(report.golden_gate.status).toBe("fail")
-    expect(report.golden_gate.failed).toBe(1)
-    expect(report.golden_gate.cases?.[name]?.["integer_adm2"]).toBe("fail")
-    expect(report.golden_gate.cases?.[name]?.["integer_adm_scale0"]).toBe("pass")
-    expect(report.golden_gate.failures[0]).toContain(`${name}/integer_adm2: 1 frames beyond the bound, first frame 5`)
-    expect(report.verdict).toBe("fail")
-    expect(report.failed_checks).toEqual(["golden_gate"])
-    // The scorer itself is unchanged.
-    expect(report.dispatch_equivalence.status).toBe("identical")
-    expect(report.reference_equivalence.status).toBe("identical")
-  })
+      const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
+      expect(report.golden_gate.status).toBe("fail")
+      expect(report.golden_gate.failed).toBe(1)
+      expect(report.golden_gate.cases?.[name]?.["integer_adm2"]).toBe("fail")
+      expect(report.golden_gate.cases?.[name]?.["integer_adm_scale0"]).toBe("pass")
+      expect(report.golden_gate.failures[0]).toContain(`${name}/integer_adm2: 1 frames beyond the bound, first frame 5`)
+      expect(report.verdict).toBe("fail")
+      expect(report.failed_checks).toEqual(["golden_gate"])
+      // The scorer itself is unchanged.
+      expect(report.dispatch_equivalence.status).toBe("identical")
+      expect(report.reference_equivalence.status).toBe("identical")
+    },
+    reportTimeout
+  )
 })
 
 describe("svc-tester-report run without a fixture set", () => {
-  it("reports the fixture sections not_run with the reason, and the report still passes check", async () => {
-    const empty = join(scratch, "no-fixtures")
-    mkdirSync(empty)
-    const out = join(scratch, "no-fixtures-report.json")
-    const result = await runReport({ SVC_FIXTURES_DIR: empty, SVC_REPORT_OUT: out })
-    const checked = await check(out)
-    expect(checked.code, checked.stdout).toBe(0)
-    const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
-    expect(report.dispatch_equivalence.status).toBe("not_run")
-    expect(report.reference_equivalence.status).toBe("not_run")
-    expect(report.golden_gate.status).toBe("not_run")
-    expect(report.golden_gate.reason).toContain(join(empty, "index.jsonl"))
-    expect(report.not_exercised.map((entry) => entry.item)).toContain("golden_gate")
-    // The ABI test reads fixtures too, so it fails: the verdict is fail, not merely incomplete.
-    expect(report.unit_tests.results?.["scorer_test"]).toBe("fail")
-    expect(report.unit_tests.results?.["reader_test"]).toBe("pass")
-    expect(report.verdict).toBe("fail")
-    expect(result.code).toBe(1)
-  })
+  it(
+    "reports the fixture sections not_run with the reason, and the report still passes check",
+    async () => {
+      const empty = join(scratch, "no-fixtures")
+      mkdirSync(empty)
+      const out = join(scratch, "no-fixtures-report.json")
+      const result = await runReport({ SVC_FIXTURES_DIR: empty, SVC_REPORT_OUT: out })
+      const checked = await check(out)
+      expect(checked.code, checked.stdout).toBe(0)
+      const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
+      expect(report.dispatch_equivalence.status).toBe("not_run")
+      expect(report.reference_equivalence.status).toBe("not_run")
+      expect(report.golden_gate.status).toBe("not_run")
+      expect(report.golden_gate.reason).toContain(join(empty, "index.jsonl"))
+      expect(report.not_exercised.map((entry) => entry.item)).toContain("golden_gate")
+      // The ABI test reads fixtures too, so it fails: the verdict is fail, not merely incomplete.
+      expect(report.unit_tests.results?.["scorer_test"]).toBe("fail")
+      expect(report.unit_tests.results?.["reader_test"]).toBe("pass")
+      expect(report.verdict).toBe("fail")
+      expect(result.code).toBe(1)
+    },
+    reportTimeout
+  )
 
-  it("exits 2 when SVC_REPORT_OUT cannot be written", async () => {
-    const result = await runReport({
-      SVC_FIXTURES_DIR: join(scratch, "absent"),
-      SVC_REPORT_OUT: join(scratch, "no/such/dir/report.json")
-    })
-    expect(result.stderr).toContain("cannot write")
-    expect(result.code).toBe(2)
-  })
+  it(
+    "exits 2 when SVC_REPORT_OUT cannot be written",
+    async () => {
+      const result = await runReport({
+        SVC_FIXTURES_DIR: join(scratch, "absent"),
+        SVC_REPORT_OUT: join(scratch, "no/such/dir/report.json")
+      })
+      expect(result.stderr).toContain("cannot write")
+      expect(result.code).toBe(2)
+    },
+    reportTimeout
+  )
 
   it("refuses arguments after run with exit 2", async () => {
     const result = await runCommand([requireBuilt("svc-tester-report"), "run", "extra"])

@@ -1,7 +1,9 @@
 /**
  * The native library's own C tests (modules/scorer/native/test), built by `npm run build`:
  * the ABI test (model parsing, job errors, thread/backend/stream determinism, cancellation)
- * and the reader test (raw and Y4M layouts, truncation, garbage, a bounded fuzz loop).
+ * the reader test (raw and Y4M layouts, truncation, garbage, a bounded fuzz loop) and the SIMD
+ * property test (integer VIF, ADM and motion on random frames of odd sizes at every depth, each
+ * SIMD path the CPU has against scalar, bit for bit; a path the CPU lacks prints a SKIP line).
  */
 import { spawnSync } from "bun"
 import { join } from "node:path"
@@ -14,7 +16,7 @@ const withoutFixtures = skipWithoutFixtures("the native ABI test (scorer_test), 
 
 const buildDir = join(repoRoot, "modules/scorer/native/build")
 
-describe.each(["scorer_test", "reader_test"])("native %s", (program) => {
+describe.each(["scorer_test", "reader_test", "simd_test"])("native %s", (program) => {
   it.skipIf(program === "scorer_test" && withoutFixtures)("passes every case", () => {
     // The ABI test reads models/ and fixtures/ under the shared directory it is given.
     const run = spawnSync([join(buildDir, program), sharedDir], { cwd: buildDir })

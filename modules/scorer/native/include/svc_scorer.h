@@ -34,7 +34,9 @@ enum svc_status {
 };
 
 /* CPU backend request (SVC_SCORER_CPU / options.backend). */
-enum svc_cpu { SVC_CPU_AUTO = 0, SVC_CPU_SCALAR = 1, SVC_CPU_AVX2 = 2 };
+/* SVC_CPU_AVX512 (since ABI minor 3): AVX-512 F/BW/VL/DQ/CD kernels where an extractor has them,
+ * AVX2 for the others. */
+enum svc_cpu { SVC_CPU_AUTO = 0, SVC_CPU_SCALAR = 1, SVC_CPU_AVX2 = 2, SVC_CPU_AVX512 = 3 };
 
 /* Extra feature extractors, OR-ed into SVC_OPT_FEATURES. The model's own features always run. */
 enum svc_feature_flag {
@@ -80,7 +82,7 @@ enum svc_pool { SVC_POOL_MEAN = 0, SVC_POOL_MIN = 1, SVC_POOL_MAX = 2, SVC_POOL_
 const char *svc_version(void);          /* semantic version of the library, e.g. "0.1.0" */
 int svc_abi_minor(void);
 int svc_abi_patch(void);
-/* Backend that SVC_CPU_AUTO resolves to on this CPU: "avx2" or "scalar". */
+/* Backend that SVC_CPU_AUTO resolves to on this CPU: "avx512", "avx2" or "scalar". */
 const char *svc_cpu_best(void);
 /* 1 when the CPU can run the given backend. */
 int svc_cpu_supported(int cpu);
@@ -128,7 +130,7 @@ const char *svc_job_metric_name(const svc_job *j, int metric); /* "vmaf", "integ
 /* Extractor names and the backend each ran on, for provenance. */
 int svc_job_extractor_count(const svc_job *j);
 const char *svc_job_extractor_name(const svc_job *j, int i);    /* "integer_vif", "psnr", ... */
-const char *svc_job_extractor_backend(const svc_job *j, int i); /* "scalar" or "avx2" */
+const char *svc_job_extractor_backend(const svc_job *j, int i); /* "scalar", "avx2" or "avx512" */
 /* Copies per-frame values of one metric into out[0..n) ; returns values written. */
 int svc_job_frame_values(const svc_job *j, int metric, double *out, int n);
 /* The same from the first-th scored frame on: out[k] is frame first+k (streams read only new frames).

@@ -1,6 +1,7 @@
 /*
  * The per-frame extractor interface. Each extractor lives in its own file
- * (feature_<name>.c, its AVX2 kernels in feature_<name>_avx2.c beside it) and exposes one
+ * (feature_<name>.c, its AVX2 and AVX-512 kernels in feature_<name>_avx2.c and
+ * feature_<name>_avx512.c beside it) and exposes one
  * svc_extractor descriptor, listed in the registry (registry.c). Extractors only turn one
  * frame pair into numbers: reading, threads, models and pooling belong to the frame loop.
  */
@@ -22,10 +23,11 @@ typedef struct svc_extractor {
     const char *name;                 /* "integer_vif", "integer_adm", "psnr", "float_ssim", ... */
     int n_outputs;
     const char *const *output_names;  /* reference feature names, e.g. "integer_vif_scale0" */
-    /* Creates per-thread state for the geometry. cpu is SVC_CPU_SCALAR or SVC_CPU_AVX2 (already
-     * resolved and supported); an extractor without AVX2 kernels runs scalar and reports it. */
+    /* Creates per-thread state for the geometry. cpu is SVC_CPU_SCALAR, SVC_CPU_AVX2 or
+     * SVC_CPU_AVX512 (already resolved and supported; an AVX-512 CPU also runs AVX2); an
+     * extractor without kernels for that path runs the best one it has and reports it. */
     void *(*create)(int w, int h, int pix_fmt, int bpc, int cpu);
-    /* Backend the state actually uses: "scalar" or "avx2". */
+    /* Backend the state actually uses: "scalar", "avx2" or "avx512". */
     const char *(*backend)(const void *state);
     /* Computes the outputs for one frame pair into out[0..n_outputs). */
     int (*compute)(void *state, const svc_picture *ref, const svc_picture *dis, double *out);
@@ -46,7 +48,8 @@ typedef struct svc_temporal {
     const char *const *output_names;
     void *(*create)(int w, int h, int bpc, int cpu);
     const char *(*backend)(const void *state);
-    /* Difference of frames a (earlier) and b; reads only its arguments and the state's geometry. */
+    /* Difference of frames a (earlier) and b; reads only its arguments and the state (whose
+     * scratch rows it may write: each worker has its own state). */
     double (*diff)(const void *state, const uint16_t *a, const uint16_t *b);
     void (*destroy)(void *state);
     /* Outputs of frame f from d = diff(f-1, f) (0 for the first frame) and d_next = diff(f, f+1)

@@ -67,7 +67,7 @@ static void *ms_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     ms_ssim_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->bpc = bpc;
-    s->avx2 = svc_ssim_avx2_built() && cpu == SVC_CPU_AVX2;
+    s->avx2 = svc_ssim_avx2_built() && cpu >= SVC_CPU_AVX2;
     for (int i = 0; i < SCALES; i++) {
         s->w[i] = i ? s->w[i - 1] / 2 + (s->w[i - 1] & 1) : w;
         s->h[i] = i ? s->h[i - 1] / 2 + (s->h[i - 1] & 1) : h;

@@ -168,7 +168,7 @@ static void *ssim_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     ssim_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     *s = (ssim_state){ .w = w, .h = h, .bpc = bpc, .scale = scale, .sw = sw, .sh = sh,
-                       .avx2 = svc_ssim_avx2_built() && cpu == SVC_CPU_AVX2 };
+                       .avx2 = svc_ssim_avx2_built() && cpu >= SVC_CPU_AVX2 };
     s->ref = malloc((size_t)w * h * sizeof(float));
     s->dis = malloc((size_t)w * h * sizeof(float));
     if (s->scale > 1) {

@@ -125,6 +125,34 @@ int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m
 int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
                        uint32_t cub_add, uint64_t in[3]);
 
+/* feature_integer_adm_avx512.c: every stage twice as wide but the scale 1-3 decoupling, which
+ * runs its AVX2 kernel on the AVX-512 path. */
+int svc_adm_vpass_u8_avx512(const uint8_t *const rows[4], int w, int16_t *lo, int16_t *hi);
+int svc_adm_vpass_u16_avx512(const uint16_t *const rows[4], int w, int bpc, int16_t *lo, int16_t *hi);
+int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                             int32_t *hi);
+int svc_adm_hpass_s16_avx512(const int16_t *lo, const int16_t *hi, int j0, int j1, int32_t *const out[4]);
+int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round, int shift,
+                             int32_t *const out[4]);
+int svc_adm_decouple_s16_avx512(const int32_t *const o[3], const int32_t *const t[3], int n, const int32_t *recip,
+                                float cos1_sq, int gain, int32_t *const r[3], int32_t *const a[3]);
+int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+int svc_adm_mask_s16_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                            const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3]);
+
+int svc_adm_csf_s32_avx512(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum, int32_t *mctr);
+int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                            const int32_t *const src[3], int j0, int j1, const uint32_t irf[3], int cub, int64_t in[3]);
+int svc_adm_cubes_avx512(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub, uint32_t cub_add,
+                         uint64_t in[3]);
+
+static const adm_simd simd_avx512 = {
+    svc_adm_vpass_u8_avx512,     svc_adm_vpass_u16_avx512, svc_adm_vpass_s32_avx512,
+    svc_adm_hpass_s16_avx512,    svc_adm_hpass_s32_avx512, svc_adm_decouple_s16_avx512,
+    svc_adm_csf_s16_avx512,      svc_adm_mask_s16_avx512,  svc_adm_decouple_s32_avx2,
+    svc_adm_csf_s32_avx512,      svc_adm_mask_s32_avx512,  svc_adm_cubes_avx512,
+};
+
 static const adm_simd simd_avx2 = {
     svc_adm_vpass_u8_avx2,     svc_adm_vpass_u16_avx2, svc_adm_vpass_s32_avx2,
     svc_adm_hpass_s16_avx2,    svc_adm_hpass_s32_avx2, svc_adm_decouple_s16_avx2,
@@ -605,6 +633,10 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     if (cpu == SVC_CPU_AVX2) {
         s->simd = &simd_avx2;
         s->backend = "avx2";
+    }
+    if (cpu == SVC_CPU_AVX512) {
+        s->simd = &simd_avx512;
+        s->backend = "avx512";
     }
 #else
     (void)cpu;

@@ -8,7 +8,8 @@
  * (-1 -> 1, n -> n-2). Score = sad / 256 / (w * h) (the 8.8 fixed point back to pixels).
  * Blurring each frame first and differencing after rounds differently (up to 2e-2 off
  * on the fixtures), so svc_motion_blur only keeps the frame's luma as 16-bit samples and
- * svc_motion_sad does the filtering. svc_motion_sad keeps no state: any thread may call
+ * svc_motion_sad does the filtering. svc_motion_sad keeps no state besides its svc_motion's
+ * scratch row (each worker owns its svc_motion): any thread may call
  * it once both frames are stored.
  *
  * How the driver derives the reported per-frame values (libvmaf defaults:
@@ -49,12 +50,17 @@ static const int32_t motion_kernel[MOTION_TAPS] = { 3571, 16004, 26386, 16004, 3
 #if defined(__x86_64__) || defined(__i386__)
 /* feature_integer_motion_avx2.c, same contract as row_sad_c. */
 uint64_t svc_motion_row_sad_avx2(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc);
+/* feature_integer_motion_avx512.c: the same for depths up to 12 bits, with scratch of the given length. */
+size_t svc_motion_avx512_scratch_len(int w);
+uint64_t svc_motion_row_sad_avx512(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc,
+                                   int16_t *scratch);
 #endif
 
 struct svc_motion {
     int w, h, bpc;
     uint64_t (*row_sad)(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc);
     const char *backend;
+    int16_t *scratch512; /* AVX-512 row kernel's lines; NULL on other paths */
 };
 
 static inline int motion_mirror(int i, int n) {
@@ -99,9 +105,16 @@ svc_motion *svc_motion_create(int w, int h, int bpc, int cpu) {
     m->row_sad = row_sad_c;
     m->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu == SVC_CPU_AVX2) {
+    if (cpu == SVC_CPU_AVX2 || cpu == SVC_CPU_AVX512) {
         m->row_sad = svc_motion_row_sad_avx2;
         m->backend = "avx2";
+    }
+    if (cpu == SVC_CPU_AVX512 && bpc <= 12) {
+        if (!(m->scratch512 = calloc(svc_motion_avx512_scratch_len(w), sizeof(int16_t)))) {
+            free(m);
+            return NULL;
+        }
+        m->backend = "avx512";
     }
 #else
     (void)cpu;
@@ -132,12 +145,22 @@ double svc_motion_sad(const svc_motion *m, const uint16_t *a, const uint16_t *b)
             ra[k] = a + off;
             rb[k] = b + off;
         }
+#if defined(__x86_64__) || defined(__i386__)
+        if (m->scratch512) {
+            sad += svc_motion_row_sad_avx512(ra, rb, w, m->bpc, m->scratch512);
+            continue;
+        }
+#endif
         sad += m->row_sad(ra, rb, w, m->bpc);
     }
     return (double)sad / 256.0 / (double)((unsigned)w * (unsigned)h);
 }
 
-void svc_motion_destroy(svc_motion *m) { free(m); }
+void svc_motion_destroy(svc_motion *m) {
+    if (!m) return;
+    free(m->scratch512);
+    free(m);
+}
 
 /* ---- the temporal extractor (see the derivation at the top of this file) ---- */
 

@@ -71,6 +71,13 @@ typedef struct vif_state {
     const vif_kernels *k;
     const char *backend;
     double gain_limit;              /* vif_enhn_gain_limit */
+    uint16_t *scratch512;           /* AVX-512 row kernels' lines; NULL on other paths */
+    void (*stat_row512)(const void *const *, const void *const *, int, const uint16_t *, int, int,
+                        int, int, const uint16_t *, double, uint16_t *, int64_t *);
+    void (*down_row512)(const void *const *, const void *const *, int, const uint16_t *, int, int,
+                        int, uint16_t *, int, uint16_t *, uint16_t *);
+    /* 8-bit input on the AVX-512 path: scale 0 is read from the pictures' own rows. */
+    const svc_plane *luma8[2];
     uint16_t *log2_lut;             /* log2(i) * 2048 for i in [32768, 65535] */
     uint16_t *img[VIF_SCALES][2];   /* ref/dis per scale, 16-bit */
     int sw[VIF_SCALES], sh[VIF_SCALES];
@@ -144,6 +151,25 @@ static void gather_rows(const uint16_t **dst, const uint16_t *img, int w, int h,
     for (int k = 0; k < fw; k++) dst[k] = img + (size_t)mirror(i - r + k, h) * (size_t)w;
 }
 
+/* The same over a picture plane (its own stride), as untyped rows for the AVX-512 kernels. */
+static void gather_plane_rows(const void **dst, const svc_plane *p, int fw, int i) {
+    const int r = fw / 2;
+    for (int k = 0; k < fw; k++) dst[k] = (const uint8_t *)p->data + (ptrdiff_t)mirror(i - r + k, p->h) * p->stride;
+}
+
+/* Fills fw row pointers of output row i of scale sc for the AVX-512 kernels; 1 when they are
+ * the 8-bit picture rows. */
+static int rows512(const vif_state *s, int sc, int fw, int i, const void **rr, const void **rd) {
+    if (sc == 0 && s->luma8[0]) {
+        gather_plane_rows(rr, s->luma8[0], fw, i);
+        gather_plane_rows(rd, s->luma8[1], fw, i);
+        return 1;
+    }
+    gather_rows((const uint16_t **)rr, s->img[sc][0], s->sw[sc], s->sh[sc], fw, i);
+    gather_rows((const uint16_t **)rd, s->img[sc][1], s->sw[sc], s->sh[sc], fw, i);
+    return 0;
+}
+
 static double scale_score(vif_state *s, int sc) {
     const int w = s->sw[sc], h = s->sh[sc], fw = vif_taps[sc], r = fw / 2;
     const uint16_t *filt = vif_kernel[sc];
@@ -152,7 +178,21 @@ static double scale_score(vif_state *s, int sc) {
     const uint16_t **rr = s->rows, **rd = s->rows + 17;
     uint32_t *const *l = s->line;
     vif_sums acc = { 0, 0, 0, 0 };
-    for (int i = 0; i < h; i++) {
+    int first_row = 0; /* rows before it are done by a fused row kernel */
+#if defined(__x86_64__) || defined(__i386__)
+    if (s->scratch512 && svc_vif_avx512_fits(filt, fw)) {
+        int64_t sums[4] = { 0, 0, 0, 0 };
+        const void *r512[17], *d512[17];
+        for (int i = 0; i < h; i++) {
+            const int u8 = rows512(s, sc, fw, i, r512, d512);
+            s->stat_row512(r512, d512, u8, filt, fw, w, mu_shift, sq_shift, s->log2_lut, s->gain_limit,
+                           s->scratch512, sums);
+        }
+        acc = (vif_sums){ sums[0], sums[1], sums[2], sums[3] };
+        first_row = h;
+    }
+#endif
+    for (int i = first_row; i < h; i++) {
         gather_rows(rr, s->img[sc][0], w, h, fw, i);
         gather_rows(rd, s->img[sc][1], w, h, fw, i);
         s->k->stat_vert(rr, rd, filt, fw, 0, w, mu_shift, sq_shift, l[0], l[1], l[2], l[3], l[4]);
@@ -175,6 +215,17 @@ static void downscale(vif_state *s, int sc) {
     const int shift = sc == 0 ? s->bpc : 16;
     const int wo = s->sw[sc + 1], ho = s->sh[sc + 1];
     const uint16_t **rr = s->rows, **rd = s->rows + 17;
+#if defined(__x86_64__) || defined(__i386__)
+    if (s->scratch512 && svc_vif_avx512_fits(filt, fw)) {
+        const void *r512[17], *d512[17];
+        for (int i = 0; i < ho; i++) {
+            const int u8 = rows512(s, sc, fw, 2 * i, r512, d512);
+            s->down_row512(r512, d512, u8, filt, fw, w, shift, s->scratch512, wo,
+                                    s->img[sc + 1][0] + (size_t)i * wo, s->img[sc + 1][1] + (size_t)i * wo);
+        }
+        return;
+    }
+#endif
     for (int i = 0; i < ho; i++) {
         gather_rows(rr, s->img[sc][0], w, h, fw, 2 * i);
         gather_rows(rd, s->img[sc][1], w, h, fw, 2 * i);
@@ -191,7 +242,7 @@ static void load_luma(const svc_plane *p, int bpc, uint16_t *dst) {
         const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
         uint16_t *out = dst + (size_t)y * p->w;
         if (bpc == 8) {
-            for (int x = 0; x < p->w; x++) out[x] = row[x];
+            svc_widen_u8(row, out, p->w);
         } else {
             memcpy(out, row, (size_t)p->w * sizeof(uint16_t));
         }
@@ -209,6 +260,7 @@ static void vif_destroy(void *state) {
     for (int q = 0; q < 5; q++) free(s->line[q] ? s->line[q] - VIF_MAX_RADIUS : NULL);
     for (int q = 0; q < 3; q++) free(s->sig[q]);
     free(s->rows);
+    free(s->scratch512);
     free(s);
 }
 
@@ -230,9 +282,20 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     s->k = &kernels_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu == SVC_CPU_AVX2) {
-        s->k = &kernels_avx2;
+    if (cpu == SVC_CPU_AVX2 || cpu == SVC_CPU_AVX512) {
+        s->k = &kernels_avx2; /* also the AVX-512 path's kernels where a filter does not fit it */
         s->backend = "avx2";
+    }
+    if (cpu == SVC_CPU_AVX512) {
+        s->scratch512 = calloc(svc_vif_avx512_scratch_len(w), sizeof(uint16_t));
+        s->backend = "avx512";
+        const int vnni = svc_cpu_has_avx512_vnni();
+        s->stat_row512 = vnni ? svc_vif_stat_row_avx512_vnni : svc_vif_stat_row_avx512;
+        s->down_row512 = vnni ? svc_vif_down_row_avx512_vnni : svc_vif_down_row_avx512;
+        if (!s->scratch512) {
+            free(s);
+            return NULL;
+        }
     }
 #else
     (void)cpu;
@@ -254,7 +317,8 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     }
     for (int q = 0; q < 3; q++) ok &= (s->sig[q] = malloc(((size_t)w + 16) * sizeof(int32_t))) != NULL;
     ok &= (s->rows = malloc(2 * 17 * sizeof *s->rows)) != NULL;
-    ok &= (s->log2_lut = calloc(65536, sizeof(uint16_t))) != NULL;
+    /* One entry past the end: the AVX-512 gathers read 32 bits at the last index. */
+    ok &= (s->log2_lut = calloc(65536 + 1, sizeof(uint16_t))) != NULL;
     if (!ok) {
         vif_destroy(s);
         return NULL;
@@ -278,8 +342,16 @@ static int vif_compute(void *state, const svc_picture *ref, const svc_picture *d
     if (pr->w != s->w || pr->h != s->h || pd->w != s->w || pd->h != s->h || ref->bpc != s->bpc ||
         dis->bpc != s->bpc)
         return SVC_E_GEOMETRY;
-    load_luma(pr, s->bpc, s->img[0][0]);
-    load_luma(pd, s->bpc, s->img[0][1]);
+    /* Scale 0 and the first decimation run only the AVX-512 kernels (their filters fit), so at
+     * 8 bits they read the pictures directly and the widened copy is not needed. */
+    if (s->scratch512 && s->bpc == 8 && svc_vif_avx512_fits(vif_kernel[0], vif_taps[0]) &&
+        svc_vif_avx512_fits(vif_kernel[1], vif_taps[1])) {
+        s->luma8[0] = pr;
+        s->luma8[1] = pd;
+    } else {
+        load_luma(pr, s->bpc, s->img[0][0]);
+        load_luma(pd, s->bpc, s->img[0][1]);
+    }
     for (int sc = 0; sc < VIF_SCALES; sc++) {
         if (sc > 0) downscale(s, sc - 1);
         out[sc] = scale_score(s, sc);

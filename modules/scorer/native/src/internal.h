@@ -37,6 +37,9 @@ int svc_picture_alloc(svc_picture *pic, int w, int h, int pix_fmt, int bpc);
 void svc_picture_free(svc_picture *pic);
 /* Size in bytes of one frame in the raw planar file layout (16-bit words above 8 bits). */
 int64_t svc_frame_bytes(int w, int h, int pix_fmt, int bpc);
+/* dst[i] = src[i] for n samples: 8-bit rows widened for the 16-bit kernels (SSE2, the x86-64
+ * baseline, 16 samples a step; plain C elsewhere). */
+void svc_widen_u8(const uint8_t *src, uint16_t *dst, int n);
 /* Decodes one raw planar frame (file layout) into pic. */
 int svc_picture_from_raw(svc_picture *pic, const uint8_t *buf, size_t len);
 /* One plane as floats on the 8-bit scale plus offset, as the reference's float extractors
@@ -59,7 +62,10 @@ void svc_video_close(svc_video *v);
 
 /* ---- CPU dispatch (cpu.c) ---- */
 int svc_cpu_has_avx2(void);
-/* Resolves a request (AUTO/SCALAR/AVX2) to a supported backend, honouring SVC_SCORER_CPU. */
+int svc_cpu_has_avx512(void);
+/* AVX512-VNNI on top of svc_cpu_has_avx512: the AVX-512 kernels' vpdpwssd builds. */
+int svc_cpu_has_avx512_vnni(void);
+/* Resolves a request (AUTO/SCALAR/AVX2/AVX512) to a supported backend, honouring SVC_SCORER_CPU. */
 int svc_cpu_resolve(int requested);
 
 /* ---- errors ---- */

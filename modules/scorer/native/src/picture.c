@@ -7,6 +7,10 @@
 
 #include "internal.h"
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 static void chroma_size(int w, int h, int pix_fmt, int *cw, int *ch) {
     switch (pix_fmt) {
     case SVC_PIX_420: *cw = (w + 1) / 2; *ch = (h + 1) / 2; break;
@@ -80,6 +84,19 @@ int svc_picture_from_raw(svc_picture *pic, const uint8_t *buf, size_t len) {
     return SVC_OK;
 }
 
+void svc_widen_u8(const uint8_t *src, uint16_t *dst, int n) {
+    int i = 0;
+#if defined(__x86_64__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+        _mm_storeu_si128((__m128i *)(dst + i), _mm_unpacklo_epi8(v, zero));
+        _mm_storeu_si128((__m128i *)(dst + i + 8), _mm_unpackhi_epi8(v, zero));
+    }
+#endif
+    for (; i < n; i++) dst[i] = src[i];
+}
+
 void svc_set_err(char *err, size_t err_len, const char *fmt, ...) {
     if (!err || err_len == 0) return;
     va_list ap;
@@ -109,7 +126,7 @@ void svc_luma_u16(const svc_picture *pic, uint16_t *dst) {
         const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
         uint16_t *out = dst + (size_t)y * p->w;
         if (pic->bpc == 8) {
-            for (int x = 0; x < p->w; x++) out[x] = row[x];
+            svc_widen_u8(row, out, p->w);
         } else {
             memcpy(out, row, (size_t)p->w * sizeof(uint16_t));
         }

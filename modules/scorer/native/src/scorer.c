@@ -42,7 +42,7 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     j->skip_ref = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_REF);
     j->skip_dis = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_DIST);
     const char *bad = threads < 0 || threads > SVC_MAX_THREADS ? "threads must be 0..256"
-                      : cpu < SVC_CPU_AUTO || cpu > SVC_CPU_AVX2 ? "cpu must be 0 (auto), 1 (scalar) or 2 (avx2)"
+                      : cpu < SVC_CPU_AUTO || cpu > SVC_CPU_AVX512 ? "cpu must be 0 (auto), 1 (scalar), 2 (avx2) or 3 (avx512)"
                       : feats & ~(int64_t)svc_registry_flags() ? "unknown feature flag"
                       : sub < 0 ? "subsample must not be negative"
                       : cnt < 0 ? "frame_cnt must not be negative"
@@ -53,7 +53,8 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
         return SVC_E_INVALID_ARG;
     }
     if ((j->cpu = svc_cpu_resolve((int)cpu)) < 0) {
-        svc_set_err(err, err_len, "options: the avx2 backend was requested but this CPU lacks AVX2");
+        svc_set_err(err, err_len, "options: the %s backend was requested but this CPU lacks %s",
+                    cpu == SVC_CPU_AVX512 ? "avx512" : "avx2", cpu == SVC_CPU_AVX512 ? "AVX-512" : "AVX2");
         return SVC_E_INVALID_ARG;
     }
     j->n_threads = threads ? (int)threads : 1;
@@ -128,7 +129,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 2; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle */
+int svc_abi_minor(void) { return 3; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512 */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }

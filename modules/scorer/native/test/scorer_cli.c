@@ -1,6 +1,6 @@
 /* Developer CLI: scores a pair through the public ABI and prints "frame metric value" lines
  * (the input of test/compare_golden.py) on stdout and the pooled values on stderr.
- * Usage: scorer_cli MODEL.json REF DIS W H PIXFMT BPC [threads] [scalar|auto|avx2] [features-mask]
+ * Usage: scorer_cli MODEL.json REF DIS W H PIXFMT BPC [threads] [scalar|auto|avx2|avx512] [features-mask]
  * features-mask: SVC_FEAT_* bits, e.g. 7 = psnr + float_ssim + float_ms_ssim. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -29,7 +29,7 @@ static char *read_file(const char *path, size_t *len) {
 
 int main(int argc, char **argv) {
     if (argc < 8) {
-        fprintf(stderr, "usage: %s MODEL.json REF DIS W H PIXFMT BPC [threads] [scalar|auto|avx2] [features-mask]\n",
+        fprintf(stderr, "usage: %s MODEL.json REF DIS W H PIXFMT BPC [threads] [scalar|auto|avx2|avx512] [features-mask]\n",
                 argv[0]);
         return 2;
     }
@@ -54,7 +54,8 @@ int main(int argc, char **argv) {
     opts[SVC_OPT_BITDEPTH] = atoi(argv[7]);
     opts[SVC_OPT_THREADS] = argc > 8 ? atoi(argv[8]) : 1;
     opts[SVC_OPT_CPU] = argc > 9 ? (strcmp(argv[9], "scalar") == 0 ? SVC_CPU_SCALAR
-                                    : strcmp(argv[9], "avx2") == 0 ? SVC_CPU_AVX2 : SVC_CPU_AUTO) : SVC_CPU_AUTO;
+                                    : strcmp(argv[9], "avx2") == 0 ? SVC_CPU_AVX2
+                                    : strcmp(argv[9], "avx512") == 0 ? SVC_CPU_AVX512 : SVC_CPU_AUTO) : SVC_CPU_AUTO;
     opts[SVC_OPT_FEATURES] = argc > 10 ? atoi(argv[10]) : 0;
     svc_job *job;
     if ((rc = svc_job_start(model, argv[2], argv[3], opts, SVC_OPT_COUNT, &job, err, sizeof err))) {

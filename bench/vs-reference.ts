@@ -1,0 +1,228 @@
+/**
+ * `npm run bench -- vs-reference`: svc's scorer side by side with the reference `vmaf`
+ * executable (libvmaf, `../shared/reference/vmaf`, a yardstick only) on the same generated
+ * 8-bit 4:2:0 pairs (1080p and 2160p), at 1, 2 and nproc threads.
+ *
+ * svc runs as `scorer_cli`, the C driver built beside the native library (same library, same
+ * job API, same threads as the services), so both sides are one native process that reads
+ * two files and scores them: no JavaScript start-up or HTTP in svc's column. Each
+ * configuration runs the two executables alternately, `SVC_BENCH_RUNS` times (default 5),
+ * and prints the medians of wall time, CPU time (user + system) and peak RSS, and the
+ * ratios svc / reference. The pooled VMAF means must agree within the golden bound (1e-4).
+ * Environment: SVC_BENCH_RUNS, SVC_BENCH_SIZES (e.g. "1080" or "1080,2160"),
+ * SVC_BENCH_THREADS (e.g. "1,2"), SVC_REFERENCE_VMAF (default ../shared/reference/vmaf).
+ */
+import { spawnSync } from "bun"
+import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs"
+import { availableParallelism, tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+
+const root = resolve(import.meta.dirname, "..")
+const modelPath = resolve(process.env.SVC_MODEL_DIR ?? join(root, "../shared/models"), "vmaf_v0.6.1.json")
+const referenceVmaf = resolve(process.env.SVC_REFERENCE_VMAF ?? join(root, "../shared/reference/vmaf"))
+const scorerCli = join(root, "modules/scorer/native/build/scorer_cli")
+const workDir = join(process.env.TMPDIR ?? tmpdir(), "svc-bench")
+const runs = Number(process.env.SVC_BENCH_RUNS ?? 5)
+const goldenBound = 1e-4
+
+interface Clip {
+  readonly label: string
+  readonly width: number
+  readonly height: number
+  readonly frames: number
+}
+
+const clips: ReadonlyArray<Clip> = [
+  { label: "1080p", width: 1920, height: 1080, frames: 48 },
+  { label: "2160p", width: 3840, height: 2160, frames: 12 }
+]
+
+interface Pair {
+  readonly reference: string
+  readonly distorted: string
+}
+
+const run = (argv: ReadonlyArray<string>) => {
+  const child = spawnSync([...argv], { stdout: "pipe", stderr: "pipe" })
+  if (child.exitCode !== 0) throw new Error(`${argv[0]} failed: ${child.stderr.toString().slice(-2000)}`)
+  return child
+}
+
+/** A textured moving clip (ffmpeg's testsrc2 plus film grain) and its x264 encode, decoded. */
+const generatePair = (clip: Clip): Pair => {
+  mkdirSync(workDir, { recursive: true })
+  const base = join(workDir, `vsref_${clip.width}x${clip.height}_${clip.frames}`)
+  const pair = { reference: `${base}.ref.yuv`, distorted: `${base}.dis.yuv` }
+  if (existsSync(pair.reference) && existsSync(pair.distorted)) return pair
+  const size = `${clip.width}x${clip.height}`
+  run([
+    "ffmpeg",
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${size}:rate=24,noise=c0s=10:c0f=t+u,format=yuv420p`,
+    "-frames:v",
+    String(clip.frames),
+    "-f",
+    "rawvideo",
+    `${pair.reference}.tmp`
+  ])
+  run([
+    "ffmpeg",
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "yuv420p",
+    "-s",
+    size,
+    "-i",
+    `${pair.reference}.tmp`,
+    "-c:v",
+    "libx264",
+    "-preset",
+    "veryfast",
+    "-crf",
+    "30",
+    `${base}.mp4`
+  ])
+  run([
+    "ffmpeg",
+    "-v",
+    "error",
+    "-y",
+    "-i",
+    `${base}.mp4`,
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "yuv420p",
+    `${pair.distorted}`
+  ])
+  renameSync(`${pair.reference}.tmp`, pair.reference)
+  return pair
+}
+
+interface Sample {
+  readonly wall: number
+  readonly cpu: number
+  readonly rssMiB: number
+  readonly vmaf: number
+}
+
+const measure = (argv: ReadonlyArray<string>, vmafOf: (stdout: string, stderr: string) => number): Sample => {
+  const started = performance.now()
+  const child = run(argv)
+  const wall = (performance.now() - started) / 1000
+  const usage = child.resourceUsage
+  return {
+    wall,
+    cpu: Number(usage.cpuTime.total) / 1e6,
+    rssMiB: usage.maxRSS / (1024 * 1024),
+    vmaf: vmafOf(child.stdout.toString(), child.stderr.toString())
+  }
+}
+
+const geometry = (clip: Clip) => [String(clip.width), String(clip.height), "420", "8"]
+
+const svcSample = (clip: Clip, pair: Pair, threads: number): Sample =>
+  measure([scorerCli, modelPath, pair.reference, pair.distorted, ...geometry(clip), String(threads)], (_out, err) => {
+    const match = /^vmaf\s+mean=([-0-9.e]+)/m.exec(err)
+    if (!match?.[1]) throw new Error(`scorer_cli printed no pooled vmaf:\n${err}`)
+    return Number(match[1])
+  })
+
+const referenceSample = (clip: Clip, pair: Pair, threads: number): Sample => {
+  const output = join(workDir, "reference-output.json")
+  return measure(
+    [
+      referenceVmaf,
+      "-r",
+      pair.reference,
+      "-d",
+      pair.distorted,
+      "-w",
+      String(clip.width),
+      "-h",
+      String(clip.height),
+      "-p",
+      "420",
+      "-b",
+      "8",
+      "-m",
+      `path=${modelPath}`,
+      "--threads",
+      String(threads),
+      "-q",
+      "--json",
+      "-o",
+      output
+    ],
+    () => {
+      const parsed = JSON.parse(readFileSync(output, "utf8")) as { pooled_metrics: { vmaf: { mean: number } } }
+      return parsed.pooled_metrics.vmaf.mean
+    }
+  )
+}
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
+}
+
+const summary = (samples: ReadonlyArray<Sample>) => ({
+  wall: median(samples.map((s) => s.wall)),
+  cpu: median(samples.map((s) => s.cpu)),
+  rssMiB: median(samples.map((s) => s.rssMiB)),
+  vmaf: samples[0]?.vmaf ?? Number.NaN
+})
+
+const figures = (s: ReturnType<typeof summary>) =>
+  `wall ${s.wall.toFixed(2)} s  cpu ${s.cpu.toFixed(2)} s  rss ${s.rssMiB.toFixed(0)} MiB`
+
+export const benchVsReference = (): void => {
+  if (!existsSync(scorerCli)) throw new Error(`${scorerCli} is missing: run \`npx bun scripts/build.ts native\``)
+  const withReference = existsSync(referenceVmaf)
+  const sizes = (process.env.SVC_BENCH_SIZES ?? "1080,2160").split(",")
+  const threadCounts = [
+    ...new Set((process.env.SVC_BENCH_THREADS ?? `1,2,${availableParallelism()}`).split(",").map(Number))
+  ]
+  console.log(
+    `vs-reference: svc (scorer_cli, native library) against the reference vmaf, vmaf_v0.6.1, 8-bit 4:2:0, median of ${runs} alternating runs`
+  )
+  if (!withReference) console.log(`  reference columns skipped: ${referenceVmaf} is absent`)
+  for (const clip of clips.filter((c) => sizes.some((s) => c.label.startsWith(s)))) {
+    const pair = generatePair(clip)
+    console.log(`  ${clip.label}: ${clip.width}x${clip.height}, ${clip.frames} frames (${pair.reference})`)
+    for (const threads of threadCounts) {
+      const svc: Sample[] = []
+      const ref: Sample[] = []
+      for (let r = 0; r < runs; r++) {
+        // Alternate which goes first, so drift in the machine's load hits both sides alike.
+        if (r % 2 === 0) svc.push(svcSample(clip, pair, threads))
+        if (withReference) ref.push(referenceSample(clip, pair, threads))
+        if (r % 2 === 1) svc.push(svcSample(clip, pair, threads))
+      }
+      const s = summary(svc)
+      let line = `    threads=${threads}  svc ${figures(s)}`
+      if (withReference) {
+        const f = summary(ref)
+        const agree = Math.abs(s.vmaf - f.vmaf) <= goldenBound
+        line += `  | reference ${figures(f)}  | ratio wall ${(s.wall / f.wall).toFixed(2)}  cpu ${(s.cpu / f.cpu).toFixed(2)}  rss ${(s.rssMiB / f.rssMiB).toFixed(2)}`
+        line += `  | vmaf ${s.vmaf.toFixed(6)} vs ${f.vmaf.toFixed(6)} ${agree ? "agree" : "DISAGREE"}`
+        if (!agree) process.exitCode = 1
+      } else {
+        line += `  vmaf ${s.vmaf.toFixed(6)}`
+      }
+      console.log(line)
+    }
+  }
+}
+
+if (import.meta.main) benchVsReference()

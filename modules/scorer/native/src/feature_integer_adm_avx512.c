@@ -1,0 +1,377 @@
+/*
+ * AVX-512 (F/BW/VL/DQ) kernels of the integer ADM: the DWT rows, decoupling (scale 0), CSF,
+ * masking and cube sums of every scale, twice as wide as their AVX2 twins in
+ * feature_integer_adm_avx2.c, whose arithmetic (and its proofs of range) they repeat lane for
+ * lane; see that file and feature_integer_adm.c for the contracts. Each kernel runs whole
+ * 512-bit vectors, hands what is left to its AVX2 twin (8 columns a step) and returns where
+ * that stopped; the scalar code finishes the row. Integer only, bit-identical.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include <stdint.h>
+
+#define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq")))
+
+/* The AVX2 twins (feature_integer_adm_avx2.c). */
+int svc_adm_vpass_u8_avx2(const uint8_t *const rows[4], int w, int16_t *lo, int16_t *hi);
+int svc_adm_vpass_u16_avx2(const uint16_t *const rows[4], int w, int bpc, int16_t *lo, int16_t *hi);
+int svc_adm_vpass_s32_avx2(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                           int32_t *hi);
+int svc_adm_hpass_s16_avx2(const int16_t *lo, const int16_t *hi, int j0, int j1, int32_t *const out[4]);
+int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round, int shift,
+                           int32_t *const out[4]);
+int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[3], int n, const int32_t *recip,
+                              float cos1_sq, int gain_limit, int32_t *const r[3], int32_t *const a[3]);
+int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                          const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3]);
+int svc_adm_csf_s32_avx2(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum, int32_t *mctr);
+int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                          const int32_t *const src[3], int j0, int j1, const uint32_t irf[3], int cub, int64_t in[3]);
+int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub, uint32_t cub_add,
+                       uint64_t in[3]);
+
+static const int16_t LO[4] = { 15826, 27411, 7345, -4240 };
+static const int16_t HI[4] = { -4240, -7345, 27411, -15826 };
+
+AVX512_FN static inline __m512i pair(int16_t a, int16_t b) {
+    return _mm512_set1_epi32((int32_t)((uint32_t)(uint16_t)a | ((uint32_t)(uint16_t)b << 16)));
+}
+
+/* Vertical pass of 32 recentred samples per row (unpack and pack are lane-local, so the
+ * column order comes back). */
+AVX512_FN static inline void vpass32(__m512i s0, __m512i s1, __m512i s2, __m512i s3, __m128i sh, __m512i round,
+                                     int16_t *lo, int16_t *hi) {
+    const __m512i a_lo = _mm512_unpacklo_epi16(s0, s1), a_hi = _mm512_unpackhi_epi16(s0, s1);
+    const __m512i b_lo = _mm512_unpacklo_epi16(s2, s3), b_hi = _mm512_unpackhi_epi16(s2, s3);
+    const __m512i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m512i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
+    __m512i l0 = _mm512_add_epi32(_mm512_madd_epi16(a_lo, l01), _mm512_madd_epi16(b_lo, l23));
+    __m512i l1 = _mm512_add_epi32(_mm512_madd_epi16(a_hi, l01), _mm512_madd_epi16(b_hi, l23));
+    __m512i h0 = _mm512_add_epi32(_mm512_madd_epi16(a_lo, h01), _mm512_madd_epi16(b_lo, h23));
+    __m512i h1 = _mm512_add_epi32(_mm512_madd_epi16(a_hi, h01), _mm512_madd_epi16(b_hi, h23));
+    l0 = _mm512_sra_epi32(_mm512_add_epi32(l0, round), sh);
+    l1 = _mm512_sra_epi32(_mm512_add_epi32(l1, round), sh);
+    h0 = _mm512_sra_epi32(_mm512_add_epi32(h0, round), sh);
+    h1 = _mm512_sra_epi32(_mm512_add_epi32(h1, round), sh);
+    _mm512_storeu_si512(lo, _mm512_packs_epi32(l0, l1));
+    _mm512_storeu_si512(hi, _mm512_packs_epi32(h0, h1));
+}
+
+AVX512_FN int svc_adm_vpass_u8_avx512(const uint8_t *const rows[4], int w, int16_t *lo, int16_t *hi) {
+    const __m512i centre = _mm512_set1_epi16(128), round = _mm512_set1_epi32(128);
+    const __m128i sh = _mm_cvtsi32_si128(8);
+    int j = 0;
+    for (; j + 32 <= w; j += 32) {
+        __m512i s[4];
+        for (int k = 0; k < 4; k++)
+            s[k] = _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(rows[k] + j))), centre);
+        vpass32(s[0], s[1], s[2], s[3], sh, round, lo + j, hi + j);
+    }
+    const uint8_t *const rest[4] = { rows[0] + j, rows[1] + j, rows[2] + j, rows[3] + j };
+    return j + svc_adm_vpass_u8_avx2(rest, w - j, lo + j, hi + j);
+}
+
+AVX512_FN int svc_adm_vpass_u16_avx512(const uint16_t *const rows[4], int w, int bpc, int16_t *lo, int16_t *hi) {
+    const int half = 1 << (bpc - 1);
+    const __m512i centre = _mm512_set1_epi16((int16_t)(uint16_t)half), round = _mm512_set1_epi32(half);
+    const __m128i sh = _mm_cvtsi32_si128(bpc);
+    int j = 0;
+    for (; j + 32 <= w; j += 32) {
+        __m512i s[4];
+        for (int k = 0; k < 4; k++) s[k] = _mm512_sub_epi16(_mm512_loadu_si512(rows[k] + j), centre);
+        vpass32(s[0], s[1], s[2], s[3], sh, round, lo + j, hi + j);
+    }
+    const uint16_t *const rest[4] = { rows[0] + j, rows[1] + j, rows[2] + j, rows[3] + j };
+    return j + svc_adm_vpass_u16_avx2(rest, w - j, bpc, lo + j, hi + j);
+}
+
+AVX512_FN int svc_adm_hpass_s16_avx512(const int16_t *lo, const int16_t *hi, int j0, int j1, int32_t *const out[4]) {
+    const __m512i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m512i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
+    const __m512i round = _mm512_set1_epi32(32768);
+    int j = j0;
+    for (; j + 16 <= j1; j += 16) {
+        const __m512i lo0 = _mm512_loadu_si512(lo + 2 * j - 1), lo2 = _mm512_loadu_si512(lo + 2 * j + 1);
+        const __m512i hi0 = _mm512_loadu_si512(hi + 2 * j - 1), hi2 = _mm512_loadu_si512(hi + 2 * j + 1);
+        const __m512i band[4] = {
+            _mm512_add_epi32(_mm512_madd_epi16(lo0, l01), _mm512_madd_epi16(lo2, l23)),
+            _mm512_add_epi32(_mm512_madd_epi16(hi0, l01), _mm512_madd_epi16(hi2, l23)),
+            _mm512_add_epi32(_mm512_madd_epi16(lo0, h01), _mm512_madd_epi16(lo2, h23)),
+            _mm512_add_epi32(_mm512_madd_epi16(hi0, h01), _mm512_madd_epi16(hi2, h23)),
+        };
+        for (int b = 0; b < 4; b++)
+            _mm512_storeu_si512(out[b] + j, _mm512_srai_epi32(_mm512_add_epi32(band[b], round), 16));
+    }
+    return svc_adm_hpass_s16_avx2(lo, hi, j, j1, out);
+}
+
+/* sum_k c[k] * x_k over the even (odd = 0) or odd 32-bit lanes, in 64 bits. */
+AVX512_FN static inline __m512i dot4(const __m512i x[4], const int16_t c[4], int odd) {
+    __m512i s = _mm512_setzero_si512();
+    for (int k = 0; k < 4; k++) {
+        const __m512i v = odd ? _mm512_srli_epi64(x[k], 32) : x[k];
+        s = _mm512_add_epi64(s, _mm512_mul_epi32(v, _mm512_set1_epi64(c[k])));
+    }
+    return s;
+}
+
+AVX512_FN static inline __m512i merge(__m512i even, __m512i odd, __m512i round, __m128i sh) {
+    even = _mm512_srl_epi64(_mm512_add_epi64(even, round), sh);
+    odd = _mm512_srl_epi64(_mm512_add_epi64(odd, round), sh);
+    return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+}
+
+AVX512_FN int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                                       int32_t *hi) {
+    const __m512i rnd = _mm512_set1_epi64(round);
+    const __m128i sh = _mm_cvtsi32_si128(shift);
+    int j = 0;
+    for (; j + 16 <= w; j += 16) {
+        __m512i x[4];
+        for (int k = 0; k < 4; k++) x[k] = _mm512_loadu_si512(rows[k] + j);
+        _mm512_storeu_si512(lo + j, merge(dot4(x, LO, 0), dot4(x, LO, 1), rnd, sh));
+        _mm512_storeu_si512(hi + j, merge(dot4(x, HI, 0), dot4(x, HI, 1), rnd, sh));
+    }
+    const int32_t *const rest[4] = { rows[0] + j, rows[1] + j, rows[2] + j, rows[3] + j };
+    return j + svc_adm_vpass_s32_avx2(rest, w - j, round, shift, lo + j, hi + j);
+}
+
+AVX512_FN int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
+                                       int shift, int32_t *const out[4]) {
+    const __m512i rnd = _mm512_set1_epi64(round);
+    const __m128i sh = _mm_cvtsi32_si128(shift);
+    const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+    int j = j0;
+    for (; j + 8 <= j1; j += 8) {
+        const __m512i l0 = _mm512_loadu_si512(lo + 2 * j - 1), l2 = _mm512_loadu_si512(lo + 2 * j + 1);
+        const __m512i h0 = _mm512_loadu_si512(hi + 2 * j - 1), h2 = _mm512_loadu_si512(hi + 2 * j + 1);
+        const __m512i xl[4] = { l0, _mm512_srli_epi64(l0, 32), l2, _mm512_srli_epi64(l2, 32) };
+        const __m512i xh[4] = { h0, _mm512_srli_epi64(h0, 32), h2, _mm512_srli_epi64(h2, 32) };
+        const __m512i band[4] = { dot4(xl, LO, 0), dot4(xh, LO, 0), dot4(xl, HI, 0), dot4(xh, HI, 0) };
+        for (int b = 0; b < 4; b++) {
+            const __m512i v = _mm512_srl_epi64(_mm512_add_epi64(band[b], rnd), sh);
+            _mm256_storeu_si256((__m256i *)(out[b] + j), _mm512_castsi512_si256(_mm512_permutexvar_epi32(pick, v)));
+        }
+    }
+    return svc_adm_hpass_s32_avx2(lo, hi, j, j1, round, shift, out);
+}
+
+/* ---- scale 0: decoupling, CSF, masking (see the AVX2 twins for the ranges) ---- */
+
+AVX512_FN static inline __m512i dot2(__m512i a0, __m512i b0, __m512i a1, __m512i b1) {
+    return _mm512_add_epi32(_mm512_mullo_epi32(a0, b0), _mm512_mullo_epi32(a1, b1));
+}
+
+/* The angle test of 8 lanes: dot >= 0 && dot^2 >= cos1_sq * |o|^2 * |t|^2, each product
+ * rounded to float then scaled by 2^-12 in double, as the scalar code. */
+AVX512_FN static inline __mmask8 angle_half(__m256 dot, __m256 om, __m256 tm, __m512d cs) {
+    const __m512d inv = _mm512_set1_pd(1.0 / 4096.0);
+    const __m512d d = _mm512_mul_pd(_mm512_cvtps_pd(dot), inv);
+    const __m512d o = _mm512_mul_pd(_mm512_cvtps_pd(om), inv);
+    const __m512d t = _mm512_mul_pd(_mm512_cvtps_pd(tm), inv);
+    const __m512d lhs = _mm512_mul_pd(d, d), rhs = _mm512_mul_pd(_mm512_mul_pd(cs, o), t);
+    return _mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GE_OQ) & _mm512_cmp_pd_mask(lhs, rhs, _CMP_GE_OQ);
+}
+
+AVX512_FN int svc_adm_decouple_s16_avx512(const int32_t *const o[3], const int32_t *const t[3], int n,
+                                          const int32_t *recip, float cos1_sq, int gain_limit,
+                                          int32_t *const r[3], int32_t *const a[3]) {
+    const __m512d cs = _mm512_set1_pd((double)cos1_sq);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(32768);
+    const __m512i r14 = _mm512_set1_epi64(1 << 14), r15 = _mm512_set1_epi32(16384);
+    const __m512i gain = _mm512_set1_epi32(gain_limit); /* whole, 1..100 (adm_enhn_gain_limit) */
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i ov[3], tv[3];
+        for (int b = 0; b < 3; b++) {
+            ov[b] = _mm512_loadu_si512(o[b] + j);
+            tv[b] = _mm512_loadu_si512(t[b] + j);
+        }
+        const __m512 fd = _mm512_cvtepi32_ps(dot2(ov[0], tv[0], ov[1], tv[1]));
+        const __m512 fo = _mm512_cvtepi32_ps(dot2(ov[0], ov[0], ov[1], ov[1]));
+        const __m512 ft = _mm512_cvtepi32_ps(dot2(tv[0], tv[0], tv[1], tv[1]));
+        const __mmask8 lo = angle_half(_mm512_castps512_ps256(fd), _mm512_castps512_ps256(fo),
+                                       _mm512_castps512_ps256(ft), cs);
+        const __mmask8 hi = angle_half(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(fd), 1)),
+                                       _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(fo), 1)),
+                                       _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ft), 1)), cs);
+        const __mmask16 angle = (__mmask16)(lo | (hi << 8));
+        for (int b = 0; b < 3; b++) {
+            const __mmask16 neg = _mm512_cmplt_epi32_mask(ov[b], zero), pos = _mm512_cmpgt_epi32_mask(ov[b], zero);
+            const __m512i rec = _mm512_i32gather_epi32(_mm512_abs_epi32(ov[b]), recip, 4);
+            /* t with o's sign applied (o = 0 gets k = 1 below whatever this gives) */
+            const __m512i ts = _mm512_mask_sub_epi32(tv[b], neg, zero, tv[b]);
+            const __m512i pe = _mm512_mul_epi32(rec, ts);
+            const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(rec, 32), _mm512_srli_epi64(ts, 32));
+            const __m512i qe = _mm512_srli_epi64(_mm512_add_epi64(pe, r14), 15);
+            const __m512i qo = _mm512_srli_epi64(_mm512_add_epi64(po, r14), 15);
+            __m512i k = _mm512_mask_blend_epi32(0xAAAA, qe, _mm512_slli_epi64(qo, 32));
+            k = _mm512_min_epi32(_mm512_max_epi32(k, zero), one);
+            k = _mm512_mask_mov_epi32(k, ~(neg | pos), one);
+            __m512i rst = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(k, ov[b]), r15), 15);
+            const __mmask16 boost = angle & _mm512_cmpgt_epi32_mask(k, zero);
+            const __m512i g = _mm512_mullo_epi32(rst, gain);
+            rst = _mm512_mask_mov_epi32(rst, boost & pos, _mm512_min_epi32(g, tv[b]));
+            rst = _mm512_mask_mov_epi32(rst, boost & neg, _mm512_max_epi32(g, tv[b]));
+            _mm512_storeu_si512(r[b] + j, rst);
+            _mm512_storeu_si512(a[b] + j, _mm512_sub_epi32(tv[b], rst));
+        }
+    }
+    const int32_t *const orest[3] = { o[0] + j, o[1] + j, o[2] + j };
+    const int32_t *const trest[3] = { t[0] + j, t[1] + j, t[2] + j };
+    int32_t *const rrest[3] = { r[0] + j, r[1] + j, r[2] + j };
+    int32_t *const arest[3] = { a[0] + j, a[1] + j, a[2] + j };
+    return j + svc_adm_decouple_s16_avx2(orest, trest, n - j, recip, cos1_sq, gain_limit, rrest, arest);
+}
+
+AVX512_FN int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr) {
+    const int32_t rf[3] = { 36453, 36453, 49417 }, add[3] = { 16384, 16384, 65535 };
+    const int sh[3] = { 15, 15, 17 };
+    const __m512i r12 = _mm512_set1_epi32(2048);
+    const __m512i by30 = _mm512_set1_epi32(4369), by15 = _mm512_set1_epi32(8738);
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i ms = _mm512_setzero_si512(), mc = _mm512_setzero_si512();
+        for (int b = 0; b < 3; b++) {
+            const __m512i x = _mm512_loadu_si512(src[b] + j);
+            const __m512i xr = _mm512_mullo_epi32(x, _mm512_set1_epi32(rf[b]));
+            const __m512i d = _mm512_abs_epi32(
+                _mm512_sra_epi32(_mm512_add_epi32(xr, _mm512_set1_epi32(add[b])), _mm_cvtsi32_si128(sh[b])));
+            const __m512i m = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(d, by30), r12), 12);
+            __m512i c = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(d, by15), r12), 12);
+            if (wrap16) c = _mm512_srai_epi32(_mm512_slli_epi32(c, 16), 16);
+            ms = _mm512_add_epi32(ms, m);
+            mc = _mm512_add_epi32(mc, _mm512_sub_epi32(c, m));
+        }
+        _mm512_storeu_si512(msum + j, ms);
+        _mm512_storeu_si512(mctr + j, mc);
+    }
+    const int32_t *const rest[3] = { src[0] + j, src[1] + j, src[2] + j };
+    return j + svc_adm_csf_s16_avx2(rest, n - j, wrap16, msum + j, mctr + j);
+}
+
+AVX512_FN static inline __m512i cube_lanes(__m512i x, int sq, int cub) {
+    const __m512i sq_add = _mm512_set1_epi64((int64_t)1 << (sq - 1));
+    const __m512i cub_add = _mm512_set1_epi64(cub > 0 ? (int64_t)1 << (cub - 1) : 0);
+    const __m512i sqr = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(x, x), sq_add), _mm_cvtsi32_si128(sq));
+    return _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(sqr, x), cub_add), _mm_cvtsi32_si128(cub));
+}
+
+AVX512_FN int svc_adm_mask_s16_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                                      const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3]) {
+    const int32_t rf[3] = { 36453, 36453, 49417 };
+    const int sub[3] = { 10, 10, 12 }, sq[3] = { 29, 29, 30 };
+    __m512i acc[3] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512() };
+    int j = j0;
+    for (; j + 16 <= j1; j += 16) {
+        __m512i thr = _mm512_loadu_si512(ctr + j);
+        const int32_t *const m[3] = { m0, m1, m2 };
+        for (int r = 0; r < 3; r++)
+            for (int d = -1; d <= 1; d++) thr = _mm512_add_epi32(thr, _mm512_loadu_si512(m[r] + j + d));
+        for (int b = 0; b < 3; b++) {
+            const __m512i v = _mm512_loadu_si512(src[b] + j);
+            const __m512i xr = _mm512_abs_epi32(_mm512_mullo_epi32(v, _mm512_set1_epi32(rf[b])));
+            __m512i x = _mm512_sub_epi32(xr, _mm512_sll_epi32(thr, _mm_cvtsi32_si128(sub[b])));
+            x = _mm512_max_epi32(x, _mm512_setzero_si512());
+            acc[b] = _mm512_add_epi64(acc[b], cube_lanes(x, sq[b], cub[b]));
+            acc[b] = _mm512_add_epi64(acc[b], cube_lanes(_mm512_srli_epi64(x, 32), sq[b], cub[b]));
+        }
+    }
+    /* Wrapping lane sums: the same two's-complement bits as the AVX2 and scalar sums. */
+    for (int b = 0; b < 3; b++) in[b] += (int64_t)(uint64_t)_mm512_reduce_add_epi64(acc[b]);
+    return svc_adm_mask_s16_avx2(m0, m1, m2, ctr, src, j, j1, cub, in);
+}
+
+/* ---- scales 1-3: 32-bit coefficients, 64-bit products in even/odd lanes ---- */
+
+AVX512_FN static inline __m512i lanes64(__m512i x, int odd) {
+    return odd ? _mm512_srli_epi64(x, 32) : _mm512_and_si512(x, _mm512_set1_epi64(0xFFFFFFFF));
+}
+
+AVX512_FN static inline __m512i join(__m512i even, __m512i odd) {
+    return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+}
+
+/* (int32)((x * c + 2^27) >> 28) per 32-bit lane (see the AVX2 twin). */
+AVX512_FN static inline __m512i csf_q28(__m512i x, uint32_t c) {
+    const __m512i cv = _mm512_set1_epi64(c), r = _mm512_set1_epi64(1 << 27);
+    const __m512i pe = _mm512_mul_epi32(x, cv), po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), cv);
+    return join(_mm512_srli_epi64(_mm512_add_epi64(pe, r), 28), _mm512_srli_epi64(_mm512_add_epi64(po, r), 28));
+}
+
+/* (int32)((c * |d| - 2^31) >> 32). */
+AVX512_FN static inline __m512i q32_floor(__m512i ad, uint32_t c) {
+    const __m512i cv = _mm512_set1_epi64(c), r = _mm512_set1_epi64(2147483648LL);
+    const __m512i e = _mm512_sub_epi64(_mm512_mul_epu32(ad, cv), r);
+    const __m512i o = _mm512_sub_epi64(_mm512_mul_epu32(_mm512_srli_epi64(ad, 32), cv), r);
+    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
+}
+
+AVX512_FN int svc_adm_csf_s32_avx512(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum,
+                                     int32_t *mctr) {
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i ms = _mm512_setzero_si512(), mc = _mm512_setzero_si512();
+        for (int b = 0; b < 3; b++) {
+            const __m512i ad = _mm512_abs_epi32(csf_q28(_mm512_loadu_si512(src[b] + j), irf[b]));
+            const __m512i m = q32_floor(ad, 143165577u), c = q32_floor(ad, 286331153u);
+            ms = _mm512_add_epi32(ms, m);
+            mc = _mm512_add_epi32(mc, _mm512_sub_epi32(c, m));
+        }
+        _mm512_storeu_si512(msum + j, ms);
+        _mm512_storeu_si512(mctr + j, mc);
+    }
+    const int32_t *const rest[3] = { src[0] + j, src[1] + j, src[2] + j };
+    return j + svc_adm_csf_s32_avx2(rest, n - j, irf, msum + j, mctr + j);
+}
+
+AVX512_FN int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
+                                      const int32_t *const src[3], int j0, int j1, const uint32_t irf[3], int cub,
+                                      int64_t in[3]) {
+    const __m512i sq_add = _mm512_set1_epi64(1 << 29);
+    const __m512i cub_add = _mm512_set1_epi64((int64_t)1 << (cub - 1));
+    const __m128i sh_sq = _mm_cvtsi32_si128(30), sh_cub = _mm_cvtsi32_si128(cub);
+    __m512i acc[3] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512() };
+    int j = j0;
+    for (; j + 16 <= j1; j += 16) {
+        __m512i thr = _mm512_loadu_si512(ctr + j);
+        const int32_t *const m[3] = { m0, m1, m2 };
+        for (int r = 0; r < 3; r++)
+            for (int d = -1; d <= 1; d++) thr = _mm512_add_epi32(thr, _mm512_loadu_si512(m[r] + j + d));
+        for (int b = 0; b < 3; b++) {
+            __m512i x = csf_q28(_mm512_loadu_si512(src[b] + j), irf[b]);
+            x = _mm512_max_epi32(_mm512_sub_epi32(_mm512_abs_epi32(x), thr), _mm512_setzero_si512());
+            for (int odd = 0; odd < 2; odd++) {
+                const __m512i xl = lanes64(x, odd);
+                /* xsq keeps its low 32 bits as a signed int32; the cube sum shifts arithmetically. */
+                const __m512i xsq = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(xl, xl), sq_add), sh_sq);
+                const __m512i v = _mm512_add_epi64(_mm512_mul_epi32(xsq, xl), cub_add);
+                acc[b] = _mm512_add_epi64(acc[b], _mm512_sra_epi64(v, sh_cub));
+            }
+        }
+    }
+    for (int b = 0; b < 3; b++) in[b] += (int64_t)(uint64_t)_mm512_reduce_add_epi64(acc[b]);
+    return svc_adm_mask_s32_avx2(m0, m1, m2, ctr, src, j, j1, irf, cub, in);
+}
+
+AVX512_FN int svc_adm_cubes_avx512(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
+                                   uint32_t cub_add, uint64_t in[3]) {
+    const __m512i sqa = _mm512_set1_epi64(sq_add), cuba = _mm512_set1_epi64(cub_add);
+    const __m128i shs = _mm_cvtsi32_si128(sq), shc = _mm_cvtsi32_si128(cub);
+    __m512i acc[3] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512() };
+    int j = 0;
+    for (; j + 16 <= n; j += 16)
+        for (int b = 0; b < 3; b++) {
+            const __m512i v = _mm512_abs_epi32(_mm512_loadu_si512(band[b] + j));
+            for (int odd = 0; odd < 2; odd++) {
+                const __m512i vl = lanes64(v, odd);
+                const __m512i s2 = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(vl, vl), sqa), shs);
+                acc[b] = _mm512_add_epi64(acc[b], _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(s2, vl), cuba), shc));
+            }
+        }
+    for (int b = 0; b < 3; b++) in[b] += (uint64_t)_mm512_reduce_add_epi64(acc[b]);
+    const int32_t *const rest[3] = { band[0] + j, band[1] + j, band[2] + j };
+    return j + svc_adm_cubes_avx2(rest, n - j, sq, sq_add, cub, cub_add, in);
+}
+#endif
