@@ -9,6 +9,8 @@ import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
+import { Ffmpeg } from "../inputs/ffmpeg.ts"
+import { scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
@@ -92,6 +94,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
   scoped: Effect.gen(function* () {
     const config = yield* nodeConfig
     const scorer = yield* Scorer
+    const ffmpeg = yield* Ffmpeg
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const clients = yield* Effect.acquireRelease(
@@ -259,7 +262,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           perFrame: true,
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
-        const scored = yield* Effect.either(scorer.score(scoreJob, { onProgress }))
+        const scored = yield* Effect.either(
+          Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress }), Ffmpeg, ffmpeg)
+        )
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
@@ -328,5 +333,6 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       /** True while the node holds a session (readiness). */
       registered: Effect.map(Ref.get(session), Option.isSome)
     } as const
-  })
+  }),
+  dependencies: [Ffmpeg.Default]
 }) {}

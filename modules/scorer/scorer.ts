@@ -345,8 +345,22 @@ const makeStreamScoring =
 
         const failed = (state: number) => Effect.fail(failureFor(state, nativeError(symbols, view)))
 
+        // Backpressure: at most `window` pushed frames wait to be scored, so memory stays a few
+        // frames whatever the clip's length and a producer (a decoder, a client) waits instead.
+        // Pushes past frame_cnt are dropped by the library at once and never wait.
+        const window = job.threads * 2 + 4
+        let pushed = 0
+        const waitForRoom: Effect.Effect<void> = Effect.suspend(() =>
+          pushed - symbols.svc_stream_frames_ready(handle) * job.subsample < window ||
+          (job.frameCount > 0 && pushed >= job.frameCount) ||
+          symbols.svc_stream_poll(handle) < 0
+            ? Effect.void
+            : Effect.zipRight(Effect.sleep(Duration.millis(1)), waitForRoom)
+        )
+
         const push = (pair: FramePair): Effect.Effect<ReadonlyArray<StreamEvent>, ScoreError> =>
           Effect.suspend(() => {
+            pushed++
             const error = errorBuffer()
             const status = symbols.svc_stream_push(
               handle,
@@ -385,7 +399,10 @@ const makeStreamScoring =
 
         const finish = Effect.sync(() => symbols.svc_stream_finish(handle))
         return Stream.concat(
-          frames.pipe(Stream.mapEffect(push), Stream.flattenIterables),
+          frames.pipe(
+            Stream.mapEffect((pair) => Effect.zipRight(waitForRoom, push(pair))),
+            Stream.flattenIterables
+          ),
           Stream.fromEffect(finish).pipe(
             Stream.flatMap(() => Stream.paginateEffect(1, drain)),
             Stream.flattenIterables

@@ -5,10 +5,12 @@
  */
 import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Cause, Effect, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
+import { Ffmpeg } from "../inputs/ffmpeg.ts"
+import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
 import type { ModelInfo } from "../scorer/models.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
+import { parseScoreRequest, rawGeometryRequired } from "../scorer/request.ts"
 import type { ScoreResult, StreamEvent } from "../scorer/scorer.ts"
 import { wireStatus } from "../transport/errors.ts"
 import { maxConcurrentScores } from "./config.ts"
@@ -52,6 +54,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
     const metrics = yield* ScoringMetricsService
     const state = yield* ScorerState
     const limit = yield* maxConcurrentScores
+    const ffmpeg = yield* Ffmpeg
     const inFlight = yield* Ref.make(0)
 
     // A non-blocking cap: a full server refuses at once rather than queueing.
@@ -139,7 +142,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
             Effect.gen(function* () {
               yield* slot
               seen.ran = true
-              const result = yield* scorer.score(job)
+              const result = yield* Effect.provideService(scoreInputs(scorer, job), Ffmpeg, ffmpeg)
               seen.frames = result.frame_count
               return result
             })
@@ -175,6 +178,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               model: header.model,
               options: header.options
             })
+            if (job.geometry === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
             seen.model = job.model
             const scorer = yield* state.scorer
             yield* slot
@@ -209,7 +213,8 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
     )
 
     return { score, scoreStream, listModels, limit, readiness: state.readiness } as const
-  })
+  }),
+  dependencies: [Ffmpeg.Default]
 }) {
   /** The scoring surface with its scorer and metrics (executable names the metrics' build info). */
   static readonly layer = (executable: string) =>
