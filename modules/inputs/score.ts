@@ -11,34 +11,14 @@
 import { Effect, Option, Ref, Stream } from "effect"
 import { InvalidGeometry, InvalidScoreRequest, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
 import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
-import type { Provenance, ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
+import type { InputInfo, Provenance, ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
 import { type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
 import { decodedFrames, rawFrames, y4mFrames } from "./frames.ts"
 import { type OpenedInput, type OpenInputError, openInput } from "./open.ts"
 import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type UnusableInput } from "./probe.ts"
 
-/** What an input was: provenance.reference_input / distorted_input. */
-export interface InputProvenance {
-  /** "raw", "y4m", or ffmpeg's demuxer name(s) ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"). */
-  readonly container: string
-  /** "rawvideo" for raw and Y4M, else ffmpeg's codec name ("h264", "hevc", "ffv1"). */
-  readonly codec: string
-  readonly width: number
-  readonly height: number
-  /** ffmpeg's name of the input's pixel format ("yuv420p", "yuv420p10le"). */
-  readonly pixel_format: string
-}
-
-export interface InputsProvenance {
-  /** First line of `ffmpeg -version` when an input was decoded; "" when none was. */
-  readonly decoder: string
-  readonly reference_input: InputProvenance
-  readonly distorted_input: InputProvenance
-  /** "none", or how the distorted video was scaled: "bicubic 960x540 -> 1920x1080". */
-  readonly scaling: string
-}
-
-export type InputsResult = ScoreResult & { readonly provenance: Provenance & InputsProvenance }
+/** The provenance fields of the inputs. */
+type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
 
 /** Bytes of one frame in the scorer's raw planar layout. */
 export const frameBytes = (geometry: RawGeometry): number => {
@@ -90,7 +70,7 @@ const openAndProbe = (path: string, rawAllowed: boolean) =>
     return { input, format: yield* probeInput(input.fd, path, rawAllowed) }
   }).pipe(Effect.mapError(asScoreError(path)))
 
-const provenanceOf = (side: Side, geometry: RawGeometry | undefined): InputProvenance => {
+const provenanceOf = (side: Side, geometry: RawGeometry | undefined): InputInfo => {
   switch (side.format._tag) {
     case "Encoded": {
       const { stream } = side.format
@@ -148,7 +128,7 @@ export const scoreInputs = (
     })
   )
 
-const withInputs = (result: ScoreResult, inputs: InputsProvenance): InputsResult => ({
+const withInputs = (result: ScoreResult, inputs: InputsProvenance): ScoreResult => ({
   ...result,
   provenance: { ...result.provenance, ...inputs }
 })

@@ -6,7 +6,7 @@
  * registers again and reports, under its new session, what it finished meanwhile.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
@@ -222,6 +222,26 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       Effect.forEach([...map.values()], (report) => sendReport(report), { discard: true })
     )
 
+    /**
+     * Sends a progress report; true when the job is no longer this node's to finish: the
+     * controller answers with it cancelled, or refuses the report (re-queued elsewhere).
+     */
+    const reportProgress = (jobId: string, framesDone: number): Effect.Effect<boolean> =>
+      Effect.gen(function* () {
+        const { nodeId } = yield* currentSession
+        const sent = yield* Effect.either(
+          call<{ job?: { state?: string } | null }>("ReportResult", {
+            node_id: nodeId,
+            job_id: jobId,
+            final: false,
+            frames_done: framesDone
+          })
+        )
+        if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
+        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${sent.left.message}`)
+        return sent.left._tag === "GrpcCallError" && sent.left.code === grpc.status.PERMISSION_DENIED
+      })
+
     const fail = (job: WireJob, message: string) =>
       Effect.zipRight(
         Effect.logWarning(`job ${job.id} failed: ${message}`),
@@ -248,13 +268,18 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         )
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const lastProgress = yield* Ref.make(0)
+        // Completed when a progress report shows the job cancelled: scoring stops (its decoders
+        // are killed with it) and no final report is sent.
+        const withdrawn = yield* Deferred.make<void>()
         const onProgress = (framesDone: number) =>
           Effect.flatMap(Ref.get(lastProgress), (last) =>
             Date.now() - last < Duration.toMillis(progressEvery)
               ? Effect.void
               : Effect.zipRight(
                   Ref.set(lastProgress, Date.now()),
-                  sendReport({ job_id: job.id, final: false, frames_done: framesDone })
+                  Effect.flatMap(reportProgress(job.id, framesDone), (gone) =>
+                    gone ? Deferred.succeed(withdrawn, undefined) : Effect.void
+                  )
                 )
           )
         const scoreJob = {
@@ -262,9 +287,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           perFrame: true,
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
-        const scored = yield* Effect.either(
-          Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress }), Ffmpeg, ffmpeg)
+        const scored = yield* Effect.raceFirst(
+          Effect.either(Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress }), Ffmpeg, ffmpeg)),
+          Effect.as(Deferred.await(withdrawn), undefined)
         )
+        if (scored === undefined) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })

@@ -46,6 +46,24 @@ export interface Provenance {
   readonly backend_used: string
   readonly feature_backends: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
   readonly precision: string
+  /** First line of `ffmpeg -version` when an input was decoded; "" when none was (modules/inputs). */
+  readonly decoder?: string
+  readonly reference_input?: InputInfo
+  readonly distorted_input?: InputInfo
+  /** "none", or how the distorted video was scaled: "bicubic 960x540 -> 1920x1080". */
+  readonly scaling?: string
+}
+
+/** What an input was, recognised by its bytes (set by modules/inputs, absent for pushed frames). */
+export interface InputInfo {
+  /** "raw", "y4m", or ffmpeg's demuxer name(s) ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"). */
+  readonly container: string
+  /** "rawvideo" for raw and Y4M, else ffmpeg's codec name ("h264", "hevc", "ffv1"). */
+  readonly codec: string
+  readonly width: number
+  readonly height: number
+  /** ffmpeg's name of the input's pixel format ("yuv420p", "yuv420p10le"). */
+  readonly pixel_format: string
 }
 
 export interface ModelProvenance {

@@ -20,7 +20,7 @@ import {
 import { parseScoreRequest } from "../../scorer/request.ts"
 import { Scorer } from "../../scorer/scorer.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
-import { type InputsResult, scoreInputs } from "../score.ts"
+import { scoreInputs } from "../score.ts"
 
 const runtimeWith = (env: Record<string, string> = {}) =>
   ManagedRuntime.make(
@@ -39,9 +39,7 @@ afterAll(async () => {
 })
 
 const scoreEffect = (body: unknown) =>
-  Effect.flatMap(parseScoreRequest(body), (job) =>
-    Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job) as Effect.Effect<InputsResult, unknown, Ffmpeg>)
-  )
+  Effect.flatMap(parseScoreRequest(body), (job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job)))
 const score = (body: unknown) => runtime.runPromise(scoreEffect(body))
 const scoreExit = (body: unknown) => runtime.runPromiseExit(scoreEffect(body))
 
