@@ -223,8 +223,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     )
 
     /**
-     * Sends a progress report; true when the job is no longer this node's to finish: the
-     * controller answers with it cancelled, or refuses the report (re-queued elsewhere).
+     * Sends a progress report; true when the controller answers that the job was cancelled. A
+     * refused report proves nothing here (after a controller restart the session is unknown,
+     * and the job is still this node's to finish and report under its next session).
      */
     const reportProgress = (jobId: string, framesDone: number): Effect.Effect<boolean> =>
       Effect.gen(function* () {
@@ -239,7 +240,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         )
         if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
         yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${sent.left.message}`)
-        return sent.left._tag === "GrpcCallError" && sent.left.code === grpc.status.PERMISSION_DENIED
+        return false
       })
 
     const fail = (job: WireJob, message: string) =>
