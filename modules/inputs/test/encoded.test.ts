@@ -17,7 +17,7 @@ import {
   rawInput,
   scratchDir
 } from "../../../test/support/media.ts"
-import { parseScoreRequest } from "../../scorer/request.ts"
+import { parseScoreRequest, rawGeometryRequired } from "../../scorer/request.ts"
 import { Scorer } from "../../scorer/scorer.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
 import { scoreInputs } from "../score.ts"
@@ -310,6 +310,22 @@ describe("robustness", () => {
     const result = await score({ reference: entry.reference, distorted: disguised, options: rawOptions(entry) })
     expect(result.frame_count).toBe(entry.frames)
     expect(result.provenance.distorted_input).toMatchObject({ codec: "h264" })
+  })
+
+  it("names are never arguments, and playlists that name other files are not followed", async () => {
+    const entry = fixture("v01")
+    const dashed = encode(entry, "-vf scale=2:2,concat.mkv", ["-c:v", "ffv1"])
+    const scored = await score({ reference: entry.reference, distorted: dashed, options: rawOptions(entry) })
+    expect(scored.frame_count).toBe(entry.frames)
+    const playlists = {
+      "list.ffconcat": `ffconcat version 1.0\nfile ${dashed}\nfile ${dashed}\n`,
+      "list.m3u8": `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${dashed}\n#EXT-X-ENDLIST\n`
+    }
+    for (const [name, text] of Object.entries(playlists)) {
+      writeFileSync(file(name), text)
+      const exit = await scoreExit({ reference: file(name), distorted: file(name) })
+      expect(failure(exit), name).toMatchObject({ _tag: "InvalidScoreRequest", message: rawGeometryRequired })
+    }
   })
 
   it("a file that is not video but has a container's magic number is a clear error", async () => {
