@@ -92,6 +92,7 @@ const describe = (error: unknown): string =>
 
 export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
   scoped: Effect.gen(function* () {
+    const agentScope = yield* Effect.scope
     const config = yield* nodeConfig
     const scorer = yield* Scorer
     const ffmpeg = yield* Ffmpeg
@@ -349,7 +350,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         }
         for (const job of pulled.right.jobs) {
           yield* Ref.update(running, (set) => set.add(job.id))
-          yield* Effect.forkDaemon(runJob(job))
+          // In the agent's scope: when the node stops, running jobs are interrupted and their
+          // decoders killed (an unfinished job is re-queued by the controller).
+          yield* Effect.forkIn(runJob(job), agentScope)
         }
         if (pulled.right.jobs.length === 0) yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }

@@ -5,6 +5,7 @@
  * server without ffmpeg refuses encoded inputs with a clear 400 and still scores raw ones.
  */
 import * as grpc from "@grpc/grpc-js"
+import { readFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
@@ -118,6 +119,27 @@ describe("svc-server with ffmpeg", () => {
   })
 })
 
+/** Whether a process of that id still exists (a zombie counts as gone). */
+const alive = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return false
+  }
+}
+
+describe("a stopping service", () => {
+  it("svc-server stopped (SIGTERM) mid-decode leaves no ffmpeg process", async () => {
+    const server = await startService("svc-server", { env: { SVC_LOG_LEVEL: "info" } })
+    const pending = post(server.http, longRequest).catch((error: unknown) => error)
+    await decoders(server.process.pid, 2)
+    const children = childrenNamed(server.process.pid, "ffmpeg")
+    expect(await server.stop()).toBe(0)
+    await pending
+    await waitFor(async () => (children.some(alive) ? undefined : true), 10_000, "ffmpeg to be gone")
+  })
+})
+
 describe("svc-server without ffmpeg", () => {
   let server: RunningService
   let client: ReturnType<typeof scoringClient>
@@ -187,5 +209,14 @@ describe("svc-controller and svc-node", () => {
     expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: submitted.id }, token))
     await noDecoders(pid)
     expect(expectOk(await client.getJob(String(submitted.id), token)).state).toBe("JOB_STATE_CANCELLED")
+  })
+
+  it("a node stopped (SIGTERM) mid-decode leaves no ffmpeg process", async () => {
+    const pid = node.process.pid
+    expectOk(await client.submit(longRequest, token))
+    await decoders(pid, 2)
+    const children = childrenNamed(pid, "ffmpeg")
+    await node.stop()
+    await waitFor(async () => (children.some(alive) ? undefined : true), 10_000, "ffmpeg to be gone")
   })
 })
