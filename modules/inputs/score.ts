@@ -133,21 +133,29 @@ const withInputs = (result: ScoreResult, inputs: InputsProvenance): ScoreResult 
   provenance: { ...result.provenance, ...inputs }
 })
 
+/**
+ * The raw layout a side is scored in: the options' geometry for raw YUV, the header's for Y4M,
+ * and for encoded video its size with its pixel format's subsampling and depth.
+ */
+const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeometry | undefined => {
+  switch (side.format._tag) {
+    case "Raw":
+      return options
+    case "Y4m":
+      return side.format.geometry
+    case "Encoded": {
+      const { stream } = side.format
+      return { width: stream.width, height: stream.height, ...layoutOf(stream.pixelFormat) }
+    }
+  }
+}
+
 /** Scores through the frame stream: at least one side is decoded, or a name disagrees with its bytes. */
 const scoreFrames = (scorer: Scorer, job: ScoreJob, hooks: ScoreHooks, ref: Side, dis: Side) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
-    const rawGeometry = job.geometry as RawGeometry // checked by the caller for raw sides
-    const target: RawGeometry =
-      ref.format._tag === "Raw"
-        ? rawGeometry
-        : ref.format._tag === "Y4m"
-          ? ref.format.geometry
-          : {
-              width: ref.format.stream.width,
-              height: ref.format.stream.height,
-              ...layoutOf(ref.format.stream.pixelFormat)
-            }
+    const target = geometryOf(ref, job.geometry)
+    if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const bytes = frameBytes(target)
     let scaling = "none"
     let decoder = ""
@@ -158,7 +166,8 @@ const scoreFrames = (scorer: Scorer, job: ScoreJob, hooks: ScoreHooks, ref: Side
         switch (side.format._tag) {
           case "Raw":
           case "Y4m": {
-            const geometry = side.format._tag === "Raw" ? rawGeometry : side.format.geometry
+            const geometry = geometryOf(side, job.geometry)
+            if (geometry === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
             if (!sameGeometry(geometry, target))
               return yield* new InvalidGeometry({
                 message: `geometry differs: ${job.reference} is ${describeGeometry(target)}, ${path} is ${describeGeometry(geometry)}`
@@ -242,8 +251,8 @@ const scoreFrames = (scorer: Scorer, job: ScoreJob, hooks: ScoreHooks, ref: Side
       { ...aggregate, frames },
       {
         decoder,
-        reference_input: provenanceOf(ref, rawGeometry),
-        distorted_input: provenanceOf(dis, rawGeometry),
+        reference_input: provenanceOf(ref, job.geometry),
+        distorted_input: provenanceOf(dis, job.geometry),
         scaling
       }
     )
