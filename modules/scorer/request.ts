@@ -122,6 +122,7 @@ export const inputPath = (input: string): string => {
 }
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
+const isYuv = (path: string) => /\.yuv$/i.test(path)
 
 const refuse = (message: string) => Either.left(new InvalidScoreRequest({ message }))
 
@@ -146,10 +147,12 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
   const options = request.options ?? {}
   const reference = inputPath(request.reference)
   const distorted = inputPath(request.distorted)
-  // Whether an input is raw is known from its bytes when it is opened; geometry is checked then.
+  // Whether an input is raw is known from its bytes when it is opened, and geometry is checked
+  // then; a ".yuv" name declares raw YUV, so it is refused at once (before a node opens it).
   const bothY4m = isY4m(reference) && isY4m(distorted)
   const width = options.width ?? 0
   const height = options.height ?? 0
+  if ((isYuv(reference) || isYuv(distorted)) && (width === 0 || height === 0)) return refuse(rawGeometryRequired)
   const features = options.features ?? []
   if (new Set(features).size !== features.length) return refuse("options.features: lists a feature twice")
   const pixelFormat =

@@ -10,7 +10,7 @@ import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
 import type { ModelInfo } from "../scorer/models.ts"
-import { parseScoreRequest, rawGeometryRequired } from "../scorer/request.ts"
+import { parseScoreRequest } from "../scorer/request.ts"
 import type { ScoreResult, StreamEvent } from "../scorer/scorer.ts"
 import { wireStatus } from "../transport/errors.ts"
 import { maxConcurrentScores } from "./config.ts"
@@ -178,7 +178,6 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               model: header.model,
               options: header.options
             })
-            if (job.geometry === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
             seen.model = job.model
             const scorer = yield* state.scorer
             yield* slot
