@@ -15,7 +15,7 @@ import { access } from "node:fs/promises"
 import { delimiter, dirname, join } from "node:path"
 
 /** The child sees the input as this descriptor. */
-export const inputFd = 3
+const inputFd = 3
 const inputUrl = `file:/dev/fd/${inputFd}`
 
 /**
@@ -55,7 +55,7 @@ export class DecoderMissing extends Data.TaggedError("DecoderMissing")<{ readonl
 /** A child failed: what it was doing and the tail of its stderr. */
 export class DecoderFailed extends Data.TaggedError("DecoderFailed")<{ readonly detail: string }> {}
 
-export interface DecoderTools {
+interface DecoderTools {
   readonly ffmpeg: string
   readonly ffprobe: string
   /** First line of `ffmpeg -version`, for provenance. */
@@ -117,7 +117,7 @@ export interface Child {
  * Starts `argv` with `fd` as its descriptor 3, stdin closed; killed (SIGKILL) and reaped when
  * the scope closes, whether the request ended, was cancelled or the service is stopping.
  */
-export const spawnChild = (argv: ReadonlyArray<string>, fd: number): Effect.Effect<Child, DecoderFailed, Scope.Scope> =>
+const spawnChild = (argv: ReadonlyArray<string>, fd: number): Effect.Effect<Child, DecoderFailed, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.try({
       try: () => Bun.spawn([...argv], { stdio: ["ignore", "pipe", "pipe", fd] }),
@@ -170,9 +170,9 @@ interface ProbeJson {
 }
 
 /** The scaling algorithms `options.scale` may name (ffmpeg's `flags` of the scale filter). */
-export type ScaleAlgorithm = "bicubic" | "lanczos" | "bilinear" | "neighbor"
+type ScaleAlgorithm = "bicubic" | "lanczos" | "bilinear" | "neighbor"
 
-export interface DecodeTarget {
+interface DecodeTarget {
   readonly width: number
   readonly height: number
   /** ffmpeg's name of the raw layout the scorer reads, for example "yuv420p10le". */

@@ -21,7 +21,7 @@ import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type Unusabl
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
 
 /** Bytes of one frame in the scorer's raw planar layout. */
-export const frameBytes = (geometry: RawGeometry): number => {
+const frameBytes = (geometry: RawGeometry): number => {
   const chromaWidth = geometry.pixelFormat === 444 ? geometry.width : Math.ceil(geometry.width / 2)
   const chromaHeight = geometry.pixelFormat === 420 ? Math.ceil(geometry.height / 2) : geometry.height
   const samples = geometry.width * geometry.height + 2 * chromaWidth * chromaHeight
