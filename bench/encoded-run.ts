@@ -4,14 +4,14 @@ import { Ffmpeg } from "../modules/inputs/ffmpeg.ts"
 import { scoreInputs } from "../modules/inputs/score.ts"
 import { parseScoreRequest } from "../modules/scorer/request.ts"
 import { Scorer } from "../modules/scorer/scorer.ts"
-import { modelDir } from "../test/support/executables.ts"
+import { modelDirEnv } from "../test/support/executables.ts"
 import { frames, height, width } from "./scorer.ts"
 
 const [reference, distorted, threadsText] = process.argv.slice(2)
 const threads = Number(threadsText)
 const runtime = ManagedRuntime.make(
   Layer.merge(Scorer.Default, Ffmpeg.Default).pipe(
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["SVC_MODEL_DIR", modelDir]]))))
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv)))))
   )
 )
 const started = performance.now()

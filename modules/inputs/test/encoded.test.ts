@@ -7,7 +7,7 @@ import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime } from "effe
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { modelDir } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../test/support/executables.ts"
 import { type Fixture, fixture, fixtures, rawOptions } from "../../../test/support/fixtures.ts"
 import {
   childrenNamed,
@@ -26,7 +26,7 @@ const runtimeWith = (env: Record<string, string> = {}) =>
   ManagedRuntime.make(
     Layer.merge(Scorer.Default, Ffmpeg.Default).pipe(
       Layer.provide(
-        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ SVC_MODEL_DIR: modelDir, ...env }))))
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ ...modelDirEnv, ...env }))))
       )
     )
   )
