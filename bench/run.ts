@@ -3,6 +3,7 @@
  * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf.
  */
 import { benchController } from "./controller.ts"
+import { benchEncoded } from "./encoded.ts"
 import { benchJobStores } from "./job-store.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchServer } from "./server.ts"
@@ -12,6 +13,7 @@ if (process.argv.includes("vs-reference")) {
   benchVsReference()
 } else {
   benchScorer()
+  benchEncoded()
   await benchController()
   await benchJobStores()
   await benchServer()

@@ -80,6 +80,14 @@ const NonFiniteNumber = Schema.transform(Schema.Literal("NaN", "Infinity", "-Inf
 const StoredNumber = Schema.Union(Schema.Number, NonFiniteNumber)
 const NumberMap = Schema.Record({ key: Schema.String, value: StoredNumber })
 
+const InputInfoSchema = Schema.Struct({
+  container: Schema.String,
+  codec: Schema.String,
+  width: Schema.Number,
+  height: Schema.Number,
+  pixel_format: Schema.String
+})
+
 /** ScoreResponse as written by this module; checked against the scorer's `ScoreResult` type below. */
 const ScoreResultSchema = Schema.Struct({
   score: StoredNumber,
@@ -101,7 +109,11 @@ const ScoreResultSchema = Schema.Struct({
     ),
     backend_used: Schema.String,
     feature_backends: Schema.Array(Schema.Struct({ extractor: Schema.String, backend: Schema.String })),
-    precision: Schema.String
+    precision: Schema.String,
+    decoder: Schema.optional(Schema.String),
+    reference_input: Schema.optionalWith(InputInfoSchema, { nullable: true }),
+    distorted_input: Schema.optionalWith(InputInfoSchema, { nullable: true }),
+    scaling: Schema.optional(Schema.String)
   }),
   frames: Schema.Array(Schema.Struct({ frame: Schema.Number, metrics: NumberMap })),
   frame_count: Schema.Number,

@@ -6,9 +6,11 @@
  * registers again and reports, under its new session, what it finished meanwhile.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
+import { Ffmpeg } from "../inputs/ffmpeg.ts"
+import { scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
@@ -90,8 +92,10 @@ const describe = (error: unknown): string =>
 
 export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
   scoped: Effect.gen(function* () {
+    const agentScope = yield* Effect.scope
     const config = yield* nodeConfig
     const scorer = yield* Scorer
+    const ffmpeg = yield* Ffmpeg
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const clients = yield* Effect.acquireRelease(
@@ -219,6 +223,27 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       Effect.forEach([...map.values()], (report) => sendReport(report), { discard: true })
     )
 
+    /**
+     * Sends a progress report; true when the controller answers that the job was cancelled. A
+     * refused report proves nothing here (after a controller restart the session is unknown,
+     * and the job is still this node's to finish and report under its next session).
+     */
+    const reportProgress = (jobId: string, framesDone: number): Effect.Effect<boolean> =>
+      Effect.gen(function* () {
+        const { nodeId } = yield* currentSession
+        const sent = yield* Effect.either(
+          call<{ job?: { state?: string } | null }>("ReportResult", {
+            node_id: nodeId,
+            job_id: jobId,
+            final: false,
+            frames_done: framesDone
+          })
+        )
+        if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
+        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${sent.left.message}`)
+        return false
+      })
+
     const fail = (job: WireJob, message: string) =>
       Effect.zipRight(
         Effect.logWarning(`job ${job.id} failed: ${message}`),
@@ -245,13 +270,18 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         )
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const lastProgress = yield* Ref.make(0)
+        // Completed when a progress report shows the job cancelled: scoring stops (its decoders
+        // are killed with it) and no final report is sent.
+        const withdrawn = yield* Deferred.make<void>()
         const onProgress = (framesDone: number) =>
           Effect.flatMap(Ref.get(lastProgress), (last) =>
             Date.now() - last < Duration.toMillis(progressEvery)
               ? Effect.void
               : Effect.zipRight(
                   Ref.set(lastProgress, Date.now()),
-                  sendReport({ job_id: job.id, final: false, frames_done: framesDone })
+                  Effect.flatMap(reportProgress(job.id, framesDone), (gone) =>
+                    gone ? Deferred.succeed(withdrawn, undefined) : Effect.void
+                  )
                 )
           )
         const scoreJob = {
@@ -259,7 +289,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           perFrame: true,
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
-        const scored = yield* Effect.either(scorer.score(scoreJob, { onProgress }))
+        const scored = yield* Effect.raceFirst(
+          Effect.either(Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress }), Ffmpeg, ffmpeg)),
+          Effect.as(Deferred.await(withdrawn), undefined)
+        )
+        if (scored === undefined) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
@@ -316,7 +350,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         }
         for (const job of pulled.right.jobs) {
           yield* Ref.update(running, (set) => set.add(job.id))
-          yield* Effect.forkDaemon(runJob(job))
+          // In the agent's scope: when the node stops, running jobs are interrupted and their
+          // decoders killed (an unfinished job is re-queued by the controller).
+          yield* Effect.forkIn(runJob(job), agentScope)
         }
         if (pulled.right.jobs.length === 0) yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }
@@ -328,5 +364,6 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       /** True while the node holds a session (readiness). */
       registered: Effect.map(Ref.get(session), Option.isSome)
     } as const
-  })
+  }),
+  dependencies: [Ffmpeg.Default]
 }) {}

@@ -47,7 +47,8 @@ export const ScoreOptions = Schema.Struct({
   precision: Schema.optional(
     Schema.String.pipe(Schema.filter((text) => precisionPattern.test(text), { message: () => precisionRule }))
   ),
-  per_frame: Schema.optional(Schema.Boolean)
+  per_frame: Schema.optional(Schema.Boolean),
+  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none"))
 })
 export type ScoreOptions = typeof ScoreOptions.Type
 
@@ -66,6 +67,9 @@ export type ScoreRequest = typeof ScoreRequest.Type
 
 export type Backend = "auto" | "scalar" | "avx2" | "avx512"
 
+/** How a decoded distorted video of another size is brought to the reference's ("none": refused). */
+export type ScaleMode = "bicubic" | "lanczos" | "bilinear" | "neighbor" | "none"
+
 export interface RawGeometry {
   readonly width: number
   readonly height: number
@@ -80,7 +84,7 @@ export interface ScoreJob {
   readonly model: string
   /** Every model asked for (`models`, or just `model`), in request order; "auto" unresolved. */
   readonly models: ReadonlyArray<string>
-  /** Geometry of raw input; undefined when both inputs are Y4M. */
+  /** Geometry of raw input from the options; undefined when they give no width and height. */
   readonly geometry: RawGeometry | undefined
   readonly backend: Backend
   readonly threads: number
@@ -91,7 +95,11 @@ export interface ScoreJob {
   readonly frameSkipDist: number
   readonly precision: Precision
   readonly perFrame: boolean
+  readonly scale: ScaleMode
 }
+
+/** The refusal of a raw input (known by its bytes) without geometry in the options. */
+export const rawGeometryRequired = "options.width and options.height are required for raw (non-.y4m) input"
 
 const decodeRequest = Schema.decodeUnknownEither(ScoreRequest, { onExcessProperty: "error", errors: "first" })
 
@@ -114,6 +122,7 @@ export const inputPath = (input: string): string => {
 }
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
+const isYuv = (path: string) => /\.yuv$/i.test(path)
 
 const refuse = (message: string) => Either.left(new InvalidScoreRequest({ message }))
 
@@ -138,12 +147,12 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
   const options = request.options ?? {}
   const reference = inputPath(request.reference)
   const distorted = inputPath(request.distorted)
-  const raw = !(isY4m(reference) && isY4m(distorted))
+  // Whether an input is raw is known from its bytes when it is opened, and geometry is checked
+  // then; a ".yuv" name declares raw YUV, so it is refused at once (before a node opens it).
+  const bothY4m = isY4m(reference) && isY4m(distorted)
   const width = options.width ?? 0
   const height = options.height ?? 0
-  if (raw && (width === 0 || height === 0)) {
-    return refuse("options.width and options.height are required for raw (non-.y4m) input")
-  }
+  if ((isYuv(reference) || isYuv(distorted)) && (width === 0 || height === 0)) return refuse(rawGeometryRequired)
   const features = options.features ?? []
   if (new Set(features).size !== features.length) return refuse("options.features: lists a feature twice")
   const pixelFormat =
@@ -156,7 +165,10 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     distorted,
     model,
     models,
-    geometry: raw ? { width, height, pixelFormat: pixelFormat as RawGeometry["pixelFormat"], bitdepth } : undefined,
+    geometry:
+      !bothY4m && width > 0 && height > 0
+        ? { width, height, pixelFormat: pixelFormat as RawGeometry["pixelFormat"], bitdepth }
+        : undefined,
     backend,
     threads: Math.max(1, options.threads ?? 0),
     features,
@@ -165,7 +177,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     frameSkipRef: options.frame_skip_ref ?? 0,
     frameSkipDist: options.frame_skip_dist ?? 0,
     precision: parsePrecision(options.precision ?? ""),
-    perFrame: options.per_frame ?? false
+    perFrame: options.per_frame ?? false,
+    scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale
   })
 }
 

@@ -46,6 +46,24 @@ export interface Provenance {
   readonly backend_used: string
   readonly feature_backends: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
   readonly precision: string
+  /** First line of `ffmpeg -version` when an input was decoded; "" when none was (modules/inputs). */
+  readonly decoder?: string
+  readonly reference_input?: InputInfo
+  readonly distorted_input?: InputInfo
+  /** "none", or how the distorted video was scaled: "bicubic 960x540 -> 1920x1080". */
+  readonly scaling?: string
+}
+
+/** What an input was, recognised by its bytes (set by modules/inputs, absent for pushed frames). */
+export interface InputInfo {
+  /** "raw", "y4m", or ffmpeg's demuxer name(s) ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"). */
+  readonly container: string
+  /** "rawvideo" for raw and Y4M, else ffmpeg's codec name ("h264", "hevc", "ffv1"). */
+  readonly codec: string
+  readonly width: number
+  readonly height: number
+  /** ffmpeg's name of the input's pixel format ("yuv420p", "yuv420p10le"). */
+  readonly pixel_format: string
 }
 
 export interface ModelProvenance {
@@ -349,8 +367,22 @@ const makeStreamScoring =
 
         const failed = (state: number) => Effect.fail(failureFor(state, nativeError(symbols, view)))
 
+        // Backpressure: at most `window` pushed frames wait to be scored, so memory stays a few
+        // frames whatever the clip's length and a producer (a decoder, a client) waits instead.
+        // Pushes past frame_cnt are dropped by the library at once and never wait.
+        const window = job.threads * 2 + 4
+        let pushed = 0
+        const waitForRoom: Effect.Effect<void> = Effect.suspend(() =>
+          pushed - symbols.svc_stream_frames_ready(handle) * job.subsample < window ||
+          (job.frameCount > 0 && pushed >= job.frameCount) ||
+          symbols.svc_stream_poll(handle) < 0
+            ? Effect.void
+            : Effect.zipRight(Effect.sleep(Duration.millis(1)), waitForRoom)
+        )
+
         const push = (pair: FramePair): Effect.Effect<ReadonlyArray<StreamEvent>, ScoreError> =>
           Effect.suspend(() => {
+            pushed++
             const error = errorBuffer()
             const status = symbols.svc_stream_push(
               handle,
@@ -389,7 +421,10 @@ const makeStreamScoring =
 
         const finish = Effect.sync(() => symbols.svc_stream_finish(handle))
         return Stream.concat(
-          frames.pipe(Stream.mapEffect(push), Stream.flattenIterables),
+          frames.pipe(
+            Stream.mapEffect((pair) => Effect.zipRight(waitForRoom, push(pair))),
+            Stream.flattenIterables
+          ),
           Stream.fromEffect(finish).pipe(
             Stream.flatMap(() => Stream.paginateEffect(1, drain)),
             Stream.flattenIterables

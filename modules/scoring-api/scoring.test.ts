@@ -9,6 +9,7 @@ import { HttpApp, HttpRouter } from "@effect/platform"
 import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Effect, Layer, Logger, ManagedRuntime, Option } from "effect"
 import { describe, expect, it } from "vitest"
+import { fixture, rawOptions } from "../../test/support/fixtures.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { ScorerInternal } from "../scorer/errors.ts"
 import { ModelStore } from "../scorer/models.ts"
@@ -18,6 +19,7 @@ import { scoringRoutes } from "./http.ts"
 import { ScorerState } from "./scorer-state.ts"
 import { ScoringApi } from "./scoring.ts"
 
+const v01 = fixture("v01")
 const detail = "status -6: worker thread failed to allocate its ring"
 
 const failingScorer = Scorer.make({
@@ -55,7 +57,8 @@ describe("a scorer's internal failure", () => {
       const response = await handler(
         new Request("http://test/v1/score", {
           method: "POST",
-          body: JSON.stringify({ reference: "ref.y4m", distorted: "dis.y4m" })
+          // Real files: the scoring path opens and recognises inputs before the scorer sees them.
+          body: JSON.stringify({ reference: v01.reference, distorted: v01.distorted, options: rawOptions(v01) })
         })
       )
       expect(response.status).toBe(500)

@@ -5,6 +5,8 @@
  */
 import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Cause, Effect, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
+import { Ffmpeg } from "../inputs/ffmpeg.ts"
+import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
 import type { ModelInfo } from "../scorer/models.ts"
@@ -52,6 +54,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
     const metrics = yield* ScoringMetricsService
     const state = yield* ScorerState
     const limit = yield* maxConcurrentScores
+    const ffmpeg = yield* Ffmpeg
     const inFlight = yield* Ref.make(0)
 
     // A non-blocking cap: a full server refuses at once rather than queueing.
@@ -139,7 +142,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
             Effect.gen(function* () {
               yield* slot
               seen.ran = true
-              const result = yield* scorer.score(job)
+              const result = yield* Effect.provideService(scoreInputs(scorer, job), Ffmpeg, ffmpeg)
               seen.frames = result.frame_count
               return result
             })
@@ -209,7 +212,8 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
     )
 
     return { score, scoreStream, listModels, limit, readiness: state.readiness } as const
-  })
+  }),
+  dependencies: [Ffmpeg.Default]
 }) {
   /** The scoring surface with its scorer and metrics (executable names the metrics' build info). */
   static readonly layer = (executable: string) =>

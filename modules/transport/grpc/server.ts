@@ -231,7 +231,8 @@ export const serveGrpc = <Ctx, R>(
           )
         ),
         () =>
-          Effect.async<void>((resume) => server.tryShutdown(() => resume(Effect.void))).pipe(
+          // A release runs uninterruptibly: without `interruptible` the timeout could not end the wait.
+          Effect.interruptible(Effect.async<void>((resume) => server.tryShutdown(() => resume(Effect.void)))).pipe(
             Effect.timeoutTo({
               duration: options.shutdownTimeout ?? Duration.seconds(10),
               onSuccess: () => Effect.void,

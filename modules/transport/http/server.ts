@@ -4,7 +4,7 @@
  */
 import { HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { BunHttpServer } from "@effect/platform-bun"
-import { Duration, Effect, Layer, Ref, Schedule } from "effect"
+import { Duration, Effect, Fiber, Layer, Ref, Schedule } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
 
 /** JSON body with the right content type; the shape of every response of this service. */
@@ -34,10 +34,24 @@ const drainTimeout = Duration.seconds(10)
 export const serveHttp = <E, R>(router: HttpRouter.HttpRouter<E, R>, address: ListenAddress, name: string) =>
   Layer.unwrapEffect(
     Effect.map(Ref.make(0), (inFlight) => {
+      // The fibers serving requests, so the drain can cut them: Bun's own stop waits for every
+      // request in flight, however long (a score of a long clip, its decoders running on).
+      const requestFibers = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
       const counted = HttpMiddleware.make((app) =>
         Effect.acquireUseRelease(
           Ref.update(inFlight, (n) => n + 1),
-          () => app,
+          () =>
+            Effect.withFiberRuntime<
+              Effect.Effect.Success<typeof app>,
+              Effect.Effect.Error<typeof app>,
+              Effect.Effect.Context<typeof app>
+            >((fiber) => {
+              requestFibers.add(fiber)
+              return Effect.ensuring(
+                app,
+                Effect.sync(() => requestFibers.delete(fiber))
+              )
+            }),
           () => Ref.update(inFlight, (n) => n - 1)
         )
       )
@@ -62,9 +76,12 @@ export const serveHttp = <E, R>(router: HttpRouter.HttpRouter<E, R>, address: Li
               ? Effect.void
               : Effect.logInfo("draining HTTP requests").pipe(
                   Effect.annotateLogs({ in_flight: pending }),
-                  Effect.zipRight(Effect.timeout(idle, drainTimeout)),
+                  // A finalizer runs uninterruptibly: without `interruptible` the timeout could not stop the wait.
+                  Effect.zipRight(Effect.timeout(Effect.interruptible(idle), drainTimeout)),
                   Effect.catchAll(() =>
-                    Effect.logWarning("HTTP requests still in flight after the drain timeout; cutting them")
+                    Effect.logWarning("HTTP requests still in flight after the drain timeout; cutting them").pipe(
+                      Effect.zipRight(Fiber.interruptAll([...requestFibers]))
+                    )
                   )
                 )
           )

@@ -1,0 +1,259 @@
+/**
+ * Scoring a request's two inputs as users have them. Each input is opened once and recognised
+ * by its bytes: a pair of raw YUV / Y4M files goes to the scorer's file job; anything with an
+ * encoded side is scored through the scorer's frame stream, each side a frame source (a raw or
+ * Y4M reader on the descriptor, or an ffmpeg child decoding it), paired in decode order.
+ *
+ * Decoded the way the reference is scored: the reference's size, chroma subsampling and bit
+ * depth are the target; a distorted video of another size is scaled to it (`options.scale`,
+ * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
+ */
+import { Effect, Option, Ref, Stream } from "effect"
+import { InvalidGeometry, InvalidScoreRequest, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
+import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
+import type { InputInfo, Provenance, ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
+import { type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
+import { decodedFrames, rawFrames, y4mFrames } from "./frames.ts"
+import { type OpenedInput, type OpenInputError, openInput } from "./open.ts"
+import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type UnusableInput } from "./probe.ts"
+
+/** The provenance fields of the inputs. */
+type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
+
+/** Bytes of one frame in the scorer's raw planar layout. */
+const frameBytes = (geometry: RawGeometry): number => {
+  const chromaWidth = geometry.pixelFormat === 444 ? geometry.width : Math.ceil(geometry.width / 2)
+  const chromaHeight = geometry.pixelFormat === 420 ? Math.ceil(geometry.height / 2) : geometry.height
+  const samples = geometry.width * geometry.height + 2 * chromaWidth * chromaHeight
+  return geometry.bitdepth > 8 ? samples * 2 : samples
+}
+
+const describeGeometry = (geometry: RawGeometry) =>
+  `${geometry.width}x${geometry.height} ${geometry.pixelFormat} ${geometry.bitdepth}-bit`
+
+const sameGeometry = (a: RawGeometry, b: RawGeometry) =>
+  a.width === b.width && a.height === b.height && a.pixelFormat === b.pixelFormat && a.bitdepth === b.bitdepth
+
+const isY4mName = (path: string) => /\.y4m$/i.test(path)
+
+type InputError = OpenInputError | UnusableInput | DecoderMissing | DecoderFailed
+
+/** The scorer's typed errors for failures of opening, probing and decoding. */
+const asScoreError =
+  (path: string) =>
+  (error: InputError): ScoreError => {
+    switch (error._tag) {
+      case "InputMissing":
+        return new UnreadableInput({ message: `input "${path}" does not exist` })
+      case "InputUnopenable":
+        return new UnreadableInput({ message: `input "${path}" cannot be opened (${error.reason})` })
+      case "UnusableInput":
+        return new InvalidGeometry({ message: error.message })
+      case "DecoderMissing":
+        return new InvalidScoreRequest({
+          message: `input "${path}" is encoded video, which needs ffmpeg to decode: ${error.reason}`
+        })
+      case "DecoderFailed":
+        return new UnreadableInput({ message: `input "${path}" is not a video ffmpeg can read: ${error.detail}` })
+    }
+  }
+
+interface Side {
+  readonly input: OpenedInput
+  readonly format: InputFormat
+}
+
+const openAndProbe = (path: string, rawAllowed: boolean) =>
+  Effect.gen(function* () {
+    const input = yield* openInput(path)
+    if (input.kind !== "regular file") return { input, format: undefined }
+    return { input, format: yield* probeInput(input.fd, path, rawAllowed) }
+  }).pipe(Effect.mapError(asScoreError(path)))
+
+const provenanceOf = (side: Side, geometry: RawGeometry | undefined): InputInfo => {
+  switch (side.format._tag) {
+    case "Encoded": {
+      const { stream } = side.format
+      return {
+        container: stream.container,
+        codec: stream.codec,
+        width: stream.width,
+        height: stream.height,
+        pixel_format: stream.pixelFormat
+      }
+    }
+    case "Y4m":
+    case "Raw": {
+      const layout = side.format._tag === "Y4m" ? side.format.geometry : geometry
+      return {
+        container: side.format._tag === "Y4m" ? "y4m" : "raw",
+        codec: "rawvideo",
+        width: layout?.width ?? 0,
+        height: layout?.height ?? 0,
+        pixel_format: layout ? ffmpegPixelFormat(layout) : ""
+      }
+    }
+  }
+}
+
+export const scoreInputs = (
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks = {}
+): Effect.Effect<ScoreResult, ScoreError, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const rawAllowed = job.geometry !== undefined
+      const reference = yield* openAndProbe(job.reference, rawAllowed)
+      const distorted = yield* openAndProbe(job.distorted, rawAllowed)
+      // Not regular files: the file job refuses them with their kind.
+      if (reference.format === undefined || distorted.format === undefined) return yield* scorer.score(job, hooks)
+      const ref: Side = { input: reference.input, format: reference.format }
+      const dis: Side = { input: distorted.input, format: distorted.format }
+      if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
+        return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      // The file job tells Y4M from raw by the name; it takes a pair whose names agree with their bytes.
+      const fileJobReads = (side: Side, path: string) =>
+        (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
+      if (fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
+        const result = yield* scorer.score(job, hooks)
+        return withInputs(result, {
+          decoder: "",
+          reference_input: provenanceOf(ref, job.geometry),
+          distorted_input: provenanceOf(dis, job.geometry),
+          scaling: "none"
+        })
+      }
+      return yield* scoreFrames(scorer, job, hooks, ref, dis)
+    })
+  )
+
+const withInputs = (result: ScoreResult, inputs: InputsProvenance): ScoreResult => ({
+  ...result,
+  provenance: { ...result.provenance, ...inputs }
+})
+
+/**
+ * The raw layout a side is scored in: the options' geometry for raw YUV, the header's for Y4M,
+ * and for encoded video its size with its pixel format's subsampling and depth.
+ */
+const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeometry | undefined => {
+  switch (side.format._tag) {
+    case "Raw":
+      return options
+    case "Y4m":
+      return side.format.geometry
+    case "Encoded": {
+      const { stream } = side.format
+      return { width: stream.width, height: stream.height, ...layoutOf(stream.pixelFormat) }
+    }
+  }
+}
+
+/** Scores through the frame stream: at least one side is decoded, or a name disagrees with its bytes. */
+const scoreFrames = (scorer: Scorer, job: ScoreJob, hooks: ScoreHooks, ref: Side, dis: Side) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const target = geometryOf(ref, job.geometry)
+    if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+    const bytes = frameBytes(target)
+    let scaling = "none"
+    let decoder = ""
+
+    const source = (side: Side, path: string, skip: number, isDistorted: boolean) =>
+      Effect.gen(function* () {
+        const { fd } = side.input
+        switch (side.format._tag) {
+          case "Raw":
+          case "Y4m": {
+            const geometry = geometryOf(side, job.geometry)
+            if (geometry === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+            if (!sameGeometry(geometry, target))
+              return yield* new InvalidGeometry({
+                message: `geometry differs: ${job.reference} is ${describeGeometry(target)}, ${path} is ${describeGeometry(geometry)}`
+              })
+            return side.format._tag === "Raw"
+              ? rawFrames(fd, path, bytes, skip)
+              : y4mFrames(fd, path, bytes, side.format.headerBytes, skip)
+          }
+          case "Encoded": {
+            const { stream } = side.format
+            const resize = stream.width !== target.width || stream.height !== target.height
+            if (resize && isDistorted && job.scale === "none")
+              return yield* new InvalidScoreRequest({
+                message: `options.scale is "none" but ${path} is ${stream.width}x${stream.height} and the reference is ${target.width}x${target.height}`
+              })
+            const algorithm = resize && job.scale !== "none" ? job.scale : undefined
+            if (algorithm) scaling = `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
+            decoder = (yield* ffmpeg.tools).version
+            const child = yield* ffmpeg.decode(fd, {
+              width: target.width,
+              height: target.height,
+              pixelFormat: ffmpegPixelFormat(target),
+              scale: algorithm
+            })
+            return decodedFrames(child, path, bytes).pipe(Stream.drop(skip))
+          }
+        }
+      }).pipe(
+        Effect.mapError((error) =>
+          error._tag === "DecoderMissing" || error._tag === "DecoderFailed" ? asScoreError(path)(error) : error
+        )
+      )
+
+    const refFrames = yield* source(ref, job.reference, job.frameSkipRef, false)
+    const disFrames = yield* source(dis, job.distorted, job.frameSkipDist, true)
+    const paired = yield* Ref.make(0)
+    const lengthsDiffer = (count: number, shorter: string, longer: string) =>
+      new InvalidGeometry({
+        message: `${shorter} has ${count} frames after skipping, ${longer} has more: lengths differ`
+      })
+    const zipped = Stream.zipAll(refFrames.pipe(Stream.map(Option.some)), {
+      other: disFrames.pipe(Stream.map(Option.some)),
+      defaultSelf: Option.none<Uint8Array>(),
+      defaultOther: Option.none<Uint8Array>()
+    }).pipe(
+      Stream.mapEffect(([reference, distorted]) =>
+        Effect.flatMap(
+          Ref.getAndUpdate(paired, (n) => n + 1),
+          (index) =>
+            Option.isSome(reference) && Option.isSome(distorted)
+              ? Effect.succeed({ reference: reference.value, distorted: distorted.value })
+              : Effect.fail(
+                  Option.isNone(reference)
+                    ? lengthsDiffer(index, job.reference, job.distorted)
+                    : lengthsDiffer(index, job.distorted, job.reference)
+                )
+        )
+      )
+    )
+    const pairs = job.frameCount > 0 ? Stream.take(zipped, job.frameCount) : zipped
+    const noFrames = Effect.flatMap(Ref.get(paired), (count) =>
+      count === 0 ? Effect.fail(new InvalidGeometry({ message: "no frames to score after the skips" })) : Effect.void
+    )
+    const streamJob: ScoreJob = { ...job, geometry: target, frameSkipRef: 0, frameSkipDist: 0 }
+    const frames: Array<ScoreResult["frames"][number]> = []
+    let done = 0
+    let aggregate: ScoreResult | undefined
+    yield* scorer.scoreStream(streamJob, Stream.concat(pairs, Stream.fromEffect(noFrames).pipe(Stream.drain))).pipe(
+      Stream.runForEach((event) => {
+        if (event._tag === "Aggregate") {
+          aggregate = event.result
+          return Effect.void
+        }
+        if (job.perFrame) frames.push(event.frame)
+        done++
+        return hooks.onProgress ? hooks.onProgress(done) : Effect.void
+      })
+    )
+    if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
+    return withInputs(
+      { ...aggregate, frames },
+      {
+        decoder,
+        reference_input: provenanceOf(ref, job.geometry),
+        distorted_input: provenanceOf(dis, job.geometry),
+        scaling
+      }
+    )
+  })
