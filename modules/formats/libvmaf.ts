@@ -149,7 +149,7 @@ const provenanceXml = (provenance: Provenance): ReadonlyArray<string> => [
     ["model_sha256", provenance.model_sha256],
     ["backend_used", provenance.backend_used],
     ["precision", provenance.precision]
-  ])}>`,
+  ]).trimEnd()}>`,
   `    <library ${xmlAttributes(Object.entries(provenance.library).map(([name, value]) => [name, String(value)]))}/>`,
   ...provenance.feature_backends.map(
     (entry) =>
@@ -238,12 +238,14 @@ export interface RunFacts {
   readonly seconds: number
   /** Extra features requested, in request order (for the column order). */
   readonly extras?: ReadonlyArray<string> | undefined
+  /** Names of the score columns, printed last ("vmaf", or one per model). */
+  readonly scores?: ReadonlyArray<string> | undefined
 }
 
 /** The report of one score result (with per-frame values) and the facts of its run. */
 export const reportOf = (result: ScoreResult, facts: RunFacts): LibvmafReport => {
   const names = Object.keys(result.features)
-  const features = referenceOrder(names, facts.extras ?? extrasIn(names))
+  const features = referenceOrder(names, facts.extras ?? extrasIn(names), facts.scores)
   const pooled = Object.fromEntries(
     names.map((name) => [
       name,

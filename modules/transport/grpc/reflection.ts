@@ -5,7 +5,7 @@
  * service is served like any other (through the server's interceptor: the controller's role
  * table lists it).
  */
-import * as grpc from "@grpc/grpc-js"
+import type * as grpc from "@grpc/grpc-js"
 import { ReflectionV1Implementation } from "@grpc/reflection/build/src/implementations/reflection-v1.js"
 import v1Text from "@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto" with { type: "text" }
 import v1alphaText from "@grpc/reflection/build/proto/grpc/reflection/v1alpha/reflection.proto" with { type: "text" }
