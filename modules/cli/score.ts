@@ -44,7 +44,10 @@ const localScorer = (directory: string | undefined) => {
 
 const scoreLocally = (request: unknown, model: ModelChoice | undefined, onProgress: (frames: number) => void) =>
   Effect.gen(function* () {
-    const job = yield* parseScoreRequest(request).pipe(Effect.mapError((error) => new UsageError(error)))
+    // The request's rules name its fields ("options.width"); the user typed flags (--width).
+    const job = yield* parseScoreRequest(request).pipe(
+      Effect.mapError((error) => new UsageError({ message: error.message.replace(/\boptions\./g, "--") }))
+    )
     const scorer = yield* Scorer
     return yield* scorer
       .score(job, { onProgress: (frames) => Effect.sync(() => onProgress(frames)) })

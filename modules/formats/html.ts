@@ -26,14 +26,14 @@ const escapeHtml = (text: string): string =>
 const scriptJson = (value: unknown): string =>
   JSON.stringify(value).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026")
 
-/** Chart geometry shared by the drawing script and tests that read the drawn points. */
+/** Chart margins and default size; the width follows the page (see data-plot on the chart). */
 export const chartBox = { width: 800, height: 300, left: 48, right: 12, top: 12, bottom: 28 } as const
 
 // The drawing script: plain DOM and SVG, no library. Kept small and readable on purpose.
 const drawScript = `
 "use strict";
 const data = JSON.parse(document.getElementById("report-data").textContent);
-const box = ${JSON.stringify(chartBox)};
+const box = Object.assign({}, ${JSON.stringify(chartBox)});
 const svgNs = "http://www.w3.org/2000/svg";
 const colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 const chart = document.getElementById("chart");
@@ -52,6 +52,10 @@ function element(name, attributes, text) {
 
 function draw() {
   chart.replaceChildren();
+  // Drawn at the width it is shown at, so text stays readable on a phone.
+  box.width = Math.max(300, Math.round(chart.getBoundingClientRect().width) || 800);
+  box.height = box.width < 600 ? 240 : 300;
+  chart.setAttribute("viewBox", "0 0 " + box.width + " " + box.height);
   const names = data.features.filter((name) => selected.has(name));
   const values = names.flatMap((name) => data.frames.map((frame) => frame.metrics[name]).filter(Number.isFinite));
   // VMAF alone keeps its 0..100 scale; a mix uses the range of what is shown.
@@ -59,10 +63,12 @@ function draw() {
   let high = names.length === 1 && names[0] === data.score ? 100 : Math.max(...values);
   if (!Number.isFinite(low) || !Number.isFinite(high)) { low = 0; high = 1; }
   if (high === low) { high = low + 1; }
-  chart.setAttribute("data-low", String(low));
-  chart.setAttribute("data-high", String(high));
   const plotWidth = box.width - box.left - box.right;
   const plotHeight = box.height - box.top - box.bottom;
+  // The scale, for readers of the drawing (tests): value = low + (high - low) * (1 - (y - top) / height).
+  chart.dataset.low = String(low);
+  chart.dataset.high = String(high);
+  chart.dataset.plot = [box.left, box.top, plotWidth, plotHeight].join(",");
   const frameCount = Math.max(1, data.frames.length - 1);
   const x = (index) => box.left + (plotWidth * index) / frameCount;
   const y = (value) => box.top + plotHeight * (1 - (value - low) / (high - low));
@@ -103,6 +109,8 @@ for (const name of data.features) {
   picker.append(label);
 }
 draw();
+let resizing;
+addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(draw, 100); });
 document.body.setAttribute("data-drawn", "true");
 `
 
@@ -181,8 +189,8 @@ export const renderHtml = (report: LibvmafReport, facts: HtmlReportFacts, scoreN
 <div class="score" id="score">${escapeHtml(formatValue(score))}</div>
 <div class="muted">${escapeHtml(facts.distorted)} against ${escapeHtml(facts.reference)}</div>
 <h2>Per frame</h2>
-<div id="features" role="group" aria-label="features shown"></div>
 <svg id="chart" viewBox="0 0 ${chartBox.width} ${chartBox.height}" role="img" aria-label="per-frame scores"></svg>
+<div id="features" role="group" aria-label="features shown"></div>
 <h2>Pooled</h2>
 <div class="table-wrap"><table id="pooled">
 <thead><tr><th>feature</th>${pools.map((pool) => `<th>${pool}</th>`).join("")}</tr></thead>
