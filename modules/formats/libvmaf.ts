@@ -30,7 +30,7 @@ export interface LibvmafReport {
 }
 
 // The reference's feature order for its default model: the extractors' order of first output,
-// with extra features (--feature) after the VIF scales, the last requested first.
+// with extra features (--feature) after the VIF scales, in the order requested.
 const modelFeaturesBeforeExtras = [
   "integer_adm2",
   "integer_aim",
@@ -63,7 +63,7 @@ export const referenceOrder = (
   scores: ReadonlyArray<string> = ["vmaf"]
 ): ReadonlyArray<string> => {
   const present = new Set(names)
-  const requested = [...extras].reverse().flatMap((extra) => extraFeatureMetrics[extra] ?? [])
+  const requested = extras.flatMap((extra) => extraFeatureMetrics[extra] ?? [])
   const extraMetrics = [...new Set([...requested, ...Object.values(extraFeatureMetrics).flat()])]
   const placed = new Set([...modelFeaturesBeforeExtras, ...extraMetrics, ...modelFeaturesAfterExtras, ...scores])
   const unknown = [...present].filter((name) => !placed.has(name))
