@@ -26,6 +26,8 @@ const barWidth = 28
 export const progressLine = (label: string, done: number, total: number | undefined, seconds: number): string => {
   const fps = seconds > 0 ? done / seconds : 0
   const rate = `${fps.toFixed(1)} fps`
+  // Nothing counted (a server answers only at the end): the clock alone.
+  if (done === 0 && (total === undefined || total <= 0)) return `${label}  ${clock(seconds)} elapsed`
   if (total === undefined || total <= 0) return `${label} ${done} frames  ${rate}  ${clock(seconds)} elapsed`
   const fraction = Math.min(1, done / total)
   const filled = Math.round(fraction * barWidth)

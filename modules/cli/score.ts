@@ -142,7 +142,8 @@ const run = (flags: ScoreFlags & OutputChoice & { readonly quiet: boolean; reado
     const perModel = yield* Effect.promise(() => expectedFrames(inputs.reference, inputs.distorted, raw, window))
     const progress = startProgress({
       label: Option.isSome(flags.server) ? "scoring on server" : "scoring",
-      total: perModel === undefined ? undefined : perModel * choices.length,
+      // A server reports no progress, only its answer.
+      total: perModel === undefined || Option.isSome(flags.server) ? undefined : perModel * choices.length,
       quiet: flags.quiet
     })
     const started = performance.now()
