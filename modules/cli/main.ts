@@ -5,7 +5,7 @@
  */
 import { Command, ValidationError } from "@effect/cli"
 import { BunContext, BunRuntime } from "@effect/platform-bun"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Console, Effect, Exit } from "effect"
 import { buildInfo, versionLine } from "../runtime/build-info.ts"
 import { ExitCode } from "./errors.ts"
 import { jobsCommand } from "./jobs.ts"
@@ -33,13 +33,24 @@ export const runSvc = (argv: ReadonlyArray<string> = process.argv): void => {
     process.stdout.write(`${versionLine("svc")}\n`)
     return
   }
-  const program = cli(argv).pipe(
+  // @effect/cli reports a parse error through Console.error: kept here, it becomes the one line.
+  const parseErrors: Array<string> = []
+  const program = Console.consoleWith((current) =>
+    Console.withConsole(cli(argv), {
+      ...current,
+      error: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void parseErrors.push(args.map(String).join(" ")))
+    })
+  ).pipe(
     Effect.catchAll((error) => {
-      if (ValidationError.isValidationError(error))
-        // @effect/cli has printed what was wrong.
-        return Effect.sync(() => {
-          process.exitCode = ExitCode.usage
-        })
+      if (ValidationError.isValidationError(error)) {
+        const reason = parseErrors
+          .join("\n")
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI styling of @effect/cli's text
+          .replace(/\x1b\[[0-9;]*m/g, "")
+          .split("\n")
+          .find((line) => line.trim() !== "")
+        return fail(ExitCode.usage, `${reason?.trim() ?? "invalid command line"} (see svc --help)`)
+      }
       return fail(error._tag === "UsageError" ? ExitCode.usage : ExitCode.failed, error.message)
     }),
     Effect.catchAllDefect((defect) => fail(ExitCode.failed, `internal error: ${String(defect)}`)),
