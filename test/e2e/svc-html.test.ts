@@ -87,9 +87,9 @@ describe.skipIf(!existsSync(chromium))("svc score --html in headless Chromium", 
     const drawn = series[0]?.values ?? []
     expect(drawn).toHaveLength(expected.frames.length)
     // Points are written to 1/100 of a pixel: far below 0.01 VMAF at this size.
-    drawn.forEach((value, index) =>
+    drawn.forEach((value, index) => {
       expect(Math.abs(value - vmafOf(expected.frames[index] ?? { metrics: {} }))).toBeLessThan(0.01)
-    )
+    })
   })
 
   it("draws any selected feature beside VMAF (#features=vmaf,psnr_y)", async () => {
@@ -97,9 +97,9 @@ describe.skipIf(!existsSync(chromium))("svc score --html in headless Chromium", 
     expect(series.map((entry) => entry.feature)).toEqual(["psnr_y", "vmaf"])
     const psnr = series.find((entry) => entry.feature === "psnr_y")?.values ?? []
     expect(psnr).toHaveLength(expected.frames.length)
-    psnr.forEach((value, index) =>
+    psnr.forEach((value, index) => {
       expect(Math.abs(value - (expected.frames[index]?.metrics["psnr_y"] ?? Number.NaN))).toBeLessThan(0.01)
-    )
+    })
     const dom = await renderedDom("#features=vmaf,psnr_y")
     expect(dom).toMatch(/<input type="checkbox" value="psnr_y"/)
   })
