@@ -351,7 +351,8 @@ export const waitFor = async <T>(probe: () => Promise<T | undefined>, timeoutMs:
 }
 
 /** The job once it is in `state` (polled with GetJob). */
-export const jobInState = (client: ControllerClient, id: string, token: string, state: string, timeoutMs = 20_000) =>
+/** Waits (up to two minutes: the machine may be loaded) for a job to reach `state`. */
+export const jobInState = (client: ControllerClient, id: string, token: string, state: string, timeoutMs = 120_000) =>
   waitFor(
     async () => {
       const outcome = await client.getJob(id, token)
