@@ -19,6 +19,9 @@ const svc = Command.make("svc").pipe(
 
 const cli = Command.run(svc, { name: "svc", version: `${buildInfo.version} (${buildInfo.commit})` })
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI styling in @effect/cli's text
+const plain = (text: string): string => text.replace(/\x1b\[[0-9;]*m/g, "")
+
 const fail = (code: number, message: string) =>
   Effect.sync(() => {
     process.stderr.write(`svc: ${message}\n`)
@@ -34,19 +37,19 @@ export const runSvc = (argv: ReadonlyArray<string> = process.argv): void => {
     return
   }
   // @effect/cli reports a parse error through Console.error: kept here, it becomes the one line.
+  // Its help (Console.log) is styled for a terminal: plain text into a pipe or a file.
   const parseErrors: Array<string> = []
   const program = Console.consoleWith((current) =>
     Console.withConsole(cli(argv), {
       ...current,
+      log: (...args: ReadonlyArray<unknown>) =>
+        current.log(...args.map((arg) => (typeof arg === "string" && !process.stdout.isTTY ? plain(arg) : arg))),
       error: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void parseErrors.push(args.map(String).join(" ")))
     })
   ).pipe(
     Effect.catchAll((error) => {
       if (ValidationError.isValidationError(error)) {
-        const reason = parseErrors
-          .join("\n")
-          // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI styling of @effect/cli's text
-          .replace(/\x1b\[[0-9;]*m/g, "")
+        const reason = plain(parseErrors.join("\n"))
           .split("\n")
           .find((line) => line.trim() !== "")
         return fail(ExitCode.usage, `${reason?.trim() ?? "invalid command line"} (see svc --help)`)

@@ -93,6 +93,8 @@ describe("svc command line", () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("--height")
     expect(result.stdout).not.toMatch(/-h, --height/)
+    // Plain text into a pipe: no terminal styling.
+    expect(result.stdout).not.toContain("\x1b[")
   })
 
   it("exit 2 for usage errors, 1 when scoring fails, each one line on stderr", async () => {
