@@ -40,10 +40,10 @@ const jsonOutput = async (args: ReadonlyArray<string>) => {
 }
 
 /** Runs a shell command under a pseudo-terminal (`script`), returning what the terminal showed. */
-const underTerminal = async (command: ReadonlyArray<string>) => {
+const underTerminal = async (command: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const quoted = command.map((part) => `'${part.replace(/'/g, "'\\''")}'`).join(" ")
   return runCommand(["script", "-qec", quoted, "/dev/null"], {
-    env: { SVC_MODEL_DIR: modelDir, TERM: "xterm", COLUMNS: "120" }
+    env: { SVC_MODEL_DIR: modelDir, TERM: "xterm", COLUMNS: "120", ...env }
   })
 }
 
@@ -300,6 +300,14 @@ describe("jobs on a controller and a node", () => {
     expect(readFileSync(join(scratch, "job.html"), "utf8")).toContain('<svg id="chart"')
     const listed = await svc(["jobs", "list", "--json"], env)
     expect(JSON.parse(listed.stdout).map((job: { id: string }) => job.id)).toContain(id)
+  })
+
+  it("wait shows its progress line on a terminal", async () => {
+    const id = (await svc(["jobs", "submit", ...pairArgs(v06)], env)).stdout.trim()
+    const shown = await underTerminal([requireBuilt("svc"), "jobs", "wait", id, "-o", join(scratch, "waited.csv")], env)
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain(`job ${id.slice(0, 8)} `)
+    expect(readFileSync(join(scratch, "waited.csv"), "utf8").trimEnd().split("\n")).toHaveLength(21)
   })
 
   it("the controller's POST /v1/score negotiates the layouts too", async () => {
