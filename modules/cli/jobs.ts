@@ -6,6 +6,7 @@
 import * as grpc from "@grpc/grpc-js"
 import { Args, Command, Options } from "@effect/cli"
 import { Duration, Effect, Option } from "effect"
+import { defaultControllerAddress } from "../config/ports.ts"
 import { reportOf } from "../formats/libvmaf.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, type ClientOptions, callUnary, type GrpcCallError } from "../transport/grpc/client.ts"
@@ -38,7 +39,7 @@ interface Job {
 
 const controller = Options.text("controller").pipe(
   Options.withDescription(
-    "the controller's gRPC address host:port (default: SVC_CONTROLLER_ADDR, else localhost:50052)"
+    `the controller's gRPC address host:port (default: SVC_CONTROLLER_ADDR, else ${defaultControllerAddress})`
   ),
   Options.optional
 )
