@@ -1,41 +1,18 @@
 /**
- * `svc models`: the models a score can use. Locally, every `*.json` in SVC_MODEL_DIR (or
- * `--model-dir`) that the embedded scorer's model store loads, with the SHA-256 that scores
- * name in their provenance; files it cannot load are listed with the reason. With `--server`,
- * the server's own list (`GET /v1/models`).
+ * `svc models`: the models a score can use, from the embedded scorer's model store (its
+ * built-in models and those of SVC_MODEL_DIR or `--model-dir`), each with the SHA-256 that
+ * scores name in their provenance, or why it cannot be used. With `--server`, the server's own
+ * list (`GET /v1/models`).
  */
 import { Command, Options } from "@effect/cli"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
-import { readdir } from "node:fs/promises"
 import { ModelStore } from "../scorer/models.ts"
 import { readToken } from "./connection.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 
-interface ModelEntry {
-  readonly name: string
-  readonly usable: boolean
-  readonly sha256?: string
-  readonly reason?: string
-}
-
+/** The model store's own list (built-in models, then SVC_MODEL_DIR's), as GET /v1/models gives it. */
 const localModels = (directory: Option.Option<string>) =>
-  Effect.gen(function* () {
-    const store = yield* ModelStore
-    const files = yield* Effect.tryPromise({
-      try: () => readdir(store.directory),
-      catch: () => new CommandFailed({ message: `cannot read the model directory ${store.directory} (SVC_MODEL_DIR)` })
-    })
-    const names = files
-      .filter((file) => file.endsWith(".json"))
-      .map((file) => file.slice(0, -5))
-      .sort()
-    return yield* Effect.forEach(names, (name) =>
-      store.load(name).pipe(
-        Effect.map((model): ModelEntry => ({ name, usable: true, sha256: model.sha256 })),
-        Effect.catchAll((error) => Effect.succeed<ModelEntry>({ name, usable: false, reason: error.message }))
-      )
-    )
-  }).pipe(
+  Effect.flatMap(ModelStore, (store) => store.list).pipe(
     Effect.provide(
       ModelStore.Default.pipe(
         Layer.provide(
@@ -96,7 +73,9 @@ export const modelsCommand = Command.make(
         ? `${JSON.stringify(models, null, 2)}\n`
         : models
             .map((model) =>
-              model.usable ? `${model.name}  sha256:${model.sha256}` : `${model.name}  not usable: ${model.reason}`
+              model.usable
+                ? `${model.name}  ${model.source}  sha256:${model.sha256}`
+                : `${model.name}  ${model.source}  not usable: ${model.reason}`
             )
             .map((line) => `${line}\n`)
             .join("")

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Fixture } from "../support/fixtures.ts"
-import { modelDir, requireBuilt, runCommand, sharedDir } from "../support/executables.ts"
+import { builtinModelDir, modelDirEnv, requireBuilt, runCommand, sharedDir } from "../support/executables.ts"
 
 /** The reference libvmaf command-line tool: a yardstick for the layouts, never shipped or called by svc. */
 export const referenceTool = join(sharedDir, "reference", "vmaf")
@@ -15,7 +15,10 @@ export const scratchDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix)
 
 /** Runs the compiled svc with SVC_MODEL_DIR set. */
 export const svc = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  runCommand([requireBuilt("svc"), ...args], { env: { SVC_MODEL_DIR: modelDir, ...env } })
+  runCommand([requireBuilt("svc"), ...args], { env: { ...modelDirEnv, ...env } })
+
+/** The file a model name resolves to for this run: SVC_MODEL_DIR's, else the built-in. */
+export const modelFile = (name: string) => join(process.env.SVC_MODEL_DIR ?? builtinModelDir, `${name}.json`)
 
 export const geometryArgs = (entry: Fixture) => [
   "-w",

@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { goldenTolerance } from "../../modules/scorer/golden.ts"
 import {
-  modelDir,
+  modelDirEnv,
   repoRoot,
   requireBuilt,
   runCommand,
@@ -18,7 +18,7 @@ import {
   startService
 } from "../support/executables.ts"
 import { fixture, golden } from "../support/fixtures.ts"
-import { geometryArgs, scratchDir, svc, xmlShape } from "./svc-support.ts"
+import { geometryArgs, modelFile, scratchDir, svc, xmlShape } from "./svc-support.ts"
 
 const v01 = fixture("v01")
 const v06 = fixture("v06")
@@ -43,7 +43,7 @@ const jsonOutput = async (args: ReadonlyArray<string>) => {
 const underTerminal = async (command: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const quoted = command.map((part) => `'${part.replace(/'/g, "'\\''")}'`).join(" ")
   return runCommand(["script", "-qec", quoted, "/dev/null"], {
-    env: { SVC_MODEL_DIR: modelDir, TERM: "xterm", COLUMNS: "120", ...env }
+    env: { ...modelDirEnv, TERM: "xterm", COLUMNS: "120", ...env }
   })
 }
 
@@ -118,15 +118,9 @@ describe("svc command line", () => {
   })
 
   it("--model path=FILE scores with that file; several models give a score column each", async () => {
-    const byPath = await jsonOutput([
-      ...pairArgs(v06),
-      "--frame_cnt",
-      "2",
-      "-m",
-      `path=${join(modelDir, "vmaf_v0.6.1.json")}`
-    ])
+    const byPath = await jsonOutput([...pairArgs(v06), "--frame_cnt", "2", "-m", `path=${modelFile("vmaf_v0.6.1")}`])
     const sha = createHash("sha256")
-      .update(readFileSync(join(modelDir, "vmaf_v0.6.1.json")))
+      .update(readFileSync(modelFile("vmaf_v0.6.1")))
       .digest("hex")
     expect(byPath.provenance.model_sha256).toBe(sha)
     const both = await svc([
@@ -148,12 +142,13 @@ describe("svc command line", () => {
   it("svc models lists what the model store loads, with the SHA-256 scores name", async () => {
     const result = await svc(["models", "--json"])
     expect(result.code).toBe(0)
-    const models = JSON.parse(result.stdout) as ReadonlyArray<{ name: string; usable: boolean; sha256?: string }>
+    const models = JSON.parse(result.stdout) as ReadonlyArray<{ name: string; usable: boolean; reason?: string }>
     const sha = createHash("sha256")
-      .update(readFileSync(join(modelDir, "vmaf_v0.6.1.json")))
+      .update(readFileSync(modelFile("vmaf_v0.6.1")))
       .digest("hex")
-    expect(models).toContainEqual({ name: "vmaf_v0.6.1", usable: true, sha256: sha })
-    expect(models.find((model) => model.name === "vmaf_float_v0.6.1")?.usable).toBe(false)
+    expect(models.find((model) => model.name === "vmaf_v0.6.1")).toMatchObject({ usable: true, sha256: sha })
+    // Every entry is usable or says why not.
+    for (const model of models) expect(model.usable || (model.reason ?? "") !== "").toBe(true)
   })
 })
 
