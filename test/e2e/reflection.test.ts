@@ -90,7 +90,12 @@ describe("reflection on svc-server", () => {
     expect(await listServices(version, address)).toEqual(["svc.v1.SvcScoring"])
     const files = await describeSymbol(version, address, "svc.v1.SvcScoring")
     const service = files.flatMap((file) => file.service).find((entry) => entry.name === "SvcScoring")
-    expect(service?.method.map((method) => method.name).sort()).toEqual(["Health", "ListModels", "Score", "ScoreStream"])
+    expect(service?.method.map((method) => method.name).sort()).toEqual([
+      "Health",
+      "ListModels",
+      "Score",
+      "ScoreStream"
+    ])
     const messages = files.flatMap((file) => file.messageType.map((message) => message.name))
     expect(messages).toEqual(expect.arrayContaining(["ScoreRequest", "ScoreResponse", "ScoreOptions"]))
   })
