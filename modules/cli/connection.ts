@@ -38,7 +38,9 @@ export const controllerOptions = (
   flag: Option.Option<string>
 ): Effect.Effect<ClientOptions, CommandFailed | UsageError> =>
   Effect.gen(function* () {
-    const address = Option.getOrElse(flag, () => env("SVC_CONTROLLER_ADDR") ?? defaultControllerAddress)
+    // SVC_CONTROLLER_ADDR may list replicas (as nodes read it): a one-shot client takes the first.
+    const listed = env("SVC_CONTROLLER_ADDR")?.split(",")[0]?.trim()
+    const address = Option.getOrElse(flag, () => listed || defaultControllerAddress)
     if (!/^[^\s/]+:\d{1,5}$/.test(address) && !/^\[[0-9a-fA-F:.]+\]:\d{1,5}$/.test(address))
       return yield* new UsageError({ message: `controller address must be host:port; got "${address}"` })
     const tls = truthy(env("SVC_CONTROLLER_TLS"))
