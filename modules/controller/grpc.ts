@@ -13,6 +13,7 @@ import { scoringService } from "../scoring-api/grpc.ts"
 import type { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
+import { reflectionServices } from "../transport/grpc/reflection.ts"
 import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
 import { controllerInterceptor, withCheckedInputs } from "./gateway.ts"
 import {
@@ -136,7 +137,12 @@ const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState 
 }
 
 /** Every service the controller registers; the role-table test enumerates their methods. */
-export const controllerGrpcServices = [jobsService, nodesService, controllerScoringService] as const
+export const controllerGrpcServices = [
+  jobsService,
+  nodesService,
+  controllerScoringService,
+  ...reflectionServices<Principal>(["svc.v1.Jobs", "svc.v1.Nodes", "svc.v1.SvcScoring"])
+] as const
 
 /** What the controller's handlers and interceptor need. */
 export type ControllerGrpcRequirements =

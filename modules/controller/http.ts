@@ -6,6 +6,7 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthStatus, ScoringRoots } from "../auth/index.ts"
+import { negotiatedScore } from "../formats/negotiate.ts"
 import { JobService } from "../jobs/index.ts"
 import { metricsText, observed } from "../observability/http.ts"
 import { HTTP_MODELS_ROUTE, HTTP_SCORE_ROUTE } from "../policy/index.ts"
@@ -26,12 +27,13 @@ const score = Effect.gen(function* () {
   const roots = yield* ScoringRoots
   return yield* admit(request.headers["authorization"], HTTP_SCORE_ROUTE).pipe(
     Effect.flatMap((principal) =>
-      api.score(
-        { transport: "http", route: HTTP_SCORE_ROUTE },
-        Effect.flatMap(readJsonBody(request, maxBodyBytes), (body) => withCheckedInputs(roots, principal, body))
+      negotiatedScore(request.headers["accept"], readJsonBody(request, maxBodyBytes), (body) =>
+        api.score(
+          { transport: "http", route: HTTP_SCORE_ROUTE },
+          Effect.flatMap(body, (decoded) => withCheckedInputs(roots, principal, decoded))
+        )
       )
     ),
-    Effect.map((result) => jsonResponse(result)),
     Effect.catchAll((error) => {
       const wire = wireStatus(error)
       return Effect.succeed(errorResponse(wire.http, wire.message, challenge(wire.http)))

@@ -2,13 +2,14 @@
 import { Config, Option } from "effect"
 import { hostname } from "node:os"
 import { integerIn, flag, optionalText, text } from "../config/env.ts"
+import { defaultControllerAddress } from "../config/ports.ts"
 
 export const nodeConfig = Config.all({
   /**
    * host:port of the controller's gRPC listener, or a comma-separated list of replicas: the node
    * uses the first and fails over to the next when a call finds its controller unreachable.
    */
-  controllerAddresses: Config.map(text("SVC_CONTROLLER_ADDR", "localhost:50051"), (value) =>
+  controllerAddresses: Config.map(text("SVC_CONTROLLER_ADDR", defaultControllerAddress), (value) =>
     value
       .split(",")
       .map((address) => address.trim())

@@ -19,6 +19,9 @@ const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["/svc.v1.Jobs/GetJob", ["reader", "writer", "admin"]],
   ["/svc.v1.Jobs/StreamJobs", ["reader", "writer", "admin"]],
   ["/svc.v1.SvcScoring/Health", ["reader", "writer", "admin"]],
+  // gRPC server reflection: public metadata, listed with the roles of Health.
+  ["/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", ["reader", "writer", "admin"]],
+  ["/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", ["reader", "writer", "admin"]],
   ["/svc.v1.Jobs/SubmitJob", ["writer", "admin"]],
   ["/svc.v1.Jobs/CancelJob", ["writer", "admin"]],
   ["/svc.v1.SvcScoring/Score", ["writer", "admin"]],
@@ -48,7 +51,7 @@ describe("role table", () => {
     )
   })
 
-  it("names every method of the three services and the HTTP route", () => {
+  it("names every method of the three services, reflection and the HTTP routes", () => {
     expect(unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE, HTTP_MODELS_ROUTE])).toEqual([])
     expect(unlistedMethods(["/svc.v1.Jobs/DeleteJob"])).toEqual(["/svc.v1.Jobs/DeleteJob"])
   })

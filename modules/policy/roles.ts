@@ -30,7 +30,10 @@ export const GrpcMethods = {
   Score: grpcMethod("SvcScoring", "Score"),
   ScoreStream: grpcMethod("SvcScoring", "ScoreStream"),
   Health: grpcMethod("SvcScoring", "Health"),
-  ListModels: grpcMethod("SvcScoring", "ListModels")
+  ListModels: grpcMethod("SvcScoring", "ListModels"),
+  /** gRPC server reflection (both versions): public metadata, with the roles of Health. */
+  ServerReflectionInfo: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+  ServerReflectionInfoV1Alpha: "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
 } as const
 
 /** The one HTTP route behind the gateway (seed 4.2), keyed like a method. */
@@ -48,6 +51,8 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
   [GrpcMethods.StreamJobs, READ],
   [GrpcMethods.Health, READ],
   [GrpcMethods.ListModels, READ],
+  [GrpcMethods.ServerReflectionInfo, READ],
+  [GrpcMethods.ServerReflectionInfoV1Alpha, READ],
   [GrpcMethods.SubmitJob, WRITE],
   [GrpcMethods.CancelJob, WRITE],
   [GrpcMethods.Score, WRITE],

@@ -5,6 +5,7 @@ import { ScoringMetricsService } from "../observability/metrics.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import type { StreamEvent } from "../scorer/scorer.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
+import { reflectionServices } from "../transport/grpc/reflection.ts"
 import { allowAll, bidiStream, grpcServiceLayer, type GrpcService, unary } from "../transport/grpc/server.ts"
 import { ScorerState } from "./scorer-state.ts"
 import { ScoringApi } from "./scoring.ts"
@@ -47,7 +48,7 @@ export const scoringGrpcLayer = (name: string) =>
     Effect.map(ScoringMetricsService, (metrics) =>
       grpcServiceLayer<void, ScoringApi | ScorerState>({
         name,
-        services: [scoringService<void>()],
+        services: [scoringService<void>(), ...reflectionServices<void>(["svc.v1.SvcScoring"])],
         intercept: allowAll,
         onCallEnd: ({ path, code, seconds }) =>
           Effect.sync(() => {

@@ -4,6 +4,7 @@
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
+import { negotiatedScore } from "../formats/negotiate.ts"
 import { metricsText, observed } from "../observability/http.ts"
 import { wireStatus } from "../transport/errors.ts"
 import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
@@ -16,8 +17,9 @@ import { ScoringApi } from "./scoring.ts"
 const score = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const api = yield* ScoringApi
-  return yield* api.score({ transport: "http", route: "POST /v1/score" }, readJsonBody(request, maxBodyBytes)).pipe(
-    Effect.map((result) => jsonResponse(result)),
+  return yield* negotiatedScore(request.headers["accept"], readJsonBody(request, maxBodyBytes), (body) =>
+    api.score({ transport: "http", route: "POST /v1/score" }, body)
+  ).pipe(
     Effect.catchAll((error) => {
       const wire = wireStatus(error)
       return Effect.succeed(errorResponse(wire.http, wire.message))

@@ -18,6 +18,7 @@ import {
 } from "../../modules/controller/index.ts"
 import { Messages, type Principal, ROLE_TABLE, unlistedMethods } from "../../modules/policy/index.ts"
 import { methodPaths, serviceDefinition } from "../../modules/transport/grpc/proto.ts"
+import { reflectionMethodPaths } from "../../modules/transport/grpc/reflection.ts"
 import { serveGrpc, unary } from "../../modules/transport/grpc/server.ts"
 import { modelDirEnv } from "../support/executables.ts"
 import { freePort } from "./controller-support.ts"
@@ -32,8 +33,8 @@ describe("the controller's served methods and the role table", () => {
     expect(unlistedMethods(servedPaths)).toEqual([])
   })
 
-  it("the controller serves every method of the contract, each with a handler", () => {
-    expect([...servedPaths].sort()).toEqual([...methodPaths()].sort())
+  it("the controller serves every method of the contract and reflection, each with a handler", () => {
+    expect([...servedPaths].sort()).toEqual([...methodPaths(), ...reflectionMethodPaths].sort())
     for (const service of controllerGrpcServices) {
       expect(Object.keys(service.methods).sort()).toEqual(Object.keys(service.definition).sort())
     }

@@ -222,9 +222,12 @@ export class ControllerClient {
     return definition
   }
 
-  /** A hung call fails the test with DEADLINE_EXCEEDED instead of a test timeout. */
+  /**
+   * A hung call fails with DEADLINE_EXCEEDED; generous, because a loaded machine makes a
+   * 30-frame ScoreStream take tens of seconds (a call that answers returns at once).
+   */
   private options(): grpc.CallOptions {
-    return { deadline: Date.now() + 30_000 }
+    return { deadline: Date.now() + 120_000 }
   }
 
   private metadata(token: string | undefined): grpc.Metadata {
@@ -351,7 +354,8 @@ export const waitFor = async <T>(probe: () => Promise<T | undefined>, timeoutMs:
 }
 
 /** The job once it is in `state` (polled with GetJob). */
-export const jobInState = (client: ControllerClient, id: string, token: string, state: string, timeoutMs = 20_000) =>
+/** Waits (up to two minutes: the machine may be loaded) for a job to reach `state`. */
+export const jobInState = (client: ControllerClient, id: string, token: string, state: string, timeoutMs = 120_000) =>
   waitFor(
     async () => {
       const outcome = await client.getJob(id, token)

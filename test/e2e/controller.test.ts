@@ -6,8 +6,9 @@
  */
 import { status as GrpcStatus } from "@grpc/grpc-js"
 import { rmSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { modelDirEnv, requireBuilt, runCommand, type RunningService } from "../support/executables.ts"
 import { repeatFile, v01Frames } from "./server-support.ts"
 import {
@@ -32,6 +33,10 @@ import { skipWithoutFixtures } from "../support/fixtures.ts"
 
 /** Without the golden fixture set these suites are skipped, one line saying so. */
 const withoutFixtures = skipWithoutFixtures("the controller suites that submit and score the v01 fixture pair")
+
+// Real processes, 600-frame scores and restarts: a loaded machine makes these tests slower, never
+// wrong, so their limits are generous (a passing step returns as soon as its state is reached).
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 })
 
 const v01Request = { reference: v01.reference, distorted: v01.distorted, options: v01.options }
 const OTHER_TENANT = "resource belongs to another tenant"
@@ -319,17 +324,17 @@ describe.skipIf(withoutFixtures)("svc-controller with two tenants and a's node",
   it("suspending b in the file refuses b within one refresh interval; a is unaffected", async () => {
     expect(expectOk(await client.getJob(String(jobA.id), tokens.aReader)).state).toBe("JOB_STATE_FINISHED")
     scratch.write("tenants.json", tenantsDocument(idp, scratch, { suspendB: true }))
-    const written = Date.now()
+    // "Within one refresh interval" is checked against a test clock (modules/auth/registry.test.ts);
+    // here, with real processes, that it takes effect without a restart: a wall-clock bound would
+    // fail on a loaded machine.
     const refused = await waitFor(
       async () => {
         const outcome = await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.bReader)
         return outcome.ok ? undefined : outcome
       },
-      5_000,
+      60_000,
       "b to be refused"
     )
-    // One interval (1 s) plus the file's read and a poll.
-    expect(Date.now() - written).toBeLessThan(2_000)
     expect(refused).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: "tenant is suspended" })
     const http = await postScore(controller.http, v01Request, tokens.bWriter)
     expect(http.status).toBe(403)
@@ -345,13 +350,14 @@ describe.skipIf(withoutFixtures)("svc-controller with two tenants and a's node",
         const outcome = await client.getJob(String(jobA.id), tokens.aReader)
         return outcome.ok ? undefined : outcome
       },
-      20_000,
+      90_000,
       "the tenant set to go stale"
     )
     const elapsed = Date.now() - deleted
-    // Stale is strictly older than ten intervals (10 s) since the last successful read (≤ 1 s before the delete).
+    // Stale is strictly older than ten intervals (10 s) since the last successful read (≤ 1 s before
+    // the delete): never sooner. How soon after is checked against a test clock in
+    // modules/auth/registry.test.ts (load only delays it here).
     expect(elapsed).toBeGreaterThan(8_500)
-    expect(elapsed).toBeLessThan(13_000)
     expect(stale).toEqual({ ok: false, code: GrpcStatus.UNAVAILABLE, details: "tenant configuration is stale" })
     for (const token of [tokens.aWriter, tokens.aNode, tokens.bReader, undefined]) {
       expect(await client.unary("svc.v1.SvcScoring", "Health", {}, token)).toEqual({
@@ -370,6 +376,18 @@ describe.skipIf(withoutFixtures)("svc-controller with two tenants and a's node",
     expect((await fetch(`${controller.http}/metrics`)).status).toBe(200)
   })
 })
+
+/** Resolves once the process is stopped by a signal (state T in /proc), so it sends nothing more. */
+const frozen = (pid: number) =>
+  waitFor(
+    async () => {
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8")
+      // The state follows the parenthesised command name.
+      return /\) [Tt] /.test(stat) ? true : undefined
+    },
+    5_000,
+    `process ${pid} to stop`
+  )
 
 describe.skipIf(withoutFixtures)("kill -9 of the controller", () => {
   const scratch = new Scratch()
@@ -399,9 +417,20 @@ describe.skipIf(withoutFixtures)("kill -9 of the controller", () => {
 
   it("loses no accepted job: after a restart on the same store the job is there and the re-registered node finishes it", async () => {
     const first = String(expectOk(await client.submit(v01Request, tokens.aWriter)).id)
-    await jobInState(client, first, tokens.aReader, "JOB_STATE_FINISHED")
-    // The node is frozen, so the next job is accepted and still pending when the controller dies.
+    await jobInState(client, first, tokens.aReader, "JOB_STATE_FINISHED", 60_000)
+    // A pending job needs a node that cannot pull: its one slot busy with a long job (a busy
+    // node sends no PullWork), then frozen. Each state is waited for, not assumed.
+    const reference = join(scratch.rootA, "busy.ref.yuv")
+    const distorted = join(scratch.rootA, "busy.dis.yuv")
+    repeatFile(v01.reference, reference, 20)
+    repeatFile(v01.distorted, distorted, 20)
+    const busy = String(
+      expectOk(await client.submit({ reference, distorted, options: v01.options }, tokens.aWriter)).id
+    )
+    await jobInState(client, busy, tokens.aReader, "JOB_STATE_RUNNING", 60_000)
     node.process.kill("SIGSTOP")
+    await frozen(node.process.pid)
+    expect(expectOk(await client.getJob(busy, tokens.aReader)).state).toBe("JOB_STATE_RUNNING")
     const second = String(expectOk(await client.submit(v01Request, tokens.aWriter)).id)
     expect(expectOk(await client.getJob(second, tokens.aReader)).state).toBe("JOB_STATE_PENDING")
     expect(await controller.stop("SIGKILL")).not.toBe(0)
@@ -413,14 +442,16 @@ describe.skipIf(withoutFixtures)("kill -9 of the controller", () => {
         const outcome = await client.getJob(first, tokens.aReader)
         return outcome.ok ? outcome.value : undefined
       },
-      10_000,
+      60_000,
       "the restarted controller"
     )
     expect(before.state).toBe("JOB_STATE_FINISHED")
     expect(expectOk(await client.getJob(second, tokens.aReader)).state).toBe("JOB_STATE_PENDING")
+    expect(expectOk(await client.getJob(busy, tokens.aReader)).state).toBe("JOB_STATE_RUNNING")
     node.process.kill("SIGCONT")
-    const finished = await jobInState(client, second, tokens.aReader, "JOB_STATE_FINISHED")
+    const finished = await jobInState(client, second, tokens.aReader, "JOB_STATE_FINISHED", 150_000)
     expect(Math.abs((finished.result as { readonly score: number }).score - GOLDEN_V01_VMAF)).toBeLessThan(1e-4)
+    expect(expectOk(await client.getJob(busy, tokens.aReader)).state).toBe("JOB_STATE_FINISHED")
     expect(node.logs.filter((line) => line.message === "registered")).toHaveLength(2)
   })
 
@@ -436,17 +467,21 @@ describe.skipIf(withoutFixtures)("kill -9 of the controller", () => {
         const outcome = await client.getJob(id, tokens.aReader)
         return outcome.ok && outcome.value.state === "JOB_STATE_RUNNING" ? true : undefined
       },
-      10_000,
+      60_000,
       "the long job to run"
     )
     node.process.kill("SIGSTOP")
+    await frozen(node.process.pid)
+    const registrations = node.logs.filter((line) => line.message === "registered").length
     await controller.stop("SIGKILL")
     controller = await startController(env)
     node.process.kill("SIGCONT")
-    const finished = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED", 20_000)
+    const finished = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED", 150_000)
     expect((finished.result as { readonly frame_count: number }).frame_count).toBe(600)
-    // The report under the pre-restart session was refused; the node registered again and resent it.
-    expect(node.logs.some((line) => line.message.startsWith("session lost: report refused"))).toBe(true)
+    // The node learns that its session is gone from whichever call comes first after the freeze
+    // (a heartbeat that fell due, or the refused final report, which it then resends): either
+    // way it registers once more and the new session reports the job.
+    expect(node.logs.filter((line) => line.message === "registered")).toHaveLength(registrations + 1)
     expect(node.logs.filter((line) => line.message === "job finished" && line.annotations.job_id === id)).toHaveLength(
       1
     )

@@ -43,6 +43,28 @@ describe.each(executables)("%s", (name) => {
   })
 })
 
+describe("svc (the client, which takes flags)", () => {
+  it("answers --version with one line from an empty directory, with nothing beside it", async () => {
+    const alone = join(emptyDir, "svc")
+    copyFileSync(requireBuilt("svc"), alone)
+    const result = await runCommand([alone, "--version"], { cwd: emptyDir })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(
+      new RegExp(`^svc ${packageJson.version.replace(/\./g, "\\.")} \\([0-9a-f]{7,40}|dev|unknown\\)\\n$`)
+    )
+    rmSync(alone)
+  })
+
+  it("answers --help with its commands, and refuses an unknown one with exit 2", async () => {
+    const help = await runCommand([requireBuilt("svc"), "--help"])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/score/)
+    const unknown = await runCommand([requireBuilt("svc"), "frobnicate"])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stdout).toBe("")
+  })
+})
+
 describe.each(services)("%s as a service", (name) => {
   it.each(["SIGTERM", "SIGINT"] as const)("serves /v1/health and stops cleanly on %s", async (signal) => {
     const service = await startService(name, { env: serviceEnv })

@@ -96,7 +96,8 @@ export const startService = async (name: string, options: StartOptions = {}): Pr
   const logs: Array<LogLine> = []
   const raw: Array<string> = []
   const done = collectLines(child.stderr, logs, raw)
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000)
+  // Generous: a loaded machine only makes a start slower, and a passing start returns at once.
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000)
   const address = (transport: string): string | undefined => {
     const line = logs.find((log) => log.message === "listening" && log.annotations.transport === transport)
     return typeof line?.annotations.address === "string" ? line.annotations.address : undefined

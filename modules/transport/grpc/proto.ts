@@ -22,15 +22,19 @@ const asBuffer = (bytes: Uint8Array): Buffer =>
 
 type PackageEntry = protoLoader.PackageDefinition[string]
 
-const isServiceDefinition = (value: PackageEntry): value is protoLoader.ServiceDefinition =>
+export const isServiceDefinition = (value: PackageEntry): value is protoLoader.ServiceDefinition =>
   !("format" in value) && Object.values(value).every((method: object) => "requestSerialize" in method)
 
-const loadDefinition = (): protoLoader.PackageDefinition => {
+/** A package definition from proto text embedded in the executable (no file read at run time). */
+export const definitionFromText = (
+  text: string,
+  options: protoLoader.Options = loaderOptions
+): protoLoader.PackageDefinition => {
   const root = new protobuf.Root()
   const timestamp = protobuf.common.get("google/protobuf/timestamp.proto")
   if (timestamp?.nested) root.addJSON(timestamp.nested)
-  protobuf.parse(protoText, root, { keepCase: true })
-  const definition = protoLoader.fromJSON(root.toJSON(), loaderOptions)
+  protobuf.parse(text, root, { keepCase: options.keepCase ?? false })
+  const definition = protoLoader.fromJSON(root.toJSON(), options)
   for (const entry of Object.values(definition)) {
     if (!isServiceDefinition(entry)) continue
     for (const method of Object.values(entry)) {
@@ -42,6 +46,8 @@ const loadDefinition = (): protoLoader.PackageDefinition => {
   }
   return definition
 }
+
+const loadDefinition = (): protoLoader.PackageDefinition => definitionFromText(protoText)
 
 export const packageDefinition: protoLoader.PackageDefinition = loadDefinition()
 

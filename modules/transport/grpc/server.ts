@@ -11,6 +11,7 @@ import * as grpc from "@grpc/grpc-js"
 import { grpcMessageLimits } from "./limits.ts"
 import { Cause, Data, Duration, Effect, Exit, Layer, Runtime, Stream } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
+import { defaultListenAddress } from "../../config/ports.ts"
 import { wireStatus } from "../errors.ts"
 
 /** What a handler knows about its call besides the request. */
@@ -251,8 +252,10 @@ export const serveGrpc = <Ctx, R>(
     })
   )
 
-/** The gRPC side of a service on SVC_GRPC_ADDR (default 0.0.0.0:50051). */
+/** The gRPC side of a service on SVC_GRPC_ADDR (default: the service's port in config/ports.ts). */
 export const grpcServiceLayer = <Ctx, R>(options: GrpcServerOptions<Ctx, R>) =>
   Layer.unwrapEffect(
-    Effect.map(listenAddress("SVC_GRPC_ADDR", "0.0.0.0:50051"), (address) => serveGrpc(address, options))
+    Effect.map(listenAddress("SVC_GRPC_ADDR", defaultListenAddress(options.name, "grpc")), (address) =>
+      serveGrpc(address, options)
+    )
   )

@@ -6,6 +6,7 @@ import { HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "@eff
 import { BunHttpServer } from "@effect/platform-bun"
 import { Duration, Effect, Fiber, Layer, Ref, Schedule } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
+import { defaultListenAddress } from "../../config/ports.ts"
 
 /** JSON body with the right content type; the shape of every response of this service. */
 export const jsonResponse = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
@@ -92,8 +93,10 @@ export const serveHttp = <E, R>(router: HttpRouter.HttpRouter<E, R>, address: Li
     })
   )
 
-/** The HTTP side of a service: `routes` served on SVC_HTTP_ADDR (default 0.0.0.0:8080). */
+/** The HTTP side of a service: `routes` served on SVC_HTTP_ADDR (default: the service's port in config/ports.ts). */
 export const httpServiceLayer = <E, R>(name: string, routes: HttpRouter.HttpRouter<E, R>) =>
   Layer.unwrapEffect(
-    Effect.map(listenAddress("SVC_HTTP_ADDR", "0.0.0.0:8080"), (address) => serveHttp(routes, address, name))
+    Effect.map(listenAddress("SVC_HTTP_ADDR", defaultListenAddress(name, "http")), (address) =>
+      serveHttp(routes, address, name)
+    )
   )

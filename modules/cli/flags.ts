@@ -1,0 +1,176 @@
+/**
+ * The scoring flags of `svc score` and `svc jobs submit`, spelled as the reference `vmaf` tool
+ * spells them (underscores), each also with hyphens (`--pixel_format` and `--pixel-format`),
+ * and the short forms that do not clash (`-w`, `-p`, `-b`, `-m`; never `-h`, which is help).
+ */
+import { Args, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { basename, dirname } from "node:path"
+import { UsageError } from "./errors.ts"
+import type { FrameWindow, Geometry } from "./inputs.ts"
+
+/** A long flag with its hyphenated alias when the name has underscores. */
+const spelled = <A>(name: string, make: (name: string) => Options.Options<A>): Options.Options<A> =>
+  name.includes("_") ? make(name).pipe(Options.withAlias(name.replace(/_/g, "-"))) : make(name)
+
+const count = (name: string, description: string) =>
+  spelled(name, Options.integer).pipe(Options.withDescription(description), Options.optional)
+
+export const scoreFlags = {
+  reference: Args.text({ name: "REF" }).pipe(
+    Args.withDescription("reference (pristine) video: raw .yuv or .y4m"),
+    Args.optional
+  ),
+  distorted: Args.text({ name: "DIS" }).pipe(Args.withDescription("distorted (encoded) video"), Args.optional),
+  referenceFlag: Options.text("reference").pipe(
+    Options.withAlias("r"),
+    Options.withDescription("reference video (instead of REF)"),
+    Options.optional
+  ),
+  distortedFlag: Options.text("distorted").pipe(
+    Options.withAlias("d"),
+    Options.withDescription("distorted video (instead of DIS)"),
+    Options.optional
+  ),
+  model: Options.text("model").pipe(
+    Options.withAlias("m"),
+    Options.withDescription(
+      "model: a name in SVC_MODEL_DIR, or the reference's colon-separated params version=NAME, path=FILE.json, name=LABEL; repeat for several models"
+    ),
+    Options.repeated
+  ),
+  feature: Options.text("feature").pipe(
+    Options.withDescription("extra feature: psnr, float_ssim, float_ms_ssim; repeatable"),
+    Options.repeated
+  ),
+  threads: count("threads", "worker threads (results do not depend on it)"),
+  width: Options.integer("width").pipe(
+    Options.withAlias("w"),
+    Options.withDescription("width of raw .yuv input"),
+    Options.optional
+  ),
+  height: Options.integer("height").pipe(Options.withDescription("height of raw .yuv input"), Options.optional),
+  pixelFormat: spelled("pixel_format", (name) => Options.choice(name, ["420", "422", "444"])).pipe(
+    Options.withAlias("p"),
+    Options.withDescription("chroma subsampling of raw input"),
+    Options.optional
+  ),
+  bitdepth: Options.choice("bitdepth", ["8", "10", "12", "16"]).pipe(
+    Options.withAlias("b"),
+    Options.withDescription("bits per sample of raw input (above 8: 16-bit little-endian words)"),
+    Options.optional
+  ),
+  frameSkipRef: count("frame_skip_ref", "skip the first N frames of the reference"),
+  frameSkipDist: count("frame_skip_dist", "skip the first N frames of the distorted video"),
+  frameCnt: count("frame_cnt", "score at most N frames"),
+  subsample: count("subsample", "score every Nth frame")
+} as const
+
+export type ScoreFlags = {
+  readonly [K in keyof typeof scoreFlags]: (typeof scoreFlags)[K] extends Options.Options<infer A>
+    ? A
+    : (typeof scoreFlags)[K] extends Args.Args<infer A>
+      ? A
+      : never
+}
+
+/** One model to score with: a name in a directory, and the label of its score column. */
+export interface ModelChoice {
+  readonly name: string
+  /** Directory of the model file; undefined: SVC_MODEL_DIR (or the server's). */
+  readonly directory: string | undefined
+  /** Score column: "vmaf" for one model unless name= says otherwise. */
+  readonly label: string
+}
+
+/** Parses `--model` values: `NAME`, `FILE.json`, or `version=NAME:path=FILE:name=LABEL`. */
+export const parseModels = (values: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<ModelChoice>, UsageError> =>
+  Effect.gen(function* () {
+    const parsed = []
+    for (const value of values) {
+      const params = value.includes("=")
+        ? Object.fromEntries(
+            value.split(":").map((part) => {
+              const at = part.indexOf("=")
+              return [part.slice(0, at), part.slice(at + 1)]
+            })
+          )
+        : /\.json$/i.test(value) || value.includes("/")
+          ? { path: value }
+          : { version: value }
+      const unknown = Object.keys(params).filter((key) => !["version", "path", "name"].includes(key))
+      if (unknown.length > 0)
+        return yield* new UsageError({ message: `--model ${value}: unknown parameter ${unknown.join(", ")}` })
+      const path: string | undefined = params["path"]
+      const name = path !== undefined ? basename(path).replace(/\.json$/i, "") : params["version"]
+      if (name === undefined || name === "")
+        return yield* new UsageError({ message: `--model ${value}: give a model name, version= or path=` })
+      parsed.push({ name, directory: path === undefined ? undefined : dirname(path), label: params["name"] })
+    }
+    const labelled = parsed.map((model) => ({
+      name: model.name,
+      directory: model.directory,
+      label: model.label ?? (parsed.length === 1 ? "vmaf" : model.name)
+    }))
+    const labels = labelled.map((model) => model.label)
+    if (new Set(labels).size !== labels.length)
+      return yield* new UsageError({ message: "each model needs its own name: add name=LABEL to --model" })
+    return labelled
+  })
+
+/** The two inputs, positional or as -r/-d. */
+export const inputsOf = (flags: ScoreFlags): Effect.Effect<{ reference: string; distorted: string }, UsageError> => {
+  const reference = Option.orElse(flags.reference, () => flags.referenceFlag)
+  const distorted = Option.orElse(flags.distorted, () => flags.distortedFlag)
+  if (Option.isNone(reference) || Option.isNone(distorted))
+    return Effect.fail(new UsageError({ message: "give the reference and the distorted video: svc score REF DIS" }))
+  if (Option.isSome(flags.reference) && Option.isSome(flags.referenceFlag))
+    return Effect.fail(new UsageError({ message: "give the reference once: as REF or with --reference" }))
+  return Effect.succeed({ reference: reference.value, distorted: distorted.value })
+}
+
+export const rawGeometry = (flags: ScoreFlags): Geometry | undefined =>
+  Option.isSome(flags.width) && Option.isSome(flags.height)
+    ? {
+        width: flags.width.value,
+        height: flags.height.value,
+        pixelFormat: Option.getOrElse(flags.pixelFormat, () => "420"),
+        bitdepth: Number(Option.getOrElse(flags.bitdepth, () => "8"))
+      }
+    : undefined
+
+export const frameWindow = (flags: ScoreFlags): FrameWindow => ({
+  frameCount: Option.getOrElse(flags.frameCnt, () => 0),
+  frameSkipRef: Option.getOrElse(flags.frameSkipRef, () => 0),
+  frameSkipDist: Option.getOrElse(flags.frameSkipDist, () => 0),
+  subsample: Option.getOrElse(flags.subsample, () => 1)
+})
+
+/** The ScoreRequest (proto field names) of the flags, for one model. */
+export const scoreRequest = (
+  inputs: { readonly reference: string; readonly distorted: string },
+  flags: ScoreFlags,
+  model: ModelChoice | undefined,
+  perFrame: boolean
+) => {
+  const optional = <A>(option: Option.Option<A>) => Option.getOrUndefined(option)
+  const options = {
+    width: optional(flags.width),
+    height: optional(flags.height),
+    pixel_format: optional(flags.pixelFormat),
+    bitdepth: Option.getOrUndefined(Option.map(flags.bitdepth, Number)),
+    threads: optional(flags.threads),
+    features: flags.feature.length > 0 ? flags.feature : undefined,
+    subsample: optional(flags.subsample),
+    frame_cnt: optional(flags.frameCnt),
+    frame_skip_ref: optional(flags.frameSkipRef),
+    frame_skip_dist: optional(flags.frameSkipDist),
+    per_frame: perFrame ? true : undefined
+  }
+  return {
+    reference: inputs.reference,
+    distorted: inputs.distorted,
+    ...(model === undefined ? {} : { model: model.name }),
+    options: Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
+  }
+}

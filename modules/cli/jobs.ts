@@ -1,0 +1,254 @@
+/**
+ * `svc jobs submit|get|list|cancel|wait` against a controller's svc.v1.Jobs (address and token
+ * as a compute node reads them; see connection.ts). `wait` follows a job to its end with a
+ * progress line and writes its result like `svc score` does.
+ */
+import * as grpc from "@grpc/grpc-js"
+import { Args, Command, Options } from "@effect/cli"
+import { Duration, Effect, Option } from "effect"
+import { defaultControllerAddress } from "../config/ports.ts"
+import { reportOf } from "../formats/libvmaf.ts"
+import type { ScoreResult } from "../scorer/scorer.ts"
+import { bearerMetadata, type ClientOptions, callUnary, type GrpcCallError } from "../transport/grpc/client.ts"
+import { controllerClient, controllerOptions, readToken } from "./connection.ts"
+import { CommandFailed, UsageError } from "./errors.ts"
+import { inputsOf, parseModels, scoreFlags, scoreRequest } from "./flags.ts"
+import { expectedFrames } from "./inputs.ts"
+import { outputFlags, writeOutputs } from "./output.ts"
+import { startProgress } from "./progress.ts"
+
+/** A job as the controller sends it (proto field names). */
+interface Job {
+  readonly id: string
+  readonly tenant_id: string
+  readonly state: string
+  readonly request: {
+    readonly reference: string
+    readonly distorted: string
+    readonly model: string
+    readonly options?: Readonly<Record<string, unknown>> | null
+  } | null
+  readonly created_at?: { readonly seconds: number; readonly nanos: number } | null
+  readonly started_at?: { readonly seconds: number; readonly nanos: number } | null
+  readonly finished_at?: { readonly seconds: number; readonly nanos: number } | null
+  readonly node_id: string
+  readonly result: ScoreResult | null
+  readonly error: string
+  readonly frames_done: number
+}
+
+const controller = Options.text("controller").pipe(
+  Options.withDescription(
+    `the controller's gRPC address host:port (default: SVC_CONTROLLER_ADDR, else ${defaultControllerAddress})`
+  ),
+  Options.optional
+)
+const asJson = Options.boolean("json").pipe(Options.withDescription("print JSON"))
+
+const stateNames = ["pending", "running", "finished", "cancelled", "failed"] as const
+const wireState = (name: string) => `JOB_STATE_${name.toUpperCase()}`
+const shortState = (state: string) => state.replace(/^JOB_STATE_/, "").toLowerCase()
+
+const failedCall = (error: GrpcCallError) =>
+  new CommandFailed({ message: `${error.method}: ${grpc.status[error.code] ?? error.code}: ${error.message}` })
+
+/** One unary Jobs call with the token, failures as one line. */
+const jobsCall = <A>(options: ClientOptions, method: string, request: object) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* controllerClient("svc.v1.Jobs", options)
+      const token = yield* readToken
+      return yield* callUnary<A>(client, method, request, bearerMetadata(token)).pipe(Effect.mapError(failedCall))
+    })
+  )
+
+/** The caller's jobs (StreamJobs without follow). */
+const listJobs = (options: ClientOptions, request: object) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* controllerClient("svc.v1.Jobs", options)
+      const token = yield* readToken
+      return yield* Effect.async<ReadonlyArray<Job>, CommandFailed>((resume) => {
+        const jobs: Array<Job> = []
+        const start: unknown = Reflect.get(client, "StreamJobs")
+        if (typeof start !== "function") {
+          resume(Effect.fail(new CommandFailed({ message: "the controller client has no StreamJobs" })))
+          return
+        }
+        const deadline = new Date(Date.now() + 30_000)
+        const call: grpc.ClientReadableStream<Job> = start.call(client, request, bearerMetadata(token), { deadline })
+        call.on("data", (job: Job) => jobs.push(job))
+        call.on("error", (error: grpc.ServiceError) =>
+          resume(
+            Effect.fail(
+              new CommandFailed({ message: `StreamJobs: ${grpc.status[error.code] ?? error.code}: ${error.details}` })
+            )
+          )
+        )
+        call.on("end", () => resume(Effect.succeed(jobs)))
+        return Effect.sync(() => call.cancel())
+      })
+    })
+  )
+
+const printJson = (value: unknown) => Effect.sync(() => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`))
+
+const seconds = (stamp: Job["created_at"]) => (stamp ? stamp.seconds + stamp.nanos / 1e9 : undefined)
+
+const describeJob = (job: Job): string => {
+  const score = job.result && job.state === "JOB_STATE_FINISHED" ? ` score ${job.result.score.toFixed(6)}` : ""
+  const error = job.error === "" ? "" : ` error: ${job.error}`
+  return `${job.id} ${shortState(job.state)}${score}${error}`
+}
+
+const submit = Command.make("submit", { ...scoreFlags, controller }, (flags) =>
+  Effect.gen(function* () {
+    const inputs = yield* inputsOf(flags)
+    const models = yield* parseModels(flags.model)
+    if (models.length > 1 || models.some((model) => model.directory !== undefined))
+      return yield* new UsageError({ message: "a job scores with one model, named as the controller's nodes know it" })
+    const options = yield* controllerOptions(flags.controller)
+    const request = scoreRequest(inputs, flags, models[0], false)
+    const job = yield* jobsCall<Job>(options, "SubmitJob", { request })
+    yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
+  })
+).pipe(Command.withDescription("Queue a score on the controller's nodes; prints the job's id"))
+
+const jobId = Args.text({ name: "JOB_ID" })
+
+const get = Command.make("get", { id: jobId, controller }, ({ id, controller }) =>
+  Effect.flatMap(controllerOptions(controller), (options) =>
+    Effect.flatMap(jobsCall<Job>(options, "GetJob", { id }), printJson)
+  )
+).pipe(Command.withDescription("Print a job (JSON)"))
+
+const list = Command.make(
+  "list",
+  {
+    state: Options.choice("state", stateNames).pipe(
+      Options.withDescription("only jobs in this state; repeatable"),
+      Options.repeated
+    ),
+    limit: Options.integer("limit").pipe(Options.withDescription("at most N jobs (newest first)"), Options.optional),
+    json: asJson,
+    controller
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const options = yield* controllerOptions(flags.controller)
+      const jobs = yield* listJobs(options, {
+        states: flags.state.map(wireState),
+        follow: false,
+        limit: Option.getOrElse(flags.limit, () => 0)
+      })
+      if (flags.json) return yield* printJson(jobs)
+      const lines = jobs.map((job) => {
+        const created = seconds(job.created_at)
+        const when = created === undefined ? "" : new Date(created * 1000).toISOString()
+        return `${job.id}  ${shortState(job.state).padEnd(9)}  ${when}  ${job.request?.distorted ?? ""}${
+          job.state === "JOB_STATE_FINISHED" && job.result ? `  ${job.result.score.toFixed(6)}` : ""
+        }`
+      })
+      yield* Effect.sync(() => process.stdout.write(lines.length > 0 ? `${lines.join("\n")}\n` : ""))
+    })
+).pipe(Command.withDescription("List your tenant's jobs, newest first"))
+
+const cancel = Command.make("cancel", { id: jobId, controller }, ({ id, controller }) =>
+  Effect.gen(function* () {
+    const options = yield* controllerOptions(controller)
+    const job = yield* jobsCall<Job>(options, "CancelJob", { id })
+    yield* Effect.sync(() => process.stdout.write(`${describeJob(job)}\n`))
+  })
+).pipe(Command.withDescription("Cancel a pending or running job"))
+
+const finalStates = new Set(["JOB_STATE_FINISHED", "JOB_STATE_CANCELLED", "JOB_STATE_FAILED"])
+
+const wait = Command.make(
+  "wait",
+  {
+    id: jobId,
+    controller,
+    timeout: Options.integer("timeout").pipe(
+      Options.withDescription("give up after N seconds (exit 1); default: wait as long as it takes"),
+      Options.optional
+    ),
+    quiet: Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress bar")),
+    ...outputFlags
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const options = yield* controllerOptions(flags.controller)
+      const first = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
+      const request = first.request
+      const rawOptions = request?.options ?? {}
+      const number = (name: string) => (typeof rawOptions[name] === "number" ? Number(rawOptions[name]) : 0)
+      const raw =
+        number("width") > 0
+          ? {
+              width: number("width"),
+              height: number("height"),
+              pixelFormat: String(rawOptions["pixel_format"] || "420"),
+              bitdepth: number("bitdepth") || 8
+            }
+          : undefined
+      // The inputs may be readable here too (one machine); then the bar knows its total.
+      const total =
+        request === null
+          ? undefined
+          : yield* Effect.promise(() =>
+              expectedFrames(request.reference, request.distorted, raw, {
+                frameCount: number("frame_cnt"),
+                frameSkipRef: number("frame_skip_ref"),
+                frameSkipDist: number("frame_skip_dist"),
+                subsample: number("subsample") || 1
+              })
+            )
+      const progress = startProgress({ label: `job ${flags.id.slice(0, 8)}`, total, quiet: flags.quiet })
+      const poll = Effect.gen(function* () {
+        for (;;) {
+          const job = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
+          progress.update(job.frames_done)
+          if (finalStates.has(job.state)) return job
+          yield* Effect.sleep(Duration.millis(500))
+        }
+      })
+      const limited = Option.match(flags.timeout, {
+        onNone: () => poll,
+        onSome: (limit) =>
+          poll.pipe(
+            Effect.timeoutFail({
+              duration: Duration.seconds(limit),
+              onTimeout: () => new CommandFailed({ message: `job ${flags.id} did not end within ${limit} s` })
+            })
+          )
+      })
+      const job = finalStates.has(first.state)
+        ? first
+        : yield* limited.pipe(Effect.ensuring(Effect.sync(progress.finish)))
+      progress.finish()
+      if (job.state !== "JOB_STATE_FINISHED" || job.result === null)
+        return yield* new CommandFailed({
+          message: `job ${job.id} ${shortState(job.state)}${job.error ? `: ${job.error}` : ""}`
+        })
+      const started = seconds(job.started_at)
+      const finished = seconds(job.finished_at)
+      const features = rawOptions["features"]
+      const report = reportOf(job.result, {
+        width: raw?.width ?? 0,
+        height: raw?.height ?? 0,
+        seconds: started !== undefined && finished !== undefined ? finished - started : 0,
+        extras: Array.isArray(features) ? features.map(String) : undefined
+      })
+      yield* writeOutputs(flags, report, {
+        reference: request?.reference ?? "",
+        distorted: request?.distorted ?? "",
+        scoredOn: `controller ${options.address}, node ${job.node_id || "?"}`,
+        scoreName: "vmaf"
+      })
+    })
+).pipe(Command.withDescription("Wait for a job to end (progress on a terminal), then print its result like svc score"))
+
+export const jobsCommand = Command.make("jobs").pipe(
+  Command.withDescription("Jobs on a controller: submit, get, list, cancel, wait"),
+  Command.withSubcommands([submit, get, list, cancel, wait])
+)

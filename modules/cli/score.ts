@@ -1,0 +1,179 @@
+/**
+ * `svc score REF DIS`: scores a pair with the embedded scorer (no server), or on a scoring
+ * server or controller with `--server URL` (`POST /v1/score`, the token of SVC_CONTROLLER_TOKEN
+ * or SVC_CONTROLLER_TOKEN_FILE when set). One score per `--model`; several models give one
+ * score column each, named as the reference tool names them.
+ */
+import { Command, Options } from "@effect/cli"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { reportOf } from "../formats/libvmaf.ts"
+import { parseScoreRequest } from "../scorer/request.ts"
+import { type ScoreResult, Scorer, scoreFeature } from "../scorer/scorer.ts"
+import { readToken } from "./connection.ts"
+import { CommandFailed, UsageError } from "./errors.ts"
+import {
+  frameWindow,
+  inputsOf,
+  type ModelChoice,
+  parseModels,
+  rawGeometry,
+  type ScoreFlags,
+  scoreFlags,
+  scoreRequest
+} from "./flags.ts"
+import { expectedFrames, inputGeometry } from "./inputs.ts"
+import { type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
+import { startProgress } from "./progress.ts"
+
+const quiet = Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress bar"))
+const server = Options.text("server").pipe(
+  Options.withDescription("score on this scoring server or controller (http://host:port) instead of locally"),
+  Options.optional
+)
+
+/** The embedded scorer, reading models from `directory` (else SVC_MODEL_DIR). */
+const localScorer = (directory: string | undefined) => {
+  const provider =
+    directory === undefined
+      ? ConfigProvider.fromEnv()
+      : ConfigProvider.fromMap(new Map([["SVC_MODEL_DIR", directory]])).pipe(
+          ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+        )
+  return Scorer.Default.pipe(Layer.provide(Layer.setConfigProvider(provider)))
+}
+
+const scoreLocally = (request: unknown, model: ModelChoice | undefined, onProgress: (frames: number) => void) =>
+  Effect.gen(function* () {
+    // The request's rules name its fields ("options.width"); the user typed flags (--width).
+    const job = yield* parseScoreRequest(request).pipe(
+      Effect.mapError((error) => new UsageError({ message: error.message.replace(/\boptions\./g, "--") }))
+    )
+    const scorer = yield* Scorer
+    return yield* scorer
+      .score(job, { onProgress: (frames) => Effect.sync(() => onProgress(frames)) })
+      .pipe(
+        Effect.mapError(
+          (error) => new CommandFailed({ message: error._tag === "ScorerInternal" ? error.detail : error.message })
+        )
+      )
+  }).pipe(
+    Effect.provide(localScorer(model?.directory)),
+    Effect.catchTag("ConfigError", (error) => Effect.fail(new UsageError({ message: String(error) })))
+  )
+
+const scoreOnServer = (base: string, request: unknown) =>
+  Effect.gen(function* () {
+    const token = yield* readToken
+    const url = `${base.replace(/\/+$/, "")}/v1/score`
+    const response = yield* Effect.tryPromise({
+      try: (signal) =>
+        fetch(url, {
+          method: "POST",
+          signal,
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+          },
+          body: JSON.stringify(request)
+        }),
+      catch: (error) =>
+        new CommandFailed({ message: `cannot reach ${url}: ${error instanceof Error ? error.message : String(error)}` })
+    })
+    const body = yield* Effect.tryPromise({
+      try: (): Promise<unknown> => response.json(),
+      catch: () => new CommandFailed({ message: `${url} answered ${response.status} without a JSON body` })
+    })
+    if (!response.ok) {
+      const message =
+        typeof body === "object" && body !== null && "error" in body ? String(body.error) : `status ${response.status}`
+      return yield* new CommandFailed({ message: `${url}: ${response.status}: ${message}` })
+    }
+    return body as ScoreResult
+  })
+
+/** Renames a result's "vmaf" columns to `label` (several models side by side). */
+const relabel = (result: ScoreResult, label: string): ScoreResult => {
+  if (label === scoreFeature) return result
+  const rename = (values: Readonly<Record<string, number>>) =>
+    Object.fromEntries(Object.entries(values).map(([name, value]) => [name === scoreFeature ? label : name, value]))
+  return {
+    ...result,
+    features: rename(result.features),
+    frames: result.frames.map((frame) => ({ frame: frame.frame, metrics: rename(frame.metrics) })),
+    pooled: {
+      min: rename(result.pooled.min),
+      max: rename(result.pooled.max),
+      harmonic_mean: rename(result.pooled.harmonic_mean)
+    }
+  }
+}
+
+/** One result of several models' scores of the same frames. */
+const merge = (results: ReadonlyArray<ScoreResult>): ScoreResult => {
+  const [first] = results
+  if (!first) throw new Error("no result")
+  const union = (pick: (result: ScoreResult) => Readonly<Record<string, number>>) =>
+    Object.assign({}, ...results.map(pick)) as Record<string, number>
+  return {
+    ...first,
+    features: union((result) => result.features),
+    frames: first.frames.map((frame, index) => ({
+      frame: frame.frame,
+      metrics: union((result) => result.frames[index]?.metrics ?? {})
+    })),
+    pooled: {
+      min: union((result) => result.pooled.min),
+      max: union((result) => result.pooled.max),
+      harmonic_mean: union((result) => result.pooled.harmonic_mean)
+    }
+  }
+}
+
+const run = (flags: ScoreFlags & OutputChoice & { readonly quiet: boolean; readonly server: Option.Option<string> }) =>
+  Effect.gen(function* () {
+    const inputs = yield* inputsOf(flags)
+    const models = yield* parseModels(flags.model)
+    const choices: ReadonlyArray<ModelChoice | undefined> = models.length > 0 ? models : [undefined]
+    if (Option.isSome(flags.server) && models.some((model) => model.directory !== undefined))
+      return yield* new UsageError({ message: "--model path=FILE works only for local scores; name a server model" })
+    const raw = rawGeometry(flags)
+    const window = frameWindow(flags)
+    const perModel = yield* Effect.promise(() => expectedFrames(inputs.reference, inputs.distorted, raw, window))
+    const progress = startProgress({
+      label: Option.isSome(flags.server) ? "scoring on server" : "scoring",
+      // A server reports no progress, only its answer.
+      total: perModel === undefined || Option.isSome(flags.server) ? undefined : perModel * choices.length,
+      quiet: flags.quiet
+    })
+    const started = performance.now()
+    const results = yield* Effect.forEach(choices, (model, index) => {
+      const request = scoreRequest(inputs, flags, model, true)
+      const scored = Option.isSome(flags.server)
+        ? scoreOnServer(flags.server.value, request)
+        : scoreLocally(request, model, (frames) => progress.update(index * (perModel ?? 0) + frames))
+      return Effect.map(scored, (result) => relabel(result, model?.label ?? scoreFeature))
+    }).pipe(Effect.ensuring(Effect.sync(progress.finish)))
+    const seconds = (performance.now() - started) / 1000
+    const geometry = yield* Effect.promise(() => inputGeometry(inputs.reference, raw))
+    const labels = choices.map((model) => model?.label ?? scoreFeature)
+    const report = reportOf(merge(results), {
+      width: geometry?.width ?? 0,
+      height: geometry?.height ?? 0,
+      seconds: seconds / choices.length,
+      extras: flags.feature,
+      scores: labels
+    })
+    yield* writeOutputs(flags, report, {
+      reference: inputs.reference,
+      distorted: inputs.distorted,
+      scoredOn: Option.getOrElse(flags.server, () => "this machine (embedded scorer)"),
+      scoreName: labels[0] ?? scoreFeature
+    })
+  })
+
+export const scoreCommand = Command.make("score", { ...scoreFlags, ...outputFlags, quiet, server }, run).pipe(
+  Command.withDescription(
+    "Score a reference/distorted pair: locally with the embedded scorer, or on a server with --server URL"
+  )
+)

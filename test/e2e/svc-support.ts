@@ -1,0 +1,60 @@
+/** Helpers of the `svc` client's end-to-end tests: running it, the reference tool, parsing layouts. */
+import { existsSync, mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Fixture } from "../support/fixtures.ts"
+import { builtinModelDir, modelDirEnv, requireBuilt, runCommand, sharedDir } from "../support/executables.ts"
+
+/** The reference libvmaf command-line tool: a yardstick for the layouts, never shipped or called by svc. */
+export const referenceTool = join(sharedDir, "reference", "vmaf")
+export const haveReferenceTool = existsSync(referenceTool)
+
+export const extraFeatures = ["psnr", "float_ssim", "float_ms_ssim"] as const
+
+export const scratchDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix))
+
+/** Runs the compiled svc with SVC_MODEL_DIR set. */
+export const svc = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  runCommand([requireBuilt("svc"), ...args], { env: { ...modelDirEnv, ...env } })
+
+/** The file a model name resolves to for this run: SVC_MODEL_DIR's, else the built-in. */
+export const modelFile = (name: string) => join(process.env.SVC_MODEL_DIR ?? builtinModelDir, `${name}.json`)
+
+export const geometryArgs = (entry: Fixture) => [
+  "-w",
+  String(entry.width),
+  "--height",
+  String(entry.height),
+  "--pixel_format",
+  entry.pixel_format,
+  "--bitdepth",
+  String(entry.bitdepth)
+]
+
+/** The reference tool's output of a fixture in one layout, written to `file`. */
+export const referenceOutput = async (entry: Fixture, format: string, file: string) => {
+  const args = [
+    "-r",
+    entry.reference,
+    "-d",
+    entry.distorted,
+    ...["-w", String(entry.width), "-h", String(entry.height), "-p", entry.pixel_format, "-b", String(entry.bitdepth)],
+    ...extraFeatures.flatMap((feature) => ["--feature", feature]),
+    `--${format}`,
+    "-o",
+    file,
+    "-q"
+  ]
+  const result = await runCommand([referenceTool, ...args])
+  if (result.code !== 0) throw new Error(`reference tool failed: ${result.stderr}`)
+}
+
+/** Elements of an XML text as [tag, attribute names] (closing tags included as "/tag"). */
+export const xmlShape = (text: string): ReadonlyArray<readonly [string, ReadonlyArray<string>]> =>
+  [...text.matchAll(/<(\/?[A-Za-z_]+)([^>]*)>/g)].map(
+    (match) => [match[1] ?? "", [...(match[2] ?? "").matchAll(/([A-Za-z_0-9]+)="/g)].map((a) => a[1] ?? "")] as const
+  )
+
+/** Attribute values of an XML element's opening tag. */
+export const xmlAttributes = (element: string): Record<string, string> =>
+  Object.fromEntries([...element.matchAll(/([A-Za-z_0-9]+)="([^"]*)"/g)].map((match) => [match[1], match[2]]))
