@@ -3,7 +3,7 @@
  * own (every request brings its bearer token), so a configured token there is a mistake that
  * stops start-up rather than a fallback that would act for anonymous callers.
  */
-import { Config, ConfigError, Either, Option } from "effect"
+import { Config, type ConfigError, Either, Option } from "effect"
 import { flag, invalid, type ListenAddress, listenAddress, optionalText, text } from "../config/env.ts"
 
 export type McpTransport = "stdio" | "http"
@@ -78,7 +78,9 @@ export const mcpConfig: Config.Config<McpConfig> = rawConfig.pipe(
         )
       )
     if (tokenSet && fileSet)
-      return Either.left(invalid("SVC_CONTROLLER_TOKEN", "set SVC_CONTROLLER_TOKEN or SVC_CONTROLLER_TOKEN_FILE, not both"))
+      return Either.left(
+        invalid("SVC_CONTROLLER_TOKEN", "set SVC_CONTROLLER_TOKEN or SVC_CONTROLLER_TOKEN_FILE, not both")
+      )
     return Either.right(config)
   })
 )

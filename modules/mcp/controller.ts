@@ -55,7 +55,9 @@ export class Controller extends Effect.Service<Controller>()("svc/McpController"
         Effect.tryPromise({
           try: () => readFile(path),
           catch: (error) =>
-            new Error(`SVC_CONTROLLER_CA_FILE ${path} cannot be read: ${error instanceof Error ? error.message : error}`)
+            new Error(
+              `SVC_CONTROLLER_CA_FILE ${path} cannot be read: ${error instanceof Error ? error.message : error}`
+            )
         })
     })
     const options = { address: config.address, tls: config.tls, caPem }

@@ -104,7 +104,11 @@ const mcpRoute = (config: McpConfig) =>
         })
       })
       return HttpServerResponse.fromWeb(response)
-    }).pipe(Effect.catchTag("RequestError", (error) => Effect.succeed(HttpServerResponse.text(error.message, { status: 400 }))))
+    }).pipe(
+      Effect.catchTag("RequestError", (error) =>
+        Effect.succeed(HttpServerResponse.text(error.message, { status: 400 }))
+      )
+    )
   })
 
 /** The HTTP listener on SVC_HTTP_ADDR: /mcp, and the liveness probes. */

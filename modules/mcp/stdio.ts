@@ -37,4 +37,3 @@ export const serveStdio = (config: McpConfig) =>
       yield* Effect.logInfo("stdin closed; stopping")
     })
   )
-

@@ -73,7 +73,12 @@ const jobId = z.string().min(1).describe("Job identifier (UUID) as submit_job or
 
 const ScoreOptionsSchema = z
   .object({
-    width: z.number().int().min(1).optional().describe("Frame width in pixels. Required for raw .yuv, ignored for .y4m"),
+    width: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Frame width in pixels. Required for raw .yuv, ignored for .y4m"),
     height: z.number().int().min(1).optional().describe("Frame height in pixels. Required for raw .yuv"),
     pixel_format: z.enum(["420", "422", "444"]).optional().describe("Chroma subsampling of raw .yuv input"),
     bitdepth: z
@@ -157,11 +162,13 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
     answer: (token: string | undefined) => Effect.Effect<Answer<A>, ToolFailure>
   ): Promise<CallToolResult> =>
     Runtime.runPromise(context.runtime)(
-      context.bearer(extra).pipe(
-        Effect.flatMap(answer),
-        Effect.match({ onFailure: toError, onSuccess: toResult }),
-        Effect.withLogSpan("tool")
-      ),
+      context
+        .bearer(extra)
+        .pipe(
+          Effect.flatMap(answer),
+          Effect.match({ onFailure: toError, onSuccess: toResult }),
+          Effect.withLogSpan("tool")
+        ),
       { signal: extra.signal }
     )
 
@@ -237,7 +244,8 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
           const byState = [...counts].map(([state, count]) => `${count} ${state}`).join(", ")
           return {
             structured: { jobs, count: jobs.length },
-            text: jobs.length === 0 ? "no jobs" : `${jobs.length} jobs (${byState}); newest: ${jobLine(jobs[0] as JobView)}`
+            text:
+              jobs.length === 0 ? "no jobs" : `${jobs.length} jobs (${byState}); newest: ${jobLine(jobs[0] as JobView)}`
           }
         })
       )
@@ -416,7 +424,8 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
             better: delta > 0 ? "b" : delta < 0 ? "a" : "equal",
             per_frame: compareFrames(a.frames, b.frames, ranking)
           }
-          const verdict = comparison.better === "equal" ? "they score the same" : `${comparison.better.toUpperCase()} is better`
+          const verdict =
+            comparison.better === "equal" ? "they score the same" : `${comparison.better.toUpperCase()} is better`
           return {
             structured: comparison,
             text:

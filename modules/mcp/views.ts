@@ -115,7 +115,8 @@ export const jobView = (wire: WireJob): JobView => {
 
 /** One line a person (or a model) reads first. */
 export const jobLine = (job: JobView): string => {
-  const score = job.result === undefined ? "" : `, VMAF ${job.result.score.toFixed(3)} over ${job.result.frame_count} frames`
+  const score =
+    job.result === undefined ? "" : `, VMAF ${job.result.score.toFixed(3)} over ${job.result.frame_count} frames`
   const error = job.error === undefined ? "" : `: ${job.error}`
   const progress = job.state === "running" ? `, ${job.frames_done} frames scored so far` : ""
   return `job ${job.id} is ${job.state}${progress}${score}${error}`
