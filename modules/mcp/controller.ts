@@ -42,9 +42,7 @@ const scoreTimeout = Duration.minutes(10)
 const connectionFailure = (error: GrpcCallError) =>
   error.code === grpc.status.DEADLINE_EXCEEDED ||
   (error.code === grpc.status.UNAVAILABLE &&
-    /No connection established|Connection dropped|connect|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Name resolution failed|TLS|socket/i.test(
-      error.message
-    ))
+    /^(No connection established|Connection dropped|Name resolution failed|failed to connect)/i.test(error.message))
 
 export class Controller extends Effect.Service<Controller>()("svc/McpController", {
   scoped: Effect.gen(function* () {

@@ -77,6 +77,17 @@ const mcpRoute = (config: McpConfig) =>
         )
         return refusal(admission.status, admission.message)
       }
+      // Stateless: no session, so no stream for server-initiated messages (GET) and nothing to end
+      // (DELETE); a call's notifications come on its own POST's event stream.
+      if (request.method !== "POST")
+        return HttpServerResponse.unsafeJson(
+          {
+            jsonrpc: "2.0",
+            error: { code: -32000, message: "method not allowed: this server is stateless, use POST" },
+            id: null
+          },
+          { status: 405, headers: { allow: "POST" } }
+        )
       const web = yield* HttpServerRequest.toWeb(request)
       const token = admission.token
       const response = yield* Effect.promise(async () => {

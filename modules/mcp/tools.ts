@@ -56,6 +56,8 @@ export const failureText = (failure: ToolFailure): string => {
     case "ControllerRefusal":
       return `the controller refused ${failure.method}: ${failure.status}: ${failure.message}`
     case "ControllerUnreachable":
+      if (failure.status === "DEADLINE_EXCEEDED")
+        return `the controller at ${failure.address} did not answer in time (${failure.status}: ${failure.message})`
       return (
         `the controller at ${failure.address} is unreachable (${failure.status}: ${failure.message}); ` +
         "check that svc-controller is running and SVC_CONTROLLER_ADDR names it"
@@ -157,18 +159,27 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
     { capabilities: { tools: {} }, instructions }
   )
   const { controller } = context
+  /** Runs one tool call with the caller's token; one log line per call (never the token). */
   const run = <A extends Record<string, unknown>>(
+    tool: string,
     extra: Extra,
     answer: (token: string | undefined) => Effect.Effect<Answer<A>, ToolFailure>
   ): Promise<CallToolResult> =>
     Runtime.runPromise(context.runtime)(
-      context
-        .bearer(extra)
-        .pipe(
-          Effect.flatMap(answer),
-          Effect.match({ onFailure: toError, onSuccess: toResult }),
-          Effect.withLogSpan("tool")
-        ),
+      context.bearer(extra).pipe(
+        Effect.flatMap(answer),
+        Effect.timed,
+        Effect.tapBoth({
+          onFailure: (failure) =>
+            Effect.logInfo("tool call").pipe(Effect.annotateLogs({ outcome: "error", error: failureText(failure) })),
+          onSuccess: ([elapsed]) =>
+            Effect.logInfo("tool call").pipe(
+              Effect.annotateLogs({ outcome: "ok", duration_ms: Math.round(Duration.toMillis(elapsed)) })
+            )
+        }),
+        Effect.match({ onFailure: toError, onSuccess: ([, result]) => toResult(result) }),
+        Effect.annotateLogs({ tool })
+      ),
       { signal: extra.signal }
     )
 
@@ -186,7 +197,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
     },
     ({ reference, distorted, model, options }, extra) =>
-      run(extra, (token) =>
+      run("submit_job", extra, (token) =>
         Effect.map(controller.submitJob(token, wireRequest(reference, distorted, model, options, false)), (job) =>
           jobAnswer(jobView(job))
         )
@@ -205,7 +216,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     ({ job_id }, extra) =>
-      run(extra, (token) => Effect.map(controller.getJob(token, job_id), (job) => jobAnswer(jobView(job))))
+      run("get_job", extra, (token) => Effect.map(controller.getJob(token, job_id), (job) => jobAnswer(jobView(job))))
   )
 
   server.registerTool(
@@ -220,7 +231,9 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }
     },
     ({ job_id }, extra) =>
-      run(extra, (token) => Effect.map(controller.cancelJob(token, job_id), (job) => jobAnswer(jobView(job))))
+      run("cancel_job", extra, (token) =>
+        Effect.map(controller.cancelJob(token, job_id), (job) => jobAnswer(jobView(job)))
+      )
   )
 
   server.registerTool(
@@ -236,7 +249,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     ({ states, limit }, extra) =>
-      run(extra, (token) =>
+      run("list_jobs", extra, (token) =>
         Effect.map(controller.listJobs(token, (states ?? []).map(toWireState), limit ?? 20), (wire) => {
           const jobs = wire.map(jobView)
           const counts = new Map<string, number>()
@@ -274,7 +287,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     ({ job_id, timeout_seconds }, extra) =>
-      run(extra, (token) =>
+      run("wait_job", extra, (token) =>
         Effect.gen(function* () {
           const progressToken = extra._meta?.progressToken
           const deadline = Date.now() + (timeout_seconds ?? 50) * 1000
@@ -317,7 +330,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     ({ reference, distorted, model, options }, extra) =>
-      run(extra, (token) =>
+      run("score", extra, (token) =>
         Effect.map(controller.score(token, wireRequest(reference, distorted, model, options, false)), (wire) => {
           const summary = scoreSummary(wire)
           return { structured: summary, text: scoreLine(summary) }
@@ -342,7 +355,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     ({ job_id, count, metric }, extra) =>
-      run(extra, (token) =>
+      run("describe_worst_frames", extra, (token) =>
         Effect.gen(function* () {
           const wire = yield* controller.getJob(token, job_id)
           const job = jobView(wire)
@@ -379,7 +392,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     (_input, extra) =>
-      run(extra, () =>
+      run("list_models", extra, () =>
         Effect.succeed({
           structured: builtinModels,
           text: `models: ${builtinModels.models.map((model) => model.name + (model.default ? " (default)" : "")).join(", ")}`
@@ -407,7 +420,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     ({ reference, distorted_a, distorted_b, model, options, metric }, extra) =>
-      run(extra, (token) =>
+      run("compare", extra, (token) =>
         Effect.gen(function* () {
           // One after the other: two at once could hit the controller's concurrency cap.
           const a = yield* controller.score(token, wireRequest(reference, distorted_a, model, options, true))

@@ -327,6 +327,10 @@ describe("svc-mcp over stdio", () => {
       .filter((line) => line.trim() !== "")
     expect(lines.length).toBeGreaterThan(0)
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
+    // One line per tool call, never a token.
+    expect(stdio.stderr()).toContain('"message":"tool call"')
+    expect(stdio.stderr()).toContain('"tool":"submit_job"')
+    for (const token of [tokens.aWriter, tokens.aReader, tokens.bWriter]) expect(stdio.stderr()).not.toContain(token)
   })
 
   scenarios(() => stdio)
@@ -409,6 +413,17 @@ describe("svc-mcp over streamable HTTP", () => {
     expect(await errorMessage(foreign)).toContain("origin")
     const local = await post(initialize, { authorization, origin: "http://localhost:6274" })
     expect(local.status).toBe(200)
+  })
+
+  it("is stateless: GET and DELETE get 405 (a call's notifications come on its POST's stream)", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const response = await fetch(`${mcp.http}/mcp`, {
+        method,
+        headers: { authorization: `Bearer ${tokens.aReader}`, accept: "text/event-stream" }
+      })
+      expect(response.status, method).toBe(405)
+      expect(response.headers.get("allow")).toBe("POST")
+    }
   })
 
   it("refuses a Host that is not a loopback name on its loopback listener", async () => {
