@@ -14,7 +14,7 @@ import {
   makeClient
 } from "../transport/grpc/client.ts"
 import { controllerClientConfig } from "./config.ts"
-import type { WireJob, WireJobState, WireScoreRequest, WireScoreResponse } from "./wire.ts"
+import type { WireJob, WireJobState, WireModelList, WireScoreRequest, WireScoreResponse } from "./wire.ts"
 
 /** The controller answered with an error status: its code name and message, verbatim. */
 export class ControllerRefusal extends Data.TaggedError("ControllerRefusal")<{
@@ -100,6 +100,8 @@ export class Controller extends Effect.Service<Controller>()("svc/McpController"
           ),
           classify
         ),
+      /** SvcScoring.ListModels; UNIMPLEMENTED from a controller (or contract) without it. */
+      listModels: (token: string | undefined) => unary<WireModelList>(scoring, "ListModels", {}, token),
       score: (token: string | undefined, request: WireScoreRequest) =>
         unary<WireScoreResponse>(scoring, "Score", request, token, scoreTimeout)
     } as const

@@ -25,6 +25,7 @@ import {
   jobView,
   type JobView,
   ModelListSchema,
+  modelListView,
   type ScoreSummary,
   ScoreSummarySchema,
   scoreLine,
@@ -386,17 +387,30 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
     "list_models",
     {
       title: "List VMAF models",
-      description: "The VMAF models svc can score with, and which one is the default.",
+      description:
+        "The VMAF models a score or job may name, which one is the default, and whether this build can use each. " +
+        "Needs svc:reader.",
       inputSchema: {},
       outputSchema: ModelListSchema,
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
     (_input, extra) =>
-      run("list_models", extra, () =>
-        Effect.succeed({
-          structured: builtinModels,
-          text: `models: ${builtinModels.models.map((model) => model.name + (model.default ? " (default)" : "")).join(", ")}`
-        })
+      run("list_models", extra, (token) =>
+        controller.listModels(token).pipe(
+          Effect.map(modelListView),
+          // A controller without ListModels: the models its scorer supports by default.
+          Effect.catchIf(
+            (failure) => failure._tag === "ControllerRefusal" && failure.status === "UNIMPLEMENTED",
+            () => Effect.succeed(builtinModels)
+          ),
+          Effect.map((list) => ({
+            structured: list,
+            text: `models: ${list.models
+              .filter((model) => model.usable)
+              .map((model) => model.name + (model.default ? " (default)" : ""))
+              .join(", ")}`
+          }))
+        )
       )
   )
 

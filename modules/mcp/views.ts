@@ -4,7 +4,7 @@
  * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
  */
 import * as z from "zod"
-import type { WireFrameScore, WireJob, WireJobState, WireScoreResponse, WireTimestamp } from "./wire.ts"
+import type { WireFrameScore, WireJob, WireJobState, WireModelList, WireScoreResponse, WireTimestamp } from "./wire.ts"
 
 export const jobStates = ["pending", "running", "finished", "cancelled", "failed"] as const
 export type JobState = (typeof jobStates)[number]
@@ -224,14 +224,36 @@ export const compareFrames = (
 
 // --- models -----------------------------------------------------------------------------------
 
+/** The model a request without `model` gets. */
+export const DEFAULT_MODEL = "vmaf_v0.6.1"
+
 export const ModelListSchema = z.object({
   models: z.array(
     z.object({
       name: z.string().describe("Name to pass as `model`"),
       default: z.boolean().describe("Used when no model is given"),
-      description: z.string()
+      usable: z.boolean().describe("false: this build cannot score with it (see reason)"),
+      reason: z.string().optional().describe("Why the model is not usable"),
+      description: z.string().optional(),
+      features: z.array(z.string()).optional().describe("Features the model reads"),
+      model_source: z.string().optional().describe("builtin, or the model file in the controller's model directory"),
+      sha256: z.string().optional().describe("SHA-256 of the model file (a score's provenance reports it)")
     })
   ),
-  source: z.string().describe("Where this list comes from")
+  source: z.string().describe("Where this list comes from: the controller, or svc-mcp's built-in list")
 })
 export type ModelList = z.infer<typeof ModelListSchema>
+
+/** The controller's ListModels answer as the tool's view. */
+export const modelListView = (wire: WireModelList): ModelList => ({
+  models: wire.models.map((model) => ({
+    name: model.name,
+    default: model.name === DEFAULT_MODEL,
+    usable: model.usable,
+    ...defined({ reason: model.reason }),
+    features: [...model.features],
+    model_source: model.source,
+    sha256: model.sha256
+  })),
+  source: "the controller (ListModels)"
+})

@@ -74,3 +74,14 @@ export interface WireJob {
   readonly frames_done: number
   readonly submitted_by: string
 }
+
+export interface WireModelList {
+  readonly models: ReadonlyArray<{
+    readonly name: string
+    readonly features: ReadonlyArray<string>
+    readonly source: string
+    readonly sha256: string
+    readonly usable: boolean
+    readonly reason: string
+  }>
+}
