@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Messages } from "../../modules/policy/errors.ts"
 import { GrpcMethods, ROLE_TABLE } from "../../modules/policy/roles.ts"
-import { requireBuilt, type RunningService, startService } from "../support/executables.ts"
+import { requireBuilt, type RunningService, runCommand, startService } from "../support/executables.ts"
 import { fixture, golden } from "../support/fixtures.ts"
 import {
   controllerEnv,
@@ -335,6 +335,28 @@ describe("svc-mcp over stdio", () => {
 
   scenarios(() => stdio)
 
+  it("sends SVC_CONTROLLER_TOKEN when it is given instead of a file", async () => {
+    const client = newClient()
+    await client.connect(
+      new StdioClientTransport({
+        command: requireBuilt("svc-mcp"),
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          SVC_CONTROLLER_ADDR: controller.grpc ?? "",
+          SVC_CONTROLLER_TOKEN: tokens.bWriter
+        },
+        stderr: "ignore"
+      })
+    )
+    try {
+      const listed = structured<{ jobs: Array<JobView> }>(await call(client, "list_jobs", { limit: 1000 }))
+      expect(listed.jobs.length).toBeGreaterThan(0)
+      expect(listed.jobs.every((job) => job.tenant_id === "b")).toBe(true)
+    } finally {
+      await client.close()
+    }
+  })
+
   it("answers a tool error while the controller is down, and keeps serving", async () => {
     const down = await stdioHarness(`127.0.0.1:${await freePort()}`, "down")
     try {
@@ -381,6 +403,17 @@ describe("svc-mcp over streamable HTTP", () => {
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
       body: JSON.stringify(body)
     })
+
+  it("refuses to start with a token of its own", async () => {
+    for (const variable of ["SVC_CONTROLLER_TOKEN", "SVC_CONTROLLER_TOKEN_FILE"]) {
+      const result = await runCommand([requireBuilt("svc-mcp")], {
+        env: { SVC_MCP_TRANSPORT: "http", SVC_HTTP_ADDR: "127.0.0.1:0", [variable]: "x" }
+      })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain(variable)
+      expect(result.stderr).toContain("stdio only")
+    }
+  })
 
   it("answers 401 without a bearer token and calls nothing", async () => {
     const marker = join(scratch.rootA, `unauthenticated-${Date.now()}.yuv`)
