@@ -8,8 +8,10 @@
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { CancelledNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer } from "effect"
 import { livenessRoutes, serveHttp } from "../transport/http/server.ts"
+import { InFlightCalls } from "./cancellation.ts"
 import type { McpConfig } from "./config.ts"
 import { Controller } from "./controller.ts"
 import { makeMcpServer } from "./tools.ts"
@@ -68,6 +70,7 @@ const mcpRoute = (config: McpConfig) =>
   Effect.gen(function* () {
     const controller = yield* Controller
     const runtime = yield* Effect.runtime<never>()
+    const calls = new InFlightCalls()
     return Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const admission = admit({ get: (name) => request.headers[name] ?? null }, config)
@@ -91,17 +94,25 @@ const mcpRoute = (config: McpConfig) =>
       const web = yield* HttpServerRequest.toWeb(request)
       const token = admission.token
       const response = yield* Effect.promise(async () => {
-        const server = makeMcpServer({ controller, bearer: () => Effect.succeed(token), runtime })
+        const server = makeMcpServer({
+          controller,
+          bearer: () => Effect.succeed(token),
+          runtime,
+          track: (extra) => calls.track(token, extra.requestId, extra.signal)
+        })
+        // A cancellation names a call that another request (another server) is running.
+        server.server.setNotificationHandler(CancelledNotificationSchema, (notification) => {
+          const { requestId, reason } = notification.params
+          if (requestId !== undefined) calls.cancel(token, requestId, reason ?? "cancelled by the client")
+        })
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           maxRequestBodySize: maxBodyBytes
         })
         await server.connect(transport)
-        const answered = await transport.handleRequest(web, {
-          authInfo: { token, clientId: "bearer", scopes: [] }
-        })
+        const answered = await transport.handleRequest(web)
         // The answer may be an event stream (progress notifications): close the server once it
-        // has been sent, or when the client goes away.
+        // has been sent, or when the client goes away (which also interrupts the tool's calls).
         const close = () => void server.close().catch(() => undefined)
         if (answered.body === null) {
           close()

@@ -1,6 +1,7 @@
 /** svc-mcp's pure parts: request admission over HTTP, its configuration rules, the result views. */
 import { ConfigProvider, Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
+import { InFlightCalls } from "./cancellation.ts"
 import { DEFAULT_MCP_HTTP_ADDR, mcpConfig } from "./config.ts"
 import { admit } from "./http.ts"
 import { compareFrames, jobView, worstFrames } from "./views.ts"
@@ -129,5 +130,32 @@ describe("result views", () => {
       submitted_by: "user@a",
       error: "input outside roots"
     })
+  })
+})
+
+describe("calls in flight (cancellation across stateless requests)", () => {
+  it("cancels only the caller's own call with that id, and forgets calls that ended", () => {
+    const calls = new InFlightCalls()
+    const request = new AbortController()
+    const mine = calls.track("token-a", 7, request.signal)
+    const otherId = calls.track("token-a", "7", new AbortController().signal)
+    expect(calls.cancel("token-b", 7, "no")).toBe(0)
+    expect(mine.signal.aborted).toBe(false)
+    expect(calls.cancel("token-a", 7, "stop")).toBe(1)
+    expect(mine.signal.aborted).toBe(true)
+    expect(otherId.signal.aborted).toBe(false)
+    mine.release()
+    otherId.release()
+    expect(calls.size).toBe(0)
+  })
+
+  it("follows the call's own request being aborted", () => {
+    const calls = new InFlightCalls()
+    const request = new AbortController()
+    const tracked = calls.track("t", 1, request.signal)
+    request.abort()
+    expect(tracked.signal.aborted).toBe(true)
+    tracked.release()
+    expect(calls.size).toBe(0)
   })
 })

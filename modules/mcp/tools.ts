@@ -11,6 +11,7 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import { Data, Duration, Effect, Runtime } from "effect"
 import * as z from "zod"
 import type { TokenFileError } from "../config/token-file.ts"
+import type { TrackedCall } from "./cancellation.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import type { Controller, ControllerError } from "./controller.ts"
 import { builtinModels } from "./models.ts"
@@ -49,6 +50,8 @@ export interface ToolContext {
   /** The bearer token to send for this call (stdio: the configured one; HTTP: the request's). */
   readonly bearer: (extra: Extra) => Effect.Effect<string | undefined, TokenFileError>
   readonly runtime: Runtime.Runtime<never>
+  /** Where a call registers to be cancellable from another request (stateless HTTP). */
+  readonly track?: (extra: Extra) => TrackedCall
 }
 
 /** The text of a tool error: the controller's status and message verbatim. */
@@ -165,8 +168,9 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
     tool: string,
     extra: Extra,
     answer: (token: string | undefined) => Effect.Effect<Answer<A>, ToolFailure>
-  ): Promise<CallToolResult> =>
-    Runtime.runPromise(context.runtime)(
+  ): Promise<CallToolResult> => {
+    const call = context.track?.(extra) ?? { signal: extra.signal, release: () => undefined }
+    return Runtime.runPromise(context.runtime)(
       context.bearer(extra).pipe(
         Effect.flatMap(answer),
         Effect.timed,
@@ -178,11 +182,13 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
               Effect.annotateLogs({ outcome: "ok", duration_ms: Math.round(Duration.toMillis(elapsed)) })
             )
         }),
+        Effect.onInterrupt(() => Effect.logInfo("tool call").pipe(Effect.annotateLogs({ outcome: "cancelled" }))),
         Effect.match({ onFailure: toError, onSuccess: ([, result]) => toResult(result) }),
         Effect.annotateLogs({ tool })
       ),
-      { signal: extra.signal }
-    )
+      { signal: call.signal }
+    ).finally(call.release)
+  }
 
   const jobAnswer = (job: JobView): Answer<JobView> => ({ structured: job, text: jobLine(job) })
 

@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Messages } from "../../modules/policy/errors.ts"
 import { GrpcMethods, ROLE_TABLE } from "../../modules/policy/roles.ts"
-import { requireBuilt, type RunningService, runCommand, startService } from "../support/executables.ts"
+import { type LogLine, requireBuilt, type RunningService, runCommand, startService } from "../support/executables.ts"
 import { fixture, golden } from "../support/fixtures.ts"
 import {
   controllerEnv,
@@ -66,6 +66,8 @@ type Caller = "aWriter" | "aReader" | "bWriter"
 interface Harness {
   readonly connect: (caller: Caller) => Promise<Client>
   readonly close: () => Promise<void>
+  /** svc-mcp's log lines so far. */
+  readonly logs: () => ReadonlyArray<LogLine>
 }
 
 const newClient = () => new Client({ name: "svc-mcp-e2e", version: "1.0.0" })
@@ -102,7 +104,12 @@ const stdioHarness = async (controllerAddress: string, name: string): Promise<Ha
       expect(errors).toEqual([])
       await client.close()
     },
-    stderr: () => stderr
+    stderr: () => stderr,
+    logs: () =>
+      stderr
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as LogLine)
   }
 }
 
@@ -122,7 +129,8 @@ const httpHarness = (mcp: () => RunningService): Harness => {
     },
     close: async () => {
       for (const client of clients) await client.close()
-    }
+    },
+    logs: () => mcp().logs
   }
 }
 
@@ -304,6 +312,37 @@ const scenarios = (harness: () => Harness) => {
     expect(compared.per_frame.frames_compared).toBe(fixture("v01").frames)
     expect(compared.per_frame.frames_b_better).toBe(fixture("v01").frames)
     expect(compared.per_frame.mean_delta).toBeCloseTo(compared.b.score - compared.a.score, 9)
+  })
+
+  it("stops a wait_job its client cancels", async () => {
+    const b = await harness().connect("bWriter")
+    const pending = structured<JobView>(
+      await call(b, "submit_job", {
+        reference: join(scratch.rootB, "ref.yuv"),
+        distorted: join(scratch.rootB, "dis.yuv"),
+        options: v01.options
+      })
+    )
+    const abort = new AbortController()
+    const waiting = b.callTool(
+      { name: "wait_job", arguments: { job_id: pending.id, timeout_seconds: 3600 } },
+      undefined,
+      { signal: abort.signal }
+    )
+    const cancelled = () =>
+      harness()
+        .logs()
+        .some(
+          (line) =>
+            line.message === "tool call" &&
+            line.annotations.tool === "wait_job" &&
+            line.annotations.outcome === "cancelled"
+        )
+    await Bun.sleep(500)
+    abort.abort()
+    await expect(waiting).rejects.toThrow()
+    for (let attempt = 0; attempt < 200 && !cancelled(); attempt++) await Bun.sleep(50)
+    expect(cancelled()).toBe(true)
   })
 
   it("lists the models (the controller's ListModels, or the built-in list without it)", async () => {
