@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Messages } from "../../modules/policy/errors.ts"
 import { GrpcMethods, ROLE_TABLE } from "../../modules/policy/roles.ts"
+import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { type LogLine, requireBuilt, type RunningService, runCommand, startService } from "../support/executables.ts"
 import { fixture, golden } from "../support/fixtures.ts"
 import {
@@ -347,8 +348,14 @@ const scenarios = (harness: () => Harness) => {
 
   it("lists the models (the controller's ListModels, or the built-in list without it)", async () => {
     const client = await harness().connect("aReader")
-    const listed = structured<{ models: Array<{ name: string; default: boolean }> }>(await call(client, "list_models"))
+    const listed = structured<{ models: Array<{ name: string; default: boolean; sha256?: string }>; source: string }>(
+      await call(client, "list_models")
+    )
     expect(listed.models).toContainEqual(expect.objectContaining({ name: "vmaf_v0.6.1", default: true }))
+    if (Object.hasOwn(serviceDefinition("svc.v1.SvcScoring"), "ListModels")) {
+      expect(listed.source).toContain("controller")
+      for (const model of listed.models) expect(model.sha256).toMatch(/^[0-9a-f]{64}$/)
+    } else expect(listed.source).toContain("built-in")
   })
 }
 
