@@ -403,6 +403,31 @@ describe("svc-mcp over stdio", () => {
     }
   })
 
+  it("answers a tool error while the token file is missing, and picks the file up once it appears", async () => {
+    const tokenFile = scratch.path("late.token")
+    const client = newClient()
+    await client.connect(
+      new StdioClientTransport({
+        command: requireBuilt("svc-mcp"),
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          SVC_CONTROLLER_ADDR: controller.grpc ?? "",
+          SVC_CONTROLLER_TOKEN_FILE: tokenFile
+        },
+        stderr: "ignore"
+      })
+    )
+    try {
+      const refused = await call(client, "list_jobs")
+      expect(refused.isError).toBe(true)
+      expect(text(refused)).toContain(`cannot read the controller token file ${tokenFile}`)
+      scratch.write("late.token", tokens.aReader)
+      expect(structured<{ count: number }>(await call(client, "list_jobs")).count).toBeGreaterThan(0)
+    } finally {
+      await client.close()
+    }
+  })
+
   it("answers a tool error while the controller is down, and keeps serving", async () => {
     const down = await stdioHarness(`127.0.0.1:${await freePort()}`, "down")
     try {
