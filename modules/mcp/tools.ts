@@ -92,9 +92,10 @@ const ScoreOptionsSchema = z
       .optional()
       .describe("Bits per sample of raw .yuv input (above 8: 16-bit little-endian words)"),
     features: z
-      .array(z.enum(["psnr", "float_ssim", "float_ms_ssim"]))
+      .array(z.string().min(1))
+      .max(32)
       .optional()
-      .describe("Extra metrics besides VMAF's own features"),
+      .describe("Extra metrics besides VMAF's own features, by libvmaf name: psnr, float_ssim, float_ms_ssim, ..."),
     subsample: z.number().int().min(1).max(1000).optional().describe("Score every Nth frame only (faster)"),
     frame_cnt: z.number().int().min(1).optional().describe("Score at most this many frames"),
     frame_skip_ref: z.number().int().min(0).optional().describe("Frames to skip at the start of the reference"),
