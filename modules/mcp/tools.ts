@@ -110,7 +110,12 @@ const scoreInput = {
     .min(1)
     .describe("Absolute path (or file:// URL) of the pristine reference clip, .yuv or .y4m, under a scoring root"),
   distorted: z.string().min(1).describe("Absolute path of the encoded clip to judge, same geometry as the reference"),
-  model: z.string().optional().describe("VMAF model name (see list_models); default vmaf_v0.6.1"),
+  model: z
+    .string()
+    .optional()
+    .describe(
+      'VMAF model name (see list_models); default vmaf_v0.6.1; "auto" picks the 4K model for a 2160p reference'
+    ),
   options: ScoreOptionsSchema.optional()
 }
 
