@@ -12,7 +12,9 @@ export interface DefaultPorts {
 export const defaultPorts = {
   "svc-server": { http: 8080, grpc: 50051 },
   "svc-controller": { http: 8081, grpc: 50052 },
-  "svc-node": { http: 8082 }
+  "svc-node": { http: 8082 },
+  // Loopback by default (modules/mcp): an assistant's local helper, not a network service.
+  "svc-mcp": { http: 8090 }
 } as const satisfies Readonly<Record<string, DefaultPorts>>
 
 type Service = keyof typeof defaultPorts

@@ -17,7 +17,7 @@ import { parseScoreRequest } from "../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, callUnary, type GrpcCallError, makeClient } from "../transport/grpc/client.ts"
 import { nodeConfig } from "./config.ts"
-import { makeTokenSource, type TokenFileError } from "./token.ts"
+import { makeTokenSource, type TokenFileError } from "../config/token-file.ts"
 
 /** A job as PullWork hands it out (proto field names). */
 interface WireJob {

@@ -6,13 +6,18 @@ import { afterAll, describe, expect, it } from "vitest"
 import packageJson from "../../package.json" with { type: "json" }
 import { requireBuilt, runCommand, startService } from "../support/executables.ts"
 
-const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report"] as const
-const services = ["svc-server", "svc-controller", "svc-node"] as const
+const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report", "svc-mcp"] as const
+const services = ["svc-server", "svc-controller", "svc-node", "svc-mcp"] as const
 
 const emptyDir = mkdtempSync(join(tmpdir(), "svc-exe-"))
-/** What every service needs besides its defaults here: no auth provider, a writable job store. */
+/** What every service needs besides its defaults here: no auth provider, a writable job store,
+ * svc-mcp on HTTP (its stdio mode has no listener). */
 const storeDir = mkdtempSync(join(tmpdir(), "svc-store-"))
-const serviceEnv = { SVC_AUTH_DISABLED: "true", SVC_STORE_PATH: join(storeDir, "jobs.sqlite") }
+const serviceEnv = {
+  SVC_AUTH_DISABLED: "true",
+  SVC_STORE_PATH: join(storeDir, "jobs.sqlite"),
+  SVC_MCP_TRANSPORT: "http"
+}
 afterAll(() => {
   rmSync(emptyDir, { recursive: true, force: true })
   rmSync(storeDir, { recursive: true, force: true })

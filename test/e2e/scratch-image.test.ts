@@ -13,7 +13,7 @@ import { repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
 import { ffmpegRun } from "../support/media.ts"
 
 const isRoot = process.getuid?.() === 0
-const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report"] as const
+const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report", "svc-mcp"] as const
 const work = mkdtempSync(join(tmpdir(), "svc-rootfs-"))
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 

@@ -70,3 +70,54 @@ export const callUnary = <Response>(
     })
     return Effect.sync(() => call.cancel())
   })
+
+type ServerStreamMethod = (
+  request: unknown,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions
+) => grpc.ClientReadableStream<unknown>
+
+const isServerStreamMethod = (value: unknown): value is ServerStreamMethod => typeof value === "function"
+
+/**
+ * A server-streaming call read to its end, at most `maxMessages` kept (the call is cancelled
+ * once that many arrived, so memory stays bounded); interrupting the Effect cancels the call.
+ */
+export const collectServerStream = <Response>(
+  client: grpc.Client,
+  method: string,
+  request: object,
+  metadata: grpc.Metadata,
+  maxMessages: number,
+  timeout: Duration.DurationInput = Duration.seconds(30)
+): Effect.Effect<ReadonlyArray<Response>, GrpcCallError> =>
+  Effect.async<ReadonlyArray<Response>, GrpcCallError>((resume) => {
+    const candidate: unknown = Reflect.get(client, method)
+    if (!isServerStreamMethod(candidate)) {
+      resume(
+        Effect.fail(new GrpcCallError({ method, code: grpc.status.UNIMPLEMENTED, message: `no method ${method}` }))
+      )
+      return
+    }
+    const deadline = new Date(Date.now() + Duration.toMillis(Duration.decode(timeout)))
+    const received: Array<Response> = []
+    let settled = false
+    const settle = (effect: Effect.Effect<ReadonlyArray<Response>, GrpcCallError>) => {
+      if (settled) return
+      settled = true
+      resume(effect)
+    }
+    const call = candidate.call(client, request, metadata, { deadline })
+    call.on("data", (message: Response) => {
+      if (received.length < maxMessages) received.push(message)
+      if (received.length >= maxMessages) {
+        settle(Effect.succeed(received))
+        call.cancel()
+      }
+    })
+    call.on("error", (error: grpc.ServiceError) =>
+      settle(Effect.fail(new GrpcCallError({ method, code: error.code, message: error.details || error.message })))
+    )
+    call.on("end", () => settle(Effect.succeed(received)))
+    return Effect.sync(() => call.cancel())
+  })

@@ -1,10 +1,10 @@
-/** The node re-reads its token file whenever the file changes (secret rotation). */
+/** A controller client (svc-node, svc-mcp) re-reads its token file whenever the file changes (secret rotation). */
 import { Effect, Option } from "effect"
 import { mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { makeTokenSource } from "./token.ts"
+import { makeTokenSource } from "./token-file.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "svc-token-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -1,9 +1,11 @@
 /**
- * The node's bearer token from SVC_CONTROLLER_TOKEN_FILE, re-read whenever the file changes
+ * A bearer token read from a file (SVC_CONTROLLER_TOKEN_FILE), re-read whenever the file changes
  * (secret rotation by the orchestrator replaces it), checked on every call: a stat is cheap.
+ * Shared by the clients of the controller (svc-node, svc-mcp). No blocking call: stat and read
+ * run off the JavaScript thread.
  */
 import { Data, Effect, Option, Ref } from "effect"
-import { readFileSync, statSync } from "node:fs"
+import { readFile, stat } from "node:fs/promises"
 
 export class TokenFileError extends Data.TaggedError("TokenFileError")<{
   readonly path: string
@@ -15,10 +17,7 @@ interface Cached {
   readonly token: string
 }
 
-const stampOf = (path: string): string => {
-  const stat = statSync(path)
-  return `${stat.ino}:${stat.size}:${stat.mtimeMs}`
-}
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** Returns an Effect that yields the current token (undefined when no file is configured). */
 export const makeTokenSource = (path: Option.Option<string>) =>
@@ -27,14 +26,14 @@ export const makeTokenSource = (path: Option.Option<string>) =>
       onNone: () => Effect.succeed<string | undefined>(undefined),
       onSome: (file) =>
         Effect.flatMap(Ref.get(cache), (cached) =>
-          Effect.try({
-            try: () => {
-              const stamp = stampOf(file)
+          Effect.tryPromise({
+            try: async () => {
+              const info = await stat(file)
+              const stamp = `${info.ino}:${info.size}:${info.mtimeMs}`
               if (cached?.stamp === stamp) return cached
-              return { stamp, token: readFileSync(file, "utf8").trim() }
+              return { stamp, token: (await readFile(file, "utf8")).trim() }
             },
-            catch: (error) =>
-              new TokenFileError({ path: file, message: error instanceof Error ? error.message : String(error) })
+            catch: (error) => new TokenFileError({ path: file, message: describe(error) })
           }).pipe(
             Effect.tap((fresh) => (fresh === cached ? Effect.void : Ref.set(cache, fresh))),
             Effect.map((fresh): string | undefined => fresh.token)

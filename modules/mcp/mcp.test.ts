@@ -1,0 +1,161 @@
+/** svc-mcp's pure parts: request admission over HTTP, its configuration rules, the result views. */
+import { ConfigProvider, Effect, Either } from "effect"
+import { describe, expect, it } from "vitest"
+import { InFlightCalls } from "./cancellation.ts"
+import { DEFAULT_MCP_HTTP_ADDR, mcpConfig } from "./config.ts"
+import { admit } from "./http.ts"
+import { compareFrames, jobView, worstFrames } from "./views.ts"
+import type { WireFrameScore, WireJob } from "./wire.ts"
+
+const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] ?? null })
+const loopback = { allowedOrigins: ["https://app.example.com"], httpAddress: { host: "127.0.0.1", port: 8090 } }
+const anyInterface = { ...loopback, httpAddress: { host: "0.0.0.0", port: 8090 } }
+
+describe("HTTP admission", () => {
+  it("takes the bearer token and needs one", () => {
+    expect(admit(headers({ host: "127.0.0.1:8090", authorization: "Bearer abc.def" }), loopback)).toEqual({
+      ok: true,
+      token: "abc.def"
+    })
+    expect(admit(headers({ host: "localhost:8090", authorization: "bearer  t" }), loopback)).toMatchObject({ ok: true })
+    for (const authorization of [undefined, "", "Bearer", "Bearer ", "Basic abc", "Bearer a b"]) {
+      const values: Record<string, string> = { host: "127.0.0.1:8090" }
+      if (authorization !== undefined) values.authorization = authorization
+      expect(admit(headers(values), loopback), String(authorization)).toMatchObject({ ok: false, status: 401 })
+    }
+  })
+
+  it("refuses foreign origins before anything else; loopback and listed origins pass", () => {
+    const withOrigin = (origin: string, config = loopback) =>
+      admit(headers({ host: "127.0.0.1:8090", origin, authorization: "Bearer t" }), config)
+    for (const origin of ["http://localhost:6274", "http://127.0.0.1", "http://[::1]:3000", "https://app.example.com"])
+      expect(withOrigin(origin), origin).toMatchObject({ ok: true })
+    for (const origin of ["http://attacker.example", "null", "https://app.example.com.attacker.example", "garbage"])
+      expect(withOrigin(origin), origin).toMatchObject({ ok: false, status: 403 })
+    expect(admit(headers({ host: "127.0.0.1:8090", origin: "http://evil.example" }), loopback)).toMatchObject({
+      status: 403
+    })
+  })
+
+  it("on a loopback listener, refuses a Host that is not a loopback name (DNS rebinding)", () => {
+    const withHost = (host: string, config = loopback) => admit(headers({ host, authorization: "Bearer t" }), config)
+    for (const host of ["127.0.0.1:8090", "localhost", "[::1]:8090"])
+      expect(withHost(host), host).toMatchObject({ ok: true })
+    expect(withHost("attacker.example:8090")).toMatchObject({ ok: false, status: 403 })
+    expect(withHost("mcp.example.com", anyInterface)).toMatchObject({ ok: true })
+  })
+})
+
+describe("configuration", () => {
+  const load = (env: Record<string, string>) =>
+    Effect.runSync(
+      Effect.either(Effect.withConfigProvider(mcpConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+    )
+
+  it("defaults to stdio, and HTTP on loopback", () => {
+    const config = load({})
+    expect(Either.isRight(config) && config.right.transport).toBe("stdio")
+    expect(DEFAULT_MCP_HTTP_ADDR.startsWith("127.0.0.1:")).toBe(true)
+  })
+
+  it("refuses a token over HTTP, both token variables, an unknown transport and bad origins", () => {
+    const refusal = (env: Record<string, string>) => {
+      const config = load(env)
+      return Either.isLeft(config) ? String(config.left) : "accepted"
+    }
+    expect(refusal({ SVC_MCP_TRANSPORT: "http", SVC_CONTROLLER_TOKEN: "t" })).toContain("SVC_CONTROLLER_TOKEN")
+    expect(refusal({ SVC_MCP_TRANSPORT: "http", SVC_CONTROLLER_TOKEN_FILE: "/t" })).toContain("stdio only")
+    expect(refusal({ SVC_CONTROLLER_TOKEN: "t", SVC_CONTROLLER_TOKEN_FILE: "/t" })).toContain("not both")
+    expect(refusal({ SVC_MCP_TRANSPORT: "sse" })).toContain("stdio or http")
+    expect(refusal({ SVC_MCP_ALLOWED_ORIGINS: "https://a.example/path" })).toContain("SVC_MCP_ALLOWED_ORIGINS")
+    expect(refusal({ SVC_MCP_TRANSPORT: "http", SVC_MCP_ALLOWED_ORIGINS: "https://a.example, http://b:81" })).toBe(
+      "accepted"
+    )
+  })
+})
+
+const frames = (values: ReadonlyArray<number>): ReadonlyArray<WireFrameScore> =>
+  values.map((vmaf, frame) => ({ frame: frame * 2, metrics: { vmaf, integer_adm2: vmaf / 100 } }))
+
+describe("result views", () => {
+  it("ranks the worst frames, ties by frame, and skips frames without the metric", () => {
+    const ranked = worstFrames([...frames([80, 40, 90, 40]), { frame: 99, metrics: { psnr_y: 1 } }], "vmaf", 3)
+    expect(ranked.map((frame) => [frame.frame, frame.value])).toEqual([
+      [2, 40],
+      [6, 40],
+      [0, 80]
+    ])
+    expect(worstFrames(frames([1]), "psnr_y", 5)).toEqual([])
+  })
+
+  it("compares frame by frame, matching frames by index", () => {
+    const summary = compareFrames(frames([50, 60, 70]), frames([55, 60, 65, 99]), "vmaf")
+    expect(summary).toMatchObject({
+      frames_compared: 3,
+      mean_delta: 0,
+      mean_abs_delta: 10 / 3,
+      frames_b_better: 1,
+      frames_a_better: 1,
+      frames_equal: 1,
+      largest_gain: { frame: 0, a: 50, b: 55, delta: 5 },
+      largest_loss: { frame: 4, a: 70, b: 65, delta: -5 }
+    })
+    expect(compareFrames([], [], "vmaf")).toMatchObject({ frames_compared: 0, mean_delta: 0 })
+  })
+
+  it("turns a wire job into the tool's view: lower-case state, RFC 3339 times, no empty fields", () => {
+    const wire: WireJob = {
+      id: "j1",
+      tenant_id: "a",
+      state: "JOB_STATE_FAILED",
+      request: { reference: "/r.yuv", distorted: "/d.yuv", model: "", options: null },
+      created_at: { seconds: 1_700_000_000, nanos: 500_000_000 },
+      started_at: null,
+      finished_at: { seconds: 0, nanos: 0 },
+      node_id: "",
+      result: null,
+      error: "input outside roots",
+      frames_done: 0,
+      submitted_by: "user@a"
+    }
+    expect(jobView(wire)).toEqual({
+      id: "j1",
+      state: "failed",
+      tenant_id: "a",
+      reference: "/r.yuv",
+      distorted: "/d.yuv",
+      model: "",
+      frames_done: 0,
+      created_at: "2023-11-14T22:13:20.500Z",
+      submitted_by: "user@a",
+      error: "input outside roots"
+    })
+  })
+})
+
+describe("calls in flight (cancellation across stateless requests)", () => {
+  it("cancels only the caller's own call with that id, and forgets calls that ended", () => {
+    const calls = new InFlightCalls()
+    const request = new AbortController()
+    const mine = calls.track("token-a", 7, request.signal)
+    const otherId = calls.track("token-a", "7", new AbortController().signal)
+    expect(calls.cancel("token-b", 7, "no")).toBe(0)
+    expect(mine.signal.aborted).toBe(false)
+    expect(calls.cancel("token-a", 7, "stop")).toBe(1)
+    expect(mine.signal.aborted).toBe(true)
+    expect(otherId.signal.aborted).toBe(false)
+    mine.release()
+    otherId.release()
+    expect(calls.size).toBe(0)
+  })
+
+  it("follows the call's own request being aborted", () => {
+    const calls = new InFlightCalls()
+    const request = new AbortController()
+    const tracked = calls.track("t", 1, request.signal)
+    request.abort()
+    expect(tracked.signal.aborted).toBe(true)
+    tracked.release()
+    expect(calls.size).toBe(0)
+  })
+})

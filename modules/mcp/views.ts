@@ -1,0 +1,259 @@
+/**
+ * What svc-mcp's tools return, as zod schemas (the tools' output schemas, read by the model) and
+ * the pure conversions from the controller's messages to them. Per-frame arrays stay out of the
+ * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
+ */
+import * as z from "zod"
+import type { WireFrameScore, WireJob, WireJobState, WireModelList, WireScoreResponse, WireTimestamp } from "./wire.ts"
+
+export const jobStates = ["pending", "running", "finished", "cancelled", "failed"] as const
+export type JobState = (typeof jobStates)[number]
+
+export const JobStateSchema = z
+  .enum(jobStates)
+  .describe(
+    "pending: queued, waiting for a compute node; running: a node is scoring it; finished: the result is final; " +
+      "cancelled: stopped by a caller; failed: the node could not score it (see error)"
+  )
+
+const wireStates: Readonly<Record<JobState, WireJobState>> = {
+  pending: "JOB_STATE_PENDING",
+  running: "JOB_STATE_RUNNING",
+  finished: "JOB_STATE_FINISHED",
+  cancelled: "JOB_STATE_CANCELLED",
+  failed: "JOB_STATE_FAILED"
+}
+
+export const toWireState = (state: JobState): WireJobState => wireStates[state]
+
+/** A job the controller sent without a state has not been placed yet: pending. */
+export const stateOf = (wire: WireJobState): JobState =>
+  jobStates.find((state) => wireStates[state] === wire) ?? "pending"
+
+export const isFinal = (state: JobState): boolean => state === "finished" || state === "cancelled" || state === "failed"
+
+const FeatureMap = z.record(z.string(), z.number())
+
+export const ScoreSummarySchema = z.object({
+  score: z
+    .number()
+    .describe("The VMAF score: mean of the per-frame scores, 0 to 100 (about 20 = bad, 95+ = visually lossless)"),
+  frame_count: z.number().int().describe("Frames scored"),
+  features: FeatureMap.describe(
+    "Pooled mean of every feature by its libvmaf name (integer_vif_scale0..3, integer_adm2, integer_motion2, ...); the score is under 'vmaf'"
+  ),
+  min: FeatureMap.describe("Smallest per-frame value of every feature"),
+  max: FeatureMap.describe("Largest per-frame value of every feature"),
+  harmonic_mean: FeatureMap.describe("Harmonic mean of every feature (weighs bad frames more than the mean)"),
+  model: z.string().describe("Model used"),
+  model_sha256: z.string().describe("SHA-256 of the model file used"),
+  backend: z.string().describe("CPU kernels used: scalar or avx2 (identical numbers)")
+})
+export type ScoreSummary = z.infer<typeof ScoreSummarySchema>
+
+export const JobSchema = z.object({
+  id: z.string().describe("Job identifier (UUID), for get_job, wait_job, cancel_job and describe_worst_frames"),
+  state: JobStateSchema,
+  tenant_id: z.string().describe("Tenant the job belongs to (the token's)"),
+  reference: z.string().describe("Reference (pristine) input as submitted"),
+  distorted: z.string().describe("Distorted (encoded) input as submitted"),
+  model: z.string().describe("Model requested (empty: the default vmaf_v0.6.1)"),
+  frames_done: z.number().int().describe("Frames scored so far"),
+  created_at: z.string().optional().describe("When it was submitted (RFC 3339)"),
+  started_at: z.string().optional().describe("When a node started it"),
+  finished_at: z.string().optional().describe("When it reached its final state"),
+  node_id: z.string().optional().describe("Node session scoring it"),
+  submitted_by: z.string().optional().describe("Subject of the submitting token"),
+  error: z.string().optional().describe("Why it failed (state failed)"),
+  result: ScoreSummarySchema.optional().describe("The final result (state finished) or the partial one while running")
+})
+export type JobView = z.infer<typeof JobSchema>
+
+const isoOf = (timestamp: WireTimestamp | null): string | undefined =>
+  timestamp === null || (timestamp.seconds === 0 && timestamp.nanos === 0)
+    ? undefined
+    : new Date(timestamp.seconds * 1000 + Math.floor(timestamp.nanos / 1e6)).toISOString()
+
+/** Keeps only the keys whose value is defined (zod's optional fields reject explicit undefined in JSON). */
+const defined = <T extends Record<string, unknown>>(record: T): T =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined && value !== "")) as T
+
+export const scoreSummary = (wire: WireScoreResponse): ScoreSummary => ({
+  score: wire.score,
+  frame_count: wire.frame_count,
+  features: { ...wire.features },
+  min: { ...wire.pooled?.min },
+  max: { ...wire.pooled?.max },
+  harmonic_mean: { ...wire.pooled?.harmonic_mean },
+  model: wire.provenance?.model ?? "",
+  model_sha256: wire.provenance?.model_sha256 ?? "",
+  backend: wire.provenance?.backend_used ?? ""
+})
+
+export const jobView = (wire: WireJob): JobView => {
+  const state = stateOf(wire.state)
+  const hasResult = wire.result !== null && (state === "finished" || wire.result.frame_count > 0)
+  return {
+    id: wire.id,
+    state,
+    tenant_id: wire.tenant_id,
+    reference: wire.request?.reference ?? "",
+    distorted: wire.request?.distorted ?? "",
+    model: wire.request?.model ?? "",
+    frames_done: wire.frames_done,
+    ...defined({
+      created_at: isoOf(wire.created_at),
+      started_at: isoOf(wire.started_at),
+      finished_at: isoOf(wire.finished_at),
+      node_id: wire.node_id,
+      submitted_by: wire.submitted_by,
+      error: wire.error
+    }),
+    ...(hasResult && wire.result !== null ? { result: scoreSummary(wire.result) } : {})
+  }
+}
+
+/** One line a person (or a model) reads first. */
+export const jobLine = (job: JobView): string => {
+  const score =
+    job.result === undefined ? "" : `, VMAF ${job.result.score.toFixed(3)} over ${job.result.frame_count} frames`
+  const error = job.error === undefined ? "" : `: ${job.error}`
+  const progress = job.state === "running" ? `, ${job.frames_done} frames scored so far` : ""
+  return `job ${job.id} is ${job.state}${progress}${score}${error}`
+}
+
+export const scoreLine = (summary: ScoreSummary): string =>
+  `VMAF ${summary.score.toFixed(3)} over ${summary.frame_count} frames (model ${summary.model}; ` +
+  `min ${(summary.min.vmaf ?? Number.NaN).toFixed(3)}, harmonic mean ${(summary.harmonic_mean.vmaf ?? Number.NaN).toFixed(3)})`
+
+// --- worst frames -----------------------------------------------------------------------------
+
+export const WorstFramesSchema = z.object({
+  job_id: z.string(),
+  metric: z.string().describe("Metric the frames are ranked by"),
+  frame_count: z.number().int().describe("Frames in the job's result"),
+  score: z.number().describe("The job's VMAF score (pooled mean), to set the worst frames against"),
+  frames: z
+    .array(
+      z.object({
+        frame: z.number().int().describe("Frame index among the frames scored (after skips)"),
+        value: z.number().describe("The ranking metric's value on this frame"),
+        metrics: FeatureMap.describe("Every feature of this frame by libvmaf name")
+      })
+    )
+    .describe("The lowest-scoring frames, worst first")
+})
+export type WorstFrames = z.infer<typeof WorstFramesSchema>
+
+export const worstFrames = (
+  frames: ReadonlyArray<WireFrameScore>,
+  metric: string,
+  count: number
+): WorstFrames["frames"] =>
+  frames
+    .filter((frame) => typeof frame.metrics[metric] === "number")
+    .map((frame) => ({ frame: frame.frame, value: frame.metrics[metric] ?? Number.NaN, metrics: { ...frame.metrics } }))
+    .sort((left, right) => left.value - right.value || left.frame - right.frame)
+    .slice(0, count)
+
+// --- compare ----------------------------------------------------------------------------------
+
+const FrameDelta = z.object({
+  frame: z.number().int(),
+  a: z.number().describe("Value for distorted A"),
+  b: z.number().describe("Value for distorted B"),
+  delta: z.number().describe("b - a")
+})
+
+export const ComparisonSchema = z.object({
+  reference: z.string(),
+  metric: z.string().describe("Metric compared frame by frame"),
+  a: ScoreSummarySchema.extend({ distorted: z.string() }).describe("Distorted A against the reference"),
+  b: ScoreSummarySchema.extend({ distorted: z.string() }).describe("Distorted B against the reference"),
+  score_delta: z.number().describe("b.score - a.score: positive means B looks better"),
+  better: z.enum(["a", "b", "equal"]).describe("Which distorted clip scores higher overall"),
+  per_frame: z
+    .object({
+      frames_compared: z.number().int().describe("Frames present in both results (matched by index)"),
+      mean_delta: z.number().describe("Mean of b - a over the compared frames"),
+      mean_abs_delta: z.number().describe("Mean of |b - a|"),
+      frames_b_better: z.number().int(),
+      frames_a_better: z.number().int(),
+      frames_equal: z.number().int(),
+      largest_gain: FrameDelta.optional().describe("The frame where B beats A by the most"),
+      largest_loss: FrameDelta.optional().describe("The frame where B trails A by the most")
+    })
+    .describe("Frame-by-frame difference of the metric between B and A")
+})
+export type Comparison = z.infer<typeof ComparisonSchema>
+
+export const compareFrames = (
+  a: ReadonlyArray<WireFrameScore>,
+  b: ReadonlyArray<WireFrameScore>,
+  metric: string
+): Comparison["per_frame"] => {
+  const byFrame = new Map(a.map((frame) => [frame.frame, frame.metrics[metric]]))
+  const deltas: Array<z.infer<typeof FrameDelta>> = []
+  for (const frame of b) {
+    const valueA = byFrame.get(frame.frame)
+    const valueB = frame.metrics[metric]
+    if (typeof valueA === "number" && typeof valueB === "number")
+      deltas.push({ frame: frame.frame, a: valueA, b: valueB, delta: valueB - valueA })
+  }
+  const sum = deltas.reduce((total, entry) => total + entry.delta, 0)
+  const sumAbs = deltas.reduce((total, entry) => total + Math.abs(entry.delta), 0)
+  const gain = deltas.reduce<z.infer<typeof FrameDelta> | undefined>(
+    (best, entry) => (entry.delta > 0 && (best === undefined || entry.delta > best.delta) ? entry : best),
+    undefined
+  )
+  const loss = deltas.reduce<z.infer<typeof FrameDelta> | undefined>(
+    (worst, entry) => (entry.delta < 0 && (worst === undefined || entry.delta < worst.delta) ? entry : worst),
+    undefined
+  )
+  return {
+    frames_compared: deltas.length,
+    mean_delta: deltas.length === 0 ? 0 : sum / deltas.length,
+    mean_abs_delta: deltas.length === 0 ? 0 : sumAbs / deltas.length,
+    frames_b_better: deltas.filter((entry) => entry.delta > 0).length,
+    frames_a_better: deltas.filter((entry) => entry.delta < 0).length,
+    frames_equal: deltas.filter((entry) => entry.delta === 0).length,
+    ...(gain === undefined ? {} : { largest_gain: gain }),
+    ...(loss === undefined ? {} : { largest_loss: loss })
+  }
+}
+
+// --- models -----------------------------------------------------------------------------------
+
+/** The model a request without `model` gets. */
+export const DEFAULT_MODEL = "vmaf_v0.6.1"
+
+export const ModelListSchema = z.object({
+  models: z.array(
+    z.object({
+      name: z.string().describe("Name to pass as `model`"),
+      default: z.boolean().describe("Used when no model is given"),
+      usable: z.boolean().describe("false: this build cannot score with it (see reason)"),
+      reason: z.string().optional().describe("Why the model is not usable"),
+      description: z.string().optional(),
+      features: z.array(z.string()).optional().describe("Features the model reads"),
+      model_source: z.string().optional().describe("builtin, or the model file in the controller's model directory"),
+      sha256: z.string().optional().describe("SHA-256 of the model file (a score's provenance reports it)")
+    })
+  ),
+  source: z.string().describe("Where this list comes from: the controller, or svc-mcp's built-in list")
+})
+export type ModelList = z.infer<typeof ModelListSchema>
+
+/** The controller's ListModels answer as the tool's view. */
+export const modelListView = (wire: WireModelList): ModelList => ({
+  models: wire.models.map((model) => ({
+    name: model.name,
+    default: model.name === DEFAULT_MODEL,
+    usable: model.usable,
+    ...defined({ reason: model.reason }),
+    features: [...model.features],
+    model_source: model.source,
+    sha256: model.sha256
+  })),
+  source: "the controller (ListModels)"
+})

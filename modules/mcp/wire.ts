@@ -1,0 +1,87 @@
+/** The controller's messages as grpc-js decodes them (proto field names, enums as names). */
+
+export type WireJobState =
+  | "JOB_STATE_UNSPECIFIED"
+  | "JOB_STATE_PENDING"
+  | "JOB_STATE_RUNNING"
+  | "JOB_STATE_FINISHED"
+  | "JOB_STATE_CANCELLED"
+  | "JOB_STATE_FAILED"
+
+export interface WireTimestamp {
+  readonly seconds: number
+  readonly nanos: number
+}
+
+export interface WireScoreOptions {
+  readonly width?: number
+  readonly height?: number
+  readonly pixel_format?: string
+  readonly bitdepth?: number
+  readonly backend?: string
+  readonly threads?: number
+  readonly features?: ReadonlyArray<string>
+  readonly subsample?: number
+  readonly frame_cnt?: number
+  readonly frame_skip_ref?: number
+  readonly frame_skip_dist?: number
+  readonly precision?: string
+  readonly per_frame?: boolean
+}
+
+export interface WireScoreRequest {
+  readonly reference: string
+  readonly distorted: string
+  readonly model: string
+  readonly options: WireScoreOptions | null
+}
+
+export interface WireFrameScore {
+  readonly frame: number
+  readonly metrics: Readonly<Record<string, number>>
+}
+
+export interface WireScoreResponse {
+  readonly score: number
+  readonly features: Readonly<Record<string, number>>
+  readonly provenance: {
+    readonly library: { readonly version: string; readonly active_backend: string } | null
+    readonly model: string
+    readonly model_sha256: string
+    readonly backend_used: string
+    readonly precision: string
+  } | null
+  readonly frames: ReadonlyArray<WireFrameScore>
+  readonly frame_count: number
+  readonly pooled: {
+    readonly min: Readonly<Record<string, number>>
+    readonly max: Readonly<Record<string, number>>
+    readonly harmonic_mean: Readonly<Record<string, number>>
+  } | null
+}
+
+export interface WireJob {
+  readonly id: string
+  readonly tenant_id: string
+  readonly state: WireJobState
+  readonly request: WireScoreRequest | null
+  readonly created_at: WireTimestamp | null
+  readonly started_at: WireTimestamp | null
+  readonly finished_at: WireTimestamp | null
+  readonly node_id: string
+  readonly result: WireScoreResponse | null
+  readonly error: string
+  readonly frames_done: number
+  readonly submitted_by: string
+}
+
+export interface WireModelList {
+  readonly models: ReadonlyArray<{
+    readonly name: string
+    readonly features: ReadonlyArray<string>
+    readonly source: string
+    readonly sha256: string
+    readonly usable: boolean
+    readonly reason: string
+  }>
+}
