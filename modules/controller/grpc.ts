@@ -14,7 +14,7 @@ import type { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
-import { controllerInterceptor, withCheckedInputs } from "./gateway.ts"
+import { controllerInterceptor, inputGuardFor } from "./gateway.ts"
 import {
   decodeHeartbeat,
   decodeJobId,
@@ -114,7 +114,7 @@ const sharedScoring = scoringService<Principal>()
 
 /**
  * svc.v1.SvcScoring over the shared scoring path (modules/scoring-api). `Score` reads files on
- * the controller, so its inputs are resolved and re-checked first; `ScoreStream` carries its
+ * the controller, so each input is checked on its opened descriptor; `ScoreStream` carries its
  * frames in the call and reads no file; `Health` is the scoring surface's own.
  */
 const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState | ScoringRoots> = {
@@ -125,10 +125,8 @@ const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState 
       Effect.gen(function* () {
         const api = yield* ScoringApi
         const roots = yield* ScoringRoots
-        return yield* api.score(
-          { transport: "grpc", route: call.path },
-          withCheckedInputs(roots, call.context, request)
-        )
+        const guard = yield* inputGuardFor(roots, call.context)
+        return yield* api.score({ transport: "grpc", route: call.path }, Effect.succeed(request), guard)
       })
     )
   }

@@ -1,6 +1,6 @@
 /**
  * The controller's HTTP listener on SVC_HTTP_ADDR: `POST /v1/score` behind the gateway (token,
- * role table, scoring roots after symlinks) over the shared scoring path, and the probes and
+ * role table, scoring roots on each opened input) over the shared scoring path, and the probes and
  * metrics, which need no token. Statuses come from modules/transport/errors.ts.
  */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
@@ -14,7 +14,7 @@ import { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { wireStatus } from "../transport/errors.ts"
 import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
-import { admit, withCheckedInputs } from "./gateway.ts"
+import { admit, inputGuardFor } from "./gateway.ts"
 
 // RFC 9110: a 401 names the scheme the client should use.
 const challenge = (status: number): Record<string, string> => (status === 401 ? { "www-authenticate": "Bearer" } : {})
@@ -24,11 +24,9 @@ const score = Effect.gen(function* () {
   const api = yield* ScoringApi
   const roots = yield* ScoringRoots
   return yield* admit(request.headers["authorization"], HTTP_SCORE_ROUTE).pipe(
-    Effect.flatMap((principal) =>
-      api.score(
-        { transport: "http", route: HTTP_SCORE_ROUTE },
-        Effect.flatMap(readJsonBody(request, maxBodyBytes), (body) => withCheckedInputs(roots, principal, body))
-      )
+    Effect.flatMap((principal) => inputGuardFor(roots, principal)),
+    Effect.flatMap((guard) =>
+      api.score({ transport: "http", route: HTTP_SCORE_ROUTE }, readJsonBody(request, maxBodyBytes), guard)
     ),
     Effect.map((result) => jsonResponse(result)),
     Effect.catchAll((error) => {

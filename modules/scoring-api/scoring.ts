@@ -4,14 +4,24 @@
  * the one structured log line per request all live here; the transports only translate.
  */
 import { status as GrpcStatus } from "@grpc/grpc-js"
-import { Cause, Effect, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
+import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
+import { invalid } from "../config/env.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
-import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
+import type { PermissionDenied } from "../policy/errors.ts"
+import { parseRoot, RootSet, splitRootList } from "../policy/scoring-roots.ts"
+import {
+  InvalidScoreRequest,
+  type ScoreError,
+  ScoreMemoryBusy,
+  ScorerBusy,
+  ScorerInternal,
+  ScoreTooLarge
+} from "../scorer/errors.ts"
 import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
-import type { ScoreResult, StreamEvent } from "../scorer/scorer.ts"
+import { type InputGuard, type ScoreResult, type StreamEvent, unguarded } from "../scorer/scorer.ts"
 import { wireStatus } from "../transport/errors.ts"
-import { maxConcurrentScores } from "./config.ts"
+import { inputRoots, maxConcurrentScores, maxScoreMemory } from "./config.ts"
 import type { ScorerNotReady } from "./errors.ts"
 import { ScorerState } from "./scorer-state.ts"
 
@@ -24,7 +34,39 @@ export interface ScoreCall {
   readonly route: string
 }
 
-export type ScoringError = ScoreError | ScorerNotReady
+export type ScoringError = ScoreError | ScorerNotReady | PermissionDenied
+
+/**
+ * The guard of calls that bring none (svc-server): SVC_INPUT_ROOTS when set, else any path.
+ * An invalid entry stops the start.
+ */
+const defaultGuard = Effect.flatMap(
+  inputRoots,
+  Option.match({
+    onNone: () => Effect.succeed<InputGuard<PermissionDenied>>(unguarded),
+    onSome: (text) =>
+      Effect.map(
+        Effect.forEach(splitRootList(text), (entry) =>
+          Either.match(parseRoot(entry), {
+            onLeft: (why) => Effect.fail(invalid("SVC_INPUT_ROOTS", `entry "${entry}" ${why}`)),
+            onRight: () => Effect.succeed(entry)
+          })
+        ),
+        (entries) => RootSet.fromValidTexts(entries).inputGuard()
+      )
+  })
+)
+
+/** svc-server's start-up warning when SVC_INPUT_ROOTS leaves every file of the host readable. */
+export const inputRootsWarning = Layer.effectDiscard(
+  Effect.flatMap(inputRoots, (roots) =>
+    Option.isNone(roots)
+      ? Effect.logWarning(
+          "SVC_INPUT_ROOTS is not set: POST /v1/score and Score may read any file this process can open; set it to the directories of your media"
+        )
+      : Effect.void
+  )
+)
 
 /** The first message of a ScoreStream: model and options (raw geometry required). */
 const StreamMessage = Schema.Union(
@@ -64,6 +106,23 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       Effect.sync(() => metrics.scoresInFlight.dec())
     )
     const slot = Effect.acquireRelease(takeSlot, () => releaseSlot)
+
+    // Memory: admitted on the library's estimate, before anything per frame is allocated.
+    const budget = yield* maxScoreMemory
+    const memoryInUse = yield* Ref.make(0)
+    const admitMemory = (bytes: number) =>
+      bytes > budget
+        ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
+        : Effect.acquireRelease(
+            Effect.flatMap(
+              Ref.modify(memoryInUse, (used): readonly [boolean, number] =>
+                used + bytes <= budget ? [true, used + bytes] : [false, used]
+              ),
+              (admitted) => (admitted ? Effect.void : Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget })))
+            ),
+            () => Ref.update(memoryInUse, (used) => used - bytes)
+          )
+    const serverGuard = yield* defaultGuard
 
     /** What a request got to before it ended, for its log line. */
     interface Progress {
@@ -127,7 +186,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
      * Reads the request (`body` may fail: too large, not JSON), validates it, takes a slot and
      * scores. The body is read before a slot is taken, so slow uploads hold none.
      */
-    const score = <E>(call: ScoreCall, body: Effect.Effect<unknown, E>): Effect.Effect<ScoreResult, E | ScoringError> =>
+    const score = <E, G = PermissionDenied>(
+      call: ScoreCall,
+      body: Effect.Effect<unknown, E>,
+      guard?: InputGuard<G>
+    ): Effect.Effect<ScoreResult, E | G | ScoringError> =>
       Effect.suspend(() => {
         const started = performance.now()
         const seen = progress()
@@ -139,7 +202,10 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
             Effect.gen(function* () {
               yield* slot
               seen.ran = true
-              const result = yield* scorer.score(job)
+              const result = yield* scorer.score<G | PermissionDenied>(job, {
+                guard: guard ?? serverGuard,
+                admitMemory
+              })
               seen.frames = result.frame_count
               return result
             })
