@@ -270,8 +270,9 @@ export class RootSet {
  * dangling link to where it points (at most 40 links, as the kernel allows); undefined if none.
  */
 const deepestExistingParent = async (path: string, links = 0): Promise<string | undefined> => {
+  // Never rejects: the path may change under it (a rename race), which counts as "not there".
   const link = await lstat(path).then(
-    (stats) => (stats.isSymbolicLink() ? readlink(path) : undefined),
+    (stats) => (stats.isSymbolicLink() ? readlink(path).catch(() => undefined) : undefined),
     () => undefined
   )
   if (link !== undefined) return links < 40 ? deepestExistingParent(resolve(dirname(path), link), links + 1) : undefined
