@@ -9,11 +9,11 @@ import { type AuthMetrics, type Authenticator, ScoringRoots } from "../auth/inde
 import { JobService } from "../jobs/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import type { Principal } from "../policy/index.ts"
-import { scoringService } from "../scoring-api/grpc.ts"
+import { scoringService, streamResponse } from "../scoring-api/grpc.ts"
 import type { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
-import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
+import { bidiStream, grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
 import { controllerInterceptor, inputGuardFor } from "./gateway.ts"
 import {
   decodeHeartbeat,
@@ -126,8 +126,22 @@ const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState 
         const api = yield* ScoringApi
         const roots = yield* ScoringRoots
         const guard = yield* inputGuardFor(roots, call.context)
-        return yield* api.score({ transport: "grpc", route: call.path }, Effect.succeed(request), guard)
+        return yield* api.score(
+          { transport: "grpc", route: call.path, tenant: call.context.tenantId },
+          Effect.succeed(request),
+          guard
+        )
       })
+    ),
+    // Frames arrive in the call (no file is read); the tenant's slot cap applies as to Score.
+    ScoreStream: bidiStream((requests, call) =>
+      Stream.unwrap(
+        Effect.map(ScoringApi, (api) =>
+          api
+            .scoreStream({ transport: "grpc", route: call.path, tenant: call.context.tenantId }, requests)
+            .pipe(Stream.map(streamResponse))
+        )
+      )
     )
   }
 }

@@ -24,9 +24,14 @@ const score = Effect.gen(function* () {
   const api = yield* ScoringApi
   const roots = yield* ScoringRoots
   return yield* admit(request.headers["authorization"], HTTP_SCORE_ROUTE).pipe(
-    Effect.flatMap((principal) => inputGuardFor(roots, principal)),
-    Effect.flatMap((guard) =>
-      api.score({ transport: "http", route: HTTP_SCORE_ROUTE }, readJsonBody(request, maxBodyBytes), guard)
+    Effect.flatMap((principal) =>
+      Effect.flatMap(inputGuardFor(roots, principal), (guard) =>
+        api.score(
+          { transport: "http", route: HTTP_SCORE_ROUTE, tenant: principal.tenantId },
+          readJsonBody(request, maxBodyBytes),
+          guard
+        )
+      )
     ),
     Effect.map((result) => jsonResponse(result)),
     Effect.catchAll((error) => {

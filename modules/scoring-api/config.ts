@@ -7,6 +7,18 @@ import { defaultConcurrency, flag, integerIn, invalid, optionalText } from "../c
 /** Scores in flight across HTTP and gRPC; the next one is refused at once (429). */
 export const maxConcurrentScores = integerIn("SVC_MAX_CONCURRENT_SCORES", defaultConcurrency(), 1, 4096)
 
+/**
+ * Score slots one tenant may hold at once on the controller (SVC_TENANT_MAX_CONCURRENT_SCORES);
+ * unset: no cap of its own, only the shared one.
+ */
+export const tenantMaxConcurrentScores: Effect.Effect<Option.Option<number>, ConfigError.ConfigError> = Effect.flatMap(
+  optionalText("SVC_TENANT_MAX_CONCURRENT_SCORES"),
+  Option.match({
+    onNone: () => Effect.succeed(Option.none()),
+    onSome: () => Effect.map(integerIn("SVC_TENANT_MAX_CONCURRENT_SCORES", 1, 1, 4096), Option.some)
+  })
+)
+
 /** Enables "Try it out" in /apidocs; off so that nobody scores by accident in production. */
 export const apidocsTryIt = flag("SVC_APIDOCS_TRY_IT", false)
 

@@ -21,8 +21,8 @@ import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { type InputGuard, type ScoreResult, type StreamEvent, unguarded } from "../scorer/scorer.ts"
 import { wireStatus } from "../transport/errors.ts"
-import { inputRoots, maxConcurrentScores, maxScoreMemory } from "./config.ts"
-import type { ScorerNotReady } from "./errors.ts"
+import { inputRoots, maxConcurrentScores, maxScoreMemory, tenantMaxConcurrentScores } from "./config.ts"
+import { type ScorerNotReady, TenantScoresBusy } from "./errors.ts"
 import { ScorerState } from "./scorer-state.ts"
 
 export type Transport = "http" | "grpc"
@@ -32,9 +32,11 @@ export interface ScoreCall {
   readonly transport: Transport
   /** "POST /v1/score" or the gRPC method path. */
   readonly route: string
+  /** The caller's tenant, on the controller: SVC_TENANT_MAX_CONCURRENT_SCORES caps its slots. */
+  readonly tenant?: string
 }
 
-export type ScoringError = ScoreError | ScorerNotReady | PermissionDenied
+export type ScoringError = ScoreError | ScorerNotReady | PermissionDenied | TenantScoresBusy
 
 /**
  * The guard of calls that bring none (svc-server): SVC_INPUT_ROOTS when set, else any path.
@@ -105,7 +107,33 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       Ref.update(inFlight, (n) => n - 1),
       Effect.sync(() => metrics.scoresInFlight.dec())
     )
-    const slot = Effect.acquireRelease(takeSlot, () => releaseSlot)
+    const sharedSlot = Effect.acquireRelease(takeSlot, () => releaseSlot)
+
+    // Per tenant: taken before a shared slot, so a tenant at its cap holds none of the others'.
+    const tenantLimit = yield* tenantMaxConcurrentScores
+    const tenantSlots = yield* Ref.make(new Map<string, number>())
+    const tenantSlot = (tenant: string, limit: number) =>
+      Effect.acquireRelease(
+        Effect.flatMap(
+          Ref.modify(tenantSlots, (held): readonly [boolean, Map<string, number>] => {
+            const count = held.get(tenant) ?? 0
+            return count < limit ? [true, new Map(held).set(tenant, count + 1)] : [false, held]
+          }),
+          (taken) => (taken ? Effect.void : Effect.fail(new TenantScoresBusy({ limit })))
+        ),
+        () =>
+          Ref.update(tenantSlots, (held) => {
+            const count = (held.get(tenant) ?? 1) - 1
+            const next = new Map(held)
+            if (count <= 0) next.delete(tenant)
+            else next.set(tenant, count)
+            return next
+          })
+      )
+    const slot = (call: ScoreCall) =>
+      call.tenant !== undefined && Option.isSome(tenantLimit)
+        ? Effect.zipRight(tenantSlot(call.tenant, tenantLimit.value), sharedSlot)
+        : sharedSlot
 
     // Memory: admitted on the library's estimate, before anything per frame is allocated.
     const budget = yield* maxScoreMemory
@@ -200,7 +228,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
           const scorer = yield* state.scorer
           return yield* Effect.scoped(
             Effect.gen(function* () {
-              yield* slot
+              yield* slot(call)
               seen.ran = true
               const result = yield* scorer.score<G | PermissionDenied>(job, {
                 guard: guard ?? serverGuard,
@@ -243,7 +271,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
             })
             seen.model = job.model
             const scorer = yield* state.scorer
-            yield* slot
+            yield* slot(call)
             seen.ran = true
             const pairs = rest.pipe(
               Stream.mapEffect((message) =>

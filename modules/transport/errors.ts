@@ -23,6 +23,8 @@ export const STATUS_OF_TAG: Readonly<Record<string, { readonly http: number; rea
   UnsupportedInput: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT },
   ScoreTooLarge: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT },
   ScoreMemoryBusy: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
+  TenantScoresBusy: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
+  UnsupportedMediaType: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT },
   ScorerBusy: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   BodyTooLarge: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   JobNotFound: { http: 404, grpc: GrpcStatus.NOT_FOUND },
