@@ -6,6 +6,7 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthStatus, ScoringRoots } from "../auth/index.ts"
+import { JobService } from "../jobs/index.ts"
 import { metricsText, observed } from "../observability/http.ts"
 import { HTTP_MODELS_ROUTE, HTTP_SCORE_ROUTE } from "../policy/index.ts"
 import { readJsonBody } from "../scoring-api/body.ts"
@@ -56,13 +57,17 @@ const listModels = Effect.gen(function* () {
 })
 
 /**
- * Ready when the tenant set is current (registry mode) and the scorer is initialised; `strict`
+ * Ready when the tenant set is current (registry mode), the job store answers and the scorer is initialised; `strict`
  * (/readyz) also checks the scorer's library file and model directory are still there.
  */
 const ready = (strict: boolean) =>
   Effect.gen(function* () {
     const auth = yield* Effect.flatMap(AuthStatus, (status) => status.readiness)
     if (!auth.ready) return jsonResponse({ status: "not ready", reason: auth.reason ?? "tenant set not loaded" }, 503)
+    // The job store answers a read of every job's state (the gauges' query), or the controller is not ready.
+    const store = yield* Effect.flatMap(JobService, (jobs) => Effect.either(jobs.gauges))
+    if (store._tag === "Left")
+      return jsonResponse({ status: "not ready", reason: `job store failing: ${store.left.detail}` }, 503)
     const scorer = yield* Effect.flatMap(ScorerState, (state) => state.readiness(strict))
     return scorer.ready
       ? jsonResponse({ status: "ready" })

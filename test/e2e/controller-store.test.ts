@@ -2,10 +2,11 @@
  * A corrupt job store is never silently emptied or reported ready (issue 11.4), on the compiled
  * controller: an empty file, a file that is not a database and a database with a damaged page
  * each stop the start with exit 1 and a message naming the file; a first start creates the store
- * under a temporary name, so nothing but the finished store ever sits at SVC_STORE_PATH.
+ * under a temporary name, so nothing but the finished store ever sits at SVC_STORE_PATH; readiness
+ * turns 503 when the store fails under a running controller.
  */
 import { Database } from "bun:sqlite"
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"
 import { modelDir, requireBuilt, runCommand, startService } from "../support/executables.ts"
 import { Scratch } from "./controller-support.ts"
@@ -90,5 +91,23 @@ describe("job store integrity at start-up", () => {
       listeners: ["http", "grpc"]
     })
     await again.stop()
+  })
+
+  it("readiness reflects a store that fails at run time", async () => {
+    const store = scratch.path("runtime.sqlite")
+    const controller = await startService("svc-controller", {
+      env: { SVC_AUTH_DISABLED: "true", SVC_SCORING_ROOTS: scratch.rootA, SVC_STORE_PATH: store },
+      listeners: ["http", "grpc"]
+    })
+    try {
+      expect((await fetch(`${controller.http}/readyz`)).status).toBe(200)
+      // The file is cut under the running controller (a full disk, a bad restore, a wrong volume).
+      truncateSync(store, 0)
+      const ready = await fetch(`${controller.http}/readyz`)
+      expect(ready.status).toBe(503)
+      expect(((await ready.json()) as { reason: string }).reason).toMatch(/^job store failing: /)
+    } finally {
+      await controller.stop()
+    }
   })
 })
