@@ -8,9 +8,10 @@ import { Effect, Layer, Stream } from "effect"
 import { type AuthMetrics, type Authenticator, ScoringRoots } from "../auth/index.ts"
 import { JobService } from "../jobs/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
+import { parseScoreRequest } from "../scorer/request.ts"
 import type { Principal } from "../policy/index.ts"
 import { scoringService, streamResponse } from "../scoring-api/grpc.ts"
-import type { ScorerState } from "../scoring-api/scorer-state.ts"
+import { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { bidiStream, grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
@@ -26,7 +27,7 @@ import {
   jobMessage
 } from "./wire.ts"
 
-type Handlers = GrpcService<Principal, JobService | ScoringRoots>
+type Handlers = GrpcService<Principal, JobService | ScoringRoots | ScorerState>
 
 /** svc.v1.Jobs: every call reads and writes only the caller's tenant's jobs. */
 const jobsService: Handlers = {
@@ -35,6 +36,11 @@ const jobsService: Handlers = {
     SubmitJob: unary((request, { context: principal }) =>
       Effect.gen(function* () {
         const scoreRequest = yield* decodeSubmitJob(request)
+        // Validated whole, as Score validates: a model this controller's scorer does not know is
+        // refused now rather than failing later on a node.
+        const scorer = yield* Effect.flatMap(ScorerState, (state) => state.scorer)
+        const job = yield* parseScoreRequest(scoreRequest)
+        yield* scorer.models.load(job.model)
         // Inputs are read by a node, so they are checked as written here (5.5.5).
         const roots = yield* Effect.flatMap(ScoringRoots, (service) => service.forPrincipal(principal))
         yield* roots.check(scoreRequest.reference)

@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningService } from "../support/executables.ts"
-import { postScore, Scratch, startController, v01 } from "./controller-support.ts"
+import { status as GrpcStatus } from "@grpc/grpc-js"
+import { ControllerClient, postScore, Scratch, startController, v01 } from "./controller-support.ts"
 
 const RACE_SECONDS = 12
 const CLIENTS = 4
@@ -91,4 +92,36 @@ while time.time() < end:
     expect(outcomes.refused, JSON.stringify(outcomes)).toBeGreaterThan(0)
     expect(outcomes.outside, JSON.stringify(outcomes)).toBe(0)
   }, 60_000)
+})
+
+describe("requests the controller refuses before anything exists (issues 11.6, 13.4)", () => {
+  it("SubmitJob validates the model as Score does: an unknown model makes no job", async () => {
+    const client = new ControllerClient(controller.grpc ?? "")
+    try {
+      const refused = await client.submit({ ...request(join(root, "static")), model: "no_such_model" }, "")
+      expect(refused.ok).toBe(false)
+      if (!refused.ok) {
+        expect(refused.code).toBe(GrpcStatus.NOT_FOUND)
+        expect(refused.details).toMatch(/no_such_model/)
+      }
+      const bad = await client.submit({ ...request(join(root, "static")), options: { bitdepth: 9 } }, "")
+      expect(!bad.ok && bad.details).toBe("options.bitdepth: 9 is not one of 8, 10, 12, 16 (0: 8)")
+    } finally {
+      client.close()
+    }
+  })
+
+  it("a 100 KB job id is refused with INVALID_ARGUMENT and a short message", async () => {
+    const client = new ControllerClient(controller.grpc ?? "")
+    try {
+      const outcome = await client.getJob("x".repeat(100_000), undefined)
+      expect(outcome.ok).toBe(false)
+      if (!outcome.ok) {
+        expect(outcome.code).toBe(GrpcStatus.INVALID_ARGUMENT)
+        expect(outcome.details).toMatch(/^id: "x{32}…" \(100000 characters\) is longer than 128 characters$/)
+      }
+    } finally {
+      client.close()
+    }
+  })
 })

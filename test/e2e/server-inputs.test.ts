@@ -282,3 +282,35 @@ describe("SVC_INPUT_ROOTS", () => {
     expect(rooted.logs.some((line) => /SVC_INPUT_ROOTS is not set/.test(line.message))).toBe(false)
   })
 })
+
+describe("request bodies (issue 11.6)", () => {
+  const send = async (body: string, contentType: string | undefined) => {
+    const response = await fetch(`${server.http}/v1/score`, {
+      method: "POST",
+      headers: contentType === undefined ? {} : { "content-type": contentType },
+      body
+    })
+    return { status: response.status, json: (await response.json()) as { error?: string } }
+  }
+
+  it("answers 415 for a body that is not application/json", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const answer = await send(JSON.stringify(raw(v01.distorted)), type)
+      expect(answer.status).toBe(415)
+      expect(answer.json.error).toBe(`the request body must be application/json, not "${type}"`)
+    }
+    expect((await send(JSON.stringify(raw(v01.distorted)), "application/json; charset=utf-8")).status).toBe(200)
+  })
+
+  it("answers 400 with the error body for JSON nested 20,000 deep", async () => {
+    const answer = await send(`${"[".repeat(20_000)}${"]".repeat(20_000)}`, "application/json")
+    expect(answer.status).toBe(400)
+    expect(answer.json.error).toBe("the request body nests arrays and objects deeper than 64 levels")
+  })
+
+  it("refuses a path with a NUL byte rather than scoring the path it would be cut to", async () => {
+    const answer = await post(server, raw(`${v01.distorted}\u0000x`))
+    expect(answer.status).toBe(400)
+    expect(answer.json.error).toMatch(/contains a NUL byte/)
+  })
+})
