@@ -339,9 +339,16 @@ export type StreamEvent =
   | { readonly _tag: "Aggregate"; readonly result: ScoreResult }
 
 const makeStreamScoring =
-  (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"]) =>
-  /** Scores `frames` with the job's raw geometry (required); the last event is the aggregate. */
-  <E, R>(job: ScoreJob, frames: Stream.Stream<FramePair, E, R>): Stream.Stream<StreamEvent, ScoreError | E, R> =>
+  (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"], frameLimit: number) =>
+  /**
+   * Scores `frames` with the job's raw geometry (required); the last event is the aggregate. The
+   * stream's memory is admitted (`hooks.admitMemory`) before its first picture is allocated.
+   */
+  <E, R, H = never>(
+    job: ScoreJob,
+    frames: Stream.Stream<FramePair, E, R>,
+    hooks: Pick<ScoreHooks<H>, "admitMemory"> = {}
+  ): Stream.Stream<StreamEvent, ScoreError | E | H, R> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
         const set = yield* acquireModels(symbols, models, job)
@@ -349,7 +356,7 @@ const makeStreamScoring =
           Effect.suspend(() => {
             const slot = handleSlot()
             const error = errorBuffer()
-            const options = optionsArray(job)
+            const options = optionsArray(job, frameLimit)
             const status = symbols.svc_stream_create(
               set.handle,
               options,
@@ -368,6 +375,7 @@ const makeStreamScoring =
         // bun:ffi types a returned pointer as Pointer | bigint | null; a live stream gives a Pointer.
         if (typeof view !== "number")
           return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
         const round = applyPrecision(job.precision)
         const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
           String(symbols.svc_job_metric_name(view, i))
@@ -482,7 +490,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
     const frameLimit = yield* maxFrames
     const { symbols } = library
 
-    /** A native job on the two descriptors, validated but not yet running; freed with the scope. */
+    /** A native job on the two descriptors, validating them on a library thread; freed with the scope. */
     const openJob = (job: ScoreJob, set: ModelSet, reference: OpenedInput, distorted: OpenedInput) =>
       Effect.acquireRelease(
         Effect.suspend(() => {
@@ -507,6 +515,19 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         }),
         (handle) => Effect.sync(() => symbols.svc_job_free(handle))
       )
+
+    /** Waits (polling, backing off) while the library validates the inputs on its own thread. */
+    const awaitOpened = (handle: Pointer): Effect.Effect<void, ScoreError> =>
+      Effect.gen(function* () {
+        let delay = 1
+        for (;;) {
+          const opened = symbols.svc_job_opened(handle)
+          if (opened === 1) return
+          if (opened < 0) return yield* Effect.fail(failureFor(opened, nativeError(symbols, handle)))
+          yield* Effect.sleep(Duration.millis(delay))
+          delay = nextDelay(delay)
+        }
+      })
 
     const run = (handle: Pointer) =>
       Effect.suspend(() => {
@@ -546,6 +567,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
           const distorted = yield* openChecked(job.distorted, guard)
           const set = yield* acquireModels(symbols, models, job, reference.fd)
           const handle = yield* openJob(job, set, reference, distorted)
+          yield* awaitOpened(handle)
           if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(handle)))
           yield* run(handle)
           yield* awaitDone(handle, hooks)
@@ -553,7 +575,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         })
       ).pipe(Effect.withSpan("scorer.score"))
 
-    const scoreStream = makeStreamScoring(symbols, models, library.info)
+    const scoreStream = makeStreamScoring(symbols, models, library.info, frameLimit)
 
     return { score, scoreStream, library: library.info, models } as const
   }),

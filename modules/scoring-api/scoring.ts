@@ -285,7 +285,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
                 )
               )
             )
-            return scorer.scoreStream(job, pairs).pipe(
+            return scorer.scoreStream(job, pairs, { admitMemory }).pipe(
               Stream.tap((event) =>
                 Effect.sync(() => {
                   if (event._tag === "Aggregate") seen.frames = event.result.frame_count

@@ -152,6 +152,25 @@ describe("inputs that are not regular files, or do not fit", () => {
     }
   })
 
+  it("a ScoreStream header asking for 16384x16384 on 64 threads is refused before any picture exists", async () => {
+    const client = scoringClient(server.grpc ?? "")
+    try {
+      const failure: unknown = await whileHealthy(server, () =>
+        client.stream([{ header: { options: { width: 16384, height: 16384, threads: 64 } } }]).then(
+          () => undefined,
+          (error: unknown) => error
+        )
+      )
+      expect(isGrpcFailure(failure) && [failure.code, failure.details]).toEqual([
+        GrpcStatus.INVALID_ARGUMENT,
+        expect.stringMatching(/^this score needs about [\d.]+ (GiB|TiB) of memory, more than the whole budget/)
+      ])
+      expect(peakRss(server.process.pid)).toBeLessThan(RSS_LIMIT_BYTES)
+    } finally {
+      client.close()
+    }
+  })
+
   it("a file swapped for a FIFO between requests is refused, never waited on", async () => {
     const swapped = join(media, "swapped.yuv")
     const regular = join(media, "swapped-regular.yuv")
