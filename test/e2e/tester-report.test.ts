@@ -101,10 +101,11 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "setup",
       "models",
       "jobs",
+      "descriptors",
       "transform"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
-    expect(report.unit_tests.total).toBe(8)
+    expect(report.unit_tests.total).toBe(9)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {
