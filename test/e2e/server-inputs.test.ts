@@ -152,6 +152,37 @@ describe("inputs that are not regular files, or do not fit", () => {
     }
   })
 
+  it("a Y4M of a million tiny frames is walked off the event loop and refused at the frame limit", async () => {
+    const frames = 1_000_001
+    const tiny = join(media, "tiny.y4m")
+    const header = Buffer.from("YUV4MPEG2 W1 H1 F25:1 C444\n")
+    const frame = Buffer.from("FRAME\nabc")
+    const body = Buffer.alloc(header.length + frames * frame.length)
+    header.copy(body)
+    for (let i = 0; i < frames; i++) frame.copy(body, header.length + i * frame.length)
+    writeFileSync(tiny, body)
+    const slowest: Array<number> = []
+    const answer = await whileHealthy(server, async () => {
+      let running = true
+      const probe = (async () => {
+        while (running) {
+          const started = performance.now()
+          await (await fetch(`${server.http}/v1/health`)).arrayBuffer()
+          slowest.push(performance.now() - started)
+          await Bun.sleep(10)
+        }
+      })()
+      const result = await post(server, { reference: tiny, distorted: tiny })
+      running = false
+      await probe
+      return result
+    })
+    expect(answer.status).toBe(400)
+    expect(answer.json.error).toBe(`${tiny}: more than 1000000 frames (the frame limit)`)
+    // Generous bound: the walk runs on a library thread, so a probe never waits for it.
+    expect(Math.max(...slowest)).toBeLessThan(FAST_MS)
+  }, 60_000)
+
   it("a ScoreStream header asking for 16384x16384 on 64 threads is refused before any picture exists", async () => {
     const client = scoringClient(server.grpc ?? "")
     try {
