@@ -8,7 +8,7 @@
 import { Database } from "bun:sqlite"
 import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"
-import { modelDir, requireBuilt, runCommand, startService } from "../support/executables.ts"
+import { modelDirEnv, requireBuilt, runCommand, startService } from "../support/executables.ts"
 import { Scratch } from "./controller-support.ts"
 
 const scratch = new Scratch()
@@ -22,7 +22,7 @@ const start = (store: string) =>
     env: {
       SVC_HTTP_ADDR: "127.0.0.1:0",
       SVC_GRPC_ADDR: "127.0.0.1:0",
-      SVC_MODEL_DIR: modelDir,
+      ...modelDirEnv,
       SVC_AUTH_DISABLED: "true",
       SVC_SCORING_ROOTS: scratch.rootA,
       SVC_STORE_PATH: store
