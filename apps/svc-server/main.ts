@@ -3,11 +3,13 @@ import { Layer } from "effect"
 import { runService } from "../../modules/runtime/main.ts"
 import { scoringGrpcLayer } from "../../modules/scoring-api/grpc.ts"
 import { scoringHttpLayer } from "../../modules/scoring-api/http.ts"
-import { ScoringApi } from "../../modules/scoring-api/scoring.ts"
+import { inputRootsWarning, ScoringApi } from "../../modules/scoring-api/scoring.ts"
 
 const name = "svc-server"
 
 runService(
   { executable: name },
-  Layer.merge(scoringHttpLayer(name), scoringGrpcLayer(name)).pipe(Layer.provide(ScoringApi.layer(name)))
+  Layer.mergeAll(scoringHttpLayer(name), scoringGrpcLayer(name), inputRootsWarning).pipe(
+    Layer.provide(ScoringApi.layer(name))
+  )
 )

@@ -191,7 +191,12 @@ describe("claims, as properties", () => {
   const staticKeys = async (): Promise<JwksCache> => {
     const imported = await importJWK(key.jwk, "RS256")
     if (imported instanceof Uint8Array) throw new Error("not an RSA key")
-    return { endpoint: provider.jwksEndpoint, keyFor: () => Effect.succeed(imported), status: Effect.die("unused") }
+    return {
+      endpoint: provider.jwksEndpoint,
+      keyFor: () => Effect.succeed(imported),
+      status: Effect.die("unused"),
+      keepFetched: Effect.never
+    }
   }
 
   it("property: a token is accepted exactly while now < exp (real clock, margins of 5 s)", async () => {

@@ -114,7 +114,7 @@ const servicesFor = (
   options: AuthLayerOptions
 ): Effect.Effect<Context.Context<AuthServices>, AuthStartupError, Scope.Scope> =>
   Effect.gen(function* () {
-    const caches = yield* makeJwksCaches(counters, options.jwksFetch ?? DEFAULT_JWKS_FETCH)
+    const caches = yield* makeJwksCaches(counters, options.jwksFetch ?? DEFAULT_JWKS_FETCH, true)
     const alwaysReady = Effect.succeed<Readiness>({ ready: true, reason: undefined })
     const fromTemplates = (templates: ReadonlyArray<string>) => (principal: Principal) =>
       Effect.succeed(rootsForTenant(templates, principal.tenantId))
@@ -145,7 +145,12 @@ const servicesFor = (
           (authorization) =>
             Effect.flatMap(bearerToken(authorization), (token) => authenticateWithProvider(token, mode.provider, jwks)),
           fromTemplates(mode.scoringRoots),
-          alwaysReady,
+          // Every token needs this one endpoint: not ready until it has answered once.
+          Effect.map(jwks.status, (status) =>
+            status.lastSuccessAt !== undefined
+              ? { ready: true, reason: undefined }
+              : { ready: false, reason: `no JWKS fetched yet from ${mode.provider.jwksEndpoint}` }
+          ),
           Effect.succeed(undefined)
         )
       }

@@ -122,6 +122,12 @@ export interface JwksCache {
   /** The verification key for `kid`, fetching the JWKS when the rules of seed 5.2 allow. */
   readonly keyFor: (kid: string) => Effect.Effect<CryptoKey, Unauthenticated>
   readonly status: Effect.Effect<JwksStatus>
+  /**
+   * Runs forever: while the endpoint has no usable keys, fetches once per fetch interval (the
+   * first at once), so keys are back within one interval of the endpoint's recovery without a
+   * token having to ask; logs each interval that ends without them.
+   */
+  readonly keepFetched: Effect.Effect<never>
 }
 
 export const makeJwksCache = (
@@ -178,6 +184,32 @@ export const makeJwksCache = (
         if (wait !== undefined) yield* Deferred.await(wait)
       })
 
+    const usable = (s: CacheState, now: number) =>
+      s.lastSuccessAt !== undefined && now - s.lastSuccessAt <= JWKS_STALE_LIMIT_MILLIS && s.keys.size > 0
+
+    /** One background round: a fetch when there are no usable keys and the fetch rate allows it. */
+    const backgroundRound = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const candidate = yield* Deferred.make<void>()
+      const wait = yield* Ref.modify(state, (s): [Deferred.Deferred<void> | undefined, CacheState] => {
+        if (usable(s, now)) return [undefined, s]
+        if (s.inFlight !== undefined) return [s.inFlight, s]
+        if (s.lastAttemptAt !== undefined && now - s.lastAttemptAt < JWKS_FETCH_INTERVAL_MILLIS) return [undefined, s]
+        return [candidate, { ...s, lastAttemptAt: now, inFlight: candidate }]
+      })
+      if (wait === candidate) yield* Effect.ensuring(fetchAndStore, Deferred.succeed(candidate, undefined))
+      else if (wait !== undefined) yield* Deferred.await(wait)
+      const after = yield* Ref.get(state)
+      if (!usable(after, yield* Clock.currentTimeMillis))
+        yield* Effect.logWarning(
+          "jwks: endpoint has no usable keys; tokens it signs are refused until it answers"
+        ).pipe(Effect.annotateLogs({ endpoint }))
+    })
+
+    const keepFetched: Effect.Effect<never> = Effect.forever(
+      Effect.zipRight(backgroundRound, Effect.sleep(JWKS_FETCH_INTERVAL_MILLIS))
+    )
+
     const keyFor = (kid: string): Effect.Effect<CryptoKey, Unauthenticated> =>
       Effect.gen(function* () {
         yield* refreshIfDue(kid)
@@ -215,7 +247,7 @@ export const makeJwksCache = (
       }
     })
 
-    return { endpoint, keyFor, status }
+    return { endpoint, keyFor, status, keepFetched }
   })
 
 /** The caches of every endpoint in use, created on first use and kept across tenant refreshes. */
@@ -224,9 +256,11 @@ export interface JwksCaches {
   readonly statuses: Effect.Effect<ReadonlyArray<JwksStatus>>
 }
 
+/** `background`: each cache created runs `keepFetched` on a daemon fiber (the services do; unit tests drive fetches). */
 export const makeJwksCaches = (
   counters: AuthCounters,
-  fetchOptions: HttpGetOptions = DEFAULT_JWKS_FETCH
+  fetchOptions: HttpGetOptions = DEFAULT_JWKS_FETCH,
+  background = false
 ): Effect.Effect<JwksCaches> =>
   Effect.gen(function* () {
     const caches = yield* Ref.make<ReadonlyMap<string, JwksCache>>(new Map())
@@ -237,6 +271,7 @@ export const makeJwksCaches = (
           const existing = (yield* Ref.get(caches)).get(endpoint)
           if (existing !== undefined) return existing
           const created = yield* makeJwksCache(endpoint, counters, fetchOptions)
+          if (background) yield* Effect.forkDaemon(created.keepFetched)
           yield* Ref.update(caches, (map) => new Map([...map, [endpoint, created]]))
           return created
         })

@@ -4,7 +4,7 @@
  * inputs the controller reads itself (5.5.4).
  */
 import type * as grpc from "@grpc/grpc-js"
-import { type Context, Effect, Option, Schema } from "effect"
+import { type Context, Effect } from "effect"
 import { AuthMetrics, Authenticator, type ScoringRoots } from "../auth/index.ts"
 import { authorize, GRPC_PACKAGE, type Principal, type Refusal } from "../policy/index.ts"
 import type { Interceptor } from "../transport/grpc/server.ts"
@@ -57,31 +57,10 @@ const authorizationOf = (metadata: grpc.Metadata): string | undefined => {
 export const controllerInterceptor: Interceptor<Principal, Authenticator | AuthMetrics> = ({ path, metadata }) =>
   admit(authorizationOf(metadata), path)
 
-const Inputs = Schema.Struct({ reference: Schema.String, distorted: Schema.String })
-const decodeInputs = Schema.decodeUnknownOption(Inputs, { onExcessProperty: "preserve" })
-
 /**
- * A score request the controller reads itself (`SvcScoring.Score`, `POST /v1/score`): each input
- * is resolved with symlinks followed and re-checked against the caller's roots, and the request
- * goes on with the resolved paths, so the file scored is the file checked. A request without
- * string inputs passes unchanged for the scoring path to refuse with its own message.
+ * The scoring-root guard of a score the controller reads itself (`SvcScoring.Score`, `POST
+ * /v1/score`): the scorer opens each input once and the guard checks it as written and where its
+ * descriptor really points (seed 5.5.4), so the file scored is the file checked.
  */
-export const withCheckedInputs = (
-  scoringRoots: Context.Tag.Service<ScoringRoots>,
-  principal: Principal,
-  request: unknown
-) =>
-  Option.match(decodeInputs(request), {
-    onNone: () => Effect.succeed<unknown>(request),
-    onSome: (inputs) =>
-      Effect.gen(function* () {
-        const roots = yield* scoringRoots.forPrincipal(principal)
-        const reference = yield* roots.resolveAndCheck(inputs.reference)
-        const distorted = yield* roots.resolveAndCheck(inputs.distorted)
-        return {
-          ...inputs,
-          reference: reference.localPath ?? reference.input,
-          distorted: distorted.localPath ?? distorted.input
-        }
-      })
-  })
+export const inputGuardFor = (scoringRoots: Context.Tag.Service<ScoringRoots>, principal: Principal) =>
+  Effect.map(scoringRoots.forPrincipal(principal), (roots) => roots.inputGuard())

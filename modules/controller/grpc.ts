@@ -8,14 +8,15 @@ import { Effect, Layer, Stream } from "effect"
 import { type AuthMetrics, type Authenticator, ScoringRoots } from "../auth/index.ts"
 import { JobService } from "../jobs/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
+import { parseScoreRequest } from "../scorer/request.ts"
 import type { Principal } from "../policy/index.ts"
-import { scoringService } from "../scoring-api/grpc.ts"
-import type { ScorerState } from "../scoring-api/scorer-state.ts"
+import { scoringService, streamResponse } from "../scoring-api/grpc.ts"
+import { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { reflectionServices } from "../transport/grpc/reflection.ts"
-import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
-import { controllerInterceptor, withCheckedInputs } from "./gateway.ts"
+import { bidiStream, grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
+import { controllerInterceptor, inputGuardFor } from "./gateway.ts"
 import {
   decodeHeartbeat,
   decodeGetJob,
@@ -28,7 +29,7 @@ import {
   jobMessage
 } from "./wire.ts"
 
-type Handlers = GrpcService<Principal, JobService | ScoringRoots>
+type Handlers = GrpcService<Principal, JobService | ScoringRoots | ScorerState>
 
 /** svc.v1.Jobs: every call reads and writes only the caller's tenant's jobs. */
 const jobsService: Handlers = {
@@ -37,6 +38,11 @@ const jobsService: Handlers = {
     SubmitJob: unary((request, { context: principal }) =>
       Effect.gen(function* () {
         const scoreRequest = yield* decodeSubmitJob(request)
+        // Validated whole, as Score validates: a model this controller's scorer does not know is
+        // refused now rather than failing later on a node.
+        const scorer = yield* Effect.flatMap(ScorerState, (state) => state.scorer)
+        const job = yield* parseScoreRequest(scoreRequest)
+        yield* scorer.models.load(job.model)
         // Inputs are read by a node, so they are checked as written here (5.5.5).
         const roots = yield* Effect.flatMap(ScoringRoots, (service) => service.forPrincipal(principal))
         yield* roots.check(scoreRequest.reference)
@@ -116,7 +122,7 @@ const sharedScoring = scoringService<Principal>()
 
 /**
  * svc.v1.SvcScoring over the shared scoring path (modules/scoring-api). `Score` reads files on
- * the controller, so its inputs are resolved and re-checked first; `ScoreStream` carries its
+ * the controller, so each input is checked on its opened descriptor; `ScoreStream` carries its
  * frames in the call and reads no file; `Health` is the scoring surface's own.
  */
 const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState | ScoringRoots> = {
@@ -127,11 +133,23 @@ const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState 
       Effect.gen(function* () {
         const api = yield* ScoringApi
         const roots = yield* ScoringRoots
+        const guard = yield* inputGuardFor(roots, call.context)
         return yield* api.score(
-          { transport: "grpc", route: call.path },
-          withCheckedInputs(roots, call.context, request)
+          { transport: "grpc", route: call.path, tenant: call.context.tenantId },
+          Effect.succeed(request),
+          guard
         )
       })
+    ),
+    // Frames arrive in the call (no file is read); the tenant's slot cap applies as to Score.
+    ScoreStream: bidiStream((requests, call) =>
+      Stream.unwrap(
+        Effect.map(ScoringApi, (api) =>
+          api
+            .scoreStream({ transport: "grpc", route: call.path, tenant: call.context.tenantId }, requests)
+            .pipe(Stream.map(streamResponse))
+        )
+      )
     )
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The controller's HTTP listener on SVC_HTTP_ADDR: `POST /v1/score` behind the gateway (token,
- * role table, scoring roots after symlinks) over the shared scoring path, and the probes and
+ * role table, scoring roots on each opened input) over the shared scoring path, and the probes and
  * metrics, which need no token. Statuses come from modules/transport/errors.ts.
  */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
@@ -16,7 +16,7 @@ import { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { wireStatus } from "../transport/errors.ts"
 import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
-import { admit, withCheckedInputs } from "./gateway.ts"
+import { admit, inputGuardFor } from "./gateway.ts"
 
 // RFC 9110: a 401 names the scheme the client should use.
 const challenge = (status: number): Record<string, string> => (status === 401 ? { "www-authenticate": "Bearer" } : {})
@@ -27,10 +27,9 @@ const score = Effect.gen(function* () {
   const roots = yield* ScoringRoots
   return yield* admit(request.headers["authorization"], HTTP_SCORE_ROUTE).pipe(
     Effect.flatMap((principal) =>
-      negotiatedScore(request.headers["accept"], readJsonBody(request, maxBodyBytes), (body) =>
-        api.score(
-          { transport: "http", route: HTTP_SCORE_ROUTE },
-          Effect.flatMap(body, (decoded) => withCheckedInputs(roots, principal, decoded))
+      Effect.flatMap(inputGuardFor(roots, principal), (guard) =>
+        negotiatedScore(request.headers["accept"], readJsonBody(request, maxBodyBytes), (body) =>
+          api.score({ transport: "http", route: HTTP_SCORE_ROUTE, tenant: principal.tenantId }, body, guard)
         )
       )
     ),
@@ -56,7 +55,7 @@ const listModels = Effect.gen(function* () {
 })
 
 /**
- * Ready when the tenant set is current (registry mode) and the scorer is initialised; `strict`
+ * Ready when the tenant set is current (registry mode), the job store answers and the scorer is initialised; `strict`
  * (/readyz) also checks the scorer's library file and model directory are still there.
  */
 const ready = (strict: boolean) =>

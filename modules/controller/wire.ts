@@ -76,7 +76,20 @@ const decoder = <A, I>(schema: Schema.Schema<A, I>) => {
     })
 }
 
-export const decodeJobId = decoder(Schema.Struct({ id: Schema.String }))
+/** Job and node ids are UUIDs; anything much longer is refused without being echoed whole. */
+export const maxIdLength = 128
+
+/** An id field: at most `maxIdLength` characters; the refusal (prefixed with the field) quotes only its start. */
+const Id = Schema.String.pipe(
+  Schema.filter((id) => id.length <= maxIdLength, {
+    message: (issue) => {
+      const id = String(issue.actual)
+      return `"${id.slice(0, 32)}…" (${id.length} characters) is longer than ${maxIdLength} characters`
+    }
+  })
+)
+
+export const decodeJobId = decoder(Schema.Struct({ id: Id }))
 
 const NonNegative = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
 
@@ -138,13 +151,13 @@ export const decodeRegisterNode = decoder(
   Schema.Struct({ name: Schema.String, slots: Schema.Number, version: Schema.String })
 )
 
-export const decodeHeartbeat = decoder(Schema.Struct({ node_id: Schema.String }))
+export const decodeHeartbeat = decoder(Schema.Struct({ node_id: Id }))
 
-export const decodePullWork = decoder(Schema.Struct({ node_id: Schema.String, max_jobs: Schema.Number }))
+export const decodePullWork = decoder(Schema.Struct({ node_id: Id, max_jobs: Schema.Number }))
 
 const ReportResultRequest = Schema.Struct({
-  node_id: Schema.String,
-  job_id: Schema.String,
+  node_id: Id,
+  job_id: Id,
   final: Schema.Boolean,
   result: Schema.NullOr(Schema.Unknown),
   error: Schema.String,

@@ -11,10 +11,18 @@
 import { Effect, Option, Ref, Stream } from "effect"
 import { InvalidGeometry, InvalidScoreRequest, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
 import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
-import type { InputInfo, Provenance, ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
+import {
+  type InputInfo,
+  openChecked,
+  type Provenance,
+  type ScoreHooks,
+  type ScoreResult,
+  type Scorer,
+  unguarded
+} from "../scorer/scorer.ts"
 import { type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
 import { decodedFrames, rawFrames, y4mFrames } from "./frames.ts"
-import { type OpenedInput, type OpenInputError, openInput } from "./open.ts"
+import type { OpenedInput, OpenInputError } from "./open.ts"
 import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type UnusableInput } from "./probe.ts"
 
 /** The provenance fields of the inputs. */
@@ -63,12 +71,13 @@ interface Side {
   readonly format: InputFormat
 }
 
-const openAndProbe = (path: string, rawAllowed: boolean) =>
+/** Opens an input once through the caller's scoring-roots guard (regular files only), then probes its bytes. */
+const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>) =>
   Effect.gen(function* () {
-    const input = yield* openInput(path)
-    if (input.kind !== "regular file") return { input, format: undefined }
-    return { input, format: yield* probeInput(input.fd, path, rawAllowed) }
-  }).pipe(Effect.mapError(asScoreError(path)))
+    const input = yield* openChecked(path, hooks.guard ?? unguarded)
+    const format = yield* probeInput(input.fd, path, rawAllowed).pipe(Effect.mapError(asScoreError(path)))
+    return { input, format }
+  })
 
 const provenanceOf = (side: Side, geometry: RawGeometry | undefined): InputInfo => {
   switch (side.format._tag) {
@@ -96,20 +105,16 @@ const provenanceOf = (side: Side, geometry: RawGeometry | undefined): InputInfo 
   }
 }
 
-export const scoreInputs = (
+export const scoreInputs = <E = never>(
   scorer: Scorer,
   job: ScoreJob,
-  hooks: ScoreHooks = {}
-): Effect.Effect<ScoreResult, ScoreError, Ffmpeg> =>
+  hooks: ScoreHooks<E> = {}
+): Effect.Effect<ScoreResult, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
       const rawAllowed = job.geometry !== undefined
-      const reference = yield* openAndProbe(job.reference, rawAllowed)
-      const distorted = yield* openAndProbe(job.distorted, rawAllowed)
-      // Not regular files: the file job refuses them with their kind.
-      if (reference.format === undefined || distorted.format === undefined) return yield* scorer.score(job, hooks)
-      const ref: Side = { input: reference.input, format: reference.format }
-      const dis: Side = { input: distorted.input, format: distorted.format }
+      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
+      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
       if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
       // The file job tells Y4M from raw by the name; it takes a pair whose names agree with their bytes.
@@ -151,7 +156,7 @@ const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeometry |
 }
 
 /** Scores through the frame stream: at least one side is decoded, or a name disagrees with its bytes. */
-const scoreFrames = (scorer: Scorer, job: ScoreJob, hooks: ScoreHooks, ref: Side, dis: Side) =>
+const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref: Side, dis: Side) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
     const target = geometryOf(ref, job.geometry)
@@ -235,17 +240,21 @@ const scoreFrames = (scorer: Scorer, job: ScoreJob, hooks: ScoreHooks, ref: Side
     const frames: Array<ScoreResult["frames"][number]> = []
     let done = 0
     let aggregate: ScoreResult | undefined
-    yield* scorer.scoreStream(streamJob, Stream.concat(pairs, Stream.fromEffect(noFrames).pipe(Stream.drain))).pipe(
-      Stream.runForEach((event) => {
-        if (event._tag === "Aggregate") {
-          aggregate = event.result
-          return Effect.void
-        }
-        if (job.perFrame) frames.push(event.frame)
-        done++
-        return hooks.onProgress ? hooks.onProgress(done) : Effect.void
+    yield* scorer
+      .scoreStream(streamJob, Stream.concat(pairs, Stream.fromEffect(noFrames).pipe(Stream.drain)), {
+        ...(hooks.admitMemory ? { admitMemory: hooks.admitMemory } : {})
       })
-    )
+      .pipe(
+        Stream.runForEach((event) => {
+          if (event._tag === "Aggregate") {
+            aggregate = event.result
+            return Effect.void
+          }
+          if (job.perFrame) frames.push(event.frame)
+          done++
+          return hooks.onProgress ? hooks.onProgress(done) : Effect.void
+        })
+      )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
     return withInputs(
       { ...aggregate, frames },

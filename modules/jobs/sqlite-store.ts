@@ -9,6 +9,8 @@
  * `busy_timeout` makes a writer wait for another connection's lock instead of failing at once.
  */
 import { Database } from "bun:sqlite"
+import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync, rmSync } from "node:fs"
+import { basename, dirname, join } from "node:path"
 import { Clock, Effect, Either, Layer, Option, PubSub, type Scope, Stream } from "effect"
 import { STORE_PATH_VARIABLE, storePath } from "./config.ts"
 import { JobStoreFailure, JobStoreStartupError } from "./errors.ts"
@@ -28,25 +30,81 @@ const OWN = "tenant_id = ?1 AND ?1 <> ''"
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
-/** Opens (creating if needed) and migrates the store file; closes it when the scope ends. */
+/** The first 16 bytes of every SQLite database file. */
+const SQLITE_HEADER = "SQLite format 3\0"
+
+/** Opens a database in WAL mode with FULL sync and the schema migrated. */
+const openMigrated = (path: string, now: number, create: boolean): Database => {
+  const db = new Database(path, { create, readwrite: true, strict: true })
+  try {
+    // busy_timeout first, so switching the journal mode also waits for other connections.
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MILLIS}`)
+    const mode = db.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()?.journal_mode
+    if (mode !== "wal") throw new Error(`cannot use WAL journal mode (got "${mode}")`)
+    db.run("PRAGMA synchronous = FULL")
+    // A damaged page is found now, at start-up, not by the first request that reads it.
+    const problems = db
+      .query<{ quick_check: string }, []>("PRAGMA quick_check")
+      .all()
+      .map((row) => row.quick_check)
+    if (problems.length !== 1 || problems[0] !== "ok")
+      throw new Error(`the integrity check failed: ${problems.slice(0, 3).join("; ")}`)
+    migrate(db, MIGRATIONS, now)
+    return db
+  } catch (error) {
+    db.close()
+    throw error
+  }
+}
+
+/**
+ * Why an existing store file cannot be a job store (empty, or not an SQLite database), or
+ * undefined when it may be one, or when there is no file yet. Never "repaired": an empty or
+ * foreign file in place of the store means the jobs are elsewhere or lost, which an operator
+ * must see rather than find an empty store.
+ */
+const refusedStoreFile = (path: string): string | undefined => {
+  if (!existsSync(path)) return undefined
+  const fd = openSync(path, "r")
+  try {
+    if (!fstatSync(fd).isFile()) return "is not a regular file"
+    const header = Buffer.alloc(SQLITE_HEADER.length)
+    const read = readSync(fd, header, 0, header.length, 0)
+    if (read === 0) return "is empty, not a job store (restore it from a backup, or remove it to start with no jobs)"
+    if (header.toString("latin1", 0, read) !== SQLITE_HEADER)
+      return "is not an SQLite database (restore it from a backup, or remove it to start with no jobs)"
+    return undefined
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * A new store is made under a temporary name beside its final path and renamed into place once
+ * its schema is written, so a crash during the very first start leaves no empty file behind.
+ */
+const createStore = (path: string, now: number): void => {
+  const partial = join(dirname(path), `.${basename(path)}.creating-${process.pid}`)
+  rmSync(partial, { force: true })
+  const db = openMigrated(partial, now, true)
+  db.close()
+  renameSync(partial, path)
+}
+
+/**
+ * Opens (creating if needed) and migrates the store file; closes it when the scope ends. A file
+ * that is empty, not a database, or fails the integrity check stops the start with a message
+ * naming it. (Start-up only: these few synchronous calls happen before any request is served.)
+ */
 export const openDatabase = (path: string): Effect.Effect<Database, JobStoreStartupError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
       Effect.try({
         try: () => {
-          const db = new Database(path, { create: true, strict: true })
-          try {
-            // busy_timeout first, so switching the journal mode also waits for other connections.
-            db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MILLIS}`)
-            const mode = db.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()?.journal_mode
-            if (mode !== "wal") throw new Error(`cannot use WAL journal mode (got "${mode}")`)
-            db.run("PRAGMA synchronous = FULL")
-            migrate(db, MIGRATIONS, now)
-            return db
-          } catch (error) {
-            db.close()
-            throw error
-          }
+          const refused = refusedStoreFile(path)
+          if (refused !== undefined) throw new Error(refused)
+          if (!existsSync(path)) createStore(path, now)
+          return openMigrated(path, now, false)
         },
         catch: (cause) =>
           new JobStoreStartupError({
@@ -227,7 +285,18 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
       // One process owns the file: nobody else can run the sweep.
       exclusive: (task) => Effect.map(task, Option.some),
 
-      health: Effect.succeed({ ready: true }),
+      // A read of every job's state: a file damaged or removed under a running controller fails it.
+      health: Effect.sync(() => {
+        try {
+          selectCounts.all()
+          return { ready: true }
+        } catch (cause) {
+          return {
+            ready: false,
+            reason: `job store failing: ${cause instanceof Error ? cause.message : String(cause)}`
+          }
+        }
+      }),
 
       changes: (tenantId) =>
         Effect.map(PubSub.subscribe(feed), (queue) =>

@@ -250,24 +250,14 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         sendReport({ job_id: job.id, final: true, error: message, frames_done: 0 })
       )
 
-    /** Resolves both inputs on this node's file system and scores them. */
+    /** Scores both inputs on this node's file system, each checked against the job's roots once opened. */
     const runJob = (job: WireJob): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
         if (job.request === null) return yield* fail(job, "job carries no score request")
-        const roots = RootSet.fromValidTexts(job.scoring_roots)
-        const inputs = yield* Effect.either(
-          Effect.all([roots.resolveAndCheck(job.request.reference), roots.resolveAndCheck(job.request.distorted)])
-        )
-        if (inputs._tag === "Left") return yield* fail(job, inputs.left.message)
-        const [reference, distorted] = inputs.right
-        const parsed = yield* Effect.either(
-          parseScoreRequest({
-            ...job.request,
-            reference: reference.localPath ?? reference.input,
-            distorted: distorted.localPath ?? distorted.input
-          })
-        )
+        // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
+        const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
+        const parsed = yield* Effect.either(parseScoreRequest(job.request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const lastProgress = yield* Ref.make(0)
         // Completed when a progress report shows the job cancelled: scoring stops (its decoders
@@ -290,7 +280,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
         const scored = yield* Effect.raceFirst(
-          Effect.either(Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress }), Ffmpeg, ffmpeg)),
+          Effect.either(Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)),
           Effect.as(Deferred.await(withdrawn), undefined)
         )
         if (scored === undefined) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)

@@ -4,6 +4,7 @@ import fc from "fast-check"
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { openInput } from "../inputs/open.ts"
 import {
   hasParentElement,
   invalidRootTemplate,
@@ -248,7 +249,7 @@ describe("SVC_SCORING_ROOTS", () => {
   })
 })
 
-describe("resolveAndCheck (controller-side, symlinks followed)", () => {
+describe("inputGuard (inputs this process reads, checked on the opened descriptor)", () => {
   let base = ""
   beforeAll(() => {
     base = mkdtempSync(join(tmpdir(), "svc-roots-"))
@@ -262,47 +263,71 @@ describe("resolveAndCheck (controller-side, symlinks followed)", () => {
     symlinkSync(join(base, "outside"), join(base, "root/escape-dir"))
     symlinkSync(join(base, "root/sub/in.mp4"), join(base, "root/inner-link.mp4"))
     symlinkSync(join(base, "real-root"), join(base, "linked-root"))
+    symlinkSync(join(base, "outside/nothing.mp4"), join(base, "root/dangling-out.mp4"))
+    symlinkSync(join(base, "root/sub/nothing.mp4"), join(base, "root/dangling-in.mp4"))
   })
   afterAll(() => rmSync(base, { recursive: true, force: true }))
 
-  const resolve = (roots: RootSet, input: string) => Effect.runPromise(Effect.either(roots.resolveAndCheck(input)))
+  /** What the scorer does: check as written, open once, check where the descriptor points. */
+  const admitted = (roots: RootSet, input: string) => {
+    const guard = roots.inputGuard()
+    return Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          yield* guard.beforeOpen(input)
+          const opened = yield* openInput(input).pipe(
+            Effect.catchTags({ InputMissing: () => guard.missing(input), InputUnopenable: Effect.die })
+          )
+          yield* guard.opened(opened)
+          return opened.realPath
+        })
+      ).pipe(Effect.either)
+    )
+  }
+  const refusal = (input: string) => `scoring input "${input}" is outside the tenant's scoring roots`
 
-  it("returns the resolved path of an input inside a root", async () => {
-    const result = await resolve(RootSet.fromValidTexts([join(base, "root")]), join(base, "root/inner-link.mp4"))
-    expect(Either.getOrThrow(result).localPath).toBe(join(base, "root/sub/in.mp4"))
+  it("admits a link inside a root to a file in the same root", async () => {
+    const result = await admitted(RootSet.fromValidTexts([join(base, "root")]), join(base, "root/inner-link.mp4"))
+    expect(Either.getOrThrow(result)).toBe(join(base, "root/sub/in.mp4"))
   })
 
   it("refuses a link inside a root that points outside every root", async () => {
     const roots = RootSet.fromValidTexts([join(base, "root")])
-    for (const input of [
-      join(base, "root/escape.mp4"),
-      join(base, "root/escape-dir/secret.mp4"),
-      `file://${join(base, "root/escape.mp4")}`
-    ]) {
-      const result = await resolve(roots, input)
-      expect(Either.isLeft(result)).toBe(true)
-      if (Either.isLeft(result))
-        expect(result.left.message).toBe(`scoring input "${input}" is outside the tenant's scoring roots`)
+    for (const input of [join(base, "root/escape.mp4"), join(base, "root/escape-dir/secret.mp4")]) {
+      const result = await admitted(roots, input)
+      expect(Either.isLeft(result) && result.left.message).toBe(refusal(input))
     }
   })
 
-  it("accepts inputs under a root that is itself a link", async () => {
-    const result = await resolve(RootSet.fromValidTexts([join(base, "linked-root")]), join(base, "linked-root/v.mp4"))
-    expect(Either.getOrThrow(result).localPath).toBe(join(base, "real-root/v.mp4"))
+  it("admits inputs under a root that is itself a link", async () => {
+    const result = await admitted(RootSet.fromValidTexts([join(base, "linked-root")]), join(base, "linked-root/v.mp4"))
+    expect(Either.getOrThrow(result)).toBe(join(base, "real-root/v.mp4"))
   })
 
-  it("refuses a missing input with the same message", async () => {
-    expect(
-      Either.isLeft(await resolve(RootSet.fromValidTexts([join(base, "root")]), join(base, "root/missing.mp4")))
-    ).toBe(true)
+  it("says a missing input under a root does not exist, and refuses one whose parent is outside", async () => {
+    const roots = RootSet.fromValidTexts([join(base, "root")])
+    const missing = join(base, "root/sub/missing.mp4")
+    const inside = await admitted(roots, missing)
+    expect(Either.isLeft(inside) && [inside.left._tag, inside.left.message]).toEqual([
+      "InputNotFound",
+      `input "${missing}" does not exist`
+    ])
+    const deep = join(base, "root/no/such/dir/x.mp4")
+    const deepResult = await admitted(roots, deep)
+    expect(Either.isLeft(deepResult) && deepResult.left._tag).toBe("InputNotFound")
+    // A dangling link that points outside is refused like any input outside: existence leaks nothing.
+    const dangling = join(base, "root/dangling-out.mp4")
+    const out = await admitted(roots, dangling)
+    expect(Either.isLeft(out) && out.left.message).toBe(refusal(dangling))
+    const danglingIn = await admitted(roots, join(base, "root/dangling-in.mp4"))
+    expect(Either.isLeft(danglingIn) && danglingIn.left._tag).toBe("InputNotFound")
   })
 
-  it("leaves URL and remote inputs as written", async () => {
-    const result = await resolve(rootsOf("https://cdn.example.com/a"), "https://cdn.example.com/a/v.mp4")
-    expect(Either.getOrThrow(result)).toEqual({
-      input: "https://cdn.example.com/a/v.mp4",
-      kind: "http",
-      localPath: undefined
-    })
+  it("opens nothing that is not a local path under a root", async () => {
+    const roots = rootsOf("https://cdn.example.com/a", join(base, "root"))
+    for (const input of ["https://cdn.example.com/a/v.mp4", join(base, "outside/secret.mp4"), "relative.mp4"]) {
+      const result = await admitted(roots, input)
+      expect(Either.isLeft(result) && result.left.message).toBe(refusal(input))
+    }
   })
 })

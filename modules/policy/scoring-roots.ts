@@ -3,7 +3,11 @@
  * and the controller-side re-check after symlinks are resolved. All rules live here.
  */
 import { Effect, Either } from "effect"
-import { realpath } from "node:fs/promises"
+import { lstat, readlink, realpath } from "node:fs/promises"
+import { dirname, resolve } from "node:path"
+import type { OpenedInput } from "../inputs/open.ts"
+import { InputNotFound } from "../scorer/errors.ts"
+import type { InputGuard } from "../scorer/scorer.ts"
 import { PermissionDenied } from "./errors.ts"
 
 /** At most this many roots per tenant (seed 8). */
@@ -179,7 +183,7 @@ const admits = (root: ScoringRoot, location: Location): boolean => {
 
 /**
  * The roots of one tenant. `check` applies the rules to an input as written;
- * `resolveAndCheck` is for inputs the controller itself reads (seed 5.5.4).
+ * `inputGuard` is for inputs this process reads itself (seed 5.5.4), on their descriptors.
  */
 export class RootSet {
   constructor(readonly roots: ReadonlyArray<ScoringRoot>) {}
@@ -207,35 +211,75 @@ export class RootSet {
     })
   }
 
-  /**
-   * Checks the input as written, then resolves a local input with symlinks followed
-   * and checks the resolved path again, against the roots as written and as resolved
-   * (a root may itself be a link). Returns the path to score. An input that cannot be
-   * resolved (missing, unreadable) is refused with the same message.
-   */
-  resolveAndCheck(input: string): Effect.Effect<AdmittedInput, PermissionDenied> {
-    return Effect.flatMap(this.check(input), (admitted) => {
-      if (admitted.localPath === undefined) return Effect.succeed(admitted)
-      const localPath = admitted.localPath
-      const refuse = PermissionDenied.inputOutsideRoots(input)
-      return Effect.gen(this, function* () {
-        const resolved = yield* Effect.tryPromise({ try: () => realpath(localPath), catch: () => refuse })
-        const resolvedRoots = yield* Effect.forEach(this.roots, (root) =>
-          root.kind === "directory"
-            ? Effect.promise(() =>
-                realpath(root.text).then(
-                  (path) => [root, ...RootSet.fromValidTexts([path]).roots],
-                  () => [root]
-                )
+  /** The roots as written plus, for a directory root that is a link, where it really is. */
+  private resolvedRoots(): Effect.Effect<ReadonlyArray<ScoringRoot>> {
+    return Effect.map(
+      Effect.forEach(this.roots, (root) =>
+        root.kind === "directory"
+          ? Effect.promise(() =>
+              realpath(root.text).then(
+                (path) => [root, ...RootSet.fromValidTexts([path]).roots],
+                () => [root]
               )
-            : Effect.succeed([root])
-        )
-        const location: Location = { kind: "local", path: resolved, elements: elementsOf(resolved) }
-        if (!resolvedRoots.flat().some((root) => admits(root, location))) return yield* Effect.fail(refuse)
-        return { input, kind: "local" as const, localPath: resolved }
-      })
-    })
+            )
+          : Effect.succeed([root])
+      ),
+      (lists) => lists.flat()
+    )
   }
+
+  /**
+   * The check of seed 5.5.4 for inputs this process reads, around the one open of each input
+   * (modules/inputs/open.ts): the input as written must be a local path under a root (nothing
+   * else is opened), and where the opened descriptor really is (symlinks followed) must lie
+   * under a root as written or as resolved. A link in a root to a file in any root is fine; a
+   * link that ends outside every root is refused. The check is on the descriptor, so swapping
+   * the path after it changes nothing. A missing input is `input "<path>" does not exist` only
+   * when the deepest existing parent (a dangling link followed) really lies under a root;
+   * otherwise it is refused like an input outside the roots, so existence outside leaks nothing.
+   */
+  inputGuard(): InputGuard<PermissionDenied> {
+    const resolved = Effect.runSync(Effect.cached(this.resolvedRoots()))
+    const under = (path: string) =>
+      Effect.map(resolved, (roots) =>
+        roots.some((root) => admits(root, { kind: "local", path, elements: elementsOf(path) }))
+      )
+    return {
+      beforeOpen: (path) =>
+        Effect.flatMap(this.check(path), (admitted) =>
+          admitted.kind === "local" ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(path))
+        ),
+      opened: (input: OpenedInput) =>
+        Effect.flatMap(under(input.realPath), (inside) =>
+          inside ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(input.path))
+        ),
+      missing: (path) =>
+        Effect.flatMap(
+          Effect.promise(() => deepestExistingParent(path)),
+          (parent) =>
+            Effect.flatMap(parent === undefined ? Effect.succeed(false) : under(parent), (inside) =>
+              Effect.fail(inside ? new InputNotFound({ path }) : PermissionDenied.inputOutsideRoots(path))
+            )
+        )
+    }
+  }
+}
+
+/**
+ * The real path of the deepest directory that exists on the way to `path`, following a
+ * dangling link to where it points (at most 40 links, as the kernel allows); undefined if none.
+ */
+const deepestExistingParent = async (path: string, links = 0): Promise<string | undefined> => {
+  // Never rejects: the path may change under it (a rename race), which counts as "not there".
+  const link = await lstat(path).then(
+    (stats) => (stats.isSymbolicLink() ? readlink(path).catch(() => undefined) : undefined),
+    () => undefined
+  )
+  if (link !== undefined) return links < 40 ? deepestExistingParent(resolve(dirname(path), link), links + 1) : undefined
+  const parent = dirname(path)
+  if (parent === path) return undefined
+  const real = await realpath(parent).catch(() => undefined)
+  return real ?? deepestExistingParent(parent, links)
 }
 
 /** Why a tenant ID cannot be substituted for `{tenant}`, or undefined when it can. */

@@ -26,6 +26,10 @@ const symbols = {
   svc_model_check: { args: [ptr, ptr, u64], returns: i32 },
   svc_model_bundle: { args: [ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_job_start: { args: [ptr, ptr, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
+  svc_job_open_fd: { args: [ptr, i32, ptr, i32, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
+  svc_job_opened: { args: [ptr], returns: i32 },
+  svc_job_memory: { args: [ptr], returns: i64 },
+  svc_job_run: { args: [ptr, ptr, u64], returns: i32 },
   svc_job_poll: { args: [ptr], returns: i32 },
   svc_job_frames_done: { args: [ptr], returns: i32 },
   svc_job_cancel: { args: [ptr], returns: none },
@@ -77,8 +81,14 @@ export const NativeOption = {
   frameCount: 9,
   frameSkipRef: 10,
   frameSkipDist: 11,
-  count: 12
+  referenceKind: 12,
+  distortedKind: 13,
+  maxFrames: 14,
+  count: 15
 } as const
+
+/** enum svc_input_kind. */
+export const NativeInputKind = { auto: 0, raw: 1, y4m: 2 } as const
 
 /** enum svc_cpu; avx512 since ABI minor 3. */
 export const NativeCpu = { auto: 0, scalar: 1, avx2: 2, avx512: 3 } as const

@@ -44,8 +44,11 @@ export const ScoreOptions = Schema.Struct({
   frame_cnt: Schema.optional(between(0, 1_000_000_000)),
   frame_skip_ref: Schema.optional(between(0, 1_000_000_000)),
   frame_skip_dist: Schema.optional(between(0, 1_000_000_000)),
+  // A number of decimals may be given as a number too (JSON clients write 6, not "6").
   precision: Schema.optional(
-    Schema.String.pipe(Schema.filter((text) => precisionPattern.test(text), { message: () => precisionRule }))
+    Schema.Union(Schema.String, Schema.Int).pipe(
+      Schema.filter((value) => precisionPattern.test(String(value)), { message: () => precisionRule })
+    )
   ),
   per_frame: Schema.optional(Schema.Boolean),
   scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none"))
@@ -103,12 +106,62 @@ export const rawGeometryRequired = "options.width and options.height are require
 
 const decodeRequest = Schema.decodeUnknownEither(ScoreRequest, { onExcessProperty: "error", errors: "first" })
 
-const describeIssue = (error: ParseResult.ParseError): string => {
+/**
+ * What each field accepts, in words: the one source of validation messages, which all read
+ * `<field path>: <value given> <rule>` with the complete allowed set or range.
+ */
+const FIELD_RULES: Readonly<Record<string, string>> = {
+  reference: "is not a string (a path to the reference video)",
+  distorted: "is not a string (a path to the distorted video)",
+  model: "is not a string (a model name)",
+  options: "is not an object of score options",
+  "options.width": "is not a whole number from 0 to 16384 (0: not set)",
+  "options.height": "is not a whole number from 0 to 16384 (0: not set)",
+  "options.pixel_format": 'is not one of "420", "422", "444" ("": 420)',
+  "options.bitdepth": "is not one of 8, 10, 12, 16 (0: 8)",
+  "options.backend": 'is not one of "auto", "cpu", "scalar", "avx2" ("": auto)',
+  "options.threads": `is not a whole number from 0 to ${maxThreads}`,
+  "options.features": "is not a list of features",
+  "options.features[]": 'is not one of "psnr", "float_ssim", "float_ms_ssim"',
+  "options.subsample": "is not a whole number from 0 to 1000",
+  "options.frame_cnt": "is not a whole number from 0 to 1000000000 (0: every frame)",
+  "options.frame_skip_ref": "is not a whole number from 0 to 1000000000",
+  "options.frame_skip_dist": "is not a whole number from 0 to 1000000000",
+  "options.precision": `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)`,
+  "options.per_frame": "is not true or false"
+}
+
+const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "": Object.keys(ScoreRequest.fields),
+  options: Object.keys(ScoreOptions.fields)
+}
+
+/** A value as the caller wrote it, shortened: `9`, `"x"`, `[]`. */
+const shown = (value: unknown): string => {
+  const text = value === undefined ? "undefined" : JSON.stringify(value)
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text
+}
+
+const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
+  path.reduce<unknown>(
+    (value, key) =>
+      typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined,
+    input
+  )
+
+const describeIssue = (error: ParseResult.ParseError, input: unknown): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (!issue) return "invalid request"
-  const path = issue.path.join(".")
-  const message = issue._tag === "Unexpected" ? "is not a field of the request" : issue.message
-  return path === "" ? message : `${path}: ${message}`
+  const path = issue.path
+    .map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
+    .join("")
+  if (issue._tag === "Unexpected") {
+    const parent = issue.path.slice(0, -1).map(String).join(".")
+    return `${path}: is not a field of the request (known: ${(FIELDS[parent] ?? []).join(", ")})`
+  }
+  if (issue._tag === "Missing") return `${path}: is required`
+  const rule = FIELD_RULES[path.replace(/\[\d+\]/g, "[]")]
+  return rule === undefined ? `${path}: ${issue.message}` : `${path}: ${shown(valueAt(input, issue.path))} ${rule}`
 }
 
 /** A file:// URL names a local path; anything else is taken as a path. */
@@ -176,7 +229,7 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     frameCount: options.frame_cnt ?? 0,
     frameSkipRef: options.frame_skip_ref ?? 0,
     frameSkipDist: options.frame_skip_dist ?? 0,
-    precision: parsePrecision(options.precision ?? ""),
+    precision: parsePrecision(String(options.precision ?? "")),
     perFrame: options.per_frame ?? false,
     scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale
   })
@@ -185,6 +238,6 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
 /** Validates an untrusted request body (JSON or a decoded gRPC message). */
 export const parseScoreRequest = (input: unknown): Effect.Effect<ScoreJob, InvalidScoreRequest> =>
   Either.match(decodeRequest(input), {
-    onLeft: (error) => Effect.fail(new InvalidScoreRequest({ message: describeIssue(error) })),
+    onLeft: (error) => Effect.fail(new InvalidScoreRequest({ message: describeIssue(error, input) })),
     onRight: (request) => Either.match(toJob(request), { onLeft: Effect.fail, onRight: Effect.succeed })
   })

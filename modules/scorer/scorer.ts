@@ -5,8 +5,18 @@
  */
 import { ptr } from "bun:ffi"
 import { Duration, Effect, Option, type Scope, Stream } from "effect"
-import { open } from "node:fs/promises"
-import { InvalidGeometry, InvalidScoreRequest, type ScoreError, ScorerInternal, UnreadableInput } from "./errors.ts"
+import { read } from "node:fs"
+import { integerIn } from "../config/env.ts"
+import { type OpenedInput, openInput } from "../inputs/open.ts"
+import {
+  InputNotFound,
+  InvalidGeometry,
+  InvalidScoreRequest,
+  type ScoreError,
+  ScorerInternal,
+  UnreadableInput,
+  UnsupportedInput
+} from "./errors.ts"
 import { NativeScorerLibrary } from "./library.ts"
 import { type LoadedModel, ModelStore } from "./models.ts"
 import {
@@ -15,6 +25,7 @@ import {
   handleSlot,
   NativeCpu,
   NativeFeature,
+  NativeInputKind,
   NativeOption,
   NativePool,
   type NativeSymbols,
@@ -94,9 +105,34 @@ export interface ScoreResult {
   }
 }
 
-export interface ScoreHooks {
+/**
+ * Who may be read: the scoring roots of the caller, applied around the one open of each input.
+ * `beforeOpen` sees the input as written (nothing outside the roots is even opened), `opened`
+ * sees where the descriptor really points, `missing` decides what a missing input reports.
+ */
+export interface InputGuard<E> {
+  readonly beforeOpen: (path: string) => Effect.Effect<void, E>
+  readonly opened: (input: OpenedInput) => Effect.Effect<void, E>
+  readonly missing: (path: string) => Effect.Effect<never, E | InputNotFound>
+}
+
+/** No roots (svc-server without SVC_INPUT_ROOTS): any path, a missing one reported as missing. */
+export const unguarded: InputGuard<never> = {
+  beforeOpen: () => Effect.void,
+  opened: () => Effect.void,
+  missing: (path) => Effect.fail(new InputNotFound({ path }))
+}
+
+export interface ScoreHooks<E = never> {
   /** Called as frames complete (for job progress). */
   readonly onProgress?: (framesDone: number) => Effect.Effect<void>
+  /** The scoring roots; default `unguarded`. */
+  readonly guard?: InputGuard<E>
+  /**
+   * Admits a score needing `bytes` of memory (an upper estimate made before anything per frame
+   * is allocated) for as long as the scope lasts, or refuses it.
+   */
+  readonly admitMemory?: (bytes: number) => Effect.Effect<void, E | ScoreError, Scope.Scope>
 }
 
 /** The score's own feature name in the reference library's output. */
@@ -118,9 +154,15 @@ const failureFor = (status: number, message: string): ScoreError => {
   }
 }
 
-const optionsArray = (job: ScoreJob): Int32Array => {
+const isY4m = (path: string) => /\.y4m$/i.test(path)
+
+const optionsArray = (job: ScoreJob, maxFrames = 0): Int32Array => {
   const options = new Int32Array(NativeOption.count)
-  options[NativeOption.inputKind] = 0 // by file suffix
+  options[NativeOption.inputKind] = 0 // by file suffix (path jobs), by signature (descriptors)
+  // By suffix, as the request's geometry rule decides (raw unless .y4m).
+  options[NativeOption.referenceKind] = isY4m(job.reference) ? NativeInputKind.y4m : NativeInputKind.raw
+  options[NativeOption.distortedKind] = isY4m(job.distorted) ? NativeInputKind.y4m : NativeInputKind.raw
+  options[NativeOption.maxFrames] = maxFrames
   options[NativeOption.width] = job.geometry?.width ?? 0
   options[NativeOption.height] = job.geometry?.height ?? 0
   options[NativeOption.pixelFormat] = job.geometry?.pixelFormat ?? 0
@@ -209,20 +251,20 @@ export const collectResult = (
   }
 }
 
-/** Width and height of a Y4M file from its header line ("YUV4MPEG2 W<w> H<h> ..."). */
-const y4mSize = (path: string): Effect.Effect<{ width: number; height: number }, ScoreError> =>
-  Effect.tryPromise({
-    try: async () => {
-      const file = await open(path, "r")
-      try {
-        const buffer = Buffer.alloc(256)
-        const { bytesRead } = await file.read(buffer, 0, buffer.length, 0)
-        return buffer.toString("latin1", 0, bytesRead).split("\n")[0] ?? ""
-      } finally {
-        await file.close()
-      }
-    },
-    catch: () => new UnreadableInput({ message: `${path} cannot be read` })
+/**
+ * Width and height of a Y4M file from its header line ("YUV4MPEG2 W<w> H<h> ..."), read from the
+ * descriptor the scorer opened and checked (never the path again).
+ */
+const y4mSize = (path: string, fd: number): Effect.Effect<{ width: number; height: number }, ScoreError> =>
+  Effect.async<string, ScoreError>((resume) => {
+    const buffer = Buffer.alloc(256)
+    read(fd, buffer, 0, buffer.length, 0, (error, bytesRead) =>
+      resume(
+        error
+          ? Effect.fail(new UnreadableInput({ message: `${path} cannot be read` }))
+          : Effect.succeed(buffer.toString("latin1", 0, bytesRead).split("\n")[0] ?? "")
+      )
+    )
   }).pipe(
     Effect.flatMap((header) => {
       const width = /\sW(\d+)/.exec(header)?.[1]
@@ -234,9 +276,16 @@ const y4mSize = (path: string): Effect.Effect<{ width: number; height: number },
   )
 
 /** `model: "auto"`: the 4K model for a reference of at least 3840x2160, else the default. */
-const resolveAuto = (job: ScoreJob, name: string): Effect.Effect<string, ScoreError> => {
+const resolveAuto = (
+  job: ScoreJob,
+  name: string,
+  referenceFd: number | undefined
+): Effect.Effect<string, ScoreError> => {
   if (name !== autoModel) return Effect.succeed(name)
-  const size = job.geometry ? Effect.succeed(job.geometry) : y4mSize(job.reference)
+  const size =
+    job.geometry || referenceFd === undefined
+      ? Effect.succeed(job.geometry ?? { width: 0, height: 0 })
+      : y4mSize(job.reference, referenceFd)
   return Effect.map(size, ({ width, height }) =>
     width >= autoModel4kSize.width && height >= autoModel4kSize.height ? autoModel4k : defaultModel
   )
@@ -246,10 +295,12 @@ const resolveAuto = (job: ScoreJob, name: string): Effect.Effect<string, ScoreEr
 const acquireModels = (
   symbols: NativeSymbols,
   models: ModelStore,
-  job: ScoreJob
+  job: ScoreJob,
+  /** The opened reference, for `model: "auto"` on a Y4M (streams carry raw geometry). */
+  referenceFd?: number
 ): Effect.Effect<ModelSet, ScoreError, Scope.Scope> =>
   Effect.gen(function* () {
-    const names = yield* Effect.forEach(job.models, (name) => resolveAuto(job, name))
+    const names = yield* Effect.forEach(job.models, (name) => resolveAuto(job, name, referenceFd))
     if (new Set(names).size !== names.length) {
       return yield* Effect.fail(new InvalidScoreRequest({ message: `models: "auto" resolves to a model listed too` }))
     }
@@ -310,9 +361,16 @@ export type StreamEvent =
   | { readonly _tag: "Aggregate"; readonly result: ScoreResult }
 
 const makeStreamScoring =
-  (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"]) =>
-  /** Scores `frames` with the job's raw geometry (required); the last event is the aggregate. */
-  <E, R>(job: ScoreJob, frames: Stream.Stream<FramePair, E, R>): Stream.Stream<StreamEvent, ScoreError | E, R> =>
+  (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"], frameLimit: number) =>
+  /**
+   * Scores `frames` with the job's raw geometry (required); the last event is the aggregate. The
+   * stream's memory is admitted (`hooks.admitMemory`) before its first picture is allocated.
+   */
+  <E, R, H = never>(
+    job: ScoreJob,
+    frames: Stream.Stream<FramePair, E, R>,
+    hooks: Pick<ScoreHooks<H>, "admitMemory"> = {}
+  ): Stream.Stream<StreamEvent, ScoreError | E | H, R> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
         const set = yield* acquireModels(symbols, models, job)
@@ -320,7 +378,7 @@ const makeStreamScoring =
           Effect.suspend(() => {
             const slot = handleSlot()
             const error = errorBuffer()
-            const options = optionsArray(job)
+            const options = optionsArray(job, frameLimit)
             const status = symbols.svc_stream_create(
               set.handle,
               options,
@@ -339,6 +397,7 @@ const makeStreamScoring =
         // bun:ffi types a returned pointer as Pointer | bigint | null; a live stream gives a Pointer.
         if (typeof view !== "number")
           return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
         const round = applyPrecision(job.precision)
         const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
           String(symbols.svc_job_metric_name(view, i))
@@ -433,33 +492,90 @@ const makeStreamScoring =
       }).pipe(Effect.withSpan("scorer.scoreStream"))
     )
 
+/** Clips with more frames are refused before anything per frame is allocated (SVC_MAX_FRAMES). */
+export const maxFrames = integerIn("SVC_MAX_FRAMES", 1_000_000, 1, 2_000_000_000)
+
+/**
+ * Opens an input once, for the scope, and checks it on its descriptor: the guard before and
+ * after the open, then its kind (only regular files are scored; a FIFO or device is never read).
+ */
+export const openChecked = <E>(
+  path: string,
+  guard: InputGuard<E>
+): Effect.Effect<OpenedInput, E | InputNotFound | UnreadableInput | UnsupportedInput, Scope.Scope> =>
+  Effect.gen(function* () {
+    yield* guard.beforeOpen(path)
+    const opened = yield* openInput(path).pipe(
+      Effect.catchTags({
+        InputMissing: () => guard.missing(path),
+        InputUnopenable: (error) =>
+          Effect.fail(new UnreadableInput({ message: `input "${path}" cannot be opened: ${error.reason}` }))
+      })
+    )
+    yield* guard.opened(opened)
+    if (opened.kind !== "regular file") {
+      const article = opened.kind === "other" ? "not a regular file" : `a ${opened.kind}`
+      return yield* new UnsupportedInput({
+        message: `input "${path}" is ${article}; only regular files are scored`
+      })
+    }
+    return opened
+  })
+
 export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
   effect: Effect.gen(function* () {
     const library = yield* NativeScorerLibrary
     const models = yield* ModelStore
+    const frameLimit = yield* maxFrames
     const { symbols } = library
 
-    const start = (job: ScoreJob, set: ModelSet) =>
-      Effect.suspend(() => {
-        const slot = handleSlot()
-        const error = errorBuffer()
-        const options = optionsArray(job)
-        const status = symbols.svc_job_start(
-          set.handle,
-          cString(job.reference),
-          cString(job.distorted),
-          options,
-          options.length,
-          slot.slot,
-          error.buffer,
-          error.length
-        )
-        const handle = slot.pointer()
-        if (status !== NativeStatus.ok || handle === null) return Effect.fail(failureFor(status, error.text()))
-        return Effect.succeed(handle)
+    /** A native job on the two descriptors, validating them on a library thread; freed with the scope. */
+    const openJob = (job: ScoreJob, set: ModelSet, reference: OpenedInput, distorted: OpenedInput) =>
+      Effect.acquireRelease(
+        Effect.suspend(() => {
+          const slot = handleSlot()
+          const error = errorBuffer()
+          const options = optionsArray(job, frameLimit)
+          const status = symbols.svc_job_open_fd(
+            set.handle,
+            reference.fd,
+            cString(job.reference),
+            distorted.fd,
+            cString(job.distorted),
+            options,
+            options.length,
+            slot.slot,
+            error.buffer,
+            error.length
+          )
+          const handle = slot.pointer()
+          if (status !== NativeStatus.ok || handle === null) return Effect.fail(failureFor(status, error.text()))
+          return Effect.succeed(handle)
+        }),
+        (handle) => Effect.sync(() => symbols.svc_job_free(handle))
+      )
+
+    /** Waits (polling, backing off) while the library validates the inputs on its own thread. */
+    const awaitOpened = (handle: Pointer): Effect.Effect<void, ScoreError> =>
+      Effect.gen(function* () {
+        let delay = 1
+        for (;;) {
+          const opened = symbols.svc_job_opened(handle)
+          if (opened === 1) return
+          if (opened < 0) return yield* Effect.fail(failureFor(opened, nativeError(symbols, handle)))
+          yield* Effect.sleep(Duration.millis(delay))
+          delay = nextDelay(delay)
+        }
       })
 
-    const awaitDone = (handle: Pointer, hooks: ScoreHooks): Effect.Effect<void, ScoreError> =>
+    const run = (handle: Pointer) =>
+      Effect.suspend(() => {
+        const error = errorBuffer()
+        const status = symbols.svc_job_run(handle, error.buffer, error.length)
+        return status === NativeStatus.ok ? Effect.void : Effect.fail(failureFor(status, error.text()))
+      })
+
+    const awaitDone = <E>(handle: Pointer, hooks: ScoreHooks<E>): Effect.Effect<void, ScoreError> =>
       Effect.gen(function* () {
         let delay = 1
         let reported = -1
@@ -477,21 +593,28 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         }
       }).pipe(Effect.onInterrupt(() => Effect.sync(() => symbols.svc_job_cancel(handle))))
 
-    /** Scores a validated request; the result follows the request's precision. */
-    const score = (job: ScoreJob, hooks: ScoreHooks = {}): Effect.Effect<ScoreResult, ScoreError> =>
+    /**
+     * Scores a validated request; the result follows the request's precision. Each input is
+     * opened once and only its descriptor reaches the native library; the job's memory is
+     * admitted before anything per frame is allocated.
+     */
+    const score = <E = never>(job: ScoreJob, hooks: ScoreHooks<E> = {}): Effect.Effect<ScoreResult, ScoreError | E> =>
       Effect.scoped(
         Effect.gen(function* () {
-          const set = yield* acquireModels(symbols, models, job)
-          return yield* Effect.acquireUseRelease(
-            start(job, set),
-            (handle) =>
-              Effect.map(awaitDone(handle, hooks), () => collectResult(symbols, handle, job, set, library.info)),
-            (handle) => Effect.sync(() => symbols.svc_job_free(handle))
-          ).pipe(Effect.withSpan("scorer.score"))
+          const guard: InputGuard<E> = hooks.guard ?? unguarded
+          const reference = yield* openChecked(job.reference, guard)
+          const distorted = yield* openChecked(job.distorted, guard)
+          const set = yield* acquireModels(symbols, models, job, reference.fd)
+          const handle = yield* openJob(job, set, reference, distorted)
+          yield* awaitOpened(handle)
+          if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(handle)))
+          yield* run(handle)
+          yield* awaitDone(handle, hooks)
+          return collectResult(symbols, handle, job, set, library.info)
         })
-      )
+      ).pipe(Effect.withSpan("scorer.score"))
 
-    const scoreStream = makeStreamScoring(symbols, models, library.info)
+    const scoreStream = makeStreamScoring(symbols, models, library.info, frameLimit)
 
     return { score, scoreStream, library: library.info, models } as const
   }),

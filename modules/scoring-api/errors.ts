@@ -17,3 +17,17 @@ export class ScorerNotReady extends Data.TaggedError("ScorerNotReady")<{ readonl
     return `scorer not ready: ${this.reason}`
   }
 }
+
+/** One tenant holds every score slot it may (SVC_TENANT_MAX_CONCURRENT_SCORES); others still score. */
+export class TenantScoresBusy extends Data.TaggedError("TenantScoresBusy")<{ readonly limit: number }> {
+  override get message() {
+    return `this tenant has ${this.limit} scores in flight, its limit (SVC_TENANT_MAX_CONCURRENT_SCORES); retry later`
+  }
+}
+
+/** The request body is not JSON (its content-type says otherwise). */
+export class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType")<{ readonly contentType: string }> {
+  override get message() {
+    return `the request body must be application/json, not "${this.contentType}"`
+  }
+}

@@ -12,7 +12,7 @@ import { ScoringApi } from "./scoring.ts"
 
 const scoring = serviceDefinition("svc.v1.SvcScoring")
 
-const streamResponse = (event: StreamEvent) =>
+export const streamResponse = (event: StreamEvent) =>
   event._tag === "Frame" ? { frame: event.frame } : { aggregate: event.result }
 
 /** SvcScoring handlers; `Ctx` is whatever the server's interceptor provides (unused here). */

@@ -4,17 +4,27 @@
  * the one structured log line per request all live here; the transports only translate.
  */
 import { status as GrpcStatus } from "@grpc/grpc-js"
-import { Cause, Effect, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
+import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
+import { invalid } from "../config/env.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
-import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
+import type { PermissionDenied } from "../policy/errors.ts"
+import { parseRoot, RootSet, splitRootList } from "../policy/scoring-roots.ts"
+import {
+  InvalidScoreRequest,
+  type ScoreError,
+  ScoreMemoryBusy,
+  ScorerBusy,
+  ScorerInternal,
+  ScoreTooLarge
+} from "../scorer/errors.ts"
 import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
-import type { ScoreResult, StreamEvent } from "../scorer/scorer.ts"
+import { type InputGuard, type ScoreResult, type StreamEvent, unguarded } from "../scorer/scorer.ts"
 import { wireStatus } from "../transport/errors.ts"
-import { maxConcurrentScores } from "./config.ts"
-import type { ScorerNotReady } from "./errors.ts"
+import { inputRoots, maxConcurrentScores, maxScoreMemory, tenantMaxConcurrentScores } from "./config.ts"
+import { type ScorerNotReady, TenantScoresBusy } from "./errors.ts"
 import { ScorerState } from "./scorer-state.ts"
 
 export type Transport = "http" | "grpc"
@@ -24,9 +34,43 @@ export interface ScoreCall {
   readonly transport: Transport
   /** "POST /v1/score" or the gRPC method path. */
   readonly route: string
+  /** The caller's tenant, on the controller: SVC_TENANT_MAX_CONCURRENT_SCORES caps its slots. */
+  readonly tenant?: string
 }
 
-export type ScoringError = ScoreError | ScorerNotReady
+export type ScoringError = ScoreError | ScorerNotReady | PermissionDenied | TenantScoresBusy
+
+/**
+ * The guard of calls that bring none (svc-server): SVC_INPUT_ROOTS when set, else any path.
+ * An invalid entry stops the start.
+ */
+const defaultGuard = Effect.flatMap(
+  inputRoots,
+  Option.match({
+    onNone: () => Effect.succeed<InputGuard<PermissionDenied>>(unguarded),
+    onSome: (text) =>
+      Effect.map(
+        Effect.forEach(splitRootList(text), (entry) =>
+          Either.match(parseRoot(entry), {
+            onLeft: (why) => Effect.fail(invalid("SVC_INPUT_ROOTS", `entry "${entry}" ${why}`)),
+            onRight: () => Effect.succeed(entry)
+          })
+        ),
+        (entries) => RootSet.fromValidTexts(entries).inputGuard()
+      )
+  })
+)
+
+/** svc-server's start-up warning when SVC_INPUT_ROOTS leaves every file of the host readable. */
+export const inputRootsWarning = Layer.effectDiscard(
+  Effect.flatMap(inputRoots, (roots) =>
+    Option.isNone(roots)
+      ? Effect.logWarning(
+          "SVC_INPUT_ROOTS is not set: POST /v1/score and Score may read any file this process can open; set it to the directories of your media"
+        )
+      : Effect.void
+  )
+)
 
 /** The first message of a ScoreStream: model and options (raw geometry required). */
 const StreamMessage = Schema.Union(
@@ -66,7 +110,50 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       Ref.update(inFlight, (n) => n - 1),
       Effect.sync(() => metrics.scoresInFlight.dec())
     )
-    const slot = Effect.acquireRelease(takeSlot, () => releaseSlot)
+    const sharedSlot = Effect.acquireRelease(takeSlot, () => releaseSlot)
+
+    // Per tenant: taken before a shared slot, so a tenant at its cap holds none of the others'.
+    const tenantLimit = yield* tenantMaxConcurrentScores
+    const tenantSlots = yield* Ref.make(new Map<string, number>())
+    const tenantSlot = (tenant: string, limit: number) =>
+      Effect.acquireRelease(
+        Effect.flatMap(
+          Ref.modify(tenantSlots, (held): readonly [boolean, Map<string, number>] => {
+            const count = held.get(tenant) ?? 0
+            return count < limit ? [true, new Map(held).set(tenant, count + 1)] : [false, held]
+          }),
+          (taken) => (taken ? Effect.void : Effect.fail(new TenantScoresBusy({ limit })))
+        ),
+        () =>
+          Ref.update(tenantSlots, (held) => {
+            const count = (held.get(tenant) ?? 1) - 1
+            const next = new Map(held)
+            if (count <= 0) next.delete(tenant)
+            else next.set(tenant, count)
+            return next
+          })
+      )
+    const slot = (call: ScoreCall) =>
+      call.tenant !== undefined && Option.isSome(tenantLimit)
+        ? Effect.zipRight(tenantSlot(call.tenant, tenantLimit.value), sharedSlot)
+        : sharedSlot
+
+    // Memory: admitted on the library's estimate, before anything per frame is allocated.
+    const budget = yield* maxScoreMemory
+    const memoryInUse = yield* Ref.make(0)
+    const admitMemory = (bytes: number) =>
+      bytes > budget
+        ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
+        : Effect.acquireRelease(
+            Effect.flatMap(
+              Ref.modify(memoryInUse, (used): readonly [boolean, number] =>
+                used + bytes <= budget ? [true, used + bytes] : [false, used]
+              ),
+              (admitted) => (admitted ? Effect.void : Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget })))
+            ),
+            () => Ref.update(memoryInUse, (used) => used - bytes)
+          )
+    const serverGuard = yield* defaultGuard
 
     /** What a request got to before it ended, for its log line. */
     interface Progress {
@@ -130,7 +217,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
      * Reads the request (`body` may fail: too large, not JSON), validates it, takes a slot and
      * scores. The body is read before a slot is taken, so slow uploads hold none.
      */
-    const score = <E>(call: ScoreCall, body: Effect.Effect<unknown, E>): Effect.Effect<ScoreResult, E | ScoringError> =>
+    const score = <E, G = PermissionDenied>(
+      call: ScoreCall,
+      body: Effect.Effect<unknown, E>,
+      guard?: InputGuard<G>
+    ): Effect.Effect<ScoreResult, E | G | ScoringError> =>
       Effect.suspend(() => {
         const started = performance.now()
         const seen = progress()
@@ -140,9 +231,13 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
           const scorer = yield* state.scorer
           return yield* Effect.scoped(
             Effect.gen(function* () {
-              yield* slot
+              yield* slot(call)
               seen.ran = true
-              const result = yield* Effect.provideService(scoreInputs(scorer, job), Ffmpeg, ffmpeg)
+              const result = yield* Effect.provideService(
+                scoreInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                Ffmpeg,
+                ffmpeg
+              )
               seen.frames = result.frame_count
               return result
             })
@@ -180,7 +275,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
             })
             seen.model = job.model
             const scorer = yield* state.scorer
-            yield* slot
+            yield* slot(call)
             seen.ran = true
             const pairs = rest.pipe(
               Stream.mapEffect((message) =>
@@ -194,7 +289,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
                 )
               )
             )
-            return scorer.scoreStream(job, pairs).pipe(
+            return scorer.scoreStream(job, pairs, { admitMemory }).pipe(
               Stream.tap((event) =>
                 Effect.sync(() => {
                   if (event._tag === "Aggregate") seen.frames = event.result.frame_count

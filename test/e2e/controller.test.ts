@@ -231,7 +231,8 @@ describe.skipIf(withoutFixtures)("svc-controller with two tenants and a's node",
   })
 
   it("scoring roots: SubmitJob as written, Score and POST /v1/score after symlinks, per tenant", async () => {
-    const outsideLink = join(scratch.rootA, "outsideLink.yuv")
+    // A link in a's root to a file outside every root (Scratch makes it).
+    const outsideLink = join(scratch.rootA, "escape.yuv")
     const submit = await client.submit({ ...v01Request, distorted: outsideLink }, tokens.aWriter)
     // Written under a's root: accepted; the node resolves it and fails the job.
     const escaped = String(expectOk(submit).id)

@@ -200,13 +200,20 @@ describe("svc-server", () => {
       ],
       ["a model name with a path", { ...v01Request, model: "../models/vmaf_v0.6.1" }, /not a model name/],
       ["an unknown model", { ...v01Request, model: "vmaf_v9" }, /unknown model/],
-      ["an unreadable input", { ...v01Request, reference: join(scratch, "missing.yuv") }, /./],
+      ["a directory as input", { ...v01Request, reference: scratch }, /is a directory; only regular files are scored/],
       [
         "a geometry that does not fit the file",
         { ...v01Request, options: { ...v01.options, width: 333, height: 241 } },
         /./
       ]
     ]
+
+    it("404 for a missing input, naming it", async () => {
+      const missing = join(scratch, "missing.yuv")
+      const response = await post(service, { ...v01Request, reference: missing })
+      expect(response.status).toBe(404)
+      expect((await errorOf(response)).error).toBe(`input "${missing}" does not exist`)
+    })
 
     it.each(badRequests)("400 for %s", async (_, body, message) => {
       const response = await post(service, body)

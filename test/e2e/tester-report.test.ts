@@ -121,6 +121,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "setup",
       "models",
       "jobs",
+      "descriptors",
       "transform"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
@@ -138,7 +139,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       )
     )
     expect(simdCases).toEqual(expected)
-    expect(report.unit_tests.total).toBe(8 + Object.keys(simdCases).length)
+    expect(report.unit_tests.total).toBe(9 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {

@@ -21,7 +21,14 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-const clientErrors = new Set(["InvalidScoreRequest", "UnreadableInput", "InvalidGeometry", "UnknownModel"])
+const clientErrors = new Set([
+  "InvalidScoreRequest",
+  "UnreadableInput",
+  "InputNotFound",
+  "UnsupportedInput",
+  "InvalidGeometry",
+  "UnknownModel"
+])
 
 /** Scores and classifies: "ok" or the error's tag. Internal faults fail the property. */
 const outcome = async (body: unknown): Promise<string> => {
@@ -108,14 +115,14 @@ describe.skipIf(withoutFixtures)("truncated and garbage files", () => {
     )
   })
 
-  it("names a missing input as unreadable", async () => {
+  it("names a missing input as missing", async () => {
     expect(
       await outcome({
         reference: join(work, "absent.yuv"),
         distorted: v01.distorted,
         options: { width: 320, height: 240 }
       })
-    ).toBe("UnreadableInput")
+    ).toBe("InputNotFound")
   })
 
   it("refuses a pair whose geometry differs (Y4M headers disagree)", async () => {

@@ -72,8 +72,15 @@ enum svc_opt {
     SVC_OPT_FRAME_CNT = 9,   /* max frames to score; 0 = all */
     SVC_OPT_FRAME_SKIP_REF = 10,  /* frames skipped at the start of the reference */
     SVC_OPT_FRAME_SKIP_DIST = 11, /* frames skipped at the start of the distorted */
-    SVC_OPT_COUNT = 12
+    /* Since ABI minor 4: */
+    SVC_OPT_REF_KIND = 12,   /* svc_input_kind of the reference alone; 0 = SVC_OPT_INPUT_KIND */
+    SVC_OPT_DIS_KIND = 13,   /* svc_input_kind of the distorted alone; 0 = SVC_OPT_INPUT_KIND */
+    SVC_OPT_MAX_FRAMES = 14, /* an input with more frames is refused up front; 0 = SVC_MAX_FRAMES_DEFAULT */
+    SVC_OPT_COUNT = 15
 };
+
+/* Frames an input may hold when SVC_OPT_MAX_FRAMES is 0. */
+#define SVC_MAX_FRAMES_DEFAULT 1000000
 
 /* Pooling methods for svc_job_pooled. */
 enum svc_pool { SVC_POOL_MEAN = 0, SVC_POOL_MIN = 1, SVC_POOL_MAX = 2, SVC_POOL_HARMONIC_MEAN = 3 };
@@ -116,6 +123,24 @@ int svc_model_bundle(const svc_model *const *models, const char *const *names, i
 typedef struct svc_job svc_job;
 int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path,
                   const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
+/* Since ABI minor 4: jobs on descriptors the caller opened (and checked). The library reads its own
+ * duplicates with pread and never opens a path, so the caller may close its descriptors once the
+ * call returns. ref_name/dis_name appear in messages only. An input kind AUTO means: Y4M when the
+ * file starts with the Y4M signature, raw otherwise. Only regular files are accepted.
+ *
+ * svc_job_open_fd checks the options and returns at once; a library thread then validates both
+ * inputs, the geometry and the frame counts (reading a Y4M's frame markers), allocating nothing per
+ * frame and no picture. svc_job_opened says when it is done (0 still validating, 1 valid, negative:
+ * failed, the message from svc_job_error). svc_job_memory then tells what running it will need at
+ * most, so a caller can admit it against a budget before svc_job_run starts the threads.
+ * svc_job_start_fd is open + wait + run. A job opened but never run is released with svc_job_free. */
+int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
+                    const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
+int svc_job_opened(const svc_job *j);
+int64_t svc_job_memory(const svc_job *j); /* bytes, an upper estimate; < 0 on a NULL job */
+int svc_job_run(svc_job *j, char *err, size_t err_len);
+int svc_job_start_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
+                     const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
 /* 0 = still running, 1 = finished OK, negative = failed (status code). Never blocks. */
 int svc_job_poll(svc_job *j);
 int svc_job_frames_done(const svc_job *j);
@@ -141,7 +166,9 @@ void svc_job_free(svc_job *j); /* cancels and joins if still running */
 
 /* ---- streams: frames pushed from memory (gRPC ScoreStream) ---- */
 typedef struct svc_stream svc_stream;
-/* opts as above; WIDTH/HEIGHT/PIX_FMT/BITDEPTH are required. */
+/* opts as above; WIDTH/HEIGHT/PIX_FMT/BITDEPTH are required. Since ABI minor 4 the threads start
+ * with the first push (or the finish): svc_job_memory(svc_stream_job(s)) tells what the stream
+ * needs before any picture exists; a push beyond SVC_OPT_MAX_FRAMES frames is refused. */
 int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_stream **out,
                       char *err, size_t err_len);
 /* Bytes of one frame (all planes) for the stream's geometry. */

@@ -206,6 +206,15 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&j->mu);
     if (rc) fail_locked(j, rc, err);
     for (;;) {
+        /* A file job's frame record is made when its frame is claimed, so memory follows the frames
+         * in flight and scored, not the clip's length. */
+        if (!stopped(j) && j->total && j->next_claim == j->n_frames && j->n_frames < j->total) {
+            if (svc_loop_add_frame(j, NULL)) {
+                fail_locked(j, SVC_E_NOMEM, "out of memory for a frame record");
+                break;
+            }
+            if (++j->n_frames == j->total) j->finished = 1;
+        }
         while (!stopped(j) && j->next_claim >= j->n_frames && !j->finished) pthread_cond_wait(&j->cv, &j->mu);
         if (stopped(j) || j->next_claim >= j->n_frames) break;
         const int i = j->next_claim++;
@@ -427,6 +436,7 @@ void svc_loop_init(svc_job *j, const svc_model *m) {
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     j->model = svc_model_retain(m);
+    j->fds[0] = j->fds[1] = -1;
 }
 
 /* Room for frames up to n (the caller holds the lock when workers run). */

@@ -54,6 +54,10 @@ typedef struct svc_video svc_video;
  * w/h/pix_fmt/bpc arguments are ignored). */
 int svc_video_open(const char *path, int kind, int w, int h, int pix_fmt, int bpc,
                    svc_video **out, char *err, size_t err_len);
+/* The same from a descriptor the caller opened: the video reads its own duplicate (the caller may
+ * close its own at once); name is for messages only. kind AUTO: by the Y4M signature. */
+int svc_video_open_fd(int fd, const char *name, int kind, int w, int h, int pix_fmt, int bpc, int64_t max_frames,
+                      svc_video **out, char *err, size_t err_len);
 void svc_video_geometry(const svc_video *v, int *w, int *h, int *pix_fmt, int *bpc);
 int64_t svc_video_frame_count(const svc_video *v);
 /* Reads frame idx into pic (allocated for the video's geometry). Thread-safe (pread). */

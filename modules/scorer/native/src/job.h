@@ -33,6 +33,14 @@ struct svc_job {
     int64_t skip_ref, skip_dis;
     int64_t frame_bytes;  /* streams: bytes of one picture */
     int frame_cap;        /* streams: frames scored at most (0 = no cap) */
+    int total;            /* file jobs: frames to read; their records are added as workers claim them */
+    int64_t max_frames;   /* an input with more frames is refused */
+    /* Descriptor jobs (scorer.c): the inputs are validated on this thread (a Y4M is walked frame
+     * by frame), never on the caller's; opened is 0 while it runs, then 1 or a negative status. */
+    pthread_t opener;
+    int opener_started, kinds[2], g[4], fds[2];
+    char *names[2];
+    atomic_int opened;
 
     int n_ex, ex_col[SVC_LOOP_MAX_INSTANCES];
     const svc_extractor *ex[SVC_LOOP_MAX_INSTANCES];

@@ -3,7 +3,12 @@
  *
  * Behaviour decisions:
  *  - One fd per video, read with pread only, so any number of threads may read frames of the
- *    same video concurrently; the video is immutable after open.
+ *    same video concurrently; the video is immutable after open. A video opened from a caller's
+ *    descriptor reads its own duplicate of it and never opens a path: the file scored is the
+ *    file the caller checked, whatever happens to the path meanwhile.
+ *  - Only regular files are read; anything else is refused by kind before a byte is read.
+ *  - Geometry is judged against the file size and the frame limit before anything per frame is
+ *    allocated. Messages never state the size of the file (it may be any file of the host).
  *  - The file is validated completely at open: a raw file must be a non-empty whole number of
  *    frames; every Y4M frame marker is checked and the last frame must be complete, so frame
  *    counts are exact and a later read only fails if the file changes underneath.
@@ -154,10 +159,14 @@ static int parse_y4m_header(char *line, const char *path, svc_video *v, char *er
 }
 
 /* Walks every FRAME line of a Y4M file from off, recording payload offsets. */
-static int index_y4m(svc_video *v, int64_t off, int64_t size, const char *path, char *line,
-                     char *err, size_t err_len) {
+static int index_y4m(svc_video *v, int64_t off, int64_t size, int64_t max_frames, const char *path,
+                     char *line, char *err, size_t err_len) {
     int64_t cap = 0;
     while (off < size) {
+        if (v->nframes == max_frames) {
+            svc_set_err(err, err_len, "%s: more than %lld frames (the frame limit)", path, (long long)max_frames);
+            return SVC_E_GEOMETRY;
+        }
         const int64_t n = read_line(v->fd, off, size, line);
         if (n < 0) {
             svc_set_err(err, err_len, "%s: read error at offset %lld: %s", path, (long long)off, strerror(errno));
@@ -170,9 +179,9 @@ static int index_y4m(svc_video *v, int64_t off, int64_t size, const char *path, 
         }
         const int64_t payload = off + n;
         if (size - payload < v->frame_bytes) {
-            svc_set_err(err, err_len, "%s: truncated last Y4M frame %lld: %lld of %lld bytes "
-                        "(%dx%d %s %d-bit)", path, (long long)v->nframes, (long long)(size - payload),
-                        (long long)v->frame_bytes, v->w, v->h, fmt_name(v->pix_fmt), v->bpc);
+            svc_set_err(err, err_len, "%s: the last Y4M frame (%lld) is truncated: it is shorter than a "
+                        "%dx%d %s %d-bit frame", path, (long long)v->nframes, v->w, v->h,
+                        fmt_name(v->pix_fmt), v->bpc);
             return SVC_E_GEOMETRY;
         }
         if (v->nframes == cap) {
@@ -194,22 +203,42 @@ static int index_y4m(svc_video *v, int64_t off, int64_t size, const char *path, 
     return SVC_OK;
 }
 
-static int has_y4m_suffix(const char *path) {
-    const size_t n = strlen(path);
-    if (n < 4) return 0;
-    const char *s = path + n - 4;
-    return s[0] == '.' && (s[1] | 0x20) == 'y' && s[2] == '4' && (s[3] | 0x20) == 'm';
+static const char *kind_name(mode_t mode) {
+    return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket"
+         : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device" : "not a regular file";
 }
 
-static int open_video(const char *path, int kind, int w, int h, int pix_fmt, int bpc,
+/* The file behind v->fd (already the video's own descriptor). kind AUTO: Y4M when the file starts
+ * with the Y4M signature. */
+static int open_video(const char *path, int kind, int w, int h, int pix_fmt, int bpc, int64_t max_frames,
                       svc_video *v, char *err, size_t err_len) {
-    if (kind == SVC_INPUT_AUTO) kind = has_y4m_suffix(path) ? SVC_INPUT_Y4M : SVC_INPUT_RAW;
-    if (kind != SVC_INPUT_RAW && kind != SVC_INPUT_Y4M) {
+    if (kind != SVC_INPUT_AUTO && kind != SVC_INPUT_RAW && kind != SVC_INPUT_Y4M) {
         svc_set_err(err, err_len, "unknown input kind %d", kind);
         return SVC_E_INVALID_ARG;
     }
+    struct stat st;
+    if (fstat(v->fd, &st) != 0) {
+        svc_set_err(err, err_len, "%s: cannot stat: %s", path, strerror(errno));
+        return SVC_E_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        svc_set_err(err, err_len, "%s: is %s; only regular files are scored", path, kind_name(st.st_mode));
+        return SVC_E_IO;
+    }
+    const int64_t size = (int64_t)st.st_size;
+    if (size == 0) {
+        svc_set_err(err, err_len, "%s: file is empty", path);
+        return SVC_E_GEOMETRY;
+    }
+    if (kind == SVC_INPUT_AUTO) {
+        char magic[10];
+        const ssize_t got = pread_full(v->fd, magic, sizeof magic, 0);
+        kind = got == (ssize_t)sizeof magic && memcmp(magic, "YUV4MPEG2", 9) == 0 &&
+                       (magic[9] == ' ' || magic[9] == '\n')
+                   ? SVC_INPUT_Y4M
+                   : SVC_INPUT_RAW;
+    }
     if (kind == SVC_INPUT_RAW) {
-        /* Arguments are checked before the file so a bad geometry is reported as such. */
         v->w = w;
         v->h = h;
         v->pix_fmt = pix_fmt;
@@ -220,35 +249,17 @@ static int open_video(const char *path, int kind, int w, int h, int pix_fmt, int
                         "1..16384 per side, 420/422/444, 8/10/12/16 bits)", path, w, h, pix_fmt, bpc);
             return SVC_E_GEOMETRY;
         }
-    }
-    v->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (v->fd < 0) {
-        svc_set_err(err, err_len, "%s: cannot open: %s", path, strerror(errno));
-        return SVC_E_IO;
-    }
-    struct stat st;
-    if (fstat(v->fd, &st) != 0) {
-        svc_set_err(err, err_len, "%s: cannot stat: %s", path, strerror(errno));
-        return SVC_E_IO;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        svc_set_err(err, err_len, "%s: not a regular file", path);
-        return SVC_E_IO;
-    }
-    const int64_t size = (int64_t)st.st_size;
-    if (size == 0) {
-        svc_set_err(err, err_len, "%s: file is empty", path);
-        return SVC_E_GEOMETRY;
-    }
-
-    if (kind == SVC_INPUT_RAW) {
         if (size % v->frame_bytes != 0) {
-            svc_set_err(err, err_len, "%s: file size %lld is not a multiple of the frame size %lld "
-                        "(%dx%d %s %d-bit)", path, (long long)size, (long long)v->frame_bytes, w, h,
-                        fmt_name(pix_fmt), bpc);
+            svc_set_err(err, err_len, "%s: not a whole number of %dx%d %s %d-bit frames (%lld bytes each)",
+                        path, w, h, fmt_name(pix_fmt), bpc, (long long)v->frame_bytes);
             return SVC_E_GEOMETRY;
         }
         v->nframes = size / v->frame_bytes;
+        if (v->nframes > max_frames) {
+            svc_set_err(err, err_len, "%s: more than %lld frames of %dx%d (the frame limit)", path,
+                        (long long)max_frames, w, h);
+            return SVC_E_GEOMETRY;
+        }
         return SVC_OK;
     }
 
@@ -271,33 +282,74 @@ static int open_video(const char *path, int kind, int w, int h, int pix_fmt, int
     }
     if (rc == SVC_OK) {
         v->frame_bytes = svc_frame_bytes(v->w, v->h, v->pix_fmt, v->bpc);
-        rc = index_y4m(v, n, size, path, line, err, err_len);
+        rc = index_y4m(v, n, size, max_frames, path, line, err, err_len);
     }
     free(line);
     return rc;
 }
 
-int svc_video_open(const char *path, int kind, int w, int h, int pix_fmt, int bpc,
-                   svc_video **out, char *err, size_t err_len) {
+static int has_y4m_suffix(const char *path) {
+    const size_t n = strlen(path);
+    if (n < 4) return 0;
+    const char *s = path + n - 4;
+    return s[0] == '.' && (s[1] | 0x20) == 'y' && s[2] == '4' && (s[3] | 0x20) == 'm';
+}
+
+static int video_new(const char *path, svc_video **out, svc_video **v, char *err, size_t err_len) {
     if (err && err_len) err[0] = '\0';
     if (!path || !out) {
-        svc_set_err(err, err_len, "svc_video_open: NULL path or output");
+        svc_set_err(err, err_len, "svc_video_open: NULL name or output");
         return SVC_E_INVALID_ARG;
     }
     *out = NULL;
-    svc_video *v = calloc(1, sizeof *v);
-    if (!v) {
+    if (!(*v = calloc(1, sizeof **v))) {
         svc_set_err(err, err_len, "%s: out of memory", path);
         return SVC_E_NOMEM;
     }
-    v->fd = -1;
-    const int rc = open_video(path, kind, w, h, pix_fmt, bpc, v, err, err_len);
+    (*v)->fd = -1;
+    return SVC_OK;
+}
+
+static int video_finish(svc_video *v, int rc, svc_video **out) {
     if (rc != SVC_OK) {
         svc_video_close(v);
         return rc;
     }
     *out = v;
     return SVC_OK;
+}
+
+int svc_video_open_fd(int fd, const char *name, int kind, int w, int h, int pix_fmt, int bpc, int64_t max_frames,
+                      svc_video **out, char *err, size_t err_len) {
+    svc_video *v;
+    int rc = video_new(name, out, &v, err, err_len);
+    if (rc) return rc;
+    if (fd < 0 || (v->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        svc_set_err(err, err_len, "%s: bad descriptor: %s", name, fd < 0 ? "negative" : strerror(errno));
+        return video_finish(v, SVC_E_IO, out);
+    }
+    return video_finish(v, open_video(name, kind, w, h, pix_fmt, bpc, max_frames, v, err, err_len), out);
+}
+
+int svc_video_open(const char *path, int kind, int w, int h, int pix_fmt, int bpc,
+                   svc_video **out, char *err, size_t err_len) {
+    svc_video *v;
+    int rc = video_new(path, out, &v, err, err_len);
+    if (rc) return rc;
+    if (kind == SVC_INPUT_AUTO) kind = has_y4m_suffix(path) ? SVC_INPUT_Y4M : SVC_INPUT_RAW;
+    /* Arguments are checked before the file so a bad geometry is reported as such. */
+    if (kind == SVC_INPUT_RAW && svc_frame_bytes(w, h, pix_fmt, bpc) < 0) {
+        svc_set_err(err, err_len, "%s: invalid raw geometry %dx%d pix_fmt %d bitdepth %d (need "
+                    "1..16384 per side, 420/422/444, 8/10/12/16 bits)", path, w, h, pix_fmt, bpc);
+        return video_finish(v, SVC_E_GEOMETRY, out);
+    }
+    /* Non-blocking, so a FIFO or device cannot hold the caller; only regular files are read. */
+    v->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (v->fd < 0) {
+        svc_set_err(err, err_len, "%s: cannot open: %s", path, strerror(errno));
+        return video_finish(v, SVC_E_IO, out);
+    }
+    return video_finish(v, open_video(path, kind, w, h, pix_fmt, bpc, SVC_MAX_FRAMES_DEFAULT, v, err, err_len), out);
 }
 
 void svc_video_geometry(const svc_video *v, int *w, int *h, int *pix_fmt, int *bpc) {

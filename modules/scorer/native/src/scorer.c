@@ -12,9 +12,11 @@
  *    ignored); frame skips are rejected (a stream has nothing to skip to).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "job.h"
 
@@ -38,7 +40,8 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
         }
     const int64_t threads = opt(opts, n_opts, SVC_OPT_THREADS), cpu = opt(opts, n_opts, SVC_OPT_CPU);
     const int64_t feats = opt(opts, n_opts, SVC_OPT_FEATURES), sub = opt(opts, n_opts, SVC_OPT_SUBSAMPLE);
-    const int64_t cnt = opt(opts, n_opts, SVC_OPT_FRAME_CNT);
+    const int64_t cnt = opt(opts, n_opts, SVC_OPT_FRAME_CNT), max_frames = opt(opts, n_opts, SVC_OPT_MAX_FRAMES);
+    j->max_frames = max_frames > 0 ? max_frames : SVC_MAX_FRAMES_DEFAULT;
     j->skip_ref = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_REF);
     j->skip_dis = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_DIST);
     const char *bad = threads < 0 || threads > SVC_MAX_THREADS ? "threads must be 0..256"
@@ -47,6 +50,7 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
                       : sub < 0 ? "subsample must not be negative"
                       : cnt < 0 ? "frame_cnt must not be negative"
                       : j->skip_ref < 0 || j->skip_dis < 0 ? "frame skips must not be negative"
+                      : max_frames < 0 ? "max_frames must not be negative"
                       : NULL;
     if (bad) {
         svc_set_err(err, err_len, "options: %s", bad);
@@ -64,9 +68,20 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     return svc_loop_plan(j, feats, err, err_len);
 }
 
+/* Everything a job holds: the opener thread and its descriptors and names, then the loop's part. */
+static void job_release(svc_job *j) {
+    svc_loop_cancel(j);
+    if (j->opener_started) pthread_join(j->opener, NULL);
+    for (int k = 0; k < 2; k++) {
+        if (j->fds[k] >= 0) close(j->fds[k]);
+        free(j->names[k]);
+    }
+    svc_loop_destroy(j);
+}
+
 static int fail_start(svc_job *j, int rc, char *err, size_t err_len) {
     if (rc == SVC_E_NOMEM) svc_set_err(err, err_len, "out of memory starting the job");
-    svc_loop_destroy(j);
+    job_release(j);
     free(j);
     return rc;
 }
@@ -89,39 +104,161 @@ static int frame_count(svc_job *j, const char *ref_path, const char *dis_path, c
     return (int)n;
 }
 
+/* A job with its options checked; no input yet. */
+static int job_new(const svc_model *m, const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len) {
+    *out = NULL;
+    svc_job *j = calloc(1, sizeof *j);
+    if (!j) return SVC_E_NOMEM;
+    svc_loop_init(j, m);
+    const int rc = job_options(j, opts, n_opts, err, err_len);
+    if (rc) return fail_start(j, rc, err, err_len);
+    const int kind = (int)opt(opts, n_opts, SVC_OPT_INPUT_KIND);
+    const int ref_kind = (int)opt(opts, n_opts, SVC_OPT_REF_KIND), dis_kind = (int)opt(opts, n_opts, SVC_OPT_DIS_KIND);
+    j->kinds[0] = ref_kind ? ref_kind : kind;
+    j->kinds[1] = dis_kind ? dis_kind : kind;
+    for (int k = 0; k < 4; k++) j->g[k] = (int)opt(opts, n_opts, SVC_OPT_WIDTH + k);
+    *out = j;
+    return SVC_OK;
+}
+
+/* Opens both inputs (from j->fds when set, else from the paths), checks their geometry and frame
+ * counts; no frame record, picture or thread yet. */
+static int open_inputs(svc_job *j, const char *ref_name, const char *dis_name, char *err, size_t err_len) {
+    const int *g = j->g;
+    int rc;
+    if (j->fds[0] >= 0) {
+        if ((rc = svc_video_open_fd(j->fds[0], ref_name, j->kinds[0], g[0], g[1], g[2], g[3], j->max_frames, &j->ref, err,
+                                    err_len)) ||
+            (rc = svc_video_open_fd(j->fds[1], dis_name, j->kinds[1], g[0], g[1], g[2], g[3], j->max_frames, &j->dis, err,
+                                    err_len)))
+            return rc;
+    } else if ((rc = svc_video_open(ref_name, j->kinds[0], g[0], g[1], g[2], g[3], &j->ref, err, err_len)) ||
+               (rc = svc_video_open(dis_name, j->kinds[1], g[0], g[1], g[2], g[3], &j->dis, err, err_len))) {
+        return rc;
+    }
+    int gd[4];
+    svc_video_geometry(j->ref, &j->geo[0], &j->geo[1], &j->geo[2], &j->geo[3]);
+    svc_video_geometry(j->dis, &gd[0], &gd[1], &gd[2], &gd[3]);
+    if (memcmp(j->geo, gd, sizeof gd) != 0) {
+        svc_set_err(err, err_len, "geometry differs: %s is %dx%d %d %d-bit, %s is %dx%d %d %d-bit", ref_name, j->geo[0],
+                    j->geo[1], j->geo[2], j->geo[3], dis_name, gd[0], gd[1], gd[2], gd[3]);
+        return SVC_E_GEOMETRY;
+    }
+    const int n = frame_count(j, ref_name, dis_name, err, err_len);
+    if (n < 0) return SVC_E_GEOMETRY;
+    j->total = n;
+    if (j->n_threads > n) j->n_threads = n;
+    return SVC_OK;
+}
+
+static void *opener(void *arg) {
+    svc_job *j = arg;
+    char err[SVC_ERR_LEN] = "";
+    const int rc = open_inputs(j, j->names[0], j->names[1], err, sizeof err);
+    if (rc) {
+        snprintf(j->err_msg, sizeof j->err_msg, "%s", err);
+        j->err_code = rc;
+        atomic_store(&j->state, rc); /* the message is written before the state is published */
+    }
+    atomic_store(&j->opened, rc ? rc : 1);
+    return NULL;
+}
+
+int svc_job_run(svc_job *j, char *err, size_t err_len) {
+    if (j && j->opener_started) {
+        pthread_join(j->opener, NULL);
+        j->opener_started = 0;
+    }
+    if (!j || !j->total || j->threads || atomic_load(&j->opened) < 0) {
+        svc_set_err(err, err_len, "svc_job_run: NULL job, not an opened file job, or already running");
+        return SVC_E_INVALID_ARG;
+    }
+    return svc_loop_start(j, err, err_len);
+}
+
+/* Working bytes per pixel of one worker's state of an extractor (measured at 1080p and 2160p,
+ * rounded up), plus a fixed part that dominates tiny frames. */
+static double extractor_bytes_per_pixel(const svc_extractor *ex) {
+    static const struct { const char *name; double bytes; } table[] = {
+        { "integer_vif", 6 }, { "integer_adm", 19 }, { "psnr", 0.1 }, { "float_ssim", 10 }, { "float_ms_ssim", 36 },
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, ex->name) == 0) return table[i].bytes;
+    return 40; /* an extractor this table has not measured: a generous guess */
+}
+
+int64_t svc_job_memory(const svc_job *j) {
+    if (!j) return -1;
+    const double pixels = (double)j->geo[0] * j->geo[1];
+    const double frame = (double)svc_frame_bytes(j->geo[0], j->geo[1], j->geo[2], j->geo[3]);
+    /* Per worker: two pictures (rows padded), one frame read buffer, extractor and temporal states. */
+    double worker = 3 * frame + 6 * 32.0 * j->geo[1] + 256.0 * 1024;
+    for (int e = 0; e < j->n_ex; e++) worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
+    worker += 8 * pixels * j->n_tm;
+    const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
+    const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
+    const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 + 32);
+    const double index = j->ref ? 8.0 * (double)(svc_video_frame_count(j->ref) + svc_video_frame_count(j->dis)) : 0;
+    return (int64_t)(worker * j->n_threads + ring + records + index);
+}
+
+int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
+                    const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len) {
+    if (!m || ref_fd < 0 || dis_fd < 0 || !ref_name || !dis_name || !out) {
+        svc_set_err(err, err_len, "svc_job_open_fd: NULL model, name or output, or a negative descriptor");
+        return SVC_E_INVALID_ARG;
+    }
+    svc_job *j;
+    int rc = job_new(m, opts, n_opts, &j, err, err_len);
+    if (rc) return rc;
+    /* The job's own duplicates and names: the caller may close and free its own at once. */
+    j->fds[0] = fcntl(ref_fd, F_DUPFD_CLOEXEC, 0);
+    j->fds[1] = fcntl(dis_fd, F_DUPFD_CLOEXEC, 0);
+    j->names[0] = strdup(ref_name);
+    j->names[1] = strdup(dis_name);
+    if (j->fds[0] < 0 || j->fds[1] < 0) {
+        svc_set_err(err, err_len, "%s: bad descriptor", j->fds[0] < 0 ? ref_name : dis_name);
+        return fail_start(j, SVC_E_IO, err, err_len);
+    }
+    if (!j->names[0] || !j->names[1]) return fail_start(j, SVC_E_NOMEM, err, err_len);
+    if (pthread_create(&j->opener, NULL, opener, j) != 0) {
+        svc_set_err(err, err_len, "cannot start the thread that opens the inputs");
+        return fail_start(j, SVC_E_INTERNAL, err, err_len);
+    }
+    j->opener_started = 1;
+    *out = j;
+    return SVC_OK;
+}
+
+int svc_job_opened(const svc_job *j) { return j ? atomic_load(&((svc_job *)j)->opened) : SVC_E_INVALID_ARG; }
+
+int svc_job_start_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
+                     const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len) {
+    svc_job *j;
+    int rc = svc_job_open_fd(m, ref_fd, ref_name, dis_fd, dis_name, opts, n_opts, &j, err, err_len);
+    if (rc) return rc;
+    pthread_join(j->opener, NULL);
+    j->opener_started = 0;
+    if ((rc = atomic_load(&j->opened)) < 0) {
+        svc_set_err(err, err_len, "%s", j->err_msg);
+        return fail_start(j, rc, err, err_len);
+    }
+    if ((rc = svc_job_run(j, err, err_len))) return fail_start(j, rc, err, err_len);
+    *out = j;
+    return SVC_OK;
+}
+
 int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path, const int32_t *opts,
                   int n_opts, svc_job **out, char *err, size_t err_len) {
     if (!m || !ref_path || !dis_path || !out) {
         svc_set_err(err, err_len, "svc_job_start: NULL model, path or output");
         return SVC_E_INVALID_ARG;
     }
-    *out = NULL;
-    svc_job *j = calloc(1, sizeof *j);
-    if (!j) return SVC_E_NOMEM;
-    svc_loop_init(j, m);
-    int rc = job_options(j, opts, n_opts, err, err_len);
-    if (rc) return fail_start(j, rc, err, err_len);
-    const int kind = (int)opt(opts, n_opts, SVC_OPT_INPUT_KIND);
-    int g[4];
-    for (int k = 0; k < 4; k++) g[k] = (int)opt(opts, n_opts, SVC_OPT_WIDTH + k);
-    if ((rc = svc_video_open(ref_path, kind, g[0], g[1], g[2], g[3], &j->ref, err, err_len)) ||
-        (rc = svc_video_open(dis_path, kind, g[0], g[1], g[2], g[3], &j->dis, err, err_len)))
+    svc_job *j;
+    int rc = job_new(m, opts, n_opts, &j, err, err_len);
+    if (rc) return rc;
+    if ((rc = open_inputs(j, ref_path, dis_path, err, err_len)) || (rc = svc_job_run(j, err, err_len)))
         return fail_start(j, rc, err, err_len);
-    int gd[4];
-    svc_video_geometry(j->ref, &j->geo[0], &j->geo[1], &j->geo[2], &j->geo[3]);
-    svc_video_geometry(j->dis, &gd[0], &gd[1], &gd[2], &gd[3]);
-    if (memcmp(j->geo, gd, sizeof gd) != 0) {
-        svc_set_err(err, err_len, "geometry differs: %s is %dx%d %d %d-bit, %s is %dx%d %d %d-bit", ref_path, j->geo[0],
-                    j->geo[1], j->geo[2], j->geo[3], dis_path, gd[0], gd[1], gd[2], gd[3]);
-        return fail_start(j, SVC_E_GEOMETRY, err, err_len);
-    }
-    const int n = frame_count(j, ref_path, dis_path, err, err_len);
-    if (n < 0) return fail_start(j, SVC_E_GEOMETRY, err, err_len);
-    for (int i = 0; i < n; i++, j->n_frames++)
-        if (svc_loop_add_frame(j, NULL)) return fail_start(j, SVC_E_NOMEM, err, err_len);
-    j->finished = 1;
-    if (j->n_threads > n) j->n_threads = n;
-    if ((rc = svc_loop_start(j, err, err_len))) return fail_start(j, rc, err, err_len);
     *out = j;
     return SVC_OK;
 }
@@ -129,7 +266,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 3; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512 */
+int svc_abi_minor(void) { return 4; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
@@ -216,7 +353,7 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
 
 void svc_job_free(svc_job *j) {
     if (!j) return;
-    svc_loop_destroy(j);
+    job_release(j);
     free(j);
 }
 
@@ -243,7 +380,8 @@ int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_s
         svc_set_err(err, err_len, "options: a stream needs a valid width, height, pix_fmt (420/422/444) and bitdepth (8/10/12/16)");
         rc = SVC_E_GEOMETRY;
     }
-    if (!rc) rc = svc_loop_start(j, err, err_len);
+    /* Threads start with the first push (or the finish), so svc_job_memory of the stream's job
+     * view can be admitted against a budget before any picture is allocated. */
     if (rc) {
         if (rc == SVC_E_NOMEM) svc_set_err(err, err_len, "out of memory creating the stream");
         svc_loop_destroy(j);
@@ -278,6 +416,14 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
         return SVC_E_INVALID_ARG;
     }
     if (full) return SVC_OK; /* beyond frame_cnt: accepted, not scored */
+    if (j->n_frames >= j->max_frames) {
+        svc_set_err(err, err_len, "more than %lld frames pushed (the frame limit)", (long long)j->max_frames);
+        return SVC_E_GEOMETRY;
+    }
+    if (!j->threads) {
+        const int rc = svc_loop_start(j, err, err_len);
+        if (rc) return rc;
+    }
     uint8_t *raw = malloc(2 * fb);
     if (!raw) {
         svc_set_err(err, err_len, "out of memory queueing a frame");
@@ -300,6 +446,15 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
 
 int svc_stream_finish(svc_stream *s) {
     if (!s) return SVC_E_INVALID_ARG;
+    char err[SVC_ERR_LEN];
+    if (!s->job.threads && svc_loop_start(&s->job, err, sizeof err)) {
+        pthread_mutex_lock(&s->job.mu);
+        s->job.err_code = SVC_E_INTERNAL;
+        snprintf(s->job.err_msg, sizeof s->job.err_msg, "%s", err);
+        pthread_mutex_unlock(&s->job.mu);
+        atomic_store(&s->job.state, SVC_E_INTERNAL);
+        return SVC_E_INTERNAL;
+    }
     pthread_mutex_lock(&s->job.mu);
     s->job.finished = 1;
     pthread_cond_broadcast(&s->job.cv);

@@ -159,14 +159,14 @@ static void test_raw(void) {
     /* Wrong size: the message names both sizes and the geometry. */
     write_file(tmp_path("raw_1000.yuv"), big, 1000);
     check_fails(tmp_path("raw_1000.yuv"), SVC_INPUT_RAW, 320, 240, 420, 8, SVC_E_GEOMETRY,
-                "file size 1000 is not a multiple of the frame size 115200 (320x240 420 8-bit)");
+                "not a whole number of 320x240 420 8-bit frames (115200 bytes each)");
     const size_t one = make_raw("raw_short.yuv", 16, 8, 420, 10, 1);
     write_file(tmp_path("raw_short.yuv"), big, one - 1);
-    check_fails(tmp_path("raw_short.yuv"), SVC_INPUT_RAW, 16, 8, 420, 10, SVC_E_GEOMETRY, "not a multiple");
+    check_fails(tmp_path("raw_short.yuv"), SVC_INPUT_RAW, 16, 8, 420, 10, SVC_E_GEOMETRY, "not a whole number");
     write_file(tmp_path("empty.yuv"), big, 0);
     check_fails(tmp_path("empty.yuv"), SVC_INPUT_RAW, 16, 8, 420, 8, SVC_E_GEOMETRY, "empty");
     check_fails(tmp_path("missing.yuv"), SVC_INPUT_RAW, 16, 8, 420, 8, SVC_E_IO, "cannot open");
-    check_fails(dir, SVC_INPUT_RAW, 16, 8, 420, 8, SVC_E_IO, "not a regular file");
+    check_fails(dir, SVC_INPUT_RAW, 16, 8, 420, 8, SVC_E_IO, "is a directory; only regular files are scored");
     /* Geometry out of range or unknown layout. */
     check_fails(tmp_path("raw_0.yuv"), SVC_INPUT_RAW, 0, 8, 420, 8, SVC_E_GEOMETRY, "invalid raw geometry");
     check_fails(tmp_path("raw_0.yuv"), SVC_INPUT_RAW, 16, 16385, 420, 8, SVC_E_GEOMETRY, "invalid raw geometry");
@@ -237,7 +237,7 @@ static void test_y4m(void) {
 
     const char *trunc_extra = "FRAME\nabc";
     make_y4m("trunc.y4m", "YUV4MPEG2 W16 H8 C420", "FRAME", 16, 8, 420, 8, 2, trunc_extra, strlen(trunc_extra));
-    check_fails(tmp_path("trunc.y4m"), SVC_INPUT_Y4M, 0, 0, 0, 0, SVC_E_GEOMETRY, "truncated last Y4M frame 2");
+    check_fails(tmp_path("trunc.y4m"), SVC_INPUT_Y4M, 0, 0, 0, 0, SVC_E_GEOMETRY, "the last Y4M frame (2) is truncated");
     make_y4m("trunc_line.y4m", "YUV4MPEG2 W16 H8 C420", "FRAME", 16, 8, 420, 8, 1, "FRA", 3);
     check_fails(tmp_path("trunc_line.y4m"), SVC_INPUT_Y4M, 0, 0, 0, 0, SVC_E_GEOMETRY, "bad Y4M frame marker");
     make_y4m("badmark.y4m", "YUV4MPEG2 W16 H8", "FRAMES", 16, 8, 420, 8, 1, "", 0);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -407,10 +409,79 @@ static void test_transform(const char *json, const svc_model *plain) {
     svc_model_free(m);
 }
 
+/* Jobs on descriptors (ABI minor 4): the descriptor is read, never the path; only regular files;
+ * the frame limit and the memory estimate are known before the job runs. */
+static void test_descriptors(svc_model *m) {
+    const char *ref = path("fixtures/v01_testsrc2_420_8_x264.ref.yuv");
+    const char *dis = path("fixtures/v01_testsrc2_420_8_x264.dis.yuv");
+    int32_t o[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                 [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_REF_KIND] = SVC_INPUT_RAW,
+                                 [SVC_OPT_DIS_KIND] = SVC_INPUT_RAW };
+    svc_job *by_path = NULL, *by_fd = NULL;
+    int rc = svc_job_start(m, ref, dis, o, SVC_OPT_COUNT, &by_path, err, sizeof err);
+    CHECK(rc == SVC_OK, "path job: %s", err);
+    const int rfd = open(ref, O_RDONLY | O_CLOEXEC), dfd = open(dis, O_RDONLY | O_CLOEXEC);
+    rc = svc_job_open_fd(m, rfd, "ref", dfd, "dis", o, SVC_OPT_COUNT, &by_fd, err, sizeof err);
+    CHECK(rc == SVC_OK, "descriptor job opens: %s", err);
+    /* The library holds its own duplicates: the caller's descriptors may close at once. */
+    close(rfd);
+    close(dfd);
+    while (rc == SVC_OK && svc_job_opened(by_fd) == 0) nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    CHECK(rc != SVC_OK || svc_job_opened(by_fd) == 1, "validated on the library's thread");
+    if (rc == SVC_OK) {
+        const int64_t need = svc_job_memory(by_fd);
+        CHECK(need > 2 * FRAME_BYTES && need < 64 << 20, "memory estimate %lld is plausible", (long long)need);
+        CHECK(svc_job_run(by_fd, err, sizeof err) == SVC_OK, "run: %s", err);
+        CHECK(svc_job_run(by_fd, err, sizeof err) == SVC_E_INVALID_ARG, "a second run is refused");
+    }
+    if (by_path && by_fd && wait_job(by_path) == 1 && wait_job(by_fd) == 1) {
+        double a[30], b[30];
+        const int na = svc_job_frame_values(by_path, 0, a, 30), nb = svc_job_frame_values(by_fd, 0, b, 30);
+        CHECK(na == 30 && nb == 30 && memcmp(a, b, sizeof a) == 0, "descriptor and path jobs score alike");
+    }
+    svc_job_free(by_path);
+    svc_job_free(by_fd);
+
+    /* A FIFO is refused by its kind, at once (the library never waits for a writer). */
+    char fifo[] = "/tmp/svc_scorer_test_fifo_XXXXXX";
+    const int tmp = mkstemp(fifo);
+    close(tmp);
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    const int ffd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC), rfd2 = open(ref, O_RDONLY | O_CLOEXEC);
+    rc = svc_job_start_fd(m, rfd2, "ref", ffd, "pipe", o, SVC_OPT_COUNT, &by_fd, err, sizeof err);
+    CHECK(rc == SVC_E_IO && strstr(err, "pipe: is a FIFO") != NULL, "FIFO refused by kind: %d %s", rc, err);
+    /* The same through open + opened: the failure and its message come from the job. */
+    rc = svc_job_open_fd(m, rfd2, "ref", ffd, "pipe", o, SVC_OPT_COUNT, &by_fd, err, sizeof err);
+    CHECK(rc == SVC_OK, "open returns at once: %s", err);
+    if (rc == SVC_OK) {
+        while (svc_job_opened(by_fd) == 0) nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+        CHECK(svc_job_opened(by_fd) == SVC_E_IO && svc_job_poll(by_fd) == SVC_E_IO, "the failure is the job's state");
+        CHECK(svc_job_error(by_fd, err, sizeof err) == SVC_E_IO && strstr(err, "pipe: is a FIFO") != NULL,
+              "the job's message: %s", err);
+        CHECK(svc_job_run(by_fd, err, sizeof err) == SVC_E_INVALID_ARG, "a failed open does not run");
+        svc_job_free(by_fd);
+    }
+    close(ffd);
+    unlink(fifo);
+
+    /* The frame limit refuses an input before anything per frame exists. */
+    o[SVC_OPT_MAX_FRAMES] = 29;
+    const int dfd2 = open(dis, O_RDONLY | O_CLOEXEC);
+    rc = svc_job_start_fd(m, rfd2, "ref", dfd2, "dis", o, SVC_OPT_COUNT, &by_fd, err, sizeof err);
+    CHECK(rc == SVC_E_GEOMETRY && strstr(err, "more than 29 frames") != NULL, "frame limit: %d %s", rc, err);
+    o[SVC_OPT_MAX_FRAMES] = 30;
+    rc = svc_job_open_fd(m, rfd2, "ref", dfd2, "dis", o, SVC_OPT_COUNT, &by_fd, err, sizeof err);
+    CHECK(rc == SVC_OK, "30 frames pass a limit of 30: %s", err);
+    if (rc == SVC_OK) svc_job_free(by_fd); /* opened (perhaps still validating), never run */
+    close(rfd2);
+    close(dfd2);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
-    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 3, "version and ABI minor");
+    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 4, "version and ABI minor");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
@@ -420,6 +491,7 @@ int main(int argc, char **argv) {
         svc_model *m;
         if (load(json, len, &m) == SVC_OK) {
             RUN_CASE("jobs", test_jobs(m));
+            RUN_CASE("descriptors", test_descriptors(m));
             RUN_CASE("transform", test_transform(json, m));
             svc_model_free(m);
         }
