@@ -98,7 +98,7 @@ export const decodeGetJob = (input: unknown) =>
   Effect.map(
     decoder(
       Schema.Struct({
-        id: Schema.String,
+        id: Id,
         frames_offset: Schema.optionalWith(NonNegative, { default: () => 0 }),
         frames_limit: Schema.optionalWith(NonNegative, { default: () => 0 })
       })
