@@ -91,6 +91,16 @@ export class KubernetesResourcesDouble {
     this.remove(this.key(group, plural, namespace, name), this.collectionKey(group, plural, namespace))
   }
 
+  /** Every event of a collection still in the history, oldest first. */
+  history(
+    group: string,
+    plural: string,
+    namespace: string
+  ): ReadonlyArray<{ readonly type: string; readonly object: Resource }> {
+    const collection = this.collectionKey(group, plural, namespace)
+    return this.events.filter((event) => event.collection === collection).map((event) => structuredClone(event))
+  }
+
   injectConflicts(count: number): void {
     this.conflictsToInject = count
   }

@@ -28,6 +28,8 @@ import {
   FINAL_PHASES,
   FINALIZER,
   type JobStatus,
+  PHASE_RANK,
+  phaseOfJob,
   type NodeStatus,
   refusedStatus,
   resourceNameOf,
@@ -137,6 +139,9 @@ export const runOperator = (deps: OperatorDeps) =>
     const applyJob = (namespace: string, name: string, job: WireJob) =>
       writeStatus(namespace, name, (fresh) => {
         const current = fresh.status
+        // Snapshots may arrive out of order (a submit's answer and the stream): a phase never goes back.
+        if (current?.jobId === job.id && PHASE_RANK[current.phase ?? "Pending"] > PHASE_RANK[phaseOfJob(job)])
+          return undefined
         if (current?.jobId === job.id && current.phase !== undefined && FINAL_PHASES.has(current.phase))
           return undefined
         return statusOfJob(job, current, fresh.metadata.generation, nowIso())
@@ -221,9 +226,14 @@ export const runOperator = (deps: OperatorDeps) =>
         yield* removeFinalizer(namespace, name)
       })
 
-    const reconcile = (namespace: string, svcJob: SvcJob): Effect.Effect<void, KubeError> =>
+    const reconcile = (namespace: string, seen: SvcJob): Effect.Effect<void, KubeError> =>
       Effect.gen(function* () {
         if (!(yield* isLeader)) return
+        // A watch event or list entry may be older than this operator's own last write: read again.
+        const svcJob = yield* kube
+          .request<SvcJob>("GET", objectPath(namespace, seen.metadata.name))
+          .pipe(Effect.catchIf(isNotFound, () => Effect.succeed(undefined)))
+        if (svcJob === undefined) return
         const { name, deletionTimestamp, finalizers } = svcJob.metadata
         const held = finalizers?.includes(FINALIZER) === true
         if (deletionTimestamp !== undefined) {

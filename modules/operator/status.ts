@@ -19,6 +19,17 @@ const PHASE_OF_STATE: Readonly<Record<string, Phase>> = {
   JOB_STATE_CANCELLED: "Cancelled"
 }
 
+/** Order of the phases: a SvcJob's phase only moves forward. */
+export const PHASE_RANK: Readonly<Record<Phase, number>> = {
+  Pending: 0,
+  Running: 1,
+  Finished: 2,
+  Failed: 2,
+  Cancelled: 2
+}
+
+export const phaseOfJob = (job: Pick<WireJob, "state">): Phase => PHASE_OF_STATE[job.state] ?? "Pending"
+
 export interface Condition {
   readonly type: string
   readonly status: "True" | "False" | "Unknown"
@@ -100,7 +111,7 @@ export const statusOfJob = (
   generation: number | undefined,
   now: string
 ): JobStatus => {
-  const phase = PHASE_OF_STATE[job.state] ?? "Pending"
+  const phase = phaseOfJob(job)
   const final = FINAL_PHASES.has(phase)
   const finished = phase === "Finished" && job.result !== null
   let conditions = withCondition(
