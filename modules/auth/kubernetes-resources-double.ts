@@ -12,6 +12,7 @@
  * - Finalizers: DELETE of an object with finalizers sets `deletionTimestamp`; the object goes
  *   once an update leaves no finalizer.
  * - `injectConflicts(n)`: the next n writes answer 409 (as if someone else wrote first).
+ * - Core resources under `/api/v1` (events) with `metadata.generateName`.
  * Not implemented: label/field selectors, paging, PATCH, admission or schema validation (the
  * tests validate samples against the CRDs separately), server-side apply, cluster-scoped kinds.
  */
@@ -44,7 +45,8 @@ const status = (code: number, reason: string, message: string) => ({
 const fail = (code: number, reason: string, message: string) =>
   Response.json(status(code, reason, message), { status: code })
 
-const PATH = /^\/apis\/([^/]+)\/([^/]+)\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?(?:\/(status))?$/
+// Group resources under /apis/<group>/<version>, core ones (events) under /api/v1 (group "core").
+const PATH = /^\/(?:apis\/([^/]+)|api)\/([^/]+)\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?(?:\/(status))?$/
 
 export class KubernetesResourcesDouble {
   readonly server: LoopbackServer
@@ -138,6 +140,8 @@ export class KubernetesResourcesDouble {
 
   private insert(group: string, plural: string, namespace: string, document: Record<string, unknown>) {
     const metadata = { ...((document.metadata ?? {}) as Record<string, unknown>) }
+    if (metadata.name === undefined && typeof metadata.generateName === "string")
+      metadata.name = `${metadata.generateName}${crypto.randomUUID().slice(0, 5)}`
     const name = String(metadata.name ?? "")
     const key = this.key(group, plural, namespace, name)
     if (name === "") return fail(422, "Invalid", "metadata.name: Required value")
@@ -181,7 +185,7 @@ export class KubernetesResourcesDouble {
     const url = new URL(request.url)
     const match = PATH.exec(url.pathname)
     if (match === null) return fail(404, "NotFound", "the server could not find the requested resource")
-    const [, group = "", , namespace = "", plural = "", name, sub] = match
+    const [, group = "core", , namespace = "", plural = "", name, sub] = match
     const collection = this.collectionKey(group, plural, namespace)
     if (name === undefined) {
       if (request.method === "POST") {

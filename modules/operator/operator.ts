@@ -155,6 +155,41 @@ export const runOperator = (deps: OperatorDeps) =>
         )
       )
 
+    /** A core/v1 Event on the SvcJob (`kubectl describe svcjob`); a failure to record one is only logged. */
+    const recordEvent = (
+      namespace: string,
+      svcJob: SvcJob,
+      type: "Normal" | "Warning",
+      reason: string,
+      message: string
+    ) => {
+      const now = nowIso()
+      return kube
+        .request("POST", `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
+          apiVersion: "v1",
+          kind: "Event",
+          metadata: { generateName: `${svcJob.metadata.name}.`, namespace },
+          involvedObject: {
+            apiVersion: API_VERSION,
+            kind: "SvcJob",
+            name: svcJob.metadata.name,
+            namespace,
+            uid: svcJob.metadata.uid,
+            resourceVersion: svcJob.metadata.resourceVersion
+          },
+          type,
+          reason,
+          message,
+          count: 1,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          source: { component: "svc-operator" },
+          reportingComponent: "svc-operator",
+          reportingInstance: config.identity
+        })
+        .pipe(Effect.catchAll((error) => Effect.logDebug(`cannot record an event: ${describe(error)}`)))
+    }
+
     const removeFinalizer = (namespace: string, name: string) =>
       updateWithRetry(namespace, name, "", (fresh) =>
         fresh.metadata.finalizers?.includes(FINALIZER)
@@ -180,6 +215,7 @@ export const runOperator = (deps: OperatorDeps) =>
           yield* Effect.logInfo("submitted").pipe(
             Effect.annotateLogs({ svcjob: `${namespace}/${name}`, job_id: job.id })
           )
+          yield* recordEvent(namespace, svcJob, "Normal", "Submitted", `controller job ${job.id}`)
           yield* applyJob(namespace, name, job)
           return
         }
@@ -193,6 +229,7 @@ export const runOperator = (deps: OperatorDeps) =>
           yield* writeStatus(namespace, name, (fresh) =>
             refusedStatus(fresh.status, generation, "SubmitRefused", message, nowIso())
           )
+          yield* recordEvent(namespace, svcJob, "Warning", "SubmitRefused", message)
           return
         }
         // The controller is away or busy: say so, and try again at the next resync.
@@ -222,6 +259,7 @@ export const runOperator = (deps: OperatorDeps) =>
           yield* Effect.logInfo("cancelled").pipe(
             Effect.annotateLogs({ svcjob: `${namespace}/${name}`, job_id: jobId })
           )
+          yield* recordEvent(namespace, svcJob, "Normal", "Cancelled", `controller job ${jobId} cancelled on deletion`)
         }
         yield* removeFinalizer(namespace, name)
       })

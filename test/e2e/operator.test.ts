@@ -98,6 +98,13 @@ describe.skipIf(withoutFixtures || !opensslAvailable)(
       if (context.task.result?.state === "fail")
         for (const service of running) console.log(service.logs.map((line) => JSON.stringify(line)).join("\n"))
     })
+    const eventsOf = (name: string) =>
+      api
+        .list("core", "events", NAMESPACE)
+        .filter((event) => (event.involvedObject as { name: string }).name === name) as unknown as Array<{
+        type: string
+        reason: string
+      }>
     const leading = (service: RunningService) => service.logs.some((line) => line.message === "leading")
     const submittedBy = (service: RunningService, name: string) =>
       service.logs.filter((line) => line.message === "submitted" && line.annotations.svcjob === `${NAMESPACE}/${name}`)
@@ -197,6 +204,7 @@ describe.skipIf(withoutFixtures || !opensslAvailable)(
         expect(nodeStatus).toMatchObject({ name: "node-a", slots: 1 })
         expect((nodeStatus.conditions ?? []).find((c) => c.type === "Ready")?.status).toBe("True")
         expect(submittedBy(operator, "golden")).toHaveLength(1)
+        expect(eventsOf("golden").map((event) => [event.type, event.reason])).toEqual([["Normal", "Submitted"]])
         await node.stop()
         await operator.stop()
       }, 90_000)
@@ -277,6 +285,8 @@ describe.skipIf(withoutFixtures || !opensslAvailable)(
         expect(submitted?.message).toContain("PERMISSION_DENIED")
         expect(submitted?.message).toContain("role required: svc:writer, svc:admin")
         expect(failed.status?.jobId).toBeUndefined()
+        const [warning] = eventsOf("unauthorized")
+        expect(warning).toMatchObject({ type: "Warning", reason: "SubmitRefused" })
         await operator.stop()
       }, 60_000)
 
