@@ -17,7 +17,7 @@
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Either, Option, Ref, Schedule, Stream } from "effect"
 import { readFileSync } from "node:fs"
-import { makeTokenSource } from "../node/token.ts"
+import { makeTokenSource } from "../config/token-file.ts"
 import { bearerMetadata, callUnary, GrpcCallError, makeClient } from "../transport/grpc/client.ts"
 import type { OperatorConfig } from "./config.ts"
 import { isConflict, isNotFound, type KubeClient, KubeError, type KubeList, type KubeObject } from "./kube.ts"
