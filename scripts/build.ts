@@ -7,7 +7,15 @@ import { $ } from "bun"
 import { mkdirSync } from "node:fs"
 import { testerReportBuildStep } from "../modules/report/build-step.ts"
 
-export const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report", "svc", "svc-mcp"] as const
+export const executables = [
+  "svc-server",
+  "svc-controller",
+  "svc-node",
+  "svc-tester-report",
+  "svc",
+  "svc-mcp",
+  "svc-operator"
+] as const
 
 const root = new URL("..", import.meta.url).pathname
 process.chdir(root)

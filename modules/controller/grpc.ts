@@ -20,13 +20,15 @@ import { controllerInterceptor, inputGuardFor } from "./gateway.ts"
 import {
   decodeHeartbeat,
   decodeGetJob,
+  decodeIdempotencyKey,
   decodeJobId,
   decodePullWork,
   decodeRegisterNode,
   decodeReportResult,
   decodeStreamJobs,
   decodeSubmitJob,
-  jobMessage
+  jobMessage,
+  nodeSessionMessage
 } from "./wire.ts"
 
 type Handlers = GrpcService<Principal, JobService | ScoringRoots | ScorerState>
@@ -47,8 +49,9 @@ const jobsService: Handlers = {
         const roots = yield* Effect.flatMap(ScoringRoots, (service) => service.forPrincipal(principal))
         yield* roots.check(scoreRequest.reference)
         yield* roots.check(scoreRequest.distorted)
+        const idempotencyKey = yield* decodeIdempotencyKey(request)
         const jobs = yield* JobService
-        return jobMessage(yield* jobs.submit(principal, scoreRequest))
+        return jobMessage(yield* jobs.submit(principal, scoreRequest, idempotencyKey))
       })
     ),
     GetJob: unary((request, { context: principal }) =>
@@ -118,6 +121,19 @@ const nodesService: Handlers = {
   }
 }
 
+/** svc.v1.NodeStatus: a read of the caller's tenant's node sessions, for user tokens (issue 21). */
+const nodeStatusService: Handlers = {
+  definition: serviceDefinition("svc.v1.NodeStatus"),
+  methods: {
+    ListNodes: unary((_request, { context: principal }) =>
+      Effect.gen(function* () {
+        const jobs = yield* JobService
+        return { nodes: (yield* jobs.nodes(principal)).map(nodeSessionMessage) }
+      })
+    )
+  }
+}
+
 const sharedScoring = scoringService<Principal>()
 
 /**
@@ -158,8 +174,9 @@ const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState 
 export const controllerGrpcServices = [
   jobsService,
   nodesService,
+  nodeStatusService,
   controllerScoringService,
-  ...reflectionServices<Principal>(["svc.v1.Jobs", "svc.v1.Nodes", "svc.v1.SvcScoring"])
+  ...reflectionServices<Principal>(["svc.v1.Jobs", "svc.v1.Nodes", "svc.v1.NodeStatus", "svc.v1.SvcScoring"])
 ] as const
 
 /** What the controller's handlers and interceptor need. */

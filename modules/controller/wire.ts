@@ -12,6 +12,7 @@ import {
   JOB_STATES,
   type JobState,
   MAX_FRAMES_PER_MESSAGE,
+  type NodeView,
   type ResultReport
 } from "../jobs/index.ts"
 import { InvalidScoreRequest } from "../scorer/errors.ts"
@@ -186,3 +187,22 @@ export const decodeReportResult = (input: unknown) =>
     }
     return { nodeId: request.node_id, jobId: request.job_id, report }
   })
+
+/** SubmitJobRequest.idempotency_key ("" when absent). */
+export const decodeIdempotencyKey = (input: unknown): Effect.Effect<string, InvalidJobRequest> =>
+  Effect.map(
+    decoder(Schema.Struct({ idempotency_key: Schema.optional(Schema.String) }))(input),
+    (request) => request.idempotency_key ?? ""
+  )
+
+/** svc.v1.NodeSession of ListNodes. */
+export const nodeSessionMessage = (node: NodeView) => ({
+  node_id: node.nodeId,
+  name: node.name,
+  slots: node.slots,
+  version: node.version,
+  last_heartbeat: timestamp(node.lastHeartbeat),
+  live: node.live,
+  running_job_ids: node.runningJobIds,
+  session_ttl_ms: node.sessionTtlMillis
+})

@@ -44,6 +44,16 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
     name: "job fence",
     // The fencing counter of a job's lease (+1 at hand-out, take-over, re-queue).
     sql: "ALTER TABLE jobs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;"
+  },
+  {
+    version: 3,
+    name: "jobs_idempotency_key",
+    // SubmitJobRequest.idempotency_key: unique per tenant, absent (NULL) for most jobs.
+    sql: `
+      ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;
+      CREATE UNIQUE INDEX jobs_tenant_idempotency_key ON jobs (tenant_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    `
   }
 ]
 

@@ -44,6 +44,37 @@ describeContract("job service", ({ name, backend }) => {
   const sweep = (jobs: JobServiceShape) => jobs.requeueOrphans
   const inMemorySessions = name === "sqlite"
 
+  describe("idempotency keys and ListNodes (issue 21)", () => {
+    it.effect("a repeated key returns the first job, per tenant; no key always queues", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const first = yield* jobs.submit(writer("a"), request("one"), "uid-1")
+          expect(yield* jobs.submit(writer("a"), request("two"), "uid-1")).toEqual(first)
+          expect((yield* jobs.submit(writer("b"), request("one"), "uid-1")).id).not.toBe(first.id)
+          const plain = yield* jobs.submit(writer("a"), request("one"))
+          expect((yield* jobs.submit(writer("a"), request("one"), "")).id).not.toBe(plain.id)
+          expect(yield* jobs.list(writer("a"), {})).toHaveLength(3)
+        })
+      )
+    )
+
+    it.effect("ListNodes shows the caller's tenant's sessions with their running jobs", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const a = yield* jobs.register(node("a"), { name: "host-a", slots: 2, version: "v" })
+          yield* jobs.register(node("b"), { name: "host-b", slots: 1, version: "v" })
+          const job = yield* jobs.submit(writer("a"), request())
+          yield* jobs.pullWork(node("a"), a.nodeId, 1)
+          const seen = yield* jobs.nodes(writer("a"))
+          expect(seen.map((view) => [view.nodeId, view.name, view.slots, view.live, view.runningJobIds])).toEqual([
+            [a.nodeId, "host-a", 2, true, [job.id]]
+          ])
+          expect(yield* jobs.nodes(writer("c"))).toEqual([])
+        })
+      )
+    )
+  })
+
   describe("submit, get, cancel, list", () => {
     it.effect("submit stamps the caller's tenant and subject; get returns it to its tenant only", () =>
       run((jobs) =>

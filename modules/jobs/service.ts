@@ -19,7 +19,7 @@ import {
   type PulledJob,
   type ResultReport
 } from "./model.ts"
-import { type NodeInfo, NodeSessions, type Registration } from "./sessions.ts"
+import { type NodeInfo, NodeSessions, type Registration, type SessionView } from "./sessions.ts"
 import { type JobLookup, JobStore, type RunningUpdate, type StoreHealth } from "./store.ts"
 
 /** Most jobs one PullWork hands out; larger requests are cut to this. */
@@ -57,8 +57,11 @@ export interface JobServiceShape {
   /** SubmitJob: stores a pending job of the caller's tenant; durable when this succeeds. */
   readonly submit: (
     principal: Principal,
-    request: ScoreRequest
+    request: ScoreRequest,
+    idempotencyKey?: string
   ) => Effect.Effect<Job, InvalidJobRequest | JobStoreError>
+  /** ListNodes: the caller's tenant's node sessions with the running jobs assigned to each. */
+  readonly nodes: (principal: Principal) => Effect.Effect<ReadonlyArray<NodeView>, JobStoreError>
   /** GetJob. */
   readonly get: (
     principal: Principal,
@@ -111,6 +114,15 @@ export interface JobServiceShape {
   /** Whether the store's database answers (readiness). */
   readonly storeHealth: Effect.Effect<StoreHealth>
 }
+
+/** A node session with the ids of the tenant's running jobs assigned to it. */
+export interface NodeView extends SessionView {
+  readonly runningJobIds: ReadonlyArray<string>
+  readonly sessionTtlMillis: number
+}
+
+/** Longest SubmitJobRequest.idempotency_key accepted. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 256
 
 export class JobService extends Context.Tag("svc/jobs/JobService")<JobService, JobServiceShape>() {}
 
@@ -259,10 +271,36 @@ export const makeJobService = Effect.gen(function* () {
   )
 
   const service: JobServiceShape = {
-    submit: (principal, request) =>
-      Effect.flatMap(ownTenant(principal), (tenantId) =>
-        store.insert({ id: crypto.randomUUID(), tenantId, request, submittedBy: principal.subject })
-      ),
+    submit: (principal, request, idempotencyKey) =>
+      Effect.gen(function* () {
+        const tenantId = yield* ownTenant(principal)
+        const key = idempotencyKey === undefined || idempotencyKey === "" ? undefined : idempotencyKey
+        if (key !== undefined && key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+          return yield* new InvalidJobRequest({
+            message: `idempotency_key is longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`
+          })
+        }
+        return yield* store.insert({
+          id: crypto.randomUUID(),
+          tenantId,
+          request,
+          submittedBy: principal.subject,
+          idempotencyKey: key
+        })
+      }),
+
+    nodes: (principal) =>
+      Effect.gen(function* () {
+        const views = yield* sessions.ofTenant(principal.tenantId)
+        const running = views.length === 0 ? [] : yield* store.list(principal.tenantId, ["running"], MAX_LIST_LIMIT)
+        return views
+          .map((view) => ({
+            ...view,
+            sessionTtlMillis: sessions.settings.ttlMillis,
+            runningJobIds: running.filter((job) => job.nodeId === view.nodeId).map((job) => job.id)
+          }))
+          .sort((a, b) => a.name.localeCompare(b.name) || a.nodeId.localeCompare(b.nodeId))
+      }),
 
     get: (principal, jobId) =>
       Effect.flatMap(store.lookup(principal.tenantId, jobId), (lookup) => found(lookup, jobId)),

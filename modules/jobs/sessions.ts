@@ -56,6 +56,12 @@ export interface LiveSession extends NodeInfo {
   readonly tenantId: string
 }
 
+/** A session of the tenant as ListNodes shows it, live or not yet pruned. */
+export interface SessionView extends LiveSession {
+  readonly lastHeartbeat: number
+  readonly live: boolean
+}
+
 export type SessionState =
   | { readonly _tag: "Live"; readonly tenantId: string }
   | { readonly _tag: "NotLive"; readonly tenantId: string | undefined; readonly since: number }
@@ -67,6 +73,8 @@ export interface NodeSessionsShape {
   readonly heartbeat: (tenantId: string, nodeId: string) => Effect.Effect<boolean, JobStoreError>
   readonly state: (nodeId: string) => Effect.Effect<SessionState, JobStoreError>
   readonly live: Effect.Effect<ReadonlyArray<LiveSession>, JobStoreError>
+  /** The tenant's sessions not yet pruned, live or not (ListNodes). */
+  readonly ofTenant: (tenantId: string) => Effect.Effect<ReadonlyArray<SessionView>, JobStoreError>
   /** Forgets sessions that stopped being live more than the grace period ago. */
   readonly prune: Effect.Effect<void, JobStoreError>
 }
@@ -127,6 +135,25 @@ export const makeNodeSessions = (settings: SessionSettings): Effect.Effect<NodeS
           )
         )
       ),
+
+      ofTenant: (tenantId) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.map(Ref.get(sessions), (map) =>
+            [...map].flatMap(([nodeId, session]) =>
+              session.tenantId === tenantId && tenantId !== ""
+                ? [
+                    {
+                      nodeId,
+                      tenantId,
+                      ...session.info,
+                      lastHeartbeat: session.lastHeartbeat,
+                      live: isLive(session, now)
+                    }
+                  ]
+                : []
+            )
+          )
+        ),
 
       prune: Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Ref.update(

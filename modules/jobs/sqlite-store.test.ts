@@ -32,7 +32,8 @@ describe("migrations", () => {
         db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_migrations").all()
       ).toEqual([
         { version: 1, name: "jobs" },
-        { version: 2, name: "job fence" }
+        { version: 2, name: "job fence" },
+        { version: 3, name: "jobs_idempotency_key" }
       ])
       expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal")
       expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous).toBe(2) // FULL
@@ -54,7 +55,8 @@ describe("migrations", () => {
           "result",
           "error",
           "frames_done",
-          "submitted_by"
+          "submitted_by",
+          "idempotency_key"
         ])
       )
     })
@@ -303,5 +305,62 @@ describe("JobStore direct", () => {
       expect(yield* store.lookup("a", job.id)).toEqual({ _tag: "Found", job: claimed })
       expect(yield* store.runningAssignments).toEqual([{ tenantId: "a", nodeId: "n" }])
     })
+  )
+})
+
+describe("idempotency keys (SubmitJobRequest.idempotency_key)", () => {
+  it.effect("a second submit with the key returns the first job, per tenant, across restarts", () =>
+    Effect.gen(function* () {
+      const first = yield* withController(file(), (jobs) => jobs.submit(writer("a"), request("one"), "uid-1"))
+      const again = yield* withController(file(), (jobs) =>
+        Effect.gen(function* () {
+          const repeated = yield* jobs.submit(writer("a"), request("other"), "uid-1")
+          const otherTenant = yield* jobs.submit(writer("b"), request("one"), "uid-1")
+          const noKey = yield* jobs.submit(writer("a"), request("one"))
+          const noKeyAgain = yield* jobs.submit(writer("a"), request("one"), "")
+          yield* jobs.cancel(writer("a"), first.id)
+          const afterCancel = yield* jobs.submit(writer("a"), request("one"), "uid-1")
+          return { repeated, otherTenant, noKey, noKeyAgain, afterCancel }
+        })
+      )
+      expect(again.repeated).toEqual(first)
+      expect(again.otherTenant.id).not.toBe(first.id)
+      expect(again.noKey.id).not.toBe(again.noKeyAgain.id)
+      expect(again.afterCancel.id).toBe(first.id)
+      expect(again.afterCancel.state).toBe("cancelled")
+      expect(allRows(file())).toHaveLength(4)
+    })
+  )
+
+  it.effect("an over-long key is refused", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        withController(file(), (jobs) => jobs.submit(writer("a"), request(), "k".repeat(257)))
+      )
+      expect(error.message).toContain("idempotency_key")
+    })
+  )
+})
+
+describe("node sessions of a tenant (ListNodes)", () => {
+  it.effect("lists only the caller's tenant's sessions with their running jobs", () =>
+    withController(file(), (jobs) =>
+      Effect.gen(function* () {
+        const a = yield* jobs.register(node("a"), { name: "host-a", slots: 2, version: "v" })
+        yield* jobs.register(node("b"), { name: "host-b", slots: 1, version: "v" })
+        const job = yield* jobs.submit(writer("a"), request())
+        yield* jobs.pullWork(node("a"), a.nodeId, 1)
+        const seen = yield* jobs.nodes(writer("a"))
+        expect(seen).toHaveLength(1)
+        expect(seen[0]).toMatchObject({
+          nodeId: a.nodeId,
+          name: "host-a",
+          slots: 2,
+          live: true,
+          runningJobIds: [job.id]
+        })
+        expect(yield* jobs.nodes(writer("c"))).toEqual([])
+      })
+    )
   )
 })

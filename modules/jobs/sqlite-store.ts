@@ -134,9 +134,15 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
 
     const publish = (jobs: ReadonlyArray<Job>) => PubSub.publishAll(feed, jobs)
 
-    const insertJob = db.query<JobRow, [string, string, string, number, string | null]>(
-      `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by)
-       VALUES (?2, ?1, 'pending', ?3, ?4, ?5) RETURNING ${COLUMNS}`
+    // A used idempotency key inserts nothing (no row returned); the key's job is then read.
+    const insertJob = db.query<JobRow, [string, string, string, number, string | null, string | null]>(
+      `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by, idempotency_key)
+       VALUES (?2, ?1, 'pending', ?3, ?4, ?5, ?6)
+       ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING ${COLUMNS}`
+    )
+    const selectByKey = db.query<JobRow, [string, string]>(
+      `SELECT ${COLUMNS} FROM jobs WHERE ${OWN} AND idempotency_key = ?2`
     )
     const selectOwn = db.query<JobRow, [string, string]>(`SELECT ${COLUMNS} FROM jobs WHERE ${OWN} AND id = ?2`)
     // Only a yes/no: whether the id exists outside the caller's tenant (GetJob must say so).
@@ -195,11 +201,26 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
       insert: (job: NewJob) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
-          const row = yield* attempt("insert", () =>
-            insertJob.get(job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null)
+          const key = job.idempotencyKey ?? null
+          const inserted = yield* attempt("insert", () =>
+            db
+              .transaction(() => {
+                const row = insertJob.get(
+                  job.tenantId,
+                  job.id,
+                  JSON.stringify(job.request),
+                  now,
+                  job.submittedBy ?? null,
+                  key
+                )
+                return { row: row ?? (key === null ? null : selectByKey.get(job.tenantId, key)), fresh: row !== null }
+              })
+              .immediate()
           )
-          if (row === null) return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
-          const stored = yield* decodeOne("insert", row)
+          if (inserted.row === null)
+            return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
+          const stored = yield* decodeOne("insert", inserted.row)
+          if (!inserted.fresh) return stored
           yield* publish([stored])
           return stored
         }),

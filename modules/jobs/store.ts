@@ -23,6 +23,11 @@ export interface NewJob {
   readonly tenantId: string
   readonly request: Job["request"]
   readonly submittedBy: string | undefined
+  /**
+   * Unique per tenant when set: inserting a second job with the key stores nothing and returns
+   * the job the first insert created.
+   */
+  readonly idempotencyKey?: string | undefined
 }
 
 /** The lease a report is applied under: the job's node and its fencing counter when it was read. */
@@ -47,7 +52,10 @@ export interface RunningUpdate {
 }
 
 export interface JobStoreShape {
-  /** Stores a pending job; it is durable when the effect succeeds. */
+  /**
+   * Stores a pending job; it is durable when the effect succeeds. With an idempotency key already
+   * used by the tenant, stores nothing and returns that key's job.
+   */
   readonly insert: (job: NewJob) => Effect.Effect<Job, JobStoreError>
   readonly lookup: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreError>
   /** The tenant's jobs, newest first. */

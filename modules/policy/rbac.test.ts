@@ -33,7 +33,9 @@ const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["POST /v1/score", ["writer", "admin"]],
   // Added with the model list (issue 14): reads, like Health.
   ["/svc.v1.SvcScoring/ListModels", ["reader", "writer", "admin"]],
-  ["GET /v1/models", ["reader", "writer", "admin"]]
+  ["GET /v1/models", ["reader", "writer", "admin"]],
+  // Added with svc-operator (issue 21): the tenant's node sessions, a read.
+  ["/svc.v1.NodeStatus/ListNodes", ["reader", "writer", "admin"]]
 ]
 const seedRoles = new Map(SEED_TABLE.map(([method, roles]) => [method, roles.map((role) => `svc:${role}`)]))
 

@@ -33,7 +33,8 @@ export const GrpcMethods = {
   ListModels: grpcMethod("SvcScoring", "ListModels"),
   /** gRPC server reflection (both versions): public metadata, with the roles of Health. */
   ServerReflectionInfo: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
-  ServerReflectionInfoV1Alpha: "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+  ServerReflectionInfoV1Alpha: "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+  ListNodes: grpcMethod("NodeStatus", "ListNodes")
 } as const
 
 /** The one HTTP route behind the gateway (seed 4.2), keyed like a method. */
@@ -53,6 +54,8 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
   [GrpcMethods.ListModels, READ],
   [GrpcMethods.ServerReflectionInfo, READ],
   [GrpcMethods.ServerReflectionInfoV1Alpha, READ],
+  // Not in the seed (issue 21): a tenant-scoped read of the node sessions, so the reader roles.
+  [GrpcMethods.ListNodes, READ],
   [GrpcMethods.SubmitJob, WRITE],
   [GrpcMethods.CancelJob, WRITE],
   [GrpcMethods.Score, WRITE],

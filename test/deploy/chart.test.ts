@@ -127,6 +127,11 @@ const tenantSchema = new Ajv({ strict: false, allErrors: true }).compile(
   crd.spec.versions.find((version) => version.name === "v1")?.schema.openAPIV3Schema ?? {}
 )
 
+type Rule = { apiGroups: Array<string>; resources: Array<string>; verbs: Array<string> }
+const rulesOf = (manifest: Manifest): Array<Rule> => (manifest as { rules?: Array<Rule> }).rules ?? []
+const operatorAccount = (values: ValuesShape) => `${values.serviceAccount?.name ?? "svc"}-operator`
+const isOperatorRole = (manifest: Manifest) => manifest.metadata.name === `${release}-${namespace}-operator`
+
 const validateAll = async (manifests: ReadonlyArray<Manifest>) => {
   for (const manifest of manifests) {
     if (manifest.kind === "SvcTenant") {
@@ -150,13 +155,25 @@ const checkInvariants = (manifests: ReadonlyArray<Manifest>, values: ValuesShape
     expect(authVariables(envOf(server))).toEqual([])
     expect(envOf(server).SVC_SCORING_ROOTS).toBeUndefined()
   }
-  // Only the controller's account holds rights on tenant resources.
+  // Only the controller's account holds rights on tenant resources; the operator's role (issue 21)
+  // grants nothing on them and is bound to the operator's account only.
   for (const binding of ofKind(manifests, "RoleBinding")) {
     const subjects = (binding as { subjects?: Array<{ name: string }> }).subjects ?? []
-    expect(subjects.map((subject) => subject.name)).toEqual([`${values.serviceAccount?.name ?? "svc"}-controller`])
+    const roleRef = (binding as { roleRef?: { name: string } }).roleRef
+    expect(subjects.map((subject) => subject.name)).toEqual([
+      roleRef?.name === `${release}-${namespace}-operator`
+        ? operatorAccount(values)
+        : `${values.serviceAccount?.name ?? "svc"}-controller`
+    ])
   }
   for (const role of [...ofKind(manifests, "Role"), ...ofKind(manifests, "ClusterRole")]) {
-    expect(role.metadata.name).toBe(`${release}-tenant-reader`)
+    if (isOperatorRole(role)) {
+      expect(role.kind).toBe("ClusterRole")
+      for (const rule of rulesOf(role)) expect(rule.resources.filter((r) => r.startsWith("svctenant"))).toEqual([])
+      expect(ofKind(manifests, "ClusterRoleBinding")).toEqual([])
+    } else {
+      expect(role.metadata.name).toBe(`${release}-tenant-reader`)
+    }
   }
   for (const deployment of [server, node]) {
     if (deployment) expect(deployment.spec.template.spec.serviceAccountName).toBe(values.serviceAccount?.name ?? "svc")
@@ -196,6 +213,7 @@ const checkInvariants = (manifests: ReadonlyArray<Manifest>, values: ValuesShape
 
 type ValuesShape = {
   serviceAccount?: { name?: string }
+  operator?: { enabled?: boolean; controllerToken?: string }
   auth?: { tenants?: ReadonlyArray<unknown>; tenantSource?: string; disabled?: boolean; enabled?: boolean }
 }
 
@@ -224,7 +242,11 @@ describe("deployment chart: helm lint and template", () => {
     checkInvariants(manifests, {})
     await validateAll(manifests)
     const crds = render({})
-    expect(crds.ok && crds.crds.map((m) => m.metadata.name)).toEqual(["svctenants.svc.dev"])
+    expect(crds.ok && crds.crds.map((m) => m.metadata.name).sort()).toEqual([
+      "svcjobs.svc.dev",
+      "svcnodes.svc.dev",
+      "svctenants.svc.dev"
+    ])
   })
 
   it("single provider: the provider variables and roots on the controller only, the node's token mounted", async () => {
@@ -378,6 +400,55 @@ describe("deployment chart: helm lint and template", () => {
     await validateAll(manifests)
   })
 
+  it("operator: its own account, a role on svcjobs/svcnodes/leases/events only, bound in each watched namespace, the token mounted", async () => {
+    const values = {
+      ...single,
+      operator: { enabled: true, controllerToken: "svc-operator-token", namespaces: ["batch"] }
+    }
+    expect(lint(values).ok, lint(values).output).toBe(true)
+    const manifests = rendered(values)
+    await validateAll(manifests)
+    checkInvariants(manifests, values)
+    const operator = mustWorkload(manifests, "operator")
+    const pod = operator.spec.template.spec
+    expect(pod.serviceAccountName).toBe("svc-operator")
+    expect(pod.automountServiceAccountToken).toBe(true)
+    const env = envOf(operator)
+    expect(env.SVC_CONTROLLER_TOKEN_FILE).toBe("/var/run/svc/controller-token/token")
+    expect(env.SVC_CONTROLLER_ADDR).toBe("svc-controller:50051")
+    expect(env.SVC_OPERATOR_NAMESPACES).toBe("media,batch")
+    expect(env.SVC_OPERATOR_IDENTITY).toBe("(from)")
+    expect(authVariables(env)).toEqual([])
+    expect(pod.volumes?.find((volume) => volume.name === "controller-token")?.secret?.secretName).toBe(
+      "svc-operator-token"
+    )
+    const [role, ...others] = ofKind(manifests, "ClusterRole")
+    expect(others).toEqual([])
+    expect(role && rulesOf(role).map((rule) => [rule.apiGroups, rule.resources, rule.verbs])).toEqual([
+      [["svc.dev"], ["svcjobs"], ["get", "list", "watch", "update", "patch"]],
+      [["svc.dev"], ["svcjobs/status"], ["get", "update", "patch"]],
+      [["svc.dev"], ["svcnodes"], ["get", "list", "watch", "create", "update", "patch", "delete"]],
+      [["svc.dev"], ["svcnodes/status"], ["get", "update", "patch"]],
+      [["coordination.k8s.io"], ["leases"], ["get", "list", "watch", "create", "update", "patch"]],
+      [["", "events.k8s.io"], ["events"], ["create", "patch"]]
+    ])
+    const bindings = ofKind(manifests, "RoleBinding").filter((binding) => binding.metadata.name === "svc-operator")
+    expect(bindings.map((binding) => binding.metadata.namespace).sort()).toEqual(["batch", "media"])
+    // No other workload runs under the operator's account, and it is not bound to the tenant reader.
+    for (const deployment of ofKind(manifests, "Deployment") as Array<Workload>) {
+      if (deployment !== operator) expect(deployment.spec.template.spec.serviceAccountName).not.toBe("svc-operator")
+    }
+    // Default: the release namespace only, no namespaces variable.
+    const narrow = rendered({ ...disabled, operator: { enabled: true } })
+    expect(envOf(mustWorkload(narrow, "operator")).SVC_OPERATOR_NAMESPACES).toBeUndefined()
+    expect(
+      ofKind(narrow, "RoleBinding")
+        .filter((binding) => binding.metadata.name === "svc-operator")
+        .map((binding) => binding.metadata.namespace)
+    ).toEqual([namespace])
+    expect(workload(rendered(single), "operator")).toBeUndefined()
+  })
+
   it("optional PodDisruptionBudgets and ServiceMonitor", async () => {
     const manifests = rendered({
       ...single,
@@ -488,8 +559,14 @@ describe("deployment chart: refusals", () => {
     expect(refusal(values)).toMatch(message)
   })
 
-  it("knows the operator values and refuses to deploy an operator this version does not ship", () => {
-    expect(refusal({ operator: { enabled: true, controllerToken: "op" } })).toMatch(/operator\.enabled/)
+  it("refuses an operator without the controller, or without its token while authentication is on", () => {
+    expect(refusal({ operator: { enabled: true, controllerToken: "op" } })).toMatch(
+      /operator\.enabled requires controller\.enabled/
+    )
+    expect(refusal({ ...single, operator: { enabled: true } })).toMatch(
+      /operator\.controllerToken .* is required while authentication is on/
+    )
+    expect(refusal({ ...disabled, operator: { enabled: true, namespaces: ["Not_A_Namespace"] } })).toMatch(/namespaces/)
     expect(rendered({ operator: { enabled: false, controllerToken: "op" } }).length).toBeGreaterThan(0)
   })
 })
@@ -504,7 +581,9 @@ const knownFailures = [
   /names a controller image/,
   /requires store\.postgres\.enabled/,
   /single-provider mode needs auth\.jwksEndpoint and auth\.issuer/,
-  /node\.controllerToken .* is required while authentication is on/
+  /node\.controllerToken .* is required while authentication is on/,
+  /operator\.enabled requires controller\.enabled/,
+  /operator\.controllerToken .* is required while authentication is on/
 ]
 
 describe("deployment chart: random values", () => {
@@ -548,6 +627,14 @@ describe("deployment chart: random values", () => {
         ),
         env: fc.constantFrom({}, { SVC_LOG_LEVEL: "debug" }, { SVC_JWKS_ENDPOINT: "https://x" }),
         node: fc.record({ controllerToken: fc.constantFrom("", "node-token") }, { requiredKeys: [] }),
+        operator: fc.record(
+          {
+            enabled: fc.boolean(),
+            controllerToken: fc.constantFrom("", "operator-token"),
+            namespaces: fc.constantFrom([], ["batch"], ["media", "batch"])
+          },
+          { requiredKeys: [] }
+        ),
         networkPolicy: fc.record({ enabled: fc.boolean() }, { requiredKeys: [] }),
         store: fc.record(
           { postgres: fc.record({ enabled: fc.boolean(), urlSecret: fc.constant({ name: "pg" }) }) },
@@ -575,9 +662,9 @@ describe("deployment chart: random values", () => {
 })
 
 describe("deployment chart: files", () => {
-  it("ships the SvcTenant definition from schemas/ unchanged", () => {
-    expect(readFileSync(`${chartDir}/crds/svctenant.crd.yaml`, "utf8")).toBe(
-      readFileSync(new URL("../../schemas/svctenant.crd.yaml", import.meta.url), "utf8")
+  it.each(["svctenant", "svcjob", "svcnode"])("ships the %s definition from schemas/ unchanged", (name) => {
+    expect(readFileSync(`${chartDir}/crds/${name}.crd.yaml`, "utf8")).toBe(
+      readFileSync(new URL(`../../schemas/${name}.crd.yaml`, import.meta.url), "utf8")
     )
   })
 })

@@ -6,7 +6,14 @@ import { afterAll, describe, expect, it } from "vitest"
 import packageJson from "../../package.json" with { type: "json" }
 import { requireBuilt, runCommand, startService } from "../support/executables.ts"
 
-const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report", "svc-mcp"] as const
+const executables = [
+  "svc-server",
+  "svc-controller",
+  "svc-node",
+  "svc-tester-report",
+  "svc-mcp",
+  "svc-operator"
+] as const
 const services = ["svc-server", "svc-controller", "svc-node", "svc-mcp"] as const
 
 const emptyDir = mkdtempSync(join(tmpdir(), "svc-exe-"))

@@ -115,9 +115,14 @@ describe("reflection on svc-controller", () => {
     rmSync(scratch, { recursive: true, force: true })
   })
 
-  it.each(versions)("%s lists jobs, nodes and scoring, and describes the job service", async (version) => {
+  it.each(versions)("%s lists jobs, nodes, node status and scoring, and describes the job service", async (version) => {
     const address = controller.grpc ?? ""
-    expect(await listServices(version, address)).toEqual(["svc.v1.Jobs", "svc.v1.Nodes", "svc.v1.SvcScoring"])
+    expect(await listServices(version, address)).toEqual([
+      "svc.v1.Jobs",
+      "svc.v1.NodeStatus",
+      "svc.v1.Nodes",
+      "svc.v1.SvcScoring"
+    ])
     const files = await describeSymbol(version, address, "svc.v1.Jobs")
     const service = files.flatMap((file) => file.service).find((entry) => entry.name === "Jobs")
     expect(service?.method.map((method) => method.name).sort()).toEqual([

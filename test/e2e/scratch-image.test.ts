@@ -13,7 +13,14 @@ import { repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
 import { ffmpegRun } from "../support/media.ts"
 
 const isRoot = process.getuid?.() === 0
-const executables = ["svc-server", "svc-controller", "svc-node", "svc-tester-report", "svc-mcp"] as const
+const executables = [
+  "svc-server",
+  "svc-controller",
+  "svc-node",
+  "svc-tester-report",
+  "svc-mcp",
+  "svc-operator"
+] as const
 const work = mkdtempSync(join(tmpdir(), "svc-rootfs-"))
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 

@@ -84,6 +84,16 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
         )
         WITH CHECK (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true));
     `
+  },
+  {
+    version: 3,
+    name: "jobs_idempotency_key",
+    // SubmitJobRequest.idempotency_key (issue 21): unique per tenant, NULL for most jobs.
+    sql: `
+      ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;
+      CREATE UNIQUE INDEX jobs_tenant_idempotency_key ON jobs (tenant_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    `
   }
 ]
 

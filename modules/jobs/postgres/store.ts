@@ -196,14 +196,26 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
             return yield* new JobStoreFailure({ operation: "insert", detail: "a tenant id cannot contain NUL" })
           }
           const now = yield* Clock.currentTimeMillis
+          const key = job.idempotencyKey ?? null
+          if (key !== null && hasNul(key)) {
+            return yield* new JobStoreFailure({ operation: "insert", detail: "an idempotency key cannot contain NUL" })
+          }
+          // A key the tenant already used inserts nothing; that key's job is read in the same transaction.
           const [row] = yield* query("insert", () =>
-            scoped({ tenantId: job.tenantId }, (tx) =>
-              tx.unsafe(
-                `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by)
-               VALUES ($2, $1, 'pending', $3, $4, $5) RETURNING ${COLUMNS}`,
-                [job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null]
+            scoped({ tenantId: job.tenantId }, async (tx) => {
+              const inserted = await tx.unsafe(
+                `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by, idempotency_key)
+               VALUES ($2, $1, 'pending', $3, $4, $5, $6)
+               ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+               RETURNING ${COLUMNS}`,
+                [job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null, key]
               )
-            )
+              if (inserted.length > 0 || key === null) return inserted
+              return tx.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND idempotency_key = $2`, [
+                job.tenantId,
+                key
+              ])
+            })
           )
           if (row === undefined) return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
           return yield* decodeOne("insert", row)
@@ -479,6 +491,29 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
             }))
         )
       ),
+
+      ofTenant: (tenantId) =>
+        hasNul(tenantId) || tenantId === ""
+          ? Effect.succeed([])
+          : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.map(
+                query(
+                  "sessions",
+                  () => sql`SELECT node_id, tenant_id, name, slots, version, last_heartbeat, expires_at
+                    FROM node_sessions WHERE tenant_id = ${tenantId} ORDER BY registered_at, node_id`
+                ),
+                (rows) =>
+                  rows.map((row) => ({
+                    nodeId: String(row["node_id"]),
+                    tenantId: String(row["tenant_id"]),
+                    name: String(row["name"]),
+                    slots: Number(row["slots"]),
+                    version: String(row["version"]),
+                    lastHeartbeat: Number(row["last_heartbeat"]),
+                    live: now < Number(row["expires_at"])
+                  }))
+              )
+            ),
 
       prune: Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.asVoid(

@@ -52,7 +52,7 @@ const loadDefinition = (): protoLoader.PackageDefinition => definitionFromText(p
 export const packageDefinition: protoLoader.PackageDefinition = loadDefinition()
 
 /** Fully qualified names of the services in the contract. */
-export const serviceNames = ["svc.v1.SvcScoring", "svc.v1.Jobs", "svc.v1.Nodes"] as const
+export const serviceNames = ["svc.v1.SvcScoring", "svc.v1.Jobs", "svc.v1.Nodes", "svc.v1.NodeStatus"] as const
 export type ServiceName = (typeof serviceNames)[number]
 
 export const serviceDefinition = (name: ServiceName): grpc.ServiceDefinition => {

@@ -37,6 +37,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* The account shared by server, node and job pods; the controller's is <name>-controller. */}}
 {{- define "svc.sharedAccount" -}}{{ .Values.serviceAccount.name }}{{- end -}}
+{{- define "svc.operatorAccount" -}}{{ printf "%s-operator" .Values.serviceAccount.name }}{{- end -}}
 {{- define "svc.controllerAccount" -}}{{ printf "%s-controller" .Values.serviceAccount.name }}{{- end -}}
 
 {{/* Registry mode: tenants listed in the values, or resources managed outside the chart. */}}
@@ -141,7 +142,10 @@ Refusals of the controller contract (deployment values). Each names the offendin
 {{- if and (include "svc.authOn" .) $v.node.enabled (gt (int $v.node.replicas) 0) (not $v.node.controllerToken) -}}
 {{- fail "node.controllerToken (a secret holding an svc:node token) is required while authentication is on" -}}
 {{- end -}}
-{{- if $v.operator.enabled -}}
-{{- fail "operator.enabled: svc-operator is not shipped by this chart version" -}}
+{{- if and $v.operator.enabled (not $v.controller.enabled) -}}
+{{- fail "operator.enabled requires controller.enabled: svc-operator submits to the controller" -}}
+{{- end -}}
+{{- if and (include "svc.authOn" .) $v.operator.enabled (not $v.operator.controllerToken) -}}
+{{- fail "operator.controllerToken (a secret holding an svc:writer token) is required while authentication is on" -}}
 {{- end -}}
 {{- end -}}

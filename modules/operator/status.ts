@@ -1,0 +1,224 @@
+/**
+ * SvcJob and SvcNode status from the controller's messages (svc.v1.Job, svc.v1.NodeSession), as
+ * plain data: what `kubectl get svcjobs` shows. Kept free of I/O so the mapping is tested alone.
+ */
+
+export const API_GROUP = "svc.dev"
+export const API_VERSION = `${API_GROUP}/v1`
+/** Held on every SvcJob the operator submitted, until the controller job is cancelled or final. */
+export const FINALIZER = "svc.dev/cancel-controller-job"
+
+export type Phase = "Pending" | "Running" | "Finished" | "Failed" | "Cancelled"
+export const FINAL_PHASES: ReadonlySet<string> = new Set(["Finished", "Failed", "Cancelled"])
+
+const PHASE_OF_STATE: Readonly<Record<string, Phase>> = {
+  JOB_STATE_PENDING: "Pending",
+  JOB_STATE_RUNNING: "Running",
+  JOB_STATE_FINISHED: "Finished",
+  JOB_STATE_FAILED: "Failed",
+  JOB_STATE_CANCELLED: "Cancelled"
+}
+
+/** Order of the phases: a SvcJob's phase only moves forward. */
+export const PHASE_RANK: Readonly<Record<Phase, number>> = {
+  Pending: 0,
+  Running: 1,
+  Finished: 2,
+  Failed: 2,
+  Cancelled: 2
+}
+
+export const phaseOfJob = (job: Pick<WireJob, "state">): Phase => PHASE_OF_STATE[job.state] ?? "Pending"
+
+export interface Condition {
+  readonly type: string
+  readonly status: "True" | "False" | "Unknown"
+  readonly reason: string
+  readonly message: string
+  readonly lastTransitionTime: string
+  readonly observedGeneration?: number
+}
+
+export interface JobStatus {
+  readonly phase?: Phase
+  readonly jobId?: string
+  readonly nodeId?: string
+  readonly framesDone?: number
+  readonly frameCount?: number
+  readonly score?: number
+  readonly features?: Readonly<Record<string, number>>
+  readonly scores?: Readonly<Record<string, number>>
+  readonly error?: string
+  readonly startedAt?: string
+  readonly finishedAt?: string
+  readonly observedGeneration?: number
+  readonly conditions?: ReadonlyArray<Condition>
+}
+
+/** svc.v1.Job as proto-loader hands it over (field names kept, enums as names). */
+export interface WireJob {
+  readonly id: string
+  readonly state: string
+  readonly node_id: string
+  readonly frames_done: number
+  readonly error: string
+  readonly started_at: WireTimestamp | null
+  readonly finished_at: WireTimestamp | null
+  readonly result: {
+    readonly score: number
+    readonly features: Readonly<Record<string, number>>
+    readonly scores: Readonly<Record<string, number>>
+    readonly frame_count: number
+  } | null
+}
+
+export interface WireTimestamp {
+  readonly seconds: number | string
+  readonly nanos: number
+}
+
+export const isoTime = (stamp: WireTimestamp | null | undefined): string | undefined =>
+  stamp === null || stamp === undefined || Number(stamp.seconds) === 0
+    ? undefined
+    : new Date(Number(stamp.seconds) * 1000 + Math.floor(stamp.nanos / 1_000_000)).toISOString()
+
+/** Kubernetes JSON has no NaN or infinity: non-finite pooled values are left out. */
+const finite = (values: Readonly<Record<string, number>> | undefined): Record<string, number> | undefined => {
+  if (values === undefined) return undefined
+  const kept = Object.entries(values).filter(([, value]) => Number.isFinite(value))
+  return kept.length === 0 ? undefined : Object.fromEntries(kept)
+}
+
+/** Sets a condition, keeping its transition time while its status does not change. */
+export const withCondition = (
+  conditions: ReadonlyArray<Condition> | undefined,
+  next: Omit<Condition, "lastTransitionTime">,
+  now: string
+): ReadonlyArray<Condition> => {
+  const previous = (conditions ?? []).find((condition) => condition.type === next.type)
+  const lastTransitionTime =
+    previous !== undefined && previous.status === next.status ? previous.lastTransitionTime : now
+  return [...(conditions ?? []).filter((condition) => condition.type !== next.type), { ...next, lastTransitionTime }]
+}
+
+const compact = <T extends object>(value: T): T =>
+  Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined && entry !== "")) as T
+
+/** The status a controller job gives its SvcJob. */
+export const statusOfJob = (
+  job: WireJob,
+  previous: JobStatus | undefined,
+  generation: number | undefined,
+  now: string
+): JobStatus => {
+  const phase = phaseOfJob(job)
+  const final = FINAL_PHASES.has(phase)
+  const finished = phase === "Finished" && job.result !== null
+  let conditions = withCondition(
+    previous?.conditions,
+    { type: "Submitted", status: "True", reason: "Accepted", message: `controller job ${job.id}` },
+    now
+  )
+  conditions = withCondition(
+    conditions,
+    final
+      ? { type: "Complete", status: "True", reason: phase, message: job.error || `the job is ${phase.toLowerCase()}` }
+      : { type: "Complete", status: "False", reason: phase, message: `the job is ${phase.toLowerCase()}` },
+    now
+  )
+  return compact({
+    phase,
+    jobId: job.id,
+    nodeId: job.node_id,
+    framesDone: job.frames_done,
+    frameCount: finished ? job.result?.frame_count : undefined,
+    score: finished && Number.isFinite(job.result?.score) ? job.result?.score : undefined,
+    features: finished ? finite(job.result?.features) : undefined,
+    scores: finished ? finite(job.result?.scores) : undefined,
+    error: job.error,
+    startedAt: isoTime(job.started_at),
+    finishedAt: isoTime(job.finished_at),
+    observedGeneration: generation,
+    conditions
+  })
+}
+
+/** The status of a SvcJob the controller refused at submission (for example a reader-only token). */
+export const refusedStatus = (
+  previous: JobStatus | undefined,
+  generation: number | undefined,
+  reason: string,
+  message: string,
+  now: string
+): JobStatus => ({
+  phase: "Failed",
+  error: message,
+  observedGeneration: generation,
+  conditions: withCondition(
+    withCondition(previous?.conditions, { type: "Submitted", status: "False", reason, message }, now),
+    { type: "Complete", status: "True", reason: "Failed", message },
+    now
+  )
+})
+
+/** svc.v1.NodeSession as proto-loader hands it over. */
+export interface WireNodeSession {
+  readonly node_id: string
+  readonly name: string
+  readonly slots: number
+  readonly version: string
+  readonly last_heartbeat: WireTimestamp | null
+  readonly live: boolean
+  readonly running_job_ids: ReadonlyArray<string>
+  readonly session_ttl_ms: number
+}
+
+export interface NodeStatus {
+  readonly nodeId: string
+  readonly name: string
+  readonly version?: string
+  readonly slots: number
+  readonly lastHeartbeat?: string
+  readonly runningJobs: ReadonlyArray<string>
+  readonly conditions: ReadonlyArray<Condition>
+}
+
+/** Ready is False once the last heartbeat is older than the session TTL (or the session ended). */
+export const statusOfNode = (
+  node: WireNodeSession,
+  previous: NodeStatus | undefined,
+  nowMillis: number
+): NodeStatus => {
+  const lastHeartbeat = isoTime(node.last_heartbeat)
+  const age = lastHeartbeat === undefined ? Number.POSITIVE_INFINITY : nowMillis - Date.parse(lastHeartbeat)
+  const ready = node.live && age < node.session_ttl_ms
+  const seconds = Number.isFinite(age) ? `${Math.round(age / 1000)} s` : "ever"
+  return compact({
+    nodeId: node.node_id,
+    name: node.name,
+    version: node.version,
+    slots: node.slots,
+    lastHeartbeat,
+    runningJobs: [...node.running_job_ids],
+    conditions: withCondition(
+      previous?.conditions,
+      ready
+        ? { type: "Ready", status: "True", reason: "HeartbeatsArriving", message: `last heartbeat ${seconds} ago` }
+        : {
+            type: "Ready",
+            status: "False",
+            reason: "HeartbeatStale",
+            message: `no heartbeat for ${seconds} (session TTL ${node.session_ttl_ms} ms)`
+          },
+      new Date(nowMillis).toISOString()
+    )
+  })
+}
+
+/** A DNS-1123 name for a node name (SvcNode metadata.name). */
+export const resourceNameOf = (nodeName: string): string =>
+  nodeName
+    .toLowerCase()
+    .replace(/[^a-z0-9-.]+/g, "-")
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "")
+    .slice(0, 253) || "node"
