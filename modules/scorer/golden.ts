@@ -41,7 +41,8 @@ export const goldenFeatureOutputs = {
   float_motion: ["motion", "motion2", "motion3"],
   float_psnr: ["float_psnr"],
   ciede: ["ciede2000"],
-  psnr_hvs: ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"]
+  psnr_hvs: ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"],
+  cambi: ["cambi"]
 } as const
 
 export interface GoldenException {
