@@ -18,6 +18,16 @@
  *   4. Each scale pools its c-values as the mean of the top 60%; the score is the weighted sum
  *      (16, 8, 4, 2, 1) over the scales divided by the number of pixels in the window.
  * The histograms slide down the rows, one per column, as a box filter over the masked values.
+ *
+ * Options, as model files set them (the vmaf_v1.0.16 models), named in the outputs as the
+ * reference names them ("cambi_hrs_1080_cmxv_17_vlt_0.06"):
+ *   cambi_max_val (cmxv, default 1000): the score is capped there;
+ *   cambi_vis_lum_threshold (vlt, nits, default 0): contrast d at a pixel is ignored when the
+ *     brighter of the two levels (v + d on the 10-bit scale) is still darker than the threshold
+ *     (at most the largest 10-bit level whose luminance is below it);
+ *   cambi_high_res_speedup (hrs, default 0): the reference then decimates frames of about 1080p
+ *     and more before scoring; svc has no such path yet and refuses the option for frames above
+ *     1280x720 rather than score them differently, and below that the option changes nothing.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,6 +54,8 @@ static const int contrast_weights[32] = { 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7,
 
 typedef struct cambi_state {
     int w, h, bpc;
+    double max_val;                /* cambi_max_val */
+    int vlt_level;                 /* largest 10-bit level darker than cambi_vis_lum_threshold */
     int window;                    /* window side for this resolution */
     int tvi_limit[CAMBI_DIFFS];    /* largest 10-bit value at which contrast d+1 is visible */
     uint16_t *image, *mask;        /* w * h, stride w */
@@ -103,15 +115,27 @@ static void cambi_destroy(void *state) {
     free(s);
 }
 
-static void *cambi_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+enum { OPT_HIGH_RES_SPEEDUP, OPT_MAX_VAL, OPT_VIS_LUM_THRESHOLD, N_OPTIONS };
+/* In the order the reference appends them to output names. */
+static const svc_extractor_option cambi_options[N_OPTIONS] = {
+    { .name = "cambi_high_res_speedup", .alias = "hrs", .def = 0.0, .min = 0.0, .max = 2160.0 },
+    { .name = "cambi_max_val", .alias = "cmxv", .def = 1000.0, .min = 0.0, .max = 1000.0 },
+    { .name = "cambi_vis_lum_threshold", .alias = "vlt", .def = 0.0, .min = 0.0, .max = 300.0 },
+};
+
+static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     if (w < CAMBI_MIN_SIDE && h < CAMBI_MIN_SIDE) return NULL;
+    if (options[OPT_HIGH_RES_SPEEDUP] != 0.0 && (int64_t)w * h > 1280 * 720) return NULL;
     cambi_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->w = w;
     s->h = h;
     s->bpc = bpc;
+    s->max_val = options[OPT_MAX_VAL];
+    for (int v = 0; v < CAMBI_LEVELS; v++)
+        if (luminance10(v) < options[OPT_VIS_LUM_THRESHOLD]) s->vlt_level = v;
     /* Window scaled by (w + h) / (3840 + 2160), in the reference's integer arithmetic. */
     s->window = ((CAMBI_WINDOW * (w + h)) / 375) >> 4;
     for (int d = 0; d < CAMBI_DIFFS; d++) s->tvi_limit[d] = tvi_limit(d + 1);
@@ -127,6 +151,11 @@ static void *cambi_create(int w, int h, int pix_fmt, int bpc, int cpu) {
         return NULL;
     }
     return s;
+}
+
+static void *cambi_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+    const double defaults[N_OPTIONS] = { cambi_options[0].def, cambi_options[1].def, cambi_options[2].def };
+    return cambi_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
 static const char *cambi_backend(const void *state) {
@@ -257,7 +286,7 @@ static float c_value(const cambi_state *s, int w, int x, int value) {
     const uint16_t p0 = hist[(size_t)v * w + x];
     float best = 0.0f;
     for (int d = 0; d < CAMBI_DIFFS; d++) {
-        if (v > s->tvi_limit[d] + CAMBI_DIFFS) continue;
+        if (v > s->tvi_limit[d] + CAMBI_DIFFS || v + d + 1 <= s->vlt_level) continue;
         const uint16_t up = hist[(size_t)(v + d + 1) * w + x], down = hist[(size_t)(v - d - 1) * w + x];
         const uint16_t p = up > down ? up : down;
         const float val = (float)(contrast_weights[d] * p0 * p) / (float)(p + p0);
@@ -335,7 +364,8 @@ static int cambi_compute(void *state, const svc_picture *ref, const svc_picture 
         score += pool_top(s->cvals, w * h) * scale_weights[scale];
     }
     const int side = 2 * (s->window >> 1) + 1;
-    out[0] = score / (side * side);
+    score /= side * side;
+    out[0] = score < s->max_val ? score : s->max_val;
     return SVC_OK;
 }
 
@@ -347,4 +377,7 @@ const svc_extractor svc_extractor_cambi = {
     .backend = cambi_backend,
     .compute = cambi_compute,
     .destroy = cambi_destroy,
+    .n_options = N_OPTIONS,
+    .options = cambi_options,
+    .create_with = cambi_create_with,
 };
