@@ -17,7 +17,8 @@
  *      c-value is the largest w_d * p0 * p / (p0 + p) over the contrasts visible at v.
  *   4. Each scale pools its c-values as the mean of the top 60%; the score is the weighted sum
  *      (16, 8, 4, 2, 1) over the scales divided by the number of pixels in the window.
- * The histograms slide down the rows, one per column, as a box filter over the masked values.
+ * The histograms slide down the rows, one per column, as a box filter over the masked values;
+ * their range updates are the kernel with an AVX2 variant (feature_cambi_avx2.c).
  *
  * Options, as model files set them (the vmaf_v1.0.16 models), named in the outputs as the
  * reference names them ("cambi_hrs_1080_cmxv_17_vlt_0.06"):
@@ -34,6 +35,7 @@
 #include <string.h>
 
 #include "extractor.h"
+#include "feature_cambi.h"
 
 #define CAMBI_SCALES 5
 #define CAMBI_MASK_SIZE 7
@@ -63,6 +65,8 @@ typedef struct cambi_state {
     uint32_t *dp;                  /* (CAMBI_MASK_SIZE + 1) rows of summed-area table */
     uint16_t *hist;                /* (CAMBI_LEVELS + 2 * CAMBI_DIFFS) * w, one histogram per column */
     float *cvals;                  /* w * h */
+    svc_cambi_range_add range_add; /* the histogram update kernel */
+    const char *backend;
 } cambi_state;
 
 /* ---- luminance (BT.1886, limited range, 10 bits) ---- */
@@ -123,8 +127,11 @@ static const svc_extractor_option cambi_options[N_OPTIONS] = {
     { .name = "cambi_vis_lum_threshold", .alias = "vlt", .def = 0.0, .min = 0.0, .max = 300.0 },
 };
 
+static void range_add_c(uint16_t *row, int lo, int hi, int delta) {
+    for (int c = lo; c < hi; c++) row[c] = (uint16_t)(row[c] + delta);
+}
+
 static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
-    (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     if (w < CAMBI_MIN_SIDE && h < CAMBI_MIN_SIDE) return NULL;
     if (options[OPT_HIGH_RES_SPEEDUP] != 0.0 && (int64_t)w * h > 1280 * 720) return NULL;
@@ -134,6 +141,14 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->h = h;
     s->bpc = bpc;
     s->max_val = options[OPT_MAX_VAL];
+    s->range_add = range_add_c;
+    s->backend = "scalar";
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu == SVC_CPU_AVX2) {
+        s->range_add = svc_cambi_range_add_avx2;
+        s->backend = "avx2";
+    }
+#endif
     for (int v = 0; v < CAMBI_LEVELS; v++)
         if (luminance10(v) < options[OPT_VIS_LUM_THRESHOLD]) s->vlt_level = v;
     /* Window scaled by (w + h) / (3840 + 2160), in the reference's integer arithmetic. */
@@ -158,10 +173,7 @@ static void *cambi_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     return cambi_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
-static const char *cambi_backend(const void *state) {
-    (void)state;
-    return "scalar";
-}
+static const char *cambi_backend(const void *state) { return ((const cambi_state *)state)->backend; }
 
 /* ---- step 1: 10-bit luma ---- */
 
@@ -267,17 +279,15 @@ static void mode_filter(cambi_state *s, int w, int h) {
     }
 }
 
-/* Adds delta to the histograms of columns [x - pad, x + pad] for bin v (value + CAMBI_DIFFS). */
-static void hist_update(uint16_t *hist, int w, int v, int x, int pad, int delta) {
-    uint16_t *row = hist + (size_t)v * w;
-    const int lo = x - pad < 0 ? 0 : x - pad, hi = x + pad + 1 > w ? w : x + pad + 1;
-    for (int c = lo; c < hi; c++) row[c] = (uint16_t)(row[c] + delta);
-}
-
+/* Adds delta, for each masked pixel of image row y with value v, to the histograms of
+ * columns [x - pad, x + pad] at bin v + CAMBI_DIFFS. */
 static void hist_row(cambi_state *s, int w, int y, int pad, int delta) {
     const uint16_t *img = s->image + (size_t)y * w, *m = s->mask + (size_t)y * w;
-    for (int x = 0; x < w; x++)
-        if (m[x]) hist_update(s->hist, w, img[x] + CAMBI_DIFFS, x, pad, delta);
+    for (int x = 0; x < w; x++) {
+        if (!m[x]) continue;
+        const int lo = x - pad < 0 ? 0 : x - pad, hi = x + pad + 1 > w ? w : x + pad + 1;
+        s->range_add(s->hist + (size_t)(img[x] + CAMBI_DIFFS) * w, lo, hi, delta);
+    }
 }
 
 static float c_value(const cambi_state *s, int w, int x, int value) {
