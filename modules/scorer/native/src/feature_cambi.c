@@ -144,7 +144,7 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->range_add = range_add_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu == SVC_CPU_AVX2) {
+    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run the AVX2 kernels */
         s->range_add = svc_cambi_range_add_avx2;
         s->backend = "avx2";
     }

@@ -124,7 +124,7 @@ static void *fvif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const
         .w = w, .h = h, .bpc = bpc, .axpy = axpy_c, .backend = "scalar", .gain_limit = options[OPT_GAIN_LIMIT]
     };
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu == SVC_CPU_AVX2) {
+    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run the AVX2 kernels */
         s->axpy = svc_fvif_axpy_avx2;
         s->backend = "avx2";
     }
