@@ -4,7 +4,11 @@
  *
  *   vmaf -r REF -d DIS -w W -h H -p PIXFMT -b BPC --no_prediction --json -q -o OUT \
  *        --feature float_vif --feature float_adm --feature float_motion --feature float_psnr \
- *        --feature ciede --feature psnr_hvs --feature cambi
+ *        --feature ciede --feature psnr_hvs --feature cambi \
+ *        --feature cambi=cambi_high_res_speedup=1080:cambi_max_val=17:cambi_vis_lum_threshold=0.06
+ *
+ * (the last: cambi with the options the vmaf_v1.0.16 models set, output
+ * "cambi_hrs_1080_cmxv_17_vlt_0.06")
  *
  * Usage: bun scripts/golden-features.ts [REFERENCE_VMAF] [FIXTURE_DIR]
  * (defaults: ../shared/reference/vmaf and ../shared/fixtures beside the repository). Each output
@@ -14,6 +18,7 @@ import { spawnSync } from "bun"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { goldenCambiModelOptions } from "../modules/scorer/golden.ts"
 
 export const goldenFeatureExtractors = [
   "float_vif",
@@ -52,7 +57,11 @@ try {
       ...["-r", join(fixtureDir, `${entry.name}.ref.yuv`), "-d", join(fixtureDir, `${entry.name}.dis.yuv`)],
       ...["-w", `${entry.width}`, "-h", `${entry.height}`, "-p", entry.pixel_format, "-b", `${entry.bitdepth}`],
       ...["--no_prediction", "--json", "-q", "-o", out],
-      ...goldenFeatureExtractors.flatMap((feature) => ["--feature", feature])
+      ...goldenFeatureExtractors.flatMap((feature) => ["--feature", feature]),
+      "--feature",
+      `cambi=${Object.entries(goldenCambiModelOptions)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(":")}`
     ]
     const run = spawnSync([tool, ...args])
     if (run.exitCode !== 0) throw new Error(`${entry.name}: the reference failed: ${run.stderr.toString()}`)

@@ -41,8 +41,20 @@ export const goldenFeatureOutputs = {
   float_motion: ["motion", "motion2", "motion3"],
   float_psnr: ["float_psnr"],
   ciede: ["ciede2000"],
-  psnr_hvs: ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"]
+  psnr_hvs: ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"],
+  cambi: ["cambi"]
 } as const
+
+/**
+ * cambi as the vmaf_v1.0.16 models configure it (their feature_opts_dicts entry), also in
+ * golden-features/ under the reference's name for it; compared within goldenTolerance.
+ */
+export const goldenCambiModelOptions = {
+  cambi_high_res_speedup: 1080,
+  cambi_max_val: 17,
+  cambi_vis_lum_threshold: 0.06
+} as const
+export const goldenCambiModelOutput = "cambi_hrs_1080_cmxv_17_vlt_0.06"
 
 export interface GoldenException {
   readonly output: string

@@ -92,7 +92,7 @@ export const NativeInputKind = { auto: 0, raw: 1, y4m: 2 } as const
 
 /** enum svc_cpu; avx512 since ABI minor 3. */
 export const NativeCpu = { auto: 0, scalar: 1, avx2: 2, avx512: 3 } as const
-/** enum svc_feature_flag; float_vif and after since ABI minor 2. */
+/** enum svc_feature_flag; float_vif and after since ABI minor 2, cambi since 5. */
 export const NativeFeature = {
   psnr: 1,
   float_ssim: 2,
@@ -102,7 +102,8 @@ export const NativeFeature = {
   float_motion: 32,
   float_psnr: 64,
   ciede: 128,
-  psnr_hvs: 256
+  psnr_hvs: 256,
+  cambi: 512
 } as const
 export const NativePool = { mean: 0, min: 1, max: 2, harmonic_mean: 3 } as const
 

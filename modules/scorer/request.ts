@@ -28,7 +28,8 @@ export const ExtraFeature = Schema.Literal(
   "float_motion",
   "float_psnr",
   "ciede",
-  "psnr_hvs"
+  "psnr_hvs",
+  "cambi"
 )
 export type ExtraFeature = typeof ExtraFeature.Type
 

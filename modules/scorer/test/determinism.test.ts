@@ -77,7 +77,7 @@ describe.skipIf(withoutFixtures)("dispatch", () => {
 })
 
 describe("extra features", () => {
-  const extra = ["float_vif", "float_adm", "float_motion", "float_psnr", "ciede", "psnr_hvs"] as const
+  const extra = ["float_vif", "float_adm", "float_motion", "float_psnr", "ciede", "psnr_hvs", "cambi"] as const
   it.each([
     "v01",
     "v05"
@@ -88,10 +88,10 @@ describe("extra features", () => {
     const scalar = await score(name, { features: extra, backend: "scalar" })
     expect(values(scalar)).toEqual(values(one))
     const metrics = Object.keys(one.frames[0]?.metrics ?? {})
-    for (const key of ["integer_motion2", "motion2", "motion", "vif_scale0", "adm2", "ciede2000", "psnr_hvs"])
+    for (const key of ["integer_motion2", "motion2", "motion", "vif_scale0", "adm2", "ciede2000", "psnr_hvs", "cambi"])
       expect(metrics).toContain(key)
     expect(one.provenance.feature_backends.map((entry) => entry.extractor)).toEqual(
-      expect.arrayContaining(["float_motion", "integer_motion", "float_adm", "psnr_hvs"])
+      expect.arrayContaining(["float_motion", "integer_motion", "float_adm", "psnr_hvs", "cambi"])
     )
   })
 })

@@ -3,11 +3,18 @@
  * the extra extractors on, every per-frame value compared with the reference's output recorded
  * in golden-features/ (scripts/golden-features.ts regenerates it).
  */
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { fixtures, rawOptions } from "../../../test/support/fixtures.ts"
-import { goldenFeatureExceptions, goldenFeatureOutputs, goldenTolerance } from "../golden.ts"
+import {
+  goldenCambiModelOptions,
+  goldenCambiModelOutput,
+  goldenFeatureExceptions,
+  goldenFeatureOutputs,
+  goldenTolerance
+} from "../golden.ts"
 import type { ExtraFeature } from "../request.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 
@@ -87,6 +94,49 @@ describe("golden exceptions", () => {
         (result.frames[0]?.metrics[exception.output] ?? 0) - (expected.frames[0]?.[exception.output] ?? 0)
       )
       expect(diff, exception.why).toBeGreaterThan(goldenTolerance)
+    }
+  })
+})
+
+describe("cambi with the options of the vmaf_v1.0.16 models", () => {
+  // Options reach an extractor only through a model file: a probe model reading cambi as the
+  // v1.0.16 models do (Cambi_feature_cambi_score and their options) in place of adm2 of the
+  // default model; its score means nothing, its cambi output is compared.
+  const directory = mkdtempSync(join(tmpdir(), "svc-cambi-probe-"))
+  const base = JSON.parse(readFileSync(join(import.meta.dirname, "..", "models", "vmaf_v0.6.1.json"), "utf8")) as {
+    model_dict: { feature_names: string[]; feature_opts_dicts?: object[] }
+  }
+  const names = base.model_dict.feature_names
+  base.model_dict.feature_names = names.map((name, i) => (i === 0 ? "Cambi_feature_cambi_score" : name))
+  base.model_dict.feature_opts_dicts = names.map((_, i) => (i === 0 ? goldenCambiModelOptions : {}))
+  writeFileSync(join(directory, "cambi_probe.json"), JSON.stringify(base))
+  const probe = scorerRuntime({ SVC_MODEL_DIR: directory })
+  afterAll(async () => {
+    await probe.dispose()
+    rmSync(directory, { recursive: true, force: true })
+  })
+
+  it.each(fixtures)(`$name: ${goldenCambiModelOutput} matches the reference per frame`, async (entry) => {
+    const expected = JSON.parse(
+      readFileSync(join(import.meta.dirname, "golden-features", `${entry.name}.json`), "utf8")
+    ) as FeatureGolden
+    const result = await probe.runPromise(
+      scoreBody({
+        reference: entry.reference,
+        distorted: entry.distorted,
+        model: "cambi_probe",
+        options: { ...rawOptions(entry), per_frame: true }
+      })
+    )
+    expect(result.frames).toHaveLength(expected.frames.length)
+    for (const [index, frame] of expected.frames.entries()) {
+      const theirs = frame[goldenCambiModelOutput]
+      expect(theirs, `golden frame ${index}`).toBeTypeOf("number")
+      const ours = result.frames[index]?.metrics[goldenCambiModelOutput]
+      expect(
+        Math.abs((ours ?? Number.NaN) - (theirs ?? Number.NaN)),
+        `frame ${index}: ours ${ours}`
+      ).toBeLessThanOrEqual(goldenTolerance)
     }
   })
 })

@@ -24,5 +24,6 @@ export const goldenModelRuns: ReadonlyArray<GoldenModelRun> = [
   // Measured largest |ours - libvmaf|: 2.5e-3 (vmaf, rgbtest noise), 1.9e-3, 6.0e-3 (a member, bars).
   { name: "vmaf_float_v0.6.1", models: ["vmaf_float_v0.6.1"], bound: 2.5e-3 },
   { name: "vmaf_float_4k_v0.6.1", models: ["vmaf_float_4k_v0.6.1"], bound: 2e-3 },
-  { name: "vmaf_float_b_v0.6.3", models: ["vmaf_float_b_v0.6.3"], bound: 6e-3 }
+  { name: "vmaf_float_b_v0.6.3", models: ["vmaf_float_b_v0.6.3"], bound: 6e-3 },
+  { name: "vmaf_float_v0.6.1neg", models: ["vmaf_float_v0.6.1neg"], bound: 2.5e-3 }
 ]

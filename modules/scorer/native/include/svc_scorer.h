@@ -49,7 +49,8 @@ enum svc_feature_flag {
     SVC_FEAT_FLOAT_MOTION = 1 << 5, /* motion, motion2, motion3 */
     SVC_FEAT_FLOAT_PSNR = 1 << 6,   /* float_psnr */
     SVC_FEAT_CIEDE = 1 << 7,        /* ciede2000 */
-    SVC_FEAT_PSNR_HVS = 1 << 8      /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
+    SVC_FEAT_PSNR_HVS = 1 << 8,     /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
+    SVC_FEAT_CAMBI = 1 << 9         /* cambi (banding of the distorted luma); since ABI minor 5 */
 };
 
 enum svc_pix_fmt { SVC_PIX_420 = 420, SVC_PIX_422 = 422, SVC_PIX_444 = 444 };

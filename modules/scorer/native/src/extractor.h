@@ -68,6 +68,7 @@ extern const svc_extractor svc_extractor_float_psnr;    /* float_psnr */
 extern const svc_extractor svc_extractor_float_adm;     /* adm2, adm_scale0..3, aim, adm3 */
 extern const svc_extractor svc_extractor_ciede;         /* ciede2000 */
 extern const svc_extractor svc_extractor_psnr_hvs;      /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
+extern const svc_extractor svc_extractor_cambi;         /* cambi */
 extern const svc_temporal svc_temporal_integer_motion;  /* integer_motion2, integer_motion3, ..._sad_score */
 extern const svc_temporal svc_temporal_float_motion;    /* motion2, motion3, motion */
 

@@ -1,7 +1,8 @@
 /*
  * float_adm: ADM (detail loss, Li et al. 2011) in single precision, as the reference's
  * "float_adm" reports it with default options (Watson CSF at view distance 3H, 1080 lines,
- * enhancement gain limit 100, border factor 0.1): adm2, adm_scale0..3, aim, adm3.
+ * border factor 0.1): adm2, adm_scale0..3, aim, adm3. Its one option, as model files set it:
+ * adm_enhn_gain_limit (alias egl, 1..100, default 100), the gain limit below.
  *
  * Luma goes to float on the 8-bit scale minus 128. Per scale (4 levels of a db2 DWT, each from
  * the previous level's approximation band, sizes rounding up; taps mirrored -1 -> 1, n -> n-1):
@@ -24,7 +25,6 @@
 #include "extractor.h"
 
 #define ADM_MIN_DIM 33 /* every level's 4-tap mirror needs >= 5 samples at the last level */
-#define GAIN_LIMIT 100.0f
 #define BORDER_FACTOR 0.1
 #define ONE_BY_30 0.0333333351f
 #define ONE_BY_15 0.0666666701f
@@ -45,6 +45,7 @@ typedef struct fadm_state {
     float *csf[3], *flt[3];
     float *lo_row, *hi_row;
     float rfac[4][3];
+    double gain_limit; /* adm_enhn_gain_limit */
 } fadm_state;
 
 static void fadm_destroy(void *state) {
@@ -66,7 +67,12 @@ static void fadm_destroy(void *state) {
     free(s);
 }
 
-static void *fadm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+enum { OPT_GAIN_LIMIT, N_OPTIONS };
+static const svc_extractor_option fadm_options[N_OPTIONS] = {
+    { .name = "adm_enhn_gain_limit", .alias = "egl", .def = 100.0, .min = 1.0, .max = 100.0 },
+};
+
+static void *fadm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0 || w < ADM_MIN_DIM || h < ADM_MIN_DIM) return NULL;
     fadm_state *s = calloc(1, sizeof *s);
@@ -74,6 +80,7 @@ static void *fadm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->w = w;
     s->h = h;
     s->bpc = bpc;
+    s->gain_limit = options[OPT_GAIN_LIMIT];
     const size_t full = (size_t)w * h, half = (size_t)((w + 1) / 2) * ((h + 1) / 2);
     int ok = 1;
     for (int k = 0; k < 2; k++) {
@@ -95,6 +102,11 @@ static void *fadm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
         s->rfac[sc][B_D] = f2;
     }
     return s;
+}
+
+static void *fadm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+    const double defaults[N_OPTIONS] = { fadm_options[OPT_GAIN_LIMIT].def };
+    return fadm_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
 static const char *fadm_backend(const void *state) {
@@ -135,9 +147,11 @@ static void dwt2(fadm_state *s, const float *src, int w, int h, float *out_a, fl
     }
 }
 
-static inline float clamp_gain(float rst, float t, int angle) {
-    if (angle && rst > 0.0f) return fminf(rst * GAIN_LIMIT, t);
-    if (angle && rst < 0.0f) return fmaxf(rst * GAIN_LIMIT, t);
+/* The restored part may grow towards the distorted one up to gain times (in double, as the
+ * reference multiplies by its double option). */
+static inline float clamp_gain(float rst, float t, int angle, double gain) {
+    if (angle && rst > 0.0f) return (float)fmin((double)rst * gain, (double)t);
+    if (angle && rst < 0.0f) return (float)fmax((double)rst * gain, (double)t);
     return rst;
 }
 
@@ -153,8 +167,8 @@ static void decouple(fadm_state *s, int w, int h) {
         kd = kd < 0.0f ? 0.0f : (kd > 1.0f ? 1.0f : kd);
         const float ot_dp = oh * th + ov * tv, o_mag_sq = oh * oh + ov * ov, t_mag_sq = th * th + tv * tv;
         const int angle = ot_dp >= 0.0f && ot_dp * ot_dp >= cos1_sq * o_mag_sq * t_mag_sq;
-        const float rh = clamp_gain(kh * oh, th, angle), rv = clamp_gain(kv * ov, tv, angle),
-                    rd = clamp_gain(kd * od, td, angle);
+        const float rh = clamp_gain(kh * oh, th, angle, s->gain_limit), rv = clamp_gain(kv * ov, tv, angle, s->gain_limit),
+                    rd = clamp_gain(kd * od, td, angle, s->gain_limit);
         s->r[B_H][at] = rh;
         s->r[B_V][at] = rv;
         s->r[B_D][at] = rd;
@@ -291,4 +305,7 @@ const svc_extractor svc_extractor_float_adm = {
     .backend = fadm_backend,
     .compute = fadm_compute,
     .destroy = fadm_destroy,
+    .n_options = N_OPTIONS,
+    .options = fadm_options,
+    .create_with = fadm_create_with,
 };

@@ -1,7 +1,8 @@
 /*
  * float_vif: VIF (Sheikh & Bovik's visual information fidelity, pixel domain, 4 scales) in
  * single precision, as the reference's "float_vif" reports it with default options
- * (vif_enhn_gain_limit 100, vif_kernelscale 1): vif_scale0..3, each sum(num) / sum(den).
+ * (vif_kernelscale 1): vif_scale0..3, each sum(num) / sum(den). Its one option, as model files set
+ * it: vif_enhn_gain_limit (alias egl, 1..100, default 100), the cap on the gain g below.
  *
  * Luma goes to float on the 8-bit scale minus 128. Per scale s the image is low-passed by a
  * separable Gaussian of 17/9/5/3 taps (vertical pass, then horizontal; each accumulates in
@@ -31,7 +32,6 @@
 #define VIF_SCALES 4
 #define VIF_MAX_TAPS 17
 #define PAD 8 /* the widest kernel's radius */
-#define VIF_GAIN_LIMIT 100.0f
 #define VIF_MIN_SIZE 16 /* every scale keeps more samples than its kernel radius (scale 3: 16 / 8 > 1) */
 
 /* The reference's float Gaussian taps per scale (kernelscale 1). */
@@ -58,6 +58,7 @@ typedef struct fvif_state {
     float *lanes;           /* 4 partial sums per column */
     const svc_fvif_axpy *axpy;
     const char *backend;
+    double gain_limit; /* vif_enhn_gain_limit */
 } fvif_state;
 
 /* Coefficients of the reference's log2 polynomial on [1, 2), highest degree first. */
@@ -110,13 +111,20 @@ static void fvif_destroy(void *state) {
     free(s);
 }
 
-static void *fvif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+enum { OPT_GAIN_LIMIT, N_OPTIONS };
+static const svc_extractor_option fvif_options[N_OPTIONS] = {
+    { .name = "vif_enhn_gain_limit", .alias = "egl", .def = 100.0, .min = 1.0, .max = 100.0 },
+};
+
+static void *fvif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0 || w < VIF_MIN_SIZE || h < VIF_MIN_SIZE) return NULL;
     fvif_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    *s = (fvif_state){ .w = w, .h = h, .bpc = bpc, .axpy = axpy_c, .backend = "scalar" };
+    *s = (fvif_state){
+        .w = w, .h = h, .bpc = bpc, .axpy = axpy_c, .backend = "scalar", .gain_limit = options[OPT_GAIN_LIMIT]
+    };
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu == SVC_CPU_AVX2) {
+    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run the AVX2 kernels */
         s->axpy = svc_fvif_axpy_avx2;
         s->backend = "avx2";
     }
@@ -134,6 +142,11 @@ static void *fvif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
         return NULL;
     }
     return s;
+}
+
+static void *fvif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
+    const double defaults[N_OPTIONS] = { fvif_options[OPT_GAIN_LIMIT].def };
+    return fvif_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
 static const char *fvif_backend(const void *state) { return ((const fvif_state *)state)->backend; }
@@ -256,7 +269,7 @@ static void scale_sums(fvif_state *s, const float *ref, const float *dis, int w,
                 g = 0.0f;
             }
             sv_sq = sv_sq > eps ? sv_sq : eps;
-            g = g < VIF_GAIN_LIMIT ? g : VIF_GAIN_LIMIT;
+            g = (float)fmin((double)g, s->gain_limit);
             float num_val = fast_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq));
             float den_val = fast_log2(1.0f + sigma1_sq / sigma_nsq);
             if (sigma12 < 0.0f) num_val = 0.0f;
@@ -312,4 +325,7 @@ const svc_extractor svc_extractor_float_vif = {
     .backend = fvif_backend,
     .compute = fvif_compute,
     .destroy = fvif_destroy,
+    .n_options = N_OPTIONS,
+    .options = fvif_options,
+    .create_with = fvif_create_with,
 };

@@ -391,10 +391,13 @@ static int numbers(const jval *arr, const char *key, int n, double *out, char *e
     return SVC_OK;
 }
 
-/* "VMAF_integer_feature_adm2_score" -> "integer_adm2", "VMAF_feature_adm2_score" -> "adm2"
- * (the reference library's aliases); other names are taken as they are. */
+/* "VMAF_integer_feature_adm2_score" -> "integer_adm2", "VMAF_feature_adm2_score" -> "adm2",
+ * "Cambi_feature_cambi_score" -> "cambi" (the reference library's aliases); other names are
+ * taken as they are. */
 static char *feature_alias(const char *name) {
-    static const char *const prefixes[][2] = { { "VMAF_integer_feature_", "integer_" }, { "VMAF_feature_", "" } };
+    static const char *const prefixes[][2] = {
+        { "VMAF_integer_feature_", "integer_" }, { "VMAF_feature_", "" }, { "Cambi_feature_", "" }
+    };
     static const char suffix[] = "_score";
     const size_t n = strlen(name), sl = sizeof suffix - 1;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
