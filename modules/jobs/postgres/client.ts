@@ -192,7 +192,7 @@ export const openPool = (settings: PostgresSettings): Effect.Effect<Sql, JobStor
             backoff: reconnectBackoff,
             // The client's own array-type query on each new connection is a promise nobody
             // awaits: a connection dropped during it is an unhandled rejection. The store binds
-            // no array but text[], which the client knows without it.
+            // no array parameter.
             fetch_types: false,
             idle_timeout: 60,
             onnotice: () => undefined,

@@ -235,9 +235,11 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                         [tenantId, limit]
                       )
                     : tx.unsafe(
-                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY($2::text[])
+                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY(string_to_array($2, ','))
                        ORDER BY seq DESC LIMIT $3`,
-                        [tenantId, [...states], limit]
+                        // States are the closed set of job states (no comma); the client binds no
+                        // array without fetching array types (off: see the pool).
+                        [tenantId, states.join(","), limit]
                       )
                 )
               ),
