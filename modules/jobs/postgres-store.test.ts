@@ -5,14 +5,14 @@
  * service.test.ts and isolation.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Either, Exit, Layer, Option, Schedule, Scope, Stream } from "effect"
+import { Chunk, ConfigProvider, Effect, Either, Exit, Fiber, Layer, Option, Schedule, Scope, Stream } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import postgres from "postgres"
 import { storeSelection } from "./config.ts"
 import { postgresBackend } from "./postgres/store.ts"
 import { JobService, type JobServiceShape } from "./service.ts"
-import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
 import { JobStore } from "./store.ts"
 import { type Backend, postgresBackendOn } from "./testing/backends.ts"
 import { type PostgresServer, postgresAvailable, startPostgres } from "./testing/postgres-server.ts"
@@ -53,7 +53,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -248,6 +248,125 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         expect(outer).toBe(true)
         expect(nested).toEqual(Option.none())
         expect(yield* b.exclusive(Effect.succeed("b ran"))).toEqual(Option.some("b ran"))
+      })
+    )
+  )
+
+  /** A controller replica with its own session settings, alive until the test's scope closes. */
+  const replicaWith = (backend: Backend, settings: SessionSettings) =>
+    Effect.flatMap(Scope.Scope, (scope) =>
+      Effect.map(Layer.buildWithScope(serviceLayerAt(backend, settings), scope), (context) =>
+        context.unsafeMap.get(JobService.key)
+      )
+    ) as Effect.Effect<JobServiceShape, never, Scope.Scope>
+
+  it.live(
+    "connections dropped under load (backends terminated, the database restarted) are UNAVAILABLE, never an uncaught error; the store recovers",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { name, backend } = yield* Effect.promise(freshDatabase)
+          const jobs = yield* replica(backend)
+          const store = yield* Effect.map(
+            Effect.flatMap(Scope.Scope, (scope) =>
+              Layer.buildWithScope(backend.layer(DEFAULT_SESSION_SETTINGS), scope)
+            ),
+            (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
+          )
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          // Every kind of statement in flight at once: transactions (submit, list, claim, report),
+          // plain statements (heartbeat), the sweep lease, and a LISTEN follower.
+          const failures: Array<string> = []
+          let answered = 0
+          const record = <A, E extends { readonly _tag: string }>(call: Effect.Effect<A, E>) =>
+            Effect.map(Effect.either(call), (outcome) => {
+              if (Either.isLeft(outcome)) failures.push(outcome.left._tag)
+              else answered += 1
+            })
+          const work = Effect.gen(function* () {
+            yield* record(jobs.submit(writer("a"), request()))
+            yield* record(jobs.list(writer("a"), { states: [], limit: 20 }))
+            const pulled = yield* Effect.either(jobs.pullWork(node("a"), nodeId, 1))
+            if (Either.isRight(pulled)) {
+              for (const job of pulled.right) {
+                yield* record(
+                  jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(80), framesDone: 2 })
+                )
+              }
+            }
+            yield* record(jobs.heartbeat(node("a"), nodeId))
+            yield* record(store.exclusive(Effect.sleep("5 millis")))
+          })
+          const load = yield* Effect.fork(
+            Effect.forEach([1, 2, 3, 4, 5, 6], () => Effect.forever(work), { concurrency: 6 })
+          )
+          const follow = yield* Effect.fork(
+            Effect.forever(Effect.either(Stream.runDrain(jobs.stream(writer("a"), { follow: true }))))
+          )
+          const terminate = () =>
+            admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+              WHERE datname = ${name} AND pid <> pg_backend_pid()`
+          for (let round = 0; round < 8; round++) {
+            yield* Effect.sleep("150 millis")
+            yield* Effect.promise(terminate)
+          }
+          server.stopOnly("immediate")
+          const refused = yield* Effect.flip(jobs.submit(writer("a"), request()))
+          expect(refused._tag).toBe("JobStoreUnavailable")
+          yield* Effect.sleep("500 millis")
+          server.start()
+          const back = yield* Effect.retry(jobs.submit(writer("a"), request()), {
+            schedule: Schedule.intersect(Schedule.spaced("200 millis"), Schedule.recurs(100))
+          })
+          const answeredBefore = answered
+          yield* Effect.sleep("1 second")
+          yield* Fiber.interrupt(load)
+          yield* Fiber.interrupt(follow)
+          expect((yield* jobs.get(writer("a"), back.id)).id).toBe(back.id)
+          // The drops did hit statements in flight, each came back as UNAVAILABLE, and the load
+          // went on being answered after the restart.
+          expect(failures.length).toBeGreaterThan(0)
+          expect(new Set(failures)).toEqual(new Set(["JobStoreUnavailable"]))
+          expect(answered).toBeGreaterThan(answeredBefore)
+          expect((yield* store.health).ready).toBe(true)
+        })
+      ),
+    120_000
+  )
+
+  it.live("time the database was down does not count against node sessions: no re-queue, heartbeats accepted", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { backend } = yield* Effect.promise(freshDatabase)
+        const settings: SessionSettings = {
+          heartbeatIntervalMillis: 200,
+          ttlMillis: 600,
+          requeueGraceMillis: 300,
+          sweepIntervalMillis: 200
+        }
+        const jobs = yield* replicaWith(backend, settings)
+        const { nodeId } = yield* jobs.register(node("a"), info)
+        const submitted = yield* jobs.submit(writer("a"), request())
+        const [pulled] = yield* jobs.pullWork(node("a"), nodeId, 1)
+        expect(pulled?.id).toBe(submitted.id)
+        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
+        // Down for longer than the session TTL and the re-queue grace together.
+        server.stopOnly("fast")
+        yield* Effect.sleep("1500 millis")
+        server.start()
+        yield* Effect.retry(jobs.get(writer("a"), submitted.id), {
+          schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(200))
+        })
+        expect(yield* jobs.requeueOrphans).toEqual([])
+        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
+        expect((yield* jobs.get(writer("a"), submitted.id)).state).toBe("running")
+        // A node that really stops heartbeating while the database is up still loses its jobs.
+        for (let sweep = 0; sweep < 10; sweep++) {
+          yield* Effect.sleep("200 millis")
+          yield* jobs.requeueOrphans
+        }
+        expect((yield* jobs.get(writer("a"), submitted.id)).state).toBe("pending")
+        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(false)
       })
     )
   )

@@ -48,6 +48,43 @@ export const isUnavailable = (cause: unknown): boolean => {
   return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("57P")
 }
 
+/**
+ * Whether a failed statement left its connection dead: a client or socket error, or a FATAL/PANIC
+ * from the server (shutdown, terminated backend). An ERROR (SQLSTATE other than the connection
+ * classes) leaves the connection usable, inside an aborted transaction.
+ */
+const connectionLost = (cause: unknown): boolean => {
+  if (isUnavailable(cause)) return true
+  if (cause instanceof postgres.PostgresError) return cause.severity === "FATAL" || cause.severity === "PANIC"
+  return codeOf(cause).startsWith("E")
+}
+
+/**
+ * Runs `body` in a transaction (`sql.begin`), so that a dropped connection is only ever a
+ * rejected promise. The client (3.4) answers a statement of the transaction that failed by
+ * writing ROLLBACK to the same connection; when the failure was the connection itself, its
+ * socket is already gone and that write, deferred to a `setImmediate`, dereferences the null
+ * socket outside any promise: an uncaught `TypeError ... socket.write` that ends the process.
+ * So once a statement fails with the connection lost, `body` never settles: the client writes
+ * nothing more, `sql.begin` rejects with the close (CONNECTION_CLOSED, UNAVAILABLE), and the
+ * server has rolled the transaction back with the connection. Statements are issued each in the
+ * continuation of the previous one (no timer in between), so the socket cannot close unseen.
+ * (A reserved connection, `sql.reserve`, has the same write after a close, and its release would
+ * put the dead connection back in the pool.)
+ */
+export const transaction = <A>(sql: Sql, body: (tx: postgres.TransactionSql) => Promise<A>): Promise<A> =>
+  sql.begin(async (tx) => {
+    try {
+      return await body(tx)
+    } catch (cause) {
+      if (connectionLost(cause)) return new Promise<never>(() => undefined)
+      throw cause
+    }
+  }) as Promise<A>
+
+/** The client's reconnect back-off, in seconds: at most 2 s (its default grows to 20 s per attempt). */
+const reconnectBackoff = (attempts: number): number => Math.min(2, 0.05 * 2 ** attempts) * (0.5 + Math.random() / 2)
+
 /** A database call as an Effect: connection failures are `JobStoreUnavailable`, the rest `JobStoreFailure`. */
 export const query = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, JobStoreError> =>
   Effect.tryPromise({
@@ -152,6 +189,11 @@ export const openPool = (settings: PostgresSettings): Effect.Effect<Sql, JobStor
                   }
                 }),
             connect_timeout: CONNECT_TIMEOUT_SECONDS,
+            backoff: reconnectBackoff,
+            // The client's own array-type query on each new connection is a promise nobody
+            // awaits: a connection dropped during it is an unhandled rejection. The store binds
+            // no array parameter.
+            fetch_types: false,
             idle_timeout: 60,
             onnotice: () => undefined,
             connection: { application_name: "svc-controller" }

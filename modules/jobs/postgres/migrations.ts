@@ -4,7 +4,7 @@
  * queue on the lock, and the second finds everything applied. A database whose schema is newer
  * than the code is refused. Append new migrations; never edit one that has shipped.
  */
-import type { Sql } from "./client.ts"
+import { type Sql, transaction } from "./client.ts"
 
 export interface PgMigration {
   readonly version: number
@@ -12,9 +12,8 @@ export interface PgMigration {
   readonly sql: string
 }
 
-/** Advisory lock keys of this store (arbitrary, fixed: "svc" jobs). */
+/** Advisory lock key of the migrations (arbitrary, fixed: "svc" jobs). */
 export const MIGRATION_LOCK_KEY = 0x5356_4301
-export const SWEEP_LOCK_KEY = 0x5356_4302
 
 /** Channel of the change notifications: payload `<tenant>\n<job id>`. */
 export const CHANGE_CHANNEL = "svc_jobs"
@@ -94,6 +93,27 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
       CREATE UNIQUE INDEX jobs_tenant_idempotency_key ON jobs (tenant_id, idempotency_key)
         WHERE idempotency_key IS NOT NULL;
     `
+  },
+  {
+    version: 4,
+    name: "sweep lease, controller clock",
+    // sweep_lease: the one replica that runs the re-queue sweep (a row, not a session-level
+    // advisory lock: see `exclusive`). controller_clock: when a replica last reached the database
+    // (0: never), so that time when none could (the database down) does not count against the
+    // node sessions, whose heartbeats could not be recorded then.
+    sql: `
+      CREATE TABLE sweep_lease (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        holder     TEXT    NOT NULL,
+        expires_at BIGINT  NOT NULL
+      );
+      INSERT INTO sweep_lease (id, holder, expires_at) VALUES (1, '', 0);
+      CREATE TABLE controller_clock (
+        id        INTEGER PRIMARY KEY CHECK (id = 1),
+        last_seen BIGINT  NOT NULL
+      );
+      INSERT INTO controller_clock (id, last_seen) VALUES (1, 0);
+    `
   }
 ]
 
@@ -103,7 +123,7 @@ export const migratePostgres = async (
   migrations: ReadonlyArray<PgMigration>,
   now: number
 ): Promise<ReadonlyArray<number>> =>
-  sql.begin(async (tx) => {
+  transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`

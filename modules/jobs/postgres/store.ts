@@ -9,8 +9,11 @@
  *   fencing counter; a report is a compare-and-set on (running, node, fence), so a report decided
  *   on a lease that was taken over or re-queued meanwhile is refused by the seed 5.6 rule.
  * - Node sessions are rows (`node_sessions`), live while `expires_at` lies ahead.
- * - The re-queue sweep runs under a session-level advisory lock (`pg_try_advisory_lock`), so one
- *   replica at a time sweeps; the sweep is also safe when two run.
+ * - The re-queue sweep runs under a lease row (`sweep_lease`), so one replica at a time sweeps;
+ *   the sweep is also safe when two run. Time when the database was unreachable does not count
+ *   against node sessions (`controller_clock`, see `bridgeOutage`).
+ * - Transactions run on a reserved connection that is never written to again once it failed
+ *   (see `transaction`): a dropped connection is a `JobStoreUnavailable`, never an uncaught error.
  * - Change feed: an AFTER INSERT OR UPDATE trigger sends `NOTIFY svc_jobs '<tenant>\n<id>'` at
  *   commit; every replica LISTENs, reads the job and publishes it to its followers. A follower
  *   therefore sees changes made on any replica, in commit order, within a round trip.
@@ -19,7 +22,7 @@
  * synchronised clocks (NTP), well within the 30 s session TTL.
  * PostgreSQL text cannot hold NUL: an id or tenant containing one matches nothing.
  */
-import { Clock, Context, Effect, Either, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, PubSub, Queue, Ref, type Scope, Stream } from "effect"
 import { STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
 import { JobStoreFailure, JobStoreStartupError, type JobStoreError, JobStoreUnavailable } from "../errors.ts"
 import { encodeResult, type Job, type JobState } from "../model.ts"
@@ -28,14 +31,20 @@ import { NodeSessions, type NodeSessionsShape, type SessionSettings, type Sessio
 import { CHANGE_FEED_CAPACITY } from "../sqlite-store.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "../store.ts"
 import type postgres from "postgres"
-import { openPool, query, redactedUrl, type Row, type Sql } from "./client.ts"
-import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS, SWEEP_LOCK_KEY } from "./migrations.ts"
+import { openPool, query, redactedUrl, type Row, type Sql, transaction } from "./client.ts"
+import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
 
 const COLUMNS =
   "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
+
+/** A replica notes in `controller_clock` that it reached the database at most this often (or a quarter of the outage threshold). */
+const CLOCK_TICK_MILLIS = 1_000
+
+/** How long a sweep lease lasts when its holder dies before giving it back. */
+const SWEEP_LEASE_MILLIS = 30_000
 
 /** Health probe: a database that does not answer within this is "not ready". */
 const HEALTH_TIMEOUT_MILLIS = 2_000
@@ -121,12 +130,15 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
      * (migration v2): a second wall behind the tenant clause of every statement.
      */
     const scoped = (scope: RowScope, statement: (tx: postgres.TransactionSql) => Promise<ReadonlyArray<Row>>) =>
-      sql.begin(async (tx) => {
+      transaction(sql, async (tx) => {
         const tenant = scope === "maintenance" ? "" : scope.tenantId
         const maintenance = scope === "maintenance" ? "on" : "off"
         await tx`SELECT set_config('svc.tenant', ${tenant}, true), set_config('svc.maintenance', ${maintenance}, true)`
         return statement(tx)
       }) as Promise<ReadonlyArray<Row>>
+
+    /** Who holds the sweep lease: this replica (a fresh id per process). */
+    const replicaId = crypto.randomUUID()
 
     const own = (tenantId: string, jobId: string) =>
       scoped({ tenantId }, (tx) =>
@@ -235,9 +247,11 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                         [tenantId, limit]
                       )
                     : tx.unsafe(
-                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY($2::text[])
+                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY(string_to_array($2, ','))
                        ORDER BY seq DESC LIMIT $3`,
-                        [tenantId, [...states], limit]
+                        // States are the closed set of job states (no comma); the client binds no
+                        // array without fetching array types (off: see the pool).
+                        [tenantId, states.join(","), limit]
                       )
                 )
               ),
@@ -360,29 +374,26 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         }
       ),
 
-      // A session-level advisory lock on a reserved connection: held for the task, released
-      // after it (and by the server if the connection or the replica dies).
+      // A lease row (migration v3) taken and given back by single statements on the pool. A
+      // session-level advisory lock would need a reserved connection kept across the task, and
+      // its unlock written to that connection after the database restarted is the client's
+      // uncaught null-socket write; a lease of a replica that died lapses by itself.
       exclusive: <A, E>(task: Effect.Effect<A, E>) =>
-        Effect.acquireUseRelease(
-          query("lock", () => sql.reserve()),
-          (reserved) =>
-            Effect.flatMap(
-              query("lock", () => reserved`SELECT pg_try_advisory_lock(${SWEEP_LOCK_KEY}) AS locked`),
-              ([row]) =>
-                row?.["locked"] === true
-                  ? Effect.ensuring(
-                      Effect.map(task, Option.some),
-                      Effect.promise(() =>
-                        reserved`SELECT pg_advisory_unlock(${SWEEP_LOCK_KEY})`.then(
-                          () => undefined,
-                          () => undefined
-                        )
-                      )
-                    )
-                  : Effect.succeed(Option.none<A>())
-            ),
-          (reserved) => Effect.sync(() => reserved.release())
-        ),
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const taken = yield* query(
+            "lock",
+            () => sql`UPDATE sweep_lease SET holder = ${replicaId}, expires_at = ${now + SWEEP_LEASE_MILLIS}
+              WHERE id = 1 AND (expires_at <= ${now} OR holder = ${replicaId}) RETURNING id`
+          )
+          if (taken.length === 0) return Option.none<A>()
+          return yield* Effect.ensuring(
+            Effect.map(task, Option.some),
+            Effect.ignore(
+              query("unlock", () => sql`UPDATE sweep_lease SET expires_at = 0 WHERE id = 1 AND holder = ${replicaId}`)
+            )
+          )
+        }),
 
       health: query("health", () => sql`SELECT 1 AS one`).pipe(
         Effect.timeoutFail({
@@ -419,6 +430,35 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): Effect.Effect<NodeSessionsShape> =>
   Effect.gen(function* () {
     const bootTime = yield* Clock.currentTimeMillis
+    // Normally some replica reaches the database at least every heartbeat or sweep interval.
+    const outageThreshold = settings.heartbeatIntervalMillis + settings.sweepIntervalMillis
+    const tickEvery = Math.min(CLOCK_TICK_MILLIS, outageThreshold / 4)
+    const lastTick = yield* Ref.make(0)
+    /**
+     * Liveness counts only time when the database could record heartbeats. Each replica notes
+     * in `controller_clock` when it reached the database (at most once a second); when the
+     * previous note is older than any normal gap, the database was unreachable (or no replica
+     * ran) meanwhile, and every session live at that note is extended by the gap: its heartbeats
+     * could not be recorded, so the sweep must not expire it and re-queue jobs its node is still
+     * running. A concurrent note waits on the row lock and then finds the fresh note: the gap
+     * is bridged once.
+     */
+    const bridgeOutage = (now: number) =>
+      Effect.flatMap(Ref.get(lastTick), (last) =>
+        now - last < tickEvery
+          ? Effect.void
+          : query(
+              "clock",
+              () => sql`WITH previous AS (
+                  SELECT last_seen FROM controller_clock WHERE id = 1 AND last_seen < ${now} FOR UPDATE),
+                tick AS (
+                  UPDATE controller_clock SET last_seen = ${now} FROM previous WHERE controller_clock.id = 1
+                  RETURNING previous.last_seen AS last_seen)
+                UPDATE node_sessions SET expires_at = node_sessions.expires_at + (${now}::bigint - tick.last_seen)
+                FROM tick WHERE tick.last_seen > 0 AND ${now}::bigint - tick.last_seen > ${outageThreshold}
+                  AND node_sessions.expires_at > tick.last_seen`
+            ).pipe(Effect.zipRight(Ref.set(lastTick, now)))
+      )
     const sessions: NodeSessionsShape = {
       settings,
       register: (tenantId, info) =>
@@ -448,10 +488,13 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           ? Effect.succeed(false)
           : Effect.flatMap(Clock.currentTimeMillis, (now) =>
               Effect.map(
-                query(
-                  "heartbeat",
-                  () => sql`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
+                Effect.zipRight(
+                  bridgeOutage(now),
+                  query(
+                    "heartbeat",
+                    () => sql`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
                     WHERE node_id = ${nodeId} AND tenant_id = ${tenantId} AND expires_at > ${now} RETURNING node_id`
+                  )
                 ),
                 (rows) => rows.length === 1
               )
@@ -462,6 +505,7 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           ? Effect.succeed({ _tag: "NotLive", tenantId: undefined, since: bootTime })
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
+              yield* bridgeOutage(now)
               const [row] = yield* query(
                 "session",
                 () => sql`SELECT tenant_id, expires_at FROM node_sessions WHERE node_id = ${nodeId}`
@@ -476,10 +520,13 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
 
       live: Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(
-          query(
-            "sessions",
-            () => sql`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
+          Effect.zipRight(
+            bridgeOutage(now),
+            query(
+              "sessions",
+              () => sql`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
               WHERE expires_at > ${now} ORDER BY registered_at, node_id`
+            )
           ),
           (rows) =>
             rows.map((row) => ({
@@ -517,9 +564,12 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
 
       prune: Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.asVoid(
-          query(
-            "prune",
-            () => sql`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
+          Effect.zipRight(
+            bridgeOutage(now),
+            query(
+              "prune",
+              () => sql`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
+            )
           )
         )
       )
