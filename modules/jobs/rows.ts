@@ -1,6 +1,7 @@
 /** A stored job row as both stores read it, and its decoding into a `Job` (a corrupt row is a typed failure). */
 import { Either } from "effect"
-import { decodeStoredRequest, decodeStoredResult, JOB_STATES, type Job, type JobState } from "./model.ts"
+import { decodeStoredRequest, decodeStoredResult, encodeResult, JOB_STATES, type Job, type JobState } from "./model.ts"
+import type { Lease, RunningUpdate } from "./store.ts"
 
 export interface JobRow {
   readonly seq: number
@@ -44,3 +45,36 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     submittedBy: row.submitted_by ?? undefined
   })
 }
+
+/** The parameters of the running-job compare-and-set, numbered 1..10 as both stores' statements use them. */
+export type RunningUpdateParams = [
+  string,
+  string,
+  string,
+  string,
+  string | null,
+  number,
+  string | null,
+  string | null,
+  number,
+  number
+]
+
+export const runningUpdateParams = (
+  tenantId: string,
+  jobId: string,
+  expected: Lease,
+  update: RunningUpdate,
+  now: number
+): RunningUpdateParams => [
+  tenantId,
+  jobId,
+  expected.nodeId,
+  update.nodeId,
+  update.result === undefined ? null : encodeResult(update.result),
+  update.framesDone,
+  update.outcome?.state ?? null,
+  update.outcome?.error ?? null,
+  now,
+  expected.fence
+]

@@ -15,8 +15,8 @@ import { Clock, Effect, Either, Layer, Option, PubSub, type Scope, Stream } from
 import { STORE_PATH_VARIABLE, storePath } from "./config.ts"
 import { JobStoreFailure, JobStoreStartupError } from "./errors.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
-import { encodeResult, type Job, type JobState } from "./model.ts"
-import { isState, type JobRow, toJob } from "./rows.ts"
+import type { Job, JobState } from "./model.ts"
+import { isState, type JobRow, type RunningUpdateParams, runningUpdateParams, toJob } from "./rows.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "./store.ts"
 
 export const BUSY_TIMEOUT_MILLIS = 5_000
@@ -162,10 +162,7 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
        WHERE ${OWN} AND seq IN (SELECT seq FROM jobs WHERE ${OWN} AND state = 'pending' ORDER BY seq LIMIT ?4)
        RETURNING ${COLUMNS}`
     )
-    const updateOwnRunning = db.query<
-      JobRow,
-      [string, string, string, string, string | null, number, string | null, string | null, number, number]
-    >(
+    const updateOwnRunning = db.query<JobRow, RunningUpdateParams>(
       `UPDATE jobs SET node_id = ?4, result = coalesce(?5, result), frames_done = ?6,
          state = coalesce(?7, state), error = CASE WHEN ?7 IS NULL THEN error ELSE ?8 END,
          finished_at = CASE WHEN ?7 IS NULL THEN finished_at ELSE ?9 END,
@@ -262,18 +259,7 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
           const row = yield* attempt("report", () =>
-            updateOwnRunning.get(
-              tenantId,
-              jobId,
-              expected.nodeId,
-              update.nodeId,
-              update.result === undefined ? null : encodeResult(update.result),
-              update.framesDone,
-              update.outcome?.state ?? null,
-              update.outcome?.error ?? null,
-              now,
-              expected.fence
-            )
+            updateOwnRunning.get(...runningUpdateParams(tenantId, jobId, expected, update, now))
           )
           if (row === null) return Option.none()
           const job = yield* decodeOne("report", row)

@@ -25,8 +25,8 @@
 import { Clock, Context, Effect, Either, Layer, Option, PubSub, Queue, Ref, type Scope, Stream } from "effect"
 import { STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
 import { JobStoreFailure, JobStoreStartupError, type JobStoreError, JobStoreUnavailable } from "../errors.ts"
-import { encodeResult, type Job, type JobState } from "../model.ts"
-import { isState, type JobRow, toJob } from "../rows.ts"
+import type { Job, JobState } from "../model.ts"
+import { isState, type JobRow, runningUpdateParams, toJob } from "../rows.ts"
 import { NodeSessions, type NodeSessionsShape, type SessionSettings, type SessionState } from "../sessions.ts"
 import { CHANGE_FEED_CAPACITY } from "../sqlite-store.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "../store.ts"
@@ -314,18 +314,7 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                      fence = CASE WHEN $4 = $3 THEN fence ELSE fence + 1 END
                    WHERE tenant_id = $1 AND $1 <> '' AND id = $2 AND state = 'running' AND node_id = $3 AND fence = $10
                    RETURNING ${COLUMNS}`,
-                    [
-                      tenantId,
-                      jobId,
-                      expected.nodeId,
-                      update.nodeId,
-                      update.result === undefined ? null : encodeResult(update.result),
-                      update.framesDone,
-                      update.outcome?.state ?? null,
-                      update.outcome?.error ?? null,
-                      now,
-                      expected.fence
-                    ]
+                    runningUpdateParams(tenantId, jobId, expected, update, now)
                   )
                 )
               )
