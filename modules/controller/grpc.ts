@@ -3,8 +3,8 @@
  * Every call passes `controllerInterceptor` first (token, then role table); handlers receive the
  * principal and call the job service or the shared scoring path with it.
  */
-import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Effect, Layer, Stream } from "effect"
+import { grpcCodeName } from "../errors/index.ts"
 import { type AuthMetrics, type Authenticator, ScoringRoots } from "../auth/index.ts"
 import { JobService } from "../jobs/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
@@ -198,7 +198,7 @@ export const controllerGrpcLayer = (name: string) =>
         intercept: controllerInterceptor,
         onCallEnd: ({ path, code, seconds }) =>
           Effect.sync(() => {
-            const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
+            const labels = { method: path, code: grpcCodeName(code) }
             metrics.grpcRequests.inc(labels)
             metrics.grpcDuration.observe(labels, seconds)
           })

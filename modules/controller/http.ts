@@ -1,10 +1,11 @@
 /**
  * The controller's HTTP listener on SVC_HTTP_ADDR: `POST /v1/score` behind the gateway (token,
  * role table, scoring roots on each opened input) over the shared scoring path, and the probes and
- * metrics, which need no token. Statuses come from modules/transport/errors.ts.
+ * metrics, which need no token. Statuses come from the error table (modules/errors).
  */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
+import { wireStatus } from "../errors/index.ts"
 import { AuthStatus, ScoringRoots } from "../auth/index.ts"
 import { negotiatedScore } from "../formats/negotiate.ts"
 import { JobService } from "../jobs/index.ts"
@@ -14,7 +15,6 @@ import { readJsonBody } from "../scoring-api/body.ts"
 import { maxBodyBytes } from "../scoring-api/config.ts"
 import { ScorerState } from "../scoring-api/scorer-state.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
-import { wireStatus } from "../transport/errors.ts"
 import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
 import { admit, inputGuardFor } from "./gateway.ts"
 

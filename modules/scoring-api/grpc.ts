@@ -1,6 +1,6 @@
 /** The gRPC side of seed 001: svc.v1.SvcScoring over the same scoring path as REST. */
-import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Effect, Layer, Stream } from "effect"
+import { grpcCodeName } from "../errors/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import type { StreamEvent } from "../scorer/scorer.ts"
@@ -52,7 +52,7 @@ export const scoringGrpcLayer = (name: string) =>
         intercept: allowAll,
         onCallEnd: ({ path, code, seconds }) =>
           Effect.sync(() => {
-            const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
+            const labels = { method: path, code: grpcCodeName(code) }
             metrics.grpcRequests.inc(labels)
             metrics.grpcDuration.observe(labels, seconds)
           })

@@ -1,12 +1,12 @@
 /**
  * The REST side of seed 001: translates HTTP to the scoring path and back, and serves the
- * probes, metrics and API documentation. Statuses come from modules/transport/errors.ts.
+ * probes, metrics and API documentation. Statuses come from the error table (modules/errors).
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
+import { wireStatus } from "../errors/index.ts"
 import { negotiatedScore } from "../formats/negotiate.ts"
 import { metricsText, observed } from "../observability/http.ts"
-import { wireStatus } from "../transport/errors.ts"
 import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
 import { apidocsPage, openApiSpec, specPath } from "./apidocs.ts"
 import { readJsonBody } from "./body.ts"
