@@ -219,32 +219,34 @@ AVX2_FN static inline void store_split_cols(uint16_t *lo_dst, uint16_t *hi_dst, 
  * recomputes a few columns instead of reading past the rows. */
 static inline int step16(int j, int w) { return j + 16 <= w ? j : w - 16; }
 
-/* Vertical pass, 8-bit samples at scale 0 (mu_shift 8, sq_shift 0), 16 columns a step. */
+/* Vertical pass, 8-bit samples at scale 0 (mu_shift 8, sq_shift 0), 16 columns a step. Ten
+ * accumulators (unpacklo and unpackhi halves of 5 quantities) and their operands do not fit
+ * AVX2's 16 registers, so the step goes over its rows twice: means and squares, then the
+ * cross products. */
 AVX2_FN static void vert_8bit(const void *const *rref, const void *const *rdis, int u8,
                               const uint16_t *filt, int fw, int w, uint16_t *const *line) {
     const __m256i flip = _mm256_set1_epi16((short)0x8000), zero = _mm256_setzero_si256();
     const __m256i mu_rnd = _mm256_set1_epi32(128), bias = _mm256_set1_epi32((int)0x80000000u);
+    const int n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
     for (int j0 = 0; j0 < w; j0 += 16) {
         const int j = step16(j0, w);
-        __m256i m1l = zero, m1h = zero, m2l = zero, m2h = zero, xxl = zero, xxh = zero;
-        __m256i yyl = zero, yyh = zero, xyl = zero, xyh = zero;
-        for (int k = 0; k < fw; k += 2) {
-            const __m256i f = tap_pair(filt, fw, k);
+        __m256i m1l = zero, m1h = zero, m2l = zero, m2h = zero, xxl = zero, xxh = zero, yyl = zero, yyh = zero;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
             const __m256i r0 = load_row16(rref[k], j, u8), d0 = load_row16(rdis[k], j, u8);
             const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
             const __m256i d1 = k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
             const __m256i rl = _mm256_unpacklo_epi16(r0, r1), rh = _mm256_unpackhi_epi16(r0, r1);
             const __m256i dl = _mm256_unpacklo_epi16(d0, d1), dh = _mm256_unpackhi_epi16(d0, d1);
-            m1l = dot(m1l, rl, f);
-            m1h = dot(m1h, rh, f);
-            m2l = dot(m2l, dl, f);
-            m2h = dot(m2h, dh, f);
-            xxl = dot(xxl, _mm256_xor_si256(_mm256_mullo_epi16(rl, rl), flip), f);
-            xxh = dot(xxh, _mm256_xor_si256(_mm256_mullo_epi16(rh, rh), flip), f);
-            yyl = dot(yyl, _mm256_xor_si256(_mm256_mullo_epi16(dl, dl), flip), f);
-            yyh = dot(yyh, _mm256_xor_si256(_mm256_mullo_epi16(dh, dh), flip), f);
-            xyl = dot(xyl, _mm256_xor_si256(_mm256_mullo_epi16(rl, dl), flip), f);
-            xyh = dot(xyh, _mm256_xor_si256(_mm256_mullo_epi16(rh, dh), flip), f);
+            m1l = dot(m1l, rl, f[p]);
+            m1h = dot(m1h, rh, f[p]);
+            m2l = dot(m2l, dl, f[p]);
+            m2h = dot(m2h, dh, f[p]);
+            xxl = dot(xxl, _mm256_xor_si256(_mm256_mullo_epi16(rl, rl), flip), f[p]);
+            xxh = dot(xxh, _mm256_xor_si256(_mm256_mullo_epi16(rh, rh), flip), f[p]);
+            yyl = dot(yyl, _mm256_xor_si256(_mm256_mullo_epi16(dl, dl), flip), f[p]);
+            yyh = dot(yyh, _mm256_xor_si256(_mm256_mullo_epi16(dh, dh), flip), f[p]);
         }
         store_cols(line[0] + j, _mm256_srli_epi32(_mm256_add_epi32(m1l, mu_rnd), 8),
                    _mm256_srli_epi32(_mm256_add_epi32(m1h, mu_rnd), 8));
@@ -252,6 +254,16 @@ AVX2_FN static void vert_8bit(const void *const *rref, const void *const *rdis, 
                    _mm256_srli_epi32(_mm256_add_epi32(m2h, mu_rnd), 8));
         store_split_cols(line[2] + j, line[3] + j, _mm256_add_epi32(xxl, bias), _mm256_add_epi32(xxh, bias));
         store_split_cols(line[4] + j, line[5] + j, _mm256_add_epi32(yyl, bias), _mm256_add_epi32(yyh, bias));
+        __m256i xyl = zero, xyh = zero;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
+            const __m256i r0 = load_row16(rref[k], j, u8), d0 = load_row16(rdis[k], j, u8);
+            const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
+            const __m256i d1 = k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
+            const __m256i pl = _mm256_mullo_epi16(_mm256_unpacklo_epi16(r0, r1), _mm256_unpacklo_epi16(d0, d1));
+            const __m256i ph = _mm256_mullo_epi16(_mm256_unpackhi_epi16(r0, r1), _mm256_unpackhi_epi16(d0, d1));
+            xyl = dot(xyl, _mm256_xor_si256(pl, flip), f[p]);
+            xyh = dot(xyh, _mm256_xor_si256(ph, flip), f[p]);
+        }
         store_split_cols(line[6] + j, line[7] + j, _mm256_add_epi32(xyl, bias), _mm256_add_epi32(xyh, bias));
     }
 }
