@@ -222,13 +222,13 @@ static inline int step16(int j, int w) { return j + 16 <= w ? j : w - 16; }
 /* Vertical pass, 8-bit samples at scale 0 (mu_shift 8, sq_shift 0), 16 columns a step. Ten
  * accumulators (unpacklo and unpackhi halves of 5 quantities) and their operands do not fit
  * AVX2's 16 registers, so the step goes over its rows twice: means and squares, then the
- * cross products. */
+ * cross products, from the interleaved rows the first pass kept on the stack. */
 AVX2_FN static void vert_8bit(const void *const *rref, const void *const *rdis, int u8,
                               const uint16_t *filt, int fw, int w, uint16_t *const *line) {
     const __m256i flip = _mm256_set1_epi16((short)0x8000), zero = _mm256_setzero_si256();
     const __m256i mu_rnd = _mm256_set1_epi32(128), bias = _mm256_set1_epi32((int)0x80000000u);
     const int n_pairs = (fw + 1) / 2;
-    __m256i f[9];
+    __m256i f[9], il[9][4];
     for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
     for (int j0 = 0; j0 < w; j0 += 16) {
         const int j = step16(j0, w);
@@ -239,6 +239,10 @@ AVX2_FN static void vert_8bit(const void *const *rref, const void *const *rdis, 
             const __m256i d1 = k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
             const __m256i rl = _mm256_unpacklo_epi16(r0, r1), rh = _mm256_unpackhi_epi16(r0, r1);
             const __m256i dl = _mm256_unpacklo_epi16(d0, d1), dh = _mm256_unpackhi_epi16(d0, d1);
+            il[p][0] = rl;
+            il[p][1] = rh;
+            il[p][2] = dl;
+            il[p][3] = dh;
             m1l = dot(m1l, rl, f[p]);
             m1h = dot(m1h, rh, f[p]);
             m2l = dot(m2l, dl, f[p]);
@@ -255,14 +259,9 @@ AVX2_FN static void vert_8bit(const void *const *rref, const void *const *rdis, 
         store_split_cols(line[2] + j, line[3] + j, _mm256_add_epi32(xxl, bias), _mm256_add_epi32(xxh, bias));
         store_split_cols(line[4] + j, line[5] + j, _mm256_add_epi32(yyl, bias), _mm256_add_epi32(yyh, bias));
         __m256i xyl = zero, xyh = zero;
-        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
-            const __m256i r0 = load_row16(rref[k], j, u8), d0 = load_row16(rdis[k], j, u8);
-            const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
-            const __m256i d1 = k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
-            const __m256i pl = _mm256_mullo_epi16(_mm256_unpacklo_epi16(r0, r1), _mm256_unpacklo_epi16(d0, d1));
-            const __m256i ph = _mm256_mullo_epi16(_mm256_unpackhi_epi16(r0, r1), _mm256_unpackhi_epi16(d0, d1));
-            xyl = dot(xyl, _mm256_xor_si256(pl, flip), f[p]);
-            xyh = dot(xyh, _mm256_xor_si256(ph, flip), f[p]);
+        for (int p = 0; p < n_pairs; p++) {
+            xyl = dot(xyl, _mm256_xor_si256(_mm256_mullo_epi16(il[p][0], il[p][2]), flip), f[p]);
+            xyh = dot(xyh, _mm256_xor_si256(_mm256_mullo_epi16(il[p][1], il[p][3]), flip), f[p]);
         }
         store_split_cols(line[6] + j, line[7] + j, _mm256_add_epi32(xyl, bias), _mm256_add_epi32(xyh, bias));
     }
@@ -312,21 +311,32 @@ AVX2_FN static void vert_wide(const uint16_t *const *rref, const uint16_t *const
 
 typedef struct row_acc {
     __m256i num_log, den_log, num_lin; /* int64 lanes */
+    int64_t num_tab, den_tab;          /* the table parts of num_log and den_log */
     int64_t den_lin;
 } row_acc;
 
 /* log2(v) * 2048 of integer-valued doubles v in [2^17, 2^53), as the scalar log2_q11_32 /
- * log2_q11_64: with v = 2^e (1 + m / 2^52), the table index v >> (e - 15) is 2^15 + (m >> 37)
- * and the shift e - 15 is the scalar's k. Any lane's index stays inside the table, so lanes
- * that do not count need no mask. int64 lanes. */
-AVX2_FN static inline __m256i log2_q11(const uint16_t *lut, __m256d v) {
+ * log2_q11_64, in two parts: with v = 2^e (1 + m / 2^52), the table index v >> (e - 15) is
+ * 2^15 + (m >> 37) and the shift e - 15 is the scalar's k; the value is lut[index] + 2048 k.
+ * The shifts stay in int64 lanes; the table entries are summed by scalar loads, which cost
+ * less than gathers here, the index of a lane that does not count set to 0 (an entry that is
+ * 0). */
+AVX2_FN static inline __m256i log2_index(__m256d v, __m256i count) {
     const __m256i bits = _mm256_castpd_si256(v);
     const __m256i idx = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(bits, 37), _mm256_set1_epi64x(0x7FFF)),
                                         _mm256_set1_epi64x(0x8000));
-    const __m256i k = _mm256_sub_epi64(_mm256_srli_epi64(bits, 52), _mm256_set1_epi64x(1023 + 15));
-    /* 32 bits read at entry idx (the table has one entry of padding); the low 16 are lut[idx]. */
-    const __m256i t = _mm256_cvtepi32_epi64(_mm256_i64gather_epi32((const int *)lut, idx, 2));
-    return _mm256_add_epi64(_mm256_and_si256(t, _mm256_set1_epi64x(0xFFFF)), _mm256_slli_epi64(k, 11));
+    return _mm256_and_si256(idx, count);
+}
+
+AVX2_FN static inline __m256i log2_shift_q11(__m256d v) {
+    const __m256i k = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(v), 52), _mm256_set1_epi64x(1023 + 15));
+    return _mm256_slli_epi64(k, 11);
+}
+
+AVX2_FN static inline int64_t table_sum(const uint16_t *lut, __m256i idx) {
+    uint64_t i[4];
+    _mm256_storeu_si256((__m256i *)i, idx);
+    return (int64_t)lut[i[0]] + lut[i[1]] + lut[i[2]] + lut[i[3]];
 }
 
 /* The statistic of 4 pixels (int32 lanes of the halves; valid: the lanes that count, all ones
@@ -341,12 +351,16 @@ AVX2_FN static inline void statistic4(const uint16_t *lut, __m256d limit, __m128
     acc->den_lin += __builtin_popcount((unsigned)_mm_movemask_ps(_mm_castsi128_ps(lin)));
     acc->num_lin = _mm256_add_epi64(acc->num_lin, _mm256_cvtepi32_epi64(_mm_and_si128(lin, s22)));
     if (!_mm_movemask_ps(_mm_castsi128_ps(logm))) return;
+    const __m256i log64 = _mm256_cvtepi32_epi64(logm);
     const __m256d d11 = _mm256_cvtepi32_pd(s11);
     const __m256d nsq_d = _mm256_set1_pd(SIGMA_NSQ);
-    const __m256i den = _mm256_sub_epi64(log2_q11(lut, _mm256_add_pd(d11, nsq_d)), _mm256_set1_epi64x(2048 * 17));
-    acc->den_log = _mm256_add_epi64(acc->den_log, _mm256_and_si256(_mm256_cvtepi32_epi64(logm), den));
+    const __m256d den_v = _mm256_add_pd(d11, nsq_d);
+    acc->den_tab += table_sum(lut, log2_index(den_v, log64));
+    acc->den_log = _mm256_add_epi64(
+        acc->den_log, _mm256_and_si256(log64, _mm256_sub_epi64(log2_shift_q11(den_v), _mm256_set1_epi64x(2048 * 17))));
     const __m128i numm = _mm_and_si128(logm, _mm_and_si128(_mm_cmpgt_epi32(s12, zero), _mm_cmpgt_epi32(s22, zero)));
     if (!_mm_movemask_ps(_mm_castsi128_ps(numm))) return;
+    const __m256i num64 = _mm256_cvtepi32_epi64(numm);
     const __m256d eps = _mm256_set1_pd(65536 * 1.0e-10);
     const __m256d d12 = _mm256_cvtepi32_pd(s12);
     __m256d g = _mm256_div_pd(d12, _mm256_add_pd(d11, eps));
@@ -355,8 +369,10 @@ AVX2_FN static inline void statistic4(const uint16_t *lut, __m256d limit, __m128
     g = _mm256_min_pd(g, limit);
     const __m256d noise = _mm256_add_pd(_mm256_cvtepi32_pd(sv), nsq_d);
     const __m256d gain = _mm256_round_pd(_mm256_mul_pd(_mm256_mul_pd(g, g), d11), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256i num = _mm256_sub_epi64(log2_q11(lut, _mm256_add_pd(gain, noise)), log2_q11(lut, noise));
-    acc->num_log = _mm256_add_epi64(acc->num_log, _mm256_and_si256(_mm256_cvtepi32_epi64(numm), num));
+    const __m256d signal = _mm256_add_pd(gain, noise);
+    acc->num_tab += table_sum(lut, log2_index(signal, num64)) - table_sum(lut, log2_index(noise, num64));
+    acc->num_log = _mm256_add_epi64(
+        acc->num_log, _mm256_and_si256(num64, _mm256_sub_epi64(log2_shift_q11(signal), log2_shift_q11(noise))));
 }
 
 /* Filtered sums of two offset lines at the 8 even (e) and 8 odd (o) columns from x + r (the
@@ -426,10 +442,10 @@ AVX2_FN void svc_vif_stat_row_avx2(const void *const *rref, const void *const *r
     if (mu_shift == 8 && sq_shift == 0) vert_8bit(rref, rdis, u8, filt, fw, w, line);
     else vert_wide((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift, line);
     for (int q = 0; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
-    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0 };
+    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
     horz_stat(line, filt, fw, w, log2_lut, gain_limit, &acc);
-    sums[0] += sum_epi64(acc.num_log);
-    sums[1] += sum_epi64(acc.den_log);
+    sums[0] += sum_epi64(acc.num_log) + acc.num_tab;
+    sums[1] += sum_epi64(acc.den_log) + acc.den_tab;
     sums[2] += sum_epi64(acc.num_lin);
     sums[3] += acc.den_lin;
 }
