@@ -342,8 +342,9 @@ AVX2_FN static inline int64_t table_sum(const uint16_t *lut, __m256i idx) {
 /* The statistic of 4 pixels (int32 lanes of the halves; valid: the lanes that count, all ones
  * or zero per int32), as accumulate_row in feature_integer_vif.c. Doubles do the scalar code's
  * operations in its order; every integer the scalar code forms here is exact in a double. */
-AVX2_FN static inline void statistic4(const uint16_t *lut, __m256d limit, __m128i valid, __m128i s11,
-                                      __m128i s22, __m128i s12, row_acc *acc) {
+AVX2_FN static inline __attribute__((always_inline)) void statistic4(const uint16_t *lut, __m256d limit,
+                                                                     __m128i valid, __m128i s11, __m128i s22,
+                                                                     __m128i s12, row_acc *acc) {
     const __m128i zero = _mm_setzero_si128(), nsq = _mm_set1_epi32(SIGMA_NSQ);
     s22 = _mm_max_epi32(s22, zero);
     const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
