@@ -342,7 +342,8 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     }
     for (int q = 0; q < 3; q++) ok &= (s->sig[q] = malloc(((size_t)w + 16) * sizeof(int32_t))) != NULL;
     ok &= (s->rows = malloc(2 * 17 * sizeof *s->rows)) != NULL;
-    /* One entry past the end: the SIMD gathers read 32 bits at the last index. */
+    /* One entry past the end: the AVX-512 gathers read 32 bits at the last index. Entries below
+     * 32767 stay 0: the AVX2 statistic reads entry 0 for the lanes that do not count. */
     ok &= (s->log2_lut = calloc(65536 + 1, sizeof(uint16_t))) != NULL;
     if (!ok) {
         vif_destroy(s);

@@ -47,7 +47,9 @@ void svc_vif_down_horz_avx2(const uint32_t *tref, const uint32_t *tdis, const ui
  * a whole output row fused, private scratch of svc_vif_avx512_scratch_len(w) /
  * svc_vif_avx2_scratch_len(w) words. Only for kernels whose coefficients are all below 32768
  * (they run on signed 16-bit words); the AVX2 ones also need w >= 16. The statistic needs the
- * log2 table padded by one entry and caps the gain at gain_limit (vif_enhn_gain_limit). Source
+ * log2 table padded by one entry (AVX-512 gathers read 32 bits) with entry 0 equal to 0 (the AVX2
+ * statistic points the lanes that do not count there) and caps the gain at gain_limit
+ * (vif_enhn_gain_limit). Source
  * rows are 16-bit samples, or with u8 set (8-bit input at scale 0 only) the picture's own 8-bit
  * rows, read without a widened copy. sums: num_log, den_log, num_lin, den_lin, added to. */
 size_t svc_vif_avx2_scratch_len(int w);
