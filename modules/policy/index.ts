@@ -2,6 +2,7 @@
 export {
   GRPC_PACKAGE,
   GrpcMethods,
+  HTTP_LADDER_ROUTE,
   HTTP_MODELS_ROUTE,
   HTTP_SCORE_ROUTE,
   isKnownRole,
