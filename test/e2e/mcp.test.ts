@@ -39,7 +39,9 @@ const toolNames = [
   "score",
   "describe_worst_frames",
   "list_models",
-  "compare"
+  "compare",
+  "score_ladder",
+  "submit_ladder_job"
 ]
 
 const idp = new IdentityProviders()
