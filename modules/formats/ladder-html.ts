@@ -154,7 +154,12 @@ function drawHull() {
       fill: rendition.onHull ? colourOf(index) : "#fff", stroke: colourOf(index), "stroke-width": 2,
       "data-rendition": rendition.label, "data-on-hull": String(rendition.onHull), class: "point"
     }));
-    svg.append(element("text", { x: (cx + 8).toFixed(2), y: (cy - 8).toFixed(2), class: "point-label" }, rendition.label));
+    // Labels of points in the right part of the plot go to their left, so none is cut off.
+    const leftward = cx > margin.left + box.plotWidth * 0.6;
+    svg.append(element("text", {
+      x: (leftward ? cx - 8 : cx + 8).toFixed(2), y: (cy - 8).toFixed(2), class: "point-label",
+      "text-anchor": leftward ? "end" : "start"
+    }, rendition.label));
   });
 }
 
@@ -222,17 +227,21 @@ export const renderLadderHtml = (
       frames: rendition.frames
     }))
   }
-  const columns = ["rendition", "VMAF", "p1", "p5", "harmonic mean", "min", "bitrate", "resolution", "codec", "hull"]
+  // What a ladder user compares first comes first: a phone shows the left columns, the rest scrolls.
+  const columns = ["rendition", "VMAF", "bitrate", "p1", "p5", "resolution", "codec", "hull", "harmonic mean", "min"]
+  const number = (value: number) => `<td>${escapeHtml(formatValue(value))}</td>`
   const rows = renditions.map((rendition) =>
     [
       `<td>${escapeHtml(rendition.label)}</td>`,
-      ...[rendition.score, rendition.p1, rendition.p5, rendition.harmonicMean, rendition.min].map(
-        (value) => `<td>${escapeHtml(formatValue(value))}</td>`
-      ),
+      number(rendition.score),
       `<td data-bps="${Number.isFinite(rendition.bitrateBps) ? rendition.bitrateBps : 0}">${escapeHtml(formatBitrate(rendition.bitrateBps))}</td>`,
+      number(rendition.p1),
+      number(rendition.p5),
       `<td>${rendition.width > 0 ? `${rendition.width}×${rendition.height}` : "n/a"}</td>`,
       `<td>${escapeHtml(rendition.codec || "n/a")}</td>`,
-      `<td class="${rendition.onHull ? "hull-yes" : "hull-no"}">${rendition.onHull ? "on hull" : "—"}</td>`
+      `<td class="${rendition.onHull ? "hull-yes" : "hull-no"}">${rendition.onHull ? "on hull" : "—"}</td>`,
+      number(rendition.harmonicMean),
+      number(rendition.min)
     ].join("")
   )
   const provenanceRows: ReadonlyArray<readonly [string, string]> = [
