@@ -2,8 +2,8 @@
 export {
   GRPC_PACKAGE,
   GrpcMethods,
-  HTTP_LADDER_ROUTE,
   HTTP_MODELS_ROUTE,
+  HTTP_LADDER_ROUTE,
   HTTP_SCORE_ROUTE,
   isKnownRole,
   KNOWN_ROLES,

@@ -37,7 +37,7 @@ const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["GET /v1/models", ["reader", "writer", "admin"]],
   // Added with svc-operator (issue 21): the tenant's node sessions, a read.
   ["/svc.v1.NodeStatus/ListNodes", ["reader", "writer", "admin"]],
-  // Added with ladders (issue 18): scores of many renditions, like Score.
+  // Added with ladders (issue 18): scores, like Score.
   ["/svc.v1.SvcScoring/ScoreLadder", ["writer", "admin"]],
   ["POST /v1/ladder", ["writer", "admin"]]
 ]
@@ -59,7 +59,7 @@ describe("role table", () => {
 
   it("names every method of the three services, reflection and the HTTP routes", () => {
     expect(
-      unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE, HTTP_MODELS_ROUTE, HTTP_LADDER_ROUTE])
+      unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE, HTTP_LADDER_ROUTE, HTTP_MODELS_ROUTE])
     ).toEqual([])
     expect(unlistedMethods(["/svc.v1.Jobs/DeleteJob"])).toEqual(["/svc.v1.Jobs/DeleteJob"])
   })

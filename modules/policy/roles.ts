@@ -41,7 +41,7 @@ export const GrpcMethods = {
 /** The one HTTP route behind the gateway (seed 4.2), keyed like a method. */
 export const HTTP_SCORE_ROUTE = "POST /v1/score"
 
-/** A ladder behind the gateway (issue 18): a score of many renditions, so the roles of Score. */
+/** A ladder (one reference, many renditions): a score, so the writer roles, as Score. */
 export const HTTP_LADDER_ROUTE = "POST /v1/ladder"
 
 /** The model list behind the gateway (not in the seed: a read, so the reader roles, as Health). */
@@ -64,7 +64,6 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
   [GrpcMethods.CancelJob, WRITE],
   [GrpcMethods.Score, WRITE],
   [GrpcMethods.ScoreStream, WRITE],
-  // Not in the seed (issue 18): a ladder is scores, so the roles of Score.
   [GrpcMethods.ScoreLadder, WRITE],
   [GrpcMethods.RegisterNode, NODE],
   [GrpcMethods.Heartbeat, NODE],
