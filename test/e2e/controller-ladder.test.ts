@@ -217,11 +217,11 @@ describe("the controller's own ladder endpoints", () => {
     expect(ok.status).toBe(200)
     expectLadderOfSeparateScores(((await ok.json()) as LadderResponse).renditions)
     expect((await post(ladderRequest(), tokens.aReader)).status).toBe(403)
-    const escape = join(scratch.rootA, "escape.yuv")
+    const escaping = join(scratch.rootA, "escape.yuv")
     const outside = await post(
       {
         ...ladderRequest(),
-        renditions: [...media.renditions, { label: "escape", distorted: escape, options: { width: 8, height: 8 } }]
+        renditions: [...media.renditions, { label: "escape", distorted: escaping, options: { width: 8, height: 8 } }]
       },
       tokens.aWriter
     )
