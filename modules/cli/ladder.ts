@@ -15,7 +15,8 @@ import { type LibvmafFormat, libvmafFormats, renderLibvmaf } from "../formats/li
 import { versionLine } from "../runtime/build-info.ts"
 import { readToken } from "./connection.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
-import { parseModels, scoreFlags } from "./flags.ts"
+import { frameWindow, parseModels, rawGeometry, scoreFlags } from "./flags.ts"
+import { expectedFrames } from "./inputs.ts"
 import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
 import { scoreLadderLocally } from "./ladder-local.ts"
 import { startProgress } from "./progress.ts"
@@ -172,9 +173,18 @@ const run = (flags: LadderCommandFlags) =>
     if (Option.isSome(flags.server) && model?.directory !== undefined)
       return yield* new UsageError({ message: "--model path=FILE works only for local scores; name a server model" })
     const request = ladderRequest(flags.reference, renditions, flags, model, true)
+    // The reference's frames (when this machine can count them: raw or Y4M) bound every rendition's.
+    const total = Option.isSome(flags.server)
+      ? undefined
+      : yield* Effect.promise(() =>
+          expectedFrames(flags.reference, flags.reference, rawGeometry(flags), {
+            ...frameWindow(flags),
+            frameSkipDist: Option.getOrElse(flags.frameSkipRef, () => 0)
+          })
+        )
     const progress = startProgress({
       label: Option.isSome(flags.server) ? "ladder on server" : `ladder of ${renditions.length}`,
-      total: undefined,
+      total,
       quiet: flags.quiet
     })
     const started = performance.now()
