@@ -3,7 +3,6 @@ export {
   GRPC_PACKAGE,
   GrpcMethods,
   HTTP_MODELS_ROUTE,
-  HTTP_LADDER_ROUTE,
   HTTP_SCORE_ROUTE,
   isKnownRole,
   KNOWN_ROLES,

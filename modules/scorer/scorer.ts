@@ -559,7 +559,12 @@ const makeLadderScoring =
         const view = symbols.svc_stream_job(handle)
         if (typeof view !== "number")
           return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
-        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
+        // A ladder's frame is N+1 pictures and takes a worker N times longer than a pair: a
+        // window of a frame per worker and two more keeps the workers fed. The queued frames (in
+        // the library and the one being assembled here) are admitted with the library's estimate.
+        const window = job.threads + 2
+        const queued = (window + 2) * (renditions + 1) * Number(symbols.svc_stream_frame_bytes(handle))
+        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + queued)
         let reported = -1
         const progress = Effect.suspend(() => {
           const ready = symbols.svc_stream_frames_ready(handle)
@@ -567,8 +572,6 @@ const makeLadderScoring =
           reported = ready
           return hooks.onProgress(ready)
         })
-        // Backpressure as for streams: a few frames (each N+1 pictures) wait at most.
-        const window = job.threads * 2 + 4
         let pushed = 0
         const waitForRoom: Effect.Effect<void> = Effect.suspend(() =>
           pushed - symbols.svc_stream_frames_ready(handle) * job.subsample < window ||
