@@ -422,26 +422,38 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       description:
         "The N lowest-scoring frames of a finished job with every feature value, worst first: where the encode " +
         "hurts and why (low integer_vif_scale*: lost detail/blur; low integer_adm2: structural artefacts such as " +
-        "blocking or ringing; high integer_motion2: fast motion). Needs svc:reader.",
+        "blocking or ringing; high integer_motion2: fast motion). A ladder job names the rendition. Needs svc:reader.",
       inputSchema: {
         job_id: jobId,
         count: z.number().int().min(1).max(100).optional().describe("How many frames (default 5)"),
-        metric: z.string().optional().describe("Metric to rank by (default vmaf; e.g. psnr_y if it was computed)")
+        metric: z.string().optional().describe("Metric to rank by (default vmaf; e.g. psnr_y if it was computed)"),
+        rendition: z
+          .string()
+          .optional()
+          .describe("A ladder job: the label of the rendition to look at (required there)")
       },
       outputSchema: WorstFramesSchema,
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
-    ({ job_id, count, metric }, extra) =>
+    ({ job_id, count, metric, rendition }, extra) =>
       run("describe_worst_frames", extra, (token) =>
         Effect.gen(function* () {
           const wire = yield* controller.getJob(token, job_id)
           const job = jobView(wire)
-          if (job.state !== "finished" || wire.result === null)
+          const labels = wire.ladder?.renditions.map((entry) => entry.label) ?? []
+          if (wire.ladder && !labels.includes(rendition ?? ""))
+            return yield* new ToolRefusal({
+              message: `job ${job_id} is a ladder: name one of its renditions in rendition (${labels.join(", ")})`
+            })
+          const result = wire.ladder
+            ? (wire.ladder_result?.renditions.find((entry) => entry.label === rendition) ?? null)
+            : wire.result
+          if (job.state !== "finished" || result === null)
             return yield* new ToolRefusal({
               message: `job ${job_id} is ${job.state}; worst frames need a finished job (wait_job first)`
             })
           const ranking = metric ?? "vmaf"
-          const frames = worstFrames(wire.result.frames, ranking, count ?? 5)
+          const frames = worstFrames(result.frames, ranking, count ?? 5)
           if (frames.length === 0)
             return yield* new ToolRefusal({ message: `job ${job_id} has no per-frame values of "${ranking}"` })
           const listed = frames.map((frame) => `frame ${frame.frame}: ${frame.value.toFixed(3)}`).join(", ")
@@ -449,11 +461,11 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
             structured: {
               job_id,
               metric: ranking,
-              frame_count: wire.result.frame_count,
-              score: wire.result.score,
+              frame_count: result.frame_count,
+              score: result.score,
               frames
             },
-            text: `worst ${frames.length} of ${wire.result.frame_count} frames by ${ranking} (score ${wire.result.score.toFixed(3)}): ${listed}`
+            text: `worst ${frames.length} of ${result.frame_count} frames by ${ranking} (score ${result.score.toFixed(3)}): ${listed}`
           }
         })
       )

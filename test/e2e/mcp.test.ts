@@ -420,6 +420,21 @@ const scenarios = (harness: () => Harness) => {
       scored.renditions.map((rendition) => [rendition.label, rendition.frame_count])
     )
     expect(waited.ladder?.best).toBe(scored.best)
+    // The worst frames of one rendition of the ladder job: its separately scored lowest frames.
+    const label = ladder.renditions[1]?.label ?? ""
+    const worst = structured<{ frames: Array<{ frame: number; value: number }> }>(
+      await call(client, "describe_worst_frames", { job_id: submitted.id, rendition: label, count: 3 })
+    )
+    const alone = (separateVmaf.get(label) ?? []).map((value, frame) => ({ frame, value }))
+    expect(worst.frames.map((frame) => [frame.frame, frame.value])).toEqual(
+      alone
+        .sort((a, b) => a.value - b.value || a.frame - b.frame)
+        .slice(0, 3)
+        .map((frame) => [frame.frame, frame.value])
+    )
+    const unnamed = await call(client, "describe_worst_frames", { job_id: submitted.id })
+    expect(unnamed.isError).toBe(true)
+    expect(text(unnamed)).toContain("is a ladder: name one of its renditions")
 
     const reader = await harness().connect("aReader")
     const refused = await call(reader, "score_ladder", { reference: ladder.reference, renditions: ladder.renditions })
