@@ -8,7 +8,7 @@ const seedMethods = {
   "svc.v1.Nodes": { RegisterNode: "unary", Heartbeat: "unary", PullWork: "unary", ReportResult: "unary" },
   // ListNodes: added for svc-operator's SvcNode status (issue 21), outside the node-only service.
   "svc.v1.NodeStatus": { ListNodes: "unary" },
-  // ListModels: added with the built-in models (issue 14), beside the seed's three; ScoreLadder with ladders (issue 18).
+  // ListModels: added with the built-in models (issue 14), beside the seed's three; ScoreLadder: ladders (issue 18).
   "svc.v1.SvcScoring": {
     Score: "unary",
     ScoreStream: "bidi",
