@@ -37,6 +37,8 @@ typedef struct svc_extractor {
     int n_options;
     const svc_extractor_option *options;
     void *(*create_with)(int w, int h, int pix_fmt, int bpc, int cpu, const double *options);
+    /* Optional: why these option values (each within its range) cannot be computed, or NULL. */
+    const char *(*check)(const double *options);
 } svc_extractor;
 
 /* A temporal extractor compares consecutive reference lumas (motion). The frame loop stores

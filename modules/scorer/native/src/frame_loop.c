@@ -303,6 +303,11 @@ static int resolve_feature(const svc_model *m, int k, feature_use *use, char *er
         use->opts[at] = value;
         use->custom |= value != opt->def;
     }
+    const char *why = use->ex && use->ex->check ? use->ex->check(use->opts) : NULL;
+    if (why) {
+        svc_set_err(err, err_len, "model: feature %s: %s", name, why);
+        return SVC_E_MODEL;
+    }
     return SVC_OK;
 }
 
