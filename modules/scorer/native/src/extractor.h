@@ -17,6 +17,9 @@ typedef struct svc_extractor_option {
     const char *name;  /* e.g. "adm_enhn_gain_limit" */
     const char *alias; /* e.g. "egl" */
     double def, min, max;
+    /* A string option: its values, NULL-terminated; the option's number is the index of the
+     * value (def, min, max likewise) and outputs name the string ("_psm_bilinear"). */
+    const char *const *choices;
 } svc_extractor_option;
 
 typedef struct svc_extractor {
@@ -71,6 +74,7 @@ extern const svc_extractor svc_extractor_float_adm;     /* adm2, adm_scale0..3, 
 extern const svc_extractor svc_extractor_ciede;         /* ciede2000 */
 extern const svc_extractor svc_extractor_psnr_hvs;      /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
 extern const svc_extractor svc_extractor_cambi;         /* cambi */
+extern const svc_extractor svc_extractor_speed_chroma;  /* speed_chroma_u, speed_chroma_v, speed_chroma_uv */
 extern const svc_temporal svc_temporal_integer_motion;  /* integer_motion2, integer_motion3, ..._sad_score */
 extern const svc_temporal svc_temporal_float_motion;    /* motion2, motion3, motion */
 

@@ -295,6 +295,23 @@ static int resolve_feature(const svc_model *m, int k, feature_use *use, char *er
             return SVC_E_MODEL;
         }
         const svc_extractor_option *opt = &use->ex->options[at];
+        const char *text = svc_model_feature_option_text(m, k, o);
+        if (!opt->choices != !text) {
+            svc_set_err(err, err_len, "model: feature option '%s' of %s must be a %s", key, name,
+                        opt->choices ? "string" : "number");
+            return SVC_E_MODEL;
+        }
+        if (text) {
+            int c = 0;
+            while (opt->choices[c] && strcmp(opt->choices[c], text) != 0) c++;
+            if (!opt->choices[c]) {
+                svc_set_err(err, err_len, "model: feature option '%s' of %s is \"%s\", not one of", key, name, text);
+                for (int q = 0; opt->choices[q]; q++)
+                    snprintf(err + strlen(err), err_len - strlen(err), "%s \"%s\"", q ? "," : "", opt->choices[q]);
+                return SVC_E_MODEL;
+            }
+            value = c;
+        }
         if (!(value >= opt->min && value <= opt->max)) {
             svc_set_err(err, err_len, "model: feature option '%s' of %s is %g, outside %g to %g", key, name, value,
                         opt->min, opt->max);
@@ -351,8 +368,13 @@ static void add_instance(svc_job *j, const svc_extractor *ex, const double *opts
 static void with_options(const svc_job *j, int e, const char *base, char *name, size_t size) {
     int len = snprintf(name, size, "%s", base);
     for (int o = 0; o < j->ex[e]->n_options; o++)
-        if (j->ex_opts[e][o] != j->ex[e]->options[o].def && len < (int)size)
-            len += snprintf(name + len, size - (size_t)len, "_%s_%g", j->ex[e]->options[o].alias, j->ex_opts[e][o]);
+        if (j->ex_opts[e][o] != j->ex[e]->options[o].def && len < (int)size) {
+            const svc_extractor_option *opt = &j->ex[e]->options[o];
+            if (opt->choices)
+                len += snprintf(name + len, size - (size_t)len, "_%s_%s", opt->alias, opt->choices[(int)j->ex_opts[e][o]]);
+            else
+                len += snprintf(name + len, size - (size_t)len, "_%s_%g", opt->alias, j->ex_opts[e][o]);
+        }
 }
 
 /* Metric names: the model's outputs, then each instance's outputs with its non-default

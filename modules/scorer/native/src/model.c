@@ -334,7 +334,8 @@ typedef struct model_feature {
     char *name; /* svc's name, e.g. "integer_adm2" */
     int n_opts;
     char *keys[SVC_MODEL_MAX_OPTIONS];
-    double values[SVC_MODEL_MAX_OPTIONS];
+    double values[SVC_MODEL_MAX_OPTIONS]; /* NaN for a string */
+    char *texts[SVC_MODEL_MAX_OPTIONS];   /* a string value (e.g. "bilinear"), else NULL */
 } model_feature;
 
 /* What one model file predicts: one member, or a bootstrap collection of several. */
@@ -392,11 +393,13 @@ static int numbers(const jval *arr, const char *key, int n, double *out, char *e
 }
 
 /* "VMAF_integer_feature_adm2_score" -> "integer_adm2", "VMAF_feature_adm2_score" -> "adm2",
- * "Cambi_feature_cambi_score" -> "cambi" (the reference library's aliases); other names are
+ * "Cambi_feature_cambi_score" -> "cambi", "Speed_chroma_feature_speed_chroma_uv_score" ->
+ * "speed_chroma_uv" (the reference library's aliases); other names are
  * taken as they are. */
 static char *feature_alias(const char *name) {
     static const char *const prefixes[][2] = {
-        { "VMAF_integer_feature_", "integer_" }, { "VMAF_feature_", "" }, { "Cambi_feature_", "" }
+        { "VMAF_integer_feature_", "integer_" }, { "VMAF_feature_", "" }, { "Cambi_feature_", "" },
+        { "Speed_chroma_feature_", "" }
     };
     static const char suffix[] = "_score";
     const size_t n = strlen(name), sl = sizeof suffix - 1;
@@ -417,7 +420,10 @@ static char *feature_alias(const char *name) {
 
 static void feature_clear(model_feature *f) {
     free(f->name);
-    for (int k = 0; k < f->n_opts; k++) free(f->keys[k]);
+    for (int k = 0; k < f->n_opts; k++) {
+        free(f->keys[k]);
+        free(f->texts[k]);
+    }
     memset(f, 0, sizeof *f);
 }
 
@@ -426,13 +432,16 @@ static int same_feature(const model_feature *a, const model_feature *b) {
     for (int k = 0; k < a->n_opts; k++) {
         int found = 0;
         for (int l = 0; l < b->n_opts; l++)
-            found |= strcmp(a->keys[k], b->keys[l]) == 0 && a->values[k] == b->values[l];
+            found |= strcmp(a->keys[k], b->keys[l]) == 0 &&
+                     (a->texts[k] || b->texts[l] ? a->texts[k] && b->texts[l] && strcmp(a->texts[k], b->texts[l]) == 0
+                                                 : a->values[k] == b->values[l]);
         if (!found) return 0;
     }
     return 1;
 }
 
-/* Feature names and their option dicts (numbers; true/false as 1/0). Which features and
+/* Feature names and their option dicts (numbers; true/false as 1/0; strings such as
+ * speed_prescale_method's "bilinear", whose number is NaN). Which features and
  * options can be computed is the scorer's business (svc_model_check), not the model's. */
 static int parse_features(model_feature *feat, int *n_feat, const jval *dict, char *err, size_t err_len) {
     const jval *names, *opts;
@@ -458,12 +467,13 @@ static int parse_features(model_feature *feat, int *n_feat, const jval *dict, ch
                 snprintf(msg, sizeof msg, "feature %s has more than %d options", nv->str, SVC_MODEL_MAX_OPTIONS);
                 return model_err(err, err_len, "%s", msg);
             }
-            if (v->t != J_NUM && v->t != J_TRUE && v->t != J_FALSE) {
-                snprintf(msg, sizeof msg, "feature option '%s' of %s is not a number", od->keys[k], nv->str);
+            if (v->t != J_NUM && v->t != J_TRUE && v->t != J_FALSE && v->t != J_STR) {
+                snprintf(msg, sizeof msg, "feature option '%s' of %s is not a number or a string", od->keys[k], nv->str);
                 return model_err(err, err_len, "%s", msg);
             }
             if (!(f->keys[f->n_opts] = strdup(od->keys[k]))) return SVC_E_NOMEM;
-            f->values[f->n_opts++] = v->t == J_NUM ? v->num : v->t == J_TRUE;
+            if (v->t == J_STR && !(f->texts[f->n_opts] = strdup(v->str))) return SVC_E_NOMEM;
+            f->values[f->n_opts++] = v->t == J_NUM ? v->num : v->t == J_STR ? NAN : v->t == J_TRUE;
         }
         for (int k = 0; k < *n_feat - 1; k++)
             if (same_feature(&feat[k], f)) return model_err(err, err_len, "feature %s is listed twice", nv->str);
@@ -751,6 +761,7 @@ int svc_model_bundle(const svc_model *const *models, const char *const *names, i
                 for (int o = 0; rc == SVC_OK && o < f->n_opts; o++) {
                     f->values[o] = src->feat[k].values[o];
                     if (!(f->keys[o] = strdup(src->feat[k].keys[o]))) rc = SVC_E_NOMEM;
+                    if (src->feat[k].texts[o] && !(f->texts[o] = strdup(src->feat[k].texts[o]))) rc = SVC_E_NOMEM;
                 }
             }
             part->col[k] = c;
@@ -805,6 +816,11 @@ const char *svc_model_feature_option(const svc_model *m, int i, int k, double *v
     if (!m || i < 0 || i >= m->n_features || k < 0 || k >= m->feat[i].n_opts) return NULL;
     if (value) *value = m->feat[i].values[k];
     return m->feat[i].keys[k];
+}
+
+const char *svc_model_feature_option_text(const svc_model *m, int i, int k) {
+    if (!m || i < 0 || i >= m->n_features || k < 0 || k >= m->feat[i].n_opts) return NULL;
+    return m->feat[i].texts[k];
 }
 
 /* A bootstrap part reports its members' scores and four statistics. */
