@@ -58,8 +58,12 @@ typedef struct svc_temporal {
     double (*diff)(const void *state, const uint16_t *a, const uint16_t *b);
     void (*destroy)(void *state);
     /* Outputs of frame f from d = diff(f-1, f) (0 for the first frame) and d_next = diff(f, f+1)
-     * (0 for the last frame). */
-    void (*derive)(double d, double d_next, int first, int last, double *out);
+     * (0 for the last frame), under option values opts (n_options of them, in order). */
+    void (*derive)(double d, double d_next, int first, int last, const double *opts, double *out);
+    /* Options, as for per-frame extractors; they act on derive only, so every set of values
+     * shares one diff per frame pair. */
+    int n_options;
+    const svc_extractor_option *options;
 } svc_temporal;
 
 /* The descriptors, one per feature_<name>.c. */

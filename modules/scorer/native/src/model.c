@@ -324,6 +324,11 @@ typedef struct svm_member {
         int enabled, has_p[3];
         double p[3];
     } transform;
+    /* chroma_correction_parameter c (the vmaf_v1.0.16 models: 120): a speed_chroma value of
+     * exactly 0 (flat or too small chroma) is replaced by c (1 - adm3) before prediction, as the
+     * reference's "chroma from luma" does; guided/guiding are the features' indexes. */
+    double chroma_correction;
+    int chroma_guided, chroma_guiding;
     /* nu-SVR with RBF kernel; support vectors dense, dim values each (missing indexes are 0). */
     double gamma, rho;
     int n_sv, dim;
@@ -629,6 +634,26 @@ static int parse_svm(svm_member *m, int n_features, const char *text, char *err,
     return SVC_OK;
 }
 
+/* chroma_correction_parameter: the one feature whose name holds "speed_chroma" is corrected from
+ * the one whose name holds "adm3" (by substring, as the reference finds them). */
+static int parse_chroma_correction(svm_member *m, const model_feature *feat, int n_feat, const jval *dict, char *err,
+                                   size_t err_len) {
+    const jval *c;
+    int rc;
+    if ((rc = member(dict, "chroma_correction_parameter", J_NUM, 0, &c, err, err_len)) || !c || c->num == 0.0) return rc;
+    m->chroma_correction = c->num;
+    m->chroma_guided = m->chroma_guiding = -1;
+    for (int i = 0; i < n_feat; i++) {
+        int *slot = strstr(feat[i].name, "speed_chroma") ? &m->chroma_guided : strstr(feat[i].name, "adm3") ? &m->chroma_guiding : NULL;
+        if (slot && *slot >= 0)
+            return model_err(err, err_len, "chroma_correction_parameter: more than one feature named like %s", feat[i].name);
+        if (slot) *slot = i;
+    }
+    if (m->chroma_guided < 0 || m->chroma_guiding < 0)
+        return model_err(err, err_len, "chroma_correction_parameter needs an adm3 and a speed_chroma feature%s", "");
+    return SVC_OK;
+}
+
 /* One model_dict: its features (into feat, n_feat) and its nu-SVR member. */
 static int parse_member(svm_member *mem, model_feature *feat, int *n_feat, const jval *dict, const char *type_want,
                         char *err, size_t err_len) {
@@ -644,6 +669,7 @@ static int parse_member(svm_member *mem, model_feature *feat, int *n_feat, const
     if ((rc = parse_features(feat, n_feat, dict, err, err_len))) return rc;
     if ((rc = parse_norm(mem, *n_feat, dict, err, err_len))) return rc;
     if ((rc = parse_clip_transform(mem, dict, err, err_len))) return rc;
+    if ((rc = parse_chroma_correction(mem, feat, *n_feat, dict, err, err_len))) return rc;
     if ((rc = member(dict, "model", J_STR, 1, &svm, err, err_len))) return rc;
     return parse_svm(mem, *n_feat, svm->str, err, err_len);
 }
@@ -876,6 +902,16 @@ static double predict_raw(const svm_member *m, int n_features, const double *fea
     double x[SVC_MODEL_MAX_FEATURES] = { 0 };
     for (int j = 0; j < n_features; j++)
         x[j] = m->linear_rescale ? m->slopes[j + 1] * features[j] + m->intercepts[j + 1] : features[j];
+    if (m->chroma_correction != 0.0) {
+        /* On the normalised values, denormalised back as the reference does. */
+        const int gd = m->chroma_guided, gg = m->chroma_guiding;
+        const double guided = m->linear_rescale ? (x[gd] - m->intercepts[gd + 1]) / m->slopes[gd + 1] : x[gd];
+        if (guided == 0.0) {
+            const double guiding = m->linear_rescale ? (x[gg] - m->intercepts[gg + 1]) / m->slopes[gg + 1] : x[gg];
+            const double corrected = -m->chroma_correction * guiding + m->chroma_correction;
+            x[gd] = m->linear_rescale ? m->slopes[gd + 1] * corrected + m->intercepts[gd + 1] : corrected;
+        }
+    }
     double sum = 0.0;
     for (int s = 0; s < m->n_sv; s++) {
         const double *sv = m->sv + (size_t)s * SVC_MODEL_MAX_FEATURES;
