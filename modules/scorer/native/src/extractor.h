@@ -42,6 +42,9 @@ typedef struct svc_extractor {
     void *(*create_with)(int w, int h, int pix_fmt, int bpc, int cpu, const double *options);
     /* Optional: why these option values (each within its range) cannot be computed, or NULL. */
     const char *(*check)(const double *options);
+    /* Optional: why a frame of this geometry is too small under these options (NULL: it fits);
+     * the message of a job create_with refuses. */
+    const char *(*too_small)(int w, int h, int pix_fmt, const double *options);
 } svc_extractor;
 
 /* A temporal extractor compares consecutive reference lumas (motion). The frame loop stores

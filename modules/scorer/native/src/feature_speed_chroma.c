@@ -573,6 +573,14 @@ static int speed_compute(void *state, const svc_picture *ref, const svc_picture 
     return SVC_OK;
 }
 
+static const char *speed_too_small(int w, int h, int pix_fmt, const double *options) {
+    const int cw = pix_fmt == 444 ? w : w / 2, ch = pix_fmt == 420 ? h / 2 : h;
+    const double ps = options[OPT_PRESCALE];
+    const int sw = (int)(cw * ps + 0.5), sh = (int)(ch * ps + 0.5);
+    if ((sw >> DECIMATION_LOG2) >= BLOCK && (sh >> DECIMATION_LOG2) >= BLOCK) return NULL;
+    return "its chroma planes, times speed_prescale, must be at least 80x80 (one 5x5 block after decimation by 16)";
+}
+
 static const char *speed_check(const double *options) {
     const double mode = options[OPT_WEIGHT_VAR_MODE];
     if (mode != floor(mode)) return "speed_weight_var_mode must be a whole number";
@@ -591,4 +599,5 @@ const svc_extractor svc_extractor_speed_chroma = {
     .options = speed_options,
     .create_with = speed_create_with,
     .check = speed_check,
+    .too_small = speed_too_small,
 };

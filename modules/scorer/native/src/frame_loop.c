@@ -59,8 +59,14 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
         w->state[e] = j->ex_custom[e] ? j->ex[e]->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
                                       : j->ex[e]->create(wd, ht, fmt, bpc, j->cpu);
         if (!w->state[e]) {
-            snprintf(err, SVC_ERR_LEN, "extractor %s cannot run on %dx%d %d %d-bit input (unsupported size or out of memory)",
-                     j->ex[e]->name, wd, ht, fmt, bpc);
+            const char *why = j->ex[e]->too_small ? j->ex[e]->too_small(wd, ht, fmt, j->ex_opts[e]) : NULL;
+            if (why)
+                snprintf(err, SVC_ERR_LEN, "extractor %s cannot run on %dx%d %d %d-bit input: %s", j->ex[e]->name, wd, ht,
+                         fmt, bpc, why);
+            else
+                snprintf(err, SVC_ERR_LEN,
+                         "extractor %s cannot run on %dx%d %d %d-bit input (unsupported size or out of memory)",
+                         j->ex[e]->name, wd, ht, fmt, bpc);
             return SVC_E_GEOMETRY;
         }
     }
