@@ -123,6 +123,12 @@ export const unguarded: InputGuard<never> = {
   missing: (path) => Effect.fail(new InputNotFound({ path }))
 }
 
+/** A pair of inputs opened (and checked) once, for the scope of their score. */
+export interface OpenedPair {
+  readonly reference: OpenedInput
+  readonly distorted: OpenedInput
+}
+
 export interface ScoreHooks<E = never> {
   /** Called as frames complete (for job progress). */
   readonly onProgress?: (framesDone: number) => Effect.Effect<void>
@@ -596,14 +602,19 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
     /**
      * Scores a validated request; the result follows the request's precision. Each input is
      * opened once and only its descriptor reaches the native library; the job's memory is
-     * admitted before anything per frame is allocated.
+     * admitted before anything per frame is allocated. `opened`: the inputs already opened and
+     * checked by the caller (modules/inputs/score.ts), so they are neither opened nor checked again.
      */
-    const score = <E = never>(job: ScoreJob, hooks: ScoreHooks<E> = {}): Effect.Effect<ScoreResult, ScoreError | E> =>
+    const score = <E = never>(
+      job: ScoreJob,
+      hooks: ScoreHooks<E> = {},
+      opened?: OpenedPair
+    ): Effect.Effect<ScoreResult, ScoreError | E> =>
       Effect.scoped(
         Effect.gen(function* () {
           const guard: InputGuard<E> = hooks.guard ?? unguarded
-          const reference = yield* openChecked(job.reference, guard)
-          const distorted = yield* openChecked(job.distorted, guard)
+          const reference = opened?.reference ?? (yield* openChecked(job.reference, guard))
+          const distorted = opened?.distorted ?? (yield* openChecked(job.distorted, guard))
           const set = yield* acquireModels(symbols, models, job, reference.fd)
           const handle = yield* openJob(job, set, reference, distorted)
           yield* awaitOpened(handle)
