@@ -74,7 +74,7 @@ typedef struct speed_state {
     double max_val;
     float aa_taps[MAX_TAPS], mean_taps[MAX_TAPS];
     int aa_width, mean_width;
-    float *frame, *copy, *filtered, *conv_tmp;
+    float *frame, *copy, *filtered, *conv_tmp; /* conv_tmp: one padded row */
     float *y;          /* DIM x nb: the block samples (independent terms) */
     float *x;          /* DIM x nb: K^-1 y, then the per-block variance in its first row */
     float *work;       /* the QR solve's matrices */
@@ -111,26 +111,40 @@ static void gaussian_taps(float *out, int size, float sigma) {
 
 static inline int reflect_edge(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i); }
 
-/* Separable filter of a w x h image (rows of `stride` floats): vertical pass into conv_tmp, then
- * horizontal; each tap accumulated in float from zero in tap order. */
-static void filter2d(const float *taps, int width, const float *src, float *dst, float *tmp, int w, int h, int stride) {
-    const int r = width / 2;
-    for (int i = 0; i < h; i++) {
-        float *t = tmp + (size_t)i * stride;
-        for (int j = 0; j < w; j++) t[j] = 0.0f;
+/* Separable filter of a w x h image (rows of `stride` floats), kept at every step-th row and
+ * column only (dst: (w / step) x (h / step) when step > 1, else w x h): vertical pass of a kept
+ * row into a row padded by reflection, then the horizontal pass at the kept columns. Every output
+ * sums its taps in float from zero in tap order, as the reference's full-size filter does (the
+ * loops run tap-major so the compiler may vectorise them; the order per output is unchanged). */
+static void filter2d(const float *taps, int width, const float *src, float *dst, float *pad, int w, int h, int stride,
+                     int step) {
+    const int r = width / 2, oh = step > 1 ? h / step : h, ow = step > 1 ? w / step : w;
+    float *row = pad + r; /* row[-r .. w + r) */
+    for (int i = 0; i < oh; i++) {
+        const int y = i * step;
+        for (int j = 0; j < w; j++) row[j] = 0.0f;
         for (int k = 0; k < width; k++) {
             const float c = taps[k];
-            const float *row = src + (size_t)reflect_edge(i - r + k, h) * stride;
-            for (int j = 0; j < w; j++) t[j] = t[j] + c * row[j];
+            const float *in = src + (size_t)reflect_edge(y - r + k, h) * stride;
+            for (int j = 0; j < w; j++) row[j] = row[j] + c * in[j];
         }
-    }
-    for (int i = 0; i < h; i++) {
-        const float *t = tmp + (size_t)i * stride;
+        for (int m = 1; m <= r; m++) {
+            row[-m] = row[reflect_edge(-m, w)];
+            row[w - 1 + m] = row[reflect_edge(w - 1 + m, w)];
+        }
         float *out = dst + (size_t)i * stride;
-        for (int j = 0; j < w; j++) {
-            float acc = 0.0f;
-            for (int k = 0; k < width; k++) acc += taps[k] * t[reflect_edge(j - r + k, w)];
-            out[j] = acc;
+        if (step > 1) {
+            for (int j = 0; j < ow; j++) {
+                float acc = 0.0f;
+                for (int k = 0; k < width; k++) acc += taps[k] * row[j * step - r + k];
+                out[j] = acc;
+            }
+        } else {
+            for (int j = 0; j < w; j++) out[j] = 0.0f;
+            for (int k = 0; k < width; k++) {
+                const float c = taps[k];
+                for (int j = 0; j < w; j++) out[j] = out[j] + c * row[j - r + k];
+            }
         }
     }
 }
@@ -166,10 +180,11 @@ static void band_pass(speed_state *s) {
         memcpy(s->copy, f, sizeof(float) * (size_t)s->stride * s->oh);
         rescale(s->method, s->copy, s->ow, s->oh, f, s->sw, s->sh, s->stride);
     }
-    filter2d(s->aa_taps, s->aa_width, f, s->filtered, s->conv_tmp, s->sw, s->sh, s->stride);
-    for (int i = 0; i < s->sh / 16; i++)
-        for (int j = 0; j < s->sw / 16; j++) f[(size_t)i * s->stride + j] = s->filtered[(size_t)i * 16 * s->stride + j * 16];
-    filter2d(s->mean_taps, s->mean_width, f, s->filtered, s->conv_tmp, s->dw, s->dh, s->stride);
+    /* The low-pass is only needed at the samples decimation keeps. */
+    filter2d(s->aa_taps, s->aa_width, f, s->filtered, s->conv_tmp, s->sw, s->sh, s->stride, 1 << DECIMATION_LOG2);
+    for (int i = 0; i < s->dh; i++)
+        for (int j = 0; j < s->dw; j++) f[(size_t)i * s->stride + j] = s->filtered[(size_t)i * s->stride + j];
+    filter2d(s->mean_taps, s->mean_width, f, s->filtered, s->conv_tmp, s->dw, s->dh, s->stride, 1);
     for (int i = 0; i < s->dh; i++)
         for (int j = 0; j < s->dw; j++) f[(size_t)i * s->stride + j] -= s->filtered[(size_t)i * s->stride + j];
 }
@@ -531,7 +546,7 @@ static void *speed_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->stride = aw;
     const size_t frame = (size_t)aw * ah;
     int ok = (s->frame = malloc(frame * sizeof(float))) && (s->copy = malloc(frame * sizeof(float))) &&
-             (s->filtered = malloc(frame * sizeof(float))) && (s->conv_tmp = malloc(frame * sizeof(float))) &&
+             (s->filtered = malloc(frame * sizeof(float))) && (s->conv_tmp = malloc(((size_t)aw + 2 * MAX_TAPS) * sizeof(float))) &&
              (s->y = malloc((size_t)DIM * s->nb * sizeof(float))) && (s->x = malloc((size_t)DIM * s->nb * sizeof(float))) &&
              (s->work = malloc(((size_t)3 * DIM * DIM + (size_t)DIM * s->nb) * sizeof(float)));
     for (int k = 0; ok && k < 2; k++)
