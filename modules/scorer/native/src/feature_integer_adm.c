@@ -7,7 +7,7 @@
  * models' adm_csf_mode 2 (the tabulated Barten-Watson blend) with its viewing geometry
  * (adm_norm_view_dist, adm_ref_display_height), adm_noise_weight, adm_dlm_weight (adm3's
  * weighting of ADM2 against 1 - AIM) and adm_min_val (adm3's floor). Weights other than the
- * default viewing's run scale 0 on the scalar path (the SIMD kernels hold the default's).
+ * default viewing's take the same SIMD kernels (the scale-0 weights are their parameter).
  *
  * Per scale (4 levels of a db2 DWT on luma):
  *   1. DWT of reference and distorted (scale 0 from pixels in 16-bit precision, scales 1-3
@@ -81,10 +81,11 @@ typedef struct adm_simd {
     int (*decouple_s16)(const int32_t *const o[3], const int32_t *const t[3], int n,
                         const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
                         int32_t *const a[3]);
-    int (*csf_s16)(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+    int (*csf_s16)(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr,
+                   const int32_t rf[3]);
     int (*mask_s16)(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
                     const int32_t *const src[3], int j0, int j1, const int cub[3],
-                    int64_t in[3]);
+                    int64_t in[3], const int32_t rf[3]);
     /* The same stages at scales 1-3 (32-bit coefficients, 64-bit products); the angle test
      * comes precomputed per pixel (0 or -1) since it needs int64 -> float conversions. */
     int (*decouple_s32)(const int32_t *const o[3], const int32_t *const t[3], const int32_t *angle,
@@ -113,10 +114,10 @@ int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[
                               const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
                               int32_t *const a[3]);
 int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum,
-                         int32_t *mctr);
+                         int32_t *mctr, const int32_t rf[3]);
 int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
                           const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
-                          const int cub[3], int64_t in[3]);
+                          const int cub[3], int64_t in[3], const int32_t rf[3]);
 int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *const t[3],
                               const int32_t *angle, int n, const int32_t *recip, int gain,
                               int32_t *const r[3], int32_t *const a[3]);
@@ -139,9 +140,11 @@ int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j
                              int32_t *const out[4]);
 int svc_adm_decouple_s16_avx512(const int32_t *const o[3], const int32_t *const t[3], int n, const int32_t *recip,
                                 float cos1_sq, int gain, int32_t *const r[3], int32_t *const a[3]);
-int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr,
+                           const int32_t rf[3]);
 int svc_adm_mask_s16_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
-                            const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3]);
+                            const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3],
+                            const int32_t rf[3]);
 
 int svc_adm_csf_s32_avx512(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum, int32_t *mctr);
 int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
@@ -241,7 +244,7 @@ typedef struct adm_state {
     float rfac[4][3];         /* CSF weight per scale for H/V, H/V, D */
     uint32_t irfac[4][3];     /* the same in Q32 (scales 1-3) */
     int32_t rf0[3];           /* scale 0's in Q21, Q21, Q23 */
-    int rf0_default;          /* rf0 is the default viewing's: the SIMD scale-0 kernels apply */
+
     double noise_weight, dlm_weight, min_val;
 } adm_state;
 
@@ -342,7 +345,7 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
 /* ---- CSF and masking ---- */
 
 /* Scale 0 runs in 16-bit precision: Q21/Q23 CSF weights (RF0: the reference's constants for
- * the default viewing conditions, which its SIMD kernels hold too). */
+ * the default viewing conditions; others are converted from the weights, s->rf0). */
 static const int32_t RF0[3] = {36453, 36453, 49417};
 static const int32_t RF0_ADD[3] = {16384, 16384, 65535};
 static const int RF0_SHIFT[3] = {15, 15, 17};
@@ -354,10 +357,10 @@ static const int RF0_SHIFT[3] = {15, 15, 17};
 static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_t row, int j0,
                         int j1, int wrap16) {
     int j = j0;
-    if (s->simd && j1 > j0 && (scale > 0 || s->rf0_default)) {
+    if (s->simd && j1 > j0) {
         const int32_t *const in[3] = {src[0] + row + j0, src[1] + row + j0, src[2] + row + j0};
         int32_t *ms = s->msum + row + j0, *mc = s->mctr + row + j0;
-        j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, ms, mc)
+        j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, ms, mc, s->rf0)
                         : s->simd->csf_s32(in, j1 - j0, s->irfac[scale], ms, mc);
     }
     for (; j < j1; j++) {
@@ -443,10 +446,10 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
         const int32_t *m2 = s->msum + (i + 1 < h ? i + 1 : h - 1) * st;
         int64_t in[3] = {0, 0, 0};
         int j = rc.x0;
-        if (s->simd && j >= 1 && (scale > 0 || s->rf0_default)) {
+        if (s->simd && j >= 1) {
             const int32_t *const rows[3] = {src[0] + i * st, src[1] + i * st, src[2] + i * st};
             const int end = rc.x1 < w - 1 ? rc.x1 : w - 1;
-            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j, end, cub, in)
+            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j, end, cub, in, s->rf0)
                            : s->simd->mask_s32(m0, m1, m2, s->mctr + i * st, rows, j, end,
                                                s->irfac[scale], cub[0], in);
         }
@@ -719,9 +722,9 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     }
     /* The reference keeps its tabulated constants for Watson at 3H x 1080 lines (the product
      * decides) and converts any other weights itself. */
-    s->rf0_default = mode == SVC_ADM_CSF_WATSON && fabs(dist * height - 3.0 * 1080) < 1.0e-8;
+    const int rf0_default = mode == SVC_ADM_CSF_WATSON && fabs(dist * height - 3.0 * 1080) < 1.0e-8;
     for (int b = 0; b < 3; b++)
-        s->rf0[b] = s->rf0_default ? RF0[b] : (int32_t)(uint16_t)(s->rfac[0][b] * pow(2, b == 2 ? 23 : 21));
+        s->rf0[b] = rf0_default ? RF0[b] : (int32_t)(uint16_t)(s->rfac[0][b] * pow(2, b == 2 ? 23 : 21));
     return s;
 }
 
