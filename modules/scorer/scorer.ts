@@ -32,8 +32,9 @@ import {
   NativeStatus,
   type Pointer
 } from "./native.ts"
+import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame-minimum.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
-import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type ScoreJob } from "./request.ts"
+import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type RawGeometry, type ScoreJob } from "./request.ts"
 
 export interface FrameScore {
   readonly frame: number
@@ -291,6 +292,25 @@ const resolveAuto = (
   )
 }
 
+/**
+ * Refuses a frame of `geometry` smaller than a feature of the job accepts (its models' features
+ * and options.features; "auto" resolved for that size), naming the feature and its minimum.
+ */
+const checkFrameSize = (models: ModelStore, job: ScoreJob, geometry: RawGeometry): Effect.Effect<void, ScoreError> =>
+  Effect.gen(function* () {
+    const names = yield* Effect.forEach(job.models, (name) => resolveAuto({ ...job, geometry }, name, undefined))
+    const loaded = yield* Effect.forEach(names, (name) => models.load(name))
+    const uses: Array<FeatureUse> = loaded.flatMap((model) =>
+      model.features.flatMap((name) => {
+        const feature = extractorOfModelFeature(name)
+        return feature ? [{ feature, usedBy: `model "${model.name}"` }] : []
+      })
+    )
+    for (const feature of job.features) uses.push({ feature, usedBy: "options.features" })
+    const refusal = frameTooSmall(geometry, uses)
+    if (refusal) return yield* new InvalidGeometry({ message: refusal })
+  })
+
 /** The job's models, loaded; several are bundled for one extraction (freed with the scope). */
 const acquireModels = (
   symbols: NativeSymbols,
@@ -373,6 +393,7 @@ const makeStreamScoring =
   ): Stream.Stream<StreamEvent, ScoreError | E | H, R> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
+        if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
         const set = yield* acquireModels(symbols, models, job)
         const handle = yield* Effect.acquireRelease(
           Effect.suspend(() => {
@@ -594,16 +615,18 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
       }).pipe(Effect.onInterrupt(() => Effect.sync(() => symbols.svc_job_cancel(handle))))
 
     /**
-     * Scores a validated request; the result follows the request's precision. Each input is
-     * opened once and only its descriptor reaches the native library; the job's memory is
-     * admitted before anything per frame is allocated.
+     * Scores a raw YUV / Y4M pair already opened and checked by the caller (openChecked, for a
+     * scope that outlives this call): only the descriptors reach the native library, nothing is
+     * opened again by path. The job's memory is admitted before anything per frame is allocated.
      */
-    const score = <E = never>(job: ScoreJob, hooks: ScoreHooks<E> = {}): Effect.Effect<ScoreResult, ScoreError | E> =>
+    const scoreOpened = <E = never>(
+      job: ScoreJob,
+      reference: OpenedInput,
+      distorted: OpenedInput,
+      hooks: Omit<ScoreHooks<E>, "guard"> = {}
+    ): Effect.Effect<ScoreResult, ScoreError | E> =>
       Effect.scoped(
         Effect.gen(function* () {
-          const guard: InputGuard<E> = hooks.guard ?? unguarded
-          const reference = yield* openChecked(job.reference, guard)
-          const distorted = yield* openChecked(job.distorted, guard)
           const set = yield* acquireModels(symbols, models, job, reference.fd)
           const handle = yield* openJob(job, set, reference, distorted)
           yield* awaitOpened(handle)
@@ -614,9 +637,27 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         })
       ).pipe(Effect.withSpan("scorer.score"))
 
+    /**
+     * Scores a validated request; the result follows the request's precision. Each input is
+     * opened once (through the guard) and only its descriptor reaches the native library.
+     */
+    const score = <E = never>(job: ScoreJob, hooks: ScoreHooks<E> = {}): Effect.Effect<ScoreResult, ScoreError | E> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const guard: InputGuard<E> = hooks.guard ?? unguarded
+          if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
+          const reference = yield* openChecked(job.reference, guard)
+          const distorted = yield* openChecked(job.distorted, guard)
+          return yield* scoreOpened(job, reference, distorted, hooks)
+        })
+      )
+
     const scoreStream = makeStreamScoring(symbols, models, library.info, frameLimit)
 
-    return { score, scoreStream, library: library.info, models } as const
+    /** Refuses a frame of `geometry` below what a feature of the job accepts (frame-minimum.ts). */
+    const checkFrame = (job: ScoreJob, geometry: RawGeometry) => checkFrameSize(models, job, geometry)
+
+    return { score, scoreOpened, scoreStream, checkFrame, library: library.info, models } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}
