@@ -177,8 +177,18 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
     )
 
-    const dropSession = (why: string) =>
-      Effect.zipRight(Ref.set(session, Option.none()), Effect.logWarning(`session lost: ${why}; registering again`))
+    /**
+     * Forgets session `nodeId` when the controller says it is gone. Only that session: the loops
+     * and reports each call under the session they started with, so a refusal can answer a call
+     * of an older session after another loop has registered again, and must not end the new one.
+     */
+    const dropSession = (nodeId: string, why: string) =>
+      Effect.flatMap(
+        Ref.modify(session, (held) =>
+          Option.isSome(held) && held.value.nodeId === nodeId ? [true, Option.none<Session>()] : [false, held]
+        ),
+        (dropped) => (dropped ? Effect.logWarning(`session lost: ${why}; registering again`) : Effect.void)
+      )
 
     /** True unless the controller says the session is gone (a failed call proves nothing). */
     const sessionAlive = (nodeId: string) =>
@@ -207,7 +217,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // A restarted controller refuses reports of a session it never registered: register
         // again and send once more, so a job finished across the restart is not scored twice.
         if (mayRetry && report.final && sessionLost(error) && !(yield* sessionAlive(nodeId))) {
-          yield* dropSession(`report refused: ${error.message}`)
+          yield* dropSession(nodeId, `report refused: ${error.message}`)
           return yield* sendReport(report, false)
         }
         if (error._tag === "GrpcCallError" && error.code === grpc.status.PERMISSION_DENIED) {
@@ -308,12 +318,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           call<{ ok: boolean }>("Heartbeat", { node_id: current.nodeId, running_job_ids: runningIds })
         )
         if (beat._tag === "Left") {
-          if (sessionLost(beat.left)) yield* dropSession(beat.left.message)
+          if (sessionLost(beat.left)) yield* dropSession(current.nodeId, beat.left.message)
           else yield* Effect.logWarning(`heartbeat failed: ${beat.left.message}`)
           continue
         }
         if (!beat.right.ok) {
-          yield* dropSession("heartbeat refused")
+          yield* dropSession(current.nodeId, "heartbeat refused")
           yield* currentSession
         }
         // Final reports that found the controller (or its database) unreachable are sent again.
@@ -333,7 +343,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", { node_id: current.nodeId, max_jobs: free })
         )
         if (pulled._tag === "Left") {
-          if (sessionLost(pulled.left)) yield* dropSession(pulled.left.message)
+          if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
           else yield* Effect.logWarning(`pull failed: ${pulled.left.message}`)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
