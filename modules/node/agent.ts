@@ -190,10 +190,22 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         (dropped) => (dropped ? Effect.logWarning(`session lost: ${why}; registering again`) : Effect.void)
       )
 
+    /**
+     * The jobs this node has, as its heartbeats list them: those it is scoring and those whose
+     * final report is not acknowledged yet. The controller re-queues a job claimed for the node
+     * long ago that it does not list (the PullWork answer never arrived).
+     */
+    const heldJobIds = Effect.map(Effect.all([Ref.get(running), Ref.get(unreported)]), ([scoring, finished]) => [
+      ...new Set([...scoring, ...finished.keys()])
+    ])
+
     /** True unless the controller says the session is gone (a failed call proves nothing). */
     const sessionAlive = (nodeId: string) =>
-      Effect.map(Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: [] })), (beat) =>
-        beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok
+      Effect.flatMap(heldJobIds, (held) =>
+        Effect.map(
+          Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: held })),
+          (beat) => (beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
+        )
       )
 
     /** A final report the controller acknowledged or refused for good: nothing left to resend. */
@@ -313,7 +325,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       for (;;) {
         const current = yield* currentSession
         yield* Effect.sleep(Duration.millis(current.heartbeatMs))
-        const runningIds = [...(yield* Ref.get(running))]
+        const runningIds = yield* heldJobIds
         const beat = yield* Effect.either(
           call<{ ok: boolean }>("Heartbeat", { node_id: current.nodeId, running_job_ids: runningIds })
         )
