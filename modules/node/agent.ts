@@ -246,9 +246,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     )
 
     /**
-     * Sends a progress report; true when the controller answers that the job was cancelled. A
-     * refused report proves nothing here (after a controller restart the session is unknown,
-     * and the job is still this node's to finish and report under its next session).
+     * Sends a progress report; true when the job is no longer this node's to score: cancelled,
+     * or refused as not assigned to this node while its session is live (the job was re-queued
+     * or taken over, and scoring on would only score it twice). Any other refusal proves nothing
+     * (after a controller restart the session is unknown, and the job is still this node's to
+     * finish and report under its next session).
      */
     const reportProgress = (jobId: string, framesDone: number): Effect.Effect<boolean> =>
       Effect.gen(function* () {
@@ -262,7 +264,16 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           })
         )
         if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
-        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${sent.left.message}`)
+        const refusal = sent.left
+        if (
+          refusal._tag === "GrpcCallError" &&
+          refusal.code === grpc.status.PERMISSION_DENIED &&
+          (yield* sessionAlive(nodeId))
+        ) {
+          yield* Effect.logWarning(`job ${jobId} is no longer this node's (${refusal.message}); scoring stopped`)
+          return true
+        }
+        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${refusal.message}`)
         return false
       })
 
@@ -282,8 +293,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const parsed = yield* Effect.either(parseScoreRequest(job.request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const lastProgress = yield* Ref.make(0)
-        // Completed when a progress report shows the job cancelled: scoring stops (its decoders
-        // are killed with it) and no final report is sent.
+        // Completed when a progress report shows the job cancelled or no longer this node's:
+        // scoring stops (its decoders are killed with it) and no final report is sent.
         const withdrawn = yield* Deferred.make<void>()
         const onProgress = (framesDone: number) =>
           Effect.flatMap(Ref.get(lastProgress), (last) =>
@@ -305,7 +316,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           Effect.either(Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)),
           Effect.as(Deferred.await(withdrawn), undefined)
         )
-        if (scored === undefined) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
+        if (scored === undefined) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
