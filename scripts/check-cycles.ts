@@ -6,7 +6,10 @@
  *    files — file a uses a non-static symbol (function or object) that file b defines while b,
  *    directly or through other files, uses one of a's. Scalar and SIMD variants of a kernel
  *    therefore share helpers through a third file or a header, never by calling each other.
- * Prints every circle found (one line each, its files in order) and exits 1, else one summary line.
+ *  - Layering: a domain module (policy, jobs, scorer, scoring-api, inputs, auth, errors, ...)
+ *    imports no transport library (`@grpc/*`). Only modules/transport and the gRPC clients
+ *    (node, operator, cli, mcp) do, and tests.
+ * Prints every circle or layering breach found (one line each) and exits 1, else one summary line.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
@@ -173,6 +176,35 @@ export function cGraphs(files: string[]): { includes: Graph; calls: Graph } {
   return { includes, calls }
 }
 
+// ---- Layering ----
+
+/** Transport libraries, and the only places allowed to import them (paths from the repository root). */
+const transportLibrary =
+  /(?:^|[;\s])(?:import|export)\s+(?:type\s+)?(?:[^;'"]*?\s+from\s+)?["'](@grpc\/[^"']+)["']|import\(\s*["'](@grpc\/[^"']+)["']\s*\)/g
+export const transportImporters = [
+  "modules/transport/",
+  "modules/node/",
+  "modules/operator/",
+  "modules/cli/",
+  "modules/mcp/"
+]
+
+const isTestFile = (path: string) => /\.test\.ts$/.test(path) || path.includes("/testing/") || path.startsWith("test/")
+
+/** `file imports @grpc/...` for every project file outside the transport and client modules that does. */
+export function layeringBreaches(files: string[], base: string): string[] {
+  const breaches: string[] = []
+  for (const file of files) {
+    const path = relative(base, file)
+    if (isTestFile(path) || !/^(modules|apps)\//.test(path)) continue
+    if (transportImporters.some((prefix) => path.startsWith(prefix))) continue
+    for (const m of stripTsComments(readFileSync(file, "utf8")).matchAll(transportLibrary)) {
+      breaches.push(`${path} imports ${m[1] ?? m[2]}`)
+    }
+  }
+  return breaches
+}
+
 // ---- main ----
 
 if (import.meta.main) {
@@ -187,11 +219,13 @@ if (import.meta.main) {
   show("TypeScript import", circles(tsGraph(tsFiles)))
   show("C include", circles(includes))
   show("C call", circles(calls))
+  for (const breach of layeringBreaches(tsFiles, root))
+    report.push(`layering: ${breach} (only ${transportImporters.join(", ")} may)`)
   if (report.length > 0) {
     for (const line of report) console.error(line)
     process.exit(1)
   }
   console.log(
-    `check-cycles: no circles (${tsFiles.length} TypeScript files, ${cFiles.length} C files: includes and calls between files)`
+    `check-cycles: no circles, no transport library outside transport and clients (${tsFiles.length} TypeScript files, ${cFiles.length} C files: includes and calls between files)`
   )
 }

@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import { runService } from "../../modules/runtime/main.ts"
 import { scoringGrpcLayer } from "../../modules/scoring-api/grpc.ts"
+import { openGate } from "../../modules/scoring-api/gate.ts"
 import { scoringHttpLayer } from "../../modules/scoring-api/http.ts"
 import { inputRootsWarning, ScoringApi } from "../../modules/scoring-api/scoring.ts"
 
@@ -9,7 +10,7 @@ const name = "svc-server"
 
 runService(
   { executable: name },
-  Layer.mergeAll(scoringHttpLayer(name), scoringGrpcLayer(name), inputRootsWarning).pipe(
+  Layer.mergeAll(scoringHttpLayer(name, openGate), scoringGrpcLayer(name), inputRootsWarning).pipe(
     Layer.provide(ScoringApi.layer(name))
   )
 )

@@ -76,8 +76,8 @@ describe("single-provider mode", () => {
         const roles = yield* rolesOf(nothing)
         expect(roles).toEqual([])
         for (const method of Object.values(GrpcMethods)) {
-          expect((yield* Effect.flip(authorize({ tenantId: "acme", roles, subject: undefined }, method))).kind).toBe(
-            "permission-denied"
+          expect((yield* Effect.flip(authorize({ tenantId: "acme", roles, subject: undefined }, method)))._tag).toBe(
+            "PermissionDenied"
           )
         }
       }
@@ -128,7 +128,6 @@ describe("single-provider mode", () => {
         const error = yield* Effect.flip(auth.authenticate(authorization))
         expect(error, reason).toMatchObject({
           _tag: "Unauthenticated",
-          kind: "unauthenticated",
           reason,
           message: "invalid or missing token"
         })

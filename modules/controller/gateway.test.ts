@@ -34,8 +34,8 @@ describe("admit", () => {
 
   it("refuses a method outside the table even for disabled mode's synthetic admin", () => {
     const { outcome } = admitAs(DISABLED_MODE_PRINCIPAL, "/svc.v1.Jobs/DeleteEverything")
-    expect(Either.isLeft(outcome) && [outcome.left.kind, outcome.left.message]).toEqual([
-      "permission-denied",
+    expect(Either.isLeft(outcome) && [outcome.left._tag, outcome.left.message]).toEqual([
+      "PermissionDenied",
       Messages.methodNotListed("/svc.v1.Jobs/DeleteEverything")
     ])
   })

@@ -1,12 +1,16 @@
 /**
- * The gateway checks every controller request runs before its handler: authentication of the
- * bearer token, then the role table (seed 000, 4.1 and 5.4), and the scoring-root check of
- * inputs the controller reads itself (5.5.4).
+ * The controller's one gate: every request passes it before its handler. It authenticates the
+ * bearer token (modules/auth), applies the role table (modules/policy/roles.ts through
+ * `authorize`), and for a score the controller reads itself hands the tenant's scoring roots
+ * (modules/policy/scoring-roots.ts) to the scorer, which checks each input on its descriptor
+ * (seed 000, 4.1, 5.4, 5.5.4). Tenant scoping of jobs and nodes is the job service's, on the
+ * principal admitted here.
  */
-import type * as grpc from "@grpc/grpc-js"
-import { type Context, Effect } from "effect"
-import { AuthMetrics, Authenticator, type ScoringRoots } from "../auth/index.ts"
+import { Effect } from "effect"
+import { AuthMetrics, AuthStatus, Authenticator, ScoringRoots } from "../auth/index.ts"
+import { JobService } from "../jobs/index.ts"
 import { authorize, GRPC_PACKAGE, type Principal, type Refusal } from "../policy/index.ts"
+import type { ScoringGate } from "../scoring-api/gate.ts"
 import type { Interceptor } from "../transport/grpc/server.ts"
 
 const NODE_API_PREFIX = `/${GRPC_PACKAGE}.Nodes/`
@@ -48,19 +52,40 @@ export const admit = (
     return principal
   })
 
-const authorizationOf = (metadata: grpc.Metadata): string | undefined => {
-  const [value] = metadata.get("authorization")
-  return typeof value === "string" ? value : undefined
+/** The controller's one gRPC interceptor: its principal is every handler's context. */
+export const controllerInterceptor: Interceptor<Principal, Authenticator | AuthMetrics> = ({ path, metadata }) => {
+  const [authorization] = metadata.get("authorization")
+  return admit(typeof authorization === "string" ? authorization : undefined, path)
 }
 
-/** The controller's one gRPC interceptor: its principal is every handler's context. */
-export const controllerInterceptor: Interceptor<Principal, Authenticator | AuthMetrics> = ({ path, metadata }) =>
-  admit(authorizationOf(metadata), path)
+/**
+ * Ready when the tenant set is current (registry mode) and the job store answers; the scoring
+ * surface then adds the scorer's own readiness.
+ */
+const controllerReadiness = Effect.gen(function* () {
+  const auth = yield* Effect.flatMap(AuthStatus, (status) => status.readiness)
+  if (!auth.ready) return { ready: false, reason: auth.reason ?? "tenant set not loaded" } as const
+  const store = yield* Effect.flatMap(JobService, (jobs) => jobs.storeHealth)
+  if (!store.ready) return { ready: false, reason: store.reason ?? "job store unavailable" } as const
+  return { ready: true } as const
+})
 
 /**
- * The scoring-root guard of a score the controller reads itself (`SvcScoring.Score`, `POST
- * /v1/score`): the scorer opens each input once and the guard checks it as written and where its
- * descriptor really points (seed 5.5.4), so the file scored is the file checked.
+ * The gate of the scoring surface on the controller: `admit` over HTTP (the gRPC interceptor
+ * over gRPC), the principal's tenant for the per-tenant slot cap, and the scoring-root guard of
+ * a score the controller reads itself (`SvcScoring.Score`, `POST /v1/score`): the scorer opens
+ * each input once and the guard checks it as written and where its descriptor really points
+ * (seed 5.5.4), so the file scored is the file checked. No `/apidocs`: without a token the
+ * controller serves only the probes and metrics (seed 1.2).
  */
-export const inputGuardFor = (scoringRoots: Context.Tag.Service<ScoringRoots>, principal: Principal) =>
-  Effect.map(scoringRoots.forPrincipal(principal), (roots) => roots.inputGuard())
+export const controllerGate: ScoringGate<
+  Principal,
+  Authenticator | AuthMetrics | ScoringRoots | AuthStatus | JobService
+> = {
+  admit,
+  tenant: (principal) => principal.tenantId,
+  guard: (principal) =>
+    Effect.flatMap(ScoringRoots, (roots) => Effect.map(roots.forPrincipal(principal), (set) => set.inputGuard())),
+  readiness: controllerReadiness,
+  apidocs: false
+}

@@ -1,22 +1,22 @@
 /**
- * The controller's gRPC surface on SVC_GRPC_ADDR: svc.v1.Jobs, svc.v1.Nodes and svc.v1.SvcScoring.
- * Every call passes `controllerInterceptor` first (token, then role table); handlers receive the
- * principal and call the job service or the shared scoring path with it.
+ * The controller's gRPC surface on SVC_GRPC_ADDR: svc.v1.Jobs, svc.v1.Nodes, svc.v1.NodeStatus
+ * and svc.v1.SvcScoring (modules/scoring-api's, behind the controller's gate). Every call passes
+ * `controllerInterceptor` first (token, then role table); handlers receive the principal and call
+ * the job service or the shared scoring path with it.
  */
-import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Effect, Layer, Stream } from "effect"
-import { type AuthMetrics, type Authenticator, ScoringRoots } from "../auth/index.ts"
+import type { AuthMetrics, AuthStatus, Authenticator } from "../auth/index.ts"
+import { ScoringRoots } from "../auth/index.ts"
 import { JobService } from "../jobs/index.ts"
-import { ScoringMetricsService } from "../observability/metrics.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
 import type { Principal } from "../policy/index.ts"
-import { scoringService, streamResponse } from "../scoring-api/grpc.ts"
+import { parseScoreRequest } from "../scorer/request.ts"
+import { grpcCallMetrics, scoringService } from "../scoring-api/grpc.ts"
 import { ScorerState } from "../scoring-api/scorer-state.ts"
-import { ScoringApi } from "../scoring-api/scoring.ts"
+import type { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { reflectionServices } from "../transport/grpc/reflection.ts"
-import { bidiStream, grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
-import { controllerInterceptor, inputGuardFor } from "./gateway.ts"
+import { grpcServiceLayer, type GrpcService, serverStream, unary } from "../transport/grpc/server.ts"
+import { controllerGate, controllerInterceptor } from "./gateway.ts"
 import {
   decodeHeartbeat,
   decodeGetJob,
@@ -134,48 +134,12 @@ const nodeStatusService: Handlers = {
   }
 }
 
-const sharedScoring = scoringService<Principal>()
-
-/**
- * svc.v1.SvcScoring over the shared scoring path (modules/scoring-api). `Score` reads files on
- * the controller, so each input is checked on its opened descriptor; `ScoreStream` carries its
- * frames in the call and reads no file; `Health` is the scoring surface's own.
- */
-const controllerScoringService: GrpcService<Principal, ScoringApi | ScorerState | ScoringRoots> = {
-  definition: sharedScoring.definition,
-  methods: {
-    ...sharedScoring.methods,
-    Score: unary((request, call) =>
-      Effect.gen(function* () {
-        const api = yield* ScoringApi
-        const roots = yield* ScoringRoots
-        const guard = yield* inputGuardFor(roots, call.context)
-        return yield* api.score(
-          { transport: "grpc", route: call.path, tenant: call.context.tenantId },
-          Effect.succeed(request),
-          guard
-        )
-      })
-    ),
-    // Frames arrive in the call (no file is read); the tenant's slot cap applies as to Score.
-    ScoreStream: bidiStream((requests, call) =>
-      Stream.unwrap(
-        Effect.map(ScoringApi, (api) =>
-          api
-            .scoreStream({ transport: "grpc", route: call.path, tenant: call.context.tenantId }, requests)
-            .pipe(Stream.map(streamResponse))
-        )
-      )
-    )
-  }
-}
-
 /** Every service the controller registers; the role-table test enumerates their methods. */
 export const controllerGrpcServices = [
   jobsService,
   nodesService,
   nodeStatusService,
-  controllerScoringService,
+  scoringService(controllerGate),
   ...reflectionServices<Principal>(["svc.v1.Jobs", "svc.v1.Nodes", "svc.v1.NodeStatus", "svc.v1.SvcScoring"])
 ] as const
 
@@ -187,21 +151,17 @@ export type ControllerGrpcRequirements =
   | ScorerState
   | Authenticator
   | AuthMetrics
+  | AuthStatus
 
 /** The controller's gRPC listener on SVC_GRPC_ADDR, counted in `svc_grpc_requests_total`. */
 export const controllerGrpcLayer = (name: string) =>
   Layer.unwrapEffect(
-    Effect.map(ScoringMetricsService, (metrics) =>
+    Effect.map(grpcCallMetrics, (onCallEnd) =>
       grpcServiceLayer<Principal, ControllerGrpcRequirements>({
         name,
         services: controllerGrpcServices,
         intercept: controllerInterceptor,
-        onCallEnd: ({ path, code, seconds }) =>
-          Effect.sync(() => {
-            const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
-            metrics.grpcRequests.inc(labels)
-            metrics.grpcDuration.observe(labels, seconds)
-          })
+        onCallEnd
       })
     )
   )

@@ -5,9 +5,10 @@
 import { Effect, Layer } from "effect"
 import { type AuthLayerOptions, authLayer, ScoringRoots } from "../auth/index.ts"
 import { JobServiceLive, TenantRoots } from "../jobs/index.ts"
+import { scoringHttpLayer } from "../scoring-api/http.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
+import { controllerGate } from "./gateway.ts"
 import { controllerGrpcLayer } from "./grpc.ts"
-import { controllerHttpLayer } from "./http.ts"
 import { ControllerMetrics, jobGaugesLayer, jobMetricsHooksLayer } from "./metrics.ts"
 
 // What the role-table test needs to serve the real services and interceptor in-process.
@@ -44,6 +45,11 @@ export const controllerServicesLayer = (name: string, auth: AuthLayerOptions = {
   return Layer.provideMerge(jobGaugesLayer, jobs)
 }
 
-/** gRPC and HTTP listeners of the controller with everything they need. */
+/**
+ * gRPC and HTTP listeners of the controller with everything they need. The HTTP listener is the
+ * scoring surface's (`/v1/score`, `/v1/models`, probes, `/metrics`) behind the controller's gate.
+ */
 export const controllerLayer = (name: string) =>
-  Layer.merge(controllerGrpcLayer(name), controllerHttpLayer(name)).pipe(Layer.provide(controllerServicesLayer(name)))
+  Layer.merge(controllerGrpcLayer(name), scoringHttpLayer(name, controllerGate)).pipe(
+    Layer.provide(controllerServicesLayer(name))
+  )

@@ -1,6 +1,6 @@
 /**
  * Typed failures of the job domain. `JobNotFound` and `InvalidJobRequest` are mapped by tag in
- * modules/transport/errors.ts; refusals reuse `PermissionDenied` of modules/policy/errors.ts so
+ * the error table (modules/errors/table.ts); refusals reuse `PermissionDenied` of modules/policy/errors.ts so
  * their messages stay the fixed texts of seed 000, section 7.
  */
 import { Data } from "effect"

@@ -1,20 +1,8 @@
 /**
- * The error conditions of the controller contract (seed section 7) as data. Every
- * refusal carries a `kind`; the transport maps a kind once to a gRPC status and an
- * HTTP status through `STATUS_OF_KIND`. Messages are the fixed texts of the seed.
+ * The refusals of the controller contract (seed 000, section 7) and their fixed messages. Each
+ * refusal's tag answers one gRPC and HTTP status, decided in the error table (modules/errors).
  */
 import { Data } from "effect"
-
-export type ErrorKind = "unauthenticated" | "permission-denied" | "unavailable"
-
-/** gRPC status codes (grpc/status.proto) and HTTP statuses for each kind. */
-export const STATUS_OF_KIND: Readonly<
-  Record<ErrorKind, { readonly grpcCode: number; readonly grpcName: string; readonly http: number }>
-> = {
-  unauthenticated: { grpcCode: 16, grpcName: "UNAUTHENTICATED", http: 401 },
-  "permission-denied": { grpcCode: 7, grpcName: "PERMISSION_DENIED", http: 403 },
-  unavailable: { grpcCode: 14, grpcName: "UNAVAILABLE", http: 503 }
-}
 
 export const Messages = {
   invalidToken: "invalid or missing token",
@@ -54,7 +42,6 @@ export class Unauthenticated extends Data.TaggedError("Unauthenticated")<{
   readonly detail: string
   readonly message: string
 }> {
-  readonly kind = "unauthenticated" as const
   static because(reason: UnauthenticatedReason, detail: string): Unauthenticated {
     return new Unauthenticated({ reason, detail, message: Messages.invalidToken })
   }
@@ -72,8 +59,6 @@ export class PermissionDenied extends Data.TaggedError("PermissionDenied")<{
   readonly reason: PermissionDeniedReason
   readonly message: string
 }> {
-  readonly kind = "permission-denied" as const
-
   static roleRequired(roles: ReadonlyArray<string>): PermissionDenied {
     return new PermissionDenied({ reason: "role-required", message: Messages.roleRequired(roles) })
   }
@@ -100,7 +85,6 @@ export class Unavailable extends Data.TaggedError("Unavailable")<{
   readonly reason: UnavailableReason
   readonly message: string
 }> {
-  readonly kind = "unavailable" as const
   static tenantSetStale(): Unavailable {
     return new Unavailable({ reason: "tenant-set-stale", message: Messages.tenantSetStale })
   }

@@ -15,10 +15,8 @@ export { authorize, Rbac, requireSameTenant } from "./rbac.ts"
 export {
   Messages,
   PermissionDenied,
-  STATUS_OF_KIND,
   Unauthenticated,
   Unavailable,
-  type ErrorKind,
   type PermissionDeniedReason,
   type Refusal,
   type RefusalReason,

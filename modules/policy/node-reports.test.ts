@@ -27,7 +27,7 @@ const decide = (
 
 const refusedWithFixedMessage = (decision: ReturnType<typeof decide>, nodeId = "n1") => {
   expect(Either.isLeft(decision) && decision.left.message).toBe(`job "j1" is not assigned to node "${nodeId}"`)
-  expect(Either.isLeft(decision) && decision.left.kind).toBe("permission-denied")
+  expect(Either.isLeft(decision) && decision.left._tag).toBe("PermissionDenied")
 }
 
 describe("ReportResult (seed 5.6)", () => {

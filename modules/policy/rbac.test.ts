@@ -95,11 +95,11 @@ describe("authorize", () => {
   it.effect("refuses with PERMISSION_DENIED and `role required: <roles>`", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(authorize(principal(["svc:reader"]), GrpcMethods.SubmitJob))
-      expect(error.kind).toBe("permission-denied")
+      expect(error._tag).toBe("PermissionDenied")
       expect(error.message).toBe("role required: svc:writer, svc:admin")
       expect(error.message).toBe(Messages.roleRequired(["svc:writer", "svc:admin"]))
       const http = yield* Effect.flip(authorize(principal(["svc:reader"]), HTTP_SCORE_ROUTE))
-      expect(http.kind).toBe("permission-denied")
+      expect(http._tag).toBe("PermissionDenied")
     })
   )
 })

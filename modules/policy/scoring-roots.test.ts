@@ -147,7 +147,7 @@ describe("scoring roots: refusals", () => {
     Effect.runPromise(
       Effect.gen(function* () {
         const error = yield* Effect.flip(rootsOf("/media/x").check("/etc/passwd"))
-        expect(error.kind).toBe("permission-denied")
+        expect(error._tag).toBe("PermissionDenied")
         expect(error.message).toBe(`scoring input "/etc/passwd" is outside the tenant's scoring roots`)
       })
     ))

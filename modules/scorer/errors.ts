@@ -1,6 +1,6 @@
 /**
- * Typed failures of scoring. The transports map each tag once (modules/transport/errors.ts)
- * to an HTTP status + JSON body and a gRPC status.
+ * Typed failures of scoring. The error table (modules/errors/table.ts) maps each tag once to an
+ * HTTP status + JSON body and a gRPC status.
  */
 import { Data } from "effect"
 

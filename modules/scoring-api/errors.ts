@@ -1,6 +1,6 @@
 /**
  * Failures of the scoring surface that are not the scorer's own (modules/scorer/errors.ts).
- * modules/transport/errors.ts maps each tag to its HTTP and gRPC status.
+ * The error table (modules/errors/table.ts) maps each tag to its HTTP and gRPC status.
  */
 import { Data } from "effect"
 

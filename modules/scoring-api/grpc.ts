@@ -1,36 +1,62 @@
-/** The gRPC side of seed 001: svc.v1.SvcScoring over the same scoring path as REST. */
-import { status as GrpcStatus } from "@grpc/grpc-js"
+/**
+ * The gRPC side of seed 001 for both executables: svc.v1.SvcScoring over the same scoring path
+ * as REST. Who may call is the server's interceptor's to decide (the gate's `Ctx`: nothing on
+ * svc-server, the principal on the controller); the tenant and roots come from the gate.
+ */
 import { Effect, Layer, Stream } from "effect"
+import { grpcCodeName } from "../errors/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import type { StreamEvent } from "../scorer/scorer.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { reflectionServices } from "../transport/grpc/reflection.ts"
-import { allowAll, bidiStream, grpcServiceLayer, type GrpcService, unary } from "../transport/grpc/server.ts"
+import {
+  allowAll,
+  bidiStream,
+  type GrpcServerOptions,
+  grpcServiceLayer,
+  type GrpcService,
+  unary
+} from "../transport/grpc/server.ts"
+import { openGate, type ScoringGate } from "./gate.ts"
 import { ScorerState } from "./scorer-state.ts"
 import { ScoringApi } from "./scoring.ts"
 
 const scoring = serviceDefinition("svc.v1.SvcScoring")
 
-export const streamResponse = (event: StreamEvent) =>
+const streamResponse = (event: StreamEvent) =>
   event._tag === "Frame" ? { frame: event.frame } : { aggregate: event.result }
 
-/** SvcScoring handlers; `Ctx` is whatever the server's interceptor provides (unused here). */
-export const scoringService = <Ctx>(): GrpcService<Ctx, ScoringApi | ScorerState> => ({
+/**
+ * SvcScoring handlers behind `gate`. `Score` reads files on this host, so each input is checked
+ * on its opened descriptor by the gate's guard; `ScoreStream` carries its frames in the call and
+ * reads no file (the tenant's slot cap applies as to Score); `Health` is SERVING exactly when
+ * /readyz answers 200.
+ */
+export const scoringService = <Ctx, R>(gate: ScoringGate<Ctx, R>): GrpcService<Ctx, ScoringApi | ScorerState | R> => ({
   definition: scoring,
   methods: {
     Score: unary((request, call) =>
-      Effect.flatMap(ScoringApi, (api) => api.score({ transport: "grpc", route: call.path }, Effect.succeed(request)))
+      Effect.gen(function* () {
+        const api = yield* ScoringApi
+        const guard = yield* gate.guard(call.context)
+        return yield* api.score(
+          { transport: "grpc", route: call.path, tenant: gate.tenant(call.context) },
+          Effect.succeed(request),
+          guard
+        )
+      })
     ),
     ScoreStream: bidiStream((requests, call) =>
       Stream.unwrap(
         Effect.map(ScoringApi, (api) =>
-          api.scoreStream({ transport: "grpc", route: call.path }, requests).pipe(Stream.map(streamResponse))
+          api
+            .scoreStream({ transport: "grpc", route: call.path, tenant: gate.tenant(call.context) }, requests)
+            .pipe(Stream.map(streamResponse))
         )
       )
     ),
     ListModels: unary(() => Effect.flatMap(ScoringApi, (api) => api.listModels)),
-    // SERVING exactly when /readyz answers 200.
     Health: unary(() =>
       Effect.flatMap(ScorerState, (state) =>
         Effect.map(state.readiness(true), (readiness) => ({
@@ -42,20 +68,27 @@ export const scoringService = <Ctx>(): GrpcService<Ctx, ScoringApi | ScorerState
   }
 })
 
+/** Counts every finished call in `svc_grpc_requests_total` and its duration histogram. */
+export const grpcCallMetrics = Effect.map(
+  ScoringMetricsService,
+  (metrics): GrpcServerOptions<unknown, never>["onCallEnd"] =>
+    ({ path, code, seconds }) =>
+      Effect.sync(() => {
+        const labels = { method: path, code: grpcCodeName(code) }
+        metrics.grpcRequests.inc(labels)
+        metrics.grpcDuration.observe(labels, seconds)
+      })
+)
+
 /** svc-server's gRPC listener: SvcScoring without authentication, counted in the metrics. */
 export const scoringGrpcLayer = (name: string) =>
   Layer.unwrapEffect(
-    Effect.map(ScoringMetricsService, (metrics) =>
+    Effect.map(grpcCallMetrics, (onCallEnd) =>
       grpcServiceLayer<void, ScoringApi | ScorerState>({
         name,
-        services: [scoringService<void>(), ...reflectionServices<void>(["svc.v1.SvcScoring"])],
+        services: [scoringService(openGate), ...reflectionServices<void>(["svc.v1.SvcScoring"])],
         intercept: allowAll,
-        onCallEnd: ({ path, code, seconds }) =>
-          Effect.sync(() => {
-            const labels = { method: path, code: GrpcStatus[code] ?? String(code) }
-            metrics.grpcRequests.inc(labels)
-            metrics.grpcDuration.observe(labels, seconds)
-          })
+        onCallEnd
       })
     )
   )

@@ -14,7 +14,7 @@ import { ScoringMetricsService } from "../observability/metrics.ts"
 import { ScorerInternal } from "../scorer/errors.ts"
 import { ModelStore } from "../scorer/models.ts"
 import { Scorer } from "../scorer/scorer.ts"
-import { wireStatus } from "../transport/errors.ts"
+import { grpcStatusOf } from "../transport/errors.ts"
 import { scoringRoutes } from "./http.ts"
 import { ScorerState } from "./scorer-state.ts"
 import { ScoringApi } from "./scoring.ts"
@@ -79,9 +79,8 @@ describe("a scorer's internal failure", () => {
   })
 
   it("is INTERNAL over gRPC, with the same generic message", () => {
-    expect(wireStatus(new ScorerInternal({ detail }))).toEqual({
-      http: 500,
-      grpc: GrpcStatus.INTERNAL,
+    expect(grpcStatusOf(new ScorerInternal({ detail }))).toEqual({
+      code: GrpcStatus.INTERNAL,
       message: "internal scoring error"
     })
   })

@@ -3,9 +3,9 @@
  * get a ScoreResult or a typed failure back. Validation, the shared concurrency cap, metrics and
  * the one structured log line per request all live here; the transports only translate.
  */
-import { status as GrpcStatus } from "@grpc/grpc-js"
 import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
 import { invalid } from "../config/env.ts"
+import { wireStatus } from "../errors/index.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
@@ -22,7 +22,6 @@ import {
 import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { type InputGuard, type ScoreResult, type StreamEvent, unguarded } from "../scorer/scorer.ts"
-import { wireStatus } from "../transport/errors.ts"
 import { inputRoots, maxConcurrentScores, maxScoreMemory, tenantMaxConcurrentScores } from "./config.ts"
 import { type ScorerNotReady, TenantScoresBusy } from "./errors.ts"
 import { ScorerState } from "./scorer-state.ts"
@@ -90,8 +89,6 @@ const decodeStreamMessage = Schema.decodeUnknown(StreamMessage)
  * ScoreRequest of raw (".yuv") inputs, which makes width and height required as streams need.
  */
 const streamInput = "stream.yuv"
-
-const grpcCodeName = (code: GrpcStatus): string => GrpcStatus[code] ?? String(code)
 
 export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
   effect: Effect.gen(function* () {
@@ -178,7 +175,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         if (Exit.isSuccess(exit)) {
           metrics.scoreDuration.observe({ transport: call.transport, outcome: "ok" }, seconds)
           metrics.framesScored.inc({ transport: call.transport }, seen.frames)
-          const status = call.transport === "http" ? 200 : grpcCodeName(GrpcStatus.OK)
+          const status = call.transport === "http" ? 200 : "OK"
           return Effect.logInfo("score").pipe(Effect.annotateLogs({ ...line, status }))
         }
         const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
@@ -195,10 +192,10 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         const status = interrupted
           ? call.transport === "http"
             ? 499
-            : grpcCodeName(GrpcStatus.CANCELLED)
+            : "CANCELLED"
           : call.transport === "http"
             ? wire.http
-            : grpcCodeName(wire.grpc)
+            : wire.grpc
         // Internal details (ScorerInternal.detail, defects) go to the log only.
         const detail =
           error instanceof ScorerInternal

@@ -3,11 +3,11 @@
  * circles and C include and call circles in small trees written here, and the project has none.
  */
 import { spawnSync } from "bun"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cGraphs, circles, tsGraph } from "../../scripts/check-cycles.ts"
+import { cGraphs, circles, layeringBreaches, tsGraph } from "../../scripts/check-cycles.ts"
 import { repoRoot } from "../support/executables.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "svc-cycles-"))
@@ -50,6 +50,19 @@ describe("check-cycles", () => {
     const graphs = cGraphs([reg, psnr, h1, h2])
     expect(names(circles(graphs.calls))).toEqual([["psnr.c", "reg.c"]])
     expect(names(circles(graphs.includes))).toEqual([["h1.h", "h2.h"]])
+  })
+
+  it("finds a domain module importing a transport library, not the transport, a client or a test", () => {
+    for (const folder of ["modules/jobs", "modules/transport/grpc", "modules/node"])
+      mkdirSync(join(dir, folder), { recursive: true })
+    const grpcImport = 'import { status } from "@grpc/grpc-js"\nexport const s = status\n'
+    const domain = write("modules/jobs/service.ts", `// import "@grpc/grpc-js" in a comment is fine\n${grpcImport}`)
+    const domainTest = write("modules/jobs/service.test.ts", grpcImport)
+    const transport = write("modules/transport/grpc/server.ts", grpcImport)
+    const client = write("modules/node/agent.ts", 'import type * as grpc from "@grpc/grpc-js"\n')
+    expect(layeringBreaches([domain, domainTest, transport, client], dir)).toEqual([
+      "modules/jobs/service.ts imports @grpc/grpc-js"
+    ])
   })
 
   it("passes on the project (TypeScript and the native scorer)", () => {

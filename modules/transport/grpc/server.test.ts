@@ -1,6 +1,6 @@
 /**
  * The generic gRPC layer in process: the interceptor runs before every handler and its refusal
- * is the call's status; handler failures map through transport/errors.ts; defects are INTERNAL
+ * is the call's status; handler failures map through the error table; defects are INTERNAL
  * with a generic message; bidi calls end with their status; the bound address is logged.
  */
 import * as grpc from "@grpc/grpc-js"
@@ -111,7 +111,7 @@ describe("serveGrpc", () => {
     expect(response?.status).toBe("SERVING")
   })
 
-  it("maps handler failures through transport/errors.ts", async () => {
+  it("maps handler failures through the error table", async () => {
     expect((await call("Score", { model: "x" }, writer())).error).toMatchObject({
       code: grpc.status.INVALID_ARGUMENT,
       details: "reference: is required"

@@ -3,7 +3,7 @@
  *
  * Every call first runs the server's one `intercept` (the controller puts authentication and
  * RBAC there; svc-server allows all), then its handler with the context the interceptor gave.
- * Failures of either become wire statuses through modules/transport/errors.ts only. The server
+ * Failures of either become wire statuses through the error table (modules/errors) only. The server
  * is a scoped Layer: it logs the bound address like the HTTP transport and, at shutdown, lets
  * calls finish (tryShutdown) until a timeout, then cuts them (forceShutdown).
  */
@@ -12,7 +12,7 @@ import { grpcMessageLimits } from "./limits.ts"
 import { Cause, Data, Duration, Effect, Exit, Layer, Runtime, Stream } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
 import { defaultListenAddress } from "../../config/ports.ts"
-import { wireStatus } from "../errors.ts"
+import { grpcStatusOf } from "../errors.ts"
 
 /** What a handler knows about its call besides the request. */
 export interface CallInfo<Ctx> {
@@ -25,7 +25,7 @@ export interface CallInfo<Ctx> {
 
 /**
  * Runs before every handler. Its failure is the call's status (e.g. the policy module's
- * Unauthenticated/PermissionDenied, which errors.ts maps), and the handler never runs.
+ * Unauthenticated/PermissionDenied, which the error table maps), and the handler never runs.
  */
 export type Interceptor<Ctx, R> = (call: {
   readonly path: string
@@ -109,8 +109,8 @@ const statusOfCause = (cause: Cause.Cause<unknown>): grpc.StatusObject => {
   if (Cause.isInterruptedOnly(cause))
     return { code: grpc.status.CANCELLED, details: "cancelled", metadata: new grpc.Metadata() }
   const failure = Cause.failureOption(cause)
-  const wire = failure._tag === "Some" ? wireStatus(failure.value) : wireStatus(undefined)
-  return { code: wire.grpc, details: wire.message, metadata: new grpc.Metadata() }
+  const wire = grpcStatusOf(failure._tag === "Some" ? failure.value : undefined)
+  return { code: wire.code, details: wire.message, metadata: new grpc.Metadata() }
 }
 
 const hostPort = (address: ListenAddress) =>
