@@ -35,8 +35,10 @@ export const benchEncoded = (): void => {
     const encoded = runScore(pair.reference, mp4, threads)
     if (encoded.vmaf !== raw.vmaf || encoded.frames !== raw.frames)
       throw new Error("the .mp4 and its YUV scored differently")
+    // Decoding takes CPU the scoring threads would use: with as many threads as cores, the
+    // encoded path can reach at most the raw path's share of the CPU both need.
     console.log(
-      `  threads=${threads}  .mp4 ${encoded.fps.toFixed(2)} frames/s (peak RSS ${encoded.peakRssMiB.toFixed(0)} MiB)  raw YUV ${raw.fps.toFixed(2)} frames/s (peak RSS ${raw.peakRssMiB.toFixed(0)} MiB)  ratio ${((100 * encoded.fps) / raw.fps).toFixed(0)} %  vmaf ${encoded.vmaf.toFixed(3)}`
+      `  threads=${threads}  .mp4 ${encoded.fps.toFixed(2)} frames/s (CPU ${encoded.cpuSeconds.toFixed(2)} s, peak RSS ${encoded.peakRssMiB.toFixed(0)} MiB)  raw YUV ${raw.fps.toFixed(2)} frames/s (CPU ${raw.cpuSeconds.toFixed(2)} s, peak RSS ${raw.peakRssMiB.toFixed(0)} MiB)  ratio ${((100 * encoded.fps) / raw.fps).toFixed(0)} % (CPU ratio ${((100 * raw.cpuSeconds) / encoded.cpuSeconds).toFixed(0)} %)  vmaf ${encoded.vmaf.toFixed(3)}`
     )
   }
 }

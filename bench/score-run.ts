@@ -21,6 +21,8 @@ export interface RunFigures {
   readonly vmaf: number
   readonly frames: number
   readonly backend: string
+  /** CPU time of the run, its ffmpeg children included (measured by the parent): load does not inflate it. */
+  readonly cpuSeconds: number
 }
 
 /** Scores `distorted` against `reference` (the bench geometry) with `threads` in a child process. */
@@ -30,7 +32,8 @@ export const runScore = (reference: string, distorted: string, threads: number):
     stderr: "inherit"
   })
   if (child.exitCode !== 0) throw new Error(`bench run (${distorted}, ${threads} thread(s)) failed`)
-  return JSON.parse(child.stdout.toString()) as RunFigures
+  const figures = JSON.parse(child.stdout.toString()) as Omit<RunFigures, "cpuSeconds">
+  return { ...figures, cpuSeconds: Number(child.resourceUsage.cpuTime.total) / 1e6 }
 }
 
 if (import.meta.main) {
@@ -54,7 +57,7 @@ if (import.meta.main) {
   )
   const seconds = (performance.now() - started) / 1000
   await runtime.dispose()
-  const figures: RunFigures = {
+  const figures: Omit<RunFigures, "cpuSeconds"> = {
     threads,
     seconds,
     fps: frames / seconds,
