@@ -3,13 +3,41 @@
  * promise: a reason marked log-only never reaches the caller's message.
  */
 import { describe, expect, it } from "vitest"
+import type { InvalidJobRequest, JobNotFound, NodeSessionNotLive } from "../jobs/errors.ts"
 import { JobStoreFailure, JobStoreUnavailable } from "../jobs/errors.ts"
+import type { Refusal } from "../policy/errors.ts"
 import { Messages, PermissionDenied, Unauthenticated, Unavailable } from "../policy/errors.ts"
+import type { ScoreError } from "../scorer/errors.ts"
 import { InvalidScoreRequest, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
+import type { ScorerNotReady, TenantScoresBusy, UnsupportedMediaType } from "../scoring-api/errors.ts"
 import { BodyTooLarge } from "../scoring-api/errors.ts"
-import { ERROR_TABLE, errorRow, INTERNAL_ERROR, wireStatus } from "./table.ts"
+import type { GrpcInputError } from "../transport/grpc/server.ts"
+import { ERROR_TABLE, type ErrorRow, type ErrorTag, errorRow, INTERNAL_ERROR, wireStatus } from "./table.ts"
+
+/** The tags of every error class that reaches a caller, from the classes themselves. */
+type EdgeErrorTag =
+  | Refusal["_tag"]
+  | ScoreError["_tag"]
+  | BodyTooLarge["_tag"]
+  | ScorerNotReady["_tag"]
+  | TenantScoresBusy["_tag"]
+  | UnsupportedMediaType["_tag"]
+  | JobNotFound["_tag"]
+  | InvalidJobRequest["_tag"]
+  | NodeSessionNotLive["_tag"]
+  | JobStoreFailure["_tag"]
+  | JobStoreUnavailable["_tag"]
+  | GrpcInputError["_tag"]
+
+// Checked by `npm run typecheck`: every class has a row, and every row a class.
+const everyClassHasARow: Readonly<Record<EdgeErrorTag, ErrorRow>> = ERROR_TABLE
+const everyRowHasAClass: ReadonlyArray<EdgeErrorTag> = Object.keys(ERROR_TABLE) as ReadonlyArray<ErrorTag>
 
 describe("the error table", () => {
+  it("has one row per error class that reaches a caller", () => {
+    expect(Object.keys(everyClassHasARow).sort()).toEqual([...everyRowHasAClass].sort())
+  })
+
   it("answers the controller's refusals as seed 000 section 7 says", () => {
     expect(wireStatus(Unauthenticated.because("expired", "exp 12 s ago"))).toEqual({
       grpc: "UNAUTHENTICATED",

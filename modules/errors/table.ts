@@ -5,18 +5,9 @@
  * and the scoring path's log line read `wireStatus`; the tests read `ERROR_TABLE`.
  *
  * Domain modules define their errors (policy, scorer, scoring-api, jobs) and import nothing from
- * a transport library: gRPC codes are named here as in grpc/status.proto.
+ * a transport library: gRPC codes are named here as in grpc/status.proto. This module imports
+ * nothing of the project: every module may read it, and it depends on none.
  */
-import type {
-  JobNotFound,
-  JobStoreFailure,
-  JobStoreUnavailable,
-  InvalidJobRequest,
-  NodeSessionNotLive
-} from "../jobs/errors.ts"
-import type { Refusal } from "../policy/errors.ts"
-import type { ScoreError } from "../scorer/errors.ts"
-import type { BodyTooLarge, ScorerNotReady, TenantScoresBusy, UnsupportedMediaType } from "../scoring-api/errors.ts"
 
 /** The canonical gRPC status codes (grpc/status.proto), by name. */
 export const GRPC_CODES = {
@@ -45,23 +36,40 @@ export type GrpcCodeName = keyof typeof GRPC_CODES
 export const grpcCodeName = (code: number): string =>
   (Object.keys(GRPC_CODES) as ReadonlyArray<GrpcCodeName>).find((name) => GRPC_CODES[name] === code) ?? String(code)
 
-/** Failures of reading a gRPC client stream (modules/transport/grpc/server.ts defines the class). */
-type TransportErrorTag = "GrpcInputError"
-
-/** Every tag a caller may be answered with. A new error class that reaches the edge must be added here. */
+/**
+ * Every tag a caller may be answered with, by the module that defines the class. The module
+ * imports none of them (it is a leaf every transport can read); table.test.ts holds this list
+ * to the classes' own tags, so a new error class that reaches the edge cannot miss its row.
+ */
 export type ErrorTag =
-  | Refusal["_tag"]
-  | ScoreError["_tag"]
-  | BodyTooLarge["_tag"]
-  | ScorerNotReady["_tag"]
-  | TenantScoresBusy["_tag"]
-  | UnsupportedMediaType["_tag"]
-  | JobNotFound["_tag"]
-  | InvalidJobRequest["_tag"]
-  | NodeSessionNotLive["_tag"]
-  | JobStoreFailure["_tag"]
-  | JobStoreUnavailable["_tag"]
-  | TransportErrorTag
+  // modules/policy/errors.ts
+  | "Unauthenticated"
+  | "PermissionDenied"
+  | "Unavailable"
+  // modules/scorer/errors.ts
+  | "InvalidScoreRequest"
+  | "UnknownModel"
+  | "UnreadableInput"
+  | "InvalidGeometry"
+  | "InputNotFound"
+  | "UnsupportedInput"
+  | "ScoreTooLarge"
+  | "ScoreMemoryBusy"
+  | "ScorerBusy"
+  | "ScorerInternal"
+  // modules/scoring-api/errors.ts
+  | "BodyTooLarge"
+  | "ScorerNotReady"
+  | "TenantScoresBusy"
+  | "UnsupportedMediaType"
+  // modules/jobs/errors.ts
+  | "JobNotFound"
+  | "InvalidJobRequest"
+  | "NodeSessionNotLive"
+  | "JobStoreFailure"
+  | "JobStoreUnavailable"
+  // modules/transport/grpc/server.ts
+  | "GrpcInputError"
 
 export interface ErrorRow {
   readonly grpc: GrpcCodeName

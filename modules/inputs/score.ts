@@ -126,7 +126,8 @@ export const scoreInputs = <E = never>(
       const fileJobReads = (side: Side, path: string) =>
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
       if (fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
-        const result = yield* scorer.scoreOpened(job, ref.input, dis.input, hooks)
+        // The descriptors opened and checked above: each input is opened and checked once.
+        const result = yield* scorer.score(job, hooks, { reference: ref.input, distorted: dis.input })
         return withInputs(result, {
           decoder: "",
           reference_input: provenanceOf(ref, job.geometry),

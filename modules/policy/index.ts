@@ -1,4 +1,4 @@
-/** Public API of the policy module: role table, RBAC, tenant scoping, scoring roots, contract errors. */
+/** Public API of the policy module: role table, RBAC, scoring roots, node-report rule, contract refusals. */
 export {
   GRPC_PACKAGE,
   GrpcMethods,
@@ -11,13 +11,12 @@ export {
   type Role
 } from "./roles.ts"
 export type { Principal } from "./principal.ts"
-export { authorize, Rbac, requireSameTenant } from "./rbac.ts"
+export { authorize } from "./rbac.ts"
 export {
   Messages,
   PermissionDenied,
   Unauthenticated,
   Unavailable,
-  type PermissionDeniedReason,
   type Refusal,
   type RefusalReason,
   type UnauthenticatedReason
@@ -27,9 +26,6 @@ export {
   parseRoot,
   RootSet,
   rootsForTenant,
-  splitRootList,
-  TENANT_PLACEHOLDER,
-  type AdmittedInput,
-  type ScoringRoot
+  splitRootList
 } from "./scoring-roots.ts"
-export { decideReport, type JobState, type ReportDecision, type ReportedJob, type Reporter } from "./node-reports.ts"
+export { decideReport } from "./node-reports.ts"

@@ -3,7 +3,7 @@ import { Effect, Either } from "effect"
 import fc from "fast-check"
 import { Messages } from "./errors.ts"
 import type { Principal } from "./principal.ts"
-import { authorize, requireSameTenant } from "./rbac.ts"
+import { authorize } from "./rbac.ts"
 import {
   GrpcMethods,
   HTTP_MODELS_ROUTE,
@@ -102,24 +102,4 @@ describe("authorize", () => {
       expect(http._tag).toBe("PermissionDenied")
     })
   )
-})
-
-describe("requireSameTenant", () => {
-  it.effect("refuses another tenant's resource without naming it", () =>
-    Effect.gen(function* () {
-      yield* requireSameTenant(principal(["svc:reader"], "acme"), "acme")
-      const error = yield* Effect.flip(requireSameTenant(principal(["svc:reader"], "acme"), "globex"))
-      expect(error.message).toBe("resource belongs to another tenant")
-      expect(error.message).not.toContain("globex")
-    })
-  )
-
-  it("compares tenant IDs exactly and never matches the empty tenant of old jobs", () => {
-    fc.assert(
-      fc.property(fc.string(), fc.string(), (caller, owner) => {
-        const allowed = Either.isRight(Effect.runSync(Effect.either(requireSameTenant(principal([], caller), owner))))
-        expect(allowed).toBe(caller === owner && owner !== "")
-      })
-    )
-  })
 })

@@ -15,18 +15,3 @@ export const authorize = (principal: Principal, method: string): Effect.Effect<v
     ? Effect.void
     : Effect.fail(PermissionDenied.roleRequired(allowed))
 }
-
-/**
- * Tenant scoping of a stored resource (seed 5.5.2). The message never names the
- * owning tenant. Jobs stored before the gateway carry the empty tenant, which no
- * principal holds, so they are refused too.
- */
-export const requireSameTenant = (
-  principal: Principal,
-  resourceTenantId: string
-): Effect.Effect<void, PermissionDenied> =>
-  principal.tenantId === resourceTenantId && resourceTenantId !== ""
-    ? Effect.void
-    : Effect.fail(PermissionDenied.otherTenant())
-
-export const Rbac = { authorize, requireSameTenant } as const

@@ -1,6 +1,6 @@
 /**
  * The role table of the controller contract (seed 4.1, 4.2) as data: the single
- * source both `Rbac` and its tests read.
+ * source `authorize`, the gateway and the tests read.
  */
 
 export const KNOWN_ROLES = ["svc:reader", "svc:writer", "svc:admin", "svc:node"] as const

@@ -124,6 +124,12 @@ export const unguarded: InputGuard<never> = {
   missing: (path) => Effect.fail(new InputNotFound({ path }))
 }
 
+/** A pair of inputs opened (and checked) once, for the scope of their score. */
+export interface OpenedPair {
+  readonly reference: OpenedInput
+  readonly distorted: OpenedInput
+}
+
 export interface ScoreHooks<E = never> {
   /** Called as frames complete (for job progress). */
   readonly onProgress?: (framesDone: number) => Effect.Effect<void>
@@ -615,18 +621,22 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
       }).pipe(Effect.onInterrupt(() => Effect.sync(() => symbols.svc_job_cancel(handle))))
 
     /**
-     * Scores a raw YUV / Y4M pair already opened and checked by the caller (openChecked, for a
-     * scope that outlives this call): only the descriptors reach the native library, nothing is
-     * opened again by path. The job's memory is admitted before anything per frame is allocated.
+     * Scores a validated request; the result follows the request's precision. Each input is
+     * opened once and only its descriptor reaches the native library; the job's memory is
+     * admitted before anything per frame is allocated. `opened`: the inputs already opened and
+     * checked by the caller (modules/inputs/score.ts), so they are neither opened nor checked again.
      */
-    const scoreOpened = <E = never>(
+    const score = <E = never>(
       job: ScoreJob,
-      reference: OpenedInput,
-      distorted: OpenedInput,
-      hooks: Omit<ScoreHooks<E>, "guard"> = {}
+      hooks: ScoreHooks<E> = {},
+      opened?: OpenedPair
     ): Effect.Effect<ScoreResult, ScoreError | E> =>
       Effect.scoped(
         Effect.gen(function* () {
+          const guard: InputGuard<E> = hooks.guard ?? unguarded
+          if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
+          const reference = opened?.reference ?? (yield* openChecked(job.reference, guard))
+          const distorted = opened?.distorted ?? (yield* openChecked(job.distorted, guard))
           const set = yield* acquireModels(symbols, models, job, reference.fd)
           const handle = yield* openJob(job, set, reference, distorted)
           yield* awaitOpened(handle)
@@ -637,27 +647,12 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         })
       ).pipe(Effect.withSpan("scorer.score"))
 
-    /**
-     * Scores a validated request; the result follows the request's precision. Each input is
-     * opened once (through the guard) and only its descriptor reaches the native library.
-     */
-    const score = <E = never>(job: ScoreJob, hooks: ScoreHooks<E> = {}): Effect.Effect<ScoreResult, ScoreError | E> =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const guard: InputGuard<E> = hooks.guard ?? unguarded
-          if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
-          const reference = yield* openChecked(job.reference, guard)
-          const distorted = yield* openChecked(job.distorted, guard)
-          return yield* scoreOpened(job, reference, distorted, hooks)
-        })
-      )
-
     const scoreStream = makeStreamScoring(symbols, models, library.info, frameLimit)
 
     /** Refuses a frame of `geometry` below what a feature of the job accepts (frame-minimum.ts). */
     const checkFrame = (job: ScoreJob, geometry: RawGeometry) => checkFrameSize(models, job, geometry)
 
-    return { score, scoreOpened, scoreStream, checkFrame, library: library.info, models } as const
+    return { score, scoreStream, checkFrame, library: library.info, models } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}

@@ -252,6 +252,15 @@ describe.skipIf(withoutFixtures)("seed 000 section 7 over gRPC and HTTP", () => 
     }
   })
 
+  it("serves nothing else without a token: /v1/models is 401, svc-server's /apidocs is not served", async () => {
+    const models = await fetch(`${controller.http}/v1/models`)
+    expect(models.status).toBe(401)
+    expect(models.headers.get("www-authenticate")).toBe("Bearer")
+    for (const path of ["/apidocs", "/apidocs/spec.json"]) {
+      expect((await fetch(`${controller.http}${path}`)).status).toBe(404)
+    }
+  })
+
   it("tenant set stale: every call UNAVAILABLE, POST /v1/score 503, not ready", async () => {
     rmSync(join(scratch.dir, "tenants.json"))
     await waitFor(async () => ((await submit(tokens.aWriter)).ok ? undefined : true), 20_000, "the set to go stale")
