@@ -10,10 +10,13 @@
  * and prints the medians of wall time, CPU time (user + system) and peak RSS, and the
  * ratios svc / reference. The pooled VMAF means must agree within the golden bound (1e-4).
  * Environment: SVC_BENCH_RUNS, SVC_BENCH_SIZES (e.g. "1080" or "1080,2160"),
- * SVC_BENCH_THREADS (e.g. "1,2"), SVC_REFERENCE_VMAF (default ../shared/reference/vmaf).
+ * SVC_BENCH_THREADS (e.g. "1,2"), SVC_REFERENCE_VMAF (default ../shared/reference/vmaf),
+ * SVC_BENCH_ISA: "avx2" emulates an AVX2-only host on an AVX-512 one (svc's backend forced to
+ * avx2, the reference run with `--cpumask 48`, which clears its AVX-512 and AVX-512 ICL flags);
+ * unset, both sides use the best path of the CPU.
  */
 import { spawnSync } from "bun"
-import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -24,6 +27,32 @@ const scorerCli = join(root, "modules/scorer/native/build/scorer_cli")
 const workDir = join(process.env.TMPDIR ?? tmpdir(), "svc-bench")
 const runs = Number(process.env.SVC_BENCH_RUNS ?? 5)
 const goldenBound = 1e-4
+
+/** An instruction-set restriction applied to both sides alike. */
+interface Isa {
+  readonly label: string
+  /** scorer_cli's backend argument. */
+  readonly svcBackend: string
+  /** Extra arguments of the reference executable. */
+  readonly referenceArgs: ReadonlyArray<string>
+}
+
+const isas: Readonly<Record<string, Isa>> = {
+  best: { label: "best path of this CPU on both sides", svcBackend: "auto", referenceArgs: [] },
+  // libvmaf's --cpumask clears the flags it names: 16 | 32 = AVX-512 and AVX-512 (Ice Lake).
+  avx2: {
+    label: "AVX2 only (svc backend avx2, reference --cpumask 48)",
+    svcBackend: "avx2",
+    referenceArgs: ["--cpumask", "48"]
+  }
+}
+
+const selectedIsa = (): Isa => {
+  const name = process.env.SVC_BENCH_ISA ?? "best"
+  const isa = isas[name]
+  if (!isa) throw new Error(`SVC_BENCH_ISA=${name}: expected one of ${Object.keys(isas).join(", ")}`)
+  return isa
+}
 
 interface Clip {
   readonly label: string
@@ -130,15 +159,19 @@ const measure = (argv: ReadonlyArray<string>, vmafOf: (stdout: string, stderr: s
 
 const geometry = (clip: Clip) => [String(clip.width), String(clip.height), "420", "8"]
 
-const svcSample = (clip: Clip, pair: Pair, threads: number): Sample =>
-  measure([scorerCli, modelPath, pair.reference, pair.distorted, ...geometry(clip), String(threads)], (_out, err) => {
-    const match = /^vmaf\s+mean=([-0-9.e]+)/m.exec(err)
-    if (!match?.[1]) throw new Error(`scorer_cli printed no pooled vmaf:\n${err}`)
-    return Number(match[1])
-  })
+const svcSample = (clip: Clip, pair: Pair, threads: number, isa: Isa): Sample =>
+  measure(
+    [scorerCli, modelPath, pair.reference, pair.distorted, ...geometry(clip), String(threads), isa.svcBackend],
+    (_out, err) => {
+      const match = /^vmaf\s+mean=([-0-9.e]+)/m.exec(err)
+      if (!match?.[1]) throw new Error(`scorer_cli printed no pooled vmaf:\n${err}`)
+      return Number(match[1])
+    }
+  )
 
-const referenceSample = (clip: Clip, pair: Pair, threads: number): Sample => {
-  const output = join(workDir, "reference-output.json")
+const referenceSample = (clip: Clip, pair: Pair, threads: number, isa: Isa): Sample => {
+  // Per process: several benches may share the pair directory.
+  const output = join(workDir, `reference-output-${process.pid}.json`)
   return measure(
     [
       referenceVmaf,
@@ -161,10 +194,12 @@ const referenceSample = (clip: Clip, pair: Pair, threads: number): Sample => {
       "-q",
       "--json",
       "-o",
-      output
+      output,
+      ...isa.referenceArgs
     ],
     () => {
       const parsed = JSON.parse(readFileSync(output, "utf8")) as { pooled_metrics: { vmaf: { mean: number } } }
+      rmSync(output)
       return parsed.pooled_metrics.vmaf.mean
     }
   )
@@ -189,12 +224,13 @@ const figures = (s: ReturnType<typeof summary>) =>
 export const benchVsReference = (): void => {
   if (!existsSync(scorerCli)) throw new Error(`${scorerCli} is missing: run \`npx bun scripts/build.ts native\``)
   const withReference = existsSync(referenceVmaf)
+  const isa = selectedIsa()
   const sizes = (process.env.SVC_BENCH_SIZES ?? "1080,2160").split(",")
   const threadCounts = [
     ...new Set((process.env.SVC_BENCH_THREADS ?? `1,2,${availableParallelism()}`).split(",").map(Number))
   ]
   console.log(
-    `vs-reference: svc (scorer_cli, native library) against the reference vmaf, vmaf_v0.6.1, 8-bit 4:2:0, median of ${runs} alternating runs`
+    `vs-reference: svc (scorer_cli, native library) against the reference vmaf, vmaf_v0.6.1, 8-bit 4:2:0, median of ${runs} alternating runs; ${isa.label}`
   )
   if (!withReference) console.log(`  reference columns skipped: ${referenceVmaf} is absent`)
   for (const clip of clips.filter((c) => sizes.some((s) => c.label.startsWith(s)))) {
@@ -205,9 +241,9 @@ export const benchVsReference = (): void => {
       const ref: Sample[] = []
       for (let r = 0; r < runs; r++) {
         // Alternate which goes first, so drift in the machine's load hits both sides alike.
-        if (r % 2 === 0) svc.push(svcSample(clip, pair, threads))
-        if (withReference) ref.push(referenceSample(clip, pair, threads))
-        if (r % 2 === 1) svc.push(svcSample(clip, pair, threads))
+        if (r % 2 === 0) svc.push(svcSample(clip, pair, threads, isa))
+        if (withReference) ref.push(referenceSample(clip, pair, threads, isa))
+        if (r % 2 === 1) svc.push(svcSample(clip, pair, threads, isa))
       }
       const s = summary(svc)
       let line = `    threads=${threads}  svc ${figures(s)}`

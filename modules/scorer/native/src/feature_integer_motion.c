@@ -48,8 +48,12 @@ const char *const svc_motion_output_names[SVC_MOTION_OUTPUTS] = {
 static const int32_t motion_kernel[MOTION_TAPS] = { 3571, 16004, 26386, 16004, 3571 };
 
 #if defined(__x86_64__) || defined(__i386__)
-/* feature_integer_motion_avx2.c, same contract as row_sad_c. */
+/* feature_integer_motion_avx2.c, same contract as row_sad_c; the _words kernel for depths up to
+ * 12 bits and w >= 16, with scratch of the given length. */
 uint64_t svc_motion_row_sad_avx2(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc);
+size_t svc_motion_avx2_scratch_len(int w);
+uint64_t svc_motion_row_sad_avx2_words(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc,
+                                       int16_t *scratch);
 /* feature_integer_motion_avx512.c: the same for depths up to 12 bits, with scratch of the given length. */
 size_t svc_motion_avx512_scratch_len(int w);
 uint64_t svc_motion_row_sad_avx512(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc,
@@ -60,7 +64,11 @@ struct svc_motion {
     int w, h, bpc;
     uint64_t (*row_sad)(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc);
     const char *backend;
-    int16_t *scratch512; /* AVX-512 row kernel's lines; NULL on other paths */
+    /* Row kernels on 16-bit words (AVX2 or AVX-512, depths up to 12 bits) and their lines; NULL
+     * when the state runs row_sad. */
+    uint64_t (*row_sad_words)(const uint16_t *const *ra, const uint16_t *const *rb, int w, int bpc,
+                              int16_t *scratch);
+    int16_t *scratch;
 };
 
 static inline int motion_mirror(int i, int n) {
@@ -109,12 +117,18 @@ svc_motion *svc_motion_create(int w, int h, int bpc, int cpu) {
         m->row_sad = svc_motion_row_sad_avx2;
         m->backend = "avx2";
     }
+    if (cpu == SVC_CPU_AVX2 && bpc <= 12 && w >= 16) {
+        m->row_sad_words = svc_motion_row_sad_avx2_words;
+        m->scratch = calloc(svc_motion_avx2_scratch_len(w), sizeof(int16_t));
+    }
     if (cpu == SVC_CPU_AVX512 && bpc <= 12) {
-        if (!(m->scratch512 = calloc(svc_motion_avx512_scratch_len(w), sizeof(int16_t)))) {
-            free(m);
-            return NULL;
-        }
+        m->row_sad_words = svc_motion_row_sad_avx512;
+        m->scratch = calloc(svc_motion_avx512_scratch_len(w), sizeof(int16_t));
         m->backend = "avx512";
+    }
+    if (m->row_sad_words && !m->scratch) {
+        free(m);
+        return NULL;
     }
 #else
     (void)cpu;
@@ -146,8 +160,8 @@ double svc_motion_sad(const svc_motion *m, const uint16_t *a, const uint16_t *b)
             rb[k] = b + off;
         }
 #if defined(__x86_64__) || defined(__i386__)
-        if (m->scratch512) {
-            sad += svc_motion_row_sad_avx512(ra, rb, w, m->bpc, m->scratch512);
+        if (m->row_sad_words) {
+            sad += m->row_sad_words(ra, rb, w, m->bpc, m->scratch);
             continue;
         }
 #endif
@@ -158,7 +172,7 @@ double svc_motion_sad(const svc_motion *m, const uint16_t *a, const uint16_t *b)
 
 void svc_motion_destroy(svc_motion *m) {
     if (!m) return;
-    free(m->scratch512);
+    free(m->scratch);
     free(m);
 }
 

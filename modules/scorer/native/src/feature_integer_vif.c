@@ -20,7 +20,9 @@
  *
  * The filtering passes are integer kernels (scalar in feature_integer_vif_scalar.c, AVX2 in
  * feature_integer_vif_avx2.c, bit-identical, interface in feature_integer_vif.h); the
- * per-pixel statistic is shared.
+ * per-pixel statistic is shared. The AVX2 and AVX-512 paths run fused row kernels instead
+ * (vertical pass, horizontal pass and statistic or decimation in one call per row) wherever
+ * their conditions hold (filter_fits_words, row_min_w), the per-pass kernels elsewhere.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -71,12 +73,15 @@ typedef struct vif_state {
     const vif_kernels *k;
     const char *backend;
     double gain_limit;              /* vif_enhn_gain_limit */
-    uint16_t *scratch512;           /* AVX-512 row kernels' lines; NULL on other paths */
-    void (*stat_row512)(const void *const *, const void *const *, int, const uint16_t *, int, int,
-                        int, int, const uint16_t *, double, uint16_t *, int64_t *);
-    void (*down_row512)(const void *const *, const void *const *, int, const uint16_t *, int, int,
-                        int, uint16_t *, int, uint16_t *, uint16_t *);
-    /* 8-bit input on the AVX-512 path: scale 0 is read from the pictures' own rows. */
+    /* Fused row kernels (AVX2 or AVX-512; contracts in feature_integer_vif.h): their lines, NULL
+     * on the scalar path, and the narrowest scale width they take. */
+    uint16_t *row_scratch;
+    int row_min_w;
+    void (*stat_row)(const void *const *, const void *const *, int, const uint16_t *, int, int,
+                     int, int, const uint16_t *, double, uint16_t *, int64_t *);
+    void (*down_row)(const void *const *, const void *const *, int, const uint16_t *, int, int,
+                     int, uint16_t *, int, uint16_t *, uint16_t *);
+    /* 8-bit input on the fused path: scale 0 is read from the pictures' own rows. */
     const svc_plane *luma8[2];
     uint16_t *log2_lut;             /* log2(i) * 2048 for i in [32768, 65535] */
     uint16_t *img[VIF_SCALES][2];   /* ref/dis per scale, 16-bit */
@@ -151,15 +156,28 @@ static void gather_rows(const uint16_t **dst, const uint16_t *img, int w, int h,
     for (int k = 0; k < fw; k++) dst[k] = img + (size_t)mirror(i - r + k, h) * (size_t)w;
 }
 
-/* The same over a picture plane (its own stride), as untyped rows for the AVX-512 kernels. */
+/* The same over a picture plane (its own stride), as untyped rows for the fused kernels. */
 static void gather_plane_rows(const void **dst, const svc_plane *p, int fw, int i) {
     const int r = fw / 2;
     for (int k = 0; k < fw; k++) dst[k] = (const uint8_t *)p->data + (ptrdiff_t)mirror(i - r + k, p->h) * p->stride;
 }
 
-/* Fills fw row pointers of output row i of scale sc for the AVX-512 kernels; 1 when they are
+/* The fused row kernels filter signed 16-bit words: every coefficient must be below 32768
+ * (all but the 3-tap kernel of scale 3). */
+static int filter_fits_words(const uint16_t *filt, int fw) {
+    for (int k = 0; k < fw; k++)
+        if (filt[k] >= 32768) return 0;
+    return 1;
+}
+
+/* 1 when the fused row kernels take a w-wide scale filtered with filt. */
+static int fused_rows(const vif_state *s, const uint16_t *filt, int fw, int w) {
+    return s->row_scratch && w >= s->row_min_w && filter_fits_words(filt, fw);
+}
+
+/* Fills fw row pointers of output row i of scale sc for the fused kernels; 1 when they are
  * the 8-bit picture rows. */
-static int rows512(const vif_state *s, int sc, int fw, int i, const void **rr, const void **rd) {
+static int fused_row_ptrs(const vif_state *s, int sc, int fw, int i, const void **rr, const void **rd) {
     if (sc == 0 && s->luma8[0]) {
         gather_plane_rows(rr, s->luma8[0], fw, i);
         gather_plane_rows(rd, s->luma8[1], fw, i);
@@ -180,13 +198,13 @@ static double scale_score(vif_state *s, int sc) {
     vif_sums acc = { 0, 0, 0, 0 };
     int first_row = 0; /* rows before it are done by a fused row kernel */
 #if defined(__x86_64__) || defined(__i386__)
-    if (s->scratch512 && svc_vif_avx512_fits(filt, fw)) {
+    if (fused_rows(s, filt, fw, w)) {
         int64_t sums[4] = { 0, 0, 0, 0 };
-        const void *r512[17], *d512[17];
+        const void *fr[17], *fd[17];
         for (int i = 0; i < h; i++) {
-            const int u8 = rows512(s, sc, fw, i, r512, d512);
-            s->stat_row512(r512, d512, u8, filt, fw, w, mu_shift, sq_shift, s->log2_lut, s->gain_limit,
-                           s->scratch512, sums);
+            const int u8 = fused_row_ptrs(s, sc, fw, i, fr, fd);
+            s->stat_row(fr, fd, u8, filt, fw, w, mu_shift, sq_shift, s->log2_lut, s->gain_limit, s->row_scratch,
+                        sums);
         }
         acc = (vif_sums){ sums[0], sums[1], sums[2], sums[3] };
         first_row = h;
@@ -216,12 +234,12 @@ static void downscale(vif_state *s, int sc) {
     const int wo = s->sw[sc + 1], ho = s->sh[sc + 1];
     const uint16_t **rr = s->rows, **rd = s->rows + 17;
 #if defined(__x86_64__) || defined(__i386__)
-    if (s->scratch512 && svc_vif_avx512_fits(filt, fw)) {
-        const void *r512[17], *d512[17];
+    if (fused_rows(s, filt, fw, w)) {
+        const void *fr[17], *fd[17];
         for (int i = 0; i < ho; i++) {
-            const int u8 = rows512(s, sc, fw, 2 * i, r512, d512);
-            s->down_row512(r512, d512, u8, filt, fw, w, shift, s->scratch512, wo,
-                                    s->img[sc + 1][0] + (size_t)i * wo, s->img[sc + 1][1] + (size_t)i * wo);
+            const int u8 = fused_row_ptrs(s, sc, fw, 2 * i, fr, fd);
+            s->down_row(fr, fd, u8, filt, fw, w, shift, s->row_scratch, wo, s->img[sc + 1][0] + (size_t)i * wo,
+                        s->img[sc + 1][1] + (size_t)i * wo);
         }
         return;
     }
@@ -260,7 +278,7 @@ static void vif_destroy(void *state) {
     for (int q = 0; q < 5; q++) free(s->line[q] ? s->line[q] - VIF_MAX_RADIUS : NULL);
     for (int q = 0; q < 3; q++) free(s->sig[q]);
     free(s->rows);
-    free(s->scratch512);
+    free(s->row_scratch);
     free(s);
 }
 
@@ -282,20 +300,27 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     s->k = &kernels_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu == SVC_CPU_AVX2 || cpu == SVC_CPU_AVX512) {
-        s->k = &kernels_avx2; /* also the AVX-512 path's kernels where a filter does not fit it */
+    if (cpu == SVC_CPU_AVX2) {
+        /* The per-pass kernels where the fused ones do not apply (scale 3, narrow scales). */
+        s->k = &kernels_avx2;
         s->backend = "avx2";
+        s->row_scratch = calloc(svc_vif_avx2_scratch_len(w), sizeof(uint16_t));
+        s->row_min_w = 16;
+        s->stat_row = svc_vif_stat_row_avx2;
+        s->down_row = svc_vif_down_row_avx2;
     }
     if (cpu == SVC_CPU_AVX512) {
-        s->scratch512 = calloc(svc_vif_avx512_scratch_len(w), sizeof(uint16_t));
+        s->k = &kernels_avx2;
         s->backend = "avx512";
+        s->row_scratch = calloc(svc_vif_avx512_scratch_len(w), sizeof(uint16_t));
+        s->row_min_w = 1;
         const int vnni = svc_cpu_has_avx512_vnni();
-        s->stat_row512 = vnni ? svc_vif_stat_row_avx512_vnni : svc_vif_stat_row_avx512;
-        s->down_row512 = vnni ? svc_vif_down_row_avx512_vnni : svc_vif_down_row_avx512;
-        if (!s->scratch512) {
-            free(s);
-            return NULL;
-        }
+        s->stat_row = vnni ? svc_vif_stat_row_avx512_vnni : svc_vif_stat_row_avx512;
+        s->down_row = vnni ? svc_vif_down_row_avx512_vnni : svc_vif_down_row_avx512;
+    }
+    if ((cpu == SVC_CPU_AVX2 || cpu == SVC_CPU_AVX512) && !s->row_scratch) {
+        free(s);
+        return NULL;
     }
 #else
     (void)cpu;
@@ -317,7 +342,8 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     }
     for (int q = 0; q < 3; q++) ok &= (s->sig[q] = malloc(((size_t)w + 16) * sizeof(int32_t))) != NULL;
     ok &= (s->rows = malloc(2 * 17 * sizeof *s->rows)) != NULL;
-    /* One entry past the end: the AVX-512 gathers read 32 bits at the last index. */
+    /* One entry past the end: the AVX-512 gathers read 32 bits at the last index. Entries below
+     * 32767 stay 0: the AVX2 statistic reads entry 0 for the lanes that do not count. */
     ok &= (s->log2_lut = calloc(65536 + 1, sizeof(uint16_t))) != NULL;
     if (!ok) {
         vif_destroy(s);
@@ -342,10 +368,10 @@ static int vif_compute(void *state, const svc_picture *ref, const svc_picture *d
     if (pr->w != s->w || pr->h != s->h || pd->w != s->w || pd->h != s->h || ref->bpc != s->bpc ||
         dis->bpc != s->bpc)
         return SVC_E_GEOMETRY;
-    /* Scale 0 and the first decimation run only the AVX-512 kernels (their filters fit), so at
-     * 8 bits they read the pictures directly and the widened copy is not needed. */
-    if (s->scratch512 && s->bpc == 8 && svc_vif_avx512_fits(vif_kernel[0], vif_taps[0]) &&
-        svc_vif_avx512_fits(vif_kernel[1], vif_taps[1])) {
+    /* When scale 0 and the first decimation both run the fused kernels, at 8 bits they read the
+     * pictures directly and the widened copy is not needed. */
+    if (s->bpc == 8 && fused_rows(s, vif_kernel[0], vif_taps[0], s->w) &&
+        fused_rows(s, vif_kernel[1], vif_taps[1], s->w)) {
         s->luma8[0] = pr;
         s->luma8[1] = pd;
     } else {

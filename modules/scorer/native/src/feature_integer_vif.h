@@ -43,13 +43,22 @@ void svc_vif_down_vert_avx2(const uint16_t *const *rref, const uint16_t *const *
 void svc_vif_down_horz_avx2(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt,
                             int fw, int j0, int j1, uint16_t *oref, uint16_t *odis);
 
-/* AVX-512 row kernels (feature_integer_vif_avx512.c): a whole output row fused, private
- * scratch of svc_vif_avx512_scratch_len(w) words. Only for kernels whose coefficients are
- * all below 32768 (svc_vif_avx512_fits); the statistic needs the log2 table padded by one
- * entry and caps the gain at gain_limit (vif_enhn_gain_limit). Source rows are 16-bit samples, or with u8 set (8-bit input at scale 0 only) the
- * picture's own 8-bit rows, read without a widened copy. sums: num_log, den_log, num_lin,
- * den_lin, added to. */
-int svc_vif_avx512_fits(const uint16_t *filt, int fw);
+/* Fused row kernels (AVX-512 in feature_integer_vif_avx512.c, AVX2 in feature_integer_vif_avx2.c):
+ * a whole output row fused, private scratch of svc_vif_avx512_scratch_len(w) /
+ * svc_vif_avx2_scratch_len(w) words. Only for kernels whose coefficients are all below 32768
+ * (they run on signed 16-bit words); the AVX2 ones also need w >= 16. The statistic needs the
+ * log2 table padded by one entry (AVX-512 gathers read 32 bits) with entry 0 equal to 0 (the AVX2
+ * statistic points the lanes that do not count there) and caps the gain at gain_limit
+ * (vif_enhn_gain_limit). Source
+ * rows are 16-bit samples, or with u8 set (8-bit input at scale 0 only) the picture's own 8-bit
+ * rows, read without a widened copy. sums: num_log, den_log, num_lin, den_lin, added to. */
+size_t svc_vif_avx2_scratch_len(int w);
+void svc_vif_stat_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
+                           int fw, int w, int mu_shift, int sq_shift, const uint16_t *log2_lut,
+                           double gain_limit, uint16_t *scratch, int64_t sums[4]);
+void svc_vif_down_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
+                           int fw, int w, int shift, uint16_t *scratch, int wo, uint16_t *oref,
+                           uint16_t *odis);
 size_t svc_vif_avx512_scratch_len(int w);
 void svc_vif_stat_row_avx512(const void *const *rref, const void *const *rdis, int u8,
                              const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,

@@ -23,7 +23,7 @@
  *    bits (sq_shift 0): the vertical pass is vpmullw + vpmaddwd. Other scales and depths
  *    take 64-bit sums (vpmuludq) as the AVX2 kernels do.
  * Kernels with a coefficient of 32768 or more (the 3-tap one of scale 3) do not fit a
- * signed word: svc_vif_avx512_fits says so and the caller uses the AVX2 kernels there.
+ * signed word: the caller checks and runs the per-pass AVX2 kernels there.
  */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -48,12 +48,6 @@
 static size_t line_len(int w) { return (size_t)w + 3 * LINE_MARGIN; }
 
 #ifndef SVC_AVX512_VNNI
-int svc_vif_avx512_fits(const uint16_t *filt, int fw) {
-    for (int k = 0; k < fw; k++)
-        if (filt[k] >= 32768) return 0;
-    return 1;
-}
-
 size_t svc_vif_avx512_scratch_len(int w) { return N_LINES * line_len(w); }
 #endif
 
