@@ -263,11 +263,11 @@ describeContract("job service", ({ name, backend }) => {
           Effect.gen(function* () {
             yield* jobs.submit(writer("a"), request())
             const { nodeId } = yield* jobs.register(node("a"), info)
-            expect(yield* jobs.heartbeat(node("b"), nodeId)).toBe(false)
+            expect(yield* jobs.heartbeat(node("b"), nodeId, [])).toBe(false)
             const refused = yield* Effect.flip(jobs.pullWork(node("b"), nodeId, 1))
             expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
             expect((yield* jobs.list(writer("a"), {}))[0]?.state).toBe("pending")
-            expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
+            expect(yield* jobs.heartbeat(node("a"), nodeId, [])).toBe(true)
           })
         )
     )
@@ -276,11 +276,11 @@ describeContract("job service", ({ name, backend }) => {
       run((jobs) =>
         Effect.gen(function* () {
           yield* jobs.submit(writer("a"), request())
-          expect(yield* jobs.heartbeat(node("a"), "unknown")).toBe(false)
+          expect(yield* jobs.heartbeat(node("a"), "unknown", [])).toBe(false)
           expect((yield* Effect.flip(jobs.pullWork(node("a"), "unknown", 1)))._tag).toBe("NodeSessionNotLive")
           const { nodeId } = yield* jobs.register(node("a"), info)
           yield* TestClock.adjust(ttlMillis)
-          expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(false)
+          expect(yield* jobs.heartbeat(node("a"), nodeId, [])).toBe(false)
           const refused = yield* Effect.flip(jobs.pullWork(node("a"), nodeId, 1))
           expect(refused).toMatchObject({
             _tag: "NodeSessionNotLive",
@@ -304,9 +304,9 @@ describeContract("job service", ({ name, backend }) => {
             framesDone: 1
           })
           expect(partial).toMatchObject({ state: "running", framesDone: 1, nodeId, finishedAt: undefined })
-          expect(partial.result?.score).toBe(70)
+          expect(partial.result).toMatchObject({ score: 70 })
           const progress = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: false, framesDone: 2 })
-          expect(progress.result?.score).toBe(70) // a report without result keeps the last one
+          expect(progress.result).toMatchObject({ score: 70 }) // a report without result keeps the last one
           yield* TestClock.adjust(3000)
           const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
             final: true,
@@ -382,6 +382,86 @@ describeContract("job service", ({ name, backend }) => {
             final: true,
             result: page(4, 1),
             framesOffset: 4,
+            framesDone: 5
+          })
+          expect(done.state).toBe("finished")
+          expect(done.result).toEqual(full)
+          expect((yield* jobs.get(writer("a"), job.id)).result).toEqual(full)
+        })
+      )
+    )
+
+    it.effect("a ladder job is stored whole and its pages continue every rendition's frames", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const ladder = {
+            reference: "/media/a/ref.y4m",
+            renditions: [
+              { label: "low", distorted: "/media/a/low.mp4" },
+              { label: "high", distorted: "/media/a/high.mp4" }
+            ]
+          }
+          const submitted = yield* jobs.submit(writer("a"), { ladder })
+          expect(submitted.request).toEqual({ ladder })
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          expect(job.request).toEqual({ ladder })
+          const rendition = (label: string, score: number) => ({
+            ...result(score, 5),
+            label,
+            summary: {
+              p1: score,
+              p5: score,
+              worst_frames: [],
+              width: 8,
+              height: 8,
+              codec: "h264",
+              bitrate_bps: 1000,
+              duration_s: 1,
+              on_hull: true
+            }
+          })
+          const { provenance } = result(0)
+          const full = {
+            renditions: [rendition("low", 40), rendition("high", 90)],
+            provenance: {
+              reference_passes: 1,
+              reference_decoders: 0,
+              reference_frames: 5,
+              shared: ["reference read"],
+              library: provenance.library,
+              model: provenance.model,
+              model_sha256: provenance.model_sha256,
+              backend_used: provenance.backend_used,
+              precision: provenance.precision
+            }
+          }
+          const page = (offset: number, count: number) => ({
+            ...full,
+            renditions: full.renditions.map((entry) => ({
+              ...entry,
+              frames: entry.frames.slice(offset, offset + count)
+            }))
+          })
+          yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: page(0, 3),
+            framesOffset: 0,
+            framesDone: 5
+          })
+          const beyond = yield* Effect.flip(
+            jobs.reportResult(node("a"), nodeId, job.id, {
+              final: false,
+              result: page(4, 1),
+              framesOffset: 4,
+              framesDone: 5
+            })
+          )
+          expect(beyond.message).toContain("frames_offset 4 is beyond the 3 frames")
+          const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: true,
+            result: page(3, 2),
+            framesOffset: 3,
             framesDone: 5
           })
           expect(done.state).toBe("finished")
@@ -479,7 +559,10 @@ describeContract("job service", ({ name, backend }) => {
           expect(late.message).toBe(notAssigned(job.id, gone.nodeId))
           // The taken-over job is not re-queued when the old session's grace ends.
           yield* Effect.forEach(Array.from({ length: 10 }), () =>
-            Effect.zipRight(TestClock.adjust(heartbeatIntervalMillis), jobs.heartbeat(node("a"), fresh.nodeId))
+            Effect.zipRight(
+              TestClock.adjust(heartbeatIntervalMillis),
+              jobs.heartbeat(node("a"), fresh.nodeId, [job.id])
+            )
           )
           expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
         })
@@ -521,7 +604,7 @@ describeContract("job service", ({ name, backend }) => {
           yield* run((jobs) =>
             Effect.gen(function* () {
               // The old session died with the controller.
-              expect(yield* jobs.heartbeat(node("a"), oldNode)).toBe(false)
+              expect(yield* jobs.heartbeat(node("a"), oldNode, [])).toBe(false)
               const stale = yield* Effect.flip(
                 jobs.reportResult(node("a"), oldNode, job.id, { final: true, result: result(88), framesDone: 2 })
               )
@@ -548,6 +631,38 @@ describeContract("job service", ({ name, backend }) => {
   })
 
   describe("re-queue after the grace period", () => {
+    it.effect("a claim the node never received (absent from its heartbeats for a session TTL) is re-queued", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* Effect.forEach([1, 2], (i) => jobs.submit(writer("a"), request(`j${i}`)))
+          const holder = yield* nodeWithJobs(jobs, "a", 2)
+          const [kept, lost] = holder.pulled
+          if (kept === undefined || lost === undefined) throw new Error("two jobs pulled")
+          // The node got only `kept` (the answer carrying `lost` was lost on the way).
+          const beat = Effect.zipRight(
+            TestClock.adjust(heartbeatIntervalMillis),
+            jobs.heartbeat(node("a"), holder.nodeId, [kept.id])
+          )
+          for (let waited = heartbeatIntervalMillis; waited <= ttlMillis; waited += heartbeatIntervalMillis) {
+            expect(yield* beat).toBe(true)
+            expect((yield* jobs.get(writer("a"), lost.id)).state).toBe("running")
+          }
+          expect(yield* beat).toBe(true)
+          expect((yield* jobs.get(writer("a"), lost.id)).state).toBe("pending")
+          expect((yield* jobs.get(writer("a"), kept.id)).state).toBe("running")
+          // The re-queued job runs elsewhere; the listed one is still the node's to report.
+          const other = yield* nodeWithJobs(jobs, "a", 1)
+          expect(first(other.pulled).id).toBe(lost.id)
+          const done = yield* jobs.reportResult(node("a"), holder.nodeId, kept.id, {
+            final: true,
+            result: result(80),
+            framesDone: 2
+          })
+          expect(done.state).toBe("finished")
+        })
+      )
+    )
+
     it.effect("running jobs of an expired session go back to pending, FIFO position kept, and run elsewhere", () =>
       run((jobs) =>
         Effect.gen(function* () {
@@ -565,7 +680,7 @@ describeContract("job service", ({ name, backend }) => {
           // Node b keeps heartbeating; node a goes silent.
           const tick = (millis: number) =>
             Effect.forEach(Array.from({ length: millis / 1000 }), () =>
-              Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId))
+              Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId, [stay.id]))
             )
           yield* tick(ttlMillis + requeueGraceMillis - sweepIntervalMillis)
           expect(yield* sweep(jobs)).toEqual([])

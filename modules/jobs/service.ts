@@ -8,11 +8,12 @@ import { Clock, Context, Effect, Either, Layer, Option, Schedule, Stream } from 
 import { PermissionDenied } from "../policy/errors.ts"
 import { decideReport } from "../policy/node-reports.ts"
 import type { Principal } from "../policy/principal.ts"
-import type { ScoreRequest } from "../scorer/request.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
 import {
   DEFAULT_LIST_LIMIT,
+  isLadderResult,
   type Job,
+  type JobRequest,
   type JobFilter,
   type JobState,
   MAX_LIST_LIMIT,
@@ -57,7 +58,7 @@ export interface JobServiceShape {
   /** SubmitJob: stores a pending job of the caller's tenant; durable when this succeeds. */
   readonly submit: (
     principal: Principal,
-    request: ScoreRequest,
+    request: JobRequest,
     idempotencyKey?: string
   ) => Effect.Effect<Job, InvalidJobRequest | JobStoreError>
   /** ListNodes: the caller's tenant's node sessions with the running jobs assigned to each. */
@@ -87,8 +88,16 @@ export interface JobServiceShape {
     principal: Principal,
     info: NodeInfo
   ) => Effect.Effect<Registration, InvalidJobRequest | JobStoreError>
-  /** Heartbeat: false for an unknown or expired session, or one of another tenant. */
-  readonly heartbeat: (principal: Principal, nodeId: string) => Effect.Effect<boolean, JobStoreError>
+  /**
+   * Heartbeat: false for an unknown or expired session, or one of another tenant. A live node
+   * lists the jobs it has (`runningJobIds`); a job claimed for it more than a session TTL ago
+   * that it does not list never reached it (its PullWork answer was lost) and is re-queued.
+   */
+  readonly heartbeat: (
+    principal: Principal,
+    nodeId: string,
+    runningJobIds: ReadonlyArray<string>
+  ) => Effect.Effect<boolean, JobStoreError>
   /** PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node. */
   readonly pullWork: (
     principal: Principal,
@@ -162,22 +171,45 @@ const ownTenant = (principal: Principal): Effect.Effect<string, InvalidJobReques
       ? Effect.fail(new InvalidJobRequest({ message: "the caller's tenant contains a NUL character" }))
       : Effect.succeed(principal.tenantId)
 
-/** A page of per-frame results appended at `framesOffset` to the frames stored so far. */
+/** `page` continuing `before` from `offset` (a page never starts beyond the frames so far). */
+const continued = <F>(
+  before: ReadonlyArray<F>,
+  page: ReadonlyArray<F>,
+  offset: number
+): Either.Either<ReadonlyArray<F>, InvalidJobRequest> =>
+  before.length < offset
+    ? Either.left(
+        new InvalidJobRequest({
+          message: `frames_offset ${offset} is beyond the ${before.length} frames reported so far`
+        })
+      )
+    : Either.right([...before.slice(0, offset), ...page])
+
+/**
+ * A page of per-frame results appended at `framesOffset` to the frames stored so far; a
+ * ladder's page continues every rendition's frames from that offset.
+ */
 const withPage = (stored: Job["result"], report: ResultReport): Effect.Effect<Job["result"], InvalidJobRequest> => {
   const offset = report.framesOffset ?? 0
   if (!Number.isSafeInteger(offset) || offset < 0) {
     return Effect.fail(new InvalidJobRequest({ message: `frames_offset must be a whole number ≥ 0; got ${offset}` }))
   }
-  if (report.result === undefined || offset === 0) return Effect.succeed(report.result)
-  const before = stored?.frames ?? []
-  if (before.length < offset) {
-    return Effect.fail(
-      new InvalidJobRequest({
-        message: `frames_offset ${offset} is beyond the ${before.length} frames reported so far`
-      })
-    )
+  const result = report.result
+  if (result === undefined || offset === 0) return Effect.succeed(result)
+  if (!isLadderResult(result)) {
+    const before = stored !== undefined && !isLadderResult(stored) ? stored.frames : []
+    return Effect.map(continued(before, result.frames, offset), (frames) => ({ ...result, frames }))
   }
-  return Effect.succeed({ ...report.result, frames: [...before.slice(0, offset), ...report.result.frames] })
+  const storedRenditions = stored !== undefined && isLadderResult(stored) ? stored.renditions : []
+  return Effect.map(
+    Effect.forEach(result.renditions, (rendition, index) =>
+      Effect.map(continued(storedRenditions[index]?.frames ?? [], rendition.frames, offset), (frames) => ({
+        ...rendition,
+        frames
+      }))
+    ),
+    (renditions) => ({ ...result, renditions })
+  )
 }
 
 const toUpdate = (
@@ -326,7 +358,25 @@ export const makeJobService = Effect.gen(function* () {
     register: (principal, info) =>
       Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
 
-    heartbeat: (principal, nodeId) => sessions.heartbeat(principal.tenantId, nodeId),
+    heartbeat: (principal, nodeId, runningJobIds) =>
+      Effect.gen(function* () {
+        const ok = yield* sessions.heartbeat(principal.tenantId, nodeId)
+        if (!ok) return false
+        // A claim older than a session TTL has had time to reach the node, however slow: one the
+        // node does not list is as lost as the jobs of a node silent for that long.
+        const now = yield* Clock.currentTimeMillis
+        const lost = yield* store.requeueUnlisted(
+          principal.tenantId,
+          nodeId,
+          runningJobIds,
+          now - sessions.settings.ttlMillis
+        )
+        if (lost.length > 0)
+          yield* Effect.logWarning(
+            `node ${nodeId} does not have ${lost.map((job) => job.id).join(", ")}: its claim never reached it; re-queued`
+          )
+        return true
+      }),
 
     pullWork: (principal, nodeId, maxJobs) =>
       Effect.gen(function* () {

@@ -8,11 +8,13 @@
 import * as grpc from "@grpc/grpc-js"
 import { Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
-import { MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
+import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
+import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { buildInfo } from "../runtime/build-info.ts"
+import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, callUnary, type GrpcCallError, makeClient } from "../transport/grpc/client.ts"
@@ -28,6 +30,8 @@ interface WireJob {
     readonly model: string
     readonly options: object | null
   } | null
+  /** A ladder job (request is then null). */
+  readonly ladder?: object | null
   readonly scoring_roots: ReadonlyArray<string>
 }
 
@@ -40,6 +44,8 @@ interface Report {
   readonly job_id: string
   readonly final: boolean
   readonly result?: ScoreResult
+  /** A ladder job's result (instead of result). */
+  readonly ladder_result?: LadderResult
   readonly error?: string
   readonly frames_done: number
 }
@@ -51,6 +57,7 @@ interface Report {
  * a page replaces the frames from its offset.
  */
 const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> => {
+  if (report.ladder_result !== undefined) return ladderReportMessages(nodeId, report, report.ladder_result)
   const frames = report.result?.frames ?? []
   if (report.result === undefined || frames.length <= MAX_FRAMES_PER_MESSAGE) {
     return [{ node_id: nodeId, ...report, frames_offset: 0 }]
@@ -63,6 +70,34 @@ const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> =
       job_id: report.job_id,
       final: last && report.final,
       result: { ...report.result, frames: frames.slice(offset, offset + MAX_FRAMES_PER_MESSAGE) },
+      error: report.error ?? "",
+      frames_done: report.frames_done,
+      frames_offset: offset
+    })
+  }
+  return messages
+}
+
+/**
+ * A ladder's ReportResult messages: every rendition's frames go page by page from one offset,
+ * at most `framesPerRenditionPage` each, so a message holds at most MAX_FRAMES_PER_MESSAGE.
+ */
+const ladderReportMessages = (nodeId: string, report: Report, result: LadderResult): ReadonlyArray<object> => {
+  const page = framesPerRenditionPage(result.renditions.length)
+  const longest = Math.max(0, ...result.renditions.map((rendition) => rendition.frames.length))
+  const messages: Array<object> = []
+  for (let offset = 0; offset === 0 || offset < longest; offset += page) {
+    messages.push({
+      node_id: nodeId,
+      job_id: report.job_id,
+      final: offset + page >= longest && report.final,
+      ladder_result: {
+        ...result,
+        renditions: result.renditions.map((rendition) => ({
+          ...rendition,
+          frames: rendition.frames.slice(offset, offset + page)
+        }))
+      },
       error: report.error ?? "",
       frames_done: report.frames_done,
       frames_offset: offset
@@ -177,13 +212,35 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
     )
 
-    const dropSession = (why: string) =>
-      Effect.zipRight(Ref.set(session, Option.none()), Effect.logWarning(`session lost: ${why}; registering again`))
+    /**
+     * Forgets session `nodeId` when the controller says it is gone. Only that session: the loops
+     * and reports each call under the session they started with, so a refusal can answer a call
+     * of an older session after another loop has registered again, and must not end the new one.
+     */
+    const dropSession = (nodeId: string, why: string) =>
+      Effect.flatMap(
+        Ref.modify(session, (held) =>
+          Option.isSome(held) && held.value.nodeId === nodeId ? [true, Option.none<Session>()] : [false, held]
+        ),
+        (dropped) => (dropped ? Effect.logWarning(`session lost: ${why}; registering again`) : Effect.void)
+      )
+
+    /**
+     * The jobs this node has, as its heartbeats list them: those it is scoring and those whose
+     * final report is not acknowledged yet. The controller re-queues a job claimed for the node
+     * long ago that it does not list (the PullWork answer never arrived).
+     */
+    const heldJobIds = Effect.map(Effect.all([Ref.get(running), Ref.get(unreported)]), ([scoring, finished]) => [
+      ...new Set([...scoring, ...finished.keys()])
+    ])
 
     /** True unless the controller says the session is gone (a failed call proves nothing). */
     const sessionAlive = (nodeId: string) =>
-      Effect.map(Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: [] })), (beat) =>
-        beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok
+      Effect.flatMap(heldJobIds, (held) =>
+        Effect.map(
+          Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: held })),
+          (beat) => (beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
+        )
       )
 
     /** A final report the controller acknowledged or refused for good: nothing left to resend. */
@@ -207,7 +264,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // A restarted controller refuses reports of a session it never registered: register
         // again and send once more, so a job finished across the restart is not scored twice.
         if (mayRetry && report.final && sessionLost(error) && !(yield* sessionAlive(nodeId))) {
-          yield* dropSession(`report refused: ${error.message}`)
+          yield* dropSession(nodeId, `report refused: ${error.message}`)
           return yield* sendReport(report, false)
         }
         if (error._tag === "GrpcCallError" && error.code === grpc.status.PERMISSION_DENIED) {
@@ -224,9 +281,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     )
 
     /**
-     * Sends a progress report; true when the controller answers that the job was cancelled. A
-     * refused report proves nothing here (after a controller restart the session is unknown,
-     * and the job is still this node's to finish and report under its next session).
+     * Sends a progress report; true when the job is no longer this node's to score: cancelled,
+     * or refused as not assigned to this node while its session is live (the job was re-queued
+     * or taken over, and scoring on would only score it twice). Any other refusal proves nothing
+     * (after a controller restart the session is unknown, and the job is still this node's to
+     * finish and report under its next session).
      */
     const reportProgress = (jobId: string, framesDone: number): Effect.Effect<boolean> =>
       Effect.gen(function* () {
@@ -240,7 +299,16 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           })
         )
         if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
-        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${sent.left.message}`)
+        const refusal = sent.left
+        if (
+          refusal._tag === "GrpcCallError" &&
+          refusal.code === grpc.status.PERMISSION_DENIED &&
+          (yield* sessionAlive(nodeId))
+        ) {
+          yield* Effect.logWarning(`job ${jobId} is no longer this node's (${refusal.message}); scoring stopped`)
+          return true
+        }
+        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${refusal.message}`)
         return false
       })
 
@@ -250,18 +318,19 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         sendReport({ job_id: job.id, final: true, error: message, frames_done: 0 })
       )
 
-    /** Scores both inputs on this node's file system, each checked against the job's roots once opened. */
-    const runJob = (job: WireJob): Effect.Effect<void> =>
+    /**
+     * Runs `score` with progress reports (at most one per `progressEvery`); None when a progress
+     * report showed the job cancelled or no longer this node's: scoring stops (its decoders are
+     * killed with it).
+     */
+    const withProgress = <A, E>(
+      jobId: string,
+      score: (onProgress: (framesDone: number) => Effect.Effect<void>) => Effect.Effect<A, E>
+    ) =>
       Effect.gen(function* () {
-        if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
-        if (job.request === null) return yield* fail(job, "job carries no score request")
-        // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
-        const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
-        const parsed = yield* Effect.either(parseScoreRequest(job.request))
-        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const lastProgress = yield* Ref.make(0)
-        // Completed when a progress report shows the job cancelled: scoring stops (its decoders
-        // are killed with it) and no final report is sent.
+        // Completed when a progress report shows the job cancelled or no longer this node's:
+        // scoring stops (its decoders are killed with it) and no final report is sent.
         const withdrawn = yield* Deferred.make<void>()
         const onProgress = (framesDone: number) =>
           Effect.flatMap(Ref.get(lastProgress), (last) =>
@@ -269,26 +338,86 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
               ? Effect.void
               : Effect.zipRight(
                   Ref.set(lastProgress, Date.now()),
-                  Effect.flatMap(reportProgress(job.id, framesDone), (gone) =>
+                  Effect.flatMap(reportProgress(jobId, framesDone), (gone) =>
                     gone ? Deferred.succeed(withdrawn, undefined) : Effect.void
                   )
                 )
           )
+        return yield* Effect.raceFirst(
+          Effect.map(Effect.either(score(onProgress)), Option.some),
+          Effect.as(Deferred.await(withdrawn), Option.none())
+        )
+      })
+
+    /** Scores both inputs on this node's file system, each checked against the job's roots once opened. */
+    const runPair = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+      Effect.gen(function* () {
+        const parsed = yield* Effect.either(parseScoreRequest(request))
+        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const scoreJob = {
           ...parsed.right,
           perFrame: true,
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
-        const scored = yield* Effect.raceFirst(
-          Effect.either(Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)),
-          Effect.as(Deferred.await(withdrawn), undefined)
+        const outcome = yield* withProgress(job.id, (onProgress) =>
+          Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)
         )
-        if (scored === undefined) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
+        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
+        const scored = outcome.value
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
         )
         yield* sendReport({ job_id: job.id, final: true, result: scored.right, frames_done: scored.right.frame_count })
+      })
+
+    /**
+     * Scores a ladder in one pass over the reference, every rendition checked against the job's
+     * roots once opened; a cancel stops the reference's and every rendition's decoder.
+     */
+    const runLadder = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+      Effect.gen(function* () {
+        const parsed = yield* Effect.either(parseLadderRequest(request))
+        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+        const ladder = {
+          ...parsed.right,
+          renditions: parsed.right.renditions.map((rendition) => ({
+            ...rendition,
+            job: { ...rendition.job, perFrame: true, threads: Math.max(rendition.job.threads, config.threadsPerJob) }
+          }))
+        }
+        const outcome = yield* withProgress(job.id, (onProgress) =>
+          Effect.provideService(
+            scoreLadderInputs(scorer, ladder, {
+              onProgress,
+              guard,
+              onRenditionProgress: (index, frames) =>
+                Effect.logDebug("rendition progress").pipe(
+                  Effect.annotateLogs({ rendition: ladder.renditions[index]?.label ?? String(index), frames })
+                )
+            }),
+            Ffmpeg,
+            ffmpeg
+          )
+        )
+        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
+        const scored = outcome.value
+        if (scored._tag === "Left") return yield* fail(job, scored.left.message)
+        const frames = scored.right.renditions[0]?.frame_count ?? 0
+        yield* Effect.logInfo("job finished").pipe(
+          Effect.annotateLogs({ job_id: job.id, frames, renditions: scored.right.renditions.length })
+        )
+        yield* sendReport({ job_id: job.id, final: true, ladder_result: scored.right, frames_done: frames })
+      })
+
+    const runJob = (job: WireJob): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
+        // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
+        const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
+        if (job.ladder !== undefined && job.ladder !== null) return yield* runLadder(job, job.ladder, guard)
+        if (job.request === null) return yield* fail(job, "job carries no score request")
+        return yield* runPair(job, job.request, guard)
       }).pipe(
         Effect.ensuring(
           Ref.update(running, (set) => {
@@ -303,17 +432,17 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       for (;;) {
         const current = yield* currentSession
         yield* Effect.sleep(Duration.millis(current.heartbeatMs))
-        const runningIds = [...(yield* Ref.get(running))]
+        const runningIds = yield* heldJobIds
         const beat = yield* Effect.either(
           call<{ ok: boolean }>("Heartbeat", { node_id: current.nodeId, running_job_ids: runningIds })
         )
         if (beat._tag === "Left") {
-          if (sessionLost(beat.left)) yield* dropSession(beat.left.message)
+          if (sessionLost(beat.left)) yield* dropSession(current.nodeId, beat.left.message)
           else yield* Effect.logWarning(`heartbeat failed: ${beat.left.message}`)
           continue
         }
         if (!beat.right.ok) {
-          yield* dropSession("heartbeat refused")
+          yield* dropSession(current.nodeId, "heartbeat refused")
           yield* currentSession
         }
         // Final reports that found the controller (or its database) unreachable are sent again.
@@ -333,7 +462,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", { node_id: current.nodeId, max_jobs: free })
         )
         if (pulled._tag === "Left") {
-          if (sessionLost(pulled.left)) yield* dropSession(pulled.left.message)
+          if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
           else yield* Effect.logWarning(`pull failed: ${pulled.left.message}`)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
