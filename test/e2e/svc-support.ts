@@ -18,7 +18,7 @@ export const svc = (args: ReadonlyArray<string>, env: Record<string, string> = {
   runCommand([requireBuilt("svc"), ...args], { env: { ...modelDirEnv, ...env } })
 
 /** The file a model name resolves to for this run: SVC_MODEL_DIR's, else the built-in. */
-export const modelFile = (name: string) => join(process.env.SVC_MODEL_DIR ?? builtinModelDir, `${name}.json`)
+export const modelFile = (name: string) => join(process.env.SVC_MODEL_DIR || builtinModelDir, `${name}.json`)
 
 export const geometryArgs = (entry: Fixture) => [
   "-w",
