@@ -5,6 +5,7 @@
 import { benchController } from "./controller.ts"
 import { benchEncoded } from "./encoded.ts"
 import { benchJobStores } from "./job-store.ts"
+import { benchLadder } from "./ladder.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchServer } from "./server.ts"
 import { benchVsReference } from "./vs-reference.ts"
@@ -14,6 +15,7 @@ if (process.argv.includes("vs-reference")) {
 } else {
   benchScorer()
   benchEncoded()
+  benchLadder()
   await benchController()
   await benchJobStores()
   await benchServer()

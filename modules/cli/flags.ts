@@ -129,7 +129,9 @@ export const inputsOf = (flags: ScoreFlags): Effect.Effect<{ reference: string; 
   return Effect.succeed({ reference: reference.value, distorted: distorted.value })
 }
 
-export const rawGeometry = (flags: ScoreFlags): Geometry | undefined =>
+export const rawGeometry = (
+  flags: Pick<ScoreFlags, "width" | "height" | "pixelFormat" | "bitdepth">
+): Geometry | undefined =>
   Option.isSome(flags.width) && Option.isSome(flags.height)
     ? {
         width: flags.width.value,
@@ -139,7 +141,9 @@ export const rawGeometry = (flags: ScoreFlags): Geometry | undefined =>
       }
     : undefined
 
-export const frameWindow = (flags: ScoreFlags): FrameWindow => ({
+export const frameWindow = (
+  flags: Pick<ScoreFlags, "frameCnt" | "frameSkipRef" | "frameSkipDist" | "subsample">
+): FrameWindow => ({
   frameCount: Option.getOrElse(flags.frameCnt, () => 0),
   frameSkipRef: Option.getOrElse(flags.frameSkipRef, () => 0),
   frameSkipDist: Option.getOrElse(flags.frameSkipDist, () => 0),

@@ -7,14 +7,17 @@ import * as grpc from "@grpc/grpc-js"
 import { Args, Command, Options } from "@effect/cli"
 import { Duration, Effect, Option } from "effect"
 import { defaultControllerAddress } from "../config/ports.ts"
+import type { LadderResponseLike } from "../formats/ladder.ts"
 import { reportOf } from "../formats/libvmaf.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, type ClientOptions, callUnary, type GrpcCallError } from "../transport/grpc/client.ts"
 import { controllerClient, controllerOptions, readToken } from "./connection.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 import { inputsOf, parseModels, scoreFlags, scoreRequest } from "./flags.ts"
+import { writeLadderOutputs } from "./ladder.ts"
+import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
 import { expectedFrames } from "./inputs.ts"
-import { outputFlags, writeOutputs } from "./output.ts"
+import { chosenFormat, type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
 import { startProgress } from "./progress.ts"
 
 /** A job as the controller sends it (proto field names). */
@@ -33,6 +36,9 @@ interface Job {
   readonly finished_at?: { readonly seconds: number; readonly nanos: number } | null
   readonly node_id: string
   readonly result: ScoreResult | null
+  /** A ladder job: its request and result (request and result are then null). */
+  readonly ladder?: LadderRequestBody | null
+  readonly ladder_result?: LadderResponseLike | null
   readonly error: string
   readonly frames_done: number
 }
@@ -95,24 +101,50 @@ const printJson = (value: unknown) => Effect.sync(() => process.stdout.write(`${
 
 const seconds = (stamp: Job["created_at"]) => (stamp ? stamp.seconds + stamp.nanos / 1e9 : undefined)
 
+/** The pooled score(s) of a finished job: one, or one per ladder rendition. */
+const scoreText = (job: Job): string =>
+  job.state !== "JOB_STATE_FINISHED"
+    ? ""
+    : job.ladder_result
+      ? job.ladder_result.renditions.map((rendition) => `${rendition.label} ${rendition.score.toFixed(6)}`).join(", ")
+      : job.result
+        ? job.result.score.toFixed(6)
+        : ""
+
 const describeJob = (job: Job): string => {
-  const score = job.result && job.state === "JOB_STATE_FINISHED" ? ` score ${job.result.score.toFixed(6)}` : ""
+  const score = scoreText(job) === "" ? "" : ` score ${scoreText(job)}`
   const error = job.error === "" ? "" : ` error: ${job.error}`
   return `${job.id} ${shortState(job.state)}${score}${error}`
 }
 
-const submit = Command.make("submit", { ...scoreFlags, controller }, (flags) =>
+const submit = Command.make("submit", { ...scoreFlags, rendition: renditionFlag, controller }, (flags) =>
   Effect.gen(function* () {
-    const inputs = yield* inputsOf(flags)
     const models = yield* parseModels(flags.model)
     if (models.length > 1 || models.some((model) => model.directory !== undefined))
       return yield* new UsageError({ message: "a job scores with one model, named as the controller's nodes know it" })
     const options = yield* controllerOptions(flags.controller)
+    if (flags.rendition.length > 0) {
+      // A ladder job: REF and its renditions (no DIS).
+      const reference = Option.orElse(flags.reference, () => flags.referenceFlag)
+      if (Option.isNone(reference) || Option.isSome(flags.distorted) || Option.isSome(flags.distortedFlag))
+        return yield* new UsageError({
+          message: "a ladder job takes the reference and its renditions: svc jobs submit REF --rendition LABEL=PATH ..."
+        })
+      const renditions = yield* parseRenditions(flags.rendition)
+      const ladder = ladderRequest(reference.value, renditions, flags, models[0], false)
+      const job = yield* jobsCall<Job>(options, "SubmitJob", { ladder })
+      return yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
+    }
+    const inputs = yield* inputsOf(flags)
     const request = scoreRequest(inputs, flags, models[0], false)
     const job = yield* jobsCall<Job>(options, "SubmitJob", { request })
     yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
   })
-).pipe(Command.withDescription("Queue a score on the controller's nodes; prints the job's id"))
+).pipe(
+  Command.withDescription(
+    "Queue a score (REF DIS) or a ladder (REF --rendition LABEL=PATH ...) on the controller's nodes; prints the job's id"
+  )
+)
 
 const jobId = Args.text({ name: "JOB_ID" })
 
@@ -145,9 +177,8 @@ const list = Command.make(
       const lines = jobs.map((job) => {
         const created = seconds(job.created_at)
         const when = created === undefined ? "" : new Date(created * 1000).toISOString()
-        return `${job.id}  ${shortState(job.state).padEnd(9)}  ${when}  ${job.request?.distorted ?? ""}${
-          job.state === "JOB_STATE_FINISHED" && job.result ? `  ${job.result.score.toFixed(6)}` : ""
-        }`
+        const what = job.ladder ? `ladder of ${job.ladder.renditions.length}` : (job.request?.distorted ?? "")
+        return `${job.id}  ${shortState(job.state).padEnd(9)}  ${when}  ${what}${scoreText(job) === "" ? "" : `  ${scoreText(job)}`}`
       })
       yield* Effect.sync(() => process.stdout.write(lines.length > 0 ? `${lines.join("\n")}\n` : ""))
     })
@@ -226,6 +257,7 @@ const wait = Command.make(
         ? first
         : yield* limited.pipe(Effect.ensuring(Effect.sync(progress.finish)))
       progress.finish()
+      if (job.ladder) return yield* writeLadderJob(options, job, job.ladder, flags)
       if (job.state !== "JOB_STATE_FINISHED" || job.result === null)
         return yield* new CommandFailed({
           message: `job ${job.id} ${shortState(job.state)}${job.error ? `: ${job.error}` : ""}`
@@ -247,6 +279,59 @@ const wait = Command.make(
       })
     })
 ).pipe(Command.withDescription("Wait for a job to end (progress on a terminal), then print its result like svc score"))
+
+/** Every page of a finished ladder job's per-frame results (GetJob with frames_offset). */
+const wholeLadderResult = (options: ClientOptions, job: Job, result: LadderResponseLike) =>
+  Effect.gen(function* () {
+    const frames = result.renditions.map((rendition) => [...rendition.frames])
+    const total = Math.max(0, ...result.renditions.map((rendition) => rendition.frame_count))
+    while (frames.some((list, index) => list.length < (result.renditions[index]?.frame_count ?? 0))) {
+      const offset = Math.min(...frames.map((list) => list.length))
+      if (offset >= total) break
+      const page = yield* jobsCall<Job>(options, "GetJob", { id: job.id, frames_offset: offset })
+      const renditions = page.ladder_result?.renditions ?? []
+      if (renditions.every((rendition) => rendition.frames.length === 0))
+        return yield* new CommandFailed({ message: `job ${job.id}: no frames from ${offset} on` })
+      renditions.forEach((rendition, index) => {
+        const list = frames[index]
+        if (list !== undefined) list.splice(offset, list.length - offset, ...rendition.frames)
+      })
+    }
+    return {
+      ...result,
+      renditions: result.renditions.map((rendition, index) => ({ ...rendition, frames: frames[index] ?? [] }))
+    }
+  })
+
+/** `jobs wait` of a ladder job: its result like `svc ladder` writes it. */
+const writeLadderJob = (options: ClientOptions, job: Job, ladder: LadderRequestBody, flags: OutputChoice) =>
+  Effect.gen(function* () {
+    if (job.state !== "JOB_STATE_FINISHED" || !job.ladder_result)
+      return yield* new CommandFailed({
+        message: `job ${job.id} ${shortState(job.state)}${job.error ? `: ${job.error}` : ""}`
+      })
+    const result = yield* wholeLadderResult(options, job, job.ladder_result)
+    const started = seconds(job.started_at)
+    const finished = seconds(job.finished_at)
+    const layout = chosenFormat(flags)
+    const features = ladder.options?.features
+    yield* writeLadderOutputs(
+      {
+        format: layout === "json" && Option.isNone(flags.output) ? "json" : "table",
+        output: flags.output,
+        layout: layout === "table" ? "json" : layout,
+        html: flags.html
+      },
+      result,
+      {
+        reference: ladder.reference,
+        distorted: (label) => ladder.renditions.find((rendition) => rendition.label === label)?.distorted ?? "",
+        scoredOn: `controller ${options.address}, node ${job.node_id || "?"}`,
+        seconds: started !== undefined && finished !== undefined ? finished - started : 0,
+        extras: Array.isArray(features) ? features.map(String) : []
+      }
+    )
+  })
 
 export const jobsCommand = Command.make("jobs").pipe(
   Command.withDescription("Jobs on a controller: submit, get, list, cancel, wait"),

@@ -1,5 +1,5 @@
 /**
- * The `svc` command line: `svc score`, `svc jobs ...`, `svc models`. Parsing and help come from
+ * The `svc` command line: `svc score`, `svc ladder`, `svc jobs ...`, `svc models`. Parsing and help come from
  * @effect/cli; this module maps every ending to an exit code (0 done, 1 failed, 2 usage) with
  * one line on stderr.
  */
@@ -9,12 +9,13 @@ import { Cause, Console, Effect, Exit } from "effect"
 import { buildInfo, versionLine } from "../runtime/build-info.ts"
 import { ExitCode } from "./errors.ts"
 import { jobsCommand } from "./jobs.ts"
+import { ladderCommand } from "./ladder.ts"
 import { modelsCommand } from "./models.ts"
 import { scoreCommand } from "./score.ts"
 
 const svc = Command.make("svc").pipe(
   Command.withDescription("Video quality (VMAF) scores from the command line: local, on a server, or as jobs"),
-  Command.withSubcommands([scoreCommand, jobsCommand, modelsCommand])
+  Command.withSubcommands([scoreCommand, ladderCommand, jobsCommand, modelsCommand])
 )
 
 const cli = Command.run(svc, { name: "svc", version: `${buildInfo.version} (${buildInfo.commit})` })

@@ -9,7 +9,6 @@ import type { AuthMetrics, AuthStatus, Authenticator } from "../auth/index.ts"
 import { ScoringRoots } from "../auth/index.ts"
 import { JobService } from "../jobs/index.ts"
 import type { Principal } from "../policy/index.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
 import { grpcCallMetrics, scoringService } from "../scoring-api/grpc.ts"
 import { ScorerState } from "../scoring-api/scorer-state.ts"
 import type { ScoringApi } from "../scoring-api/scoring.ts"
@@ -39,19 +38,27 @@ const jobsService: Handlers = {
   methods: {
     SubmitJob: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const scoreRequest = yield* decodeSubmitJob(request)
+        const submitted = yield* decodeSubmitJob(request)
         // Validated whole, as Score validates: a model this controller's scorer does not know is
-        // refused now rather than failing later on a node.
+        // refused now rather than failing later on a node (a ladder: every rendition's pair).
         const scorer = yield* Effect.flatMap(ScorerState, (state) => state.scorer)
-        const job = yield* parseScoreRequest(scoreRequest)
-        yield* scorer.models.load(job.model)
-        // Inputs are read by a node, so they are checked as written here (5.5.5).
+        const pairs =
+          submitted._tag === "Score" ? [submitted.job] : submitted.ladder.renditions.map((rendition) => rendition.job)
+        for (const model of new Set(pairs.map((pair) => pair.model))) yield* scorer.models.load(model)
+        // Inputs are read by a node, so they are checked as written here (5.5.5); a ladder's
+        // reference and every rendition's path.
         const roots = yield* Effect.flatMap(ScoringRoots, (service) => service.forPrincipal(principal))
-        yield* roots.check(scoreRequest.reference)
-        yield* roots.check(scoreRequest.distorted)
+        const inputs =
+          submitted._tag === "Score"
+            ? [submitted.request.reference, submitted.request.distorted]
+            : [
+                submitted.request.ladder.reference,
+                ...submitted.request.ladder.renditions.map((rendition) => rendition.distorted)
+              ]
+        for (const input of inputs) yield* roots.check(input)
         const idempotencyKey = yield* decodeIdempotencyKey(request)
         const jobs = yield* JobService
-        return jobMessage(yield* jobs.submit(principal, scoreRequest, idempotencyKey))
+        return jobMessage(yield* jobs.submit(principal, submitted.request, idempotencyKey))
       })
     ),
     GetJob: unary((request, { context: principal }) =>

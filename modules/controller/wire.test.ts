@@ -28,12 +28,14 @@ describe("jobMessage", () => {
       tenant_id: "a",
       state: "JOB_STATE_RUNNING",
       request: job.request,
+      ladder: null,
       scoring_roots: ["/roots/a"],
       created_at: { seconds: 1_700_000_000, nanos: 123_000_000 },
       started_at: { seconds: 1_700_000_001, nanos: 0 },
       finished_at: null,
       node_id: "n1",
       result: null,
+      ladder_result: null,
       error: "",
       frames_done: 7,
       submitted_by: ""
@@ -88,7 +90,9 @@ describe("request decoding", () => {
 
   it("SubmitJob: validated as a score request, with the scoring path's messages", () => {
     const request = { reference: "/r.yuv", distorted: "/d.yuv", model: "", options: { width: 320, height: 240 } }
-    expect(run(decodeSubmitJob({ request }))).toEqual(Either.right(request))
+    expect(Either.map(run(decodeSubmitJob({ request })), (submitted) => submitted.request)).toEqual(
+      Either.right(request)
+    )
     const missing = run(decodeSubmitJob({ request: null }))
     expect(Either.isLeft(missing) && [missing.left._tag, missing.left.message]).toEqual([
       "InvalidScoreRequest",
@@ -119,6 +123,120 @@ describe("request decoding", () => {
         result: { score: "high" },
         error: "",
         frames_done: 3
+      })
+    )
+    expect(Either.isLeft(malformed) && malformed.left._tag).toBe("InvalidJobRequest")
+  })
+})
+
+describe("ladder jobs", () => {
+  const ladder = {
+    reference: "/r.yuv",
+    renditions: [
+      { label: "low", distorted: "/low.yuv" },
+      { label: "high", distorted: "/high.yuv" }
+    ],
+    options: { width: 320, height: 240 }
+  }
+  const provenance = {
+    library: { abi_minor: 0, abi_patch: 0, active_backend: "scalar", n_extractors: 1, version: "t" },
+    model: "m",
+    model_sha256: "0",
+    backend_used: "scalar",
+    feature_backends: [],
+    precision: "lossless"
+  }
+  const rendition = (label: string, count: number) => {
+    const frames = Array.from({ length: count }, (_, frame) => ({ frame, metrics: { vmaf: frame } }))
+    return {
+      label,
+      score: 1,
+      features: { vmaf: 1 },
+      provenance,
+      frames,
+      frame_count: count,
+      pooled: { min: {}, max: {}, harmonic_mean: {} },
+      summary: {
+        p1: 0,
+        p5: 0,
+        worst_frames: [],
+        width: 320,
+        height: 240,
+        codec: "rawvideo",
+        bitrate_bps: 0,
+        duration_s: 0,
+        on_hull: true
+      }
+    }
+  }
+  const ladderResult = (count: number) => ({
+    renditions: [rendition("low", count), rendition("high", count)],
+    provenance: {
+      reference_passes: 1,
+      reference_decoders: 0,
+      reference_frames: count,
+      shared: [],
+      library: provenance.library,
+      model: "m",
+      model_sha256: "0",
+      backend_used: "scalar",
+      precision: "lossless"
+    }
+  })
+
+  it("SubmitJob: a ladder is validated whole, every rendition as the score it stands for", () => {
+    const accepted = run(decodeSubmitJob({ request: null, ladder }))
+    expect(Either.map(accepted, (submitted) => submitted.request)).toEqual(Either.right({ ladder }))
+    expect(
+      Either.isRight(accepted) && accepted.right._tag === "Ladder" && accepted.right.ladder.renditions.length
+    ).toBe(2)
+    const both = run(decodeSubmitJob({ request: { reference: "/r.y4m", distorted: "/d.y4m" }, ladder }))
+    expect(Either.isLeft(both) && both.left.message).toBe("request and ladder: give one or the other")
+    const twice = run(
+      decodeSubmitJob({
+        request: null,
+        ladder: { ...ladder, renditions: [ladder.renditions[0], { label: "low", distorted: "/x.yuv" }] }
+      })
+    )
+    expect(Either.isLeft(twice) && twice.left.message).toContain('"low" names two renditions')
+  })
+
+  it("a ladder job's message carries its request and one page of every rendition's frames", () => {
+    const count = MAX_FRAMES_PER_MESSAGE + 10
+    const long: Job = { ...job, request: { ladder }, result: ladderResult(count) }
+    const message = jobMessage(long)
+    expect(message.request).toBeNull()
+    expect(message.result).toBeNull()
+    expect(message.ladder).toEqual(ladder)
+    const perRendition = MAX_FRAMES_PER_MESSAGE / 2
+    expect(message.ladder_result?.renditions.map((entry) => entry.frames.length)).toEqual([perRendition, perRendition])
+    const { window } = Either.getOrThrow(run(decodeGetJob({ id: "j1", frames_offset: perRendition * 2 })))
+    const last = jobMessage(long, [], window).ladder_result?.renditions.map((entry) => entry.frames.map((f) => f.frame))
+    expect(last?.[1]).toEqual(Array.from({ length: count - perRendition * 2 }, (_, i) => perRendition * 2 + i))
+  })
+
+  it("ReportResult: a ladder's result arrives in ladder_result, checked by the ladder's schema", () => {
+    const report = run(
+      decodeReportResult({
+        node_id: "n",
+        job_id: "j",
+        final: true,
+        result: null,
+        ladder_result: ladderResult(3),
+        error: "",
+        frames_done: 6
+      })
+    )
+    expect(Either.map(report, ({ report }) => report.result)).toEqual(Either.right(ladderResult(3)))
+    const malformed = run(
+      decodeReportResult({
+        node_id: "n",
+        job_id: "j",
+        final: true,
+        result: null,
+        ladder_result: { renditions: [{ label: "x" }] },
+        error: "",
+        frames_done: 6
       })
     )
     expect(Either.isLeft(malformed) && malformed.left._tag).toBe("InvalidJobRequest")

@@ -5,8 +5,13 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import {
+  decodeStoredLadderResult,
   decodeStoredResult,
   encodeResult,
+  framesPerRenditionPage,
+  isLadderRequest,
+  isLadderResult,
+  type LadderJobRequest,
   InvalidJobRequest,
   type Job,
   JOB_STATES,
@@ -16,7 +21,8 @@ import {
   type ResultReport
 } from "../jobs/index.ts"
 import { InvalidScoreRequest } from "../scorer/errors.ts"
-import { parseScoreRequest, ScoreRequest } from "../scorer/request.ts"
+import { type LadderJob, LadderRequest, type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
+import { parseScoreRequest, type ScoreJob, ScoreRequest } from "../scorer/request.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
 
 const WIRE_STATE: Readonly<Record<JobState, string>> = {
@@ -48,20 +54,34 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   id: job.id,
   tenant_id: job.tenantId,
   state: WIRE_STATE[job.state],
-  request: job.request,
+  request: isLadderRequest(job.request) ? null : job.request,
+  ladder: isLadderRequest(job.request) ? job.request.ladder : null,
   scoring_roots: scoringRoots,
   created_at: timestamp(job.createdAt),
   started_at: timestamp(job.startedAt),
   finished_at: timestamp(job.finishedAt),
   node_id: job.nodeId ?? "",
   result:
-    job.result === undefined
+    job.result === undefined || isLadderResult(job.result)
       ? null
       : { ...job.result, frames: job.result.frames.slice(window.offset, window.offset + window.limit) },
+  ladder_result: job.result !== undefined && isLadderResult(job.result) ? ladderPage(job.result, window) : null,
   error: job.error ?? "",
   frames_done: job.framesDone,
   submitted_by: job.submittedBy ?? ""
 })
+
+/** A ladder result with one page of every rendition's frames (at most MAX_FRAMES_PER_MESSAGE in all). */
+const ladderPage = (result: LadderResult, window: FramesWindow): LadderResult => {
+  const limit = Math.min(window.limit, framesPerRenditionPage(result.renditions.length))
+  return {
+    ...result,
+    renditions: result.renditions.map((rendition) => ({
+      ...rendition,
+      frames: rendition.frames.slice(window.offset, window.offset + limit)
+    }))
+  }
+}
 
 const describe = (error: ParseResult.ParseError): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
@@ -133,19 +153,40 @@ export const decodeStreamJobs = (input: unknown) =>
     )
   )
 
+/** What a submitted job scores, validated: the request to store and the jobs a node will run. */
+export type SubmittedJob =
+  | { readonly _tag: "Score"; readonly request: ScoreRequest; readonly job: ScoreJob }
+  | { readonly _tag: "Ladder"; readonly request: LadderJobRequest; readonly ladder: LadderJob }
+
 /**
- * SubmitJobRequest → the ScoreRequest to store, validated like a score (so a job that can
- * never run is refused at submission with the scoring path's message).
+ * SubmitJobRequest → the request to store (a pair's ScoreRequest, or a ladder), validated like a
+ * score (so a job that can never run is refused at submission with the scoring path's message).
  */
-export const decodeSubmitJob = (input: unknown): Effect.Effect<ScoreRequest, InvalidJobRequest | InvalidScoreRequest> =>
+export const decodeSubmitJob = (input: unknown): Effect.Effect<SubmittedJob, InvalidJobRequest | InvalidScoreRequest> =>
   Effect.gen(function* () {
-    const { request } = yield* decoder(Schema.Struct({ request: Schema.NullOr(Schema.Unknown) }))(input)
+    const { request, ladder } = yield* decoder(
+      Schema.Struct({
+        request: Schema.NullOr(Schema.Unknown),
+        ladder: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null })
+      })
+    )(input)
+    if (request !== null && ladder !== null)
+      return yield* new InvalidScoreRequest({ message: "request and ladder: give one or the other" })
+    if (ladder !== null) {
+      const parsed = yield* parseLadderRequest(ladder)
+      const stored = yield* Either.match(Schema.decodeUnknownEither(LadderRequest)(ladder), {
+        onLeft: (error) => Effect.fail(new InvalidScoreRequest({ message: `ladder.${describe(error)}` })),
+        onRight: Effect.succeed
+      })
+      return { _tag: "Ladder", request: { ladder: stored }, ladder: parsed } as const
+    }
     if (request === null) return yield* new InvalidScoreRequest({ message: "request: is required" })
-    yield* parseScoreRequest(request)
-    return yield* Either.match(Schema.decodeUnknownEither(ScoreRequest)(request), {
+    const job = yield* parseScoreRequest(request)
+    const stored = yield* Either.match(Schema.decodeUnknownEither(ScoreRequest)(request), {
       onLeft: (error) => Effect.fail(new InvalidScoreRequest({ message: describe(error) })),
       onRight: Effect.succeed
     })
+    return { _tag: "Score", request: stored, job } as const
   })
 
 export const decodeRegisterNode = decoder(
@@ -161,15 +202,24 @@ const ReportResultRequest = Schema.Struct({
   job_id: Id,
   final: Schema.Boolean,
   result: Schema.NullOr(Schema.Unknown),
+  ladder_result: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null }),
   error: Schema.String,
   frames_done: Schema.Number,
   frames_offset: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 
-// The domain's own result schema (through its JSON form, which keeps NaN scores) checks the shape.
+// The domain's own result schemas (through their JSON form, which keeps NaN scores) check the shape.
 const decodeResult = (result: unknown): Effect.Effect<ScoreResult, InvalidJobRequest> =>
   Either.match(decodeStoredResult(encodeResult(result as ScoreResult)), {
     onLeft: (error) => Effect.fail(new InvalidJobRequest({ message: `result: ${describe(error)}` })),
+    onRight: (decoded) =>
+      isLadderResult(decoded)
+        ? Effect.fail(new InvalidJobRequest({ message: "result: a ladder's result belongs in ladder_result" }))
+        : Effect.succeed(decoded)
+  })
+const decodeLadderResult = (result: unknown): Effect.Effect<LadderResult, InvalidJobRequest> =>
+  Either.match(decodeStoredLadderResult(encodeResult(result as LadderResult)), {
+    onLeft: (error) => Effect.fail(new InvalidJobRequest({ message: `ladder_result: ${describe(error)}` })),
     onRight: Effect.succeed
   })
 
@@ -177,7 +227,14 @@ const decodeResult = (result: unknown): Effect.Effect<ScoreResult, InvalidJobReq
 export const decodeReportResult = (input: unknown) =>
   Effect.gen(function* () {
     const request = yield* decoder(ReportResultRequest)(input)
-    const result = request.result === null ? undefined : yield* decodeResult(request.result)
+    if (request.result !== null && request.ladder_result !== null)
+      return yield* new InvalidJobRequest({ message: "result and ladder_result: give one or the other" })
+    const result =
+      request.ladder_result !== null
+        ? yield* decodeLadderResult(request.ladder_result)
+        : request.result === null
+          ? undefined
+          : yield* decodeResult(request.result)
     const report: ResultReport = {
       final: request.final,
       result,

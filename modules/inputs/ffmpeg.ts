@@ -157,6 +157,8 @@ export interface ProbedStream {
   readonly width: number
   readonly height: number
   readonly pixelFormat: string
+  /** The container's duration in seconds; 0 when it does not say. */
+  readonly durationSeconds: number
 }
 
 interface ProbeJson {
@@ -166,7 +168,7 @@ interface ProbeJson {
     readonly height?: number
     readonly pix_fmt?: string
   }>
-  readonly format?: { readonly format_name?: string }
+  readonly format?: { readonly format_name?: string; readonly duration?: string }
 }
 
 /** The scaling algorithms `options.scale` may name (ffmpeg's `flags` of the scale filter). */
@@ -219,7 +221,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-select_streams",
             "v:0",
             "-show_entries",
-            "stream=codec_name,width,height,pix_fmt:format=format_name",
+            "stream=codec_name,width,height,pix_fmt:format=format_name,duration",
             "-of",
             "json",
             inputUrl
@@ -238,7 +240,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
           codec: stream.codec_name ?? "unknown",
           width: stream.width,
           height: stream.height,
-          pixelFormat: stream.pix_fmt ?? "unknown"
+          pixelFormat: stream.pix_fmt ?? "unknown",
+          durationSeconds: Number(parsed.format?.duration ?? 0) || 0
         }
       })
 

@@ -10,7 +10,13 @@ import { type DecoderFailed, type DecoderMissing, Ffmpeg, type ProbedStream } fr
 
 export type InputFormat =
   | { readonly _tag: "Raw" }
-  | { readonly _tag: "Y4m"; readonly geometry: RawGeometry; readonly headerBytes: number }
+  | {
+      readonly _tag: "Y4m"
+      readonly geometry: RawGeometry
+      readonly headerBytes: number
+      /** Frames per second from the header's F tag; 0 when it has none. */
+      readonly frameRate: number
+    }
   | { readonly _tag: "Encoded"; readonly stream: ProbedStream }
 
 /** The input's bytes say what it is, but it cannot be used (bad Y4M header, unsupported layout). */
@@ -93,7 +99,9 @@ const y4mHeader = (head: Uint8Array, path: string): Effect.Effect<InputFormat, U
     return Effect.fail(new UnusableInput({ message: `${path}: Y4M header lacks a valid width and height` }))
   if (!layout)
     return Effect.fail(new UnusableInput({ message: `${path}: unsupported Y4M colour space C${colourSpace}` }))
-  return Effect.succeed({ _tag: "Y4m", geometry: { width, height, ...layout }, headerBytes: end + 1 })
+  const [num, den] = (value("F") ?? "").split(":").map(Number)
+  const frameRate = num && den && num > 0 && den > 0 ? num / den : 0
+  return Effect.succeed({ _tag: "Y4m", geometry: { width, height, ...layout }, headerBytes: end + 1, frameRate })
 }
 
 /**

@@ -29,7 +29,7 @@ import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type Unusabl
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
 
 /** Bytes of one frame in the scorer's raw planar layout. */
-const frameBytes = (geometry: RawGeometry): number => {
+export const frameBytes = (geometry: RawGeometry): number => {
   const chromaWidth = geometry.pixelFormat === 444 ? geometry.width : Math.ceil(geometry.width / 2)
   const chromaHeight = geometry.pixelFormat === 420 ? Math.ceil(geometry.height / 2) : geometry.height
   const samples = geometry.width * geometry.height + 2 * chromaWidth * chromaHeight
@@ -47,7 +47,7 @@ const isY4mName = (path: string) => /\.y4m$/i.test(path)
 type InputError = OpenInputError | UnusableInput | DecoderMissing | DecoderFailed
 
 /** The scorer's typed errors for failures of opening, probing and decoding. */
-const asScoreError =
+export const asScoreError =
   (path: string) =>
   (error: InputError): ScoreError => {
     switch (error._tag) {
@@ -66,20 +66,20 @@ const asScoreError =
     }
   }
 
-interface Side {
+export interface Side {
   readonly input: OpenedInput
   readonly format: InputFormat
 }
 
 /** Opens an input once through the caller's scoring-roots guard (regular files only), then probes its bytes. */
-const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>) =>
+export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>) =>
   Effect.gen(function* () {
     const input = yield* openChecked(path, hooks.guard ?? unguarded)
     const format = yield* probeInput(input.fd, path, rawAllowed).pipe(Effect.mapError(asScoreError(path)))
     return { input, format }
   })
 
-const provenanceOf = (side: Side, geometry: RawGeometry | undefined): InputInfo => {
+export const provenanceOf = (side: Side, geometry: RawGeometry | undefined): InputInfo => {
   switch (side.format._tag) {
     case "Encoded": {
       const { stream } = side.format
@@ -143,7 +143,7 @@ const withInputs = (result: ScoreResult, inputs: InputsProvenance): ScoreResult 
  * The raw layout a side is scored in: the options' geometry for raw YUV, the header's for Y4M,
  * and for encoded video its size with its pixel format's subsampling and depth.
  */
-const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeometry | undefined => {
+export const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeometry | undefined => {
   switch (side.format._tag) {
     case "Raw":
       return options
@@ -156,59 +156,104 @@ const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeometry |
   }
 }
 
+/** How one side is read: its frames (from `skip` on), and how it was scaled and decoded. */
+export interface FrameSource {
+  readonly frames: Stream.Stream<Uint8Array, UnreadableInput | InvalidGeometry>
+  /** "bicubic 960x540 -> 1920x1080" when the side is scaled; undefined otherwise. */
+  readonly scaling: string | undefined
+  /** `ffmpeg -version`'s first line when an ffmpeg child decodes the side. */
+  readonly decoder: string | undefined
+}
+
+/**
+ * One side as raw frames of `target` (the reference's layout): read from the descriptor (raw
+ * YUV, Y4M; their geometry must be the target's) or decoded, and scaled if it is a distorted
+ * side of another size, by its own ffmpeg child (killed with the scope).
+ */
+export const frameSource = (
+  side: Side,
+  path: string,
+  settings: {
+    readonly skip: number
+    readonly isDistorted: boolean
+    /** The request's raw geometry for this side. */
+    readonly geometry: RawGeometry | undefined
+    readonly scale: ScoreJob["scale"]
+    readonly reference: string
+  },
+  target: RawGeometry
+) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const bytes = frameBytes(target)
+    const { fd } = side.input
+    switch (side.format._tag) {
+      case "Raw":
+      case "Y4m": {
+        const geometry = geometryOf(side, settings.geometry)
+        if (geometry === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+        if (!sameGeometry(geometry, target))
+          return yield* new InvalidGeometry({
+            message: `geometry differs: ${settings.reference} is ${describeGeometry(target)}, ${path} is ${describeGeometry(geometry)}`
+          })
+        const frames =
+          side.format._tag === "Raw"
+            ? rawFrames(fd, path, bytes, settings.skip)
+            : y4mFrames(fd, path, bytes, side.format.headerBytes, settings.skip)
+        return { frames, scaling: undefined, decoder: undefined } satisfies FrameSource
+      }
+      case "Encoded": {
+        const { stream } = side.format
+        const resize = stream.width !== target.width || stream.height !== target.height
+        if (resize && settings.isDistorted && settings.scale === "none")
+          return yield* new InvalidScoreRequest({
+            message: `options.scale is "none" but ${path} is ${stream.width}x${stream.height} and the reference is ${target.width}x${target.height}`
+          })
+        const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
+        const decoder = (yield* ffmpeg.tools).version
+        const child = yield* ffmpeg.decode(fd, {
+          width: target.width,
+          height: target.height,
+          pixelFormat: ffmpegPixelFormat(target),
+          scale: algorithm
+        })
+        return {
+          frames: decodedFrames(child, path, bytes).pipe(Stream.drop(settings.skip)),
+          scaling: algorithm
+            ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
+            : undefined,
+          decoder
+        } satisfies FrameSource
+      }
+    }
+  }).pipe(
+    Effect.mapError((error) =>
+      error._tag === "DecoderMissing" || error._tag === "DecoderFailed" ? asScoreError(path)(error) : error
+    )
+  )
+
 /** Scores through the frame stream: at least one side is decoded, or a name disagrees with its bytes. */
 const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref: Side, dis: Side) =>
   Effect.gen(function* () {
-    const ffmpeg = yield* Ffmpeg
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
-    const bytes = frameBytes(target)
-    let scaling = "none"
-    let decoder = ""
-
-    const source = (side: Side, path: string, skip: number, isDistorted: boolean) =>
-      Effect.gen(function* () {
-        const { fd } = side.input
-        switch (side.format._tag) {
-          case "Raw":
-          case "Y4m": {
-            const geometry = geometryOf(side, job.geometry)
-            if (geometry === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
-            if (!sameGeometry(geometry, target))
-              return yield* new InvalidGeometry({
-                message: `geometry differs: ${job.reference} is ${describeGeometry(target)}, ${path} is ${describeGeometry(geometry)}`
-              })
-            return side.format._tag === "Raw"
-              ? rawFrames(fd, path, bytes, skip)
-              : y4mFrames(fd, path, bytes, side.format.headerBytes, skip)
-          }
-          case "Encoded": {
-            const { stream } = side.format
-            const resize = stream.width !== target.width || stream.height !== target.height
-            if (resize && isDistorted && job.scale === "none")
-              return yield* new InvalidScoreRequest({
-                message: `options.scale is "none" but ${path} is ${stream.width}x${stream.height} and the reference is ${target.width}x${target.height}`
-              })
-            const algorithm = resize && job.scale !== "none" ? job.scale : undefined
-            if (algorithm) scaling = `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
-            decoder = (yield* ffmpeg.tools).version
-            const child = yield* ffmpeg.decode(fd, {
-              width: target.width,
-              height: target.height,
-              pixelFormat: ffmpegPixelFormat(target),
-              scale: algorithm
-            })
-            return decodedFrames(child, path, bytes).pipe(Stream.drop(skip))
-          }
-        }
-      }).pipe(
-        Effect.mapError((error) =>
-          error._tag === "DecoderMissing" || error._tag === "DecoderFailed" ? asScoreError(path)(error) : error
-        )
-      )
-
-    const refFrames = yield* source(ref, job.reference, job.frameSkipRef, false)
-    const disFrames = yield* source(dis, job.distorted, job.frameSkipDist, true)
+    const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference }
+    const refSource = yield* frameSource(
+      ref,
+      job.reference,
+      { ...settings, skip: job.frameSkipRef, isDistorted: false },
+      target
+    )
+    const disSource = yield* frameSource(
+      dis,
+      job.distorted,
+      { ...settings, skip: job.frameSkipDist, isDistorted: true },
+      target
+    )
+    const refFrames = refSource.frames
+    const disFrames = disSource.frames
+    const scaling = disSource.scaling ?? refSource.scaling ?? "none"
+    const decoder = refSource.decoder ?? disSource.decoder ?? ""
     const paired = yield* Ref.make(0)
     const lengthsDiffer = (count: number, shorter: string, longer: string) =>
       new InvalidGeometry({

@@ -3,8 +3,24 @@
  * schemas that decode the JSON columns back (a corrupt row is a typed store failure, not a crash).
  */
 import { Schema } from "effect"
+import { LadderRequest, type LadderResult } from "../scorer/ladder.ts"
 import { ScoreRequest } from "../scorer/request.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
+
+/** A ladder job's request: one reference, many renditions (stored as `{"ladder": ...}`). */
+export interface LadderJobRequest {
+  readonly ladder: LadderRequest
+}
+
+/** What a job scores: one pair (a ScoreRequest, as every job before ladders) or a ladder. */
+export type JobRequest = ScoreRequest | LadderJobRequest
+
+export const isLadderRequest = (request: JobRequest): request is LadderJobRequest => "ladder" in request
+
+/** A job's result: a pair's ScoreResult, or a ladder's result (one per rendition). */
+export type JobResult = ScoreResult | LadderResult
+
+export const isLadderResult = (result: JobResult): result is LadderResult => "renditions" in result
 
 export const JOB_STATES = ["pending", "running", "finished", "cancelled", "failed"] as const
 export type JobState = (typeof JOB_STATES)[number]
@@ -19,7 +35,7 @@ export interface Job {
   readonly tenantId: string
   readonly state: JobState
   /** The request as validated by the transport. */
-  readonly request: ScoreRequest
+  readonly request: JobRequest
   readonly createdAt: number
   readonly startedAt: number | undefined
   readonly finishedAt: number | undefined
@@ -31,7 +47,7 @@ export interface Job {
    */
   readonly fence: number
   /** Latest result: partial while running, final once finished. */
-  readonly result: ScoreResult | undefined
+  readonly result: JobResult | undefined
   readonly error: string | undefined
   readonly framesDone: number
   /** `sub` of the submitting token. */
@@ -59,11 +75,18 @@ export const MAX_LIST_LIMIT = 10_000
  */
 export const MAX_FRAMES_PER_MESSAGE = 2000
 
+/**
+ * A ladder's page of per-frame results: each rendition carries at most this many frames from
+ * one offset, so one message still holds at most MAX_FRAMES_PER_MESSAGE frames in all.
+ */
+export const framesPerRenditionPage = (renditions: number): number =>
+  Math.max(1, Math.floor(MAX_FRAMES_PER_MESSAGE / Math.max(1, renditions)))
+
 /** A node's progress or final report (svc.v1.ReportResultRequest without the ids). */
 export interface ResultReport {
   readonly final: boolean
-  readonly result?: ScoreResult | undefined
-  /** `result.frames` continue the stored frames from this index (0 or absent: they replace them). */
+  readonly result?: JobResult | undefined
+  /** `result.frames` (a ladder: every rendition's) continue the stored frames from this index (0 or absent: they replace them). */
   readonly framesOffset?: number | undefined
   /** Non-empty on a final report: the job failed. */
   readonly error?: string | undefined
@@ -123,11 +146,58 @@ const ScoreResultSchema = Schema.Struct({
 // Compile-time proof that the schema decodes exactly the scorer's result type.
 const resultSchema: Schema.Schema<ScoreResult, typeof ScoreResultSchema.Encoded> = ScoreResultSchema
 
+const provenanceFields = ScoreResultSchema.fields.provenance.fields
+
+/** A ladder's result (ScoreLadderResponse) as written by this module. */
+const LadderResultSchema = Schema.Struct({
+  renditions: Schema.Array(
+    Schema.Struct({
+      ...ScoreResultSchema.fields,
+      label: Schema.String,
+      summary: Schema.Struct({
+        p1: StoredNumber,
+        p5: StoredNumber,
+        worst_frames: Schema.Array(Schema.Struct({ frame: Schema.Number, score: StoredNumber })),
+        width: Schema.Number,
+        height: Schema.Number,
+        codec: Schema.String,
+        bitrate_bps: StoredNumber,
+        duration_s: StoredNumber,
+        on_hull: Schema.Boolean
+      })
+    })
+  ),
+  provenance: Schema.Struct({
+    reference_passes: Schema.Number,
+    reference_decoders: Schema.Number,
+    reference_frames: Schema.Number,
+    shared: Schema.Array(Schema.String),
+    reference_input: Schema.optionalWith(InputInfoSchema, { exact: true }),
+    decoder: Schema.optionalWith(Schema.String, { exact: true }),
+    library: provenanceFields.library,
+    model: Schema.String,
+    model_sha256: Schema.String,
+    models: Schema.optionalWith(provenanceFields.models.from, { exact: true }),
+    backend_used: Schema.String,
+    precision: Schema.String
+  })
+})
+
+// The same proof for a ladder's result.
+const ladderResultSchema: Schema.Schema<LadderResult, typeof LadderResultSchema.Encoded> = LadderResultSchema
+
 /** JSON text of a result; non-finite numbers become the strings `StoredNumber` reads back. */
-export const encodeResult = (result: ScoreResult): string =>
+export const encodeResult = (result: JobResult): string =>
   JSON.stringify(result, (_key, value: unknown) =>
     typeof value === "number" && !Number.isFinite(value) ? nonFiniteName(value) : value
   )
 
-export const decodeStoredRequest = Schema.decodeUnknownEither(Schema.parseJson(ScoreRequest))
-export const decodeStoredResult = Schema.decodeUnknownEither(Schema.parseJson(resultSchema))
+/** A stored request: a pair's ScoreRequest, or `{"ladder": LadderRequest}`. */
+const StoredRequest = Schema.Union(ScoreRequest, Schema.Struct({ ladder: LadderRequest }))
+
+export const decodeStoredRequest = Schema.decodeUnknownEither(Schema.parseJson(StoredRequest))
+export const decodeStoredResult = Schema.decodeUnknownEither(
+  Schema.parseJson(Schema.Union(resultSchema, ladderResultSchema))
+)
+/** A ladder's result only (a node's ladder report). */
+export const decodeStoredLadderResult = Schema.decodeUnknownEither(Schema.parseJson(ladderResultSchema))

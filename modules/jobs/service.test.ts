@@ -345,9 +345,9 @@ describeContract("job service", ({ name, backend }) => {
             framesDone: 1
           })
           expect(partial).toMatchObject({ state: "running", framesDone: 1, nodeId, finishedAt: undefined })
-          expect(partial.result?.score).toBe(70)
+          expect(partial.result).toMatchObject({ score: 70 })
           const progress = yield* jobs.reportResult(node("a"), nodeId, job.id, { final: false, framesDone: 2 })
-          expect(progress.result?.score).toBe(70) // a report without result keeps the last one
+          expect(progress.result).toMatchObject({ score: 70 }) // a report without result keeps the last one
           yield* TestClock.adjust(3000)
           const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
             final: true,
@@ -423,6 +423,86 @@ describeContract("job service", ({ name, backend }) => {
             final: true,
             result: page(4, 1),
             framesOffset: 4,
+            framesDone: 5
+          })
+          expect(done.state).toBe("finished")
+          expect(done.result).toEqual(full)
+          expect((yield* jobs.get(writer("a"), job.id)).result).toEqual(full)
+        })
+      )
+    )
+
+    it.effect("a ladder job is stored whole and its pages continue every rendition's frames", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const ladder = {
+            reference: "/media/a/ref.y4m",
+            renditions: [
+              { label: "low", distorted: "/media/a/low.mp4" },
+              { label: "high", distorted: "/media/a/high.mp4" }
+            ]
+          }
+          const submitted = yield* jobs.submit(writer("a"), { ladder })
+          expect(submitted.request).toEqual({ ladder })
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          expect(job.request).toEqual({ ladder })
+          const rendition = (label: string, score: number) => ({
+            ...result(score, 5),
+            label,
+            summary: {
+              p1: score,
+              p5: score,
+              worst_frames: [],
+              width: 8,
+              height: 8,
+              codec: "h264",
+              bitrate_bps: 1000,
+              duration_s: 1,
+              on_hull: true
+            }
+          })
+          const { provenance } = result(0)
+          const full = {
+            renditions: [rendition("low", 40), rendition("high", 90)],
+            provenance: {
+              reference_passes: 1,
+              reference_decoders: 0,
+              reference_frames: 5,
+              shared: ["reference read"],
+              library: provenance.library,
+              model: provenance.model,
+              model_sha256: provenance.model_sha256,
+              backend_used: provenance.backend_used,
+              precision: provenance.precision
+            }
+          }
+          const page = (offset: number, count: number) => ({
+            ...full,
+            renditions: full.renditions.map((entry) => ({
+              ...entry,
+              frames: entry.frames.slice(offset, offset + count)
+            }))
+          })
+          yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: page(0, 3),
+            framesOffset: 0,
+            framesDone: 5
+          })
+          const beyond = yield* Effect.flip(
+            jobs.reportResult(node("a"), nodeId, job.id, {
+              final: false,
+              result: page(4, 1),
+              framesOffset: 4,
+              framesDone: 5
+            })
+          )
+          expect(beyond.message).toContain("frames_offset 4 is beyond the 3 frames")
+          const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: true,
+            result: page(3, 2),
+            framesOffset: 3,
             framesDone: 5
           })
           expect(done.state).toBe("finished")

@@ -8,11 +8,12 @@
 import { Clock, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
 import type { Principal } from "../policy/principal.ts"
-import type { ScoreRequest } from "../scorer/request.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
 import {
   DEFAULT_LIST_LIMIT,
+  isLadderResult,
   type Job,
+  type JobRequest,
   type JobFilter,
   type JobState,
   MAX_LIST_LIMIT,
@@ -57,7 +58,7 @@ export interface JobServiceShape {
   /** SubmitJob: stores a pending job of the caller's tenant; durable when this succeeds. */
   readonly submit: (
     principal: Principal,
-    request: ScoreRequest,
+    request: JobRequest,
     idempotencyKey?: string
   ) => Effect.Effect<Job, InvalidJobRequest | JobStoreError>
   /** ListNodes: the caller's tenant's node sessions with the running jobs assigned to each. */
@@ -159,22 +160,47 @@ const ownTenant = (principal: Principal): Effect.Effect<string, InvalidJobReques
       ? Effect.fail(new InvalidJobRequest({ message: "the caller's tenant contains a NUL character" }))
       : Effect.succeed(principal.tenantId)
 
-/** A page of per-frame results appended at `framesOffset` to the frames stored so far. */
+/** `page` continuing `before` from `offset` (a page never starts beyond the frames so far). */
+const continued = <F>(
+  before: ReadonlyArray<F>,
+  page: ReadonlyArray<F>,
+  offset: number
+): Either.Either<ReadonlyArray<F>, InvalidJobRequest> =>
+  before.length < offset
+    ? Either.left(
+        new InvalidJobRequest({
+          message: `frames_offset ${offset} is beyond the ${before.length} frames reported so far`
+        })
+      )
+    : Either.right([...before.slice(0, offset), ...page])
+
+/**
+ * A page of per-frame results appended at `framesOffset` to the frames stored so far; a
+ * ladder's page continues every rendition's frames from that offset.
+ */
 const withPage = (stored: Job["result"], report: ResultReport): Either.Either<Job["result"], InvalidJobRequest> => {
   const offset = report.framesOffset ?? 0
   if (!Number.isSafeInteger(offset) || offset < 0) {
     return Either.left(new InvalidJobRequest({ message: `frames_offset must be a whole number ≥ 0; got ${offset}` }))
   }
-  if (report.result === undefined || offset === 0) return Either.right(report.result)
-  const before = stored?.frames ?? []
-  if (before.length < offset) {
-    return Either.left(
-      new InvalidJobRequest({
-        message: `frames_offset ${offset} is beyond the ${before.length} frames reported so far`
-      })
-    )
+  const result = report.result
+  if (result === undefined || offset === 0) return Either.right(result)
+  if (!isLadderResult(result)) {
+    const before = stored !== undefined && !isLadderResult(stored) ? stored.frames : []
+    return Either.map(continued(before, result.frames, offset), (frames) => ({ ...result, frames }))
   }
-  return Either.right({ ...report.result, frames: [...before.slice(0, offset), ...report.result.frames] })
+  const storedRenditions = stored !== undefined && isLadderResult(stored) ? stored.renditions : []
+  return Either.map(
+    Either.all(
+      result.renditions.map((rendition, index) =>
+        Either.map(continued(storedRenditions[index]?.frames ?? [], rendition.frames, offset), (frames) => ({
+          ...rendition,
+          frames
+        }))
+      )
+    ),
+    (renditions) => ({ ...result, renditions })
+  )
 }
 
 /** The write of an accepted report, on the result stored so far (pure: the store calls it in its transaction). */

@@ -14,7 +14,15 @@ import {
   makeClient
 } from "../transport/grpc/client.ts"
 import { controllerClientConfig } from "./config.ts"
-import type { WireJob, WireJobState, WireModelList, WireScoreRequest, WireScoreResponse } from "./wire.ts"
+import type {
+  WireJob,
+  WireJobState,
+  WireLadderRequest,
+  WireLadderResponse,
+  WireModelList,
+  WireScoreRequest,
+  WireScoreResponse
+} from "./wire.ts"
 
 /** The controller answered with an error status: its code name and message, verbatim. */
 export class ControllerRefusal extends Data.TaggedError("ControllerRefusal")<{
@@ -103,7 +111,13 @@ export class Controller extends Effect.Service<Controller>()("svc/McpController"
       /** SvcScoring.ListModels; UNIMPLEMENTED from a controller (or contract) without it. */
       listModels: (token: string | undefined) => unary<WireModelList>(scoring, "ListModels", {}, token),
       score: (token: string | undefined, request: WireScoreRequest) =>
-        unary<WireScoreResponse>(scoring, "Score", request, token, scoreTimeout)
+        unary<WireScoreResponse>(scoring, "Score", request, token, scoreTimeout),
+      /** SvcScoring.ScoreLadder: every rendition against the reference, in one pass over it. */
+      scoreLadder: (token: string | undefined, request: WireLadderRequest) =>
+        unary<WireLadderResponse>(scoring, "ScoreLadder", request, token, scoreTimeout),
+      /** SubmitJob of a ladder (SubmitJobRequest.ladder). */
+      submitLadderJob: (token: string | undefined, ladder: WireLadderRequest) =>
+        unary<WireJob>(jobs, "SubmitJob", { ladder }, token)
     } as const
   })
 }) {}

@@ -25,6 +25,9 @@ import {
   JobStateSchema,
   jobView,
   type JobView,
+  ladderLine,
+  LadderViewSchema,
+  ladderView,
   ModelListSchema,
   modelListView,
   type ScoreSummary,
@@ -35,7 +38,7 @@ import {
   WorstFramesSchema,
   worstFrames
 } from "./views.ts"
-import type { WireScoreOptions, WireScoreRequest } from "./wire.ts"
+import type { WireLadderRequest, WireRenditionOptions, WireScoreOptions, WireScoreRequest } from "./wire.ts"
 
 /** A request the tool itself cannot serve (for example worst frames of an unfinished job). */
 export class ToolRefusal extends Data.TaggedError("ToolRefusal")<{ readonly message: string }> {}
@@ -121,6 +124,66 @@ const scoreInput = {
 
 type ScoreOptionsInput = z.infer<typeof ScoreOptionsSchema>
 
+const ladderInput = {
+  reference: scoreInput.reference,
+  renditions: z
+    .array(
+      z.object({
+        label: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/)
+          .describe('Unique short name of the rendition, e.g. "1080p-6M" (letters, digits, . _ + -)'),
+        distorted: z.string().min(1).describe("Absolute path of the rendition's encoded clip, under a scoring root"),
+        options: z
+          .object({
+            width: z.number().int().min(1).optional().describe("Width of a raw .yuv rendition"),
+            height: z.number().int().min(1).optional().describe("Height of a raw .yuv rendition"),
+            pixel_format: z.enum(["420", "422", "444"]).optional(),
+            bitdepth: z.union([z.literal(8), z.literal(10), z.literal(12), z.literal(16)]).optional(),
+            scale: z
+              .enum(["bicubic", "lanczos", "bilinear", "neighbor", "none"])
+              .optional()
+              .describe("How a rendition of another size is scaled to the reference's (default bicubic)"),
+            frame_skip_dist: z.number().int().min(0).optional().describe("Frames to skip at the rendition's start")
+          })
+          .optional()
+          .describe("What one rendition may set for itself; everything else is the ladder's options")
+      })
+    )
+    .min(1)
+    .max(16)
+    .describe("The renditions (encodes of the reference at several sizes/bitrates/settings), 1 to 16"),
+  model: scoreInput.model,
+  options: ScoreOptionsSchema.optional().describe(
+    "The whole ladder's options (raw reference geometry, frames to score, extra features)"
+  )
+}
+
+type LadderInput = {
+  readonly reference: string
+  readonly renditions: ReadonlyArray<{
+    readonly label: string
+    readonly distorted: string
+    readonly options?: WireRenditionOptions | undefined
+  }>
+  readonly model?: string | undefined
+  readonly options?: ScoreOptionsInput | undefined
+}
+
+const wireLadder = (input: LadderInput, perFrame: boolean): WireLadderRequest => ({
+  reference: input.reference,
+  renditions: input.renditions.map((rendition) => ({
+    label: rendition.label,
+    distorted: rendition.distorted,
+    options: rendition.options ?? null
+  })),
+  model: input.model ?? "",
+  options: { ...input.options, per_frame: perFrame }
+})
+
+const distortedIn = (input: LadderInput) => (label: string) =>
+  input.renditions.find((rendition) => rendition.label === label)?.distorted ?? ""
+
 const wireRequest = (
   reference: string,
   distorted: string,
@@ -157,7 +220,8 @@ const waitPollInterval = Duration.millis(500)
 const instructions = [
   "svc scores video quality with VMAF (0-100, higher is better; ~93+ is usually indistinguishable from the source).",
   "Use `score` for a quick synchronous score of one reference/distorted pair, `submit_job` then `wait_job` for long clips,",
-  "`describe_worst_frames` to explain a low score, `compare` to pick the better of two encodes of one reference.",
+  "`describe_worst_frames` to explain a low score, `compare` to pick the better of two encodes of one reference,",
+  "`score_ladder` (or `submit_ladder_job`) to score a whole encoding ladder against one reference in one pass.",
   "Inputs are paths on the scoring machines and must lie under the tenant's scoring roots; raw .yuv needs",
   "options.width, options.height, options.pixel_format and options.bitdepth."
 ].join(" ")
@@ -358,26 +422,38 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       description:
         "The N lowest-scoring frames of a finished job with every feature value, worst first: where the encode " +
         "hurts and why (low integer_vif_scale*: lost detail/blur; low integer_adm2: structural artefacts such as " +
-        "blocking or ringing; high integer_motion2: fast motion). Needs svc:reader.",
+        "blocking or ringing; high integer_motion2: fast motion). A ladder job names the rendition. Needs svc:reader.",
       inputSchema: {
         job_id: jobId,
         count: z.number().int().min(1).max(100).optional().describe("How many frames (default 5)"),
-        metric: z.string().optional().describe("Metric to rank by (default vmaf; e.g. psnr_y if it was computed)")
+        metric: z.string().optional().describe("Metric to rank by (default vmaf; e.g. psnr_y if it was computed)"),
+        rendition: z
+          .string()
+          .optional()
+          .describe("A ladder job: the label of the rendition to look at (required there)")
       },
       outputSchema: WorstFramesSchema,
       annotations: { readOnlyHint: true, openWorldHint: false }
     },
-    ({ job_id, count, metric }, extra) =>
+    ({ job_id, count, metric, rendition }, extra) =>
       run("describe_worst_frames", extra, (token) =>
         Effect.gen(function* () {
           const wire = yield* controller.getJob(token, job_id)
           const job = jobView(wire)
-          if (job.state !== "finished" || wire.result === null)
+          const labels = wire.ladder?.renditions.map((entry) => entry.label) ?? []
+          if (wire.ladder && !labels.includes(rendition ?? ""))
+            return yield* new ToolRefusal({
+              message: `job ${job_id} is a ladder: name one of its renditions in rendition (${labels.join(", ")})`
+            })
+          const result = wire.ladder
+            ? (wire.ladder_result?.renditions.find((entry) => entry.label === rendition) ?? null)
+            : wire.result
+          if (job.state !== "finished" || result === null)
             return yield* new ToolRefusal({
               message: `job ${job_id} is ${job.state}; worst frames need a finished job (wait_job first)`
             })
           const ranking = metric ?? "vmaf"
-          const frames = worstFrames(wire.result.frames, ranking, count ?? 5)
+          const frames = worstFrames(result.frames, ranking, count ?? 5)
           if (frames.length === 0)
             return yield* new ToolRefusal({ message: `job ${job_id} has no per-frame values of "${ranking}"` })
           const listed = frames.map((frame) => `frame ${frame.frame}: ${frame.value.toFixed(3)}`).join(", ")
@@ -385,11 +461,11 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
             structured: {
               job_id,
               metric: ranking,
-              frame_count: wire.result.frame_count,
-              score: wire.result.score,
+              frame_count: result.frame_count,
+              score: result.score,
               frames
             },
-            text: `worst ${frames.length} of ${wire.result.frame_count} frames by ${ranking} (score ${wire.result.score.toFixed(3)}): ${listed}`
+            text: `worst ${frames.length} of ${result.frame_count} frames by ${ranking} (score ${result.score.toFixed(3)}): ${listed}`
           }
         })
       )
@@ -472,6 +548,52 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
               `B wins ${comparison.per_frame.frames_b_better} of ${comparison.per_frame.frames_compared} frames`
           }
         })
+      )
+  )
+
+  server.registerTool(
+    "score_ladder",
+    {
+      title: "Score a ladder now",
+      description:
+        "Score an encoding ladder (several renditions of one title: sizes, bitrates or encoder settings) against " +
+        "one reference in a single pass over the reference, synchronously on the controller. Returns per " +
+        "rendition the pooled VMAF, p1/p5 percentiles, worst frames, bitrate, resolution and codec, which one " +
+        "scores best and which lie on the bitrate-vs-score convex hull (the efficient ones). Needs svc:writer.",
+      inputSchema: {
+        ...ladderInput,
+        include_frames: z
+          .boolean()
+          .optional()
+          .describe("Also return every rendition's per-frame VMAF (large for long clips; default false)")
+      },
+      outputSchema: LadderViewSchema,
+      annotations: { readOnlyHint: true, openWorldHint: false }
+    },
+    (input, extra) =>
+      run("score_ladder", extra, (token) =>
+        Effect.map(controller.scoreLadder(token, wireLadder(input, input.include_frames === true)), (wire) => {
+          const view = ladderView(input.reference, wire, distortedIn(input), input.include_frames === true)
+          return { structured: view, text: ladderLine(view) }
+        })
+      )
+  )
+
+  server.registerTool(
+    "submit_ladder_job",
+    {
+      title: "Submit a ladder job",
+      description:
+        "Queue an encoding ladder (several renditions against one reference, scored in one pass over it) as an " +
+        "asynchronous job a compute node runs. Returns the job; follow it with wait_job or get_job, whose " +
+        "`ladder` field then holds every rendition's scores and the convex hull. Needs svc:writer.",
+      inputSchema: ladderInput,
+      outputSchema: JobSchema,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
+    },
+    (input, extra) =>
+      run("submit_ladder_job", extra, (token) =>
+        Effect.map(controller.submitLadderJob(token, wireLadder(input, false)), (job) => jobAnswer(jobView(job)))
       )
   )
 

@@ -4,7 +4,15 @@
  * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
  */
 import * as z from "zod"
-import type { WireFrameScore, WireJob, WireJobState, WireModelList, WireScoreResponse, WireTimestamp } from "./wire.ts"
+import type {
+  WireFrameScore,
+  WireJob,
+  WireJobState,
+  WireLadderResponse,
+  WireModelList,
+  WireScoreResponse,
+  WireTimestamp
+} from "./wire.ts"
 
 export const jobStates = ["pending", "running", "finished", "cancelled", "failed"] as const
 export type JobState = (typeof jobStates)[number]
@@ -51,6 +59,90 @@ export const ScoreSummarySchema = z.object({
 })
 export type ScoreSummary = z.infer<typeof ScoreSummarySchema>
 
+export const RenditionViewSchema = z.object({
+  label: z.string().describe("The rendition's label, as given"),
+  distorted: z.string().describe("The rendition's encoded clip"),
+  score: z.number().describe("Pooled VMAF (mean of the per-frame scores)"),
+  p1: z.number().describe("1st percentile of the per-frame VMAF (nearest rank): how bad the worst 1% of frames get"),
+  p5: z.number().describe("5th percentile of the per-frame VMAF (nearest rank)"),
+  harmonic_mean: z.number().describe("Harmonic mean of the per-frame VMAF (weighs bad frames more)"),
+  min: z.number().describe("Lowest per-frame VMAF"),
+  frame_count: z.number().int().describe("Frames scored"),
+  bitrate_bps: z.number().describe("File size x 8 / duration, bits per second (0: unknown, e.g. raw input)"),
+  width: z.number().int().describe("The rendition's own width (before it was scaled to the reference's)"),
+  height: z.number().int(),
+  codec: z.string().describe("Codec of the rendition (ffmpeg's name; rawvideo for raw/Y4M)"),
+  on_hull: z
+    .boolean()
+    .describe("On the upper convex hull of bitrate vs score: no mix of other renditions scores better at its bitrate"),
+  worst_frames: z
+    .array(z.object({ frame: z.number().int(), score: z.number() }))
+    .describe("The lowest-scoring frames, worst first"),
+  frames: z.array(z.number()).optional().describe("Per-frame VMAF in frame order (only with include_frames)")
+})
+export type RenditionView = z.infer<typeof RenditionViewSchema>
+
+export const LadderViewSchema = z.object({
+  reference: z.string().describe("The reference every rendition was scored against"),
+  model: z.string().describe("Model used"),
+  model_sha256: z.string(),
+  reference_passes: z.number().int().describe("Passes over the reference: 1 (read and analysed once for the ladder)"),
+  renditions: z.array(RenditionViewSchema).describe("One per rendition, in request order"),
+  best: z.string().describe("Label of the rendition with the highest score"),
+  hull: z.array(z.string()).describe("Labels of the renditions on the convex hull, by bitrate")
+})
+export type LadderView = z.infer<typeof LadderViewSchema>
+
+/** A ladder's response as the tools show it (per-frame arrays only when asked for). */
+export const ladderView = (
+  reference: string,
+  wire: WireLadderResponse,
+  distortedOf: (label: string) => string,
+  includeFrames: boolean
+): LadderView => {
+  const renditions = wire.renditions.map((rendition) => {
+    const summary = rendition.summary
+    return {
+      label: rendition.label,
+      distorted: distortedOf(rendition.label),
+      score: rendition.score,
+      p1: summary?.p1 ?? Number.NaN,
+      p5: summary?.p5 ?? Number.NaN,
+      harmonic_mean: rendition.pooled?.harmonic_mean.vmaf ?? Number.NaN,
+      min: rendition.pooled?.min.vmaf ?? Number.NaN,
+      frame_count: rendition.frame_count,
+      bitrate_bps: summary?.bitrate_bps ?? 0,
+      width: summary?.width ?? 0,
+      height: summary?.height ?? 0,
+      codec: summary?.codec ?? "",
+      on_hull: summary?.on_hull ?? false,
+      worst_frames: (summary?.worst_frames ?? []).map((frame) => ({ frame: frame.frame, score: frame.score })),
+      ...(includeFrames ? { frames: rendition.frames.map((frame) => frame.metrics.vmaf ?? Number.NaN) } : {})
+    }
+  })
+  const best = renditions.reduce<RenditionView | undefined>(
+    (top, rendition) => (top === undefined || rendition.score > top.score ? rendition : top),
+    undefined
+  )
+  return {
+    reference,
+    model: wire.provenance?.model ?? "",
+    model_sha256: wire.provenance?.model_sha256 ?? "",
+    reference_passes: wire.provenance?.reference_passes ?? 0,
+    renditions,
+    best: best?.label ?? "",
+    hull: renditions
+      .filter((rendition) => rendition.on_hull)
+      .sort((a, b) => a.bitrate_bps - b.bitrate_bps)
+      .map((rendition) => rendition.label)
+  }
+}
+
+export const ladderLine = (view: LadderView): string =>
+  `${view.renditions.length} renditions: ${view.renditions
+    .map((rendition) => `${rendition.label} VMAF ${rendition.score.toFixed(3)} (p5 ${rendition.p5.toFixed(3)})`)
+    .join(", ")}; best ${view.best}; convex hull ${view.hull.join(" → ") || "n/a"}`
+
 export const JobSchema = z.object({
   id: z.string().describe("Job identifier (UUID), for get_job, wait_job, cancel_job and describe_worst_frames"),
   state: JobStateSchema,
@@ -65,7 +157,12 @@ export const JobSchema = z.object({
   node_id: z.string().optional().describe("Node session scoring it"),
   submitted_by: z.string().optional().describe("Subject of the submitting token"),
   error: z.string().optional().describe("Why it failed (state failed)"),
-  result: ScoreSummarySchema.optional().describe("The final result (state finished) or the partial one while running")
+  result: ScoreSummarySchema.optional().describe("The final result (state finished) or the partial one while running"),
+  renditions: z
+    .array(z.object({ label: z.string(), distorted: z.string() }))
+    .optional()
+    .describe("A ladder job: its renditions (distorted is then empty)"),
+  ladder: LadderViewSchema.optional().describe("A ladder job's final result: every rendition's scores and the hull")
 })
 export type JobView = z.infer<typeof JobSchema>
 
@@ -93,13 +190,16 @@ export const scoreSummary = (wire: WireScoreResponse): ScoreSummary => ({
 export const jobView = (wire: WireJob): JobView => {
   const state = stateOf(wire.state)
   const hasResult = wire.result !== null && (state === "finished" || wire.result.frame_count > 0)
+  const ladder = wire.ladder ?? undefined
+  const distortedOf = (label: string) =>
+    ladder?.renditions.find((rendition) => rendition.label === label)?.distorted ?? ""
   return {
     id: wire.id,
     state,
     tenant_id: wire.tenant_id,
-    reference: wire.request?.reference ?? "",
+    reference: wire.request?.reference ?? ladder?.reference ?? "",
     distorted: wire.request?.distorted ?? "",
-    model: wire.request?.model ?? "",
+    model: wire.request?.model ?? ladder?.model ?? "",
     frames_done: wire.frames_done,
     ...defined({
       created_at: isoOf(wire.created_at),
@@ -109,14 +209,26 @@ export const jobView = (wire: WireJob): JobView => {
       submitted_by: wire.submitted_by,
       error: wire.error
     }),
-    ...(hasResult && wire.result !== null ? { result: scoreSummary(wire.result) } : {})
+    ...(hasResult && wire.result !== null ? { result: scoreSummary(wire.result) } : {}),
+    ...(ladder === undefined
+      ? {}
+      : {
+          renditions: ladder.renditions.map((rendition) => ({ label: rendition.label, distorted: rendition.distorted }))
+        }),
+    ...(ladder !== undefined && state === "finished" && wire.ladder_result
+      ? { ladder: ladderView(ladder.reference, wire.ladder_result, distortedOf, false) }
+      : {})
   }
 }
 
 /** One line a person (or a model) reads first. */
 export const jobLine = (job: JobView): string => {
   const score =
-    job.result === undefined ? "" : `, VMAF ${job.result.score.toFixed(3)} over ${job.result.frame_count} frames`
+    job.ladder !== undefined
+      ? `, ladder of ${ladderLine(job.ladder)}`
+      : job.result === undefined
+        ? ""
+        : `, VMAF ${job.result.score.toFixed(3)} over ${job.result.frame_count} frames`
   const error = job.error === undefined ? "" : `: ${job.error}`
   const progress = job.state === "running" ? `, ${job.frames_done} frames scored so far` : ""
   return `job ${job.id} is ${job.state}${progress}${score}${error}`

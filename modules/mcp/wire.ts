@@ -60,6 +60,54 @@ export interface WireScoreResponse {
   } | null
 }
 
+export interface WireRenditionOptions {
+  readonly width?: number
+  readonly height?: number
+  readonly pixel_format?: string
+  readonly bitdepth?: number
+  readonly scale?: string
+  readonly frame_skip_dist?: number
+}
+
+export interface WireLadderRequest {
+  readonly reference: string
+  readonly renditions: ReadonlyArray<{
+    readonly label: string
+    readonly distorted: string
+    readonly options: WireRenditionOptions | null
+  }>
+  readonly model: string
+  readonly options: WireScoreOptions | null
+}
+
+export interface WireRenditionSummary {
+  readonly p1: number
+  readonly p5: number
+  readonly worst_frames: ReadonlyArray<{ readonly frame: number; readonly score: number }>
+  readonly width: number
+  readonly height: number
+  readonly codec: string
+  readonly bitrate_bps: number
+  readonly duration_s: number
+  readonly on_hull: boolean
+}
+
+export interface WireRenditionResult extends WireScoreResponse {
+  readonly label: string
+  readonly summary: WireRenditionSummary | null
+}
+
+export interface WireLadderResponse {
+  readonly renditions: ReadonlyArray<WireRenditionResult>
+  readonly provenance: {
+    readonly reference_passes: number
+    readonly reference_decoders: number
+    readonly reference_frames: number
+    readonly model: string
+    readonly model_sha256: string
+  } | null
+}
+
 export interface WireJob {
   readonly id: string
   readonly tenant_id: string
@@ -70,6 +118,9 @@ export interface WireJob {
   readonly finished_at: WireTimestamp | null
   readonly node_id: string
   readonly result: WireScoreResponse | null
+  /** A ladder job: its request and result (request and result are then null). */
+  readonly ladder?: WireLadderRequest | null
+  readonly ladder_result?: WireLadderResponse | null
   readonly error: string
   readonly frames_done: number
   readonly submitted_by: string

@@ -8,11 +8,13 @@
 import * as grpc from "@grpc/grpc-js"
 import { Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
-import { MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
+import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
+import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { buildInfo } from "../runtime/build-info.ts"
+import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, callUnary, type GrpcCallError, makeClient } from "../transport/grpc/client.ts"
@@ -28,6 +30,8 @@ interface WireJob {
     readonly model: string
     readonly options: object | null
   } | null
+  /** A ladder job (request is then null). */
+  readonly ladder?: object | null
   readonly scoring_roots: ReadonlyArray<string>
 }
 
@@ -40,6 +44,8 @@ interface Report {
   readonly job_id: string
   readonly final: boolean
   readonly result?: ScoreResult
+  /** A ladder job's result (instead of result). */
+  readonly ladder_result?: LadderResult
   readonly error?: string
   readonly frames_done: number
 }
@@ -51,6 +57,7 @@ interface Report {
  * a page replaces the frames from its offset.
  */
 const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> => {
+  if (report.ladder_result !== undefined) return ladderReportMessages(nodeId, report, report.ladder_result)
   const frames = report.result?.frames ?? []
   if (report.result === undefined || frames.length <= MAX_FRAMES_PER_MESSAGE) {
     return [{ node_id: nodeId, ...report, frames_offset: 0 }]
@@ -63,6 +70,34 @@ const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> =
       job_id: report.job_id,
       final: last && report.final,
       result: { ...report.result, frames: frames.slice(offset, offset + MAX_FRAMES_PER_MESSAGE) },
+      error: report.error ?? "",
+      frames_done: report.frames_done,
+      frames_offset: offset
+    })
+  }
+  return messages
+}
+
+/**
+ * A ladder's ReportResult messages: every rendition's frames go page by page from one offset,
+ * at most `framesPerRenditionPage` each, so a message holds at most MAX_FRAMES_PER_MESSAGE.
+ */
+const ladderReportMessages = (nodeId: string, report: Report, result: LadderResult): ReadonlyArray<object> => {
+  const page = framesPerRenditionPage(result.renditions.length)
+  const longest = Math.max(0, ...result.renditions.map((rendition) => rendition.frames.length))
+  const messages: Array<object> = []
+  for (let offset = 0; offset === 0 || offset < longest; offset += page) {
+    messages.push({
+      node_id: nodeId,
+      job_id: report.job_id,
+      final: offset + page >= longest && report.final,
+      ladder_result: {
+        ...result,
+        renditions: result.renditions.map((rendition) => ({
+          ...rendition,
+          frames: rendition.frames.slice(offset, offset + page)
+        }))
+      },
       error: report.error ?? "",
       frames_done: report.frames_done,
       frames_offset: offset
@@ -250,18 +285,16 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         sendReport({ job_id: job.id, final: true, error: message, frames_done: 0 })
       )
 
-    /** Scores both inputs on this node's file system, each checked against the job's roots once opened. */
-    const runJob = (job: WireJob): Effect.Effect<void> =>
+    /**
+     * Runs `score` with progress reports (at most one per `progressEvery`); None when a progress
+     * report showed the job cancelled: scoring stops (its decoders are killed with it).
+     */
+    const withProgress = <A, E>(
+      jobId: string,
+      score: (onProgress: (framesDone: number) => Effect.Effect<void>) => Effect.Effect<A, E>
+    ) =>
       Effect.gen(function* () {
-        if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
-        if (job.request === null) return yield* fail(job, "job carries no score request")
-        // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
-        const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
-        const parsed = yield* Effect.either(parseScoreRequest(job.request))
-        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const lastProgress = yield* Ref.make(0)
-        // Completed when a progress report shows the job cancelled: scoring stops (its decoders
-        // are killed with it) and no final report is sent.
         const withdrawn = yield* Deferred.make<void>()
         const onProgress = (framesDone: number) =>
           Effect.flatMap(Ref.get(lastProgress), (last) =>
@@ -269,26 +302,86 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
               ? Effect.void
               : Effect.zipRight(
                   Ref.set(lastProgress, Date.now()),
-                  Effect.flatMap(reportProgress(job.id, framesDone), (gone) =>
+                  Effect.flatMap(reportProgress(jobId, framesDone), (gone) =>
                     gone ? Deferred.succeed(withdrawn, undefined) : Effect.void
                   )
                 )
           )
+        return yield* Effect.raceFirst(
+          Effect.map(Effect.either(score(onProgress)), Option.some),
+          Effect.as(Deferred.await(withdrawn), Option.none())
+        )
+      })
+
+    /** Scores both inputs on this node's file system, each checked against the job's roots once opened. */
+    const runPair = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+      Effect.gen(function* () {
+        const parsed = yield* Effect.either(parseScoreRequest(request))
+        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
         const scoreJob = {
           ...parsed.right,
           perFrame: true,
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
-        const scored = yield* Effect.raceFirst(
-          Effect.either(Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)),
-          Effect.as(Deferred.await(withdrawn), undefined)
+        const outcome = yield* withProgress(job.id, (onProgress) =>
+          Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)
         )
-        if (scored === undefined) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
+        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
+        const scored = outcome.value
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
         )
         yield* sendReport({ job_id: job.id, final: true, result: scored.right, frames_done: scored.right.frame_count })
+      })
+
+    /**
+     * Scores a ladder in one pass over the reference, every rendition checked against the job's
+     * roots once opened; a cancel stops the reference's and every rendition's decoder.
+     */
+    const runLadder = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+      Effect.gen(function* () {
+        const parsed = yield* Effect.either(parseLadderRequest(request))
+        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+        const ladder = {
+          ...parsed.right,
+          renditions: parsed.right.renditions.map((rendition) => ({
+            ...rendition,
+            job: { ...rendition.job, perFrame: true, threads: Math.max(rendition.job.threads, config.threadsPerJob) }
+          }))
+        }
+        const outcome = yield* withProgress(job.id, (onProgress) =>
+          Effect.provideService(
+            scoreLadderInputs(scorer, ladder, {
+              onProgress,
+              guard,
+              onRenditionProgress: (index, frames) =>
+                Effect.logDebug("rendition progress").pipe(
+                  Effect.annotateLogs({ rendition: ladder.renditions[index]?.label ?? String(index), frames })
+                )
+            }),
+            Ffmpeg,
+            ffmpeg
+          )
+        )
+        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
+        const scored = outcome.value
+        if (scored._tag === "Left") return yield* fail(job, scored.left.message)
+        const frames = scored.right.renditions[0]?.frame_count ?? 0
+        yield* Effect.logInfo("job finished").pipe(
+          Effect.annotateLogs({ job_id: job.id, frames, renditions: scored.right.renditions.length })
+        )
+        yield* sendReport({ job_id: job.id, final: true, ladder_result: scored.right, frames_done: frames })
+      })
+
+    const runJob = (job: WireJob): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
+        // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
+        const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
+        if (job.ladder !== undefined && job.ladder !== null) return yield* runLadder(job, job.ladder, guard)
+        if (job.request === null) return yield* fail(job, "job carries no score request")
+        return yield* runPair(job, job.request, guard)
       }).pipe(
         Effect.ensuring(
           Ref.update(running, (set) => {

@@ -6,6 +6,7 @@ import type { Principal } from "./principal.ts"
 import { authorize } from "./rbac.ts"
 import {
   GrpcMethods,
+  HTTP_LADDER_ROUTE,
   HTTP_MODELS_ROUTE,
   HTTP_SCORE_ROUTE,
   KNOWN_ROLES,
@@ -35,7 +36,10 @@ const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["/svc.v1.SvcScoring/ListModels", ["reader", "writer", "admin"]],
   ["GET /v1/models", ["reader", "writer", "admin"]],
   // Added with svc-operator (issue 21): the tenant's node sessions, a read.
-  ["/svc.v1.NodeStatus/ListNodes", ["reader", "writer", "admin"]]
+  ["/svc.v1.NodeStatus/ListNodes", ["reader", "writer", "admin"]],
+  // Added with ladders (issue 18): scores, like Score.
+  ["/svc.v1.SvcScoring/ScoreLadder", ["writer", "admin"]],
+  ["POST /v1/ladder", ["writer", "admin"]]
 ]
 const seedRoles = new Map(SEED_TABLE.map(([method, roles]) => [method, roles.map((role) => `svc:${role}`)]))
 
@@ -54,7 +58,9 @@ describe("role table", () => {
   })
 
   it("names every method of the three services, reflection and the HTTP routes", () => {
-    expect(unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE, HTTP_MODELS_ROUTE])).toEqual([])
+    expect(
+      unlistedMethods([...Object.values(GrpcMethods), HTTP_SCORE_ROUTE, HTTP_LADDER_ROUTE, HTTP_MODELS_ROUTE])
+    ).toEqual([])
     expect(unlistedMethods(["/svc.v1.Jobs/DeleteJob"])).toEqual(["/svc.v1.Jobs/DeleteJob"])
   })
 })

@@ -31,6 +31,7 @@ export const GrpcMethods = {
   ScoreStream: grpcMethod("SvcScoring", "ScoreStream"),
   Health: grpcMethod("SvcScoring", "Health"),
   ListModels: grpcMethod("SvcScoring", "ListModels"),
+  ScoreLadder: grpcMethod("SvcScoring", "ScoreLadder"),
   /** gRPC server reflection (both versions): public metadata, with the roles of Health. */
   ServerReflectionInfo: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
   ServerReflectionInfoV1Alpha: "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
@@ -39,6 +40,9 @@ export const GrpcMethods = {
 
 /** The one HTTP route behind the gateway (seed 4.2), keyed like a method. */
 export const HTTP_SCORE_ROUTE = "POST /v1/score"
+
+/** A ladder (one reference, many renditions): a score, so the writer roles, as Score. */
+export const HTTP_LADDER_ROUTE = "POST /v1/ladder"
 
 /** The model list behind the gateway (not in the seed: a read, so the reader roles, as Health). */
 export const HTTP_MODELS_ROUTE = "GET /v1/models"
@@ -60,11 +64,13 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
   [GrpcMethods.CancelJob, WRITE],
   [GrpcMethods.Score, WRITE],
   [GrpcMethods.ScoreStream, WRITE],
+  [GrpcMethods.ScoreLadder, WRITE],
   [GrpcMethods.RegisterNode, NODE],
   [GrpcMethods.Heartbeat, NODE],
   [GrpcMethods.PullWork, NODE],
   [GrpcMethods.ReportResult, NODE],
   [HTTP_SCORE_ROUTE, WRITE],
+  [HTTP_LADDER_ROUTE, WRITE],
   [HTTP_MODELS_ROUTE, READ]
 ])
 

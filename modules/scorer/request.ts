@@ -111,7 +111,7 @@ const decodeRequest = Schema.decodeUnknownEither(ScoreRequest, { onExcessPropert
  * What each field accepts, in words: the one source of validation messages, which all read
  * `<field path>: <value given> <rule>` with the complete allowed set or range.
  */
-const FIELD_RULES: Readonly<Record<string, string>> = {
+export const FIELD_RULES: Readonly<Record<string, string>> = {
   reference: "is not a string (a path to the reference video)",
   distorted: "is not a string (a path to the distorted video)",
   model: "is not a string (a model name)",

@@ -498,6 +498,130 @@ const makeStreamScoring =
       }).pipe(Effect.withSpan("scorer.scoreStream"))
     )
 
+// ---------------------------------------------------------------------------------------------
+// Ladders: frames of one reference picture and N renditions' pictures pushed to one native
+// ladder; the reference is loaded and its motion computed once per frame (modules/inputs/ladder.ts
+// reads and decodes the inputs).
+// ---------------------------------------------------------------------------------------------
+
+/** One reference frame and the same frame of every rendition, back to back in `distorted`. */
+export interface LadderFrame {
+  readonly reference: Uint8Array
+  readonly distorted: Uint8Array
+}
+
+/** Every rendition's result, and what the native pass did (the proof that it was one). */
+export interface LadderScores {
+  readonly results: ReadonlyArray<ScoreResult>
+  /** Reference frames loaded by the native pass (once each, whatever the number of renditions). */
+  readonly referenceLoads: number
+  /** Motion differences of consecutive reference frames computed (once each). */
+  readonly motionDiffs: number
+  /** Frames pushed (reference frames read). */
+  readonly framesPushed: number
+}
+
+const makeLadderScoring =
+  (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"], frameLimit: number) =>
+  /**
+   * Scores `frames` (the job's raw geometry, required, is every picture's) as a ladder of
+   * `renditions`; the ladder's memory is admitted before its first picture is allocated.
+   */
+  <E, R, H = never>(
+    job: ScoreJob,
+    renditions: number,
+    frames: Stream.Stream<LadderFrame, E, R>,
+    hooks: Pick<ScoreHooks<H>, "admitMemory" | "onProgress"> = {}
+  ): Effect.Effect<LadderScores, ScoreError | E | H, R> =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const set = yield* acquireModels(symbols, models, job)
+        const handle = yield* Effect.acquireRelease(
+          Effect.suspend(() => {
+            const slot = handleSlot()
+            const error = errorBuffer()
+            const options = optionsArray(job, frameLimit)
+            const status = symbols.svc_ladder_create(
+              set.handle,
+              renditions,
+              options,
+              options.length,
+              slot.slot,
+              error.buffer,
+              error.length
+            )
+            const created = slot.pointer()
+            if (status !== NativeStatus.ok || created === null) return Effect.fail(failureFor(status, error.text()))
+            return Effect.succeed(created)
+          }),
+          (created) => Effect.sync(() => symbols.svc_stream_free(created))
+        )
+        const view = symbols.svc_stream_job(handle)
+        if (typeof view !== "number")
+          return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+        // A ladder's frame is N+1 pictures and takes a worker N times longer than a pair: a
+        // window of a frame per worker and two more keeps the workers fed. The queued frames (in
+        // the library and the one being assembled here) are admitted with the library's estimate.
+        const window = job.threads + 2
+        const queued = (window + 2) * (renditions + 1) * Number(symbols.svc_stream_frame_bytes(handle))
+        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + queued)
+        let reported = -1
+        const progress = Effect.suspend(() => {
+          const ready = symbols.svc_stream_frames_ready(handle)
+          if (!hooks.onProgress || ready === reported) return Effect.void
+          reported = ready
+          return hooks.onProgress(ready)
+        })
+        let pushed = 0
+        const waitForRoom: Effect.Effect<void> = Effect.suspend(() =>
+          pushed - symbols.svc_stream_frames_ready(handle) * job.subsample < window ||
+          symbols.svc_stream_poll(handle) < 0
+            ? Effect.void
+            : Effect.zipRight(Effect.sleep(Duration.millis(1)), waitForRoom)
+        )
+        const push = (frame: LadderFrame): Effect.Effect<void, ScoreError> =>
+          Effect.suspend(() => {
+            pushed++
+            const error = errorBuffer()
+            const status = symbols.svc_stream_push(
+              handle,
+              frame.reference,
+              frame.reference.byteLength,
+              frame.distorted,
+              frame.distorted.byteLength,
+              error.buffer,
+              error.length
+            )
+            return status === NativeStatus.ok ? progress : Effect.fail(failureFor(status, error.text()))
+          })
+        yield* frames.pipe(Stream.runForEach((frame) => Effect.zipRight(waitForRoom, push(frame))))
+        symbols.svc_stream_finish(handle)
+        let delay = 1
+        for (;;) {
+          const state = symbols.svc_stream_poll(handle)
+          if (state === 1) break
+          if (state < 0) return yield* Effect.fail(failureFor(state, nativeError(symbols, view)))
+          yield* progress
+          yield* Effect.sleep(Duration.millis(delay))
+          delay = nextDelay(delay)
+        }
+        yield* progress
+        const results: Array<ScoreResult> = []
+        for (let r = 0; r < renditions; r++) {
+          const rendition = symbols.svc_ladder_rendition(handle, r)
+          if (typeof rendition !== "number")
+            return yield* Effect.fail(new ScorerInternal({ detail: `svc_ladder_rendition(${r}) returned no results` }))
+          results.push(collectResult(symbols, rendition, job, set, info))
+        }
+        return {
+          results,
+          referenceLoads: Number(symbols.svc_ladder_reference_loads(handle)),
+          motionDiffs: Number(symbols.svc_ladder_motion_diffs(handle)),
+          framesPushed: pushed
+        }
+      })
+    ).pipe(Effect.withSpan("scorer.scoreLadder"))
+
 /** Clips with more frames are refused before anything per frame is allocated (SVC_MAX_FRAMES). */
 export const maxFrames = integerIn("SVC_MAX_FRAMES", 1_000_000, 1, 2_000_000_000)
 
@@ -626,8 +750,9 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
       ).pipe(Effect.withSpan("scorer.score"))
 
     const scoreStream = makeStreamScoring(symbols, models, library.info, frameLimit)
+    const scoreLadder = makeLadderScoring(symbols, models, library.info, frameLimit)
 
-    return { score, scoreStream, library: library.info, models } as const
+    return { score, scoreStream, scoreLadder, library: library.info, models } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}

@@ -47,6 +47,17 @@ export const scoringService = <Ctx, R>(gate: ScoringGate<Ctx, R>): GrpcService<C
         )
       })
     ),
+    ScoreLadder: unary((request, call) =>
+      Effect.gen(function* () {
+        const api = yield* ScoringApi
+        const guard = yield* gate.guard(call.context)
+        return yield* api.ladder(
+          { transport: "grpc", route: call.path, tenant: gate.tenant(call.context) },
+          Effect.succeed(request),
+          guard
+        )
+      })
+    ),
     ScoreStream: bidiStream((requests, call) =>
       Stream.unwrap(
         Effect.map(ScoringApi, (api) =>

@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import { wireStatus } from "../errors/index.ts"
 import { negotiatedScore } from "../formats/negotiate.ts"
 import { metricsText, observed } from "../observability/http.ts"
-import { HTTP_MODELS_ROUTE, HTTP_SCORE_ROUTE } from "../policy/roles.ts"
+import { HTTP_LADDER_ROUTE, HTTP_MODELS_ROUTE, HTTP_SCORE_ROUTE } from "../policy/roles.ts"
 import { errorResponse, httpServiceLayer, jsonResponse, livenessRoutes } from "../transport/http/server.ts"
 import { apidocsPage, openApiSpec, specPath } from "./apidocs.ts"
 import { readJsonBody } from "./body.ts"
@@ -44,6 +44,26 @@ const score = <Ctx, R>(gate: ScoringGate<Ctx, R>) =>
     )
   })
 
+/** POST /v1/ladder: as POST /v1/score (gate, body, roots), answered in JSON. */
+const ladder = <Ctx, R>(gate: ScoringGate<Ctx, R>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const api = yield* ScoringApi
+    return yield* gate.admit(request.headers["authorization"], HTTP_LADDER_ROUTE).pipe(
+      Effect.flatMap((context) =>
+        Effect.flatMap(gate.guard(context), (guard) =>
+          api.ladder(
+            { transport: "http", route: HTTP_LADDER_ROUTE, tenant: gate.tenant(context) },
+            readJsonBody(request, maxBodyBytes),
+            guard
+          )
+        )
+      ),
+      Effect.map((result) => jsonResponse(result)),
+      Effect.catchAll(failed)
+    )
+  })
+
 /** GET /v1/models: `{"models": [...]}`; 503 while the scorer is not initialised. */
 const listModels = <Ctx, R>(gate: ScoringGate<Ctx, R>) =>
   Effect.gen(function* () {
@@ -74,6 +94,7 @@ export const scoringRoutesBehind = <Ctx, R>(gate: ScoringGate<Ctx, R>) =>
   Effect.map(apidocsTryIt, (tryItOut) => {
     const routes = livenessRoutes.pipe(
       HttpRouter.post("/v1/score", score(gate)),
+      HttpRouter.post("/v1/ladder", ladder(gate)),
       HttpRouter.get("/v1/models", listModels(gate)),
       HttpRouter.get("/v1/ready", ready(gate, false)),
       HttpRouter.get("/readyz", ready(gate, true)),

@@ -7,6 +7,7 @@ import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream }
 import { invalid } from "../config/env.ts"
 import { wireStatus } from "../errors/index.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
+import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import type { PermissionDenied } from "../policy/errors.ts"
@@ -19,6 +20,7 @@ import {
   ScorerInternal,
   ScoreTooLarge
 } from "../scorer/errors.ts"
+import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
 import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { type InputGuard, type ScoreResult, type StreamEvent, unguarded } from "../scorer/scorer.ts"
@@ -243,6 +245,38 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       })
 
     /**
+     * POST /v1/ladder and ScoreLadder: as `score`, for one reference and its renditions. A ladder
+     * holds one score slot (its one pass is one native job) and every path passes the guard.
+     */
+    const ladder = <E, G = PermissionDenied>(
+      call: ScoreCall,
+      body: Effect.Effect<unknown, E>,
+      guard?: InputGuard<G>
+    ): Effect.Effect<LadderResult, E | G | ScoringError> =>
+      Effect.suspend(() => {
+        const started = performance.now()
+        const seen = progress()
+        return Effect.gen(function* () {
+          const job = yield* Effect.flatMap(body, parseLadderRequest)
+          seen.model = job.renditions[0]?.job.model
+          const scorer = yield* state.scorer
+          return yield* Effect.scoped(
+            Effect.gen(function* () {
+              yield* slot(call)
+              seen.ran = true
+              const result = yield* Effect.provideService(
+                scoreLadderInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                Ffmpeg,
+                ffmpeg
+              )
+              seen.frames = result.provenance.reference_frames * result.renditions.length
+              return result
+            })
+          )
+        }).pipe(Effect.onExit((exit) => record(call, started, seen, exit)))
+      })
+
+    /**
      * ScoreStream: the first message is the header, then frame pairs. A slot is held for the
      * stream's whole life; its log line comes when it ends.
      */
@@ -303,7 +337,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       (scorer) => Effect.map(scorer.models.list, (models) => ({ models }))
     )
 
-    return { score, scoreStream, listModels, limit, readiness: state.readiness } as const
+    return { score, ladder, scoreStream, listModels, limit, readiness: state.readiness } as const
   }),
   dependencies: [Ffmpeg.Default]
 }) {

@@ -15,8 +15,11 @@ import { GrpcMethods, ROLE_TABLE } from "../../modules/policy/roles.ts"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { type LogLine, requireBuilt, type RunningService, runCommand, startService } from "../support/executables.ts"
 import { fixture, golden } from "../support/fixtures.ts"
+import { type LadderMedia, makeLadderMedia } from "../support/ladder.ts"
 import {
+  ControllerClient,
   controllerEnv,
+  expectOk,
   freePort,
   IdentityProviders,
   makeTokens,
@@ -39,7 +42,9 @@ const toolNames = [
   "score",
   "describe_worst_frames",
   "list_models",
-  "compare"
+  "compare",
+  "score_ladder",
+  "submit_ladder_job"
 ]
 
 const idp = new IdentityProviders()
@@ -47,13 +52,34 @@ const scratch = new Scratch()
 let tokens: Tokens
 let controller: RunningService
 let node: RunningService
+let ladder: LadderMedia
+/** Per rendition label: the per-frame VMAF of its pair scored alone (the controller's Score). */
+const separateVmaf = new Map<string, ReadonlyArray<number>>()
 
 beforeAll(async () => {
   tokens = await makeTokens(idp)
   scratch.write("tenants.json", tenantsDocument(idp, scratch))
+  ladder = makeLadderMedia(scratch.rootA)
   controller = await startController(controllerEnv(scratch))
   node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
-})
+  const scoring = new ControllerClient(controller.grpc ?? "")
+  for (const rendition of ladder.renditions) {
+    const scored = expectOk(
+      await scoring.unary(
+        "svc.v1.SvcScoring",
+        "Score",
+        { reference: ladder.reference, distorted: rendition.distorted, options: { per_frame: true } },
+        tokens.aWriter
+      )
+    )
+    const frames = scored.frames as ReadonlyArray<{ metrics: Record<string, number> }>
+    separateVmaf.set(
+      rendition.label,
+      frames.map((frame) => frame.metrics.vmaf ?? Number.NaN)
+    )
+  }
+  scoring.close()
+}, 180_000)
 afterAll(async () => {
   await node?.stop()
   await controller?.stop()
@@ -344,6 +370,78 @@ const scenarios = (harness: () => Harness) => {
     await expect(waiting).rejects.toThrow()
     for (let attempt = 0; attempt < 200 && !cancelled(); attempt++) await Bun.sleep(50)
     expect(cancelled()).toBe(true)
+  })
+
+  it("scores a ladder (score_ladder) and runs one as a job: per rendition, exactly the separate scores", async () => {
+    const client = await harness().connect("aWriter")
+    interface Rendition {
+      readonly label: string
+      readonly frames?: ReadonlyArray<number>
+      readonly frame_count: number
+      readonly on_hull: boolean
+      readonly codec: string
+    }
+    interface Ladder {
+      readonly renditions: ReadonlyArray<Rendition>
+      readonly reference_passes: number
+      readonly best: string
+      readonly hull: ReadonlyArray<string>
+    }
+    const expectSeparate = (renditions: ReadonlyArray<Rendition>) =>
+      expect(renditions.map((rendition) => [rendition.label, rendition.frames])).toEqual(
+        ladder.renditions.map((rendition) => [rendition.label, separateVmaf.get(rendition.label)])
+      )
+    const scored = structured<Ladder>(
+      await call(client, "score_ladder", {
+        reference: ladder.reference,
+        renditions: ladder.renditions,
+        include_frames: true
+      })
+    )
+    expectSeparate(scored.renditions)
+    expect(scored.reference_passes).toBe(1)
+    expect(scored.hull).toEqual(expect.arrayContaining(scored.renditions.filter((r) => r.on_hull).map((r) => r.label)))
+    expect(scored.renditions.map((rendition) => rendition.codec)).toEqual(["h264", "hevc", "mpeg4", "mpeg2video"])
+
+    const submitted = structured<JobView & { renditions: ReadonlyArray<{ label: string }> }>(
+      await call(client, "submit_ladder_job", { reference: ladder.reference, renditions: ladder.renditions })
+    )
+    expect(submitted.renditions.map((rendition) => rendition.label)).toEqual(ladder.renditions.map((r) => r.label))
+    const waited = structured<JobView & { ladder?: Ladder; timed_out: boolean }>(
+      (await client.callTool(
+        { name: "wait_job", arguments: { job_id: submitted.id, timeout_seconds: 120 } },
+        undefined,
+        { timeout: 150_000 }
+      )) as CallToolResult
+    )
+    expect(waited).toMatchObject({ state: "finished", timed_out: false })
+    // The job's view carries the summary; its pooled scores are the synchronous ladder's.
+    expect(waited.ladder?.renditions.map((rendition) => [rendition.label, rendition.frame_count])).toEqual(
+      scored.renditions.map((rendition) => [rendition.label, rendition.frame_count])
+    )
+    expect(waited.ladder?.best).toBe(scored.best)
+    // The worst frames of one rendition of the ladder job: its separately scored lowest frames.
+    const label = ladder.renditions[1]?.label ?? ""
+    const worst = structured<{ frames: Array<{ frame: number; value: number }> }>(
+      await call(client, "describe_worst_frames", { job_id: submitted.id, rendition: label, count: 3 })
+    )
+    const alone = (separateVmaf.get(label) ?? []).map((value, frame) => ({ frame, value }))
+    expect(worst.frames.map((frame) => [frame.frame, frame.value])).toEqual(
+      alone
+        .sort((a, b) => a.value - b.value || a.frame - b.frame)
+        .slice(0, 3)
+        .map((frame) => [frame.frame, frame.value])
+    )
+    const unnamed = await call(client, "describe_worst_frames", { job_id: submitted.id })
+    expect(unnamed.isError).toBe(true)
+    expect(text(unnamed)).toContain("is a ladder: name one of its renditions")
+
+    const reader = await harness().connect("aReader")
+    const refused = await call(reader, "score_ladder", { reference: ladder.reference, renditions: ladder.renditions })
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toContain(
+      `PERMISSION_DENIED: ${Messages.roleRequired(ROLE_TABLE.get(GrpcMethods.ScoreLadder) ?? [])}`
+    )
   })
 
   it("lists the models (the controller's ListModels, or the built-in list without it)", async () => {

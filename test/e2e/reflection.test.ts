@@ -94,6 +94,7 @@ describe("reflection on svc-server", () => {
       "Health",
       "ListModels",
       "Score",
+      "ScoreLadder",
       "ScoreStream"
     ])
     const messages = files.flatMap((file) => file.messageType.map((message) => message.name))

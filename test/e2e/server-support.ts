@@ -55,6 +55,7 @@ export const scoringClient = (address: string) => {
   }
   return {
     score: (request: object) => unary("Score", request),
+    ladder: (request: object) => unary("ScoreLadder", request),
     health: () => unary("Health", {}),
     listModels: () => unary("ListModels", {}),
     stream,

@@ -4,42 +4,24 @@
  * frames and the provenance are there, nothing is fetched, and a phone-sized screenshot is
  * kept in test/artifacts/ (gitignored) for people to look at.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { worstFrameCount } from "../../modules/formats/html.ts"
-import { repoRoot, runCommand } from "../support/executables.ts"
+import { artifacts, chartScale, haveChromium, headlessChromium } from "../support/chromium.ts"
 import { fixture, golden } from "../support/fixtures.ts"
 import { geometryArgs, scratchDir, svc } from "./svc-support.ts"
 
-const chromium = "/usr/bin/chromium"
-const artifacts = join(repoRoot, "test", "artifacts")
 const scratch = scratchDir("svc-html-")
 const report = join(scratch, "report.html")
 const v01 = fixture("v01")
 const expected = golden(v01)
 
-let profiles = 0
-/** Headless Chromium with a fresh profile and no background traffic. */
-const chrome = (args: ReadonlyArray<string>) =>
-  runCommand([
-    chromium,
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    `--user-data-dir=${join(scratch, `profile-${profiles++}`)}`,
-    ...args
-  ])
+const browser = headlessChromium(scratch)
+const chrome = browser.run
 
 /** The page's DOM after its scripts ran. */
-const renderedDom = async (hash = "", width = 1000) => {
-  const result = await chrome([`--window-size=${width},1200`, "--dump-dom", `file://${report}${hash}`])
-  expect(result.code).toBe(0)
-  return result.stdout
-}
+const renderedDom = (hash = "", width = 1000) => browser.dom(report, hash, width)
 
 interface Series {
   readonly feature: string
@@ -48,23 +30,16 @@ interface Series {
 
 /** The chart's polylines turned back into values with the scale the chart states. */
 const drawnSeries = (dom: string): ReadonlyArray<Series> => {
-  const svg = /<svg id="chart"[^>]*>/.exec(dom)?.[0] ?? ""
-  const attribute = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(svg)?.[1]
-  const low = Number(attribute("data-low"))
-  const high = Number(attribute("data-high"))
-  const [, top = 0, , height = 1] = String(attribute("data-plot")).split(",").map(Number)
+  const value = chartScale(/<svg id="chart"[^>]*>/.exec(dom)?.[0] ?? "")
   return [...dom.matchAll(/<polyline points="([^"]*)" data-feature="([^"]*)"/g)].map((match) => ({
     feature: match[2] ?? "",
-    values: (match[1] ?? "")
-      .split(" ")
-      .map((point) => Number(point.split(",")[1]))
-      .map((y) => low + (high - low) * (1 - (y - top) / height))
+    values: (match[1] ?? "").split(" ").map((point) => value(Number(point.split(",")[1])))
   }))
 }
 
 const vmafOf = (frame: { readonly metrics: Readonly<Record<string, number>> }) => frame.metrics["vmaf"] ?? Number.NaN
 
-describe.skipIf(!existsSync(chromium))("svc score --html in headless Chromium", () => {
+describe.skipIf(!haveChromium)("svc score --html in headless Chromium", () => {
   beforeAll(async () => {
     const result = await svc([
       "score",

@@ -122,6 +122,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "models",
       "jobs",
       "descriptors",
+      "ladder",
       "transform"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])

@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import protobuf from "protobufjs"
 import { describe, expect, it } from "vitest"
+import { LadderRequest, labelPattern, maxRenditions, Rendition, RenditionOptions } from "../../modules/scorer/ladder.ts"
 import { precisionPattern } from "../../modules/scorer/precision.ts"
 import {
   maxModelsPerRequest,
@@ -211,5 +212,42 @@ describe("the score request contract", () => {
       "frame_cnt: missing",
       "frame_count: not in the schema"
     ])
+  })
+})
+
+describe("the ladder request contract", () => {
+  const ladderSchema = JSONSchema.make(LadderRequest) as unknown as Node
+  const ladderDefs = (ladderSchema["$defs"] ?? {}) as Readonly<Record<string, Node>>
+  const resolveLadder = (ref: string): Node => ladderDefs[ref.replace("#/$defs/", "")] ?? {}
+  const ladder = fieldShapes(ladderSchema, resolveLadder)
+  const renditionNode = propertiesOf(ladderSchema, resolveLadder)["renditions"] as Node
+  const rendition = fieldShapes(renditionNode["items"] as Node, resolveLadder)
+  const renditionOptions = fieldShapes(
+    propertiesOf(renditionNode["items"] as Node, resolveLadder)["options"] as Node,
+    resolveLadder
+  )
+
+  it("the Effect Schema sees every field the types declare", () => {
+    expect(Object.keys(ladder).sort()).toEqual(Object.keys(LadderRequest.fields).sort())
+    expect(Object.keys(rendition).sort()).toEqual(Object.keys(Rendition.fields).sort())
+    expect(Object.keys(renditionOptions).sort()).toEqual(Object.keys(RenditionOptions.fields).sort())
+  })
+
+  it("OpenAPI and the proto have the Schema's fields (OpenAPI: same value sets and ranges)", () => {
+    expect(shapeDrift(ladder, openapiShapes(openapi, "ScoreLadderRequest"), sameShape)).toEqual([])
+    expect(shapeDrift(rendition, openapiShapes(openapi, "Rendition"), sameShape)).toEqual([])
+    expect(shapeDrift(renditionOptions, openapiShapes(openapi, "RenditionOptions"), sameShape)).toEqual([])
+    expect(shapeDrift(ladder, protoShapes("ScoreLadderRequest"), sameType)).toEqual([])
+    expect(shapeDrift(rendition, protoShapes("Rendition"), sameType)).toEqual([])
+    expect(shapeDrift(renditionOptions, protoShapes("RenditionOptions"), sameType)).toEqual([])
+  })
+
+  it("OpenAPI's label pattern and rendition bounds are the Schema module's", () => {
+    const schemas = openapi.components.schemas
+    const renditions = (schemas["ScoreLadderRequest"]?.["properties"] as Readonly<Record<string, Node>>)["renditions"]
+    expect(renditions?.["minItems"]).toBe(1)
+    expect(renditions?.["maxItems"]).toBe(maxRenditions)
+    const label = (schemas["Rendition"]?.["properties"] as Readonly<Record<string, Node>>)["label"]
+    expect(label?.["pattern"]).toBe(labelPattern.source)
   })
 })

@@ -8,8 +8,14 @@ const seedMethods = {
   "svc.v1.Nodes": { RegisterNode: "unary", Heartbeat: "unary", PullWork: "unary", ReportResult: "unary" },
   // ListNodes: added for svc-operator's SvcNode status (issue 21), outside the node-only service.
   "svc.v1.NodeStatus": { ListNodes: "unary" },
-  // ListModels: added with the built-in models (issue 14), beside the seed's three.
-  "svc.v1.SvcScoring": { Score: "unary", ScoreStream: "bidi", Health: "unary", ListModels: "unary" }
+  // ListModels: added with the built-in models (issue 14), beside the seed's three; ScoreLadder: ladders (issue 18).
+  "svc.v1.SvcScoring": {
+    Score: "unary",
+    ScoreStream: "bidi",
+    Health: "unary",
+    ListModels: "unary",
+    ScoreLadder: "unary"
+  }
 } as const
 
 const kind = (method: grpc.MethodDefinition<unknown, unknown>) =>
@@ -30,7 +36,7 @@ describe("svc.v1 proto", () => {
 
   it("lists method paths as gRPC sees them", () => {
     expect(methodPaths()).toContain("/svc.v1.Jobs/SubmitJob")
-    expect(methodPaths()).toHaveLength(13)
+    expect(methodPaths()).toHaveLength(14)
   })
 
   it("Heartbeat returns a boolean ok and PullWork returns jobs carrying scoring_roots", () => {

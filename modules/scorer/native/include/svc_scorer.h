@@ -186,6 +186,23 @@ int svc_stream_poll(svc_stream *s); /* as svc_job_poll */
 const svc_job *svc_stream_job(const svc_stream *s);
 void svc_stream_free(svc_stream *s);
 
+/* ---- ladders (since ABI minor 6): one reference, several renditions, one pass ----
+ * A ladder is a stream whose every frame is one reference picture and n_renditions distorted
+ * pictures (svc_stream_push's dis holds them back to back, n_renditions x frame bytes). Each
+ * reference picture is loaded once and its motion computed once; every rendition is scored
+ * against it into its own results, which equal, frame by frame, a stream of that pair alone.
+ * The stream functions apply (push, finish, poll, frames_ready, free; svc_stream_job's view is
+ * the first rendition's results until done, svc_job_memory of it covers the whole ladder). */
+#define SVC_LADDER_MAX_RENDITIONS 64
+int svc_ladder_create(const svc_model *m, int n_renditions, const int32_t *opts, int n_opts, svc_stream **out,
+                      char *err, size_t err_len);
+/* Rendition r's results (the job accessors), once svc_stream_poll returned 1; NULL before. Valid
+ * until the ladder is freed. */
+const svc_job *svc_ladder_rendition(svc_stream *s, int r);
+/* Reference pictures loaded and motion differences computed so far: the proof of one pass. */
+int64_t svc_ladder_reference_loads(const svc_stream *s);
+int64_t svc_ladder_motion_diffs(const svc_stream *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,6 +24,9 @@ typedef struct {
 
 static int is_scored(const svc_job *j, int i) { return i % j->subsample == 0; }
 
+/* Distorted pictures per frame: the renditions of a ladder, else one. */
+static int renditions(const svc_job *j) { return j->n_dis > 1 ? j->n_dis : 1; }
+
 static uint16_t *ring_slot(const svc_job *j, int i) {
     return j->ring + (size_t)(i % j->ring_len) * j->luma_len;
 }
@@ -88,12 +91,18 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     return SVC_OK;
 }
 
-/* Temporal outputs and the prediction of scored frame f, whose inputs are all final. */
+/* Temporal outputs and the prediction of scored frame f, whose inputs are all final. Motion reads
+ * only the reference: its outputs, derived once, are every rendition's. */
 static void finalise_frame(svc_job *j, int f, double *v, const double *sad, const double *sad_next, int last) {
-    for (int t = 0; t < j->n_tm; t++) j->tm[t]->derive(sad[t], sad_next[t], f == 0, last, v + j->tm_col[t]);
-    double features[SVC_MODEL_MAX_FEATURES];
-    for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = v[j->model_col[k]];
-    svc_model_predict(j->model, features, v);
+    double motion[SVC_TEMPORAL_MAX][8];
+    for (int t = 0; t < j->n_tm; t++) j->tm[t]->derive(sad[t], sad_next[t], f == 0, last, motion[t]);
+    for (int r = 0; r < renditions(j); r++) {
+        double *row = v + (size_t)r * (size_t)j->n_metrics;
+        for (int t = 0; t < j->n_tm; t++) memcpy(row + j->tm_col[t], motion[t], sizeof(double) * (size_t)j->tm[t]->n_outputs);
+        double features[SVC_MODEL_MAX_FEATURES];
+        for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = row[j->model_col[k]];
+        svc_model_predict(j->model, features, row);
+    }
 }
 
 /* Finalises frames in order while their inputs are complete. One worker at a time does it;
@@ -134,9 +143,11 @@ static void advance(svc_job *j) {
  * distorted when the frame is scored. */
 static int load_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, char *err) {
     const int scored = is_scored(j, i);
+    atomic_fetch_add(&j->ref_loads, 1);
     if (raw) {
+        /* A ladder's distorted pictures are decoded one at a time by compute_frame. */
         if (svc_picture_from_raw(&w->ref, raw, (size_t)j->frame_bytes) ||
-            (scored && svc_picture_from_raw(&w->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
+            (scored && j->n_dis <= 1 && svc_picture_from_raw(&w->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
             snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode the pushed frame", i);
             return SVC_E_INTERNAL;
         }
@@ -162,6 +173,7 @@ static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
     const int do_next = i + 1 < j->n_frames && j->frames[i + 1].stored;
     pthread_mutex_unlock(&j->mu);
     double sad_prev[SVC_TEMPORAL_MAX], sad_next[SVC_TEMPORAL_MAX];
+    atomic_fetch_add(&j->motion_diffs, do_prev + do_next);
     for (int t = 0; t < j->n_tm; t++) {
         sad_prev[t] = do_prev ? j->tm[t]->diff(w->tm_state[t], ring_slot(j, i - 1), ring_slot(j, i)) : 0.0;
         sad_next[t] = do_next ? j->tm[t]->diff(w->tm_state[t], ring_slot(j, i), ring_slot(j, i + 1)) : 0.0;
@@ -180,7 +192,7 @@ static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
     return SVC_OK;
 }
 
-static int compute_frame(svc_job *j, worker_ctx *w, int i, double *v, char *err) {
+static int compute_pair(svc_job *j, worker_ctx *w, int i, double *v, char *err) {
     for (int e = 0; e < j->n_ex; e++) {
         if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
         const int rc = j->ex[e]->compute(w->state[e], &w->ref, &w->dis, v + j->ex_col[e]);
@@ -188,6 +200,21 @@ static int compute_frame(svc_job *j, worker_ctx *w, int i, double *v, char *err)
             snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, j->ex[e]->name, rc);
             return rc;
         }
+    }
+    return SVC_OK;
+}
+
+/* Scores frame i: its one distorted picture, or each rendition of a ladder against the same
+ * reference picture (loaded once) into the rendition's row. */
+static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, double *v, char *err) {
+    if (j->n_dis <= 1) return compute_pair(j, w, i, v, err);
+    for (int r = 0; r < j->n_dis; r++) {
+        if (svc_picture_from_raw(&w->dis, raw + (size_t)(r + 1) * (size_t)j->frame_bytes, (size_t)j->frame_bytes)) {
+            snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode rendition %d's pushed frame", i, r);
+            return SVC_E_INTERNAL;
+        }
+        const int rc = compute_pair(j, w, i, v + (size_t)r * (size_t)j->n_metrics, err);
+        if (rc) return rc;
     }
     return SVC_OK;
 }
@@ -226,9 +253,9 @@ static void *worker(void *arg) {
         pthread_mutex_unlock(&j->mu);
 
         rc = load_frame(j, &w, i, raw, err);
-        free(raw);
         if (!rc && j->n_tm) rc = motion_step(j, &w, i, err);
-        if (!rc && is_scored(j, i)) rc = compute_frame(j, &w, i, vals, err);
+        if (!rc && is_scored(j, i)) rc = compute_frame(j, &w, i, raw, vals, err);
+        free(raw);
 
         pthread_mutex_lock(&j->mu);
         if (rc == SVC_E_CANCELLED) break;
@@ -455,7 +482,9 @@ static int reserve_frames(svc_job *j, int n) {
 int svc_loop_add_frame(svc_job *j, uint8_t *raw) {
     const int i = j->n_frames;
     if (reserve_frames(j, i + 1)) return SVC_E_NOMEM;
-    if (is_scored(j, i) && !(j->frames[i].vals = calloc((size_t)j->n_metrics, sizeof(double)))) return SVC_E_NOMEM;
+    if (is_scored(j, i) &&
+        !(j->frames[i].vals = calloc((size_t)j->n_metrics * (size_t)renditions(j), sizeof(double))))
+        return SVC_E_NOMEM;
     j->frames[i].raw = raw;
     return SVC_OK;
 }

@@ -32,6 +32,13 @@ struct svc_job {
     svc_video *ref, *dis; /* file jobs */
     int64_t skip_ref, skip_dis;
     int64_t frame_bytes;  /* streams: bytes of one picture */
+    /* Ladders (since ABI minor 6): distorted pictures per frame, each scored against the one
+     * reference picture; a frame's values hold n_dis rows of n_metrics (0 or 1: a pair). */
+    int n_dis;
+    /* A rendition's result view (svc_ladder_rendition): its row in every frame's values. */
+    int vals_offset;
+    /* Reference pictures loaded and motion differences computed: once per frame, whatever n_dis. */
+    atomic_llong ref_loads, motion_diffs;
     int frame_cap;        /* streams: frames scored at most (0 = no cap) */
     int total;            /* file jobs: frames to read; their records are added as workers claim them */
     int64_t max_frames;   /* an input with more frames is refused */

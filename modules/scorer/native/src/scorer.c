@@ -22,6 +22,7 @@
 
 struct svc_stream {
     svc_job job;
+    svc_job *views; /* ladders: one result view per rendition, filled once the ladder is done */
 };
 
 static int64_t opt(const int32_t *opts, int n, int i) { return i < n ? opts[i] : 0; }
@@ -192,12 +193,14 @@ int64_t svc_job_memory(const svc_job *j) {
     const double pixels = (double)j->geo[0] * j->geo[1];
     const double frame = (double)svc_frame_bytes(j->geo[0], j->geo[1], j->geo[2], j->geo[3]);
     /* Per worker: two pictures (rows padded), one frame read buffer, extractor and temporal states. */
-    double worker = 3 * frame + 6 * 32.0 * j->geo[1] + 256.0 * 1024;
+    /* A ladder's queued frame holds one reference and n_dis distorted pictures. */
+    double worker = (2 + (j->n_dis > 1 ? j->n_dis : 1)) * frame + 6 * 32.0 * j->geo[1] + 256.0 * 1024;
     for (int e = 0; e < j->n_ex; e++) worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
     worker += 8 * pixels * j->n_tm;
     const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
     const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
-    const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 + 32);
+    const int rows = j->n_dis > 1 ? j->n_dis : 1;
+    const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 * rows + 32);
     const double index = j->ref ? 8.0 * (double)(svc_video_frame_count(j->ref) + svc_video_frame_count(j->dis)) : 0;
     return (int64_t)(worker * j->n_threads + ring + records + index);
 }
@@ -266,7 +269,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 5; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI */
+int svc_abi_minor(void) { return 6; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
@@ -322,7 +325,8 @@ int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *o
     const int done = svc_job_frames_done(j);
     if (first >= done) return 0;
     const int cnt = n < done - first ? n : done - first;
-    for (int k = 0; k < cnt; k++) out[k] = j->frames[(size_t)(first + k) * (size_t)j->subsample].vals[metric];
+    for (int k = 0; k < cnt; k++)
+        out[k] = j->frames[(size_t)(first + k) * (size_t)j->subsample].vals[j->vals_offset + metric];
     return cnt;
 }
 
@@ -336,7 +340,7 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
         return SVC_E_INVALID_ARG;
     double sum = 0.0, inv_sum = 0.0, mn = 0.0, mx = 0.0;
     for (int k = 0; k < n; k++) {
-        const double v = j->frames[(size_t)k * (size_t)j->subsample].vals[metric];
+        const double v = j->frames[(size_t)k * (size_t)j->subsample].vals[j->vals_offset + metric];
         sum += v;
         inv_sum += 1.0 / (v + 1.0);
         if (k == 0 || v < mn) mn = v;
@@ -359,17 +363,15 @@ void svc_job_free(svc_job *j) {
 
 /* ------------------------------------------------------------- streams ---- */
 
-int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_stream **out, char *err,
+/* A stream of frames of n_dis distorted pictures each (1: a pair). */
+static int stream_new(const svc_model *m, int n_dis, const int32_t *opts, int n_opts, svc_stream **out, char *err,
                       size_t err_len) {
-    if (!m || !out) {
-        svc_set_err(err, err_len, "svc_stream_create: NULL model or output");
-        return SVC_E_INVALID_ARG;
-    }
     *out = NULL;
     svc_stream *s = calloc(1, sizeof *s);
     if (!s) return SVC_E_NOMEM;
     svc_job *j = &s->job;
     svc_loop_init(j, m);
+    j->n_dis = n_dis;
     int rc = job_options(j, opts, n_opts, err, err_len);
     if (!rc && (j->skip_ref || j->skip_dis)) {
         svc_set_err(err, err_len, "options: frame skips do not apply to streams");
@@ -392,6 +394,46 @@ int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_s
     return SVC_OK;
 }
 
+int svc_stream_create(const svc_model *m, const int32_t *opts, int n_opts, svc_stream **out, char *err,
+                      size_t err_len) {
+    if (!m || !out) {
+        svc_set_err(err, err_len, "svc_stream_create: NULL model or output");
+        return SVC_E_INVALID_ARG;
+    }
+    return stream_new(m, 1, opts, n_opts, out, err, err_len);
+}
+
+int svc_ladder_create(const svc_model *m, int n_renditions, const int32_t *opts, int n_opts, svc_stream **out,
+                      char *err, size_t err_len) {
+    if (!m || !out || n_renditions < 1 || n_renditions > SVC_LADDER_MAX_RENDITIONS) {
+        svc_set_err(err, err_len, "svc_ladder_create: NULL model or output, or not 1..%d renditions",
+                    SVC_LADDER_MAX_RENDITIONS);
+        return SVC_E_INVALID_ARG;
+    }
+    const int rc = stream_new(m, n_renditions, opts, n_opts, out, err, err_len);
+    if (rc) return rc;
+    if (!((*out)->views = calloc((size_t)n_renditions, sizeof *(*out)->views))) {
+        svc_stream_free(*out);
+        *out = NULL;
+        svc_set_err(err, err_len, "out of memory creating the ladder");
+        return SVC_E_NOMEM;
+    }
+    return SVC_OK;
+}
+
+const svc_job *svc_ladder_rendition(svc_stream *s, int r) {
+    if (!s || !s->views || r < 0 || r >= s->job.n_dis || atomic_load(&s->job.state) != 1) return NULL;
+    /* The threads are done: the view is the job's results read at the rendition's row. */
+    svc_job *view = &s->views[r];
+    memcpy(view, &s->job, sizeof *view);
+    view->vals_offset = r * s->job.n_metrics;
+    return view;
+}
+
+int64_t svc_ladder_reference_loads(const svc_stream *s) { return s ? atomic_load(&((svc_stream *)s)->job.ref_loads) : -1; }
+
+int64_t svc_ladder_motion_diffs(const svc_stream *s) { return s ? atomic_load(&((svc_stream *)s)->job.motion_diffs) : -1; }
+
 int64_t svc_stream_frame_bytes(const svc_stream *s) { return s ? s->job.frame_bytes : -1; }
 
 int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uint8_t *dis, size_t dis_len, char *err,
@@ -401,9 +443,9 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
         return SVC_E_INVALID_ARG;
     }
     svc_job *j = &s->job;
-    const size_t fb = (size_t)j->frame_bytes;
-    if (ref_len != fb || dis_len != fb) {
-        svc_set_err(err, err_len, "frame sizes %zu and %zu bytes, expected %zu", ref_len, dis_len, fb);
+    const size_t fb = (size_t)j->frame_bytes, n_dis = j->n_dis > 1 ? (size_t)j->n_dis : 1;
+    if (ref_len != fb || dis_len != fb * n_dis) {
+        svc_set_err(err, err_len, "frame sizes %zu and %zu bytes, expected %zu and %zu", ref_len, dis_len, fb, fb * n_dis);
         return SVC_E_GEOMETRY;
     }
     const int state = atomic_load(&j->state);
@@ -424,13 +466,13 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
         const int rc = svc_loop_start(j, err, err_len);
         if (rc) return rc;
     }
-    uint8_t *raw = malloc(2 * fb);
+    uint8_t *raw = malloc((1 + n_dis) * fb);
     if (!raw) {
         svc_set_err(err, err_len, "out of memory queueing a frame");
         return SVC_E_NOMEM;
     }
     memcpy(raw, ref, fb);
-    memcpy(raw + fb, dis, fb);
+    memcpy(raw + fb, dis, fb * n_dis);
     pthread_mutex_lock(&j->mu);
     int rc = svc_loop_add_frame(j, raw);
     if (rc == SVC_OK) {
@@ -470,6 +512,7 @@ const svc_job *svc_stream_job(const svc_stream *s) { return s ? &s->job : NULL; 
 
 void svc_stream_free(svc_stream *s) {
     if (!s) return;
+    free(s->views);
     svc_loop_destroy(&s->job);
     free(s);
 }

@@ -374,6 +374,62 @@ static void test_jobs(const svc_model *m) {
     results_free(&r1);
 }
 
+/* A ladder of three renditions (the distorted, the reference itself, the distorted again) over
+ * one pass of the reference equals, per rendition and bit for bit, each pair scored alone; the
+ * reference is loaded once per frame and its motion computed once per frame pair. */
+static void test_ladder(const svc_model *m) {
+    const char *ref = path("fixtures/v01_testsrc2_420_8_x264.ref.yuv");
+    const char *dis = path("fixtures/v01_testsrc2_420_8_x264.dis.yuv");
+    results alone[2] = { { 0 }, { 0 } };
+    CHECK(run_file(m, ref, dis, 1, SVC_CPU_AUTO, &alone[0]) == 1, "pair alone: %s", err);
+    CHECK(run_file(m, ref, ref, 1, SVC_CPU_AUTO, &alone[1]) == 1, "reference against itself: %s", err);
+    int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 2,
+                                  [SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM };
+    svc_stream *s;
+    CHECK(svc_ladder_create(m, 0, so, SVC_OPT_COUNT, &s, err, sizeof err) == SVC_E_INVALID_ARG, "0 renditions refused");
+    int rc = svc_ladder_create(m, 3, so, SVC_OPT_COUNT, &s, err, sizeof err);
+    CHECK(rc == SVC_OK, "ladder create: %s", err);
+    if (rc != SVC_OK) return;
+    size_t lr, ld;
+    uint8_t *br = (uint8_t *)slurp(ref, &lr), *bd = (uint8_t *)slurp(dis, &ld);
+    uint8_t *three = malloc(3 * (size_t)FRAME_BYTES);
+    CHECK(svc_stream_push(s, br, FRAME_BYTES, bd, FRAME_BYTES, err, sizeof err) == SVC_E_GEOMETRY,
+          "a frame with one rendition's picture refused");
+    for (int f = 0; br && bd && three && f < 30 && rc == SVC_OK; f++) {
+        const size_t at = (size_t)f * FRAME_BYTES;
+        memcpy(three, bd + at, FRAME_BYTES);
+        memcpy(three + FRAME_BYTES, br + at, FRAME_BYTES);
+        memcpy(three + 2 * (size_t)FRAME_BYTES, bd + at, FRAME_BYTES);
+        rc = svc_stream_push(s, br + at, FRAME_BYTES, three, 3 * (size_t)FRAME_BYTES, err, sizeof err);
+    }
+    CHECK(rc == SVC_OK, "ladder pushes: %s", err);
+    CHECK(svc_ladder_rendition(s, 0) == NULL, "no results before the ladder is done");
+    svc_stream_finish(s);
+    const struct timespec tick = { 0, 1000000 };
+    while ((rc = svc_stream_poll(s)) == 0) nanosleep(&tick, NULL);
+    CHECK(rc == 1, "ladder finishes");
+    const int expect[3] = { 0, 1, 0 };
+    for (int r = 0; r < 3; r++) {
+        results got = { 0 };
+        const svc_job *view = svc_ladder_rendition(s, r);
+        CHECK(view && collect(view, &got) == 0 && same_results(&alone[expect[r]], &got),
+              "rendition %d equals its pair scored alone", r);
+        results_free(&got);
+    }
+    CHECK(svc_ladder_rendition(s, 3) == NULL, "no fourth rendition");
+    CHECK(svc_ladder_reference_loads(s) == 30, "30 reference loads for 30 frames: %lld",
+          (long long)svc_ladder_reference_loads(s));
+    CHECK(svc_ladder_motion_diffs(s) == 29, "29 motion differences for 30 frames: %lld",
+          (long long)svc_ladder_motion_diffs(s));
+    svc_stream_free(s);
+    free(three);
+    free(br);
+    free(bd);
+    results_free(&alone[0]);
+    results_free(&alone[1]);
+}
+
 /* vmaf of the first frames of v01 under a model. */
 static int first_vmaf(const svc_model *m, double *out, int n) {
     int32_t opts[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
@@ -481,7 +537,7 @@ static void test_descriptors(svc_model *m) {
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
-    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 5, "version and ABI minor");
+    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 6, "version and ABI minor");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
@@ -492,6 +548,7 @@ int main(int argc, char **argv) {
         if (load(json, len, &m) == SVC_OK) {
             RUN_CASE("jobs", test_jobs(m));
             RUN_CASE("descriptors", test_descriptors(m));
+            RUN_CASE("ladder", test_ladder(m));
             RUN_CASE("transform", test_transform(json, m));
             svc_model_free(m);
         }

@@ -1,0 +1,69 @@
+/**
+ * What a ladder user reads about each rendition, as pure functions of its per-frame scores and
+ * of the ladder's (bitrate, score) points: nearest-rank percentiles, the worst frames, and the
+ * upper convex hull (the renditions no mix of two others beats at the same bitrate).
+ */
+
+/** Nearest-rank percentile: the smallest value with at least p% of the values at or below it. */
+export const nearestRank = (values: ReadonlyArray<number>, percent: number): number => {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const rank = Math.max(1, Math.ceil((percent / 100) * sorted.length))
+  return sorted[Math.min(rank, sorted.length) - 1] as number
+}
+
+export interface WorstFrame {
+  readonly frame: number
+  readonly score: number
+}
+
+/** The `count` lowest scores, lowest first; equal scores by frame index. */
+export const worstFrames = (frames: ReadonlyArray<WorstFrame>, count: number): ReadonlyArray<WorstFrame> =>
+  [...frames].sort((a, b) => a.score - b.score || a.frame - b.frame).slice(0, Math.max(0, count))
+
+/** Bits per second from a file's size and a duration (0 when the duration is not known). */
+export const bitrateOf = (bytes: number, durationSeconds: number): number =>
+  durationSeconds > 0 && Number.isFinite(durationSeconds) ? (bytes * 8) / durationSeconds : 0
+
+export interface RatePoint {
+  readonly bitrate: number
+  readonly score: number
+}
+
+/** > 0 when o→a→b turns counter-clockwise (b is left of the line o→a). */
+const cross = (o: RatePoint, a: RatePoint, b: RatePoint) =>
+  (a.bitrate - o.bitrate) * (b.score - o.score) - (a.score - o.score) * (b.bitrate - o.bitrate)
+
+/**
+ * Marks the points on the upper convex hull of (bitrate, score), from the lowest bitrate to the
+ * best score: the efficient renditions. A point below the segment of two others (or equal to
+ * one at a higher bitrate or a lower score) is not on it. Collinear points on the hull's edge
+ * are not marked (only its corners are). Points are returned as flags in input order.
+ */
+export const upperHull = (points: ReadonlyArray<RatePoint>): ReadonlyArray<boolean> => {
+  const order = points
+    .map((point, index) => ({ point, index }))
+    .filter(({ point }) => Number.isFinite(point.bitrate) && Number.isFinite(point.score))
+    .sort((a, b) => a.point.bitrate - b.point.bitrate || b.point.score - a.point.score)
+  const hull: Array<{ point: RatePoint; index: number }> = []
+  for (const entry of order) {
+    const last = hull[hull.length - 1]
+    // Same bitrate: only the best score of it can be on the hull (it came first).
+    if (last !== undefined && last.point.bitrate === entry.point.bitrate) continue
+    while (hull.length >= 2) {
+      const a = hull[hull.length - 2] as { point: RatePoint }
+      const b = hull[hull.length - 1] as { point: RatePoint }
+      if (cross(a.point, b.point, entry.point) >= 0) hull.pop()
+      else break
+    }
+    hull.push(entry)
+  }
+  // The hull ends at the best score: what costs more bits for no better score is not efficient.
+  let best = -1
+  for (const [i, entry] of hull.entries()) {
+    if (best < 0 || entry.point.score > (hull[best] as { point: RatePoint }).point.score) best = i
+  }
+  const marked = new Array<boolean>(points.length).fill(false)
+  for (const entry of hull.slice(0, best + 1)) marked[entry.index] = true
+  return marked
+}
