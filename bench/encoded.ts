@@ -6,17 +6,8 @@
  */
 import { spawnSync } from "bun"
 import { existsSync } from "node:fs"
-import { join } from "node:path"
-import { frames, generatePair, height, width } from "./scorer.ts"
-
-interface RunFigures {
-  readonly threads: number
-  readonly seconds: number
-  readonly fps: number
-  readonly peakRssMiB: number
-  readonly vmaf: number
-  readonly frames: number
-}
+import { runScore } from "./score-run.ts"
+import { frames, generatePair, height, width } from "./pair.ts"
 
 const ffmpeg = (args: ReadonlyArray<string>) => {
   const run = spawnSync(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", ...args], { stderr: "pipe" })
@@ -35,26 +26,19 @@ const encodedPair = (distorted: string) => {
   return { mp4, decoded }
 }
 
-const run = (reference: string, distorted: string, threads: number): RunFigures => {
-  const child = spawnSync(
-    [process.execPath, join(import.meta.dirname, "encoded-run.ts"), reference, distorted, String(threads)],
-    { env: { ...process.env }, stderr: "inherit" }
-  )
-  if (child.exitCode !== 0) throw new Error(`encoded bench (${distorted}, ${threads} thread(s)) failed`)
-  return JSON.parse(child.stdout.toString()) as RunFigures
-}
-
 export const benchEncoded = (): void => {
   const pair = generatePair()
   const { mp4, decoded } = encodedPair(pair.distorted)
   console.log(`encoded input: ${width}x${height} H.264 .mp4 (${frames} frames) against its raw reference`)
   for (const threads of [1, 2]) {
-    const raw = run(pair.reference, decoded, threads)
-    const encoded = run(pair.reference, mp4, threads)
+    const raw = runScore(pair.reference, decoded, threads)
+    const encoded = runScore(pair.reference, mp4, threads)
     if (encoded.vmaf !== raw.vmaf || encoded.frames !== raw.frames)
       throw new Error("the .mp4 and its YUV scored differently")
+    // Decoding takes CPU the scoring threads would use: with as many threads as cores, the
+    // encoded path can reach at most the raw path's share of the CPU both need.
     console.log(
-      `  threads=${threads}  .mp4 ${encoded.fps.toFixed(2)} frames/s (peak RSS ${encoded.peakRssMiB.toFixed(0)} MiB)  raw YUV ${raw.fps.toFixed(2)} frames/s (peak RSS ${raw.peakRssMiB.toFixed(0)} MiB)  ratio ${((100 * encoded.fps) / raw.fps).toFixed(0)} %  vmaf ${encoded.vmaf.toFixed(3)}`
+      `  threads=${threads}  .mp4 ${encoded.fps.toFixed(2)} frames/s (CPU ${encoded.cpuSeconds.toFixed(2)} s, peak RSS ${encoded.peakRssMiB.toFixed(0)} MiB)  raw YUV ${raw.fps.toFixed(2)} frames/s (CPU ${raw.cpuSeconds.toFixed(2)} s, peak RSS ${raw.peakRssMiB.toFixed(0)} MiB)  ratio ${((100 * encoded.fps) / raw.fps).toFixed(0)} % (CPU ratio ${((100 * raw.cpuSeconds) / encoded.cpuSeconds).toFixed(0)} %)  vmaf ${encoded.vmaf.toFixed(3)}`
     )
   }
 }

@@ -13,7 +13,7 @@ import { parseLadderRequest } from "../modules/scorer/ladder.ts"
 import { parseScoreRequest } from "../modules/scorer/request.ts"
 import { Scorer } from "../modules/scorer/scorer.ts"
 import { modelDirEnv } from "../test/support/executables.ts"
-import { height, width } from "./scorer.ts"
+import { height, width } from "./pair.ts"
 
 const [mode, reference = "", threadsText, ...renditions] = process.argv.slice(2)
 const threads = Number(threadsText)

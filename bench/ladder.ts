@@ -10,7 +10,7 @@
 import { spawnSync } from "bun"
 import { existsSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
-import { frames, generatePair, height, width } from "./scorer.ts"
+import { frames, generatePair, height, width } from "./pair.ts"
 
 const root = join(import.meta.dirname, "..")
 const referenceVmaf = resolve(process.env.SVC_REFERENCE_VMAF ?? join(root, "../shared/reference/vmaf"))

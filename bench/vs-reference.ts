@@ -11,6 +11,7 @@
  * ratios svc / reference. The pooled VMAF means must agree within the golden bound (1e-4).
  * Environment: SVC_BENCH_RUNS, SVC_BENCH_SIZES (e.g. "1080" or "1080,2160"),
  * SVC_BENCH_THREADS (e.g. "1,2"), SVC_REFERENCE_VMAF (default ../shared/reference/vmaf),
+ * SVC_BENCH_MODEL (a built-in model's name, e.g. "vmaf_v1.0.16_3d0h"; default vmaf_v0.6.1),
  * SVC_BENCH_ISA: "avx2" emulates an AVX2-only host on an AVX-512 one (svc's backend forced to
  * avx2, the reference run with `--cpumask 48`, which clears its AVX-512 and AVX-512 ICL flags);
  * unset, both sides use the best path of the CPU.
@@ -21,7 +22,11 @@ import { availableParallelism, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "..")
-const modelPath = resolve(process.env.SVC_MODEL_DIR ?? join(root, "../shared/models"), "vmaf_v0.6.1.json")
+const benchModel = process.env.SVC_BENCH_MODEL
+const modelName = benchModel ?? "vmaf_v0.6.1"
+const modelPath = benchModel
+  ? join(root, "modules/scorer/models", `${benchModel}.json`)
+  : resolve(process.env.SVC_MODEL_DIR ?? join(root, "../shared/models"), "vmaf_v0.6.1.json")
 const referenceVmaf = resolve(process.env.SVC_REFERENCE_VMAF ?? join(root, "../shared/reference/vmaf"))
 const scorerCli = join(root, "modules/scorer/native/build/scorer_cli")
 const workDir = join(process.env.TMPDIR ?? tmpdir(), "svc-bench")
@@ -230,7 +235,7 @@ export const benchVsReference = (): void => {
     ...new Set((process.env.SVC_BENCH_THREADS ?? `1,2,${availableParallelism()}`).split(",").map(Number))
   ]
   console.log(
-    `vs-reference: svc (scorer_cli, native library) against the reference vmaf, vmaf_v0.6.1, 8-bit 4:2:0, median of ${runs} alternating runs; ${isa.label}`
+    `vs-reference: svc (scorer_cli, native library) against the reference vmaf, ${modelName}, 8-bit 4:2:0, median of ${runs} alternating runs; ${isa.label}`
   )
   if (!withReference) console.log(`  reference columns skipped: ${referenceVmaf} is absent`)
   for (const clip of clips.filter((c) => sizes.some((s) => c.label.startsWith(s)))) {

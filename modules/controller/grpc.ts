@@ -105,9 +105,9 @@ const nodesService: Handlers = {
     ),
     Heartbeat: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const { node_id } = yield* decodeHeartbeat(request)
+        const { node_id, running_job_ids } = yield* decodeHeartbeat(request)
         const jobs = yield* JobService
-        return { ok: yield* jobs.heartbeat(principal, node_id) }
+        return { ok: yield* jobs.heartbeat(principal, node_id, running_job_ids) }
       })
     ),
     PullWork: unary((request, { context: principal }) =>

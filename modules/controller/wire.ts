@@ -193,7 +193,9 @@ export const decodeRegisterNode = decoder(
   Schema.Struct({ name: Schema.String, slots: Schema.Number, version: Schema.String })
 )
 
-export const decodeHeartbeat = decoder(Schema.Struct({ node_id: Id }))
+export const decodeHeartbeat = decoder(
+  Schema.Struct({ node_id: Id, running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }) })
+)
 
 export const decodePullWork = decoder(Schema.Struct({ node_id: Id, max_jobs: Schema.Number }))
 

@@ -1,6 +1,7 @@
 /**
  * Scoring a request's two inputs as users have them. Each input is opened once and recognised
- * by its bytes: a pair of raw YUV / Y4M files goes to the scorer's file job; anything with an
+ * by its bytes: a pair of raw YUV / Y4M files goes to the scorer's file job on the same two
+ * descriptors (never opened again by path); anything with an
  * encoded side is scored through the scorer's frame stream, each side a frame source (a raw or
  * Y4M reader on the descriptor, or an ffmpeg child decoding it), paired in decode order.
  *
@@ -117,6 +118,10 @@ export const scoreInputs = <E = never>(
       const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
       if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      // The reference's size is what is scored: refused here when a feature cannot take it,
+      // before anything is read or decoded.
+      const target = geometryOf(ref, job.geometry)
+      if (target) yield* scorer.checkFrame(job, target)
       // The file job tells Y4M from raw by the name; it takes a pair whose names agree with their bytes.
       const fileJobReads = (side: Side, path: string) =>
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))

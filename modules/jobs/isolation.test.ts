@@ -116,7 +116,7 @@ const check = (
         break
       }
       case "heartbeat":
-        yield* jobs.heartbeat(node(caller), nodeId ?? "")
+        yield* jobs.heartbeat(node(caller), nodeId ?? "", [])
         break
       case "pull": {
         const pulled = yield* Effect.either(jobs.pullWork(node(caller), nodeId ?? "", step.max))

@@ -194,7 +194,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
           })
           expect(done.state).toBe("finished")
         }
-        expect(yield* one.heartbeat(node("a"), nodes[1] ?? "")).toBe(true)
+        expect(yield* one.heartbeat(node("a"), nodes[1] ?? "", [])).toBe(true)
         expect((yield* two.gauges).jobsByState.finished).toBe(60)
         expect((yield* one.gauges).liveNodes).toBe(4)
       })
@@ -340,7 +340,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
                 )
               }
             }
-            yield* record(jobs.heartbeat(node("a"), nodeId))
+            yield* record(jobs.heartbeat(node("a"), nodeId, []))
             yield* record(store.exclusive(Effect.sleep("5 millis")))
           })
           const load = yield* Effect.fork(
@@ -395,7 +395,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         const submitted = yield* jobs.submit(writer("a"), request())
         const [pulled] = yield* jobs.pullWork(node("a"), nodeId, 1)
         expect(pulled?.id).toBe(submitted.id)
-        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
+        expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(true)
         // Down for longer than the session TTL and the re-queue grace together.
         server.stopOnly("fast")
         yield* Effect.sleep("1500 millis")
@@ -404,7 +404,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
           schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(200))
         })
         expect(yield* jobs.requeueOrphans).toEqual([])
-        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
+        expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(true)
         expect((yield* jobs.get(writer("a"), submitted.id)).state).toBe("running")
         // A node that really stops heartbeating while the database is up still loses its jobs.
         for (let sweep = 0; sweep < 10; sweep++) {
@@ -412,7 +412,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
           yield* jobs.requeueOrphans
         }
         expect((yield* jobs.get(writer("a"), submitted.id)).state).toBe("pending")
-        expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(false)
+        expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(false)
       })
     )
   )

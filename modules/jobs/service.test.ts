@@ -304,11 +304,11 @@ describeContract("job service", ({ name, backend }) => {
           Effect.gen(function* () {
             yield* jobs.submit(writer("a"), request())
             const { nodeId } = yield* jobs.register(node("a"), info)
-            expect(yield* jobs.heartbeat(node("b"), nodeId)).toBe(false)
+            expect(yield* jobs.heartbeat(node("b"), nodeId, [])).toBe(false)
             const refused = yield* Effect.flip(jobs.pullWork(node("b"), nodeId, 1))
             expect(refused).toMatchObject({ _tag: "PermissionDenied", message: OTHER_TENANT })
             expect((yield* jobs.list(writer("a"), {}))[0]?.state).toBe("pending")
-            expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(true)
+            expect(yield* jobs.heartbeat(node("a"), nodeId, [])).toBe(true)
           })
         )
     )
@@ -317,11 +317,11 @@ describeContract("job service", ({ name, backend }) => {
       run((jobs) =>
         Effect.gen(function* () {
           yield* jobs.submit(writer("a"), request())
-          expect(yield* jobs.heartbeat(node("a"), "unknown")).toBe(false)
+          expect(yield* jobs.heartbeat(node("a"), "unknown", [])).toBe(false)
           expect((yield* Effect.flip(jobs.pullWork(node("a"), "unknown", 1)))._tag).toBe("NodeSessionNotLive")
           const { nodeId } = yield* jobs.register(node("a"), info)
           yield* TestClock.adjust(ttlMillis)
-          expect(yield* jobs.heartbeat(node("a"), nodeId)).toBe(false)
+          expect(yield* jobs.heartbeat(node("a"), nodeId, [])).toBe(false)
           const refused = yield* Effect.flip(jobs.pullWork(node("a"), nodeId, 1))
           expect(refused).toMatchObject({
             _tag: "NodeSessionNotLive",
@@ -636,7 +636,10 @@ describeContract("job service", ({ name, backend }) => {
           expect(late.message).toBe(notAssigned(job.id, gone.nodeId))
           // The taken-over job is not re-queued when the old session's grace ends.
           yield* Effect.forEach(Array.from({ length: 10 }), () =>
-            Effect.zipRight(TestClock.adjust(heartbeatIntervalMillis), jobs.heartbeat(node("a"), fresh.nodeId))
+            Effect.zipRight(
+              TestClock.adjust(heartbeatIntervalMillis),
+              jobs.heartbeat(node("a"), fresh.nodeId, [job.id])
+            )
           )
           expect((yield* jobs.get(writer("a"), job.id)).state).toBe("running")
         })
@@ -678,7 +681,7 @@ describeContract("job service", ({ name, backend }) => {
           yield* run((jobs) =>
             Effect.gen(function* () {
               // The old session died with the controller.
-              expect(yield* jobs.heartbeat(node("a"), oldNode)).toBe(false)
+              expect(yield* jobs.heartbeat(node("a"), oldNode, [])).toBe(false)
               const stale = yield* Effect.flip(
                 jobs.reportResult(node("a"), oldNode, job.id, { final: true, result: result(88), framesDone: 2 })
               )
@@ -705,6 +708,38 @@ describeContract("job service", ({ name, backend }) => {
   })
 
   describe("re-queue after the grace period", () => {
+    it.effect("a claim the node never received (absent from its heartbeats for a session TTL) is re-queued", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* Effect.forEach([1, 2], (i) => jobs.submit(writer("a"), request(`j${i}`)))
+          const holder = yield* nodeWithJobs(jobs, "a", 2)
+          const [kept, lost] = holder.pulled
+          if (kept === undefined || lost === undefined) throw new Error("two jobs pulled")
+          // The node got only `kept` (the answer carrying `lost` was lost on the way).
+          const beat = Effect.zipRight(
+            TestClock.adjust(heartbeatIntervalMillis),
+            jobs.heartbeat(node("a"), holder.nodeId, [kept.id])
+          )
+          for (let waited = heartbeatIntervalMillis; waited <= ttlMillis; waited += heartbeatIntervalMillis) {
+            expect(yield* beat).toBe(true)
+            expect((yield* jobs.get(writer("a"), lost.id)).state).toBe("running")
+          }
+          expect(yield* beat).toBe(true)
+          expect((yield* jobs.get(writer("a"), lost.id)).state).toBe("pending")
+          expect((yield* jobs.get(writer("a"), kept.id)).state).toBe("running")
+          // The re-queued job runs elsewhere; the listed one is still the node's to report.
+          const other = yield* nodeWithJobs(jobs, "a", 1)
+          expect(first(other.pulled).id).toBe(lost.id)
+          const done = yield* jobs.reportResult(node("a"), holder.nodeId, kept.id, {
+            final: true,
+            result: result(80),
+            framesDone: 2
+          })
+          expect(done.state).toBe("finished")
+        })
+      )
+    )
+
     it.effect("running jobs of an expired session go back to pending, FIFO position kept, and run elsewhere", () =>
       run((jobs) =>
         Effect.gen(function* () {
@@ -722,7 +757,7 @@ describeContract("job service", ({ name, backend }) => {
           // Node b keeps heartbeating; node a goes silent.
           const tick = (millis: number) =>
             Effect.forEach(Array.from({ length: millis / 1000 }), () =>
-              Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId))
+              Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), bNode.nodeId, [stay.id]))
             )
           yield* tick(ttlMillis + requeueGraceMillis - sweepIntervalMillis)
           expect(yield* sweep(jobs)).toEqual([])

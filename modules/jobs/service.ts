@@ -88,8 +88,16 @@ export interface JobServiceShape {
     principal: Principal,
     info: NodeInfo
   ) => Effect.Effect<Registration, InvalidJobRequest | JobStoreError>
-  /** Heartbeat: false for an unknown or expired session, or one of another tenant. */
-  readonly heartbeat: (principal: Principal, nodeId: string) => Effect.Effect<boolean, JobStoreError>
+  /**
+   * Heartbeat: false for an unknown or expired session, or one of another tenant. A live node
+   * lists the jobs it has (`runningJobIds`); a job claimed for it more than a session TTL ago
+   * that it does not list never reached it (its PullWork answer was lost) and is re-queued.
+   */
+  readonly heartbeat: (
+    principal: Principal,
+    nodeId: string,
+    runningJobIds: ReadonlyArray<string>
+  ) => Effect.Effect<boolean, JobStoreError>
   /** PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node. */
   readonly pullWork: (
     principal: Principal,
@@ -331,7 +339,25 @@ export const makeJobService = Effect.gen(function* () {
     register: (principal, info) =>
       Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
 
-    heartbeat: (principal, nodeId) => sessions.heartbeat(principal.tenantId, nodeId),
+    heartbeat: (principal, nodeId, runningJobIds) =>
+      Effect.gen(function* () {
+        const ok = yield* sessions.heartbeat(principal.tenantId, nodeId)
+        if (!ok) return false
+        // A claim older than a session TTL has had time to reach the node, however slow: one the
+        // node does not list is as lost as the jobs of a node silent for that long.
+        const now = yield* Clock.currentTimeMillis
+        const lost = yield* store.requeueUnlisted(
+          principal.tenantId,
+          nodeId,
+          runningJobIds,
+          now - sessions.settings.ttlMillis
+        )
+        if (lost.length > 0)
+          yield* Effect.logWarning(
+            `node ${nodeId} does not have ${lost.map((job) => job.id).join(", ")}: its claim never reached it; re-queued`
+          )
+        return true
+      }),
 
     pullWork: (principal, nodeId, maxJobs) =>
       Effect.gen(function* () {

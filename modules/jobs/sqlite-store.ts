@@ -184,6 +184,12 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
          fence = fence + 1
        WHERE ${OWN} AND node_id = ?2 AND state = 'running' RETURNING ${COLUMNS}`
     )
+    const requeueUnlisted = db.query<JobRow, [string, string, number, string]>(
+      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0,
+         fence = fence + 1
+       WHERE ${OWN} AND node_id = ?2 AND state = 'running' AND started_at < ?3
+         AND id NOT IN (SELECT value FROM json_each(?4)) RETURNING ${COLUMNS}`
+    )
     const selectAssignments = db.query<{ tenant_id: string; node_id: string }, []>(
       "SELECT DISTINCT tenant_id, node_id FROM jobs WHERE state = 'running' AND tenant_id <> '' AND node_id IS NOT NULL"
     )
@@ -303,6 +309,16 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
       requeueNode: (tenantId, nodeId) =>
         Effect.gen(function* () {
           const rows = yield* attempt("requeue", () => requeueOwn.all(tenantId, nodeId))
+          const jobs = yield* decode("requeue", bySeq(rows))
+          yield* publish(jobs)
+          return jobs
+        }),
+
+      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore) =>
+        Effect.gen(function* () {
+          const rows = yield* attempt("requeue", () =>
+            requeueUnlisted.all(tenantId, nodeId, claimedBefore, JSON.stringify(listed))
+          )
           const jobs = yield* decode("requeue", bySeq(rows))
           yield* publish(jobs)
           return jobs

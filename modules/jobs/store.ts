@@ -103,6 +103,17 @@ export interface JobStoreShape {
   ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
   /** Running jobs of the tenant assigned to the node → pending, unassigned, progress cleared, fence + 1. */
   readonly requeueNode: (tenantId: string, nodeId: string) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
+  /**
+   * Running jobs of the tenant assigned to the node, claimed before `claimedBefore`, whose ids are
+   * not in `listed` (the jobs the node says it has) → pending, as `requeueNode`: claims whose
+   * PullWork answer never reached the node.
+   */
+  readonly requeueUnlisted: (
+    tenantId: string,
+    nodeId: string,
+    listed: ReadonlyArray<string>,
+    claimedBefore: number
+  ) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /** Maintenance: the (tenant, node) pairs that have running jobs (for the re-queue sweep). */
   readonly runningAssignments: Effect.Effect<
     ReadonlyArray<{ readonly tenantId: string; readonly nodeId: string }>,

@@ -212,13 +212,35 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
     )
 
-    const dropSession = (why: string) =>
-      Effect.zipRight(Ref.set(session, Option.none()), Effect.logWarning(`session lost: ${why}; registering again`))
+    /**
+     * Forgets session `nodeId` when the controller says it is gone. Only that session: the loops
+     * and reports each call under the session they started with, so a refusal can answer a call
+     * of an older session after another loop has registered again, and must not end the new one.
+     */
+    const dropSession = (nodeId: string, why: string) =>
+      Effect.flatMap(
+        Ref.modify(session, (held) =>
+          Option.isSome(held) && held.value.nodeId === nodeId ? [true, Option.none<Session>()] : [false, held]
+        ),
+        (dropped) => (dropped ? Effect.logWarning(`session lost: ${why}; registering again`) : Effect.void)
+      )
+
+    /**
+     * The jobs this node has, as its heartbeats list them: those it is scoring and those whose
+     * final report is not acknowledged yet. The controller re-queues a job claimed for the node
+     * long ago that it does not list (the PullWork answer never arrived).
+     */
+    const heldJobIds = Effect.map(Effect.all([Ref.get(running), Ref.get(unreported)]), ([scoring, finished]) => [
+      ...new Set([...scoring, ...finished.keys()])
+    ])
 
     /** True unless the controller says the session is gone (a failed call proves nothing). */
     const sessionAlive = (nodeId: string) =>
-      Effect.map(Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: [] })), (beat) =>
-        beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok
+      Effect.flatMap(heldJobIds, (held) =>
+        Effect.map(
+          Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: held })),
+          (beat) => (beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
+        )
       )
 
     /** A final report the controller acknowledged or refused for good: nothing left to resend. */
@@ -242,7 +264,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // A restarted controller refuses reports of a session it never registered: register
         // again and send once more, so a job finished across the restart is not scored twice.
         if (mayRetry && report.final && sessionLost(error) && !(yield* sessionAlive(nodeId))) {
-          yield* dropSession(`report refused: ${error.message}`)
+          yield* dropSession(nodeId, `report refused: ${error.message}`)
           return yield* sendReport(report, false)
         }
         if (error._tag === "GrpcCallError" && error.code === grpc.status.PERMISSION_DENIED) {
@@ -259,9 +281,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     )
 
     /**
-     * Sends a progress report; true when the controller answers that the job was cancelled. A
-     * refused report proves nothing here (after a controller restart the session is unknown,
-     * and the job is still this node's to finish and report under its next session).
+     * Sends a progress report; true when the job is no longer this node's to score: cancelled,
+     * or refused as not assigned to this node while its session is live (the job was re-queued
+     * or taken over, and scoring on would only score it twice). Any other refusal proves nothing
+     * (after a controller restart the session is unknown, and the job is still this node's to
+     * finish and report under its next session).
      */
     const reportProgress = (jobId: string, framesDone: number): Effect.Effect<boolean> =>
       Effect.gen(function* () {
@@ -275,7 +299,16 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           })
         )
         if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
-        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${sent.left.message}`)
+        const refusal = sent.left
+        if (
+          refusal._tag === "GrpcCallError" &&
+          refusal.code === grpc.status.PERMISSION_DENIED &&
+          (yield* sessionAlive(nodeId))
+        ) {
+          yield* Effect.logWarning(`job ${jobId} is no longer this node's (${refusal.message}); scoring stopped`)
+          return true
+        }
+        yield* Effect.logWarning(`progress report for job ${jobId} not delivered: ${refusal.message}`)
         return false
       })
 
@@ -287,7 +320,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
 
     /**
      * Runs `score` with progress reports (at most one per `progressEvery`); None when a progress
-     * report showed the job cancelled: scoring stops (its decoders are killed with it).
+     * report showed the job cancelled or no longer this node's: scoring stops (its decoders are
+     * killed with it).
      */
     const withProgress = <A, E>(
       jobId: string,
@@ -295,6 +329,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     ) =>
       Effect.gen(function* () {
         const lastProgress = yield* Ref.make(0)
+        // Completed when a progress report shows the job cancelled or no longer this node's:
+        // scoring stops (its decoders are killed with it) and no final report is sent.
         const withdrawn = yield* Deferred.make<void>()
         const onProgress = (framesDone: number) =>
           Effect.flatMap(Ref.get(lastProgress), (last) =>
@@ -326,7 +362,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const outcome = yield* withProgress(job.id, (onProgress) =>
           Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)
         )
-        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
+        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
@@ -364,7 +400,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
             ffmpeg
           )
         )
-        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} was cancelled; scoring stopped`)
+        if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left") return yield* fail(job, scored.left.message)
         const frames = scored.right.renditions[0]?.frame_count ?? 0
@@ -396,17 +432,17 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       for (;;) {
         const current = yield* currentSession
         yield* Effect.sleep(Duration.millis(current.heartbeatMs))
-        const runningIds = [...(yield* Ref.get(running))]
+        const runningIds = yield* heldJobIds
         const beat = yield* Effect.either(
           call<{ ok: boolean }>("Heartbeat", { node_id: current.nodeId, running_job_ids: runningIds })
         )
         if (beat._tag === "Left") {
-          if (sessionLost(beat.left)) yield* dropSession(beat.left.message)
+          if (sessionLost(beat.left)) yield* dropSession(current.nodeId, beat.left.message)
           else yield* Effect.logWarning(`heartbeat failed: ${beat.left.message}`)
           continue
         }
         if (!beat.right.ok) {
-          yield* dropSession("heartbeat refused")
+          yield* dropSession(current.nodeId, "heartbeat refused")
           yield* currentSession
         }
         // Final reports that found the controller (or its database) unreachable are sent again.
@@ -426,7 +462,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", { node_id: current.nodeId, max_jobs: free })
         )
         if (pulled._tag === "Left") {
-          if (sessionLost(pulled.left)) yield* dropSession(pulled.left.message)
+          if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
           else yield* Effect.logWarning(`pull failed: ${pulled.left.message}`)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue

@@ -22,6 +22,8 @@ export interface LoadedModel {
   readonly sha256: string
   readonly source: string
   readonly handle: Pointer
+  /** The feature names the model file reads (for the frame-size check). */
+  readonly features: ReadonlyArray<string>
 }
 
 /** One entry of GET /v1/models and ListModels. */
@@ -119,7 +121,13 @@ export class ModelStore extends Effect.Service<ModelStore>()("svc/ModelStore", {
           )
         }
         const sha256 = createHash("sha256").update(found.bytes).digest("hex")
-        return Effect.succeed({ name, sha256, source: found.source, handle: parsed.handle })
+        return Effect.succeed({
+          name,
+          sha256,
+          source: found.source,
+          handle: parsed.handle,
+          features: declaredFeatures(found.bytes)
+        })
       })
 
     const load = (name: string): Effect.Effect<LoadedModel, UnknownModel> =>

@@ -32,8 +32,9 @@ import {
   NativeStatus,
   type Pointer
 } from "./native.ts"
+import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame-minimum.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
-import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type ScoreJob } from "./request.ts"
+import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type RawGeometry, type ScoreJob } from "./request.ts"
 
 export interface FrameScore {
   readonly frame: number
@@ -297,6 +298,25 @@ const resolveAuto = (
   )
 }
 
+/**
+ * Refuses a frame of `geometry` smaller than a feature of the job accepts (its models' features
+ * and options.features; "auto" resolved for that size), naming the feature and its minimum.
+ */
+const checkFrameSize = (models: ModelStore, job: ScoreJob, geometry: RawGeometry): Effect.Effect<void, ScoreError> =>
+  Effect.gen(function* () {
+    const names = yield* Effect.forEach(job.models, (name) => resolveAuto({ ...job, geometry }, name, undefined))
+    const loaded = yield* Effect.forEach(names, (name) => models.load(name))
+    const uses: Array<FeatureUse> = loaded.flatMap((model) =>
+      model.features.flatMap((name) => {
+        const feature = extractorOfModelFeature(name)
+        return feature ? [{ feature, usedBy: `model "${model.name}"` }] : []
+      })
+    )
+    for (const feature of job.features) uses.push({ feature, usedBy: "options.features" })
+    const refusal = frameTooSmall(geometry, uses)
+    if (refusal) return yield* new InvalidGeometry({ message: refusal })
+  })
+
 /** The job's models, loaded; several are bundled for one extraction (freed with the scope). */
 const acquireModels = (
   symbols: NativeSymbols,
@@ -379,6 +399,7 @@ const makeStreamScoring =
   ): Stream.Stream<StreamEvent, ScoreError | E | H, R> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
+        if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
         const set = yield* acquireModels(symbols, models, job)
         const handle = yield* Effect.acquireRelease(
           Effect.suspend(() => {
@@ -737,6 +758,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
       Effect.scoped(
         Effect.gen(function* () {
           const guard: InputGuard<E> = hooks.guard ?? unguarded
+          if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
           const reference = opened?.reference ?? (yield* openChecked(job.reference, guard))
           const distorted = opened?.distorted ?? (yield* openChecked(job.distorted, guard))
           const set = yield* acquireModels(symbols, models, job, reference.fd)
@@ -752,7 +774,10 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
     const scoreStream = makeStreamScoring(symbols, models, library.info, frameLimit)
     const scoreLadder = makeLadderScoring(symbols, models, library.info, frameLimit)
 
-    return { score, scoreStream, scoreLadder, library: library.info, models } as const
+    /** Refuses a frame of `geometry` below what a feature of the job accepts (frame-minimum.ts). */
+    const checkFrame = (job: ScoreJob, geometry: RawGeometry) => checkFrameSize(models, job, geometry)
+
+    return { score, scoreStream, scoreLadder, checkFrame, library: library.info, models } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}

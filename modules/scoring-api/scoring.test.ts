@@ -24,6 +24,7 @@ const detail = "status -6: worker thread failed to allocate its ring"
 
 const failingScorer = Scorer.make({
   score: () => Effect.fail(new ScorerInternal({ detail })),
+  checkFrame: () => Effect.void,
   scoreStream: () => Effect.fail(new ScorerInternal({ detail })),
   scoreLadder: () => Effect.fail(new ScorerInternal({ detail })),
   library: { version: "test", abi_minor: 0, abi_patch: 0, active_backend: "scalar" },

@@ -93,8 +93,25 @@ describe("a clean copy of the repository, outside the workspace", () => {
       }
     }
     expect(listing.models.filter((model) => model.usable).map((model) => model.name)).toEqual(
-      expect.arrayContaining(["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1", "vmaf_4k_v0.6.1neg", "vmaf_b_v0.6.3"])
+      expect.arrayContaining([
+        "vmaf_v0.6.1",
+        "vmaf_v0.6.1neg",
+        "vmaf_4k_v0.6.1",
+        "vmaf_4k_v0.6.1neg",
+        "vmaf_b_v0.6.3",
+        "vmaf_v1.0.16_5d0h",
+        "vmaf_v1.0.16_3d0h",
+        "vmaf_v1.0.16_3d0h_2160",
+        "vmaf_v1.0.16_1d5h_2160"
+      ])
     )
+    // The newest family lists what it reads, as the reference names the features.
+    expect(listing.models.find((model) => model.name === "vmaf_v1.0.16_3d0h")?.features).toEqual([
+      "Cambi_feature_cambi_score",
+      "Speed_chroma_feature_speed_chroma_uv_score",
+      "VMAF_integer_feature_adm3_score",
+      "VMAF_integer_feature_motion3_score"
+    ])
   })
 
   it("scores every usable built-in model in one pass, keyed by model name; auto picks the 1080p model", async () => {

@@ -115,7 +115,7 @@ describe("inputs that are not regular files, or do not fit", () => {
     ["/dev/zero", () => raw("/dev/zero"), 400, /is a character device; only regular files are scored/],
     ["a socket", () => raw(socketPath), 400, /cannot be opened|is a socket/],
     ["an empty file", () => raw(join(media, "empty.yuv")), 400, /file is empty/],
-    ["1x1 against a 100 MB file", () => raw(big, 1, 1), 400, /frame limit|not a whole number/],
+    ["1x1 against a 100 MB file", () => raw(big, 1, 1), 400, /^a 1x1 frame is too small: adm needs at least 33x33/],
     ["16384x16384 against a 100 MB file", () => raw(big, 16384, 16384), 400, /not a whole number/],
     ["a name that starts with -", () => raw("-i"), 404, /input "-i" does not exist/],
     ["a concat: protocol name", () => raw(`concat:${v01.distorted}|${v01.distorted}`), 404, /does not exist/],
@@ -152,35 +152,43 @@ describe("inputs that are not regular files, or do not fit", () => {
     }
   })
 
-  it("a Y4M of a million tiny frames is walked off the event loop and refused at the frame limit", async () => {
-    const frames = 1_000_001
+  it("a Y4M of more frames than SVC_MAX_FRAMES is walked off the event loop and refused at the frame limit", async () => {
+    // The smallest frame every feature of the default model accepts (33x33 4:2:0), on a server
+    // whose limit keeps the file small.
+    const limit = 20_000
+    const limited = await startService("svc-server", { env: { SVC_MAX_FRAMES: String(limit) } })
+    const frames = limit + 1
     const tiny = join(media, "tiny.y4m")
-    const header = Buffer.from("YUV4MPEG2 W1 H1 F25:1 C444\n")
-    const frame = Buffer.from("FRAME\nabc")
+    const header = Buffer.from("YUV4MPEG2 W33 H33 F25:1 C420\n")
+    const frame = Buffer.concat([Buffer.from("FRAME\n"), Buffer.alloc(33 * 33 + 2 * 17 * 17, 128)])
     const body = Buffer.alloc(header.length + frames * frame.length)
     header.copy(body)
     for (let i = 0; i < frames; i++) frame.copy(body, header.length + i * frame.length)
     writeFileSync(tiny, body)
     const slowest: Array<number> = []
-    const answer = await whileHealthy(server, async () => {
-      let running = true
-      const probe = (async () => {
-        while (running) {
-          const started = performance.now()
-          await (await fetch(`${server.http}/v1/health`)).arrayBuffer()
-          slowest.push(performance.now() - started)
-          await Bun.sleep(10)
-        }
-      })()
-      const result = await post(server, { reference: tiny, distorted: tiny })
-      running = false
-      await probe
-      return result
-    })
-    expect(answer.status).toBe(400)
-    expect(answer.json.error).toBe(`${tiny}: more than 1000000 frames (the frame limit)`)
-    // Generous bound: the walk runs on a library thread, so a probe never waits for it.
-    expect(Math.max(...slowest)).toBeLessThan(FAST_MS)
+    try {
+      const answer = await whileHealthy(limited, async () => {
+        let running = true
+        const probe = (async () => {
+          while (running) {
+            const started = performance.now()
+            await (await fetch(`${limited.http}/v1/health`)).arrayBuffer()
+            slowest.push(performance.now() - started)
+            await Bun.sleep(10)
+          }
+        })()
+        const result = await post(limited, { reference: tiny, distorted: tiny })
+        running = false
+        await probe
+        return result
+      })
+      expect(answer.status).toBe(400)
+      expect(answer.json.error).toBe(`${tiny}: more than ${limit} frames (the frame limit)`)
+      // Generous bound: the walk runs on a library thread, so a probe never waits for it.
+      expect(Math.max(...slowest)).toBeLessThan(FAST_MS)
+    } finally {
+      await limited.stop()
+    }
   }, 60_000)
 
   it("a ScoreStream header asking for 16384x16384 on 64 threads is refused before any picture exists", async () => {
@@ -362,5 +370,81 @@ describe("request bodies (issue 11.6)", () => {
     const answer = await post(server, raw(`${v01.distorted}\u0000x`))
     expect(answer.status).toBe(400)
     expect(answer.json.error).toMatch(/contains a NUL byte/)
+  })
+})
+
+describe("a frame smaller than a feature accepts (issue 13.3)", () => {
+  /** One 8x8 4:2:0 frame of mid-grey, as raw YUV and as Y4M. */
+  const tinyRaw = join(media, "tiny8.yuv")
+  const tinyY4m = join(media, "tiny8.y4m")
+  const tinyMkv = join(media, "tiny8.mkv")
+  const frame = Buffer.alloc(8 * 8 + 2 * 4 * 4, 128)
+  const vmafRefusal =
+    'a 8x8 frame is too small: adm needs at least 33x33 (model "vmaf_v0.6.1"); vif needs at least 16x16 (model "vmaf_v0.6.1")'
+
+  beforeAll(() => {
+    writeFileSync(tinyRaw, frame)
+    writeFileSync(tinyY4m, Buffer.concat([Buffer.from("YUV4MPEG2 W8 H8 F25:1 C420\nFRAME\n"), frame]))
+    // A lossless encode of the same frame: refused on its probed size, before any decoding.
+    const encode = spawnSync(
+      ["ffmpeg", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "8x8"].concat([
+        "-i",
+        tinyRaw,
+        "-c:v",
+        "ffv1",
+        "-y",
+        tinyMkv
+      ])
+    )
+    expect(encode.exitCode).toBe(0)
+  })
+
+  it("is a 400 over HTTP naming each feature that cannot take it and its minimum (raw, Y4M, encoded)", async () => {
+    for (const body of [
+      { reference: tinyRaw, distorted: tinyRaw, options: { width: 8, height: 8 } },
+      { reference: tinyY4m, distorted: tinyY4m },
+      { reference: tinyMkv, distorted: tinyMkv }
+    ]) {
+      const answer = await post(server, body)
+      expect([answer.status, answer.json.error], JSON.stringify(body)).toEqual([400, vmafRefusal])
+    }
+    // A requested feature with a larger minimum is named with where it comes from.
+    const small = join(media, "small64.yuv")
+    writeFileSync(small, Buffer.alloc(64 * 64 + 2 * 32 * 32, 100))
+    const options = { width: 64, height: 64, features: ["float_ms_ssim", "psnr"] }
+    const ssim = await post(server, { reference: small, distorted: small, options })
+    expect([ssim.status, ssim.json.error]).toEqual([
+      400,
+      "a 64x64 frame is too small: float_ms_ssim needs at least 176x176 (options.features)"
+    ])
+    // Without it, the same pair scores.
+    const scored = await post(server, {
+      reference: small,
+      distorted: small,
+      options: { ...options, features: ["psnr"] }
+    })
+    expect(scored.status).toBe(200)
+  })
+
+  it("is INVALID_ARGUMENT over gRPC, for Score and for a ScoreStream header", async () => {
+    const client = scoringClient(server.grpc ?? "")
+    try {
+      const unary: unknown = await client
+        .score({ reference: tinyRaw, distorted: tinyRaw, options: { width: 8, height: 8 } })
+        .then(
+          () => undefined,
+          (error: unknown) => error
+        )
+      expect(isGrpcFailure(unary) && [unary.code, unary.details]).toEqual([GrpcStatus.INVALID_ARGUMENT, vmafRefusal])
+      const stream: unknown = await client
+        .stream([{ header: { options: { width: 8, height: 8 } } }, { frame: { reference: frame, distorted: frame } }])
+        .then(
+          () => undefined,
+          (error: unknown) => error
+        )
+      expect(isGrpcFailure(stream) && [stream.code, stream.details]).toEqual([GrpcStatus.INVALID_ARGUMENT, vmafRefusal])
+    } finally {
+      client.close()
+    }
   })
 })

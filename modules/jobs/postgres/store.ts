@@ -377,6 +377,24 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
               (rows) => decodeRows("requeue", rows)
             ),
 
+      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore) =>
+        hasNul(tenantId, nodeId, ...listed)
+          ? Effect.succeed([])
+          : Effect.flatMap(
+              query("requeue", () =>
+                scoped({ tenantId: tenantId }, (tx) =>
+                  tx.unsafe(
+                    `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
+                     frames_done = 0, fence = fence + 1
+                   WHERE tenant_id = $1 AND $1 <> '' AND node_id = $2 AND state = 'running' AND started_at < $3
+                     AND id NOT IN (SELECT jsonb_array_elements_text($4::text::jsonb)) RETURNING ${COLUMNS}`,
+                    [tenantId, nodeId, claimedBefore, JSON.stringify(listed)]
+                  )
+                )
+              ),
+              (rows) => decodeRows("requeue", rows)
+            ),
+
       runningAssignments: Effect.map(
         query("assignments", () =>
           scoped(

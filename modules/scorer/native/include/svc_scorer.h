@@ -102,7 +102,8 @@ void svc_model_free(svc_model *m);
 int svc_model_feature_count(const svc_model *m);
 const char *svc_model_feature_name(const svc_model *m, int i); /* reference names, e.g. "integer_adm2" */
 /* Since ABI minor 2. Options the model file sets for feature i (feature_opts_dicts): key k
- * and its value (true/false as 1/0). */
+ * and its value (true/false as 1/0; since ABI minor 7 a string value, such as
+ * speed_prescale_method's "bilinear", reads as NaN). */
 int svc_model_feature_option_count(const svc_model *m, int i);
 const char *svc_model_feature_option(const svc_model *m, int i, int k, double *value);
 /* Since ABI minor 2. The model's outputs, in order: per model of a bundle (one model: "vmaf"),

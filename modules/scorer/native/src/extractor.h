@@ -17,6 +17,9 @@ typedef struct svc_extractor_option {
     const char *name;  /* e.g. "adm_enhn_gain_limit" */
     const char *alias; /* e.g. "egl" */
     double def, min, max;
+    /* A string option: its values, NULL-terminated; the option's number is the index of the
+     * value (def, min, max likewise) and outputs name the string ("_psm_bilinear"). */
+    const char *const *choices;
 } svc_extractor_option;
 
 typedef struct svc_extractor {
@@ -37,14 +40,22 @@ typedef struct svc_extractor {
     int n_options;
     const svc_extractor_option *options;
     void *(*create_with)(int w, int h, int pix_fmt, int bpc, int cpu, const double *options);
+    /* Optional: why these option values (each within its range) cannot be computed, or NULL. */
+    const char *(*check)(const double *options);
+    /* Optional: why a frame of this geometry is too small under these options (NULL: it fits);
+     * the message of a job create_with refuses. */
+    const char *(*too_small)(int w, int h, int pix_fmt, const double *options);
 } svc_extractor;
 
 /* A temporal extractor compares consecutive reference lumas (motion). The frame loop stores
  * each reference luma as packed 16-bit samples (svc_luma_u16), calls diff on consecutive
  * pairs in any order and from any thread, and derives each frame's outputs in frame order. */
+/* The most outputs a temporal extractor derives per frame. */
+#define SVC_TEMPORAL_MAX_OUTPUTS 8
+
 typedef struct svc_temporal {
     const char *name;                /* "integer_motion", "float_motion" */
-    int n_outputs;
+    int n_outputs;                   /* at most SVC_TEMPORAL_MAX_OUTPUTS */
     const char *const *output_names;
     void *(*create)(int w, int h, int bpc, int cpu);
     const char *(*backend)(const void *state);
@@ -53,8 +64,12 @@ typedef struct svc_temporal {
     double (*diff)(const void *state, const uint16_t *a, const uint16_t *b);
     void (*destroy)(void *state);
     /* Outputs of frame f from d = diff(f-1, f) (0 for the first frame) and d_next = diff(f, f+1)
-     * (0 for the last frame). */
-    void (*derive)(double d, double d_next, int first, int last, double *out);
+     * (0 for the last frame), under option values opts (n_options of them, in order). */
+    void (*derive)(double d, double d_next, int first, int last, const double *opts, double *out);
+    /* Options, as for per-frame extractors; they act on derive only, so every set of values
+     * shares one diff per frame pair. */
+    int n_options;
+    const svc_extractor_option *options;
 } svc_temporal;
 
 /* The descriptors, one per feature_<name>.c. */
@@ -69,6 +84,7 @@ extern const svc_extractor svc_extractor_float_adm;     /* adm2, adm_scale0..3, 
 extern const svc_extractor svc_extractor_ciede;         /* ciede2000 */
 extern const svc_extractor svc_extractor_psnr_hvs;      /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
 extern const svc_extractor svc_extractor_cambi;         /* cambi */
+extern const svc_extractor svc_extractor_speed_chroma;  /* speed_chroma_u, speed_chroma_v, speed_chroma_uv */
 extern const svc_temporal svc_temporal_integer_motion;  /* integer_motion2, integer_motion3, ..._sad_score */
 extern const svc_temporal svc_temporal_float_motion;    /* motion2, motion3, motion */
 

@@ -26,9 +26,10 @@
  *   cambi_vis_lum_threshold (vlt, nits, default 0): contrast d at a pixel is ignored when the
  *     brighter of the two levels (v + d on the 10-bit scale) is still darker than the threshold
  *     (at most the largest 10-bit level whose luminance is below it);
- *   cambi_high_res_speedup (hrs, default 0): the reference then decimates frames of about 1080p
- *     and more before scoring; svc has no such path yet and refuses the option for frames above
- *     1280x720 rather than score them differently, and below that the option changes nothing.
+ *   cambi_high_res_speedup (hrs, default 0): 1080, 1440 or 2160, and the frame has at least
+ *     that many pixels (1920x1080, 2560x1440, 3840x2160): the flat mask is taken at full size,
+ *     then image and mask are halved before scale 0 (five scales from half size) and the window
+ *     is halved (rounded up); any other value, or a smaller frame, changes nothing.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@ typedef struct cambi_state {
     double max_val;                /* cambi_max_val */
     int vlt_level;                 /* largest 10-bit level darker than cambi_vis_lum_threshold */
     int window;                    /* window side for this resolution */
+    int high_res;                  /* cambi_high_res_speedup applies: scale 0 is already halved */
     int tvi_limit[CAMBI_DIFFS];    /* largest 10-bit value at which contrast d+1 is visible */
     uint16_t *image, *mask;        /* w * h, stride w */
     uint16_t *rows;                /* 3 * w: the mode filter's horizontal results */
@@ -134,7 +136,6 @@ static void range_add_c(uint16_t *row, int lo, int hi, int delta) {
 static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     if (w < CAMBI_MIN_SIDE && h < CAMBI_MIN_SIDE) return NULL;
-    if (options[OPT_HIGH_RES_SPEEDUP] != 0.0 && (int64_t)w * h > 1280 * 720) return NULL;
     cambi_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->w = w;
@@ -153,6 +154,11 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
         if (luminance10(v) < options[OPT_VIS_LUM_THRESHOLD]) s->vlt_level = v;
     /* Window scaled by (w + h) / (3840 + 2160), in the reference's integer arithmetic. */
     s->window = ((CAMBI_WINDOW * (w + h)) / 375) >> 4;
+    const double hrs = options[OPT_HIGH_RES_SPEEDUP];
+    const int64_t pixels = (int64_t)w * h;
+    s->high_res = (hrs == 1080 && pixels >= 1920 * 1080) || (hrs == 1440 && pixels >= 2560 * 1440) ||
+                  (hrs == 2160 && pixels >= 3840 * 2160);
+    if (s->high_res) s->window = (s->window + 1) >> 1;
     for (int d = 0; d < CAMBI_DIFFS; d++) s->tvi_limit[d] = tvi_limit(d + 1);
     const size_t n = (size_t)w * h;
     s->image = malloc(n * sizeof *s->image);
@@ -362,7 +368,7 @@ static int cambi_compute(void *state, const svc_picture *ref, const svc_picture 
     int w = s->w, h = s->h;
     double score = 0;
     for (int scale = 0; scale < CAMBI_SCALES; scale++) {
-        if (scale > 0) {
+        if (scale > 0 || s->high_res) {
             const int nw = (w + 1) >> 1, nh = (h + 1) >> 1;
             decimate(s->image, w, nw, nh);
             decimate(s->mask, w, nw, nh);

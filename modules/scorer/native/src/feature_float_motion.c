@@ -95,7 +95,8 @@ static double fm_diff(const void *state, const uint16_t *a, const uint16_t *b) {
     return (double)sum / ((double)s->w * s->h);
 }
 
-static void fm_derive(double d, double d_next, int first, int last, double *out) {
+static void fm_derive(double d, double d_next, int first, int last, const double *opts, double *out) {
+    (void)opts;
     out[OUT_MOTION] = d;
     out[OUT_MOTION2] = first || last ? d : (d < d_next ? d : d_next);
     out[OUT_MOTION3] = first ? (last ? 0.0 : d_next) : out[OUT_MOTION2];

@@ -1,9 +1,13 @@
 /*
  * Fixed-point ADM ("integer_adm"), numerically equal to the reference library's default
  * integer ADM (Watson CSF, view distance 3H at 1080 lines, enhancement gain limit 100,
- * noise weight 1/32, DLM weight 0.5). The gain limit is the one option (adm_enhn_gain_limit,
- * 1 to 100; the NEG models set 1): the SIMD decoupling runs whole-number limits, any other
- * value decouples on the scalar path.
+ * noise weight 1/32, DLM weight 0.5), and to it with the options model files set: the gain
+ * limit (adm_enhn_gain_limit, 1 to 100; the NEG models set 1: the SIMD decoupling runs
+ * whole-number limits, any other value decouples on the scalar path), and the vmaf_v1.0.16
+ * models' adm_csf_mode 2 (the tabulated Barten-Watson blend) with its viewing geometry
+ * (adm_norm_view_dist, adm_ref_display_height), adm_noise_weight, adm_dlm_weight (adm3's
+ * weighting of ADM2 against 1 - AIM) and adm_min_val (adm3's floor). Weights other than the
+ * default viewing's take the same SIMD kernels (the scale-0 weights are their parameter).
  *
  * Per scale (4 levels of a db2 DWT on luma):
  *   1. DWT of reference and distorted (scale 0 from pixels in 16-bit precision, scales 1-3
@@ -38,8 +42,7 @@
  * ceil(n / 8) >= 5 at the last level. */
 #define ADM_MIN_DIM 33
 
-#define NOISE_WEIGHT 0.03125
-#define DLM_WEIGHT 0.5
+#define NOISE_WEIGHT 0.03125 /* adm_noise_weight's default */
 
 static const int32_t LO[4] = {15826, 27411, 7345, -4240};
 static const int32_t HI[4] = {-4240, -7345, 27411, -15826};
@@ -78,10 +81,11 @@ typedef struct adm_simd {
     int (*decouple_s16)(const int32_t *const o[3], const int32_t *const t[3], int n,
                         const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
                         int32_t *const a[3]);
-    int (*csf_s16)(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+    int (*csf_s16)(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr,
+                   const int32_t rf[3]);
     int (*mask_s16)(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
                     const int32_t *const src[3], int j0, int j1, const int cub[3],
-                    int64_t in[3]);
+                    int64_t in[3], const int32_t rf[3]);
     /* The same stages at scales 1-3 (32-bit coefficients, 64-bit products); the angle test
      * comes precomputed per pixel (0 or -1) since it needs int64 -> float conversions. */
     int (*decouple_s32)(const int32_t *const o[3], const int32_t *const t[3], const int32_t *angle,
@@ -110,10 +114,10 @@ int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[
                               const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
                               int32_t *const a[3]);
 int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum,
-                         int32_t *mctr);
+                         int32_t *mctr, const int32_t rf[3]);
 int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
                           const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
-                          const int cub[3], int64_t in[3]);
+                          const int cub[3], int64_t in[3], const int32_t rf[3]);
 int svc_adm_decouple_s32_avx2(const int32_t *const o[3], const int32_t *const t[3],
                               const int32_t *angle, int n, const int32_t *recip, int gain,
                               int32_t *const r[3], int32_t *const a[3]);
@@ -136,9 +140,11 @@ int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j
                              int32_t *const out[4]);
 int svc_adm_decouple_s16_avx512(const int32_t *const o[3], const int32_t *const t[3], int n, const int32_t *recip,
                                 float cos1_sq, int gain, int32_t *const r[3], int32_t *const a[3]);
-int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr,
+                           const int32_t rf[3]);
 int svc_adm_mask_s16_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
-                            const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3]);
+                            const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3],
+                            const int32_t rf[3]);
 
 int svc_adm_csf_s32_avx512(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum, int32_t *mctr);
 int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
@@ -237,6 +243,9 @@ typedef struct adm_state {
     int32_t *recip;           /* 2^30 / n, n = 0..32768 */
     float rfac[4][3];         /* CSF weight per scale for H/V, H/V, D */
     uint32_t irfac[4][3];     /* the same in Q32 (scales 1-3) */
+    int32_t rf0[3];           /* scale 0's in Q21, Q21, Q23 */
+
+    double noise_weight, dlm_weight, min_val;
 } adm_state;
 
 /* ---- decoupling ---- */
@@ -335,8 +344,8 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
 
 /* ---- CSF and masking ---- */
 
-/* Scale 0 runs in 16-bit precision: Q21/Q23 CSF weights (the reference's constants for
- * the default viewing conditions). */
+/* Scale 0 runs in 16-bit precision: Q21/Q23 CSF weights (RF0: the reference's constants for
+ * the default viewing conditions; others are converted from the weights, s->rf0). */
 static const int32_t RF0[3] = {36453, 36453, 49417};
 static const int32_t RF0_ADD[3] = {16384, 16384, 65535};
 static const int RF0_SHIFT[3] = {15, 15, 17};
@@ -351,7 +360,7 @@ static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_
     if (s->simd && j1 > j0) {
         const int32_t *const in[3] = {src[0] + row + j0, src[1] + row + j0, src[2] + row + j0};
         int32_t *ms = s->msum + row + j0, *mc = s->mctr + row + j0;
-        j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, ms, mc)
+        j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, ms, mc, s->rf0)
                         : s->simd->csf_s32(in, j1 - j0, s->irfac[scale], ms, mc);
     }
     for (; j < j1; j++) {
@@ -360,7 +369,7 @@ static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_
         for (int b = 0; b < 3; b++) {
             int32_t m, c;
             if (scale == 0) {
-                const int32_t d = (int16_t)((RF0[b] * src[b][p] + RF0_ADD[b]) >> RF0_SHIFT[b]);
+                const int32_t d = (int16_t)((s->rf0[b] * src[b][p] + RF0_ADD[b]) >> RF0_SHIFT[b]);
                 m = (int16_t)((4369 * abs(d) + 2048) >> 12); /* 2^17 / 30 */
                 c = (8738 * abs(d) + 2048) >> 12;            /* 2^17 / 15 */
                 if (wrap16) c = (int16_t)c;
@@ -440,7 +449,7 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
         if (s->simd && j >= 1) {
             const int32_t *const rows[3] = {src[0] + i * st, src[1] + i * st, src[2] + i * st};
             const int end = rc.x1 < w - 1 ? rc.x1 : w - 1;
-            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j, end, cub, in)
+            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j, end, cub, in, s->rf0)
                            : s->simd->mask_s32(m0, m1, m2, s->mctr + i * st, rows, j, end,
                                                s->irfac[scale], cub[0], in);
         }
@@ -453,7 +462,7 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
             for (int b = 0; b < 3; b++) {
                 const int32_t v = src[b][i * st + j];
                 int32_t x;
-                if (scale == 0) x = v * RF0[b];
+                if (scale == 0) x = v * s->rf0[b];
                 else x = (int32_t)(((int64_t)v * s->irfac[scale][b] + (1 << 27)) >> 28);
                 x = (int32_t)((uint32_t)abs(x) - (thr << sub[b]));
                 if (x < 0) x = 0;
@@ -489,7 +498,7 @@ static inline detail_rows band_rows(const adm_state *s, ptrdiff_t off) {
 }
 
 /* Minkowski-3 sum of the CSF-weighted reference detail (the reference's den_scale). */
-static float detail_sum(const adm_state *s, int scale, int w, int h) {
+static float detail_sum(const adm_state *s, int scale, int w, int h, double noise_weight) {
     const rect rc = pool_rect(w, h);
     const int rows = rc.y1 - rc.y0, cols = rc.x1 - rc.x0;
     const ptrdiff_t st = s->stride;
@@ -533,7 +542,7 @@ static float detail_sum(const adm_state *s, int scale, int w, int h) {
         }
         norm = pow(2, to_float[scale] - inner - cub);
     }
-    const float floor_term = powf((float)(rows * cols * NOISE_WEIGHT), 1.0f / 3.0f);
+    const float floor_term = powf((float)(rows * cols * noise_weight), 1.0f / 3.0f);
     float sum = 0.0f;
     for (int b = 0; b < 3; b++) {
         const double csf = (double)(acc[b] / norm) * pow(s->rfac[scale][b], 3);
@@ -612,10 +621,33 @@ static void adm_destroy(void *state) {
     free(s);
 }
 
-enum { OPT_GAIN_LIMIT, N_OPTIONS };
+/* In the order of their names: optioned outputs are named in that order, as the reference does
+ * (integer_adm2_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_5). */
+enum { OPT_CSF_MODE, OPT_DLM_WEIGHT, OPT_GAIN_LIMIT, OPT_MIN_VAL, OPT_NOISE_WEIGHT, OPT_VIEW_DIST, OPT_DISPLAY_HEIGHT, N_OPTIONS };
 static const svc_extractor_option adm_options[N_OPTIONS] = {
+    { .name = "adm_csf_mode", .alias = "csf", .def = 0.0, .min = 0.0, .max = 2.0 },
+    { .name = "adm_dlm_weight", .alias = "dlmw", .def = 0.5, .min = 0.0, .max = 1.0 },
     { .name = "adm_enhn_gain_limit", .alias = "egl", .def = 100.0, .min = 1.0, .max = 100.0 },
+    { .name = "adm_min_val", .alias = "min", .def = 0.0, .min = 0.0, .max = 1.0 },
+    { .name = "adm_noise_weight", .alias = "nw", .def = NOISE_WEIGHT, .min = 0.0, .max = 1500.0 },
+    { .name = "adm_norm_view_dist", .alias = "nvd", .def = 3.0, .min = 0.75, .max = 24.0 },
+    { .name = "adm_ref_display_height", .alias = "rdh", .def = 1080.0, .min = 1.0, .max = 4320.0 },
 };
+
+/* Option values svc cannot compute as the reference does, or NULL. */
+static const char *adm_check(const double *options) {
+    const double mode = options[OPT_CSF_MODE];
+    if (mode != SVC_ADM_CSF_WATSON && mode != SVC_ADM_CSF_BLEND)
+        return "adm_csf_mode must be 0 (Watson) or 2 (Barten-Watson blend); mode 1 (Barten) overflows the "
+               "reference's fixed-point weights";
+    if (options[OPT_DISPLAY_HEIGHT] != floor(options[OPT_DISPLAY_HEIGHT])) return "adm_ref_display_height must be a whole number";
+    float w[2];
+    svc_adm_csf_weights(0, (int)mode, options[OPT_VIEW_DIST], (int)options[OPT_DISPLAY_HEIGHT], w);
+    if (mode == SVC_ADM_CSF_BLEND && w[0] < 0.0f)
+        return "adm_csf_mode 2 is tabulated for adm_ref_display_height/adm_norm_view_dist 1080/3, 1080/5, "
+               "2160/1.5, 2160/3, 2160/5, 720/3, 720/5, 480/3 and 480/5 only";
+    return NULL;
+}
 
 static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     (void)pix_fmt;
@@ -626,7 +658,14 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     s->w = w;
     s->h = h;
     s->bpc = bpc;
+    if (adm_check(options)) {
+        free(s);
+        return NULL;
+    }
     s->gain_limit = options[OPT_GAIN_LIMIT];
+    s->noise_weight = options[OPT_NOISE_WEIGHT];
+    s->dlm_weight = options[OPT_DLM_WEIGHT];
+    s->min_val = options[OPT_MIN_VAL];
     s->simd_gain = s->gain_limit == floor(s->gain_limit) ? (int)s->gain_limit : 0;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
@@ -670,19 +709,28 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     s->angle = p + 2 * (size_t)((w + 7) & ~7);
     s->recip[0] = 0;
     for (int n = 1; n <= 32768; n++) s->recip[n] = (int32_t)(1073741824 / n);
+    const int mode = (int)options[OPT_CSF_MODE], height = (int)options[OPT_DISPLAY_HEIGHT];
+    const double dist = options[OPT_VIEW_DIST];
     for (int sc = 0; sc < 4; sc++) {
-        const float f1 = 1.0f / svc_adm_quant_step(sc, 1), f2 = 1.0f / svc_adm_quant_step(sc, 2);
-        const float f[3] = {f1, f1, f2};
+        float wt[2];
+        svc_adm_csf_weights(sc, mode, dist, height, wt);
+        const float f[3] = {wt[0], wt[0], wt[1]};
         for (int b = 0; b < 3; b++) {
             s->rfac[sc][b] = f[b];
             s->irfac[sc][b] = (uint32_t)(f[b] * pow(2, 32));
         }
     }
+    /* The reference keeps its tabulated constants for Watson at 3H x 1080 lines (the product
+     * decides) and converts any other weights itself. */
+    const int rf0_default = mode == SVC_ADM_CSF_WATSON && fabs(dist * height - 3.0 * 1080) < 1.0e-8;
+    for (int b = 0; b < 3; b++)
+        s->rf0[b] = rf0_default ? RF0[b] : (int32_t)(uint16_t)(s->rfac[0][b] * pow(2, b == 2 ? 23 : 21));
     return s;
 }
 
 static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
-    const double defaults[N_OPTIONS] = { adm_options[OPT_GAIN_LIMIT].def };
+    double defaults[N_OPTIONS];
+    for (int o = 0; o < N_OPTIONS; o++) defaults[o] = adm_options[o].def;
     return adm_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
@@ -716,10 +764,10 @@ static int adm_compute(void *state, const svc_picture *ref, const svc_picture *d
         h = (h + 1) / 2;
         const rect work = grow1(pool_rect(w, h), w, h);
         decouple(s, sc == 0, work);
-        const float den_sc = detail_sum(s, sc, w, h);
+        const float den_sc = detail_sum(s, sc, w, h, s->noise_weight);
         const rect wide = wide_rect(w, h);
         csf_masker(s, sc, s->add, work, wide);
-        const float num_sc = masked_sum(s, sc, w, h, s->rest, NOISE_WEIGHT);
+        const float num_sc = masked_sum(s, sc, w, h, s->rest, s->noise_weight);
         csf_masker(s, sc, s->rest, work, wide);
         const float aim_sc = masked_sum(s, sc, w, h, s->add, 0.0);
         num += num_sc;
@@ -732,8 +780,8 @@ static int adm_compute(void *state, const svc_picture *ref, const svc_picture *d
     den = den < limit ? 0 : den;
     const double adm2 = den == 0.0 ? 1.0 : num / den;
     const double aim_score = den == 0.0 ? 0.0 : aim / den;
-    double adm3 = adm2 * DLM_WEIGHT + (1 - aim_score) * (1 - DLM_WEIGHT);
-    if (adm3 < 0.0) adm3 = 0.0;
+    double adm3 = adm2 * s->dlm_weight + (1 - aim_score) * (1 - s->dlm_weight);
+    if (adm3 < s->min_val) adm3 = s->min_val;
     out[0] = adm2;
     for (int sc = 0; sc < 4; sc++) out[1 + sc] = scale_ratio[sc];
     out[5] = aim_score;
@@ -752,4 +800,5 @@ const svc_extractor svc_extractor_integer_adm = {
     .n_options = N_OPTIONS,
     .options = adm_options,
     .create_with = adm_create_with,
+    .check = adm_check,
 };

@@ -247,8 +247,8 @@ AVX2_FN int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *
 }
 
 AVX2_FN int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum,
-                                 int32_t *mctr) {
-    const int32_t rf[3] = {36453, 36453, 49417}, add[3] = {16384, 16384, 65535};
+                                 int32_t *mctr, const int32_t rf[3]) {
+    const int32_t add[3] = {16384, 16384, 65535};
     const int sh[3] = {15, 15, 17};
     const __m256i r12 = _mm256_set1_epi32(2048);
     const __m256i by30 = _mm256_set1_epi32(4369), by15 = _mm256_set1_epi32(8738);
@@ -305,8 +305,7 @@ AVX2_FN static inline __m256i cube_lanes(__m256i x, int sq, int cub) {
 
 AVX2_FN int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2,
                                   const int32_t *ctr, const int32_t *const src[3], int j0, int j1,
-                                  const int cub[3], int64_t in[3]) {
-    const int32_t rf[3] = {36453, 36453, 49417};
+                                  const int cub[3], int64_t in[3], const int32_t rf[3]) {
     const int sub[3] = {10, 10, 12}, sq[3] = {29, 29, 30};
     __m256i acc[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
     int j = j0;

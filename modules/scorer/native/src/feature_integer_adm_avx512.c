@@ -22,9 +22,11 @@ int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1,
                            int32_t *const out[4]);
 int svc_adm_decouple_s16_avx2(const int32_t *const o[3], const int32_t *const t[3], int n, const int32_t *recip,
                               float cos1_sq, int gain_limit, int32_t *const r[3], int32_t *const a[3]);
-int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr);
+int svc_adm_csf_s16_avx2(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr,
+                         const int32_t rf[3]);
 int svc_adm_mask_s16_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
-                          const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3]);
+                          const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3],
+                          const int32_t rf[3]);
 int svc_adm_csf_s32_avx2(const int32_t *const src[3], int n, const uint32_t irf[3], int32_t *msum, int32_t *mctr);
 int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
                           const int32_t *const src[3], int j0, int j1, const uint32_t irf[3], int cub, int64_t in[3]);
@@ -225,8 +227,9 @@ AVX512_FN int svc_adm_decouple_s16_avx512(const int32_t *const o[3], const int32
     return j + svc_adm_decouple_s16_avx2(orest, trest, n - j, recip, cos1_sq, gain_limit, rrest, arest);
 }
 
-AVX512_FN int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr) {
-    const int32_t rf[3] = { 36453, 36453, 49417 }, add[3] = { 16384, 16384, 65535 };
+AVX512_FN int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wrap16, int32_t *msum, int32_t *mctr,
+                                     const int32_t rf[3]) {
+    const int32_t add[3] = { 16384, 16384, 65535 };
     const int sh[3] = { 15, 15, 17 };
     const __m512i r12 = _mm512_set1_epi32(2048);
     const __m512i by30 = _mm512_set1_epi32(4369), by15 = _mm512_set1_epi32(8738);
@@ -248,7 +251,7 @@ AVX512_FN int svc_adm_csf_s16_avx512(const int32_t *const src[3], int n, int wra
         _mm512_storeu_si512(mctr + j, mc);
     }
     const int32_t *const rest[3] = { src[0] + j, src[1] + j, src[2] + j };
-    return j + svc_adm_csf_s16_avx2(rest, n - j, wrap16, msum + j, mctr + j);
+    return j + svc_adm_csf_s16_avx2(rest, n - j, wrap16, msum + j, mctr + j, rf);
 }
 
 AVX512_FN static inline __m512i cube_lanes(__m512i x, int sq, int cub) {
@@ -259,8 +262,8 @@ AVX512_FN static inline __m512i cube_lanes(__m512i x, int sq, int cub) {
 }
 
 AVX512_FN int svc_adm_mask_s16_avx512(const int32_t *m0, const int32_t *m1, const int32_t *m2, const int32_t *ctr,
-                                      const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3]) {
-    const int32_t rf[3] = { 36453, 36453, 49417 };
+                                      const int32_t *const src[3], int j0, int j1, const int cub[3], int64_t in[3],
+                                      const int32_t rf[3]) {
     const int sub[3] = { 10, 10, 12 }, sq[3] = { 29, 29, 30 };
     __m512i acc[3] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512() };
     int j = j0;
@@ -280,7 +283,7 @@ AVX512_FN int svc_adm_mask_s16_avx512(const int32_t *m0, const int32_t *m1, cons
     }
     /* Wrapping lane sums: the same two's-complement bits as the AVX2 and scalar sums. */
     for (int b = 0; b < 3; b++) in[b] += (int64_t)(uint64_t)_mm512_reduce_add_epi64(acc[b]);
-    return svc_adm_mask_s16_avx2(m0, m1, m2, ctr, src, j, j1, cub, in);
+    return svc_adm_mask_s16_avx2(m0, m1, m2, ctr, src, j, j1, cub, in, rf);
 }
 
 /* ---- scales 1-3: 32-bit coefficients, 64-bit products in even/odd lanes ---- */

@@ -27,6 +27,8 @@
  *   integer_motion2[n-1] = sad[n-1]                      (last frame, n >= 2)
  *   integer_motion3[0] = sad[1] if n >= 2, else 0        (motion3 is on by default)
  *   integer_motion3[i] = integer_motion2[i]              for i >= 1
+ * each capped at motion_max_val (the option the vmaf_v1.0.16 models set: 18, outputs named
+ * integer_motion3_mmxv_18 and so on).
  * A one-frame input reports 0 for all of them. Frame i's motion2/motion3 are final once
  * frame i+1 is in (or input ended). The vmaf_v0.6.1 model reads integer_motion2.
  * With motion_force_zero=true (not the default) every value would be 0.
@@ -183,10 +185,19 @@ static const char *tm_backend(const void *state) { return svc_motion_backend(sta
 static double tm_diff(const void *state, const uint16_t *a, const uint16_t *b) { return svc_motion_sad(state, a, b); }
 static void tm_destroy(void *state) { svc_motion_destroy(state); }
 
-static void tm_derive(double sad, double sad_next, int first, int last, double *out) {
+enum { OPT_MAX_VAL, N_OPTIONS };
+static const svc_extractor_option tm_options[N_OPTIONS] = {
+    { .name = "motion_max_val", .alias = "mmxv", .def = 10000.0, .min = 0.0, .max = 10000.0 },
+};
+
+/* motion_max_val caps the SADs before motion2/motion3 take their minimum (and motion3 after its
+ * blend, the identity by default), so capping every output gives the same values. */
+static void tm_derive(double sad, double sad_next, int first, int last, const double *opts, double *out) {
     out[SVC_MOTION_SAD] = sad;
     out[SVC_MOTION2] = first || last ? sad : (sad < sad_next ? sad : sad_next);
     out[SVC_MOTION3] = first ? (last ? 0.0 : sad_next) : out[SVC_MOTION2];
+    const double cap = opts[OPT_MAX_VAL];
+    for (int k = 0; k < SVC_MOTION_OUTPUTS; k++) out[k] = out[k] < cap ? out[k] : cap;
 }
 
 const svc_temporal svc_temporal_integer_motion = {
@@ -198,4 +209,6 @@ const svc_temporal svc_temporal_integer_motion = {
     .diff = tm_diff,
     .destroy = tm_destroy,
     .derive = tm_derive,
+    .n_options = N_OPTIONS,
+    .options = tm_options,
 };

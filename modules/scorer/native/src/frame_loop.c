@@ -62,8 +62,14 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
         w->state[e] = j->ex_custom[e] ? j->ex[e]->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
                                       : j->ex[e]->create(wd, ht, fmt, bpc, j->cpu);
         if (!w->state[e]) {
-            snprintf(err, SVC_ERR_LEN, "extractor %s cannot run on %dx%d %d %d-bit input (unsupported size or out of memory)",
-                     j->ex[e]->name, wd, ht, fmt, bpc);
+            const char *why = j->ex[e]->too_small ? j->ex[e]->too_small(wd, ht, fmt, j->ex_opts[e]) : NULL;
+            if (why)
+                snprintf(err, SVC_ERR_LEN, "extractor %s cannot run on %dx%d %d %d-bit input: %s", j->ex[e]->name, wd, ht,
+                         fmt, bpc, why);
+            else
+                snprintf(err, SVC_ERR_LEN,
+                         "extractor %s cannot run on %dx%d %d %d-bit input (unsupported size or out of memory)",
+                         j->ex[e]->name, wd, ht, fmt, bpc);
             return SVC_E_GEOMETRY;
         }
     }
@@ -94,11 +100,15 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
 /* Temporal outputs and the prediction of scored frame f, whose inputs are all final. Motion reads
  * only the reference: its outputs, derived once, are every rendition's. */
 static void finalise_frame(svc_job *j, int f, double *v, const double *sad, const double *sad_next, int last) {
-    double motion[SVC_TEMPORAL_MAX][8];
-    for (int t = 0; t < j->n_tm; t++) j->tm[t]->derive(sad[t], sad_next[t], f == 0, last, motion[t]);
+    double motion[SVC_LOOP_MAX_TEMPORAL_SETS][SVC_TEMPORAL_MAX_OUTPUTS];
+    for (int s = 0; s < j->n_tmo; s++) {
+        const int t = j->tmo_tm[s];
+        j->tm[t]->derive(sad[t], sad_next[t], f == 0, last, j->tmo_opts[s], motion[s]);
+    }
     for (int r = 0; r < renditions(j); r++) {
         double *row = v + (size_t)r * (size_t)j->n_metrics;
-        for (int t = 0; t < j->n_tm; t++) memcpy(row + j->tm_col[t], motion[t], sizeof(double) * (size_t)j->tm[t]->n_outputs);
+        for (int s = 0; s < j->n_tmo; s++)
+            memcpy(row + j->tmo_col[s], motion[s], sizeof(double) * (size_t)j->tm[j->tmo_tm[s]]->n_outputs);
         double features[SVC_MODEL_MAX_FEATURES];
         for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = row[j->model_col[k]];
         svc_model_predict(j->model, features, row);
@@ -303,25 +313,44 @@ static int resolve_feature(const svc_model *m, int k, feature_use *use, char *er
         svc_set_err(err, err_len, "model: feature %s is not computed by this build of svc", name);
         return SVC_E_MODEL;
     }
-    const int n_known = use->ex ? use->ex->n_options : 0;
-    for (int o = 0; o < n_known; o++) use->opts[o] = use->ex->options[o].def;
+    const svc_temporal *tm = use->ex ? NULL : svc_registry_temporal_at(use->tm)->tm;
+    const int n_known = use->ex ? use->ex->n_options : tm->n_options;
+    const svc_extractor_option *known = use->ex ? use->ex->options : tm->options;
+    for (int o = 0; o < n_known; o++) use->opts[o] = known[o].def;
     for (int o = 0; o < svc_model_feature_option_count(m, k); o++) {
         double value;
         const char *key = svc_model_feature_option(m, k, o, &value);
         int at = 0;
-        while (at < n_known && strcmp(use->ex->options[at].name, key) != 0) at++;
+        while (at < n_known && strcmp(known[at].name, key) != 0) at++;
         if (at == n_known) {
             svc_set_err(err, err_len, "model: feature option '%s' of %s is not supported%s%s", key, name,
-                        use->ex && n_known ? " (it takes " : "", use->ex && n_known ? use->ex->options[0].name : "");
-            if (use->ex && n_known) {
+                        n_known ? " (it takes " : "", n_known ? known[0].name : "");
+            if (n_known) {
                 const size_t len = strlen(err);
                 for (int q = 1; q < n_known && len + 2 < err_len; q++)
-                    snprintf(err + strlen(err), err_len - strlen(err), ", %s", use->ex->options[q].name);
+                    snprintf(err + strlen(err), err_len - strlen(err), ", %s", known[q].name);
                 snprintf(err + strlen(err), err_len - strlen(err), ")");
             }
             return SVC_E_MODEL;
         }
-        const svc_extractor_option *opt = &use->ex->options[at];
+        const svc_extractor_option *opt = &known[at];
+        const char *text = svc_model_feature_option_text(m, k, o);
+        if (!opt->choices != !text) {
+            svc_set_err(err, err_len, "model: feature option '%s' of %s must be a %s", key, name,
+                        opt->choices ? "string" : "number");
+            return SVC_E_MODEL;
+        }
+        if (text) {
+            int c = 0;
+            while (opt->choices[c] && strcmp(opt->choices[c], text) != 0) c++;
+            if (!opt->choices[c]) {
+                svc_set_err(err, err_len, "model: feature option '%s' of %s is \"%s\", not one of", key, name, text);
+                for (int q = 0; opt->choices[q]; q++)
+                    snprintf(err + strlen(err), err_len - strlen(err), "%s \"%s\"", q ? "," : "", opt->choices[q]);
+                return SVC_E_MODEL;
+            }
+            value = c;
+        }
         if (!(value >= opt->min && value <= opt->max)) {
             svc_set_err(err, err_len, "model: feature option '%s' of %s is %g, outside %g to %g", key, name, value,
                         opt->min, opt->max);
@@ -329,6 +358,11 @@ static int resolve_feature(const svc_model *m, int k, feature_use *use, char *er
         }
         use->opts[at] = value;
         use->custom |= value != opt->def;
+    }
+    const char *why = use->ex && use->ex->check ? use->ex->check(use->opts) : NULL;
+    if (why) {
+        svc_set_err(err, err_len, "model: feature %s: %s", name, why);
+        return SVC_E_MODEL;
     }
     return SVC_OK;
 }
@@ -369,12 +403,44 @@ static void add_instance(svc_job *j, const svc_extractor *ex, const double *opts
     }
 }
 
-/* "<base>_<alias>_<value>" for each option of instance e that differs from its default. */
-static void with_options(const svc_job *j, int e, const char *base, char *name, size_t size) {
+/* The job's output set of temporal extractor t (index into j->tm) with these option values
+ * (NULL: defaults); -1 if none. */
+static int temporal_set_of(const svc_job *j, int t, const double *opts) {
+    const svc_temporal *tm = j->tm[t];
+    for (int s = 0; s < j->n_tmo; s++) {
+        if (j->tmo_tm[s] != t) continue;
+        int same = 1;
+        for (int o = 0; o < tm->n_options; o++) same &= j->tmo_opts[s][o] == (opts ? opts[o] : tm->options[o].def);
+        if (same) return s;
+    }
+    return -1;
+}
+
+/* Adds that set, its columns after the metrics so far. */
+static void add_temporal_set(svc_job *j, int t, const double *opts) {
+    if (temporal_set_of(j, t, opts) >= 0) return;
+    const svc_temporal *tm = j->tm[t];
+    const int s = j->n_tmo++;
+    j->tmo_tm[s] = t;
+    j->tmo_col[s] = j->n_metrics;
+    j->n_metrics += tm->n_outputs;
+    for (int o = 0; o < tm->n_options; o++) {
+        j->tmo_opts[s][o] = opts ? opts[o] : tm->options[o].def;
+        j->tmo_custom[s] |= j->tmo_opts[s][o] != tm->options[o].def;
+    }
+}
+
+/* "<base>_<alias>_<value>" for each of the n options whose value differs from its default. */
+static void with_options(const svc_extractor_option *opts, int n, const double *values, const char *base, char *name,
+                         size_t size) {
     int len = snprintf(name, size, "%s", base);
-    for (int o = 0; o < j->ex[e]->n_options; o++)
-        if (j->ex_opts[e][o] != j->ex[e]->options[o].def && len < (int)size)
-            len += snprintf(name + len, size - (size_t)len, "_%s_%g", j->ex[e]->options[o].alias, j->ex_opts[e][o]);
+    for (int o = 0; o < n; o++)
+        if (values[o] != opts[o].def && len < (int)size) {
+            if (opts[o].choices)
+                len += snprintf(name + len, size - (size_t)len, "_%s_%s", opts[o].alias, opts[o].choices[(int)values[o]]);
+            else
+                len += snprintf(name + len, size - (size_t)len, "_%s_%g", opts[o].alias, values[o]);
+        }
 }
 
 /* Metric names: the model's outputs, then each instance's outputs with its non-default
@@ -390,17 +456,24 @@ static int name_metrics(svc_job *j) {
             int e = is_label ? k - j->n_metrics : -1, t = -1;
             for (int q = 0; !is_label && q < j->n_ex; q++)
                 if (k >= j->ex_col[q] && k < j->ex_col[q] + j->ex[q]->n_outputs) e = q;
-            for (int q = 0; !is_label && q < j->n_tm; q++)
-                if (k >= j->tm_col[q] && k < j->tm_col[q] + j->tm[q]->n_outputs) t = q;
-            if (!is_output && (e < 0 || !j->ex_custom[e])) {
+            for (int q = 0; !is_label && q < j->n_tmo; q++)
+                if (k >= j->tmo_col[q] && k < j->tmo_col[q] + j->tm[j->tmo_tm[q]]->n_outputs) t = q;
+            const svc_temporal *tm = t >= 0 ? j->tm[j->tmo_tm[t]] : NULL;
+            if (!is_output && (e >= 0 ? !j->ex_custom[e] : !j->tmo_custom[t])) {
                 if (pass && !is_label)
                     j->metric_names[k] = e >= 0 ? j->ex[e]->output_names[k - j->ex_col[e]]
-                                                : j->tm[t]->output_names[k - j->tm_col[t]];
+                                                : tm->output_names[k - j->tmo_col[t]];
                 continue;
             }
             if (is_output) svc_model_output_name(j->model, k, name, sizeof name);
-            else if (is_label) with_options(j, e, j->ex[e]->name, name, sizeof name);
-            else with_options(j, e, j->ex[e]->output_names[k - j->ex_col[e]], name, sizeof name);
+            else if (is_label)
+                with_options(j->ex[e]->options, j->ex[e]->n_options, j->ex_opts[e], j->ex[e]->name, name, sizeof name);
+            else if (e >= 0)
+                with_options(j->ex[e]->options, j->ex[e]->n_options, j->ex_opts[e], j->ex[e]->output_names[k - j->ex_col[e]],
+                             name, sizeof name);
+            else
+                with_options(tm->options, tm->n_options, j->tmo_opts[t], tm->output_names[k - j->tmo_col[t]], name,
+                             sizeof name);
             const size_t n = strlen(name) + 1;
             if (pass) {
                 memcpy(at, name, n);
@@ -419,21 +492,24 @@ static int name_metrics(svc_job *j) {
 int svc_loop_plan(svc_job *j, int64_t feats, char *err, size_t err_len) {
     /* Extractors: those asked for (default options), then those the model reads. */
     const int n_reg = svc_registry_count(), n_temporal = svc_registry_temporal_count();
-    int need[SVC_REGISTRY_MAX] = { 0 }, need_tm[SVC_TEMPORAL_MAX] = { 0 };
+    int need[SVC_REGISTRY_MAX] = { 0 }, need_tm[SVC_TEMPORAL_MAX] = { 0 }, need_tm_default[SVC_TEMPORAL_MAX] = { 0 };
     for (int e = 0; e < n_reg; e++) need[e] = (feats & svc_registry_at(e)->flag) != 0;
-    for (int t = 0; t < n_temporal; t++) need_tm[t] = (feats & svc_registry_temporal_at(t)->flag) != 0;
+    for (int t = 0; t < n_temporal; t++) need_tm[t] = need_tm_default[t] = (feats & svc_registry_temporal_at(t)->flag) != 0;
     const int n_model = svc_model_feature_count(j->model);
     feature_use use[SVC_MODEL_MAX_FEATURES];
     for (int k = 0; k < n_model; k++) {
         int rc = resolve_feature(j->model, k, &use[k], err, err_len);
         if (rc) return rc;
-        if (!use[k].ex) need_tm[use[k].tm] = 1;
+        if (!use[k].ex) {
+            need_tm[use[k].tm] = 1;
+            need_tm_default[use[k].tm] |= !use[k].custom;
+        }
         for (int e = 0; e < n_reg; e++) need[e] |= !use[k].custom && svc_registry_at(e)->ex == use[k].ex;
     }
     for (int e = 0; e < n_reg; e++)
         if (need[e]) add_instance(j, svc_registry_at(e)->ex, NULL);
     for (int k = 0; k < n_model; k++)
-        if (use[k].custom) add_instance(j, use[k].ex, use[k].opts);
+        if (use[k].custom && use[k].ex) add_instance(j, use[k].ex, use[k].opts);
     j->n_outputs = svc_model_output_count(j->model);
     j->n_metrics = j->n_outputs;
     for (int e = 0; e < j->n_ex; e++) {
@@ -444,15 +520,16 @@ int svc_loop_plan(svc_job *j, int64_t feats, char *err, size_t err_len) {
     for (int t = 0; t < n_temporal; t++)
         if (need_tm[t]) {
             tm_pos[t] = j->n_tm;
-            j->tm[j->n_tm] = svc_registry_temporal_at(t)->tm;
-            j->tm_col[j->n_tm++] = j->n_metrics;
-            j->n_metrics += svc_registry_temporal_at(t)->tm->n_outputs;
+            j->tm[j->n_tm++] = svc_registry_temporal_at(t)->tm;
+            if (need_tm_default[t]) add_temporal_set(j, tm_pos[t], NULL);
         }
+    for (int k = 0; k < n_model; k++)
+        if (!use[k].ex && use[k].custom) add_temporal_set(j, tm_pos[use[k].tm], use[k].opts);
     if (!(j->metric_names = malloc(sizeof *j->metric_names * (size_t)j->n_metrics))) return SVC_E_NOMEM;
     if (name_metrics(j)) return SVC_E_NOMEM;
     for (int k = 0; k < n_model; k++)
         j->model_col[k] = use[k].ex ? j->ex_col[instance_of(j, use[k].ex, use[k].opts)] + use[k].output
-                                    : j->tm_col[tm_pos[use[k].tm]] + use[k].output;
+                                    : j->tmo_col[temporal_set_of(j, tm_pos[use[k].tm], use[k].opts)] + use[k].output;
     j->ring_len = j->n_threads + 2;
     return SVC_OK;
 }

@@ -17,6 +17,7 @@
 /* Extractor instances of a job: each registered extractor, plus one per other set of option
  * values that the model's features ask for. */
 #define SVC_LOOP_MAX_INSTANCES (SVC_REGISTRY_MAX + SVC_MODEL_MAX_FEATURES)
+#define SVC_LOOP_MAX_TEMPORAL_SETS (SVC_TEMPORAL_MAX + SVC_MODEL_MAX_FEATURES)
 
 typedef struct svc_frame_rec {
     double *vals;  /* metric values; scored frames only */
@@ -54,8 +55,13 @@ struct svc_job {
     double ex_opts[SVC_LOOP_MAX_INSTANCES][SVC_MODEL_MAX_OPTIONS]; /* option values per instance */
     int ex_custom[SVC_LOOP_MAX_INSTANCES]; /* some option differs from its default */
     const char *ex_label[SVC_LOOP_MAX_INSTANCES]; /* provenance name of an optioned instance, e.g. integer_adm_egl_1 */
-    int n_tm, tm_col[SVC_TEMPORAL_MAX]; /* temporal extractors (motion) */
+    int n_tm; /* temporal extractors (motion): one diff per frame pair each */
     const svc_temporal *tm[SVC_TEMPORAL_MAX];
+    /* Their output sets: temporal extractor tmo_tm[s] (index into tm) under option values
+     * tmo_opts[s], reported from column tmo_col[s]. */
+    int n_tmo, tmo_tm[SVC_LOOP_MAX_TEMPORAL_SETS], tmo_col[SVC_LOOP_MAX_TEMPORAL_SETS],
+        tmo_custom[SVC_LOOP_MAX_TEMPORAL_SETS];
+    double tmo_opts[SVC_LOOP_MAX_TEMPORAL_SETS][SVC_MODEL_MAX_OPTIONS];
     const char *backend[SVC_LOOP_MAX_INSTANCES + SVC_TEMPORAL_MAX]; /* per extractor, then temporal; set by a worker */
     int n_metrics, n_outputs; /* metrics [0, n_outputs) are the model's outputs */
     const char **metric_names;

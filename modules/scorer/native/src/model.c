@@ -324,6 +324,11 @@ typedef struct svm_member {
         int enabled, has_p[3];
         double p[3];
     } transform;
+    /* chroma_correction_parameter c (the vmaf_v1.0.16 models: 120): a speed_chroma value of
+     * exactly 0 (flat or too small chroma) is replaced by c (1 - adm3) before prediction, as the
+     * reference's "chroma from luma" does; guided/guiding are the features' indexes. */
+    double chroma_correction;
+    int chroma_guided, chroma_guiding;
     /* nu-SVR with RBF kernel; support vectors dense, dim values each (missing indexes are 0). */
     double gamma, rho;
     int n_sv, dim;
@@ -334,7 +339,8 @@ typedef struct model_feature {
     char *name; /* svc's name, e.g. "integer_adm2" */
     int n_opts;
     char *keys[SVC_MODEL_MAX_OPTIONS];
-    double values[SVC_MODEL_MAX_OPTIONS];
+    double values[SVC_MODEL_MAX_OPTIONS]; /* NaN for a string */
+    char *texts[SVC_MODEL_MAX_OPTIONS];   /* a string value (e.g. "bilinear"), else NULL */
 } model_feature;
 
 /* What one model file predicts: one member, or a bootstrap collection of several. */
@@ -392,11 +398,13 @@ static int numbers(const jval *arr, const char *key, int n, double *out, char *e
 }
 
 /* "VMAF_integer_feature_adm2_score" -> "integer_adm2", "VMAF_feature_adm2_score" -> "adm2",
- * "Cambi_feature_cambi_score" -> "cambi" (the reference library's aliases); other names are
+ * "Cambi_feature_cambi_score" -> "cambi", "Speed_chroma_feature_speed_chroma_uv_score" ->
+ * "speed_chroma_uv" (the reference library's aliases); other names are
  * taken as they are. */
 static char *feature_alias(const char *name) {
     static const char *const prefixes[][2] = {
-        { "VMAF_integer_feature_", "integer_" }, { "VMAF_feature_", "" }, { "Cambi_feature_", "" }
+        { "VMAF_integer_feature_", "integer_" }, { "VMAF_feature_", "" }, { "Cambi_feature_", "" },
+        { "Speed_chroma_feature_", "" }
     };
     static const char suffix[] = "_score";
     const size_t n = strlen(name), sl = sizeof suffix - 1;
@@ -417,7 +425,10 @@ static char *feature_alias(const char *name) {
 
 static void feature_clear(model_feature *f) {
     free(f->name);
-    for (int k = 0; k < f->n_opts; k++) free(f->keys[k]);
+    for (int k = 0; k < f->n_opts; k++) {
+        free(f->keys[k]);
+        free(f->texts[k]);
+    }
     memset(f, 0, sizeof *f);
 }
 
@@ -426,13 +437,16 @@ static int same_feature(const model_feature *a, const model_feature *b) {
     for (int k = 0; k < a->n_opts; k++) {
         int found = 0;
         for (int l = 0; l < b->n_opts; l++)
-            found |= strcmp(a->keys[k], b->keys[l]) == 0 && a->values[k] == b->values[l];
+            found |= strcmp(a->keys[k], b->keys[l]) == 0 &&
+                     (a->texts[k] || b->texts[l] ? a->texts[k] && b->texts[l] && strcmp(a->texts[k], b->texts[l]) == 0
+                                                 : a->values[k] == b->values[l]);
         if (!found) return 0;
     }
     return 1;
 }
 
-/* Feature names and their option dicts (numbers; true/false as 1/0). Which features and
+/* Feature names and their option dicts (numbers; true/false as 1/0; strings such as
+ * speed_prescale_method's "bilinear", whose number is NaN). Which features and
  * options can be computed is the scorer's business (svc_model_check), not the model's. */
 static int parse_features(model_feature *feat, int *n_feat, const jval *dict, char *err, size_t err_len) {
     const jval *names, *opts;
@@ -458,12 +472,13 @@ static int parse_features(model_feature *feat, int *n_feat, const jval *dict, ch
                 snprintf(msg, sizeof msg, "feature %s has more than %d options", nv->str, SVC_MODEL_MAX_OPTIONS);
                 return model_err(err, err_len, "%s", msg);
             }
-            if (v->t != J_NUM && v->t != J_TRUE && v->t != J_FALSE) {
-                snprintf(msg, sizeof msg, "feature option '%s' of %s is not a number", od->keys[k], nv->str);
+            if (v->t != J_NUM && v->t != J_TRUE && v->t != J_FALSE && v->t != J_STR) {
+                snprintf(msg, sizeof msg, "feature option '%s' of %s is not a number or a string", od->keys[k], nv->str);
                 return model_err(err, err_len, "%s", msg);
             }
             if (!(f->keys[f->n_opts] = strdup(od->keys[k]))) return SVC_E_NOMEM;
-            f->values[f->n_opts++] = v->t == J_NUM ? v->num : v->t == J_TRUE;
+            if (v->t == J_STR && !(f->texts[f->n_opts] = strdup(v->str))) return SVC_E_NOMEM;
+            f->values[f->n_opts++] = v->t == J_NUM ? v->num : v->t == J_STR ? NAN : v->t == J_TRUE;
         }
         for (int k = 0; k < *n_feat - 1; k++)
             if (same_feature(&feat[k], f)) return model_err(err, err_len, "feature %s is listed twice", nv->str);
@@ -619,6 +634,26 @@ static int parse_svm(svm_member *m, int n_features, const char *text, char *err,
     return SVC_OK;
 }
 
+/* chroma_correction_parameter: the one feature whose name holds "speed_chroma" is corrected from
+ * the one whose name holds "adm3" (by substring, as the reference finds them). */
+static int parse_chroma_correction(svm_member *m, const model_feature *feat, int n_feat, const jval *dict, char *err,
+                                   size_t err_len) {
+    const jval *c;
+    int rc;
+    if ((rc = member(dict, "chroma_correction_parameter", J_NUM, 0, &c, err, err_len)) || !c || c->num == 0.0) return rc;
+    m->chroma_correction = c->num;
+    m->chroma_guided = m->chroma_guiding = -1;
+    for (int i = 0; i < n_feat; i++) {
+        int *slot = strstr(feat[i].name, "speed_chroma") ? &m->chroma_guided : strstr(feat[i].name, "adm3") ? &m->chroma_guiding : NULL;
+        if (slot && *slot >= 0)
+            return model_err(err, err_len, "chroma_correction_parameter: more than one feature named like %s", feat[i].name);
+        if (slot) *slot = i;
+    }
+    if (m->chroma_guided < 0 || m->chroma_guiding < 0)
+        return model_err(err, err_len, "chroma_correction_parameter needs an adm3 and a speed_chroma feature%s", "");
+    return SVC_OK;
+}
+
 /* One model_dict: its features (into feat, n_feat) and its nu-SVR member. */
 static int parse_member(svm_member *mem, model_feature *feat, int *n_feat, const jval *dict, const char *type_want,
                         char *err, size_t err_len) {
@@ -634,6 +669,7 @@ static int parse_member(svm_member *mem, model_feature *feat, int *n_feat, const
     if ((rc = parse_features(feat, n_feat, dict, err, err_len))) return rc;
     if ((rc = parse_norm(mem, *n_feat, dict, err, err_len))) return rc;
     if ((rc = parse_clip_transform(mem, dict, err, err_len))) return rc;
+    if ((rc = parse_chroma_correction(mem, feat, *n_feat, dict, err, err_len))) return rc;
     if ((rc = member(dict, "model", J_STR, 1, &svm, err, err_len))) return rc;
     return parse_svm(mem, *n_feat, svm->str, err, err_len);
 }
@@ -751,6 +787,7 @@ int svc_model_bundle(const svc_model *const *models, const char *const *names, i
                 for (int o = 0; rc == SVC_OK && o < f->n_opts; o++) {
                     f->values[o] = src->feat[k].values[o];
                     if (!(f->keys[o] = strdup(src->feat[k].keys[o]))) rc = SVC_E_NOMEM;
+                    if (src->feat[k].texts[o] && !(f->texts[o] = strdup(src->feat[k].texts[o]))) rc = SVC_E_NOMEM;
                 }
             }
             part->col[k] = c;
@@ -807,6 +844,11 @@ const char *svc_model_feature_option(const svc_model *m, int i, int k, double *v
     return m->feat[i].keys[k];
 }
 
+const char *svc_model_feature_option_text(const svc_model *m, int i, int k) {
+    if (!m || i < 0 || i >= m->n_features || k < 0 || k >= m->feat[i].n_opts) return NULL;
+    return m->feat[i].texts[k];
+}
+
 /* A bootstrap part reports its members' scores and four statistics. */
 static const char *const stat_suffixes[] = { "_bagging", "_stddev", "_ci_p95_lo", "_ci_p95_hi" };
 #define N_STATS 4
@@ -860,6 +902,16 @@ static double predict_raw(const svm_member *m, int n_features, const double *fea
     double x[SVC_MODEL_MAX_FEATURES] = { 0 };
     for (int j = 0; j < n_features; j++)
         x[j] = m->linear_rescale ? m->slopes[j + 1] * features[j] + m->intercepts[j + 1] : features[j];
+    if (m->chroma_correction != 0.0) {
+        /* On the normalised values, denormalised back as the reference does. */
+        const int gd = m->chroma_guided, gg = m->chroma_guiding;
+        const double guided = m->linear_rescale ? (x[gd] - m->intercepts[gd + 1]) / m->slopes[gd + 1] : x[gd];
+        if (guided == 0.0) {
+            const double guiding = m->linear_rescale ? (x[gg] - m->intercepts[gg + 1]) / m->slopes[gg + 1] : x[gg];
+            const double corrected = -m->chroma_correction * guiding + m->chroma_correction;
+            x[gd] = m->linear_rescale ? m->slopes[gd + 1] * corrected + m->intercepts[gd + 1] : corrected;
+        }
+    }
     double sum = 0.0;
     for (int s = 0; s < m->n_sv; s++) {
         const double *sv = m->sv + (size_t)s * SVC_MODEL_MAX_FEATURES;

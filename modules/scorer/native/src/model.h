@@ -24,6 +24,9 @@ const svc_model *svc_model_retain(const svc_model *m);
 
 /* Every output of one frame from the raw feature values in model order (svc_model_feature_name):
  * per member normalise, nu-SVR with RBF kernel, denormalise, optional transform, clip. */
+/* The string value of option k of feature i (e.g. "bilinear"), or NULL for a number. */
+const char *svc_model_feature_option_text(const svc_model *m, int i, int k);
+
 void svc_model_predict(const svc_model *m, const double *features, double *out);
 
 #endif

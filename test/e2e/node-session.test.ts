@@ -1,0 +1,158 @@
+/**
+ * svc-node against a Nodes controller played by the test (the compiled node, real gRPC):
+ * - it keeps the session it registered last. Its loops each call under the session they started
+ *   with; when the controller forgets the node (a restart), one loop registers again while
+ *   another's call of the old session is still in flight. That call's refusal must not end the
+ *   new session: the controller holds the old session's PullWork until the node heartbeats under
+ *   its new session, then refuses it;
+ * - it stops scoring a job whose progress report is refused as not its own while its session is
+ *   live (the job was re-queued or taken over): no second score, no final report.
+ */
+import * as grpc from "@grpc/grpc-js"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
+import { startService } from "../support/executables.ts"
+import { skipWithoutFixtures } from "../support/fixtures.ts"
+import { waitFor } from "./controller-support.ts"
+import { repeatFile, v01 } from "./server-support.ts"
+
+type Callback = grpc.sendUnaryData<object>
+type Call = grpc.ServerUnaryCall<{ node_id?: string; final?: boolean; job_id?: string }, object>
+
+const notFound = (nodeId: string) => ({
+  code: grpc.status.NOT_FOUND,
+  details: `node session "${nodeId}" is not registered`
+})
+
+/** A Nodes service on a loopback port, and svc-node started against it. */
+const fakeController = async (handlers: grpc.UntypedServiceImplementation) => {
+  const server = new grpc.Server()
+  server.addService(serviceDefinition("svc.v1.Nodes"), handlers)
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound)
+    )
+  )
+  const node = await startService("svc-node", {
+    env: {
+      SVC_CONTROLLER_ADDR: `127.0.0.1:${port}`,
+      SVC_NODE_NAME: "node-s",
+      SVC_NODE_POLL_INTERVAL_MS: "50",
+      SVC_LOG_LEVEL: "info"
+    }
+  })
+  return {
+    node,
+    stop: async () => {
+      await node.stop()
+      server.forceShutdown()
+    }
+  }
+}
+
+describe("svc-node sessions", () => {
+  const registrations: Array<string> = []
+  /** PullWork calls of the first session, answered once the node uses its second one. */
+  const heldPulls: Array<Callback> = []
+  let controller: Awaited<ReturnType<typeof fakeController>>
+
+  beforeAll(async () => {
+    controller = await fakeController({
+      RegisterNode: (_call: Call, callback: Callback) => {
+        registrations.push(`session-${registrations.length + 1}`)
+        callback(null, { node_id: registrations.at(-1), heartbeat_interval_ms: 100, session_ttl_ms: 10_000 })
+      },
+      // The first session is forgotten at once (as by a restarted controller); later ones live.
+      Heartbeat: (call: Call, callback: Callback) => {
+        const nodeId = call.request.node_id ?? ""
+        callback(null, { ok: nodeId !== "session-1" })
+        // The old session's pull comes back refused only now, once the node uses its new session.
+        if (nodeId === "session-2") for (const held of heldPulls.splice(0)) held(notFound("session-1"))
+      },
+      PullWork: (call: Call, callback: Callback) => {
+        const nodeId = call.request.node_id ?? ""
+        if (nodeId === "session-1" && registrations.length < 2) heldPulls.push(callback)
+        else if (nodeId === registrations.at(-1)) callback(null, { jobs: [] })
+        else callback(notFound(nodeId))
+      },
+      ReportResult: (call: Call, callback: Callback) => callback(notFound(call.request.node_id ?? ""))
+    })
+  })
+  afterAll(() => controller?.stop())
+
+  it("a refusal of a call made under an older session does not end the session registered since", async () => {
+    const { node } = controller
+    await waitFor(async () => (registrations.length >= 2 ? true : undefined), 60_000, "the second registration")
+    const registeredLogsOfSecond = () =>
+      node.logs.filter((line) => line.message === "registered" && line.annotations.node_id === "session-2").length
+    await waitFor(
+      async () => (registeredLogsOfSecond() === 1 ? true : undefined),
+      60_000,
+      "the node's log of session-2"
+    )
+    // Then the new session is used for a while: it pulls and heartbeats many times over.
+    await Bun.sleep(1500)
+    expect(registrations).toEqual(["session-1", "session-2"])
+    expect(node.logs.filter((line) => line.message === "registered")).toHaveLength(2)
+    expect(heldPulls).toHaveLength(0)
+  })
+})
+
+const withoutFixtures = skipWithoutFixtures("a 600-frame job handed to the node")
+
+describe.skipIf(withoutFixtures)("svc-node and a job that is no longer its own", () => {
+  const media = mkdtempSync(join(tmpdir(), "svc-node-session-"))
+  const reference = join(media, "long.ref.yuv")
+  const distorted = join(media, "long.dis.yuv")
+  const job = {
+    id: "job-1",
+    tenant_id: "a",
+    state: "JOB_STATE_RUNNING",
+    request: { reference, distorted, model: "", options: v01.options },
+    scoring_roots: [media]
+  }
+  let handedOut = false
+  const reports: Array<{ final: boolean }> = []
+  let controller: Awaited<ReturnType<typeof fakeController>>
+
+  beforeAll(async () => {
+    repeatFile(v01.reference, reference, 20)
+    repeatFile(v01.distorted, distorted, 20)
+    controller = await fakeController({
+      RegisterNode: (_call: Call, callback: Callback) =>
+        callback(null, { node_id: "session-1", heartbeat_interval_ms: 100, session_ttl_ms: 10_000 }),
+      Heartbeat: (_call: Call, callback: Callback) => callback(null, { ok: true }),
+      PullWork: (_call: Call, callback: Callback) => {
+        callback(null, { jobs: handedOut ? [] : [job] })
+        handedOut = true
+      },
+      // As a controller that re-queued the job to another node: every report is refused.
+      ReportResult: (call: Call, callback: Callback) => {
+        reports.push({ final: call.request.final ?? false })
+        callback({
+          code: grpc.status.PERMISSION_DENIED,
+          details: `job "${call.request.job_id}" is not assigned to node "${call.request.node_id}"`
+        })
+      }
+    })
+  })
+  afterAll(async () => {
+    await controller?.stop()
+    rmSync(media, { recursive: true, force: true })
+  })
+
+  it("a progress report refused as not its own, while its session is live, stops the scoring: no final report", async () => {
+    const { node } = controller
+    await waitFor(
+      async () =>
+        node.logs.some((line) => line.message === "job job-1 withdrawn; scoring stopped") ? true : undefined,
+      120_000,
+      "the node to stop scoring job-1"
+    )
+    expect(node.logs.filter((line) => line.message === "job finished")).toEqual([])
+    expect(reports.filter((report) => report.final)).toEqual([])
+  }, 150_000)
+})
