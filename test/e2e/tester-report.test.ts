@@ -140,7 +140,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       )
     )
     expect(simdCases).toEqual(expected)
-    expect(report.unit_tests.total).toBe(9 + Object.keys(simdCases).length)
+    expect(report.unit_tests.total).toBe(10 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {
