@@ -16,7 +16,7 @@ import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
 import { JobStore } from "./store.ts"
 import { type Backend, postgresBackendOn } from "./testing/backends.ts"
 import { type PostgresServer, postgresAvailable, startPostgres } from "./testing/postgres-server.ts"
-import { node, request, result, serviceLayerAt, writer } from "./testing/support.ts"
+import { node, reportBy, request, result, serviceLayerAt, writer } from "./testing/support.ts"
 
 const info = { name: "host", slots: 1, version: "t" }
 
@@ -201,7 +201,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
     )
   )
 
-  it.live("fencing: a report decided on a lease that was re-queued and handed out again is not applied", () =>
+  it.live("fencing: a report is decided on the lease its transaction holds; a re-queue or take-over moves it", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const { backend } = yield* Effect.promise(freshDatabase)
@@ -213,16 +213,62 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         const [first] = yield* store.claim("a", "n1", 1)
         expect(first?.fence).toBe(1)
         yield* store.requeueNode("a", "n1")
+        // n1's report on its old lease finds the job pending: refused, nothing changes.
+        const refused = yield* Effect.flip(store.report("a", "j1", reportBy("n1", 2, ["n1"])))
+        expect(refused.message).toBe('job "j1" is not assigned to node "n1"')
         const [again] = yield* store.claim("a", "n1", 1)
         expect(again?.fence).toBe(3)
-        const update = { nodeId: "n1", result: result(1), framesDone: 2, outcome: undefined }
-        expect(yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 1 }, update)).toEqual(Option.none())
-        const applied = yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 3 }, update)
-        expect(Option.map(applied, (job) => job.framesDone)).toEqual(Option.some(2))
-        // A take-over moves the lease: the old holder's next compare-and-set fails.
-        const taken = yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 3 }, { ...update, nodeId: "n2" })
-        expect(Option.map(taken, (job) => [job.nodeId, job.fence])).toEqual(Option.some(["n2", 4]))
-        expect(yield* store.updateRunning("a", "j1", { nodeId: "n1", fence: 3 }, update)).toEqual(Option.none())
+        const applied = yield* store.report("a", "j1", reportBy("n1", 2, ["n1"]))
+        expect([applied.written, applied.job.framesDone, applied.job.fence]).toEqual([true, 2, 3])
+        // A take-over (n1 no longer live) moves the lease: the old holder's next report is refused.
+        const taken = yield* store.report("a", "j1", reportBy("n2", 3, ["n2"]))
+        expect([taken.job.nodeId, taken.job.fence]).toEqual(["n2", 4])
+        expect((yield* Effect.flip(store.report("a", "j1", reportBy("n1", 4, ["n1", "n2"])))).message).toBe(
+          'job "j1" is not assigned to node "n1"'
+        )
+      })
+    )
+  )
+
+  it.live("a report waits for the job's row lock and is decided on the state committed under it (cancel wins)", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { name, backend } = yield* Effect.promise(freshDatabase)
+        const store = yield* Effect.map(
+          Effect.flatMap(Scope.Scope, (scope) => Layer.buildWithScope(backend.layer(DEFAULT_SESSION_SETTINGS), scope)),
+          (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
+        )
+        yield* store.insert({ id: "j1", tenantId: "a", request: request(), submittedBy: undefined })
+        yield* store.claim("a", "n1", 1)
+        const db = postgres(server.adminUrl(name), { max: 2, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => db.end({ timeout: 1 })))
+        // Another transaction holds the row while the report starts, then cancels the job and commits.
+        let release: () => void = () => undefined
+        const released = new Promise<void>((resolve) => {
+          release = resolve
+        })
+        let locked: () => void = () => undefined
+        const holding = new Promise<void>((resolve) => {
+          locked = resolve
+        })
+        const holder = db.begin(async (tx) => {
+          await tx`SELECT id FROM jobs WHERE id = 'j1' FOR UPDATE`
+          locked()
+          await released
+          await tx`UPDATE jobs SET state = 'cancelled', finished_at = 1 WHERE id = 'j1'`
+        })
+        yield* Effect.promise(() => holding)
+        const report = yield* Effect.fork(store.report("a", "j1", reportBy("n1", 2, ["n1"])))
+        // Wait until the report is blocked on the row lock (its read is inside its transaction).
+        yield* Effect.repeat(
+          Effect.promise(() => db`SELECT count(*) AS n FROM pg_locks WHERE NOT granted`),
+          { until: (rows) => Number(rows[0]?.["n"]) > 0, schedule: Schedule.spaced("20 millis") }
+        )
+        release()
+        yield* Effect.promise(() => holder)
+        const outcome = yield* Fiber.join(report)
+        expect([outcome.written, outcome.job.state, outcome.job.framesDone]).toEqual([false, "cancelled", 0])
+        expect(yield* store.lookup("a", "j1")).toEqual({ _tag: "Found", job: outcome.job })
       })
     )
   )

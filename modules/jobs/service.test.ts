@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, ConfigProvider, Effect, Layer, type Option, Schedule, Stream, TestClock } from "effect"
+import { Chunk, Clock, ConfigProvider, Context, Effect, Layer, type Option, Schedule, Stream, TestClock } from "effect"
 import { join } from "node:path"
 import { JobServiceLive } from "./index.ts"
 import type { Job } from "./model.ts"
-import { JobMetricsHooks, JobService, type JobServiceShape, MAX_PULL } from "./service.ts"
-import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
+import { JobMetricsHooks, JobService, type JobServiceShape, jobServiceLayer, MAX_PULL } from "./service.ts"
+import { DEFAULT_SESSION_SETTINGS, NodeSessions, type NodeSessionsShape } from "./sessions.ts"
+import { JobStore, type JobStoreShape } from "./store.ts"
+import type { Backend } from "./testing/backends.ts"
 import { describeContract } from "./testing/contract.ts"
 import {
   node,
@@ -31,6 +33,45 @@ const nodeWithJobs = (jobs: JobServiceShape, tenant: string, max = 1) =>
     const pulled = yield* jobs.pullWork(node(tenant), nodeId, max)
     return { nodeId, pulled }
   })
+
+/**
+ * A controller whose next ReportResult is interleaved: the effect given to `between` runs after the
+ * service has read the sessions it passes to the store (its last read) and before the store's
+ * write transaction, i.e. the job changes between the report's reads and its commit.
+ */
+const racing = <A, E>(
+  target: Backend,
+  body: (
+    jobs: JobServiceShape,
+    between: (change: () => Effect.Effect<unknown, unknown>) => void,
+    store: JobStoreShape
+  ) => Effect.Effect<A, E>
+) => {
+  let change: (() => Effect.Effect<unknown, unknown>) | undefined
+  const between = (next: () => Effect.Effect<unknown, unknown>) => {
+    change = next
+  }
+  const interleaved = Layer.effectContext(
+    Effect.gen(function* () {
+      const store = yield* JobStore
+      const sessions = yield* NodeSessions
+      const ofTenant: NodeSessionsShape["ofTenant"] = (tenantId) =>
+        Effect.suspend(() => {
+          const pending = change
+          change = undefined
+          return pending === undefined ? Effect.void : Effect.orDie(pending())
+        }).pipe(Effect.zipRight(sessions.ofTenant(tenantId)))
+      return Context.make(JobStore, store).pipe(Context.add(NodeSessions, { ...sessions, ofTenant }))
+    })
+  ).pipe(Layer.provide(target.layer(DEFAULT_SESSION_SETTINGS)))
+  const layer = Layer.merge(
+    jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(interleaved, testRoots, JobMetricsHooks.none))),
+    interleaved
+  )
+  return Effect.gen(function* () {
+    return yield* body(yield* JobService, between, yield* JobStore)
+  }).pipe(Effect.provide(layer))
+}
 
 const first = (pulled: ReadonlyArray<Job>): Job => {
   const [job] = pulled
@@ -529,6 +570,42 @@ describeContract("job service", ({ name, backend }) => {
               expect(refused).toMatchObject({ _tag: "PermissionDenied", message: notAssigned(jobId, nodeId) })
             }
             expect(yield* Effect.all([jobs.list(writer("a"), {}), jobs.list(writer("b"), {})])).toEqual(snapshot)
+          })
+        )
+    )
+
+    it.effect("a report is decided on the job its write commits on: a cancel after the service's reads wins", () =>
+      racing(backend(), (jobs, between) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          between(() => jobs.cancel(writer("a"), job.id))
+          const answer = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            result: result(70, 1),
+            framesDone: 1
+          })
+          expect(answer).toMatchObject({ state: "cancelled", framesDone: 0, result: undefined, nodeId })
+          expect(yield* jobs.get(writer("a"), job.id)).toEqual(answer)
+        })
+      )
+    )
+
+    it.effect(
+      "a report is decided on the job its write commits on: a re-queue after the service's reads refuses it",
+      () =>
+        racing(backend(), (jobs, between, store) =>
+          Effect.gen(function* () {
+            yield* jobs.submit(writer("a"), request())
+            const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+            const job = first(pulled)
+            between(() => store.requeueNode("a", nodeId))
+            const refused = yield* Effect.flip(
+              jobs.reportResult(node("a"), nodeId, job.id, { final: true, result: result(70), framesDone: 2 })
+            )
+            expect(refused).toMatchObject({ _tag: "PermissionDenied", message: notAssigned(job.id, nodeId) })
+            expect(yield* jobs.get(writer("a"), job.id)).toMatchObject({ state: "pending", nodeId: undefined })
           })
         )
     )

@@ -1,12 +1,12 @@
 /**
  * JobService: the job and node logic the gRPC handlers call, each method taking the caller's
  * `Principal` (already authenticated and role-checked by the transport). Tenant isolation of
- * seed 000, 5.5 and the ReportResult rules of 5.6 live here; the store scopes every query by the
- * caller's tenant, so a mistake here still cannot reach another tenant's row.
+ * seed 000, 5.5 lives here; the store scopes every query by the caller's tenant, so a mistake here
+ * still cannot reach another tenant's row. The ReportResult rule of 5.6 is policy's
+ * `decideReport`, applied by the store inside the report's write transaction (report.ts).
  */
 import { Clock, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
-import { decideReport } from "../policy/node-reports.ts"
 import type { Principal } from "../policy/principal.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
 import {
@@ -135,9 +135,6 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 256
 
 export class JobService extends Context.Tag("svc/jobs/JobService")<JobService, JobServiceShape>() {}
 
-// A compare-and-set report that lost a race is decided again on the fresh row, at most this often.
-const REPORT_ATTEMPTS = 3
-
 const found = (lookup: JobLookup, jobId: string): Effect.Effect<Job, PermissionDenied | JobNotFound> => {
   switch (lookup._tag) {
     case "Found":
@@ -189,44 +186,47 @@ const continued = <F>(
  * A page of per-frame results appended at `framesOffset` to the frames stored so far; a
  * ladder's page continues every rendition's frames from that offset.
  */
-const withPage = (stored: Job["result"], report: ResultReport): Effect.Effect<Job["result"], InvalidJobRequest> => {
+const withPage = (stored: Job["result"], report: ResultReport): Either.Either<Job["result"], InvalidJobRequest> => {
   const offset = report.framesOffset ?? 0
   if (!Number.isSafeInteger(offset) || offset < 0) {
-    return Effect.fail(new InvalidJobRequest({ message: `frames_offset must be a whole number ≥ 0; got ${offset}` }))
+    return Either.left(new InvalidJobRequest({ message: `frames_offset must be a whole number ≥ 0; got ${offset}` }))
   }
   const result = report.result
-  if (result === undefined || offset === 0) return Effect.succeed(result)
+  if (result === undefined || offset === 0) return Either.right(result)
   if (!isLadderResult(result)) {
     const before = stored !== undefined && !isLadderResult(stored) ? stored.frames : []
-    return Effect.map(continued(before, result.frames, offset), (frames) => ({ ...result, frames }))
+    return Either.map(continued(before, result.frames, offset), (frames) => ({ ...result, frames }))
   }
   const storedRenditions = stored !== undefined && isLadderResult(stored) ? stored.renditions : []
-  return Effect.map(
-    Effect.forEach(result.renditions, (rendition, index) =>
-      Effect.map(continued(storedRenditions[index]?.frames ?? [], rendition.frames, offset), (frames) => ({
-        ...rendition,
-        frames
-      }))
+  return Either.map(
+    Either.all(
+      result.renditions.map((rendition, index) =>
+        Either.map(continued(storedRenditions[index]?.frames ?? [], rendition.frames, offset), (frames) => ({
+          ...rendition,
+          frames
+        }))
+      )
     ),
     (renditions) => ({ ...result, renditions })
   )
 }
 
+/** The write of an accepted report, on the result stored so far (pure: the store calls it in its transaction). */
 const toUpdate = (
   nodeId: string,
   report: ResultReport,
   stored: Job["result"]
-): Effect.Effect<RunningUpdate, InvalidJobRequest> => {
+): Either.Either<RunningUpdate, InvalidJobRequest> => {
   if (!Number.isSafeInteger(report.framesDone) || report.framesDone < 0) {
-    return Effect.fail(
+    return Either.left(
       new InvalidJobRequest({ message: `frames_done must be a whole number ≥ 0; got ${report.framesDone}` })
     )
   }
   const error = report.error === undefined || report.error === "" ? undefined : report.error
   if (report.final && error === undefined && report.result === undefined) {
-    return Effect.fail(new InvalidJobRequest({ message: "a final report needs a result or an error" }))
+    return Either.left(new InvalidJobRequest({ message: "a final report needs a result or an error" }))
   }
-  return Effect.map(withPage(stored, report), (result) => ({
+  return Either.map(withPage(stored, report), (result) => ({
     nodeId,
     result,
     framesDone: report.framesDone,
@@ -243,44 +243,25 @@ export const makeJobService = Effect.gen(function* () {
   const roots = yield* TenantRoots
   const hooks = yield* JobMetricsHooks
 
-  const reportResult: JobServiceShape["reportResult"] = (principal, nodeId, jobId, report) => {
-    const tenantId = principal.tenantId
-    const decide = (attemptsLeft: number): Effect.Effect<Job, PermissionDenied | InvalidJobRequest | JobStoreError> =>
-      Effect.gen(function* () {
-        const reporter = yield* sessions.state(nodeId)
-        const lookup = reporter.tenantId === tenantId ? yield* store.lookup(tenantId, jobId) : undefined
-        const job = lookup?._tag === "Found" ? lookup.job : undefined
-        const owner = job?.nodeId
-        const assignedNodeLive =
-          owner !== undefined && owner !== nodeId && (yield* sessions.state(owner))._tag === "Live"
-        const decision = decideReport({
-          callerTenantId: tenantId,
-          jobId,
-          job: job && { id: job.id, tenantId: job.tenantId, state: job.state, assignedNodeId: owner },
-          reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
-          assignedNodeLive
-        })
-        if (Either.isLeft(decision)) return yield* decision.left
-        // `unchanged` (a job already final) never has job undefined; the guard is for the types.
-        if (job === undefined || owner === undefined || decision.right === "unchanged") {
-          return job ?? (yield* PermissionDenied.jobNotAssigned(jobId, nodeId))
-        }
-        const update = yield* toUpdate(nodeId, report, job.result)
-        const applied = yield* store.updateRunning(tenantId, jobId, { nodeId: owner, fence: job.fence }, update)
-        if (Option.isNone(applied)) {
-          return attemptsLeft > 1
-            ? yield* decide(attemptsLeft - 1)
-            : yield* PermissionDenied.jobNotAssigned(jobId, nodeId)
-        }
-        const done = applied.value
-        if (done.state === "finished" || done.state === "failed") {
-          const duration = seconds(done.startedAt, done.finishedAt)
-          if (duration !== undefined) hooks.observeJobDuration(duration, done.state)
-        }
-        return done
+  // The rule is decided by the store on the job as its write transaction holds it (report.ts);
+  // here only what is not the job: the reporting session and the tenant's live sessions.
+  const reportResult: JobServiceShape["reportResult"] = (principal, nodeId, jobId, report) =>
+    Effect.gen(function* () {
+      const tenantId = principal.tenantId
+      const reporter = yield* sessions.state(nodeId)
+      if (reporter.tenantId !== tenantId) return yield* PermissionDenied.jobNotAssigned(jobId, nodeId)
+      const live = yield* sessions.ofTenant(tenantId)
+      const { job, written } = yield* store.report(tenantId, jobId, {
+        reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
+        liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId)),
+        update: (stored) => toUpdate(nodeId, report, stored.result)
       })
-    return decide(REPORT_ATTEMPTS)
-  }
+      if (written && (job.state === "finished" || job.state === "failed")) {
+        const duration = seconds(job.startedAt, job.finishedAt)
+        if (duration !== undefined) hooks.observeJobDuration(duration, job.state)
+      }
+      return job
+    })
 
   // Safe if two replicas run it at once: a dead session never becomes live again, and
   // `requeueNode` only moves rows still assigned to it.

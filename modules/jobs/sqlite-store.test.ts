@@ -1,12 +1,12 @@
 import { Database } from "bun:sqlite"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Option } from "effect"
+import { ConfigProvider, Effect, Either } from "effect"
 import { join } from "node:path"
 import { storePath } from "./config.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
 import { makeSqliteJobStore, openDatabase, SqliteJobStoreLive } from "./sqlite-store.ts"
 import { JobStore } from "./store.ts"
-import { node, request, result, tempDir, withController, writer } from "./testing/support.ts"
+import { node, reportBy, request, result, tempDir, withController, writer } from "./testing/support.ts"
 
 let dir = ""
 let cleanup = () => {}
@@ -290,19 +290,9 @@ describe("JobStore direct", () => {
       expect(yield* store.cancel("b", job.id)).toEqual({ _tag: "OtherTenant" })
       expect(yield* store.claim("b", "n", 10)).toEqual([])
       const [claimed] = yield* store.claim("a", "n", 10)
-      expect(
-        yield* store.updateRunning(
-          "b",
-          job.id,
-          { nodeId: "n", fence: claimed?.fence ?? 0 },
-          {
-            nodeId: "m",
-            result: undefined,
-            framesDone: 1,
-            outcome: undefined
-          }
-        )
-      ).toEqual(Option.none())
+      expect((yield* Effect.flip(store.report("b", job.id, reportBy("n", 1, ["n"], "b")))).message).toBe(
+        `job "${job.id}" is not assigned to node "n"`
+      )
       expect(yield* store.requeueNode("b", "n")).toEqual([])
       expect(yield* store.lookup("a", job.id)).toEqual({ _tag: "Found", job: claimed })
       expect(yield* store.runningAssignments).toEqual([{ tenantId: "a", nodeId: "n" }])

@@ -13,11 +13,13 @@ import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync, rmSyn
 import { basename, dirname, join } from "node:path"
 import { Clock, Effect, Either, Layer, Option, PubSub, type Scope, Stream } from "effect"
 import { STORE_PATH_VARIABLE, storePath } from "./config.ts"
-import { JobStoreFailure, JobStoreStartupError } from "./errors.ts"
+import { type InvalidJobRequest, JobStoreFailure, JobStoreStartupError } from "./errors.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
 import type { Job, JobState } from "./model.ts"
+import type { PermissionDenied } from "../policy/errors.ts"
 import { isState, type JobRow, type RunningUpdateParams, runningUpdateParams, toJob } from "./rows.ts"
-import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "./store.ts"
+import { planReport } from "./report.ts"
+import { type JobLookup, JobStore, type JobStoreShape, type NewJob } from "./store.ts"
 
 export const BUSY_TIMEOUT_MILLIS = 5_000
 /** Changes a `follow` subscriber may lag behind before the oldest are dropped for it. */
@@ -29,6 +31,13 @@ const COLUMNS =
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+/** What a report's transaction did, carried out of the synchronous transaction. */
+type ReportStep =
+  | { readonly _tag: "Corrupt"; readonly detail: string }
+  | { readonly _tag: "Refused"; readonly error: PermissionDenied | InvalidJobRequest }
+  | { readonly _tag: "Unchanged"; readonly job: Job }
+  | { readonly _tag: "Written"; readonly row: JobRow }
 
 /** The first 16 bytes of every SQLite database file. */
 const SQLITE_HEADER = "SQLite format 3\0"
@@ -261,16 +270,40 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           return jobs
         }),
 
-      updateRunning: (tenantId, jobId, expected, update: RunningUpdate) =>
+      report: (tenantId, jobId, context) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
-          const row = yield* attempt("report", () =>
-            updateOwnRunning.get(...runningUpdateParams(tenantId, jobId, expected, update, now))
+          // One IMMEDIATE transaction: the row decided on is the row written (no other writer between).
+          const outcome = yield* attempt("report", () =>
+            db
+              .transaction((): ReportStep => {
+                const row = selectOwn.get(tenantId, jobId)
+                const job = row === null ? Either.right(undefined) : toJob(row)
+                if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
+                const plan = planReport(tenantId, jobId, job.right, context)
+                if (Either.isLeft(plan)) return { _tag: "Refused", error: plan.left }
+                if (plan.right._tag === "Unchanged") return { _tag: "Unchanged", job: plan.right.job }
+                const { expected, update } = plan.right
+                const written = updateOwnRunning.get(...runningUpdateParams(tenantId, jobId, expected, update, now))
+                return written === null
+                  ? { _tag: "Corrupt", detail: "the job changed inside its write transaction" }
+                  : { _tag: "Written", row: written }
+              })
+              .immediate()
           )
-          if (row === null) return Option.none()
-          const job = yield* decodeOne("report", row)
-          yield* publish([job])
-          return Option.some(job)
+          switch (outcome._tag) {
+            case "Corrupt":
+              return yield* new JobStoreFailure({ operation: "report", detail: outcome.detail })
+            case "Refused":
+              return yield* outcome.error
+            case "Unchanged":
+              return { job: outcome.job, written: false }
+            case "Written": {
+              const job = yield* decodeOne("report", outcome.row)
+              yield* publish([job])
+              return { job, written: true }
+            }
+          }
         }),
 
       requeueNode: (tenantId, nodeId) =>

@@ -8,8 +8,10 @@
  * The only cross-tenant methods are the maintenance reads `runningAssignments` and `countByState`,
  * which return ids and counts for the re-queue sweep and metrics, never job contents.
  */
-import { Context, type Effect, type Option, type Scope, type Stream } from "effect"
-import type { JobStoreError } from "./errors.ts"
+import { Context, type Effect, type Either, type Option, type Scope, type Stream } from "effect"
+import type { PermissionDenied } from "../policy/errors.ts"
+import type { Reporter } from "../policy/node-reports.ts"
+import type { InvalidJobRequest, JobStoreError } from "./errors.ts"
 import type { Job, JobState } from "./model.ts"
 
 /** A tenant-scoped lookup: the job, or why there is none (another tenant's id is never shown). */
@@ -30,10 +32,16 @@ export interface NewJob {
   readonly idempotencyKey?: string | undefined
 }
 
-/** The lease a report is applied under: the job's node and its fencing counter when it was read. */
+/** The lease a report is applied under: the job's node and its fencing counter in the report's transaction. */
 export interface Lease {
   readonly nodeId: string
   readonly fence: number
+}
+
+/** An applied report: the job as committed, and whether this report wrote it (false: already final). */
+export interface ReportOutcome {
+  readonly job: Job
+  readonly written: boolean
 }
 
 /** Whether the store (its database) answers: readiness fails while it does not. */
@@ -49,6 +57,19 @@ export interface RunningUpdate {
   readonly framesDone: number
   /** Present on a final report: the job leaves `running`. */
   readonly outcome: { readonly state: "finished" | "failed"; readonly error: string | undefined } | undefined
+}
+
+/** What a report is decided on besides the job itself. */
+export interface ReportContext {
+  readonly reporter: Reporter
+  /**
+   * The tenant's node sessions live when the report arrived. A session that stopped being live
+   * never becomes live again, so "not live" here still holds at commit; a holder that expired
+   * since only refuses a take-over that the node's next report gets.
+   */
+  readonly liveNodeIds: ReadonlySet<string>
+  /** The write for an accepted report, built on the job as the transaction holds it. */
+  readonly update: (job: Job) => Either.Either<RunningUpdate, InvalidJobRequest>
 }
 
 export interface JobStoreShape {
@@ -69,16 +90,17 @@ export interface JobStoreShape {
   /** Oldest pending jobs of the tenant (FIFO) → running, assigned to the node, fence + 1. */
   readonly claim: (tenantId: string, nodeId: string, max: number) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /**
-   * Applies a report if the job is still running under `expected` (same node and fencing
-   * counter: compare and set); None when it changed meanwhile, so the caller decides again on the
-   * fresh row. A report by another node takes the job over: node set, fence + 1.
+   * ReportResult (seed 000 §5.6): reads the job inside the write transaction, decides with
+   * `planReport` of report.ts (policy's `decideReport`) on that row and applies the decision in the same
+   * transaction, so the rule sees the state the write commits on. A take-over by another node
+   * sets the node and fence + 1. Refusals are `PermissionDenied`; a report the rule accepts but
+   * cannot apply (`context.update`) is `InvalidJobRequest`; both change nothing.
    */
-  readonly updateRunning: (
+  readonly report: (
     tenantId: string,
     jobId: string,
-    expected: Lease,
-    update: RunningUpdate
-  ) => Effect.Effect<Option.Option<Job>, JobStoreError>
+    context: ReportContext
+  ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
   /** Running jobs of the tenant assigned to the node → pending, unassigned, progress cleared, fence + 1. */
   readonly requeueNode: (tenantId: string, nodeId: string) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /**

@@ -1,8 +1,8 @@
 /**
- * Who may report a job's result (seed 5.6): one pure rule. The job service reads the job, the
- * reporting session and (when another node holds the job) that node's liveness, decides here,
- * and each store then applies a `record` as a compare-and-set on the lease it decided on (node
- * and fencing counter); a lost race is decided again on the fresh row.
+ * Who may report a job's result (seed 5.6): one pure rule. It depends on the job's state when
+ * the write commits, so it is no gate in front of the handler: each job store calls it (through
+ * jobs/report.ts) on the job row it holds inside the report's write transaction (SQLite: the
+ * IMMEDIATE transaction; PostgreSQL: `SELECT … FOR UPDATE`) and writes what it decides there.
  */
 import { Either } from "effect"
 import { PermissionDenied } from "./errors.ts"

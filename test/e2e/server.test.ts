@@ -487,6 +487,28 @@ describe.skipIf(withoutFixtures)("svc-server with SVC_MAX_CONCURRENT_SCORES=1", 
   })
 })
 
+/**
+ * Resolves once the server holds a score slot (`svc_scores_in_flight 1`): it has received `call`
+ * and is scoring it, the state a drain test means to interrupt. Fails if `call` ends first.
+ */
+const untilScoring = async (service: { readonly http?: string | undefined }, call: Promise<unknown>) => {
+  let ended = false
+  call.then(
+    () => {
+      ended = true
+    },
+    () => {
+      ended = true
+    }
+  )
+  for (;;) {
+    const metrics = await fetch(`${service.http}/metrics`).then((response) => response.text())
+    if (/^svc_scores_in_flight 1$/m.test(metrics)) return
+    if (ended) throw new Error("the score ended before the server was seen scoring it")
+    await Bun.sleep(5)
+  }
+}
+
 describe.skipIf(withoutFixtures)("svc-server shutdown", () => {
   it("SIGTERM lets an in-flight gRPC score finish (tryShutdown), then exits 0", async () => {
     const long = {
@@ -502,8 +524,7 @@ describe.skipIf(withoutFixtures)("svc-server shutdown", () => {
     const grpc = scoringClient(service.grpc ?? "")
     try {
       const scored = grpc.score(long)
-      for (let i = 0; i < 500 && !service.logs.some((line) => line.message === "scorer ready"); i++) await Bun.sleep(5)
-      await Bun.sleep(100)
+      await untilScoring(service, scored)
       const exit = service.stop("SIGTERM")
       expect(await scored).toMatchObject({ frame_count: 240 })
       expect(await exit).toBe(0)
@@ -525,9 +546,8 @@ describe.skipIf(withoutFixtures)("svc-server HTTP shutdown", () => {
     repeatFile(v01.reference, long.reference, 8)
     repeatFile(v01.distorted, long.distorted, 8)
     const service = await startService("svc-server", { listeners: ["http", "grpc"] })
-    for (let i = 0; i < 500 && !service.logs.some((line) => line.message === "scorer ready"); i++) await Bun.sleep(5)
     const scored = post(service, long)
-    await Bun.sleep(100)
+    await untilScoring(service, scored)
     const exit = service.stop("SIGTERM")
     const response = await scored
     expect(response.status).toBe(200)

@@ -6,8 +6,8 @@
  * - Claims: `SELECT … FOR UPDATE SKIP LOCKED` picks the tenant's oldest pending jobs, so replicas
  *   claiming at once never hand one job out twice and never wait on each other. A claim sets the
  *   lease (node, whose session row carries the expiry its heartbeats extend) and increments the
- *   fencing counter; a report is a compare-and-set on (running, node, fence), so a report decided
- *   on a lease that was taken over or re-queued meanwhile is refused by the seed 5.6 rule.
+ *   fencing counter. A report locks its job row (`SELECT … FOR UPDATE`), is decided by the seed
+ *   5.6 rule on that row and written in the same transaction (`report`).
  * - Node sessions are rows (`node_sessions`), live while `expires_at` lies ahead.
  * - The re-queue sweep runs under a lease row (`sweep_lease`), so one replica at a time sweeps;
  *   the sweep is also safe when two run. Time when the database was unreachable does not count
@@ -24,12 +24,20 @@
  */
 import { Clock, Context, Effect, Either, Layer, Option, PubSub, Queue, Ref, type Scope, Stream } from "effect"
 import { STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
-import { JobStoreFailure, JobStoreStartupError, type JobStoreError, JobStoreUnavailable } from "../errors.ts"
+import { PermissionDenied } from "../../policy/errors.ts"
+import {
+  type InvalidJobRequest,
+  JobStoreFailure,
+  JobStoreStartupError,
+  type JobStoreError,
+  JobStoreUnavailable
+} from "../errors.ts"
 import type { Job, JobState } from "../model.ts"
 import { isState, type JobRow, runningUpdateParams, toJob } from "../rows.ts"
 import { NodeSessions, type NodeSessionsShape, type SessionSettings, type SessionState } from "../sessions.ts"
 import { CHANGE_FEED_CAPACITY } from "../sqlite-store.ts"
-import { type JobLookup, JobStore, type JobStoreShape, type NewJob, type RunningUpdate } from "../store.ts"
+import { planReport } from "../report.ts"
+import { type JobLookup, JobStore, type JobStoreShape, type NewJob } from "../store.ts"
 import type postgres from "postgres"
 import { openPool, query, redactedUrl, type Row, type Sql, transaction } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
@@ -50,6 +58,13 @@ const SWEEP_LEASE_MILLIS = 30_000
 const HEALTH_TIMEOUT_MILLIS = 2_000
 
 const hasNul = (...texts: ReadonlyArray<string>) => texts.some((text) => text.includes("\u0000"))
+
+/** What a report's transaction did. */
+type ReportStep =
+  | { readonly _tag: "Corrupt"; readonly detail: string }
+  | { readonly _tag: "Refused"; readonly error: PermissionDenied | InvalidJobRequest }
+  | { readonly _tag: "Unchanged"; readonly job: Job }
+  | { readonly _tag: "Written"; readonly row: Row }
 
 /** Whose rows a transaction may touch under row-level security: one tenant's, or all (maintenance). */
 type RowScope = { readonly tenantId: string } | "maintenance"
@@ -300,14 +315,26 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
               return yield* decodeRows("claim", rows)
             }),
 
-      updateRunning: (tenantId, jobId, expected, update: RunningUpdate) =>
-        hasNul(tenantId, jobId, expected.nodeId, update.nodeId)
-          ? Effect.succeed(Option.none())
+      report: (tenantId, jobId, context) =>
+        hasNul(tenantId, jobId, context.reporter.nodeId)
+          ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, context.reporter.nodeId))
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
-              const [row] = yield* query("report", () =>
-                scoped({ tenantId: tenantId }, (tx) =>
-                  tx.unsafe(
+              // The row is locked (FOR UPDATE) from the read the rule decides on to the write's commit.
+              const outcome = yield* query("report", () =>
+                transaction(sql, async (tx): Promise<ReportStep> => {
+                  await tx`SELECT set_config('svc.tenant', ${tenantId}, true), set_config('svc.maintenance', 'off', true)`
+                  const [row] = await tx.unsafe(
+                    `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND id = $2 FOR UPDATE`,
+                    [tenantId, jobId]
+                  )
+                  const job = row === undefined ? Either.right(undefined) : toJob(toRow(row))
+                  if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
+                  const plan = planReport(tenantId, jobId, job.right, context)
+                  if (Either.isLeft(plan)) return { _tag: "Refused", error: plan.left }
+                  if (plan.right._tag === "Unchanged") return { _tag: "Unchanged", job: plan.right.job }
+                  const { expected, update } = plan.right
+                  const [written] = await tx.unsafe(
                     `UPDATE jobs SET node_id = $4, result = coalesce($5, result), frames_done = $6,
                      state = coalesce($7, state), error = CASE WHEN $7::text IS NULL THEN error ELSE $8 END,
                      finished_at = CASE WHEN $7::text IS NULL THEN finished_at ELSE $9 END,
@@ -316,9 +343,21 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                    RETURNING ${COLUMNS}`,
                     runningUpdateParams(tenantId, jobId, expected, update, now)
                   )
-                )
+                  return written === undefined
+                    ? { _tag: "Corrupt", detail: "the job changed under its row lock" }
+                    : { _tag: "Written", row: written }
+                })
               )
-              return row === undefined ? Option.none() : Option.some(yield* decodeOne("report", row))
+              switch (outcome._tag) {
+                case "Corrupt":
+                  return yield* new JobStoreFailure({ operation: "report", detail: outcome.detail })
+                case "Refused":
+                  return yield* outcome.error
+                case "Unchanged":
+                  return { job: outcome.job, written: false }
+                case "Written":
+                  return { job: yield* decodeOne("report", outcome.row), written: true }
+              }
             }),
 
       requeueNode: (tenantId, nodeId) =>

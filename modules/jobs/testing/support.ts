@@ -1,5 +1,5 @@
 /** Shared fixtures of the job tests: temp store files, principals, requests, results, layers. */
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -14,6 +14,7 @@ import {
   jobServiceLayer,
   TenantRoots
 } from "../service.ts"
+import type { ReportContext } from "../store.ts"
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "../sessions.ts"
 import { type Backend, sqliteBackend } from "./backends.ts"
 
@@ -51,6 +52,21 @@ export const result = (score: number, frames = 2): ScoreResult => ({
   frames: Array.from({ length: frames }, (_, frame) => ({ frame, metrics: { vmaf: score } })),
   frame_count: frames,
   pooled: { min: { vmaf: score }, max: { vmaf: score }, harmonic_mean: { vmaf: score } }
+})
+
+/**
+ * A progress report (`framesDone`, no result) by a session of `tenantId`, for the store's `report`
+ * called directly; `live` are the tenant's live node ids.
+ */
+export const reportBy = (
+  nodeId: string,
+  framesDone: number,
+  live: ReadonlyArray<string>,
+  tenantId = "a"
+): ReportContext => ({
+  reporter: { nodeId, sessionTenantId: tenantId, live: live.includes(nodeId) },
+  liveNodeIds: new Set(live),
+  update: () => Either.right({ nodeId, result: undefined, framesDone, outcome: undefined })
 })
 
 /** Roots as a registry would give them: one directory per tenant. */
