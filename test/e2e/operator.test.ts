@@ -76,6 +76,8 @@ describe.skipIf(withoutFixtures || !opensslAvailable)(
     const controllerJobs = async () =>
       expectOk(await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.aReader))
 
+    /** Operators a test started: stopped after it even when it fails, so none acts in the next test. */
+    const operatorsOfThisTest: Array<RunningService> = []
     const startOperator = async (identity: string, token: string, lease: string): Promise<RunningService> => {
       const service = await startService("svc-operator", {
         env: {
@@ -92,11 +94,13 @@ describe.skipIf(withoutFixtures || !opensslAvailable)(
         }
       })
       running.push(service)
+      operatorsOfThisTest.push(service)
       return service
     }
-    afterEach((context) => {
+    afterEach(async (context) => {
       if (context.task.result?.state === "fail")
         for (const service of running) console.log(service.logs.map((line) => JSON.stringify(line)).join("\n"))
+      for (const service of operatorsOfThisTest.splice(0)) await service.stop("SIGKILL")
     })
     const eventsOf = (name: string) =>
       api
@@ -285,7 +289,8 @@ describe.skipIf(withoutFixtures || !opensslAvailable)(
         expect(submitted?.message).toContain("PERMISSION_DENIED")
         expect(submitted?.message).toContain("role required: svc:writer, svc:admin")
         expect(failed.status?.jobId).toBeUndefined()
-        const [warning] = eventsOf("unauthorized")
+        // The event is recorded after the status write: wait for it.
+        const warning = await waitFor(async () => eventsOf("unauthorized")[0], 10_000, "unauthorized's event")
         expect(warning).toMatchObject({ type: "Warning", reason: "SubmitRefused" })
         await operator.stop()
       }, 60_000)
