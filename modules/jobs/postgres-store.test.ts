@@ -384,10 +384,12 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const { backend } = yield* Effect.promise(freshDatabase)
+        // A TTL of seconds, not milliseconds: the calls between the database's return and the
+        // heartbeat below must fit in it even when a loaded machine stalls this process.
         const settings: SessionSettings = {
-          heartbeatIntervalMillis: 200,
-          ttlMillis: 600,
-          requeueGraceMillis: 300,
+          heartbeatIntervalMillis: 500,
+          ttlMillis: 2_000,
+          requeueGraceMillis: 500,
           sweepIntervalMillis: 200
         }
         const jobs = yield* replicaWith(backend, settings)
@@ -398,7 +400,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(true)
         // Down for longer than the session TTL and the re-queue grace together.
         server.stopOnly("fast")
-        yield* Effect.sleep("1500 millis")
+        yield* Effect.sleep("3500 millis")
         server.start()
         yield* Effect.retry(jobs.get(writer("a"), submitted.id), {
           schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(200))
@@ -406,12 +408,15 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         expect(yield* jobs.requeueOrphans).toEqual([])
         expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(true)
         expect((yield* jobs.get(writer("a"), submitted.id)).state).toBe("running")
-        // A node that really stops heartbeating while the database is up still loses its jobs.
-        for (let sweep = 0; sweep < 10; sweep++) {
+        // A node that really stops heartbeating while the database is up still loses its jobs
+        // (once TTL and grace have passed: sweep until then, at most 10 s).
+        let state = (yield* jobs.get(writer("a"), submitted.id)).state
+        for (let sweep = 0; sweep < 50 && state !== "pending"; sweep++) {
           yield* Effect.sleep("200 millis")
           yield* jobs.requeueOrphans
+          state = (yield* jobs.get(writer("a"), submitted.id)).state
         }
-        expect((yield* jobs.get(writer("a"), submitted.id)).state).toBe("pending")
+        expect(state).toBe("pending")
         expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(false)
       })
     )
