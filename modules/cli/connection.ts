@@ -61,3 +61,38 @@ export const controllerClient = (service: ServiceName, options: ClientOptions) =
     Effect.sync(() => makeClient(service, options)),
     (client) => Effect.sync(() => client.close())
   )
+
+/**
+ * POSTs a JSON request to `path` on a server or controller (with the token when one is
+ * configured) and returns the JSON answer; a refusal is one line naming the URL and status.
+ */
+export const postJson = (base: string, path: string, request: unknown) =>
+  Effect.gen(function* () {
+    const token = yield* readToken
+    const url = `${base.replace(/\/+$/, "")}${path}`
+    const response = yield* Effect.tryPromise({
+      try: (signal) =>
+        fetch(url, {
+          method: "POST",
+          signal,
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+          },
+          body: JSON.stringify(request)
+        }),
+      catch: (error) =>
+        new CommandFailed({ message: `cannot reach ${url}: ${error instanceof Error ? error.message : String(error)}` })
+    })
+    const body = yield* Effect.tryPromise({
+      try: (): Promise<unknown> => response.json(),
+      catch: () => new CommandFailed({ message: `${url} answered ${response.status} without a JSON body` })
+    })
+    if (!response.ok) {
+      const message =
+        typeof body === "object" && body !== null && "error" in body ? String(body.error) : `status ${response.status}`
+      return yield* new CommandFailed({ message: `${url}: ${response.status}: ${message}` })
+    }
+    return body
+  })

@@ -13,7 +13,7 @@ import { type LadderResponseLike, renderLadderTable, renditionReport, reportRend
 import { renderLadderHtml } from "../formats/ladder-html.ts"
 import { type LibvmafFormat, libvmafFormats, renderLibvmaf } from "../formats/libvmaf.ts"
 import { versionLine } from "../runtime/build-info.ts"
-import { readToken } from "./connection.ts"
+import { postJson } from "./connection.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 import { frameWindow, parseModels, rawGeometry, scoreFlags } from "./flags.ts"
 import { expectedFrames } from "./inputs.ts"
@@ -63,35 +63,7 @@ const outputFlags = {
 
 /** POST /v1/ladder on a server or controller, with the token when one is configured. */
 export const scoreLadderOnServer = (base: string, request: LadderRequestBody) =>
-  Effect.gen(function* () {
-    const token = yield* readToken
-    const url = `${base.replace(/\/+$/, "")}/v1/ladder`
-    const response = yield* Effect.tryPromise({
-      try: (signal) =>
-        fetch(url, {
-          method: "POST",
-          signal,
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json",
-            ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
-          },
-          body: JSON.stringify(request)
-        }),
-      catch: (error) =>
-        new CommandFailed({ message: `cannot reach ${url}: ${error instanceof Error ? error.message : String(error)}` })
-    })
-    const body = yield* Effect.tryPromise({
-      try: (): Promise<unknown> => response.json(),
-      catch: () => new CommandFailed({ message: `${url} answered ${response.status} without a JSON body` })
-    })
-    if (!response.ok) {
-      const message =
-        typeof body === "object" && body !== null && "error" in body ? String(body.error) : `status ${response.status}`
-      return yield* new CommandFailed({ message: `${url}: ${response.status}: ${message}` })
-    }
-    return body as LadderResponseLike
-  })
+  Effect.map(postJson(base, "/v1/ladder", request), (body) => body as LadderResponseLike)
 
 const write = (path: string, text: string) =>
   Effect.tryPromise({

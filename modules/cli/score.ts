@@ -9,7 +9,7 @@ import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { reportOf } from "../formats/libvmaf.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { type ScoreResult, Scorer, scoreFeature } from "../scorer/scorer.ts"
-import { readToken } from "./connection.ts"
+import { postJson } from "./connection.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 import {
   frameWindow,
@@ -62,35 +62,7 @@ const scoreLocally = (request: unknown, model: ModelChoice | undefined, onProgre
   )
 
 const scoreOnServer = (base: string, request: unknown) =>
-  Effect.gen(function* () {
-    const token = yield* readToken
-    const url = `${base.replace(/\/+$/, "")}/v1/score`
-    const response = yield* Effect.tryPromise({
-      try: (signal) =>
-        fetch(url, {
-          method: "POST",
-          signal,
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json",
-            ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
-          },
-          body: JSON.stringify(request)
-        }),
-      catch: (error) =>
-        new CommandFailed({ message: `cannot reach ${url}: ${error instanceof Error ? error.message : String(error)}` })
-    })
-    const body = yield* Effect.tryPromise({
-      try: (): Promise<unknown> => response.json(),
-      catch: () => new CommandFailed({ message: `${url} answered ${response.status} without a JSON body` })
-    })
-    if (!response.ok) {
-      const message =
-        typeof body === "object" && body !== null && "error" in body ? String(body.error) : `status ${response.status}`
-      return yield* new CommandFailed({ message: `${url}: ${response.status}: ${message}` })
-    }
-    return body as ScoreResult
-  })
+  Effect.map(postJson(base, "/v1/score", request), (body) => body as ScoreResult)
 
 /** Renames a result's "vmaf" columns to `label` (several models side by side). */
 const relabel = (result: ScoreResult, label: string): ScoreResult => {

@@ -367,6 +367,43 @@ const nativeError = (symbols: NativeSymbols, handle: Pointer): string => {
   return error.text()
 }
 
+/** Out-parameters of a native stream constructor: the handle slot and the error buffer. */
+interface StreamOut {
+  readonly slot: BigUint64Array
+  readonly error: Buffer
+  readonly errorLength: number
+}
+
+/**
+ * A native stream (frame pairs or a ladder) made by `create` for the job, freed when the scope
+ * closes, and the view of its job.
+ */
+const acquireStream =
+  (symbols: NativeSymbols, create: (options: Int32Array, out: StreamOut) => number) =>
+  (job: ScoreJob, frameLimit: number): Effect.Effect<{ handle: Pointer; view: Pointer }, ScoreError, Scope.Scope> =>
+    Effect.gen(function* () {
+      const handle = yield* Effect.acquireRelease(
+        Effect.suspend(() => {
+          const slot = handleSlot()
+          const error = errorBuffer()
+          const status = create(optionsArray(job, frameLimit), {
+            slot: slot.slot,
+            error: error.buffer,
+            errorLength: error.length
+          })
+          const created = slot.pointer()
+          if (status !== NativeStatus.ok || created === null) return Effect.fail(failureFor(status, error.text()))
+          return Effect.succeed(created)
+        }),
+        (created) => Effect.sync(() => symbols.svc_stream_free(created))
+      )
+      const view = symbols.svc_stream_job(handle)
+      // bun:ffi types a returned pointer as Pointer | bigint | null; a live stream gives a Pointer.
+      if (typeof view !== "number")
+        return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+      return { handle, view }
+    })
+
 /** Poll interval: quick for tiny clips, relaxed for long ones. */
 const nextDelay = (current: number) => Math.min(current * 2, 50)
 
@@ -401,29 +438,9 @@ const makeStreamScoring =
       Effect.gen(function* () {
         if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
         const set = yield* acquireModels(symbols, models, job)
-        const handle = yield* Effect.acquireRelease(
-          Effect.suspend(() => {
-            const slot = handleSlot()
-            const error = errorBuffer()
-            const options = optionsArray(job, frameLimit)
-            const status = symbols.svc_stream_create(
-              set.handle,
-              options,
-              options.length,
-              slot.slot,
-              error.buffer,
-              error.length
-            )
-            const created = slot.pointer()
-            if (status !== NativeStatus.ok || created === null) return Effect.fail(failureFor(status, error.text()))
-            return Effect.succeed(created)
-          }),
-          (created) => Effect.sync(() => symbols.svc_stream_free(created))
-        )
-        const view = symbols.svc_stream_job(handle)
-        // bun:ffi types a returned pointer as Pointer | bigint | null; a live stream gives a Pointer.
-        if (typeof view !== "number")
-          return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+        const { handle, view } = yield* acquireStream(symbols, (options, out) =>
+          symbols.svc_stream_create(set.handle, options, options.length, out.slot, out.error, out.errorLength)
+        )(job, frameLimit)
         if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
         const round = applyPrecision(job.precision)
         const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
@@ -557,29 +574,17 @@ const makeLadderScoring =
     Effect.scoped(
       Effect.gen(function* () {
         const set = yield* acquireModels(symbols, models, job)
-        const handle = yield* Effect.acquireRelease(
-          Effect.suspend(() => {
-            const slot = handleSlot()
-            const error = errorBuffer()
-            const options = optionsArray(job, frameLimit)
-            const status = symbols.svc_ladder_create(
-              set.handle,
-              renditions,
-              options,
-              options.length,
-              slot.slot,
-              error.buffer,
-              error.length
-            )
-            const created = slot.pointer()
-            if (status !== NativeStatus.ok || created === null) return Effect.fail(failureFor(status, error.text()))
-            return Effect.succeed(created)
-          }),
-          (created) => Effect.sync(() => symbols.svc_stream_free(created))
-        )
-        const view = symbols.svc_stream_job(handle)
-        if (typeof view !== "number")
-          return yield* Effect.fail(new ScorerInternal({ detail: "svc_stream_job returned no job view" }))
+        const { handle, view } = yield* acquireStream(symbols, (options, out) =>
+          symbols.svc_ladder_create(
+            set.handle,
+            renditions,
+            options,
+            options.length,
+            out.slot,
+            out.error,
+            out.errorLength
+          )
+        )(job, frameLimit)
         // A ladder's frame is N+1 pictures and takes a worker N times longer than a pair: a
         // window of a frame per worker and two more keeps the workers fed. The queued frames (in
         // the library and the one being assembled here) are admitted with the library's estimate.
