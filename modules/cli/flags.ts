@@ -150,13 +150,14 @@ export const frameWindow = (
   subsample: Option.getOrElse(flags.subsample, () => 1)
 })
 
-/** The ScoreRequest (proto field names) of the flags, for one model. */
-export const scoreRequest = (
-  inputs: { readonly reference: string; readonly distorted: string },
-  flags: ScoreFlags,
-  model: ModelChoice | undefined,
+/**
+ * The request `options` (proto field names) the scoring flags set, without `frame_skip_dist`
+ * (a score's option, each rendition's in a ladder); unset flags are left out.
+ */
+export const requestOptions = (
+  flags: Omit<ScoreFlags, "reference" | "distorted" | "referenceFlag" | "distortedFlag">,
   perFrame: boolean
-) => {
+): Record<string, unknown> => {
   const optional = <A>(option: Option.Option<A>) => Option.getOrUndefined(option)
   const options = {
     width: optional(flags.width),
@@ -168,13 +169,23 @@ export const scoreRequest = (
     subsample: optional(flags.subsample),
     frame_cnt: optional(flags.frameCnt),
     frame_skip_ref: optional(flags.frameSkipRef),
-    frame_skip_dist: optional(flags.frameSkipDist),
     per_frame: perFrame ? true : undefined
   }
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
+}
+
+/** The ScoreRequest (proto field names) of the flags, for one model. */
+export const scoreRequest = (
+  inputs: { readonly reference: string; readonly distorted: string },
+  flags: ScoreFlags,
+  model: ModelChoice | undefined,
+  perFrame: boolean
+) => {
+  const skipDist = Option.getOrUndefined(flags.frameSkipDist)
   return {
     reference: inputs.reference,
     distorted: inputs.distorted,
     ...(model === undefined ? {} : { model: model.name }),
-    options: Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
+    options: { ...requestOptions(flags, perFrame), ...(skipDist === undefined ? {} : { frame_skip_dist: skipDist }) }
   }
 }

@@ -6,7 +6,7 @@
 import { Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { UsageError } from "./errors.ts"
-import type { ModelChoice, ScoreFlags } from "./flags.ts"
+import { type ModelChoice, requestOptions, type ScoreFlags } from "./flags.ts"
 
 export const renditionFlag = Options.text("rendition").pipe(
   Options.withDescription(
@@ -54,21 +54,8 @@ export const ladderRequest = (
   model: ModelChoice | undefined,
   perFrame: boolean
 ) => {
-  const optional = <A>(option: Option.Option<A>) => Option.getOrUndefined(option)
-  const options = {
-    width: optional(flags.width),
-    height: optional(flags.height),
-    pixel_format: optional(flags.pixelFormat),
-    bitdepth: Option.getOrUndefined(Option.map(flags.bitdepth, Number)),
-    threads: optional(flags.threads),
-    features: flags.feature.length > 0 ? flags.feature : undefined,
-    subsample: optional(flags.subsample),
-    frame_cnt: optional(flags.frameCnt),
-    frame_skip_ref: optional(flags.frameSkipRef),
-    per_frame: perFrame ? true : undefined
-  }
   // --frame_skip_dist belongs to each rendition (a rendition may start later than another).
-  const skipDist = optional(flags.frameSkipDist)
+  const skipDist = Option.getOrUndefined(flags.frameSkipDist)
   return {
     reference,
     renditions: renditions.map((rendition) => ({
@@ -77,7 +64,7 @@ export const ladderRequest = (
       ...(skipDist === undefined ? {} : { options: { frame_skip_dist: skipDist } })
     })),
     ...(model === undefined ? {} : { model: model.name }),
-    options: Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
+    options: requestOptions(flags, perFrame)
   }
 }
 export type LadderRequestBody = ReturnType<typeof ladderRequest>
