@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { framesPerRenditionPage } from "../../modules/jobs/model.ts"
 import type { RunningService } from "../support/executables.ts"
 import { expectSameFrames, type LadderMedia, makeLadderMedia, type PerFrame } from "../support/ladder.ts"
-import { childrenNamed, ffmpegRun } from "../support/media.ts"
+import { childrenNamed, writeLongClip } from "../support/media.ts"
 import {
   ControllerClient,
   controllerEnv,
@@ -156,20 +156,7 @@ describe("a ladder job on a node", () => {
 
   it("cancelling a ladder job while its node decodes stops every decoder", async () => {
     const long = join(scratch.rootA, "long.mkv")
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      "testsrc2=size=640x360:rate=25",
-      "-frames:v",
-      "1500",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-y",
-      long
-    ])
+    writeLongClip(long)
     const ladder = {
       reference: long,
       renditions: [

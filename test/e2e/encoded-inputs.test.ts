@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { type RunningService, startService } from "../support/executables.ts"
 import { fixture, rawOptions } from "../support/fixtures.ts"
-import { childrenNamed, ffmpegRun, rawInput, scratchDir } from "../support/media.ts"
+import { childrenNamed, ffmpegRun, rawInput, scratchDir, writeLongClip } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState, Scratch, startNode, waitFor } from "./controller-support.ts"
 import { isGrpcFailure, scoringClient } from "./server-support.ts"
 
@@ -23,20 +23,7 @@ const long = `${scratch.dir}/long.mkv`
 
 beforeAll(() => {
   ffmpegRun([...rawInput(entry, entry.distorted), "-c:v", "libx264", "-preset", "ultrafast", "-crf", "30", "-y", mp4])
-  ffmpegRun([
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=640x360:rate=25",
-    "-frames:v",
-    "1500",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-y",
-    long
-  ])
+  writeLongClip(long)
 })
 afterAll(() => scratch.remove())
 

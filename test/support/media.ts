@@ -13,6 +13,26 @@ export const ffmpegRun = (args: ReadonlyArray<string>, tool: "ffmpeg" | "ffprobe
   return run.stdout.toString()
 }
 
+/**
+ * Writes a long H.264 clip (1500 frames of 640x360, a minute at 25 fps) to `path`: long enough
+ * that its decoder is still running when a test cancels or disconnects.
+ */
+export const writeLongClip = (path: string) =>
+  ffmpegRun([
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=640x360:rate=25",
+    "-frames:v",
+    "1500",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-y",
+    path
+  ])
+
 /** A temporary directory, removed by the returned function. */
 export const scratchDir = (prefix: string) => {
   const dir = mkdtempSync(join(tmpdir(), prefix))
