@@ -7,7 +7,17 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { InvalidScoreRequest } from "./errors.ts"
-import { FIELD_RULES, inputPath, parseScoreRequest, type RawGeometry, ScoreOptions, type ScoreJob } from "./request.ts"
+import {
+  FIELD_RULES,
+  inputPath,
+  parseScoreRequest,
+  pathText,
+  type RawGeometry,
+  ScoreOptions,
+  type ScoreJob,
+  shown,
+  valueAt
+} from "./request.ts"
 import type { FrameScore, InputInfo, Provenance, ScoreResult } from "./scorer.ts"
 
 /** Renditions of one ladder (a ladder is usually 6 to 12). */
@@ -130,21 +140,6 @@ const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "renditions[].options": Object.keys(RenditionOptions.fields),
   options: Object.keys(ScoreOptions.fields)
 }
-
-const shown = (value: unknown): string => {
-  const text = value === undefined ? "undefined" : JSON.stringify(value)
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text
-}
-
-const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
-  path.reduce<unknown>(
-    (value, key) =>
-      typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined,
-    input
-  )
-
-const pathText = (path: ReadonlyArray<PropertyKey>) =>
-  path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
 
 const describeIssue = (error: ParseResult.ParseError, input: unknown): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)

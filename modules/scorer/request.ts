@@ -138,24 +138,27 @@ const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
 }
 
 /** A value as the caller wrote it, shortened: `9`, `"x"`, `[]`. */
-const shown = (value: unknown): string => {
+export const shown = (value: unknown): string => {
   const text = value === undefined ? "undefined" : JSON.stringify(value)
   return text.length > 60 ? `${text.slice(0, 57)}…` : text
 }
 
-const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
+/** The value at a decode issue's path in the caller's input. */
+export const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
   path.reduce<unknown>(
     (value, key) =>
       typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined,
     input
   )
 
+/** A decode issue's path as a field path: `options.features[2]`. */
+export const pathText = (path: ReadonlyArray<PropertyKey>) =>
+  path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
+
 const describeIssue = (error: ParseResult.ParseError, input: unknown): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (!issue) return "invalid request"
-  const path = issue.path
-    .map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
-    .join("")
+  const path = pathText(issue.path)
   if (issue._tag === "Unexpected") {
     const parent = issue.path.slice(0, -1).map(String).join(".")
     return `${path}: is not a field of the request (known: ${(FIELDS[parent] ?? []).join(", ")})`
