@@ -16,6 +16,7 @@ const job: Job = {
   result: undefined,
   error: undefined,
   framesDone: 7,
+  renditionProgress: [],
   submittedBy: undefined
 }
 

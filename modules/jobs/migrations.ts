@@ -54,6 +54,13 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
       CREATE UNIQUE INDEX jobs_tenant_idempotency_key ON jobs (tenant_id, idempotency_key)
         WHERE idempotency_key IS NOT NULL;
     `
+  },
+  {
+    version: 4,
+    name: "jobs_rendition_progress",
+    // A ladder job's frames scored per rendition (issue 18): JSON [{label, frames_done}], NULL
+    // for pair jobs and before a node reports; existing rows read as "none reported".
+    sql: "ALTER TABLE jobs ADD COLUMN rendition_progress TEXT;"
   }
 ]
 

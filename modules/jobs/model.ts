@@ -2,7 +2,7 @@
  * The job domain's data: a job as stored and as the transports map it to `svc.v1.Job`, and the
  * schemas that decode the JSON columns back (a corrupt row is a typed store failure, not a crash).
  */
-import { Schema } from "effect"
+import { Either, Schema } from "effect"
 import { LadderRequest, type LadderResult } from "../scorer/ladder.ts"
 import { ScoreRequest } from "../scorer/request.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
@@ -50,6 +50,11 @@ export interface Job {
   readonly result: JobResult | undefined
   readonly error: string | undefined
   readonly framesDone: number
+  /**
+   * A ladder job's frames scored per rendition (request order), as its node last reported them;
+   * empty for a pair job and before the first report.
+   */
+  readonly renditionProgress: ReadonlyArray<RenditionProgress>
   /** `sub` of the submitting token. */
   readonly submittedBy: string | undefined
 }
@@ -82,6 +87,12 @@ export const MAX_FRAMES_PER_MESSAGE = 2000
 export const framesPerRenditionPage = (renditions: number): number =>
   Math.max(1, Math.floor(MAX_FRAMES_PER_MESSAGE / Math.max(1, renditions)))
 
+/** One rendition's progress in a ladder job (svc.v1.RenditionProgress). */
+export interface RenditionProgress {
+  readonly label: string
+  readonly framesDone: number
+}
+
 /** A node's progress or final report (svc.v1.ReportResultRequest without the ids). */
 export interface ResultReport {
   readonly final: boolean
@@ -91,6 +102,8 @@ export interface ResultReport {
   /** Non-empty on a final report: the job failed. */
   readonly error?: string | undefined
   readonly framesDone: number
+  /** A ladder job's frames scored per rendition label (absent or empty: unchanged). */
+  readonly renditionProgress?: ReadonlyArray<RenditionProgress> | undefined
 }
 
 // JSON has no NaN or infinities, yet pooled features can be NaN: they are stored as these strings.
@@ -201,3 +214,25 @@ export const decodeStoredResult = Schema.decodeUnknownEither(
 )
 /** A ladder's result only (a node's ladder report). */
 export const decodeStoredLadderResult = Schema.decodeUnknownEither(Schema.parseJson(ladderResultSchema))
+
+/** The `rendition_progress` column: `[{"label": …, "frames_done": …}]` (NULL: none reported). */
+const StoredRenditionProgress = Schema.Array(
+  Schema.Struct({ label: Schema.String, frames_done: Schema.Number.pipe(Schema.int(), Schema.nonNegative()) })
+)
+const decodeProgressJson = Schema.decodeUnknownEither(Schema.parseJson(StoredRenditionProgress))
+
+export const encodeRenditionProgress = (progress: ReadonlyArray<RenditionProgress>): string | null =>
+  progress.length === 0
+    ? null
+    : JSON.stringify(progress.map((entry) => ({ label: entry.label, frames_done: entry.framesDone })))
+
+export const decodeRenditionProgress = (
+  text: string | null
+): Either.Either<ReadonlyArray<RenditionProgress>, string> =>
+  text === null
+    ? Either.right([])
+    : Either.match(decodeProgressJson(text), {
+        onLeft: (error) => Either.left(error.message),
+        onRight: (entries) =>
+          Either.right(entries.map((entry) => ({ label: entry.label, framesDone: entry.frames_done })))
+      })

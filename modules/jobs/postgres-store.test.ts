@@ -10,13 +10,14 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import postgres from "postgres"
 import { storeSelection } from "./config.ts"
+import { migratePostgres, PG_MIGRATIONS } from "./postgres/migrations.ts"
 import { postgresBackend } from "./postgres/store.ts"
 import { JobService, type JobServiceShape } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
 import { JobStore } from "./store.ts"
 import { type Backend, postgresBackendOn } from "./testing/backends.ts"
 import { type PostgresServer, postgresAvailable, startPostgres } from "./testing/postgres-server.ts"
-import { node, reportBy, request, result, serviceLayerAt, writer } from "./testing/support.ts"
+import { ladderRequest, node, reportBy, request, result, serviceLayerAt, writer } from "./testing/support.ts"
 
 const info = { name: "host", slots: 1, version: "t" }
 
@@ -53,13 +54,69 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
       expect(refused.message).toContain("SVC_STORE_URL")
       expect(refused.message).toContain("schema version 99")
       expect(refused.message).not.toContain(server.password)
+    })
+  )
+
+  it.live("a database of the previous schema (v4) upgrades in place: its jobs read, ladders report per rendition", () =>
+    Effect.gen(function* () {
+      const { name, backend } = yield* Effect.promise(freshDatabase)
+      // The database as the previous controller left it (as the controller's role): migrations
+      // 1 to 4 and a running ladder job whose node is gone.
+      const db = postgres(server.url(name), { password: server.password, max: 1, onnotice: () => undefined })
+      const applied = yield* Effect.promise(() =>
+        migratePostgres(
+          db,
+          PG_MIGRATIONS.filter((migration) => migration.version <= 4),
+          0
+        )
+      )
+      expect(applied).toEqual([1, 2, 3, 4])
+      const ladder = ladderRequest(["low", "high"])
+      yield* Effect.promise(() =>
+        db.begin(async (tx) => {
+          await tx`SELECT set_config('svc.tenant', 'a', true)`
+          await tx`INSERT INTO jobs (id, tenant_id, state, request, created_at, started_at, node_id, frames_done, fence)
+            VALUES ('old-ladder', 'a', 'running', ${JSON.stringify({ ladder })}, 1, 2, 'gone-node', 3, 1)`
+        })
+      )
+      const reported = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const jobs = yield* replica(backend)
+          expect(yield* jobs.get(writer("a"), "old-ladder")).toMatchObject({
+            state: "running",
+            framesDone: 3,
+            renditionProgress: []
+          })
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          return yield* jobs.reportResult(node("a"), nodeId, "old-ladder", {
+            final: false,
+            framesDone: 4,
+            renditionProgress: [
+              { label: "high", framesDone: 4 },
+              { label: "low", framesDone: 3 }
+            ]
+          })
+        })
+      )
+      expect(reported.renditionProgress).toEqual([
+        { label: "low", framesDone: 3 },
+        { label: "high", framesDone: 4 }
+      ])
+      const ledger = yield* Effect.promise(() => db`SELECT max(version) AS v FROM schema_migrations`)
+      expect(ledger[0]?.["v"]).toBe(5)
+      yield* Effect.promise(() => db.end({ timeout: 1 }))
+      // Kept: another replica reads it back.
+      const reread = yield* Effect.scoped(
+        Effect.flatMap(replica(backend), (jobs) => jobs.get(writer("a"), "old-ladder"))
+      )
+      expect(reread.renditionProgress).toEqual(reported.renditionProgress)
     })
   )
 

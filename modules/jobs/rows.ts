@@ -1,6 +1,15 @@
 /** A stored job row as both stores read it, and its decoding into a `Job` (a corrupt row is a typed failure). */
 import { Either } from "effect"
-import { decodeStoredRequest, decodeStoredResult, encodeResult, JOB_STATES, type Job, type JobState } from "./model.ts"
+import {
+  decodeRenditionProgress,
+  decodeStoredRequest,
+  decodeStoredResult,
+  encodeRenditionProgress,
+  encodeResult,
+  JOB_STATES,
+  type Job,
+  type JobState
+} from "./model.ts"
 import type { Lease, RunningUpdate } from "./store.ts"
 
 export interface JobRow {
@@ -18,6 +27,8 @@ export interface JobRow {
   readonly frames_done: number
   readonly submitted_by: string | null
   readonly fence: number
+  /** JSON of a ladder job's per-rendition progress (SQLite migration 4, PostgreSQL 5); NULL: none. */
+  readonly rendition_progress: string | null
 }
 
 export const isState = (text: string): text is JobState => (JOB_STATES as ReadonlyArray<string>).includes(text)
@@ -29,6 +40,9 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
   if (Either.isLeft(request)) return Either.left(`job ${row.id} has an unreadable request: ${request.left.message}`)
   const result = row.result === null ? Either.right(undefined) : decodeStoredResult(row.result)
   if (Either.isLeft(result)) return Either.left(`job ${row.id} has an unreadable result: ${result.left.message}`)
+  const progress = decodeRenditionProgress(row.rendition_progress)
+  if (Either.isLeft(progress))
+    return Either.left(`job ${row.id} has an unreadable rendition progress: ${progress.left}`)
   return Either.right({
     id: row.id,
     tenantId: row.tenant_id,
@@ -42,11 +56,12 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     result: result.right,
     error: row.error ?? undefined,
     framesDone: row.frames_done,
+    renditionProgress: progress.right,
     submittedBy: row.submitted_by ?? undefined
   })
 }
 
-/** The parameters of the running-job compare-and-set, numbered 1..10 as both stores' statements use them. */
+/** The parameters of the running-job compare-and-set, numbered 1..11 as both stores' statements use them. */
 export type RunningUpdateParams = [
   string,
   string,
@@ -57,7 +72,8 @@ export type RunningUpdateParams = [
   string | null,
   string | null,
   number,
-  number
+  number,
+  string | null
 ]
 
 export const runningUpdateParams = (
@@ -76,5 +92,6 @@ export const runningUpdateParams = (
   update.outcome?.state ?? null,
   update.outcome?.error ?? null,
   now,
-  expected.fence
+  expected.fence,
+  encodeRenditionProgress(update.renditionProgress)
 ]

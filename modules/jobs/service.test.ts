@@ -9,6 +9,8 @@ import { JobStore, type JobStoreShape } from "./store.ts"
 import type { Backend } from "./testing/backends.ts"
 import { describeContract } from "./testing/contract.ts"
 import {
+  ladderRequest,
+  ladderResult,
   node,
   recordingHooks,
   request,
@@ -508,6 +510,103 @@ describeContract("job service", ({ name, backend }) => {
           expect(done.state).toBe("finished")
           expect(done.result).toEqual(full)
           expect((yield* jobs.get(writer("a"), job.id)).result).toEqual(full)
+        })
+      )
+    )
+
+    it.effect("a ladder job's progress per rendition: merged by label, checked, kept, completed by the result", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const labels = ["480p", "720p", "1080p"]
+          const submitted = yield* jobs.submit(writer("a"), { ladder: ladderRequest(labels) })
+          expect(submitted.renditionProgress).toEqual([])
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          const report = (renditionProgress: ReadonlyArray<{ label: string; framesDone: number }>) =>
+            jobs.reportResult(node("a"), nodeId, job.id, { final: false, framesDone: 4, renditionProgress })
+          // Listed in any order, stored in the ladder's; a rendition not reported yet is absent.
+          const progressed = yield* report([
+            { label: "720p", framesDone: 3 },
+            { label: "480p", framesDone: 4 }
+          ])
+          expect(progressed.renditionProgress).toEqual([
+            { label: "480p", framesDone: 4 },
+            { label: "720p", framesDone: 3 }
+          ])
+          // A later report replaces the counts it lists and keeps the others.
+          yield* report([{ label: "720p", framesDone: 4 }])
+          yield* report([])
+          const merged = [
+            { label: "480p", framesDone: 4 },
+            { label: "720p", framesDone: 4 }
+          ]
+          expect((yield* jobs.get(writer("a"), job.id)).renditionProgress).toEqual(merged)
+          // Refused whole, nothing written: an unknown label, one given twice, a negative count.
+          for (const bad of [
+            [{ label: "4k", framesDone: 1 }],
+            [
+              { label: "480p", framesDone: 5 },
+              { label: "480p", framesDone: 6 }
+            ],
+            [{ label: "1080p", framesDone: -1 }]
+          ]) {
+            const refused = yield* Effect.flip(report(bad))
+            expect(refused._tag).toBe("InvalidJobRequest")
+            expect(refused.message).toContain("rendition_progress:")
+          }
+          expect((yield* jobs.get(writer("a"), job.id)).renditionProgress).toEqual(merged)
+          // The final result completes the renditions it was not told about with their frame_count.
+          const done = yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: true,
+            result: ladderResult(labels, 6),
+            framesDone: 6,
+            renditionProgress: [{ label: "480p", framesDone: 6 }]
+          })
+          expect(done.state).toBe("finished")
+          const complete = labels.map((label) => ({ label, framesDone: 6 }))
+          expect(done.renditionProgress).toEqual(complete)
+          expect((yield* jobs.get(writer("a"), job.id)).renditionProgress).toEqual(complete)
+          expect((yield* jobs.list(writer("a"), {}))[0]?.renditionProgress).toEqual(complete)
+        })
+      )
+    )
+
+    it.effect("a pair job reports no progress per rendition", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), request())
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          const refused = yield* Effect.flip(
+            jobs.reportResult(node("a"), nodeId, job.id, {
+              final: false,
+              framesDone: 1,
+              renditionProgress: [{ label: "x", framesDone: 1 }]
+            })
+          )
+          expect(refused.message).toBe("rendition_progress: only a ladder job reports progress per rendition")
+          expect(yield* jobs.get(writer("a"), job.id)).toMatchObject({ framesDone: 0, renditionProgress: [] })
+        })
+      )
+    )
+
+    it.effect("a re-queue clears a ladder job's progress per rendition with its frames", () =>
+      racing(backend(), (jobs, _between, store) =>
+        Effect.gen(function* () {
+          yield* jobs.submit(writer("a"), { ladder: ladderRequest(["low", "high"]) })
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
+          const job = first(pulled)
+          yield* jobs.reportResult(node("a"), nodeId, job.id, {
+            final: false,
+            framesDone: 2,
+            renditionProgress: [
+              { label: "low", framesDone: 2 },
+              { label: "high", framesDone: 2 }
+            ]
+          })
+          const [requeued] = yield* store.requeueNode("a", nodeId)
+          expect(requeued).toMatchObject({ state: "pending", framesDone: 0, renditionProgress: [] })
+          expect((yield* jobs.get(writer("a"), job.id)).renditionProgress).toEqual([])
         })
       )
     )

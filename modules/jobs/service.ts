@@ -11,6 +11,7 @@ import type { Principal } from "../policy/principal.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
 import {
   DEFAULT_LIST_LIMIT,
+  isLadderRequest,
   isLadderResult,
   type Job,
   type JobRequest,
@@ -18,6 +19,7 @@ import {
   type JobState,
   MAX_LIST_LIMIT,
   type PulledJob,
+  type RenditionProgress,
   type ResultReport
 } from "./model.ts"
 import { type NodeInfo, NodeSessions, type Registration, type SessionView } from "./sessions.ts"
@@ -211,12 +213,46 @@ const withPage = (stored: Job["result"], report: ResultReport): Either.Either<Jo
   )
 }
 
-/** The write of an accepted report, on the result stored so far (pure: the store calls it in its transaction). */
-const toUpdate = (
-  nodeId: string,
-  report: ResultReport,
-  stored: Job["result"]
-): Either.Either<RunningUpdate, InvalidJobRequest> => {
+/**
+ * A ladder job's per-rendition progress after a report: the reported labels (each one of the
+ * job's renditions, at most once) replace their stored counts, the others keep theirs; a final
+ * ladder result fills a rendition not reported with its frame_count (a node that sends no
+ * per-rendition progress still ends with it complete). Request order. A pair job has none.
+ */
+const withRenditionProgress = (
+  job: Job,
+  report: ResultReport
+): Either.Either<ReadonlyArray<RenditionProgress>, InvalidJobRequest> => {
+  const reported = report.renditionProgress ?? []
+  const refuse = (message: string) => Either.left(new InvalidJobRequest({ message: `rendition_progress: ${message}` }))
+  if (!isLadderRequest(job.request))
+    return reported.length === 0 ? Either.right([]) : refuse("only a ladder job reports progress per rendition")
+  const labels = job.request.ladder.renditions.map((rendition) => rendition.label)
+  const counts = new Map(job.renditionProgress.map((entry) => [entry.label, entry.framesDone]))
+  const seen = new Set<string>()
+  for (const entry of reported) {
+    if (!labels.includes(entry.label)) return refuse(`"${entry.label.slice(0, 64)}" is not a rendition of this job`)
+    if (seen.has(entry.label)) return refuse(`"${entry.label}" is given twice`)
+    if (!Number.isSafeInteger(entry.framesDone) || entry.framesDone < 0)
+      return refuse(`frames_done of "${entry.label}" must be a whole number ≥ 0; got ${entry.framesDone}`)
+    seen.add(entry.label)
+    counts.set(entry.label, entry.framesDone)
+  }
+  if (report.final && report.result !== undefined && isLadderResult(report.result))
+    for (const rendition of report.result.renditions)
+      if (!seen.has(rendition.label) && labels.includes(rendition.label))
+        counts.set(rendition.label, rendition.frame_count)
+  return Either.right(
+    labels.flatMap((label) => {
+      const framesDone = counts.get(label)
+      return framesDone === undefined ? [] : [{ label, framesDone }]
+    })
+  )
+}
+
+/** The write of an accepted report, on the job stored so far (pure: the store calls it in its transaction). */
+const toUpdate = (nodeId: string, report: ResultReport, job: Job): Either.Either<RunningUpdate, InvalidJobRequest> => {
+  const stored = job.result
   if (!Number.isSafeInteger(report.framesDone) || report.framesDone < 0) {
     return Either.left(
       new InvalidJobRequest({ message: `frames_done must be a whole number ≥ 0; got ${report.framesDone}` })
@@ -226,12 +262,16 @@ const toUpdate = (
   if (report.final && error === undefined && report.result === undefined) {
     return Either.left(new InvalidJobRequest({ message: "a final report needs a result or an error" }))
   }
-  return Either.map(withPage(stored, report), (result) => ({
-    nodeId,
-    result,
-    framesDone: report.framesDone,
-    outcome: report.final ? { state: error === undefined ? "finished" : "failed", error } : undefined
-  }))
+  return Either.map(
+    Either.all([withPage(stored, report), withRenditionProgress(job, report)]),
+    ([result, progress]) => ({
+      nodeId,
+      result,
+      framesDone: report.framesDone,
+      renditionProgress: progress,
+      outcome: report.final ? { state: error === undefined ? "finished" : "failed", error } : undefined
+    })
+  )
 }
 
 const seconds = (from: number | undefined, to: number | undefined) =>
@@ -254,7 +294,7 @@ export const makeJobService = Effect.gen(function* () {
       const { job, written } = yield* store.report(tenantId, jobId, {
         reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
         liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId)),
-        update: (stored) => toUpdate(nodeId, report, stored.result)
+        update: (stored) => toUpdate(nodeId, report, stored)
       })
       if (written && (job.state === "finished" || job.state === "failed")) {
         const duration = seconds(job.startedAt, job.finishedAt)

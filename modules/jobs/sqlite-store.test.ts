@@ -6,7 +6,7 @@ import { storePath } from "./config.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
 import { makeSqliteJobStore, openDatabase, SqliteJobStoreLive } from "./sqlite-store.ts"
 import { JobStore } from "./store.ts"
-import { node, reportBy, request, result, tempDir, withController, writer } from "./testing/support.ts"
+import { ladderRequest, node, reportBy, request, result, tempDir, withController, writer } from "./testing/support.ts"
 
 let dir = ""
 let cleanup = () => {}
@@ -33,7 +33,8 @@ describe("migrations", () => {
       ).toEqual([
         { version: 1, name: "jobs" },
         { version: 2, name: "job fence" },
-        { version: 3, name: "jobs_idempotency_key" }
+        { version: 3, name: "jobs_idempotency_key" },
+        { version: 4, name: "jobs_rendition_progress" }
       ])
       expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal")
       expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous).toBe(2) // FULL
@@ -56,7 +57,8 @@ describe("migrations", () => {
           "error",
           "frames_done",
           "submitted_by",
-          "idempotency_key"
+          "idempotency_key",
+          "rendition_progress"
         ])
       )
     })
@@ -97,6 +99,59 @@ describe("migrations", () => {
     expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(next)
     db.close()
   })
+
+  it.effect("a store of the previous schema (v3) upgrades in place: its jobs read, ladders report per rendition", () =>
+    Effect.gen(function* () {
+      // The file as the previous controller left it: migrations 1 to 3, a running ladder job.
+      const old = raw(file())
+      expect(
+        migrate(
+          old,
+          MIGRATIONS.filter((migration) => migration.version <= 3),
+          0
+        )
+      ).toEqual([1, 2, 3])
+      const ladder = ladderRequest(["low", "high"])
+      old.run(
+        `INSERT INTO jobs (id, tenant_id, state, request, created_at, started_at, node_id, frames_done, fence)
+         VALUES ('old-ladder', 'a', 'running', ?, 1, 2, 'gone-node', 3, 1),
+                ('old-pair', 'a', 'finished', ?, 1, 2, 'gone-node', 2, 1)`,
+        [JSON.stringify({ ladder }), JSON.stringify(request())]
+      )
+      old.close()
+      // The new controller migrates the file (v4) and reads the old rows as "no progress reported".
+      const upgraded = yield* withController(file(), (jobs) =>
+        Effect.gen(function* () {
+          const before = yield* jobs.get(writer("a"), "old-ladder")
+          expect(before).toMatchObject({ state: "running", framesDone: 3, renditionProgress: [] })
+          expect((yield* jobs.get(writer("a"), "old-pair")).renditionProgress).toEqual([])
+          // The old job's node is gone: a live node of the tenant takes it over and reports per rendition.
+          const { nodeId } = yield* jobs.register(node("a"), { name: "host", slots: 1, version: "t" })
+          return yield* jobs.reportResult(node("a"), nodeId, "old-ladder", {
+            final: false,
+            framesDone: 4,
+            renditionProgress: [
+              { label: "low", framesDone: 4 },
+              { label: "high", framesDone: 4 }
+            ]
+          })
+        })
+      )
+      expect(upgraded.renditionProgress).toEqual([
+        { label: "low", framesDone: 4 },
+        { label: "high", framesDone: 4 }
+      ])
+      const db = raw(file())
+      expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(4)
+      expect(
+        db.query<{ p: string }, []>("SELECT rendition_progress AS p FROM jobs WHERE id = 'old-ladder'").get()?.p
+      ).toBe('[{"label":"low","frames_done":4},{"label":"high","frames_done":4}]')
+      db.close()
+      // Kept across a restart.
+      const reread = yield* withController(file(), (jobs) => jobs.get(writer("a"), "old-ladder"))
+      expect(reread.renditionProgress).toEqual(upgraded.renditionProgress)
+    })
+  )
 
   it.effect("a store written by a newer controller is refused, naming SVC_STORE_PATH", () =>
     Effect.gen(function* () {

@@ -26,7 +26,7 @@ export const BUSY_TIMEOUT_MILLIS = 5_000
 export const CHANGE_FEED_CAPACITY = 4_096
 
 const COLUMNS =
-  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence"
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress"
 // ?1 is always the caller's tenant; the second clause keeps legacy empty-tenant rows out of reach.
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
 
@@ -172,7 +172,7 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
        RETURNING ${COLUMNS}`
     )
     const updateOwnRunning = db.query<JobRow, RunningUpdateParams>(
-      `UPDATE jobs SET node_id = ?4, result = coalesce(?5, result), frames_done = ?6,
+      `UPDATE jobs SET node_id = ?4, result = coalesce(?5, result), frames_done = ?6, rendition_progress = ?11,
          state = coalesce(?7, state), error = CASE WHEN ?7 IS NULL THEN error ELSE ?8 END,
          finished_at = CASE WHEN ?7 IS NULL THEN finished_at ELSE ?9 END,
          fence = CASE WHEN ?4 = ?3 THEN fence ELSE fence + 1 END
@@ -180,12 +180,12 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
        RETURNING ${COLUMNS}`
     )
     const requeueOwn = db.query<JobRow, [string, string]>(
-      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0,
+      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0, rendition_progress = NULL,
          fence = fence + 1
        WHERE ${OWN} AND node_id = ?2 AND state = 'running' RETURNING ${COLUMNS}`
     )
     const requeueUnlisted = db.query<JobRow, [string, string, number, string]>(
-      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0,
+      `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0, rendition_progress = NULL,
          fence = fence + 1
        WHERE ${OWN} AND node_id = ?2 AND state = 'running' AND started_at < ?3
          AND id NOT IN (SELECT value FROM json_each(?4)) RETURNING ${COLUMNS}`

@@ -12,7 +12,7 @@ import { Context, type Effect, type Either, type Option, type Scope, type Stream
 import type { PermissionDenied } from "../policy/errors.ts"
 import type { Reporter } from "../policy/node-reports.ts"
 import type { InvalidJobRequest, JobStoreError } from "./errors.ts"
-import type { Job, JobState } from "./model.ts"
+import type { Job, JobState, RenditionProgress } from "./model.ts"
 
 /** A tenant-scoped lookup: the job, or why there is none (another tenant's id is never shown). */
 export type JobLookup =
@@ -55,6 +55,8 @@ export interface RunningUpdate {
   readonly nodeId: string
   readonly result: Job["result"]
   readonly framesDone: number
+  /** A ladder job's whole per-rendition progress after this report (written as it is; empty: none). */
+  readonly renditionProgress: ReadonlyArray<RenditionProgress>
   /** Present on a final report: the job leaves `running`. */
   readonly outcome: { readonly state: "finished" | "failed"; readonly error: string | undefined } | undefined
 }

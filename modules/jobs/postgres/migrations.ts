@@ -114,6 +114,13 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
       );
       INSERT INTO controller_clock (id, last_seen) VALUES (1, 0);
     `
+  },
+  {
+    version: 5,
+    name: "jobs_rendition_progress",
+    // A ladder job's frames scored per rendition (issue 18), as the SQLite store's migration 4:
+    // JSON text [{label, frames_done}], NULL for pair jobs and before a node reports.
+    sql: "ALTER TABLE jobs ADD COLUMN rendition_progress TEXT;"
   }
 ]
 

@@ -43,7 +43,7 @@ import { openPool, query, redactedUrl, type Row, type Sql, transaction } from ".
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
 
 const COLUMNS =
-  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence"
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
@@ -87,7 +87,8 @@ const toRow = (row: Row): JobRow => ({
   error: textOrNull(row["error"]),
   frames_done: num(row["frames_done"]),
   submitted_by: textOrNull(row["submitted_by"]),
-  fence: num(row["fence"])
+  fence: num(row["fence"]),
+  rendition_progress: textOrNull(row["rendition_progress"])
 })
 
 const decodeRows = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>
@@ -335,7 +336,7 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                   if (plan.right._tag === "Unchanged") return { _tag: "Unchanged", job: plan.right.job }
                   const { expected, update } = plan.right
                   const [written] = await tx.unsafe(
-                    `UPDATE jobs SET node_id = $4, result = coalesce($5, result), frames_done = $6,
+                    `UPDATE jobs SET node_id = $4, result = coalesce($5, result), frames_done = $6, rendition_progress = $11,
                      state = coalesce($7, state), error = CASE WHEN $7::text IS NULL THEN error ELSE $8 END,
                      finished_at = CASE WHEN $7::text IS NULL THEN finished_at ELSE $9 END,
                      fence = CASE WHEN $4 = $3 THEN fence ELSE fence + 1 END
@@ -368,7 +369,7 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                 scoped({ tenantId: tenantId }, (tx) =>
                   tx.unsafe(
                     `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
-                     frames_done = 0, fence = fence + 1
+                     frames_done = 0, rendition_progress = NULL, fence = fence + 1
                    WHERE tenant_id = $1 AND $1 <> '' AND node_id = $2 AND state = 'running' RETURNING ${COLUMNS}`,
                     [tenantId, nodeId]
                   )
@@ -385,7 +386,7 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                 scoped({ tenantId: tenantId }, (tx) =>
                   tx.unsafe(
                     `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
-                     frames_done = 0, fence = fence + 1
+                     frames_done = 0, rendition_progress = NULL, fence = fence + 1
                    WHERE tenant_id = $1 AND $1 <> '' AND node_id = $2 AND state = 'running' AND started_at < $3
                      AND id NOT IN (SELECT jsonb_array_elements_text($4::text::jsonb)) RETURNING ${COLUMNS}`,
                     [tenantId, nodeId, claimedBefore, JSON.stringify(listed)]

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Principal } from "../../policy/principal.ts"
+import type { LadderResult } from "../../scorer/ladder.ts"
 import type { ScoreRequest } from "../../scorer/request.ts"
 import type { ScoreResult } from "../../scorer/scorer.ts"
 import {
@@ -54,6 +55,45 @@ export const result = (score: number, frames = 2): ScoreResult => ({
   pooled: { min: { vmaf: score }, max: { vmaf: score }, harmonic_mean: { vmaf: score } }
 })
 
+/** A ladder request of renditions with these labels (encoded files, so no geometry). */
+export const ladderRequest = (labels: ReadonlyArray<string>) => ({
+  reference: "/media/a/ref.y4m",
+  renditions: labels.map((label) => ({ label, distorted: `/media/a/${label}.mp4` }))
+})
+
+/** A ladder's result: one rendition per label, each scored `frames` frames. */
+export const ladderResult = (labels: ReadonlyArray<string>, frames: number): LadderResult => {
+  const { provenance } = result(0)
+  return {
+    renditions: labels.map((label, index) => ({
+      ...result(40 + index, frames),
+      label,
+      summary: {
+        p1: 40,
+        p5: 40,
+        worst_frames: [],
+        width: 8,
+        height: 8,
+        codec: "h264",
+        bitrate_bps: 1000 * (index + 1),
+        duration_s: 1,
+        on_hull: true
+      }
+    })),
+    provenance: {
+      reference_passes: 1,
+      reference_decoders: 0,
+      reference_frames: frames,
+      shared: ["reference read"],
+      library: provenance.library,
+      model: provenance.model,
+      model_sha256: provenance.model_sha256,
+      backend_used: provenance.backend_used,
+      precision: provenance.precision
+    }
+  }
+}
+
 /**
  * A progress report (`framesDone`, no result) by a session of `tenantId`, for the store's `report`
  * called directly; `live` are the tenant's live node ids.
@@ -66,7 +106,7 @@ export const reportBy = (
 ): ReportContext => ({
   reporter: { nodeId, sessionTenantId: tenantId, live: live.includes(nodeId) },
   liveNodeIds: new Set(live),
-  update: () => Either.right({ nodeId, result: undefined, framesDone, outcome: undefined })
+  update: () => Either.right({ nodeId, result: undefined, framesDone, renditionProgress: [], outcome: undefined })
 })
 
 /** Roots as a registry would give them: one directory per tenant. */
