@@ -39,6 +39,7 @@ describe("jobMessage", () => {
       ladder_result: null,
       error: "",
       frames_done: 7,
+      rendition_progress: [],
       submitted_by: ""
     })
   })
@@ -113,7 +114,7 @@ describe("request decoding", () => {
       Either.right({
         nodeId: "n",
         jobId: "j",
-        report: { final: false, result: undefined, error: "", framesDone: 3, framesOffset: 0 }
+        report: { final: false, result: undefined, error: "", framesDone: 3, framesOffset: 0, renditionProgress: [] }
       })
     )
     const malformed = run(
@@ -127,6 +128,30 @@ describe("request decoding", () => {
       })
     )
     expect(Either.isLeft(malformed) && malformed.left._tag).toBe("InvalidJobRequest")
+  })
+
+  it("ReportResult and Job carry a ladder's progress per rendition", () => {
+    const reported = run(
+      decodeReportResult({
+        node_id: "n",
+        job_id: "j",
+        final: false,
+        result: null,
+        error: "",
+        frames_done: 5,
+        rendition_progress: [
+          { label: "480p", frames_done: 5 },
+          { label: "720p", frames_done: 4 }
+        ]
+      })
+    )
+    expect(Either.isRight(reported) && reported.right.report.renditionProgress).toEqual([
+      { label: "480p", framesDone: 5 },
+      { label: "720p", framesDone: 4 }
+    ])
+    expect(jobMessage({ ...job, renditionProgress: [{ label: "480p", framesDone: 5 }] }).rendition_progress).toEqual([
+      { label: "480p", frames_done: 5 }
+    ])
   })
 })
 

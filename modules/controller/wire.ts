@@ -68,6 +68,7 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   ladder_result: job.result !== undefined && isLadderResult(job.result) ? ladderPage(job.result, window) : null,
   error: job.error ?? "",
   frames_done: job.framesDone,
+  rendition_progress: job.renditionProgress.map((entry) => ({ label: entry.label, frames_done: entry.framesDone })),
   submitted_by: job.submittedBy ?? ""
 })
 
@@ -207,7 +208,12 @@ const ReportResultRequest = Schema.Struct({
   ladder_result: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null }),
   error: Schema.String,
   frames_done: Schema.Number,
-  frames_offset: Schema.optionalWith(Schema.Number, { default: () => 0 })
+  frames_offset: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  // Bounded: a ladder has at most 16 renditions (the service checks the labels).
+  rendition_progress: Schema.optionalWith(
+    Schema.Array(Schema.Struct({ label: Schema.String, frames_done: Schema.Number })).pipe(Schema.maxItems(64)),
+    { default: () => [] }
+  )
 })
 
 // The domain's own result schemas (through their JSON form, which keeps NaN scores) check the shape.
@@ -242,7 +248,11 @@ export const decodeReportResult = (input: unknown) =>
       result,
       error: request.error,
       framesDone: request.frames_done,
-      framesOffset: request.frames_offset
+      framesOffset: request.frames_offset,
+      renditionProgress: request.rendition_progress.map((entry) => ({
+        label: entry.label,
+        framesDone: entry.frames_done
+      }))
     }
     return { nodeId: request.node_id, jobId: request.job_id, report }
   })

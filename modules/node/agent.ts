@@ -48,6 +48,14 @@ interface Report {
   readonly ladder_result?: LadderResult
   readonly error?: string
   readonly frames_done: number
+  /** A ladder job's frames scored per rendition. */
+  readonly rendition_progress?: ReadonlyArray<RenditionProgressEntry>
+}
+
+/** svc.v1.RenditionProgress. */
+interface RenditionProgressEntry {
+  readonly label: string
+  readonly frames_done: number
 }
 
 /**
@@ -100,6 +108,7 @@ const ladderReportMessages = (nodeId: string, report: Report, result: LadderResu
       },
       error: report.error ?? "",
       frames_done: report.frames_done,
+      rendition_progress: report.rendition_progress ?? [],
       frames_offset: offset
     })
   }
@@ -287,7 +296,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * (after a controller restart the session is unknown, and the job is still this node's to
      * finish and report under its next session).
      */
-    const reportProgress = (jobId: string, framesDone: number): Effect.Effect<boolean> =>
+    const reportProgress = (
+      jobId: string,
+      framesDone: number,
+      renditionProgress: ReadonlyArray<RenditionProgressEntry>
+    ): Effect.Effect<boolean> =>
       Effect.gen(function* () {
         const { nodeId } = yield* currentSession
         const sent = yield* Effect.either(
@@ -295,7 +308,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
             node_id: nodeId,
             job_id: jobId,
             final: false,
-            frames_done: framesDone
+            frames_done: framesDone,
+            rendition_progress: renditionProgress
           })
         )
         if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
@@ -325,7 +339,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      */
     const withProgress = <A, E>(
       jobId: string,
-      score: (onProgress: (framesDone: number) => Effect.Effect<void>) => Effect.Effect<A, E>
+      score: (onProgress: (framesDone: number) => Effect.Effect<void>) => Effect.Effect<A, E>,
+      renditionsAt: (framesDone: number) => ReadonlyArray<RenditionProgressEntry> = () => []
     ) =>
       Effect.gen(function* () {
         const lastProgress = yield* Ref.make(0)
@@ -338,7 +353,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
               ? Effect.void
               : Effect.zipRight(
                   Ref.set(lastProgress, Date.now()),
-                  Effect.flatMap(reportProgress(jobId, framesDone), (gone) =>
+                  Effect.flatMap(reportProgress(jobId, framesDone, renditionsAt(framesDone)), (gone) =>
                     gone ? Deferred.succeed(withdrawn, undefined) : Effect.void
                   )
                 )
@@ -386,19 +401,30 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
             job: { ...rendition.job, perFrame: true, threads: Math.max(rendition.job.threads, config.threadsPerJob) }
           }))
         }
-        const outcome = yield* withProgress(job.id, (onProgress) =>
-          Effect.provideService(
-            scoreLadderInputs(scorer, ladder, {
-              onProgress,
-              guard,
-              onRenditionProgress: (index, frames) =>
-                Effect.logDebug("rendition progress").pipe(
-                  Effect.annotateLogs({ rendition: ladder.renditions[index]?.label ?? String(index), frames })
-                )
-            }),
-            Ffmpeg,
-            ffmpeg
-          )
+        // Frames read or decoded per rendition. The native ladder scores every rendition's frame
+        // together, so a rendition's frames scored are the ladder's, never more than it has read.
+        const read = ladder.renditions.map(() => 0)
+        const renditionsAt = (framesDone: number) =>
+          ladder.renditions.map((rendition, index) => ({
+            label: rendition.label,
+            frames_done: Math.min(read[index] ?? 0, framesDone)
+          }))
+        const outcome = yield* withProgress(
+          job.id,
+          (onProgress) =>
+            Effect.provideService(
+              scoreLadderInputs(scorer, ladder, {
+                onProgress,
+                guard,
+                onRenditionProgress: (index, frames) =>
+                  Effect.sync(() => {
+                    read[index] = frames
+                  })
+              }),
+              Ffmpeg,
+              ffmpeg
+            ),
+          renditionsAt
         )
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
@@ -407,7 +433,16 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames, renditions: scored.right.renditions.length })
         )
-        yield* sendReport({ job_id: job.id, final: true, ladder_result: scored.right, frames_done: frames })
+        yield* sendReport({
+          job_id: job.id,
+          final: true,
+          ladder_result: scored.right,
+          frames_done: frames,
+          rendition_progress: scored.right.renditions.map((rendition) => ({
+            label: rendition.label,
+            frames_done: rendition.frame_count
+          }))
+        })
       })
 
     const runJob = (job: WireJob): Effect.Effect<void> =>
