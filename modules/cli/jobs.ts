@@ -18,7 +18,7 @@ import { writeLadderOutputs } from "./ladder.ts"
 import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
 import { expectedFrames } from "./inputs.ts"
 import { chosenFormat, type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
-import { startProgress } from "./progress.ts"
+import { type RenditionProgressLike, renditionProgressText, startProgress } from "./progress.ts"
 
 /** A job as the controller sends it (proto field names). */
 interface Job {
@@ -41,6 +41,8 @@ interface Job {
   readonly ladder_result?: LadderResponseLike | null
   readonly error: string
   readonly frames_done: number
+  /** A ladder job's frames scored per rendition (absent from an older controller). */
+  readonly rendition_progress?: ReadonlyArray<RenditionProgressLike> | null
 }
 
 const controller = Options.text("controller").pipe(
@@ -178,7 +180,9 @@ const list = Command.make(
         const created = seconds(job.created_at)
         const when = created === undefined ? "" : new Date(created * 1000).toISOString()
         const what = job.ladder ? `ladder of ${job.ladder.renditions.length}` : (job.request?.distorted ?? "")
-        return `${job.id}  ${shortState(job.state).padEnd(9)}  ${when}  ${what}${scoreText(job) === "" ? "" : `  ${scoreText(job)}`}`
+        const progress =
+          job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress ?? [], undefined) : ""
+        return `${job.id}  ${shortState(job.state).padEnd(9)}  ${when}  ${what}${scoreText(job) === "" ? "" : `  ${scoreText(job)}`}${progress === "" ? "" : `  ${progress}`}`
       })
       yield* Effect.sync(() => process.stdout.write(lines.length > 0 ? `${lines.join("\n")}\n` : ""))
     })
@@ -222,11 +226,12 @@ const wait = Command.make(
               bitdepth: number("bitdepth") || 8
             }
           : undefined
-      // The inputs may be readable here too (one machine); then the bar knows its total.
+      // The inputs may be readable here too (one machine); then the bar knows its total. A
+      // ladder's renditions all give as many frames as its reference (else the job fails).
+      const ladderReference = first.ladder?.reference
       const total =
-        request === null
-          ? undefined
-          : yield* Effect.promise(() =>
+        request !== null
+          ? yield* Effect.promise(() =>
               expectedFrames(request.reference, request.distorted, raw, {
                 frameCount: number("frame_cnt"),
                 frameSkipRef: number("frame_skip_ref"),
@@ -234,11 +239,14 @@ const wait = Command.make(
                 subsample: number("subsample") || 1
               })
             )
+          : ladderReference !== undefined
+            ? yield* Effect.promise(() => ladderFrames(ladderReference, first.ladder?.options ?? {}))
+            : undefined
       const progress = startProgress({ label: `job ${flags.id.slice(0, 8)}`, total, quiet: flags.quiet })
       const poll = Effect.gen(function* () {
         for (;;) {
           const job = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
-          progress.update(job.frames_done)
+          progress.update(job.frames_done, renditionProgressText(job.rendition_progress ?? [], total))
           if (finalStates.has(job.state)) return job
           yield* Effect.sleep(Duration.millis(500))
         }
@@ -279,6 +287,26 @@ const wait = Command.make(
       })
     })
 ).pipe(Command.withDescription("Wait for a job to end (progress on a terminal), then print its result like svc score"))
+
+/** Frames of a ladder's reference after its skips and window, when it can be read here. */
+const ladderFrames = (reference: string, options: Readonly<Record<string, unknown>>) => {
+  const number = (name: string) => (typeof options[name] === "number" ? Number(options[name]) : 0)
+  const raw =
+    number("width") > 0
+      ? {
+          width: number("width"),
+          height: number("height"),
+          pixelFormat: String(options["pixel_format"] || "420"),
+          bitdepth: number("bitdepth") || 8
+        }
+      : undefined
+  return expectedFrames(reference, reference, raw, {
+    frameCount: number("frame_cnt"),
+    frameSkipRef: number("frame_skip_ref"),
+    frameSkipDist: number("frame_skip_ref"),
+    subsample: number("subsample") || 1
+  })
+}
 
 /** Every page of a finished ladder job's per-frame results (GetJob with frames_offset). */
 const wholeLadderResult = (options: ClientOptions, job: Job, result: LadderResponseLike) =>

@@ -5,8 +5,8 @@
  */
 
 export interface Progress {
-  /** Frames done so far. */
-  readonly update: (framesDone: number) => void
+  /** Frames done so far; `detail` (a ladder's frames per rendition) follows the counts. */
+  readonly update: (framesDone: number, detail?: string) => void
   /** Erases the line (before the result or an error is printed). */
   readonly finish: () => void
 }
@@ -22,8 +22,34 @@ const clock = (seconds: number): string => {
 
 const barWidth = 28
 
+/** svc.v1.RenditionProgress as the controller sends it. */
+export interface RenditionProgressLike {
+  readonly label: string
+  readonly frames_done: number
+}
+
+/** A ladder job's frames per rendition: "480p 120/240, 720p 118/240" (no total known: "480p 120"). */
+export const renditionProgressText = (
+  progress: ReadonlyArray<RenditionProgressLike>,
+  total: number | undefined
+): string =>
+  progress
+    .map((entry) => `${entry.label} ${entry.frames_done}${total === undefined || total <= 0 ? "" : `/${total}`}`)
+    .join(", ")
+
 /** The progress line for a state (exported for tests of its layout). */
-export const progressLine = (label: string, done: number, total: number | undefined, seconds: number): string => {
+export const progressLine = (
+  label: string,
+  done: number,
+  total: number | undefined,
+  seconds: number,
+  detail = ""
+): string => {
+  const line = countsLine(label, done, total, seconds)
+  return detail === "" ? line : `${line}  ${detail}`
+}
+
+const countsLine = (label: string, done: number, total: number | undefined, seconds: number): string => {
   const fps = seconds > 0 ? done / seconds : 0
   const rate = `${fps.toFixed(1)} fps`
   // Nothing counted (a server answers only at the end): the clock alone.
@@ -50,11 +76,12 @@ export const startProgress = (options: ProgressOptions): Progress => {
   const started = performance.now()
   let lastDraw = 0
   let done = 0
+  let detail = ""
   let drawn = false
   const draw = () => {
     const seconds = (performance.now() - started) / 1000
     const columns = stream.columns > 0 ? stream.columns : 80
-    stream.write(`\r${progressLine(options.label, done, options.total, seconds).slice(0, columns - 1)}\x1b[K`)
+    stream.write(`\r${progressLine(options.label, done, options.total, seconds, detail).slice(0, columns - 1)}\x1b[K`)
     drawn = true
     lastDraw = performance.now()
   }
@@ -62,8 +89,9 @@ export const startProgress = (options: ProgressOptions): Progress => {
   const ticker = setInterval(draw, 500)
   draw()
   return {
-    update: (framesDone) => {
+    update: (framesDone, renditions = "") => {
       done = framesDone
+      detail = renditions
       if (performance.now() - lastDraw >= 100) draw()
     },
     finish: () => {

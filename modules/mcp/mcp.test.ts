@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { InFlightCalls } from "./cancellation.ts"
 import { DEFAULT_MCP_HTTP_ADDR, mcpConfig } from "./config.ts"
 import { admit } from "./http.ts"
-import { compareFrames, jobView, worstFrames } from "./views.ts"
+import { compareFrames, JobSchema, jobLine, jobView, worstFrames } from "./views.ts"
 import type { WireFrameScore, WireJob } from "./wire.ts"
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] ?? null })
@@ -130,6 +130,43 @@ describe("result views", () => {
       submitted_by: "user@a",
       error: "input outside roots"
     })
+  })
+
+  it("a running ladder job's view and line carry its frames per rendition", () => {
+    const wire: WireJob = {
+      id: "j2",
+      tenant_id: "a",
+      state: "JOB_STATE_RUNNING",
+      request: null,
+      ladder: {
+        reference: "/r.mkv",
+        renditions: [
+          { label: "480p", distorted: "/480.mp4", options: null },
+          { label: "720p", distorted: "/720.mp4", options: null }
+        ],
+        model: "",
+        options: null
+      },
+      created_at: null,
+      started_at: null,
+      finished_at: null,
+      node_id: "n1",
+      result: null,
+      error: "",
+      frames_done: 120,
+      rendition_progress: [
+        { label: "480p", frames_done: 120 },
+        { label: "720p", frames_done: 118 }
+      ],
+      submitted_by: ""
+    }
+    const view = jobView(wire)
+    expect(view.rendition_progress).toEqual([
+      { label: "480p", frames_done: 120 },
+      { label: "720p", frames_done: 118 }
+    ])
+    expect(JobSchema.parse(view)).toEqual(view)
+    expect(jobLine(view)).toBe("job j2 is running, 120 frames scored so far (480p 120, 720p 118)")
   })
 })
 

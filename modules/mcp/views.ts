@@ -162,6 +162,15 @@ export const JobSchema = z.object({
     .array(z.object({ label: z.string(), distorted: z.string() }))
     .optional()
     .describe("A ladder job: its renditions (distorted is then empty)"),
+  rendition_progress: z
+    .array(
+      z.object({
+        label: z.string(),
+        frames_done: z.number().int().describe("Frames of this rendition scored so far")
+      })
+    )
+    .optional()
+    .describe("A ladder job: frames scored per rendition as its node last reported them (absent before the first)"),
   ladder: LadderViewSchema.optional().describe("A ladder job's final result: every rendition's scores and the hull")
 })
 export type JobView = z.infer<typeof JobSchema>
@@ -215,6 +224,14 @@ export const jobView = (wire: WireJob): JobView => {
       : {
           renditions: ladder.renditions.map((rendition) => ({ label: rendition.label, distorted: rendition.distorted }))
         }),
+    ...(ladder !== undefined && (wire.rendition_progress ?? []).length > 0
+      ? {
+          rendition_progress: (wire.rendition_progress ?? []).map((entry) => ({
+            label: entry.label,
+            frames_done: entry.frames_done
+          }))
+        }
+      : {}),
     ...(ladder !== undefined && state === "finished" && wire.ladder_result
       ? { ladder: ladderView(ladder.reference, wire.ladder_result, distortedOf, false) }
       : {})
@@ -230,7 +247,11 @@ export const jobLine = (job: JobView): string => {
         ? ""
         : `, VMAF ${job.result.score.toFixed(3)} over ${job.result.frame_count} frames`
   const error = job.error === undefined ? "" : `: ${job.error}`
-  const progress = job.state === "running" ? `, ${job.frames_done} frames scored so far` : ""
+  const renditions = (job.rendition_progress ?? []).map((entry) => `${entry.label} ${entry.frames_done}`).join(", ")
+  const progress =
+    job.state === "running"
+      ? `, ${job.frames_done} frames scored so far${renditions === "" ? "" : ` (${renditions})`}`
+      : ""
   return `job ${job.id} is ${job.state}${progress}${score}${error}`
 }
 

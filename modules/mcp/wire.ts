@@ -123,6 +123,8 @@ export interface WireJob {
   readonly ladder_result?: WireLadderResponse | null
   readonly error: string
   readonly frames_done: number
+  /** A ladder job's frames scored per rendition (absent from an older controller). */
+  readonly rendition_progress?: ReadonlyArray<{ readonly label: string; readonly frames_done: number }> | null
   readonly submitted_by: string
 }
 
