@@ -99,6 +99,10 @@ describe("a ladder job on a node", () => {
     expect(finished.result).toBeNull()
     expect(result.provenance.reference_passes).toBe(1)
     expect(finished.frames_done).toBe(result.renditions[0]?.frame_count)
+    // The final report completes every rendition's progress.
+    expect(finished.rendition_progress).toEqual(
+      result.renditions.map((rendition) => ({ label: rendition.label, frames_done: rendition.frame_count }))
+    )
     expectLadderOfSeparateScores(result.renditions)
     // Pages: GetJob's frames_offset moves every rendition's window at once.
     const page = framesPerRenditionPage(4)
@@ -152,6 +156,54 @@ describe("a ladder job on a node", () => {
     const listed = await svc(["jobs", "list", "--limit", "1"], env)
     expect(listed.stdout).toContain(`${id}  finished`)
     expect(listed.stdout).toContain("ladder of 4")
+  }, 180_000)
+
+  it("a running ladder job shows its frames per rendition (GetJob, svc jobs get), for every label", async () => {
+    const long = join(scratch.rootA, "progress.mkv")
+    writeLongClip(long)
+    const labels = ["low", "mid", "high"]
+    const ladder = {
+      reference: long,
+      renditions: labels.map((label) => ({ label, distorted: long })),
+      options: { threads: 1 }
+    }
+    const submitted = expectOk(await client.unary("svc.v1.Jobs", "SubmitJob", { ladder }, tokens.aWriter))
+    const id = String(submitted.id)
+    expect(submitted.rendition_progress).toEqual([])
+    // Polled until a progress report has counted frames of every rendition while the job runs
+    // (1500 frames at one thread take far longer than the node's one-second report interval).
+    const running = await waitFor(
+      async () => {
+        const job = expectOk(await client.getJob(id, tokens.aReader))
+        const progress = job.rendition_progress as ReadonlyArray<{ label: string; frames_done: number }>
+        return job.state === "JOB_STATE_RUNNING" &&
+          progress.length === labels.length &&
+          progress.every((entry) => entry.frames_done > 0)
+          ? { job, progress }
+          : undefined
+      },
+      120_000,
+      "frames of every rendition reported while running"
+    )
+    expect(running.progress.map((entry) => entry.label)).toEqual(labels)
+    for (const entry of running.progress) {
+      expect(entry.frames_done).toBeLessThanOrEqual(1500)
+      // One pass scores every rendition's frame together: none is ahead of the ladder's count.
+      expect(entry.frames_done).toBeLessThanOrEqual(Number(running.job.frames_done))
+    }
+    const env = { SVC_CONTROLLER_ADDR: controller.grpc ?? "", SVC_CONTROLLER_TOKEN: tokens.aReader }
+    const got = await svc(["jobs", "get", id], env)
+    expect(got.code, got.stderr).toBe(0)
+    const shown = JSON.parse(got.stdout) as {
+      rendition_progress: ReadonlyArray<{ label: string; frames_done: number }>
+    }
+    expect(shown.rendition_progress.map((entry) => entry.label)).toEqual(labels)
+    for (const [index, entry] of shown.rendition_progress.entries())
+      expect(entry.frames_done).toBeGreaterThanOrEqual(running.progress[index]?.frames_done ?? 0)
+    // Done observing: stop it rather than score a minute of video.
+    const pid = node.process.pid
+    expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id }, tokens.aWriter))
+    await waitFor(async () => (childrenNamed(pid, "ffmpeg").length === 0 ? true : undefined), 20_000, "no decoder")
   }, 180_000)
 
   it("cancelling a ladder job while its node decodes stops every decoder", async () => {
