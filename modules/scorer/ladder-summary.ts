@@ -38,12 +38,14 @@ const cross = (o: RatePoint, a: RatePoint, b: RatePoint) =>
  * Marks the points on the upper convex hull of (bitrate, score), from the lowest bitrate to the
  * best score: the efficient renditions. A point below the segment of two others (or equal to
  * one at a higher bitrate or a lower score) is not on it. Collinear points on the hull's edge
- * are not marked (only its corners are). Points are returned as flags in input order.
+ * are not marked (only its corners are). A point without a known bitrate (0: a raw rendition,
+ * which has no frame rate) takes no part: at bitrate 0 it would be the hull's cheapest corner.
+ * Points are returned as flags in input order.
  */
 export const upperHull = (points: ReadonlyArray<RatePoint>): ReadonlyArray<boolean> => {
   const order = points
     .map((point, index) => ({ point, index }))
-    .filter(({ point }) => Number.isFinite(point.bitrate) && Number.isFinite(point.score))
+    .filter(({ point }) => Number.isFinite(point.bitrate) && point.bitrate > 0 && Number.isFinite(point.score))
     .sort((a, b) => a.point.bitrate - b.point.bitrate || b.point.score - a.point.score)
   const hull: Array<{ point: RatePoint; index: number }> = []
   for (const entry of order) {

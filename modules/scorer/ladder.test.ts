@@ -134,6 +134,16 @@ describe("ladder summary", () => {
     expect(upperHull([{ bitrate: 1, score: 1 }])).toEqual([true])
   })
 
+  it("hull: a rendition without a bitrate (raw YUV: 0) is never on it, and moves nothing", () => {
+    const points = [
+      { bitrate: 0, score: 99 },
+      { bitrate: 500, score: 60 },
+      { bitrate: 2000, score: 85 }
+    ]
+    expect(upperHull(points)).toEqual([false, true, true])
+    expect(upperHull([{ bitrate: 0, score: 50 }])).toEqual([false])
+  })
+
   const pointsArb = fc.array(
     fc.record({
       bitrate: fc.integer({ min: 1, max: 100_000 }),

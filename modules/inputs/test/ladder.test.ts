@@ -5,6 +5,7 @@
  * guard sees every rendition, and an interrupted ladder leaves no ffmpeg behind.
  */
 import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
+import { readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { modelDirEnv } from "../../../test/support/executables.ts"
@@ -66,6 +67,34 @@ describe("a ladder equals separate scores, frame by frame (golden fixtures)", ()
       reference_decoders: 0,
       reference_frames: entry.frames
     })
+  })
+})
+
+describe("bitrate and duration of uncompressed renditions", () => {
+  it("a Y4M rendition's frame rate (its F field) gives them; raw YUV has none: 0, and off the hull", async () => {
+    const entry = fixture("v01_testsrc2_420_8_x264")
+    // The distorted frames again as Y4M at 30000/1001 fps (F30000:1001 in its header).
+    const y4m = file("distorted-ntsc.y4m")
+    // The raw input read at that rate (its -r), so every frame is kept as it is.
+    const input = rawInput(entry, entry.distorted).map((arg, index, args) =>
+      args[index - 1] === "-r" ? "30000/1001" : arg
+    )
+    ffmpegRun([...input, "-f", "yuv4mpegpipe", "-y", y4m])
+    expect(readFileSync(y4m).subarray(0, 64).toString("latin1")).toContain(" F30000:1001 ")
+    const result = await ladder({
+      reference: entry.reference,
+      renditions: [
+        { label: "raw", distorted: entry.distorted },
+        { label: "y4m", distorted: y4m }
+      ],
+      options: rawOptions(entry)
+    })
+    const [raw, framed] = result.renditions
+    expect(raw?.summary).toMatchObject({ bitrate_bps: 0, duration_s: 0, on_hull: false })
+    const duration = entry.frames / (30000 / 1001)
+    expect(framed?.summary.duration_s).toBeCloseTo(duration, 9)
+    expect(framed?.summary.bitrate_bps).toBeCloseTo((statSync(y4m).size * 8) / duration, 3)
+    expect(framed?.summary.on_hull).toBe(true)
   })
 })
 
