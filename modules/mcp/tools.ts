@@ -371,7 +371,10 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
           let reported = -1
           for (;;) {
             const job = jobView(yield* controller.getJob(token, job_id))
-            if (progressToken !== undefined && job.frames_done > reported) {
+            // Not for a final job: its answer follows at once, and the SDK's client handles a
+            // notification a microtask after a response read with it, when its progress token is
+            // gone ("unknown token"). The answer carries the final state.
+            if (progressToken !== undefined && !isFinal(job.state) && job.frames_done > reported) {
               reported = job.frames_done
               yield* Effect.ignore(
                 Effect.tryPromise(() =>
