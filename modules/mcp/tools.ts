@@ -371,10 +371,11 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
           let reported = -1
           for (;;) {
             const job = jobView(yield* controller.getJob(token, job_id))
-            // Not for a final job: its answer follows at once, and the SDK's client handles a
-            // notification a microtask after a response read with it, when its progress token is
-            // gone ("unknown token"). The answer carries the final state.
-            if (progressToken !== undefined && !isFinal(job.state) && job.frames_done > reported) {
+            const timedOut = !isFinal(job.state) && Date.now() >= deadline
+            // Only when no answer follows at once (a final or timed-out job's answer carries its
+            // state): the SDK's client handles a notification a microtask after a response read
+            // with it, when the call's progress token is gone ("unknown token").
+            if (progressToken !== undefined && !isFinal(job.state) && !timedOut && job.frames_done > reported) {
               reported = job.frames_done
               yield* Effect.ignore(
                 Effect.tryPromise(() =>
@@ -385,7 +386,6 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
                 )
               )
             }
-            const timedOut = !isFinal(job.state) && Date.now() >= deadline
             if (isFinal(job.state) || timedOut)
               return {
                 structured: { ...job, timed_out: timedOut },
