@@ -233,7 +233,8 @@ static void *feed_thread(void *arg) {
         }
         if (count >= j->max_frames) {
             free(raw);
-            svc_set_err(err, sizeof err, "more than %lld frames read (the frame limit)", (long long)j->max_frames);
+            /* svc_stream_push's words: the message callers saw when these frames were pushed. */
+            svc_set_err(err, sizeof err, "more than %lld frames pushed (the frame limit)", (long long)j->max_frames);
             rc = SVC_E_GEOMETRY;
             break;
         }

@@ -234,6 +234,28 @@ static void test_ends(const svc_model *m) {
     CHECK(w.write_errno == EPIPE, "the longer writer got EPIPE");
 }
 
+static void test_limit(const svc_model *m) {
+    /* Two pipes of 10 frames with a limit of 5: refused as pushed frames beyond the limit are. */
+    int32_t o[SVC_OPT_COUNT];
+    options(o, 1, 0);
+    o[SVC_OPT_MAX_FRAMES] = 5;
+    svc_stream *s;
+    CHECK(svc_stream_create(m, o, SVC_OPT_COUNT, &s, err, sizeof err) == SVC_OK, "create: %s", err);
+    writer a, b;
+    const int32_t fds[2] = { start_writer(&a, 0, 10, 0), start_writer(&b, 0, 10, 0) };
+    const int32_t kinds[2] = { SVC_INPUT_PIPE, SVC_INPUT_PIPE }, skips[2] = { 0, 0 };
+    const char *names[2] = { "a", "b" };
+    CHECK(svc_stream_feed(s, 2, fds, kinds, skips, names, err, sizeof err) == SVC_OK, "feed: %s", err);
+    close(fds[0]);
+    close(fds[1]);
+    CHECK(wait_stream(s, 60000) == SVC_E_GEOMETRY, "beyond the frame limit fails");
+    svc_job_error(svc_stream_job(s), err, sizeof err);
+    CHECK(strcmp(err, "more than 5 frames pushed (the frame limit)") == 0, "message: %s", err);
+    svc_stream_free(s);
+    pthread_join(a.thread, NULL);
+    pthread_join(b.thread, NULL);
+}
+
 static double elapsed_ms(const struct timespec *t0) {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -373,6 +395,7 @@ int main(int argc, char **argv) {
         RUN_CASE("pair", test_pair(m));
         RUN_CASE("skips", test_skips(m));
         RUN_CASE("ends", test_ends(m));
+        RUN_CASE("limit", test_limit(m));
         RUN_CASE("cancel", test_cancel(m));
         RUN_CASE("ladder", test_ladder(m));
         RUN_CASE("arguments", test_arguments(m));
