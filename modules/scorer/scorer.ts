@@ -715,7 +715,7 @@ const makeLadderScoring =
         const progress = Effect.suspend(() => {
           const read = feed ? Number(symbols.svc_stream_frames_read(handle)) : -1
           const ready = symbols.svc_stream_frames_ready(handle)
-          const reads = hooks.onFramesRead && read !== readReported ? hooks.onFramesRead(read) : Effect.void
+          const reads = feed && hooks.onFramesRead && read !== readReported ? hooks.onFramesRead(read) : Effect.void
           readReported = read
           if (!hooks.onProgress || ready === reported) return reads
           reported = ready
