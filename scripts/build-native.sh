@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the native scorer: modules/scorer/native/build/libsvc_scorer.so and the C test programs
-# (scorer_cli, scorer_test, reader_test, simd_test) beside it. From the environment: CC, EXTRA_CFLAGS (e.g.
+# (scorer_cli, scorer_test, reader_test, simd_test, feed_test) beside it. From the environment: CC, EXTRA_CFLAGS (e.g.
 # -fsanitize=address,undefined) and OUT_DIR (another build folder, e.g. for sanitizer builds).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +30,7 @@ for src in "$native"/src/*.c; do
 done
 "$cc" "${cflags[@]}" -shared -Wl,--no-undefined "${objs[@]}" -lm -o "$out/libsvc_scorer.so"
 
-for prog in scorer_cli scorer_test reader_test simd_test; do
+for prog in scorer_cli scorer_test reader_test simd_test feed_test; do
     "$cc" "${cflags[@]}" "$native/test/$prog.c" -L"$out" -Wl,-rpath,'$ORIGIN' -lsvc_scorer -lm \
         -o "$out/$prog"
 done

@@ -106,7 +106,6 @@ const onPath = async (name: string): Promise<string | undefined> => {
 
 /** A running child and how to end it; the scope's release kills it and waits for its exit. */
 export interface Child {
-  readonly stdout: ReadableStream<Uint8Array>
   readonly exited: Promise<number>
   readonly stderr: () => string
   /** Resolves once stderr is fully read (after exit). */
@@ -114,13 +113,23 @@ export interface Child {
 }
 
 /**
- * Starts `argv` with `fd` as its descriptor 3, stdin closed; killed (SIGKILL) and reaped when
- * the scope closes, whether the request ended, was cancelled or the service is stopping.
+ * Starts `argv` with `fd` as its descriptor 3, stdin closed, stdout a new pipe ("pipe") or the
+ * given descriptor (a pipe's write end: the child writes it directly, nothing passes through this
+ * process); killed (SIGKILL) and reaped when the scope closes, whether the request ended, was
+ * cancelled or the service is stopping.
  */
-const spawnChild = (argv: ReadonlyArray<string>, fd: number): Effect.Effect<Child, DecoderFailed, Scope.Scope> =>
+const spawnChild = <Out extends "pipe" | number>(
+  argv: ReadonlyArray<string>,
+  fd: number,
+  stdout: Out
+): Effect.Effect<
+  Child & { readonly stdout: Bun.Subprocess<"ignore", Out, "pipe">["stdout"] },
+  DecoderFailed,
+  Scope.Scope
+> =>
   Effect.acquireRelease(
     Effect.try({
-      try: () => Bun.spawn([...argv], { stdio: ["ignore", "pipe", "pipe", fd] }),
+      try: () => Bun.spawn([...argv], { stdio: ["ignore", stdout, "pipe", fd] }),
       catch: (cause) => new DecoderFailed({ detail: `cannot start ${argv[0]}: ${String(cause)}` })
     }),
     (child) =>
@@ -139,7 +148,7 @@ const spawnChild = (argv: ReadonlyArray<string>, fd: number): Effect.Effect<Chil
 const runToEnd = (argv: ReadonlyArray<string>, fd: number, what: string) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const child = yield* spawnChild(argv, fd)
+      const child = yield* spawnChild(argv, fd, "pipe")
       const [stdout, code] = yield* Effect.promise(() =>
         Promise.all([new Response(child.stdout).text(), child.exited, child.stderrDone])
       )
@@ -246,13 +255,14 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       })
 
     /**
-     * Decodes the first video stream of the input behind `fd` to raw frames of `target` on the
-     * child's stdout, every decoded frame once, in decode order (`-fps_mode passthrough`: no
-     * frame duplicated or dropped to make a constant rate).
+     * Decodes the first video stream of the input behind `fd` to raw frames of `target` written
+     * to `output` (the write end of a pipe the scorer reads), every decoded frame once, in decode
+     * order (`-fps_mode passthrough`: no frame duplicated or dropped to make a constant rate).
      */
     const decode = (
       fd: number,
-      target: DecodeTarget
+      target: DecodeTarget,
+      output: number
     ): Effect.Effect<Child, DecoderMissing | DecoderFailed, Scope.Scope> =>
       Effect.flatMap(tools, ({ ffmpeg }) =>
         spawnChild(
@@ -281,7 +291,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "rawvideo",
             "pipe:1"
           ],
-          fd
+          fd,
+          output
         )
       )
 

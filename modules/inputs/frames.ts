@@ -1,120 +1,49 @@
 /**
- * Frame sources: one input as a pull stream of raw frames in the scorer's planar layout. A frame
- * is read only when the consumer asks for the next one, so a source holds one frame at a time
- * (and an ffmpeg child waits on its full pipe) whatever the clip's length.
+ * Frame sources for the scorer's fed streams: an input's frames are read by the native library's
+ * own thread (modules/scorer/native/src/feed.c), a raw or Y4M file with pread on its descriptor, a
+ * decoded one from a pipe an ffmpeg child writes. No frame passes through JavaScript; what is left
+ * here is the pipe's ownership and the verdict on a decoder's end.
  */
-import { Effect, Option, Stream } from "effect"
-import { InvalidGeometry, UnreadableInput } from "../scorer/errors.ts"
+import { Effect, type Scope } from "effect"
+import { closeSync } from "node:fs"
+import { InvalidGeometry, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
+import type { FeedVerdict, Scorer } from "../scorer/scorer.ts"
 import { type Child, readable } from "./ffmpeg.ts"
-import { readAt } from "./probe.ts"
 
-/** Fills `buffer` from `position`; the count is short only at the end of the file. */
-const readFull = (fd: number, buffer: Uint8Array, position: number, path: string) =>
-  Effect.gen(function* () {
-    let filled = 0
-    while (filled < buffer.length) {
-      const got = yield* readAt(fd, buffer.subarray(filled), position + filled).pipe(
-        Effect.mapError((error) => new UnreadableInput({ message: `${path}: ${error.message}` }))
-      )
-      if (got === 0) break
-      filled += got
-    }
-    return filled
-  })
-
-/** Raw planar YUV frames of `frameBytes`, from frame `skip`. A partial last frame is an error. */
-export const rawFrames = (
-  fd: number,
-  path: string,
-  frameBytes: number,
-  skip: number
-): Stream.Stream<Uint8Array, UnreadableInput | InvalidGeometry> =>
-  Stream.unfoldEffect(skip * frameBytes, (position) =>
-    Effect.gen(function* () {
-      const frame = new Uint8Array(frameBytes)
-      const got = yield* readFull(fd, frame, position, path)
-      if (got === 0) return Option.none()
-      if (got < frameBytes)
-        return yield* new InvalidGeometry({
-          message: `${path}: the last frame is truncated (${got} of ${frameBytes} bytes): the size is not a whole number of frames of this geometry`
-        })
-      return Option.some([frame, position + frameBytes] as const)
-    })
-  )
-
-/** The longest Y4M frame line read with a frame ("FRAME" and its optional parameters). */
-const y4mLineLimit = 1024
-
-/** Y4M frames after the header, each after its "FRAME..." line; the first `skip` are passed over. */
-export const y4mFrames = (
-  fd: number,
-  path: string,
-  frameBytes: number,
-  headerBytes: number,
-  skip: number
-): Stream.Stream<Uint8Array, UnreadableInput | InvalidGeometry> => {
-  const line = new Uint8Array(y4mLineLimit)
-  /** Offset of the payload of the frame whose line starts at `position`; none at the end. */
-  const payloadAt = (position: number, index: number) =>
-    Effect.gen(function* () {
-      const got = yield* readFull(fd, line, position, path)
-      if (got === 0) return Option.none<number>()
-      const end = line.subarray(0, got).indexOf(0x0a)
-      if (end < 5 || String.fromCharCode(...line.subarray(0, 5)) !== "FRAME")
-        return yield* new InvalidGeometry({ message: `${path}: bad Y4M frame marker at frame ${index}` })
-      return Option.some(position + end + 1)
-    })
-  return Stream.unfoldEffect({ position: headerBytes, index: 0 }, ({ position, index }) =>
-    Effect.gen(function* () {
-      let at = position
-      let current = index
-      for (;;) {
-        const payload = yield* payloadAt(at, current)
-        if (Option.isNone(payload)) return Option.none()
-        if (current >= skip) {
-          const frame = new Uint8Array(frameBytes)
-          const got = yield* readFull(fd, frame, payload.value, path)
-          if (got < frameBytes)
-            return yield* new InvalidGeometry({ message: `${path}: truncated last Y4M frame ${current}` })
-          return Option.some([frame, { position: payload.value + frameBytes, index: current + 1 }] as const)
-        }
-        at = payload.value + frameBytes
-        current++
-      }
-    })
-  )
+/** A pipe for one decoder: the library reads `read`, the child alone writes `write`. */
+export interface DecoderPipe {
+  readonly read: number
+  readonly write: number
+  /** Closes this process's write end once the child holds its own, so the child's exit ends the pipe. */
+  readonly handOver: Effect.Effect<void>
 }
 
-/**
- * Frames of `frameBytes` from a decoding child's stdout, read as they are asked for. The end of
- * the output is the end of the clip when the child exits with status 0; otherwise the input
- * could not be decoded and the tail of ffmpeg's stderr says why.
- */
-export const decodedFrames = (
-  child: Child,
-  path: string,
-  frameBytes: number
-): Stream.Stream<Uint8Array, UnreadableInput | InvalidGeometry> => {
-  const reader = child.stdout.getReader()
-  let pending: Uint8Array = new Uint8Array(0)
-  const next = Effect.promise(async (): Promise<Uint8Array | number | undefined> => {
-    const frame = new Uint8Array(frameBytes)
-    let filled = 0
-    while (filled < frameBytes) {
-      if (pending.length === 0) {
-        const chunk = await reader.read()
-        if (chunk.done) break
-        pending = chunk.value
-      }
-      const take = Math.min(pending.length, frameBytes - filled)
-      frame.set(pending.subarray(0, take), filled)
-      pending = pending.subarray(take)
-      filled += take
-    }
-    return filled === frameBytes ? frame : filled === 0 ? undefined : filled
-  })
-  /** After the output ends: fails unless the child exited with status 0. */
-  const exitedCleanly = Effect.gen(function* () {
+/** A pipe made by the library, for the scope: whatever this process still holds is closed with it. */
+export const decoderPipe = (scorer: Scorer): Effect.Effect<DecoderPipe, ScoreError, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.map(scorer.pipe, (fds) => ({ ...fds, writeOpen: true })),
+      (fds) =>
+        Effect.sync(() => {
+          closeSync(fds.read)
+          if (fds.writeOpen) closeSync(fds.write)
+        })
+    ),
+    (fds) => ({
+      read: fds.read,
+      write: fds.write,
+      handOver: Effect.sync(() => {
+        // Closed once only: a second close could hit a descriptor reused by another open.
+        if (!fds.writeOpen) return
+        fds.writeOpen = false
+        closeSync(fds.write)
+      })
+    })
+  )
+
+/** After a decoder's output ended: fails unless the child exited with status 0. */
+const exitedCleanly = (child: Child, path: string) =>
+  Effect.gen(function* () {
     const code = yield* Effect.promise(() => child.exited)
     yield* Effect.promise(() => child.stderrDone)
     if (code !== 0)
@@ -122,19 +51,37 @@ export const decodedFrames = (
         message: `${path}: ffmpeg could not decode it: ${readable(child.stderr()) || `exit status ${code}`}`
       })
   })
-  return Stream.repeatEffectOption(
-    Effect.flatMap(next, (frame) => {
-      if (frame instanceof Uint8Array) return Effect.succeed(frame)
-      const partial =
-        frame === undefined
-          ? Effect.void
-          : new InvalidGeometry({
-              message: `${path}: ffmpeg's output ends inside a frame (${frame} of ${frameBytes} bytes)`
-            })
-      return Effect.zipRight(
-        Effect.mapError(Effect.zipRight(exitedCleanly, partial), Option.some),
-        Effect.fail(Option.none())
-      )
-    })
-  )
+
+/** What the verdict needs of one side: its path and, for a decoded side, its child. */
+export interface VerdictSide {
+  readonly path: string
+  readonly child: Child | undefined
 }
+
+/**
+ * The end of a decoded side's pipe is the end of the clip only when its ffmpeg exited with status
+ * 0; otherwise the input could not be decoded and the tail of ffmpeg's stderr says why (this
+ * outranks the library's own failure, e.g. lengths that differ because the decoder stopped). A
+ * pipe that ends inside a frame is ffmpeg's output ending there.
+ */
+export const decoderVerdict =
+  (sides: ReadonlyArray<VerdictSide>, frameBytes: number): FeedVerdict =>
+  (ends) =>
+    Effect.forEach(
+      sides,
+      (side, index) => {
+        const end = ends[index] ?? -1
+        if (side.child === undefined || end < 0) return Effect.void
+        return Effect.zipRight(
+          exitedCleanly(side.child, side.path),
+          end > 0
+            ? Effect.fail(
+                new InvalidGeometry({
+                  message: `${side.path}: ffmpeg's output ends inside a frame (${end} of ${frameBytes} bytes)`
+                })
+              )
+            : Effect.void
+        )
+      },
+      { discard: true }
+    )

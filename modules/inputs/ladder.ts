@@ -1,12 +1,13 @@
 /**
- * Scoring a ladder's inputs: the reference is opened, read (or decoded by one ffmpeg child) and
- * pushed once; each rendition is opened through the same scoring-roots guard as a `Score` input,
- * read or decoded and scaled to the reference's layout by its own child, all in parallel and
- * paired in decode order. One frame of every input is held at a time (plus the scorer's small
- * window), so memory grows with the number of renditions, never with the clip's length.
+ * Scoring a ladder's inputs: the reference is opened, read (or decoded by one ffmpeg child) once;
+ * each rendition is opened through the same scoring-roots guard as a `Score` input, read or
+ * decoded and scaled to the reference's layout by its own child, all in parallel and paired in
+ * decode order. The library's own thread reads every input (files with pread, decoders' pipes),
+ * holding a small window of frames, so memory grows with the number of renditions, never with
+ * the clip's length, and no frame passes through JavaScript.
  */
-import { Chunk, Effect, Option, Stream } from "effect"
-import type { InvalidGeometry, ScoreError, UnreadableInput } from "../scorer/errors.ts"
+import { Effect } from "effect"
+import type { ScoreError } from "../scorer/errors.ts"
 import { InvalidGeometry as GeometryError, InvalidScoreRequest } from "../scorer/errors.ts"
 import {
   type LadderJob,
@@ -18,42 +19,15 @@ import {
 } from "../scorer/ladder.ts"
 import { bitrateOf, nearestRank, upperHull, worstFrames } from "../scorer/ladder-summary.ts"
 import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
-import type { LadderFrame, ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
+import type { ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
 import { scoreFeature } from "../scorer/scorer.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
-import { frameBytes, frameSource, geometryOf, openAndProbe, provenanceOf, type Side } from "./score.ts"
+import { feedOf, frameBytes, frameSource, geometryOf, openAndProbe, provenanceOf, type Side } from "./score.ts"
 
 export interface LadderHooks<E> extends ScoreHooks<E> {
   /** Frames read or decoded so far by rendition `index` (request order). */
   readonly onRenditionProgress?: (index: number, frames: number) => Effect.Effect<void>
 }
-
-type FrameError = UnreadableInput | InvalidGeometry
-
-/** The next frame of a stream, one at a time whatever its chunking; none at its end. */
-const puller = (frames: Stream.Stream<Uint8Array, FrameError>) =>
-  Effect.map(Stream.toPull(frames), (pull) => {
-    let pending: Array<Uint8Array> = []
-    let ended = false
-    const next: Effect.Effect<Option.Option<Uint8Array>, FrameError> = Effect.suspend(() => {
-      const head = pending.shift()
-      if (head !== undefined) return Effect.succeed(Option.some(head))
-      if (ended) return Effect.succeed(Option.none())
-      return pull.pipe(
-        Effect.map((chunk) => {
-          pending = Chunk.toArray(chunk)
-          return undefined
-        }),
-        Effect.catchAll((error) => {
-          if (Option.isSome(error)) return Effect.fail(error.value)
-          ended = true
-          return Effect.void
-        }),
-        Effect.zipRight(Effect.suspend(() => next))
-      )
-    })
-    return next
-  })
 
 /** Duration of a side in seconds from its stream information (0: unknown, as for raw YUV). */
 const durationOf = (side: Side): number => {
@@ -112,6 +86,7 @@ export const scoreLadderInputs = <E = never>(
       if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
 
       const referenceSource = yield* frameSource(
+        scorer,
         reference,
         ladder.reference,
         {
@@ -125,6 +100,7 @@ export const scoreLadderInputs = <E = never>(
       )
       const sources = yield* Effect.forEach(ladder.renditions, (rendition, index) =>
         frameSource(
+          scorer,
           sides[index] as Side,
           rendition.job.distorted,
           {
@@ -137,59 +113,27 @@ export const scoreLadderInputs = <E = never>(
           target
         )
       )
-      const nextReference = yield* puller(referenceSource.frames)
-      const nextRenditions = yield* Effect.forEach(sources, (source) => puller(source.frames))
-      const bytes = frameBytes(target)
-      let paired = 0
-      const lengthsDiffer = (shorter: string, longer: string) =>
-        new GeometryError({
-          message: `${shorter} has ${paired} frames after skipping, ${longer} has more: lengths differ`
-        })
-
-      // Every input's next frame, read concurrently (each decoder is its own process).
-      const nextFrame: Effect.Effect<Option.Option<LadderFrame>, FrameError> = Effect.gen(function* () {
-        if (shared.frameCount > 0 && paired >= shared.frameCount) return Option.none()
-        const [referenceFrame, renditionFrames] = yield* Effect.all(
-          [nextReference, Effect.all(nextRenditions, { concurrency: "unbounded" })],
-          { concurrency: "unbounded" }
-        )
-        const missing = renditionFrames.findIndex(Option.isNone)
-        if (Option.isNone(referenceFrame)) {
-          if (missing === -1) {
-            const longer = ladder.renditions[0]?.job.distorted ?? ""
-            return yield* lengthsDiffer(ladder.reference, longer)
-          }
-          const present = renditionFrames.findIndex(Option.isSome)
-          if (present !== -1)
-            return yield* lengthsDiffer(
-              ladder.renditions[missing]?.job.distorted ?? "",
-              ladder.renditions[present]?.job.distorted ?? ""
-            )
-          return Option.none()
-        }
-        if (missing !== -1)
-          return yield* lengthsDiffer(ladder.renditions[missing]?.job.distorted ?? "", ladder.reference)
-        const distorted = new Uint8Array(bytes * renditionFrames.length)
-        renditionFrames.forEach((frame, index) => {
-          if (Option.isSome(frame)) distorted.set(frame.value, index * bytes)
-        })
-        paired++
-        // Renditions are paired frame by frame: each has `paired` frames read or decoded.
-        if (hooks.onRenditionProgress)
-          for (const index of ladder.renditions.keys()) yield* hooks.onRenditionProgress(index, paired)
-        return Option.some({ reference: referenceFrame.value, distorted })
-      })
-      const frames = Stream.repeatEffectOption(
-        Effect.flatMap(Effect.mapError(nextFrame, Option.some), (frame) =>
-          Option.isSome(frame) ? Effect.succeed(frame.value) : Effect.fail(Option.none())
-        )
-      )
       // Per-frame values are always read back: the summary's percentiles and worst frames need them.
       const streamJob: ScoreJob = { ...shared, geometry: target, frameSkipRef: 0, frameSkipDist: 0, perFrame: true }
-      const scores = yield* scorer.scoreLadder(streamJob, ladder.renditions.length, frames, {
-        ...(hooks.admitMemory ? { admitMemory: hooks.admitMemory } : {}),
-        ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {})
-      })
+      const { onRenditionProgress } = hooks
+      const scores = yield* scorer.scoreLadder<never, never, E>(
+        streamJob,
+        ladder.renditions.length,
+        feedOf([referenceSource, ...sources], target),
+        {
+          ...(hooks.admitMemory ? { admitMemory: hooks.admitMemory } : {}),
+          ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
+          // The library reads every rendition's frame with the reference's: each has as many read.
+          ...(onRenditionProgress
+            ? {
+                onFramesRead: (frames: number) =>
+                  Effect.forEach(ladder.renditions.keys(), (index) => onRenditionProgress(index, frames), {
+                    discard: true
+                  })
+              }
+            : {})
+        }
+      )
       if (scores.framesPushed === 0) return yield* new GeometryError({ message: "no frames to score after the skips" })
 
       const decoder = referenceSource.decoder ?? sources.find((source) => source.decoder)?.decoder ?? ""

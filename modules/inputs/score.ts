@@ -2,17 +2,20 @@
  * Scoring a request's two inputs as users have them. Each input is opened once and recognised
  * by its bytes: a pair of raw YUV / Y4M files goes to the scorer's file job on the same two
  * descriptors (never opened again by path); anything with an
- * encoded side is scored through the scorer's frame stream, each side a frame source (a raw or
- * Y4M reader on the descriptor, or an ffmpeg child decoding it), paired in decode order.
+ * encoded side is scored through the scorer's fed stream, each side a frame source the library
+ * reads on its own thread (a raw or Y4M file on the descriptor, or the pipe an ffmpeg child
+ * decodes it into), paired in decode order.
  *
  * Decoded the way the reference is scored: the reference's size, chroma subsampling and bit
  * depth are the target; a distorted video of another size is scaled to it (`options.scale`,
  * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
  */
-import { Effect, Option, Ref, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { InvalidGeometry, InvalidScoreRequest, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
 import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
 import {
+  type Feed,
+  type FedSide,
   type InputInfo,
   openChecked,
   type Provenance,
@@ -21,8 +24,8 @@ import {
   type Scorer,
   unguarded
 } from "../scorer/scorer.ts"
-import { type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
-import { decodedFrames, rawFrames, y4mFrames } from "./frames.ts"
+import { type Child, type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
+import { decoderPipe, decoderVerdict } from "./frames.ts"
 import type { OpenedInput, OpenInputError } from "./open.ts"
 import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type UnusableInput } from "./probe.ts"
 
@@ -161,9 +164,12 @@ export const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeo
   }
 }
 
-/** How one side is read: its frames (from `skip` on), and how it was scaled and decoded. */
+/** How one side is read by the library, and how it was scaled and decoded. */
 export interface FrameSource {
-  readonly frames: Stream.Stream<Uint8Array, UnreadableInput | InvalidGeometry>
+  /** The side as the library's reading thread reads it (raw/Y4M file, or the decoder's pipe). */
+  readonly side: FedSide
+  /** The ffmpeg child writing the side's pipe; its exit decides whether the pipe's end is the clip's. */
+  readonly child: Child | undefined
   /** "bicubic 960x540 -> 1920x1080" when the side is scaled; undefined otherwise. */
   readonly scaling: string | undefined
   /** `ffmpeg -version`'s first line when an ffmpeg child decodes the side. */
@@ -173,9 +179,11 @@ export interface FrameSource {
 /**
  * One side as raw frames of `target` (the reference's layout): read from the descriptor (raw
  * YUV, Y4M; their geometry must be the target's) or decoded, and scaled if it is a distorted
- * side of another size, by its own ffmpeg child (killed with the scope).
+ * side of another size, by its own ffmpeg child (killed with the scope) into a pipe the library
+ * reads.
  */
 export const frameSource = (
+  scorer: Scorer,
   side: Side,
   path: string,
   settings: {
@@ -190,7 +198,6 @@ export const frameSource = (
 ) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
-    const bytes = frameBytes(target)
     const { fd } = side.input
     switch (side.format._tag) {
       case "Raw":
@@ -201,11 +208,13 @@ export const frameSource = (
           return yield* new InvalidGeometry({
             message: `geometry differs: ${settings.reference} is ${describeGeometry(target)}, ${path} is ${describeGeometry(geometry)}`
           })
-        const frames =
-          side.format._tag === "Raw"
-            ? rawFrames(fd, path, bytes, settings.skip)
-            : y4mFrames(fd, path, bytes, side.format.headerBytes, settings.skip)
-        return { frames, scaling: undefined, decoder: undefined } satisfies FrameSource
+        const kind = side.format._tag === "Raw" ? "raw" : "y4m"
+        return {
+          side: { fd, kind, name: path, skip: settings.skip },
+          child: undefined,
+          scaling: undefined,
+          decoder: undefined
+        } satisfies FrameSource
       }
       case "Encoded": {
         const { stream } = side.format
@@ -216,14 +225,17 @@ export const frameSource = (
           })
         const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
         const decoder = (yield* ffmpeg.tools).version
-        const child = yield* ffmpeg.decode(fd, {
-          width: target.width,
-          height: target.height,
-          pixelFormat: ffmpegPixelFormat(target),
-          scale: algorithm
-        })
+        const pipe = yield* decoderPipe(scorer)
+        const child = yield* ffmpeg
+          .decode(
+            fd,
+            { width: target.width, height: target.height, pixelFormat: ffmpegPixelFormat(target), scale: algorithm },
+            pipe.write
+          )
+          .pipe(Effect.ensuring(pipe.handOver))
         return {
-          frames: decodedFrames(child, path, bytes).pipe(Stream.drop(settings.skip)),
+          side: { fd: pipe.read, kind: "pipe", name: path, skip: settings.skip },
+          child,
           scaling: algorithm
             ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
             : undefined,
@@ -237,62 +249,47 @@ export const frameSource = (
     )
   )
 
-/** Scores through the frame stream: at least one side is decoded, or a name disagrees with its bytes. */
+/** The library's feed of sources (the reference first), judged by their decoders' exits. */
+export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry): Feed => ({
+  sides: sources.map((source) => source.side),
+  verdict: decoderVerdict(
+    sources.map((source) => ({ path: source.side.name, child: source.child })),
+    frameBytes(target)
+  )
+})
+
+/**
+ * Scores through a fed stream (the library reads both sides on its own thread): at least one
+ * side is decoded, or a name disagrees with its bytes.
+ */
 const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref: Side, dis: Side) =>
   Effect.gen(function* () {
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference }
     const refSource = yield* frameSource(
+      scorer,
       ref,
       job.reference,
       { ...settings, skip: job.frameSkipRef, isDistorted: false },
       target
     )
     const disSource = yield* frameSource(
+      scorer,
       dis,
       job.distorted,
       { ...settings, skip: job.frameSkipDist, isDistorted: true },
       target
     )
-    const refFrames = refSource.frames
-    const disFrames = disSource.frames
     const scaling = disSource.scaling ?? refSource.scaling ?? "none"
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
-    const paired = yield* Ref.make(0)
-    const lengthsDiffer = (count: number, shorter: string, longer: string) =>
-      new InvalidGeometry({
-        message: `${shorter} has ${count} frames after skipping, ${longer} has more: lengths differ`
-      })
-    const zipped = Stream.zipAll(refFrames.pipe(Stream.map(Option.some)), {
-      other: disFrames.pipe(Stream.map(Option.some)),
-      defaultSelf: Option.none<Uint8Array>(),
-      defaultOther: Option.none<Uint8Array>()
-    }).pipe(
-      Stream.mapEffect(([reference, distorted]) =>
-        Effect.flatMap(
-          Ref.getAndUpdate(paired, (n) => n + 1),
-          (index) =>
-            Option.isSome(reference) && Option.isSome(distorted)
-              ? Effect.succeed({ reference: reference.value, distorted: distorted.value })
-              : Effect.fail(
-                  Option.isNone(reference)
-                    ? lengthsDiffer(index, job.reference, job.distorted)
-                    : lengthsDiffer(index, job.distorted, job.reference)
-                )
-        )
-      )
-    )
-    const pairs = job.frameCount > 0 ? Stream.take(zipped, job.frameCount) : zipped
-    const noFrames = Effect.flatMap(Ref.get(paired), (count) =>
-      count === 0 ? Effect.fail(new InvalidGeometry({ message: "no frames to score after the skips" })) : Effect.void
-    )
+    // The skips are the sides' own; frame_cnt and subsample apply to the stream.
     const streamJob: ScoreJob = { ...job, geometry: target, frameSkipRef: 0, frameSkipDist: 0 }
     const frames: Array<ScoreResult["frames"][number]> = []
     let done = 0
     let aggregate: ScoreResult | undefined
     yield* scorer
-      .scoreStream(streamJob, Stream.concat(pairs, Stream.fromEffect(noFrames).pipe(Stream.drain)), {
+      .scoreFed(streamJob, feedOf([refSource, disSource], target), {
         ...(hooks.admitMemory ? { admitMemory: hooks.admitMemory } : {})
       })
       .pipe(

@@ -56,7 +56,11 @@ const symbols = {
   svc_ladder_create: { args: [ptr, i32, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_ladder_rendition: { args: [ptr, i32], returns: ptr },
   svc_ladder_reference_loads: { args: [ptr], returns: i64 },
-  svc_ladder_motion_diffs: { args: [ptr], returns: i64 }
+  svc_ladder_motion_diffs: { args: [ptr], returns: i64 },
+  svc_stream_feed: { args: [ptr, i32, ptr, ptr, ptr, ptr, ptr, u64], returns: i32 },
+  svc_stream_feed_end: { args: [ptr, i32], returns: i64 },
+  svc_stream_frames_read: { args: [ptr], returns: i64 },
+  svc_pipe: { args: [ptr, ptr, u64], returns: i32 }
 } as const
 
 /** Status codes of svc_scorer.h. */
@@ -91,8 +95,8 @@ export const NativeOption = {
   count: 15
 } as const
 
-/** enum svc_input_kind. */
-export const NativeInputKind = { auto: 0, raw: 1, y4m: 2 } as const
+/** enum svc_input_kind; pipe (svc_stream_feed only) since ABI minor 8. */
+export const NativeInputKind = { auto: 0, raw: 1, y4m: 2, pipe: 3 } as const
 
 /** enum svc_cpu; avx512 since ABI minor 3. */
 export const NativeCpu = { auto: 0, scalar: 1, avx2: 2, avx512: 3 } as const

@@ -410,7 +410,8 @@ const nextDelay = (current: number) => Math.min(current * 2, 50)
 // ---------------------------------------------------------------------------------------------
 // Streams (gRPC ScoreStream): frame pairs pushed from memory, per-frame scores out as they
 // become final, then the aggregate. Same native job underneath, so the numbers equal a file
-// score of the same frames.
+// score of the same frames. Fed streams (modules/inputs: encoded inputs) are the same stream
+// read by the library's own thread from descriptors: no frame byte passes through JavaScript.
 // ---------------------------------------------------------------------------------------------
 
 /** One frame of each input, every plane in raw planar layout (16-bit LE above 8 bits). */
@@ -423,52 +424,157 @@ export type StreamEvent =
   | { readonly _tag: "Frame"; readonly frame: FrameScore }
   | { readonly _tag: "Aggregate"; readonly result: ScoreResult }
 
-const makeStreamScoring =
-  (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"], frameLimit: number) =>
+/** One side of a fed stream or ladder: a descriptor the library reads on its own thread. */
+export interface FedSide {
+  readonly fd: number
+  /** "raw" / "y4m": a regular file read with pread; "pipe": raw frames of the job's geometry, in order. */
+  readonly kind: "raw" | "y4m" | "pipe"
+  /** The input as the request names it, for messages ("A has N frames after skipping, B has more"). */
+  readonly name: string
+  /** Frames skipped at its start (a pipe's are read and discarded). */
+  readonly skip: number
+}
+
+/**
+ * Judges a fed stream's outcome before it is accepted: `ends[k]` is side k's end as the library
+ * saw it (-1: not read to its end; else the bytes of a partial last frame, 0 on a frame
+ * boundary) and `failure` the library's error, if any. Failing replaces the outcome: a pipe's
+ * end is the clip's end only if its writer (a decoder) exited cleanly.
+ */
+export type FeedVerdict = (
+  ends: ReadonlyArray<number>,
+  failure: ScoreError | undefined
+) => Effect.Effect<void, ScoreError>
+
+/** The sides of a fed stream (the reference first) and the verdict on their ends. */
+export interface Feed {
+  readonly sides: ReadonlyArray<FedSide>
+  readonly verdict: FeedVerdict
+}
+
+const fedKind = { raw: NativeInputKind.raw, y4m: NativeInputKind.y4m, pipe: NativeInputKind.pipe } as const
+
+/** Starts the library's reading thread on the feed's sides (it reads its own duplicates). */
+const startFeed = (symbols: NativeSymbols, handle: Pointer, feed: Feed): Effect.Effect<void, ScoreError> =>
+  Effect.suspend(() => {
+    const names = feed.sides.map((side) => cString(side.name))
+    const error = errorBuffer()
+    const status = symbols.svc_stream_feed(
+      handle,
+      feed.sides.length,
+      Int32Array.from(feed.sides, (side) => side.fd),
+      Int32Array.from(feed.sides, (side) => fedKind[side.kind]),
+      Int32Array.from(feed.sides, (side) => side.skip),
+      new BigUint64Array(names.map((name) => BigInt(ptr(name)))),
+      error.buffer,
+      error.length
+    )
+    return status === NativeStatus.ok ? Effect.void : Effect.fail(failureFor(status, error.text()))
+  })
+
+/** A fed stream's final state (1 or a failure), judged by the feed's verdict before it stands. */
+const judgeFeed = (
+  symbols: NativeSymbols,
+  handle: Pointer,
+  view: Pointer,
+  feed: Feed,
+  state: number
+): Effect.Effect<void, ScoreError> => {
+  const ends = feed.sides.map((_, side) => Number(symbols.svc_stream_feed_end(handle, side)))
+  const failure = state < 0 ? failureFor(state, nativeError(symbols, view)) : undefined
+  return Effect.zipRight(feed.verdict(ends, failure), failure ? Effect.fail(failure) : Effect.void)
+}
+
+/** Creates a pipe for a fed stream (read end, write end; both close-on-exec, about 1 MiB). */
+const makePipe = (symbols: NativeSymbols): Effect.Effect<{ read: number; write: number }, ScoreError> =>
+  Effect.suspend(() => {
+    const fds = new Int32Array(2)
+    const error = errorBuffer()
+    const status = symbols.svc_pipe(fds, error.buffer, error.length)
+    return status === NativeStatus.ok
+      ? Effect.succeed({ read: fds[0] ?? -1, write: fds[1] ?? -1 })
+      : Effect.fail(failureFor(status, error.text()))
+  })
+
+const makeStreamScoring = (
+  symbols: NativeSymbols,
+  models: ModelStore,
+  info: NativeScorerLibrary["info"],
+  frameLimit: number
+) => {
+  /** The job's native stream, its memory admitted, and how its final frames are read out. */
+  const openStream = <H>(job: ScoreJob, hooks: Pick<ScoreHooks<H>, "admitMemory">) =>
+    Effect.gen(function* () {
+      if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
+      const set = yield* acquireModels(symbols, models, job)
+      const { handle, view } = yield* acquireStream(symbols, (options, out) =>
+        symbols.svc_stream_create(set.handle, options, options.length, out.slot, out.error, out.errorLength)
+      )(job, frameLimit)
+      if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
+      const round = applyPrecision(job.precision)
+      const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
+        String(symbols.svc_job_metric_name(view, i))
+      )
+      let emitted = 0
+
+      /** Frames final since the last call; only those are copied out. */
+      const newlyFinal = (): ReadonlyArray<StreamEvent> => {
+        const ready = symbols.svc_stream_frames_ready(handle)
+        if (ready <= emitted) return []
+        const columns = names.map((_, i) => {
+          const values = new Float64Array(ready - emitted)
+          symbols.svc_job_frame_values_from(view, i, emitted, values, values.length)
+          return values
+        })
+        const events: Array<StreamEvent> = []
+        for (let frame = emitted; frame < ready; frame++) {
+          const metrics = Object.fromEntries(
+            names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)])
+          )
+          events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
+        }
+        emitted = ready
+        return events
+      }
+
+      /** After the input ends: poll (backing off like file jobs) until every frame is final. */
+      const drain =
+        (judge: (state: number) => Effect.Effect<void, ScoreError>) =>
+        (delay: number): Effect.Effect<readonly [ReadonlyArray<StreamEvent>, Option.Option<number>], ScoreError> =>
+          Effect.suspend(() => {
+            const state = symbols.svc_stream_poll(handle)
+            if (state < 0)
+              return Effect.zipRight(judge(state), Effect.fail(failureFor(state, nativeError(symbols, view))))
+            if (state === 1) {
+              const result = collectResult(
+                symbols,
+                view,
+                { precision: job.precision, perFrame: false, subsample: job.subsample },
+                set,
+                info
+              )
+              return Effect.as(judge(state), [[...newlyFinal(), { _tag: "Aggregate", result }], Option.none()] as const)
+            }
+            return Effect.as(Effect.sleep(Duration.millis(delay)), [
+              newlyFinal(),
+              Option.some(nextDelay(delay))
+            ] as const)
+          })
+      return { handle, view, newlyFinal, drain }
+    })
+
   /**
    * Scores `frames` with the job's raw geometry (required); the last event is the aggregate. The
    * stream's memory is admitted (`hooks.admitMemory`) before its first picture is allocated.
    */
-  <E, R, H = never>(
+  const scoreStream = <E, R, H = never>(
     job: ScoreJob,
     frames: Stream.Stream<FramePair, E, R>,
     hooks: Pick<ScoreHooks<H>, "admitMemory"> = {}
   ): Stream.Stream<StreamEvent, ScoreError | E | H, R> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
-        if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
-        const set = yield* acquireModels(symbols, models, job)
-        const { handle, view } = yield* acquireStream(symbols, (options, out) =>
-          symbols.svc_stream_create(set.handle, options, options.length, out.slot, out.error, out.errorLength)
-        )(job, frameLimit)
-        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
-        const round = applyPrecision(job.precision)
-        const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
-          String(symbols.svc_job_metric_name(view, i))
-        )
-        let emitted = 0
-
-        /** Frames final since the last call; only those are copied out. */
-        const newlyFinal = (): ReadonlyArray<StreamEvent> => {
-          const ready = symbols.svc_stream_frames_ready(handle)
-          if (ready <= emitted) return []
-          const columns = names.map((_, i) => {
-            const values = new Float64Array(ready - emitted)
-            symbols.svc_job_frame_values_from(view, i, emitted, values, values.length)
-            return values
-          })
-          const events: Array<StreamEvent> = []
-          for (let frame = emitted; frame < ready; frame++) {
-            const metrics = Object.fromEntries(
-              names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)])
-            )
-            events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
-          }
-          emitted = ready
-          return events
-        }
-
-        const failed = (state: number) => Effect.fail(failureFor(state, nativeError(symbols, view)))
+        const { handle, newlyFinal, drain } = yield* openStream(job, hooks)
 
         // Backpressure: at most `window` pushed frames wait to be scored, so memory stays a few
         // frames whatever the clip's length and a producer (a decoder, a client) waits instead.
@@ -499,29 +605,6 @@ const makeStreamScoring =
             return status === NativeStatus.ok ? Effect.sync(newlyFinal) : Effect.fail(failureFor(status, error.text()))
           })
 
-        // After the input ends: poll (backing off like file jobs) until every frame is final.
-        const drain = (
-          delay: number
-        ): Effect.Effect<readonly [ReadonlyArray<StreamEvent>, Option.Option<number>], ScoreError> =>
-          Effect.suspend(() => {
-            const state = symbols.svc_stream_poll(handle)
-            if (state < 0) return failed(state)
-            if (state === 1) {
-              const result = collectResult(
-                symbols,
-                view,
-                { precision: job.precision, perFrame: false, subsample: job.subsample },
-                set,
-                info
-              )
-              return Effect.succeed([[...newlyFinal(), { _tag: "Aggregate", result }], Option.none()] as const)
-            }
-            return Effect.as(Effect.sleep(Duration.millis(delay)), [
-              newlyFinal(),
-              Option.some(nextDelay(delay))
-            ] as const)
-          })
-
         const finish = Effect.sync(() => symbols.svc_stream_finish(handle))
         return Stream.concat(
           frames.pipe(
@@ -529,17 +612,46 @@ const makeStreamScoring =
             Stream.flattenIterables
           ),
           Stream.fromEffect(finish).pipe(
-            Stream.flatMap(() => Stream.paginateEffect(1, drain)),
+            Stream.flatMap(() =>
+              Stream.paginateEffect(
+                1,
+                drain(() => Effect.void)
+              )
+            ),
             Stream.flattenIterables
           )
         )
       }).pipe(Effect.withSpan("scorer.scoreStream"))
     )
 
+  /**
+   * Scores a pair read by the library from descriptors (`feed.sides`: the reference, then the
+   * distorted input), with the job's raw geometry (required); events as `scoreStream`'s. The
+   * outcome stands only once `feed.verdict` accepts the sides' ends.
+   */
+  const scoreFed = <H = never>(
+    job: ScoreJob,
+    feed: Feed,
+    hooks: Pick<ScoreHooks<H>, "admitMemory"> = {}
+  ): Stream.Stream<StreamEvent, ScoreError | H> =>
+    Stream.unwrapScoped(
+      Effect.gen(function* () {
+        const { handle, view, drain } = yield* openStream(job, hooks)
+        yield* startFeed(symbols, handle, feed)
+        return Stream.paginateEffect(
+          1,
+          drain((state) => judgeFeed(symbols, handle, view, feed, state))
+        ).pipe(Stream.flattenIterables)
+      }).pipe(Effect.withSpan("scorer.scoreFed"))
+    )
+
+  return { scoreStream, scoreFed }
+}
+
 // ---------------------------------------------------------------------------------------------
-// Ladders: frames of one reference picture and N renditions' pictures pushed to one native
-// ladder; the reference is loaded and its motion computed once per frame (modules/inputs/ladder.ts
-// reads and decodes the inputs).
+// Ladders: frames of one reference picture and N renditions' pictures pushed to (or read by) one
+// native ladder; the reference is loaded and its motion computed once per frame
+// (modules/inputs/ladder.ts opens and decodes the inputs).
 // ---------------------------------------------------------------------------------------------
 
 /** One reference frame and the same frame of every rendition, back to back in `distorted`. */
@@ -559,17 +671,23 @@ export interface LadderScores {
   readonly framesPushed: number
 }
 
+/** Ladder progress hooks; `onFramesRead`: frames of every input read so far (a fed ladder's reading thread). */
+type LadderHooks<H> = Pick<ScoreHooks<H>, "admitMemory" | "onProgress"> & {
+  readonly onFramesRead?: (frames: number) => Effect.Effect<void>
+}
+
 const makeLadderScoring =
   (symbols: NativeSymbols, models: ModelStore, info: NativeScorerLibrary["info"], frameLimit: number) =>
   /**
-   * Scores `frames` (the job's raw geometry, required, is every picture's) as a ladder of
-   * `renditions`; the ladder's memory is admitted before its first picture is allocated.
+   * Scores `input` (the job's raw geometry, required, is every picture's) as a ladder of
+   * `renditions`: frames pushed from a stream, or a feed the library reads (the reference, then
+   * each rendition). The ladder's memory is admitted before its first picture is allocated.
    */
   <E, R, H = never>(
     job: ScoreJob,
     renditions: number,
-    frames: Stream.Stream<LadderFrame, E, R>,
-    hooks: Pick<ScoreHooks<H>, "admitMemory" | "onProgress"> = {}
+    input: Stream.Stream<LadderFrame, E, R> | Feed,
+    hooks: LadderHooks<H> = {}
   ): Effect.Effect<LadderScores, ScoreError | E | H, R> =>
     Effect.scoped(
       Effect.gen(function* () {
@@ -591,40 +709,50 @@ const makeLadderScoring =
         const window = job.threads + 2
         const queued = (window + 2) * (renditions + 1) * Number(symbols.svc_stream_frame_bytes(handle))
         if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + queued)
+        const feed = "verdict" in input ? input : undefined
         let reported = -1
+        let readReported = -1
         const progress = Effect.suspend(() => {
+          const read = feed ? Number(symbols.svc_stream_frames_read(handle)) : -1
           const ready = symbols.svc_stream_frames_ready(handle)
-          if (!hooks.onProgress || ready === reported) return Effect.void
+          const reads = feed && hooks.onFramesRead && read !== readReported ? hooks.onFramesRead(read) : Effect.void
+          readReported = read
+          if (!hooks.onProgress || ready === reported) return reads
           reported = ready
-          return hooks.onProgress(ready)
+          return Effect.zipRight(reads, hooks.onProgress(ready))
         })
         let pushed = 0
-        const waitForRoom: Effect.Effect<void> = Effect.suspend(() =>
-          pushed - symbols.svc_stream_frames_ready(handle) * job.subsample < window ||
-          symbols.svc_stream_poll(handle) < 0
-            ? Effect.void
-            : Effect.zipRight(Effect.sleep(Duration.millis(1)), waitForRoom)
-        )
-        const push = (frame: LadderFrame): Effect.Effect<void, ScoreError> =>
-          Effect.suspend(() => {
-            pushed++
-            const error = errorBuffer()
-            const status = symbols.svc_stream_push(
-              handle,
-              frame.reference,
-              frame.reference.byteLength,
-              frame.distorted,
-              frame.distorted.byteLength,
-              error.buffer,
-              error.length
-            )
-            return status === NativeStatus.ok ? progress : Effect.fail(failureFor(status, error.text()))
-          })
-        yield* frames.pipe(Stream.runForEach((frame) => Effect.zipRight(waitForRoom, push(frame))))
-        symbols.svc_stream_finish(handle)
+        if (feed) yield* startFeed(symbols, handle, feed)
+        else {
+          const frames = input as Stream.Stream<LadderFrame, E, R>
+          const waitForRoom: Effect.Effect<void> = Effect.suspend(() =>
+            pushed - symbols.svc_stream_frames_ready(handle) * job.subsample < window ||
+            symbols.svc_stream_poll(handle) < 0
+              ? Effect.void
+              : Effect.zipRight(Effect.sleep(Duration.millis(1)), waitForRoom)
+          )
+          const push = (frame: LadderFrame): Effect.Effect<void, ScoreError> =>
+            Effect.suspend(() => {
+              pushed++
+              const error = errorBuffer()
+              const status = symbols.svc_stream_push(
+                handle,
+                frame.reference,
+                frame.reference.byteLength,
+                frame.distorted,
+                frame.distorted.byteLength,
+                error.buffer,
+                error.length
+              )
+              return status === NativeStatus.ok ? progress : Effect.fail(failureFor(status, error.text()))
+            })
+          yield* frames.pipe(Stream.runForEach((frame) => Effect.zipRight(waitForRoom, push(frame))))
+          symbols.svc_stream_finish(handle)
+        }
         let delay = 1
         for (;;) {
           const state = symbols.svc_stream_poll(handle)
+          if (feed && state !== 0) yield* judgeFeed(symbols, handle, view, feed, state)
           if (state === 1) break
           if (state < 0) return yield* Effect.fail(failureFor(state, nativeError(symbols, view)))
           yield* progress
@@ -643,7 +771,7 @@ const makeLadderScoring =
           results,
           referenceLoads: Number(symbols.svc_ladder_reference_loads(handle)),
           motionDiffs: Number(symbols.svc_ladder_motion_diffs(handle)),
-          framesPushed: pushed
+          framesPushed: feed ? Number(symbols.svc_stream_frames_read(handle)) : pushed
         }
       })
     ).pipe(Effect.withSpan("scorer.scoreLadder"))
@@ -776,13 +904,15 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         })
       ).pipe(Effect.withSpan("scorer.score"))
 
-    const scoreStream = makeStreamScoring(symbols, models, library.info, frameLimit)
+    const { scoreStream, scoreFed } = makeStreamScoring(symbols, models, library.info, frameLimit)
     const scoreLadder = makeLadderScoring(symbols, models, library.info, frameLimit)
+    /** A pipe for a fed stream's decoder: the library reads `read`; `write` goes to the child. */
+    const pipe = makePipe(symbols)
 
     /** Refuses a frame of `geometry` below what a feature of the job accepts (frame-minimum.ts). */
     const checkFrame = (job: ScoreJob, geometry: RawGeometry) => checkFrameSize(models, job, geometry)
 
-    return { score, scoreStream, scoreLadder, checkFrame, library: library.info, models } as const
+    return { score, scoreStream, scoreFed, scoreLadder, pipe, checkFrame, library: library.info, models } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}

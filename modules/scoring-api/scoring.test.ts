@@ -26,7 +26,9 @@ const failingScorer = Scorer.make({
   score: () => Effect.fail(new ScorerInternal({ detail })),
   checkFrame: () => Effect.void,
   scoreStream: () => Effect.fail(new ScorerInternal({ detail })),
+  scoreFed: () => Effect.fail(new ScorerInternal({ detail })),
   scoreLadder: () => Effect.fail(new ScorerInternal({ detail })),
+  pipe: Effect.fail(new ScorerInternal({ detail })),
   library: { version: "test", abi_minor: 0, abi_patch: 0, active_backend: "scalar" },
   models: ModelStore.make({
     load: () => Effect.die("not used"),

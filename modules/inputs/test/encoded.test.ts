@@ -1,9 +1,10 @@
 /**
  * Encoded inputs through the real scorer and the machine's ffmpeg: lossless encodes of every
  * golden fixture score exactly as the raw pair, lossy ones exactly as their decoded YUV, scaling,
- * frame offsets, variable frame rate, a missing ffmpeg, and no ffmpeg left after an interruption.
+ * frame offsets, variable frame rate, a missing ffmpeg, no ffmpeg left after an interruption, and
+ * no frame passing through JavaScript (the library reads decoders' pipes and files itself).
  */
-import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
+import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime, Stream } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -15,11 +16,14 @@ import {
   ffmpegPixelFormatOf,
   ffmpegRun,
   rawInput,
-  scratchDir
+  scratchDir,
+  writeLongClip
 } from "../../../test/support/media.ts"
 import { parseScoreRequest, rawGeometryRequired } from "../../scorer/request.ts"
+import { parseLadderRequest } from "../../scorer/ladder.ts"
 import { Scorer } from "../../scorer/scorer.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
+import { scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"
 
 const runtimeWith = (env: Record<string, string> = {}) =>
@@ -383,5 +387,64 @@ describe("robustness", () => {
     const exit = await runtime.runPromise(Fiber.interrupt(fiber))
     expect(Exit.isInterrupted(exit)).toBe(true)
     expect(childrenNamed(process.pid, "ffmpeg")).toEqual([])
+  })
+
+  it("a decoder killed mid-clip fails the score as ffmpeg's failure, not as the end of the clip", async () => {
+    const long = file("killed.mkv")
+    writeLongClip(long)
+    const fiber = runtime.runFork(
+      Effect.either(scoreEffect({ reference: long, distorted: long, options: { threads: 1 } }))
+    )
+    for (let i = 0; i < 500 && childrenNamed(process.pid, "ffmpeg").length < 2; i++) await Bun.sleep(10)
+    const [first] = childrenNamed(process.pid, "ffmpeg")
+    expect(first).toBeDefined()
+    // Its pipe ends early: the library sees an end (possibly inside a frame); the exit status decides.
+    process.kill(first as number, "SIGKILL")
+    const outcome = await runtime.runPromise(Fiber.join(fiber))
+    expect(outcome._tag).toBe("Left")
+    if (outcome._tag === "Left") {
+      expect(outcome.left._tag).toBe("UnreadableInput")
+      expect(outcome.left.message).toMatch(/killed\.mkv: ffmpeg could not decode it/)
+    }
+    expect(childrenNamed(process.pid, "ffmpeg")).toEqual([])
+  })
+})
+
+describe("no frame passes through JavaScript", () => {
+  it("an encoded pair and a ladder score with the scorer's push paths failing: the library reads every frame", async () => {
+    const entry = fixture("v01")
+    const mkv = encode(entry, "fed.mkv", ["-c:v", "ffv1", "-pix_fmt", ffmpegPixelFormatOf(entry)])
+    const pushed = "a frame was pushed from JavaScript"
+    const effect = Effect.gen(function* () {
+      const real = yield* Scorer
+      // Frames pushed through svc_stream_push (the gRPC ScoreStream path) would die here.
+      const scoreLadder: typeof real.scoreLadder = (job, renditions, input, hooks) =>
+        "verdict" in input ? real.scoreLadder(job, renditions, input, hooks) : Effect.die(pushed)
+      const fedOnly = Scorer.make({ ...real, scoreStream: () => Stream.die(pushed), scoreLadder })
+      const options = { ...rawOptions(entry), per_frame: true }
+      const pair = yield* Effect.flatMap(
+        parseScoreRequest({ reference: entry.reference, distorted: mkv, options }),
+        (job) => scoreInputs(fedOnly, job)
+      )
+      const ladder = yield* Effect.flatMap(
+        parseLadderRequest({
+          reference: mkv,
+          renditions: [
+            { label: "raw", distorted: entry.distorted },
+            { label: "ffv1", distorted: mkv }
+          ],
+          options
+        }),
+        (job) => scoreLadderInputs(fedOnly, job)
+      )
+      return { pair, ladder }
+    })
+    const { pair, ladder } = await runtime.runPromise(effect)
+    const raw = await score({ reference: entry.reference, distorted: entry.distorted, options: rawOptions(entry) })
+    expect(pair.frame_count).toBe(entry.frames)
+    expect(pair.score).toBe(raw.score)
+    // The library's own count of frames it read from every input.
+    expect(ladder.provenance.reference_frames).toBe(entry.frames)
+    expect(ladder.renditions.map((r) => r.frame_count)).toEqual([entry.frames, entry.frames])
   })
 })

@@ -55,8 +55,10 @@ enum svc_feature_flag {
 
 enum svc_pix_fmt { SVC_PIX_420 = 420, SVC_PIX_422 = 422, SVC_PIX_444 = 444 };
 
-/* Input container. RAW needs width/height/pix_fmt/bitdepth; Y4M carries its own geometry. */
-enum svc_input_kind { SVC_INPUT_AUTO = 0, SVC_INPUT_RAW = 1, SVC_INPUT_Y4M = 2 };
+/* Input container. RAW needs width/height/pix_fmt/bitdepth; Y4M carries its own geometry.
+ * SVC_INPUT_PIPE (since ABI minor 8, svc_stream_feed only): raw frames of the stream's geometry
+ * read in order from a pipe (a decoder's stdout). */
+enum svc_input_kind { SVC_INPUT_AUTO = 0, SVC_INPUT_RAW = 1, SVC_INPUT_Y4M = 2, SVC_INPUT_PIPE = 3 };
 
 /* Indexes of the int32 options array given to svc_job_start / svc_stream_create.
  * Unused entries are 0; an array shorter than SVC_OPT_COUNT means the rest are 0. */
@@ -203,6 +205,37 @@ const svc_job *svc_ladder_rendition(svc_stream *s, int r);
 /* Reference pictures loaded and motion differences computed so far: the proof of one pass. */
 int64_t svc_ladder_reference_loads(const svc_stream *s);
 int64_t svc_ladder_motion_diffs(const svc_stream *s);
+
+/* ---- fed streams (since ABI minor 8): frames read from descriptors by a library thread ----
+ * Instead of svc_stream_push, a stream or ladder (before its first push) is fed from n = 1 +
+ * renditions descriptors: fds[0] the reference, then the distorted input (a pair) or each
+ * rendition. kinds[k] is SVC_INPUT_RAW, SVC_INPUT_Y4M or SVC_INPUT_AUTO for a regular file
+ * (read with pread from frame skips[k] on, validated like a file job's input; its geometry must
+ * be the stream's), or SVC_INPUT_PIPE for a pipe of raw frames of the stream's geometry (read in
+ * order; its first skips[k] frames are read and discarded). names[k] appear in messages only.
+ * The library reads its own duplicates (the caller may close its descriptors once the call
+ * returns; the writer's end of a pipe must be closed by everyone but the writer, or its end is
+ * never seen) on a thread of its own, never the caller's, and closes them when it stops reading.
+ *
+ * The thread queues a frame once every side gave one, at most a small window of frames ahead of
+ * the finalised ones (memory is a few frames whatever the clip's length; a writer waits on its
+ * full pipe). It ends the stream when every side ends together (or at SVC_OPT_FRAME_CNT frames)
+ * and fails it with SVC_E_GEOMETRY when sides end at different frames ("A has N frames after
+ * skipping, B has more: lengths differ"), when a pipe ends inside a frame, or when nothing is left
+ * after the skips. Poll, frames_ready, the results and svc_job_cancel work as for pushed streams;
+ * svc_stream_push and svc_stream_finish are refused on a fed stream. */
+int svc_stream_feed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
+                    const char *const *names, char *err, size_t err_len);
+/* Side k's end as the thread saw it: -1 while it was not read to its end (it had more, or the
+ * stream stopped first), else the bytes of the partial frame it ended inside (0: on a frame
+ * boundary). A caller whose pipe is written by a child process accepts the end of a side as the
+ * end of the clip only once the child exited cleanly. */
+int64_t svc_stream_feed_end(const svc_stream *s, int side);
+/* Frames the feeding thread read from every side and queued (skipped frames excluded). */
+int64_t svc_stream_frames_read(const svc_stream *s);
+/* A pipe for a fed stream: out[0] the read end, out[1] the write end, both close-on-exec, its
+ * capacity raised to 1 MiB where the system allows. */
+int svc_pipe(int32_t *out2, char *err, size_t err_len);
 
 #ifdef __cplusplus
 }

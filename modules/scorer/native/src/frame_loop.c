@@ -146,6 +146,7 @@ static void advance(svc_job *j) {
         atomic_store(&j->done_out, (j->final_next + j->subsample - 1) / j->subsample);
     }
     j->finalising = 0;
+    pthread_cond_broadcast(&j->cv); /* a feeding thread waits for room in its window (feed.c) */
     pthread_mutex_unlock(&j->mu);
 }
 

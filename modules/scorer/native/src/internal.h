@@ -60,6 +60,10 @@ int svc_video_open_fd(int fd, const char *name, int kind, int w, int h, int pix_
                       svc_video **out, char *err, size_t err_len);
 void svc_video_geometry(const svc_video *v, int *w, int *h, int *pix_fmt, int *bpc);
 int64_t svc_video_frame_count(const svc_video *v);
+/* Bytes of one frame in the file layout. */
+int64_t svc_video_frame_bytes(const svc_video *v);
+/* Reads frame idx's bytes (file layout, svc_video_frame_bytes of them) into buf. Thread-safe (pread). */
+int svc_video_read_raw(svc_video *v, int64_t idx, uint8_t *buf, char *err, size_t err_len);
 /* Reads frame idx into pic (allocated for the video's geometry). Thread-safe (pread). */
 int svc_video_read(svc_video *v, int64_t idx, svc_picture *pic, char *err, size_t err_len);
 void svc_video_close(svc_video *v);

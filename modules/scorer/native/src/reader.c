@@ -361,14 +361,32 @@ void svc_video_geometry(const svc_video *v, int *w, int *h, int *pix_fmt, int *b
 
 int64_t svc_video_frame_count(const svc_video *v) { return v->nframes; }
 
-int svc_video_read(svc_video *v, int64_t idx, svc_picture *pic, char *err, size_t err_len) {
-    if (!v || !pic) {
-        svc_set_err(err, err_len, "svc_video_read: NULL video or picture");
-        return SVC_E_INVALID_ARG;
-    }
+int64_t svc_video_frame_bytes(const svc_video *v) { return v->frame_bytes; }
+
+int svc_video_read_raw(svc_video *v, int64_t idx, uint8_t *buf, char *err, size_t err_len) {
     if (idx < 0 || idx >= v->nframes) {
         svc_set_err(err, err_len, "frame %lld out of range (video has %lld frames)", (long long)idx,
                     (long long)v->nframes);
+        return SVC_E_INVALID_ARG;
+    }
+    const int64_t off = v->offsets ? v->offsets[idx] : idx * v->frame_bytes;
+    const ssize_t got = pread_full(v->fd, buf, (size_t)v->frame_bytes, off);
+    if (got < 0) {
+        svc_set_err(err, err_len, "read error on frame %lld: %s", (long long)idx, strerror(errno));
+        return SVC_E_IO;
+    }
+    if ((int64_t)got != v->frame_bytes) {
+        /* Only possible if the file shrank after it was validated at open. */
+        svc_set_err(err, err_len, "frame %lld: file ended after %lld of %lld bytes", (long long)idx,
+                    (long long)got, (long long)v->frame_bytes);
+        return SVC_E_IO;
+    }
+    return SVC_OK;
+}
+
+int svc_video_read(svc_video *v, int64_t idx, svc_picture *pic, char *err, size_t err_len) {
+    if (!v || !pic) {
+        svc_set_err(err, err_len, "svc_video_read: NULL video or picture");
         return SVC_E_INVALID_ARG;
     }
     if (pic->plane[0].w != v->w || pic->plane[0].h != v->h || pic->pix_fmt != v->pix_fmt ||
@@ -383,20 +401,8 @@ int svc_video_read(svc_video *v, int64_t idx, svc_picture *pic, char *err, size_
         svc_set_err(err, err_len, "out of memory reading frame %lld", (long long)idx);
         return SVC_E_NOMEM;
     }
-    const int64_t off = v->offsets ? v->offsets[idx] : idx * v->frame_bytes;
-    const ssize_t got = pread_full(v->fd, buf, (size_t)v->frame_bytes, off);
-    int rc = SVC_OK;
-    if (got < 0) {
-        svc_set_err(err, err_len, "read error on frame %lld: %s", (long long)idx, strerror(errno));
-        rc = SVC_E_IO;
-    } else if ((int64_t)got != v->frame_bytes) {
-        /* Only possible if the file shrank after it was validated at open. */
-        svc_set_err(err, err_len, "frame %lld: file ended after %lld of %lld bytes", (long long)idx,
-                    (long long)got, (long long)v->frame_bytes);
-        rc = SVC_E_IO;
-    } else {
-        rc = svc_picture_from_raw(pic, buf, (size_t)got);
-    }
+    int rc = svc_video_read_raw(v, idx, buf, err, err_len);
+    if (rc == SVC_OK) rc = svc_picture_from_raw(pic, buf, (size_t)v->frame_bytes);
     free(buf);
     return rc;
 }

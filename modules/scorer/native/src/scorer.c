@@ -18,11 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "job.h"
+#include "feed.h"
 
 struct svc_stream {
     svc_job job;
     svc_job *views; /* ladders: one result view per rendition, filled once the ladder is done */
+    svc_feed *feed; /* fed streams: the thread reading the inputs */
 };
 
 static int64_t opt(const int32_t *opts, int n, int i) { return i < n ? opts[i] : 0; }
@@ -269,7 +270,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 7; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options */
+int svc_abi_minor(void) { return 8; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe) */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
@@ -443,6 +444,10 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
         return SVC_E_INVALID_ARG;
     }
     svc_job *j = &s->job;
+    if (s->feed) {
+        svc_set_err(err, err_len, "svc_stream_push: the stream is fed from descriptors");
+        return SVC_E_INVALID_ARG;
+    }
     const size_t fb = (size_t)j->frame_bytes, n_dis = j->n_dis > 1 ? (size_t)j->n_dis : 1;
     if (ref_len != fb || dis_len != fb * n_dis) {
         svc_set_err(err, err_len, "frame sizes %zu and %zu bytes, expected %zu and %zu", ref_len, dis_len, fb, fb * n_dis);
@@ -487,7 +492,7 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
 }
 
 int svc_stream_finish(svc_stream *s) {
-    if (!s) return SVC_E_INVALID_ARG;
+    if (!s || s->feed) return SVC_E_INVALID_ARG; /* a fed stream ends with its inputs */
     char err[SVC_ERR_LEN];
     if (!s->job.threads && svc_loop_start(&s->job, err, sizeof err)) {
         pthread_mutex_lock(&s->job.mu);
@@ -513,6 +518,22 @@ const svc_job *svc_stream_job(const svc_stream *s) { return s ? &s->job : NULL; 
 void svc_stream_free(svc_stream *s) {
     if (!s) return;
     free(s->views);
+    svc_feed_stop(s->feed); /* before the loop's memory goes: the thread queues into it */
     svc_loop_destroy(&s->job);
     free(s);
 }
+
+int svc_stream_feed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
+                    const char *const *names, char *err, size_t err_len) {
+    if (!s || s->feed || s->job.threads || s->job.n_frames || s->job.finished) {
+        svc_set_err(err, err_len, "svc_stream_feed: NULL stream, or frames were already pushed or fed");
+        return SVC_E_INVALID_ARG;
+    }
+    return svc_feed_start(&s->job, n, fds, kinds, skips, names, &s->feed, err, err_len);
+}
+
+int64_t svc_stream_feed_end(const svc_stream *s, int side) { return s ? svc_feed_end(s->feed, side) : -1; }
+
+int64_t svc_stream_frames_read(const svc_stream *s) { return s ? svc_feed_frames(s->feed) : 0; }
+
+int svc_pipe(int32_t *out2, char *err, size_t err_len) { return svc_feed_pipe(out2, err, err_len); }
