@@ -1,13 +1,17 @@
 /*
  * The frame loop behind a job (job.h): worker threads, frame order, motion, prediction.
  *
- * Frames are claimed in input order by `threads` workers; each worker owns its extractor
- * states and pictures and writes a frame's values into that frame's own row, so results do
- * not depend on the thread count. Motion needs consecutive reference lumas: a worker stores
- * its frame's luma in a ring slot, and whichever of frames i-1 and i is stored second computes
- * sad[i]; a slot is reused once the SAD that reads it is done. Frames are then finalised in
- * order (motion outputs, model prediction) by one worker at a time, which is what
- * svc_job_frames_done / svc_stream_frames_ready count.
+ * Frames are claimed in input order by `threads` workers. The claiming worker loads the frame's
+ * pictures once into a frame slot (at most threads + 1 frames in flight) and runs its motion step;
+ * the frame's units (one per extractor; a ladder's frame is one unit) are taken frame-major, the
+ * oldest loaded frame's next unit first, by any worker, so a frame's extractors run in parallel
+ * when fewer frames are in flight than threads, and with enough frames it is frame-level
+ * threading. Each worker owns its extractor states, and each extractor writes its own columns of
+ * the frame's row, so results do not depend on the thread count. Motion needs consecutive
+ * reference lumas: the loader stores its frame's luma in a ring slot, and whichever of frames i-1
+ * and i is stored second computes sad[i]; a ring slot is reused once the SAD that reads it is
+ * done. Frames are then finalised in order (motion outputs, model prediction) by one worker at a
+ * time, which is what svc_job_frames_done / svc_stream_frames_ready count.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
