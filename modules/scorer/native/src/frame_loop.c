@@ -274,15 +274,19 @@ static int frame_units(const svc_job *j, int i) {
     return j->n_dis > 1 ? 1 : j->n_ex;
 }
 
-/* The loaded frame with an unclaimed unit that comes first in frame order, or NULL. Called with
- * the lock held. */
-static svc_frame_slot *open_slot(svc_job *j) {
-    svc_frame_slot *best = NULL;
+/* The loaded frame with an unclaimed unit that worker id takes next, or NULL: the frame it loaded
+ * itself, else the one that comes first in frame order. With as many frames in flight as workers,
+ * each worker runs its own frame's units (frame-level threading, no waiting on another frame's
+ * extractors) and helps the oldest frame only once its own is taken. Called with the lock held. */
+static svc_frame_slot *open_slot(svc_job *j, int id) {
+    svc_frame_slot *own = NULL, *oldest = NULL;
     for (int k = 0; k < j->n_slots; k++) {
         svc_frame_slot *s = &j->slots[k];
-        if (s->frame >= 0 && s->loaded && s->next_unit < s->units && (!best || s->frame < best->frame)) best = s;
+        if (s->frame < 0 || !s->loaded || s->next_unit >= s->units) continue;
+        if (s->loader == id && (!own || s->frame < own->frame)) own = s;
+        if (!oldest || s->frame < oldest->frame) oldest = s;
     }
-    return best;
+    return own ? own : oldest;
 }
 
 static svc_frame_slot *free_slot(svc_job *j) {
@@ -312,11 +316,11 @@ static int run_unit(svc_job *j, worker_ctx *w, svc_frame_slot *s, int u, int i, 
     return compute_one(j, w, u, &s->ref, &s->dis, i, vals, err);
 }
 
-/* Each pass takes, frame-major, a unit of the oldest loaded frame that has one left; else claims
- * the next frame (when a slot and its motion ring slot are free), loads it and runs its motion
- * step; else waits. With enough frames in flight every worker mostly runs the units of a frame it
- * loaded itself, as frame-level threading did; with fewer, the frame's extractors spread over the
- * workers. Values never depend on who ran a unit: each extractor writes its own columns of the
+/* Each pass takes a unit left in a loaded frame (its own frame's, else the oldest frame's: see
+ * open_slot) before it starts a new frame; else claims the next frame (when a slot and its motion
+ * ring slot are free), loads it and runs its motion step; else waits. With enough frames in flight
+ * every worker runs the units of the frame it loaded, as frame-level threading did; with fewer,
+ * the frame's extractors spread over the workers. Values never depend on who ran a unit: each extractor writes its own columns of the
  * frame's row, from per-worker state, and finalisation stays in frame order (advance). */
 static void *worker(void *arg) {
     svc_job *j = arg;
@@ -326,7 +330,7 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&j->mu);
     if (rc) fail_locked(j, rc, err);
     while (!stopped(j)) {
-        svc_frame_slot *s = open_slot(j);
+        svc_frame_slot *s = open_slot(j, w.id);
         uint8_t *done_raw = NULL;
         if (s) {
             const int u = s->next_unit++, i = s->frame;
