@@ -194,13 +194,15 @@ int64_t svc_job_memory(const svc_job *j) {
     if (!j) return -1;
     const double pixels = (double)j->geo[0] * j->geo[1];
     const double frame = (double)svc_frame_bytes(j->geo[0], j->geo[1], j->geo[2], j->geo[3]);
-    /* Per worker: one frame read buffer, extractor and temporal states. */
-    double worker = frame + 6 * 32.0 * j->geo[1] + 256.0 * 1024;
+    /* Per worker: extractor and temporal states. */
+    double worker = 256.0 * 1024;
     for (int e = 0; e < j->n_ex; e++) worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
     worker += 8 * pixels * j->n_tm;
     /* Frames in flight (threads + 1 slots, frame_loop.c): two pictures (rows padded) each, and the
-     * pushed bytes of a stream's frame (a ladder's: one reference and n_dis distorted pictures). */
-    const double slots = (j->n_threads + 1) * ((2 + 1 + (j->n_dis > 1 ? j->n_dis : 1)) * frame + 6 * 32.0 * j->geo[1]);
+     * bytes being decoded into them: a file job's read buffer (one picture at a time), a stream's
+     * pushed frame (one reference and n_dis distorted pictures). */
+    const double decoding = j->total ? 1 : 1 + (j->n_dis > 1 ? j->n_dis : 1);
+    const double slots = (j->n_threads + 1) * ((2 + decoding) * frame + 6 * 32.0 * j->geo[1]);
     const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
     const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
