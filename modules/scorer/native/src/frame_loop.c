@@ -320,8 +320,9 @@ static int run_unit(svc_job *j, worker_ctx *w, svc_frame_slot *s, int u, int i, 
  * open_slot) before it starts a new frame; else claims the next frame (when a slot and its motion
  * ring slot are free), loads it and runs its motion step; else waits. With enough frames in flight
  * every worker runs the units of the frame it loaded, as frame-level threading did; with fewer,
- * the frame's extractors spread over the workers. Values never depend on who ran a unit: each extractor writes its own columns of the
- * frame's row, from per-worker state, and finalisation stays in frame order (advance). */
+ * the frame's extractors spread over the workers. Values never depend on who ran a unit: each
+ * extractor writes its own columns of the frame's row, from per-worker state, and finalisation
+ * stays in frame order (advance). */
 static void *worker(void *arg) {
     svc_job *j = arg;
     worker_ctx w;

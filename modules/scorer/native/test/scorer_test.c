@@ -491,9 +491,11 @@ static void test_parallel(const svc_model *m) {
     svc_stream_finish(s);
     while ((rc = svc_stream_poll(s)) == 0) nanosleep(&tick, NULL);
     CHECK(rc == 1, "stream finishes");
-    CHECK(collect(svc_stream_job(s), &got) == 0 && same_results(&all, &got), "stream fed one frame at a time equals 1 thread");
-    CHECK(svc_loop_units_shared(svc_stream_job(s)) > 0, "frames arriving one at a time: extractors shared over threads (%lld units)",
-          (long long)svc_loop_units_shared(svc_stream_job(s)));
+    CHECK(collect(svc_stream_job(s), &got) == 0 && same_results(&all, &got),
+          "stream fed one frame at a time equals 1 thread");
+    const int64_t stream_shared = svc_loop_units_shared(svc_stream_job(s));
+    CHECK(stream_shared > 0, "frames arriving one at a time: extractors shared over threads (%lld units)",
+          (long long)stream_shared);
     svc_stream_free(s);
     free(br);
     free(bd);
