@@ -1,13 +1,17 @@
 /*
  * The frame loop behind a job (job.h): worker threads, frame order, motion, prediction.
  *
- * Frames are claimed in input order by `threads` workers; each worker owns its extractor
- * states and pictures and writes a frame's values into that frame's own row, so results do
- * not depend on the thread count. Motion needs consecutive reference lumas: a worker stores
- * its frame's luma in a ring slot, and whichever of frames i-1 and i is stored second computes
- * sad[i]; a slot is reused once the SAD that reads it is done. Frames are then finalised in
- * order (motion outputs, model prediction) by one worker at a time, which is what
- * svc_job_frames_done / svc_stream_frames_ready count.
+ * Frames are claimed in input order by `threads` workers. The claiming worker loads the frame's
+ * pictures once into a frame slot (at most threads + 1 frames in flight) and runs its motion step;
+ * the frame's units (one per extractor; a ladder's frame is one unit) are taken frame-major, the
+ * oldest loaded frame's next unit first, by any worker, so a frame's extractors run in parallel
+ * when fewer frames are in flight than threads, and with enough frames it is frame-level
+ * threading. Each worker owns its extractor states, and each extractor writes its own columns of
+ * the frame's row, so results do not depend on the thread count. Motion needs consecutive
+ * reference lumas: the loader stores its frame's luma in a ring slot, and whichever of frames i-1
+ * and i is stored second computes sad[i]; a ring slot is reused once the SAD that reads it is
+ * done. Frames are then finalised in order (motion outputs, model prediction) by one worker at a
+ * time, which is what svc_job_frames_done / svc_stream_frames_ready count.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -17,10 +21,24 @@
 #include "job.h"
 
 typedef struct {
+    int id;
     void *state[SVC_LOOP_MAX_INSTANCES];
     void *tm_state[SVC_TEMPORAL_MAX];
-    svc_picture ref, dis;
 } worker_ctx;
+
+/* A frame in flight. The worker that claims the frame (its loader) reads the pictures while it
+ * alone holds the slot, publishes them (loaded), then runs the motion step; the frame's units
+ * (one per extractor, or a ladder's whole frame) are taken by any worker, oldest frame first, and
+ * only read the pictures. The last of the loader's part and the units to finish marks the frame
+ * done and frees the slot. Fields other than the pictures are guarded by j->mu. */
+typedef struct svc_frame_slot {
+    svc_picture ref, dis; /* allocated on the slot's first use */
+    uint8_t *raw;         /* a ladder's pushed bytes: its unit decodes the renditions from them */
+    double *vals;
+    int frame;            /* -1: free */
+    int loaded, loader;   /* pictures readable; the loader's worker id */
+    int units, next_unit, pending; /* units; the next to claim; parts (units + the loader's) unfinished */
+} svc_frame_slot;
 
 static int is_scored(const svc_job *j, int i) { return i % j->subsample == 0; }
 
@@ -47,17 +65,14 @@ static void worker_free(svc_job *j, worker_ctx *w) {
         if (w->state[e]) j->ex[e]->destroy(w->state[e]);
     for (int t = 0; t < j->n_tm; t++)
         if (w->tm_state[t]) j->tm[t]->destroy(w->tm_state[t]);
-    svc_picture_free(&w->ref);
-    svc_picture_free(&w->dis);
 }
 
 static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     const int wd = j->geo[0], ht = j->geo[1], fmt = j->geo[2], bpc = j->geo[3];
     memset(w, 0, sizeof *w);
-    if (svc_picture_alloc(&w->ref, wd, ht, fmt, bpc) || svc_picture_alloc(&w->dis, wd, ht, fmt, bpc)) {
-        snprintf(err, SVC_ERR_LEN, "out of memory for %dx%d pictures", wd, ht);
-        return SVC_E_NOMEM;
-    }
+    pthread_mutex_lock(&j->mu);
+    w->id = j->n_workers++;
+    pthread_mutex_unlock(&j->mu);
     for (int e = 0; e < j->n_ex; e++) {
         w->state[e] = j->ex_custom[e] ? j->ex[e]->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
                                       : j->ex[e]->create(wd, ht, fmt, bpc, j->cpu);
@@ -150,32 +165,42 @@ static void advance(svc_job *j) {
     pthread_mutex_unlock(&j->mu);
 }
 
-/* Loads frame i into the worker's pictures: the reference always (motion needs it), the
- * distorted when the frame is scored. */
-static int load_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, char *err) {
+/* Loads frame i into its slot's pictures (allocated on the slot's first use): the reference
+ * always (motion needs it), the distorted when the frame is scored. The caller alone holds the
+ * slot. */
+static int load_frame(svc_job *j, svc_frame_slot *s, int i, const uint8_t *raw, char *err) {
     const int scored = is_scored(j, i);
+    if (!s->ref.plane[0].data) {
+        const int wd = j->geo[0], ht = j->geo[1], fmt = j->geo[2], bpc = j->geo[3];
+        if (svc_picture_alloc(&s->ref, wd, ht, fmt, bpc) || svc_picture_alloc(&s->dis, wd, ht, fmt, bpc)) {
+            svc_picture_free(&s->ref);
+            snprintf(err, SVC_ERR_LEN, "out of memory for %dx%d pictures", wd, ht);
+            return SVC_E_NOMEM;
+        }
+    }
     atomic_fetch_add(&j->ref_loads, 1);
     if (raw) {
         /* A ladder's distorted pictures are decoded one at a time by compute_frame. */
-        if (svc_picture_from_raw(&w->ref, raw, (size_t)j->frame_bytes) ||
-            (scored && j->n_dis <= 1 && svc_picture_from_raw(&w->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
+        if (svc_picture_from_raw(&s->ref, raw, (size_t)j->frame_bytes) ||
+            (scored && j->n_dis <= 1 && svc_picture_from_raw(&s->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
             snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode the pushed frame", i);
             return SVC_E_INTERNAL;
         }
         return SVC_OK;
     }
-    int rc = svc_video_read(j->ref, j->skip_ref + i, &w->ref, err, SVC_ERR_LEN);
-    if (!rc && scored) rc = svc_video_read(j->dis, j->skip_dis + i, &w->dis, err, SVC_ERR_LEN);
+    int rc = svc_video_read(j->ref, j->skip_ref + i, &s->ref, err, SVC_ERR_LEN);
+    if (!rc && scored) rc = svc_video_read(j->dis, j->skip_dis + i, &s->dis, err, SVC_ERR_LEN);
     return rc;
 }
 
-/* Stores frame i's luma and computes the SADs that became computable. */
-static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
-    if (w->ref.plane[0].w != j->geo[0] || w->ref.plane[0].h != j->geo[1]) {
+/* Stores frame i's luma (from its reference picture ref) and computes the SADs that became
+ * computable. */
+static int motion_step(svc_job *j, worker_ctx *w, const svc_picture *ref, int i, char *err) {
+    if (ref->plane[0].w != j->geo[0] || ref->plane[0].h != j->geo[1]) {
         snprintf(err, SVC_ERR_LEN, "frame %d: motion failed", i);
         return SVC_E_INTERNAL;
     }
-    svc_luma_u16(&w->ref, ring_slot(j, i));
+    svc_luma_u16(ref, ring_slot(j, i));
     pthread_mutex_lock(&j->mu);
     j->frames[i].stored = 1;
     if (i == 0) j->frames[0].sad_done = 1; /* sad[0] = 0 */
@@ -203,28 +228,34 @@ static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
     return SVC_OK;
 }
 
-static int compute_pair(svc_job *j, worker_ctx *w, int i, double *v, char *err) {
+/* Extractor e of frame i into its columns of the row v. */
+static int compute_one(svc_job *j, worker_ctx *w, int e, const svc_picture *ref, const svc_picture *dis, int i,
+                       double *v, char *err) {
+    if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
+    const int rc = j->ex[e]->compute(w->state[e], ref, dis, v + j->ex_col[e]);
+    if (rc != SVC_OK) snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, j->ex[e]->name, rc);
+    return rc;
+}
+
+static int compute_pair(svc_job *j, worker_ctx *w, const svc_picture *ref, const svc_picture *dis, int i, double *v,
+                        char *err) {
     for (int e = 0; e < j->n_ex; e++) {
-        if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
-        const int rc = j->ex[e]->compute(w->state[e], &w->ref, &w->dis, v + j->ex_col[e]);
-        if (rc != SVC_OK) {
-            snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, j->ex[e]->name, rc);
-            return rc;
-        }
+        const int rc = compute_one(j, w, e, ref, dis, i, v, err);
+        if (rc) return rc;
     }
     return SVC_OK;
 }
 
-/* Scores frame i: its one distorted picture, or each rendition of a ladder against the same
- * reference picture (loaded once) into the rendition's row. */
-static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, double *v, char *err) {
-    if (j->n_dis <= 1) return compute_pair(j, w, i, v, err);
+/* Scores ladder frame i: each rendition against the same reference picture (loaded once) into
+ * the rendition's row, the renditions decoded one at a time into dis. */
+static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, const svc_picture *ref,
+                         svc_picture *dis, double *v, char *err) {
     for (int r = 0; r < j->n_dis; r++) {
-        if (svc_picture_from_raw(&w->dis, raw + (size_t)(r + 1) * (size_t)j->frame_bytes, (size_t)j->frame_bytes)) {
+        if (svc_picture_from_raw(dis, raw + (size_t)(r + 1) * (size_t)j->frame_bytes, (size_t)j->frame_bytes)) {
             snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode rendition %d's pushed frame", i, r);
             return SVC_E_INTERNAL;
         }
-        const int rc = compute_pair(j, w, i, v + (size_t)r * (size_t)j->n_metrics, err);
+        const int rc = compute_pair(j, w, ref, dis, i, v + (size_t)r * (size_t)j->n_metrics, err);
         if (rc) return rc;
     }
     return SVC_OK;
@@ -236,6 +267,63 @@ static int slot_free(const svc_job *j, int i) {
     return !j->n_tm || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
 }
 
+/* Units of frame i: one per extractor of a scored frame; a ladder's frame is one unit (its
+ * renditions decoded one at a time into the slot's distorted picture); none for a frame that is
+ * not scored. */
+static int frame_units(const svc_job *j, int i) {
+    if (!is_scored(j, i)) return 0;
+    return j->n_dis > 1 ? 1 : j->n_ex;
+}
+
+/* The loaded frame with an unclaimed unit that worker id takes next, or NULL: the frame it loaded
+ * itself, else the one that comes first in frame order. With as many frames in flight as workers,
+ * each worker runs its own frame's units (frame-level threading, no waiting on another frame's
+ * extractors) and helps the oldest frame only once its own is taken. Called with the lock held. */
+static svc_frame_slot *open_slot(svc_job *j, int id) {
+    svc_frame_slot *own = NULL, *oldest = NULL;
+    for (int k = 0; k < j->n_slots; k++) {
+        svc_frame_slot *s = &j->slots[k];
+        if (s->frame < 0 || !s->loaded || s->next_unit >= s->units) continue;
+        if (s->loader == id && (!own || s->frame < own->frame)) own = s;
+        if (!oldest || s->frame < oldest->frame) oldest = s;
+    }
+    return own ? own : oldest;
+}
+
+static svc_frame_slot *free_slot(svc_job *j) {
+    for (int k = 0; k < j->n_slots; k++)
+        if (j->slots[k].frame < 0) return &j->slots[k];
+    return NULL;
+}
+
+/* One part of slot s's frame (the loader's, or a unit) finished; the last one marks the frame
+ * done, frees the slot and hands back the bytes the slot kept (to free outside the lock).
+ * Returns whether the frame is done. Called with the lock held. */
+static int part_done_locked(svc_job *j, svc_frame_slot *s, uint8_t **raw) {
+    if (--s->pending > 0) return 0;
+    j->frames[s->frame].done = 1;
+    *raw = s->raw;
+    s->raw = NULL;
+    s->frame = -1;
+    s->loaded = 0;
+    pthread_cond_broadcast(&j->cv); /* a slot is free */
+    return 1;
+}
+
+/* Runs unit u of slot s's frame i, whose fields the caller copied under the lock. */
+static int run_unit(svc_job *j, worker_ctx *w, svc_frame_slot *s, int u, int i, const uint8_t *raw, double *vals,
+                    char *err) {
+    if (j->n_dis > 1) return compute_frame(j, w, i, raw, &s->ref, &s->dis, vals, err);
+    return compute_one(j, w, u, &s->ref, &s->dis, i, vals, err);
+}
+
+/* Each pass takes a unit left in a loaded frame (its own frame's, else the oldest frame's: see
+ * open_slot) before it starts a new frame; else claims the next frame (when a slot and its motion
+ * ring slot are free), loads it and runs its motion step; else waits. With enough frames in flight
+ * every worker runs the units of the frame it loaded, as frame-level threading did; with fewer,
+ * the frame's extractors spread over the workers. Values never depend on who ran a unit: each
+ * extractor writes its own columns of the frame's row, from per-worker state, and finalisation
+ * stays in frame order (advance). */
 static void *worker(void *arg) {
     svc_job *j = arg;
     worker_ctx w;
@@ -243,41 +331,75 @@ static void *worker(void *arg) {
     int rc = worker_init(j, &w, err);
     pthread_mutex_lock(&j->mu);
     if (rc) fail_locked(j, rc, err);
-    for (;;) {
-        /* A file job's frame record is made when its frame is claimed, so memory follows the frames
-         * in flight and scored, not the clip's length. */
-        if (!stopped(j) && j->total && j->next_claim == j->n_frames && j->n_frames < j->total) {
-            if (svc_loop_add_frame(j, NULL)) {
-                fail_locked(j, SVC_E_NOMEM, "out of memory for a frame record");
+    while (!stopped(j)) {
+        svc_frame_slot *s = open_slot(j, w.id);
+        uint8_t *done_raw = NULL;
+        if (s) {
+            const int u = s->next_unit++, i = s->frame;
+            const uint8_t *raw = s->raw;
+            double *vals = s->vals;
+            if (s->loader != w.id) atomic_fetch_add(&j->units_shared, 1);
+            pthread_mutex_unlock(&j->mu);
+            rc = run_unit(j, &w, s, u, i, raw, vals, err);
+            pthread_mutex_lock(&j->mu);
+            if (rc) {
+                if (rc != SVC_E_CANCELLED) fail_locked(j, rc, err);
                 break;
             }
-            if (++j->n_frames == j->total) j->finished = 1;
-        }
-        while (!stopped(j) && j->next_claim >= j->n_frames && !j->finished) pthread_cond_wait(&j->cv, &j->mu);
-        if (stopped(j) || j->next_claim >= j->n_frames) break;
-        const int i = j->next_claim++;
-        while (!stopped(j) && !slot_free(j, i)) pthread_cond_wait(&j->cv, &j->mu);
-        if (stopped(j)) break;
-        uint8_t *raw = j->frames[i].raw;
-        double *vals = j->frames[i].vals;
-        j->frames[i].raw = NULL;
-        pthread_mutex_unlock(&j->mu);
+        } else {
+            /* A file job's frame record is made when its frame is claimed, so memory follows the
+             * frames in flight and scored, not the clip's length. */
+            if (j->total && j->next_claim == j->n_frames && j->n_frames < j->total) {
+                if (svc_loop_add_frame(j, NULL)) {
+                    fail_locked(j, SVC_E_NOMEM, "out of memory for a frame record");
+                    break;
+                }
+                if (++j->n_frames == j->total) j->finished = 1;
+            }
+            const int i = j->next_claim;
+            if (i >= j->n_frames || !slot_free(j, i) || !(s = free_slot(j))) {
+                /* Nothing to take: done once no frame can come and none is being loaded. */
+                if (i >= j->n_frames && j->finished && !j->loading) break;
+                pthread_cond_wait(&j->cv, &j->mu);
+                continue;
+            }
+            j->next_claim++;
+            s->frame = i;
+            s->loaded = 0;
+            s->loader = w.id;
+            s->units = frame_units(j, i);
+            s->next_unit = 0;
+            s->pending = s->units + 1;
+            s->vals = j->frames[i].vals;
+            uint8_t *raw = j->frames[i].raw;
+            j->frames[i].raw = NULL;
+            j->loading++;
+            pthread_mutex_unlock(&j->mu);
 
-        rc = load_frame(j, &w, i, raw, err);
-        if (!rc && j->n_tm) rc = motion_step(j, &w, i, err);
-        if (!rc && is_scored(j, i)) rc = compute_frame(j, &w, i, raw, vals, err);
-        free(raw);
-
-        pthread_mutex_lock(&j->mu);
-        if (rc == SVC_E_CANCELLED) break;
-        if (rc) {
-            fail_locked(j, rc, err);
-            break;
+            rc = load_frame(j, s, i, raw, err);
+            pthread_mutex_lock(&j->mu);
+            j->loading--;
+            if (j->n_dis > 1) {
+                s->raw = raw; /* the ladder unit's renditions */
+                raw = NULL;
+            }
+            s->loaded = !rc;
+            pthread_cond_broadcast(&j->cv); /* its units can be taken */
+            pthread_mutex_unlock(&j->mu);
+            free(raw);
+            if (!rc && j->n_tm) rc = motion_step(j, &w, &s->ref, i, err);
+            pthread_mutex_lock(&j->mu);
+            if (rc) {
+                fail_locked(j, rc, err);
+                break;
+            }
         }
-        j->frames[i].done = 1;
-        pthread_mutex_unlock(&j->mu);
-        advance(j);
-        pthread_mutex_lock(&j->mu);
+        if (part_done_locked(j, s, &done_raw)) {
+            pthread_mutex_unlock(&j->mu);
+            free(done_raw);
+            advance(j);
+            pthread_mutex_lock(&j->mu);
+        }
     }
     pthread_mutex_unlock(&j->mu);
     advance(j); /* the input may have ended: the last frame can be final now */
@@ -291,6 +413,8 @@ static void *worker(void *arg) {
     pthread_mutex_unlock(&j->mu);
     return NULL;
 }
+
+int64_t svc_loop_units_shared(const svc_job *j) { return atomic_load(&((svc_job *)j)->units_shared); }
 
 /* ------------------------------------------------------------- planning ---- */
 
@@ -568,6 +692,13 @@ int svc_loop_add_frame(svc_job *j, uint8_t *raw) {
 }
 
 int svc_loop_start(svc_job *j, char *err, size_t err_len) {
+    /* Frames in flight: one per worker, and one more so a worker that finished its part of a frame
+     * can load the next while the others finish theirs. */
+    if (!j->slots) {
+        if (!(j->slots = calloc((size_t)j->n_threads + 1, sizeof *j->slots))) return SVC_E_NOMEM;
+        j->n_slots = j->n_threads + 1;
+        for (int k = 0; k < j->n_slots; k++) j->slots[k].frame = -1;
+    }
     if (!(j->threads = calloc((size_t)j->n_threads, sizeof *j->threads))) return SVC_E_NOMEM;
     pthread_mutex_lock(&j->mu);
     for (int t = 0; t < j->n_threads; t++) {
@@ -600,6 +731,12 @@ void svc_loop_destroy(svc_job *j) {
         free(j->frames[i].raw);
     }
     free(j->frames);
+    for (int k = 0; k < j->n_slots; k++) {
+        svc_picture_free(&j->slots[k].ref);
+        svc_picture_free(&j->slots[k].dis);
+        free(j->slots[k].raw);
+    }
+    free(j->slots);
     free(j->ring);
     free(j->metric_names);
     free(j->names_buf);

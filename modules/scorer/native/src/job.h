@@ -76,6 +76,14 @@ struct svc_job {
     uint16_t *ring;
     size_t luma_len;
     int ring_len;
+    /* Frames in flight (frame_loop.c): a frame's pictures, loaded once by the worker that claims
+     * the frame and read by every worker that takes one of its units (an extractor); at most
+     * n_slots of them, so memory does not grow with the frames queued. */
+    struct svc_frame_slot *slots;
+    int n_slots, loading, n_workers;
+    /* Units run by a worker other than the one that loaded their frame (tests read it through
+     * svc_loop_units_shared). */
+    atomic_llong units_shared;
     pthread_t *threads;
     int n_started;
     int err_code;
@@ -102,5 +110,9 @@ int svc_loop_start(svc_job *j, char *err, size_t err_len);
 void svc_loop_cancel(svc_job *j);
 /* Cancels, joins the workers, frees everything the job holds (not j itself). */
 void svc_loop_destroy(svc_job *j);
+/* Units (a frame's extractor) run by a worker other than the one that loaded the frame, so far.
+ * Not in the public ABI: the native tests declare it to show a frame's extractors spreading over
+ * the threads. */
+int64_t svc_loop_units_shared(const svc_job *j);
 
 #endif

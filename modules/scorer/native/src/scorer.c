@@ -149,7 +149,9 @@ static int open_inputs(svc_job *j, const char *ref_name, const char *dis_name, c
     const int n = frame_count(j, ref_name, dis_name, err, err_len);
     if (n < 0) return SVC_E_GEOMETRY;
     j->total = n;
-    if (j->n_threads > n) j->n_threads = n;
+    /* A frame's extractors run in parallel (frame_loop.c), so threads beyond the frames can help. */
+    const int64_t units = (int64_t)n * (j->n_ex > 1 ? j->n_ex : 1);
+    if (j->n_threads > units) j->n_threads = (int)units;
     return SVC_OK;
 }
 
@@ -193,17 +195,21 @@ int64_t svc_job_memory(const svc_job *j) {
     if (!j) return -1;
     const double pixels = (double)j->geo[0] * j->geo[1];
     const double frame = (double)svc_frame_bytes(j->geo[0], j->geo[1], j->geo[2], j->geo[3]);
-    /* Per worker: two pictures (rows padded), one frame read buffer, extractor and temporal states. */
-    /* A ladder's queued frame holds one reference and n_dis distorted pictures. */
-    double worker = (2 + (j->n_dis > 1 ? j->n_dis : 1)) * frame + 6 * 32.0 * j->geo[1] + 256.0 * 1024;
+    /* Per worker: extractor and temporal states. */
+    double worker = 256.0 * 1024;
     for (int e = 0; e < j->n_ex; e++) worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
     worker += 8 * pixels * j->n_tm;
+    /* Frames in flight (threads + 1 slots, frame_loop.c): two pictures (rows padded) each, and the
+     * bytes being decoded into them: a file job's read buffer (one picture at a time), a stream's
+     * pushed frame (one reference and n_dis distorted pictures). */
+    const double decoding = j->total ? 1 : 1 + (j->n_dis > 1 ? j->n_dis : 1);
+    const double slots = (j->n_threads + 1) * ((2 + decoding) * frame + 6 * 32.0 * j->geo[1]);
     const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
     const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
     const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 * rows + 32);
     const double index = j->ref ? 8.0 * (double)(svc_video_frame_count(j->ref) + svc_video_frame_count(j->dis)) : 0;
-    return (int64_t)(worker * j->n_threads + ring + records + index);
+    return (int64_t)(worker * j->n_threads + slots + ring + records + index);
 }
 
 int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,

@@ -15,6 +15,10 @@
 #include "../include/svc_scorer.h"
 #include "check.h"
 
+/* Not in the public ABI (src/job.h): units (a frame's extractor) run by a worker other than the one
+ * that loaded the frame. */
+int64_t svc_loop_units_shared(const svc_job *j);
+
 static char shared[512] = "../shared";
 static char err[512];
 
@@ -203,8 +207,14 @@ static int collect(const svc_job *j, results *r) {
     return 0;
 }
 
-static int run_file(const svc_model *m, const char *ref, const char *dis, int threads, int cpu, results *r) {
+/* svc_loop_units_shared of the last job run_file_n ran. */
+static int64_t last_units_shared;
+
+/* The pair's first cnt frames (0: all) with psnr, float_ssim and float_ms_ssim besides the model's. */
+static int run_file_n(const svc_model *m, const char *ref, const char *dis, int threads, int cpu, int cnt,
+                      results *r) {
     int32_t opts[SVC_OPT_COUNT] = { 0 };
+    opts[SVC_OPT_FRAME_CNT] = cnt;
     opts[SVC_OPT_WIDTH] = W;
     opts[SVC_OPT_HEIGHT] = H;
     opts[SVC_OPT_PIX_FMT] = 420;
@@ -218,8 +228,13 @@ static int run_file(const svc_model *m, const char *ref, const char *dis, int th
     rc = wait_job(j);
     if (rc == 1 && collect(j, r) != 0) rc = -1;
     else svc_job_error(j, err, sizeof err);
+    last_units_shared = svc_loop_units_shared(j);
     svc_job_free(j);
     return rc;
+}
+
+static int run_file(const svc_model *m, const char *ref, const char *dis, int threads, int cpu, results *r) {
+    return run_file_n(m, ref, dis, threads, cpu, 0, r);
 }
 
 static int same_results(const results *a, const results *b) {
@@ -430,6 +445,65 @@ static void test_ladder(const svc_model *m) {
     results_free(&alone[1]);
 }
 
+/* A frame's extractors run in parallel when fewer frames are in flight than threads: one frame
+ * at 4 threads, and a stream whose frames arrive one at a time, give the values of 1 thread bit
+ * for bit, with units run by workers other than the frame's loader. */
+static void test_parallel(const svc_model *m) {
+    const char *ref = path("fixtures/v01_testsrc2_420_8_x264.ref.yuv");
+    const char *dis = path("fixtures/v01_testsrc2_420_8_x264.dis.yuv");
+    results one = { 0 }, many = { 0 };
+    CHECK(run_file_n(m, ref, dis, 1, SVC_CPU_AUTO, 1, &one) == 1, "1 frame, 1 thread: %s", err);
+    CHECK(one.n == 1 && last_units_shared == 0, "1 thread: 1 frame, no unit shared (%lld)",
+          (long long)last_units_shared);
+    /* Which worker takes which unit is up to the scheduler: a few tries for one where a unit was
+     * run by a worker other than the loader (on a busy host a try may run on one thread). */
+    int64_t shared_units = 0;
+    int same = 1;
+    for (int t = 0; t < 20 && !shared_units && same; t++) {
+        CHECK(run_file_n(m, ref, dis, 4, SVC_CPU_AUTO, 1, &many) == 1, "1 frame, 4 threads: %s", err);
+        same = same_results(&one, &many);
+        shared_units = last_units_shared;
+        results_free(&many);
+        many = (results){ 0 };
+    }
+    CHECK(same, "1 frame at 4 threads equals 1 thread");
+    CHECK(shared_units > 0, "1 frame at 4 threads: its extractors ran on more than one thread");
+
+    /* A stream fed one frame at a time: each push waits until the frames before it are final. */
+    results all = { 0 }, got = { 0 };
+    CHECK(run_file(m, ref, dis, 1, SVC_CPU_AUTO, &all) == 1, "v01 1 thread: %s", err);
+    int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 4,
+                                  [SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM };
+    svc_stream *s;
+    int rc = svc_stream_create(m, so, SVC_OPT_COUNT, &s, err, sizeof err);
+    CHECK(rc == SVC_OK, "stream create: %s", err);
+    if (rc != SVC_OK) return;
+    size_t lr, ld;
+    uint8_t *br = (uint8_t *)slurp(ref, &lr), *bd = (uint8_t *)slurp(dis, &ld);
+    const struct timespec tick = { 0, 1000000 };
+    for (int f = 0; br && bd && f < 30 && rc == SVC_OK; f++) {
+        rc = svc_stream_push(s, br + (size_t)f * FRAME_BYTES, FRAME_BYTES, bd + (size_t)f * FRAME_BYTES, FRAME_BYTES,
+                             err, sizeof err);
+        while (rc == SVC_OK && svc_stream_frames_ready(s) < f && svc_stream_poll(s) == 0) nanosleep(&tick, NULL);
+    }
+    CHECK(rc == SVC_OK, "pushes: %s", err);
+    svc_stream_finish(s);
+    while ((rc = svc_stream_poll(s)) == 0) nanosleep(&tick, NULL);
+    CHECK(rc == 1, "stream finishes");
+    CHECK(collect(svc_stream_job(s), &got) == 0 && same_results(&all, &got),
+          "stream fed one frame at a time equals 1 thread");
+    const int64_t stream_shared = svc_loop_units_shared(svc_stream_job(s));
+    CHECK(stream_shared > 0, "frames arriving one at a time: extractors shared over threads (%lld units)",
+          (long long)stream_shared);
+    svc_stream_free(s);
+    free(br);
+    free(bd);
+    results_free(&all);
+    results_free(&got);
+    results_free(&one);
+}
+
 /* vmaf of the first frames of v01 under a model. */
 static int first_vmaf(const svc_model *m, double *out, int n) {
     int32_t opts[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
@@ -549,6 +623,7 @@ int main(int argc, char **argv) {
             RUN_CASE("jobs", test_jobs(m));
             RUN_CASE("descriptors", test_descriptors(m));
             RUN_CASE("ladder", test_ladder(m));
+            RUN_CASE("parallel", test_parallel(m));
             RUN_CASE("transform", test_transform(json, m));
             svc_model_free(m);
         }
