@@ -275,15 +275,23 @@ static int frame_units(const svc_job *j, int i) {
     return j->n_dis > 1 ? 1 : j->n_ex;
 }
 
+/* Tests only (svc_loop_test_hand_off): loaders leave every unit of their frames to the other
+ * workers, so which thread runs a unit no longer depends on the scheduler. */
+static atomic_int loaders_hand_off;
+
+void svc_loop_test_hand_off(int on) { atomic_store(&loaders_hand_off, on); }
+
 /* The loaded frame with an unclaimed unit that worker id takes next, or NULL: the frame it loaded
  * itself, else the one that comes first in frame order. With as many frames in flight as workers,
  * each worker runs its own frame's units (frame-level threading, no waiting on another frame's
  * extractors) and helps the oldest frame only once its own is taken. Called with the lock held. */
 static svc_frame_slot *open_slot(svc_job *j, int id) {
     svc_frame_slot *own = NULL, *oldest = NULL;
+    const int hand_off = atomic_load(&loaders_hand_off);
     for (int k = 0; k < j->n_slots; k++) {
         svc_frame_slot *s = &j->slots[k];
         if (s->frame < 0 || !s->loaded || s->next_unit >= s->units) continue;
+        if (hand_off && s->loader == id) continue;
         if (s->loader == id && (!own || s->frame < own->frame)) own = s;
         if (!oldest || s->frame < oldest->frame) oldest = s;
     }

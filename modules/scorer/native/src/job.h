@@ -114,5 +114,9 @@ void svc_loop_destroy(svc_job *j);
  * Not in the public ABI: the native tests declare it to show a frame's extractors spreading over
  * the threads. */
 int64_t svc_loop_units_shared(const svc_job *j);
+/* Tests only, not in the public ABI: while on, a worker never runs the units of a frame it loaded
+ * (another worker does), so a test sees a frame's extractors spread over the threads on any
+ * scheduler. Needs 2 threads or more per job. */
+void svc_loop_test_hand_off(int on);
 
 #endif
