@@ -8,6 +8,10 @@ declare module "*/reader_test" {
   const path: string
   export default path
 }
+declare module "*/feed_test" {
+  const path: string
+  export default path
+}
 declare module "*/simd_test" {
   const path: string
   export default path

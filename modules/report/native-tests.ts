@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import feedTestPath from "../scorer/native/build/feed_test" with { type: "file" }
 import libraryPath from "../scorer/native/build/libsvc_scorer.so" with { type: "file" }
 import readerTestPath from "../scorer/native/build/reader_test" with { type: "file" }
 import scorerTestPath from "../scorer/native/build/scorer_test" with { type: "file" }
@@ -17,6 +18,8 @@ import type { ProgramRun } from "./unit-tests.ts"
 const programs = [
   { program: "scorer_test", path: scorerTestPath, args: (shared: string) => [shared] },
   { program: "reader_test", path: readerTestPath, args: (): ReadonlyArray<string> => [] },
+  // Streams fed from descriptors (files and pipes) by the library's reading thread.
+  { program: "feed_test", path: feedTestPath, args: (shared: string) => [shared] },
   // SIMD paths against scalar on random frames; a path this CPU lacks prints a SKIP line.
   { program: "simd_test", path: simdTestPath, args: (): ReadonlyArray<string> => [] }
 ] as const

@@ -116,14 +116,29 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
 
   it("runs the native C tests and records every case", () => {
     expect(report.unit_tests.status).toBe("pass")
-    expect(report.unit_tests.results).toEqual({ scorer_test: "pass", reader_test: "pass", simd_test: "pass" })
+    expect(report.unit_tests.results).toEqual({
+      scorer_test: "pass",
+      reader_test: "pass",
+      feed_test: "pass",
+      simd_test: "pass"
+    })
     expect(Object.keys(report.unit_tests.cases?.["scorer_test"] ?? {})).toEqual([
       "setup",
       "models",
       "jobs",
       "descriptors",
       "ladder",
+      "parallel",
       "transform"
+    ])
+    expect(Object.keys(report.unit_tests.cases?.["feed_test"] ?? {})).toEqual([
+      "pair",
+      "skips",
+      "ends",
+      "limit",
+      "cancel",
+      "ladder",
+      "arguments"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
     // simd_test: a fixed-size and a random-size case per SIMD path of this CPU, a skipped case
