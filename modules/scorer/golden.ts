@@ -64,23 +64,4 @@ export interface GoldenException {
 }
 
 /** Values that do not reach goldenTolerance, each with the best bound it holds. */
-export const goldenFeatureExceptions: ReadonlyArray<GoldenException> = [
-  {
-    output: "vif_scale0",
-    fixture: "v04_bars_444_8_blur",
-    bound: 4e-4,
-    why: "float VIF at scale 0 on large flat bars: 3.52e-4 off in every frame (open)"
-  },
-  {
-    output: "ciede2000",
-    fixture: "v04_bars_444_8_blur",
-    bound: 3e-4,
-    why: "CIEDE2000 on saturated 4:4:4 bars: 2.2e-4 off in every frame (open)"
-  },
-  {
-    output: "ciede2000",
-    fixture: "v03_testsrc2_420_10_x265",
-    bound: 2.5,
-    why: "above 8 bits the reference's ciede copies 16-bit planes byte-wise at half strides; svc reads them correctly"
-  }
-]
+export const goldenFeatureExceptions: ReadonlyArray<GoldenException> = []

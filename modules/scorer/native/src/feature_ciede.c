@@ -3,12 +3,17 @@
  * reports it: per pixel, limited-range BT.709 Y'CbCr -> R'G'B' -> linear RGB (sRGB transfer,
  * threshold 10/255) -> XYZ (D65) -> CIELAB, then dE00 with k_L = 0.65, k_C = 1, k_H = 4; the
  * frame score is 45 - 20 log10(mean dE00) (identical frames give +infinity). Chroma is
- * upsampled by repeating samples (4:2:0: both directions; 4:2:2: horizontally). Arithmetic is
- * float per pixel with the reference's mix of float and double calls; the mean sums in double.
+ * upsampled by repeating samples (4:2:0: both directions; 4:2:2: horizontally). Above 8 bits
+ * Y' is normalised as (Y' - 16 * 2^(bpc-8)) / (219 * 2^(bpc-8)) (Cb, Cr likewise around
+ * 128 * 2^(bpc-8)). As the reference (libvmaf 3.2.0) computes it: Y'CbCr -> Lab in double (pow
+ * for the transfer and the cube root), each of X, Y, Z rounded to float after the cube root and
+ * L, a, b to float; dE00 in float variables with the double libm calls (sqrt, pow, atan2, cos,
+ * sin, exp) and powf where the reference has them; the mean sums in double. The
+ * single-precision calls of older releases (atan2f, cosf, sinf, powf in the colour conversion)
+ * moved hue differences near pi across its branch (2.2e-4 on the 4:4:4 bars).
  *
- * Where the reference differs: its 4:2:2 and above-8-bit paths read chroma (and, above 8 bits,
- * luma) from the wrong offsets; svc upsamples those inputs correctly, so on them the scores
- * differ from the reference's (stated in modules/scorer/golden.ts).
+ * Where the reference differs: its 4:2:2 path reads chroma rows at the wrong offsets; svc
+ * upsamples 4:2:2 correctly, so there the scores differ from the reference's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -46,7 +51,7 @@ static void ciede_destroy(void *state) { free(state); }
 
 static float h_prime(float x, float y) {
     if (x == 0.0f && y == 0.0f) return 0.0f;
-    float angle = atan2f(x, y);
+    float angle = (float)atan2(x, y);
     if (angle < 0.0f) angle += 2. * M_PI;
     return angle;
 }
@@ -63,8 +68,8 @@ static float h_bar_prime(float h1, float h2) {
 }
 
 static float upcase_t(float hb) {
-    return 1.0 - 0.17 * cosf(hb - M_PI / 6.0) + 0.24 * cosf(2.0 * hb) + 0.32 * cosf(3.0 * hb + M_PI / 30.0) -
-           0.20 * cosf(4.0 * hb - 7.0 * M_PI / 20.0);
+    return 1.0 - 0.17 * cos(hb - M_PI / 6.0) + 0.24 * cos(2.0 * hb) + 0.32 * cos(3.0 * hb + M_PI / 30.0) -
+           0.20 * cos(4.0 * hb - 7.0 * M_PI / 20.0);
 }
 
 static float r_sub_t(float c_bar_prime, float hb) {
@@ -91,7 +96,7 @@ static float de2000(lab c1_, lab c2_) {
     const float s_c = 1. + 0.045 * cp_bar;
     const float h1 = h_prime(c1_.b, a1), h2 = h_prime(c2_.b, a2);
     const float dh = delta_h_prime(c1, c2, h1, h2);
-    const float delta_h = 2.0 * sqrtf(cp1 * cp2) * sinf(dh / 2.0);
+    const float delta_h = 2.0 * sqrt(cp1 * cp2) * sin(dh / 2.0);
     const float hb = h_bar_prime(h1, h2);
     const float s_h = 1.0 + 0.015 * cp_bar * upcase_t(hb);
     const float rt = r_sub_t(cp_bar, hb);
@@ -101,38 +106,31 @@ static float de2000(lab c1_, lab c2_) {
     return sqrt(pow(lightness, 2) + pow(chroma, 2) + pow(hue, 2) + rt * chroma * hue);
 }
 
-static float to_linear(float c) {
-    if (c > 10. / 255.) {
-        const float a = 0.055, d = 1.0 / 1.055;
-        return powf((c + a) * d, 2.4);
-    }
-    const float d = 1.0 / 12.92;
-    return c * d;
+/* Colour conversion in double, as the reference's: only lab_map's result is rounded to float. */
+static double to_linear(double c) {
+    if (c > 10. / 255.) return pow((c + 0.055) * (1.0 / 1.055), 2.4);
+    return c * (1.0 / 12.92);
 }
 
-static float lab_map(float c) {
-    const float kappa = 24389.0 / 27.0, epsilon = 216.0 / 24389.0;
-    return c > epsilon ? powf(c, 1.0 / 3.0) : (kappa * c + 16.0) * (1.0 / 116.0);
+static float lab_map(double c) {
+    const double kappa = 24389.0 / 27.0, epsilon = 216.0 / 24389.0;
+    return (float)(c > epsilon ? pow(c, 1.0 / 3.0) : (kappa * c + 16.0) * (1.0 / 116.0));
 }
 
-static lab to_lab(float y, float u, float v, int bpc) {
-    const float scale = 1 << (bpc - 8);
-    y = (y - 16.) * scale * (1. / (219. * scale));
-    u = (u - 128.) * scale * (1. / (224. * scale));
-    v = (v - 128.) * scale * (1. / (224. * scale));
-    float r = y + 1.28033 * v;
-    float g = y - 0.21482 * u - 0.38059 * v;
-    float b = y + 2.12798 * u;
-    r = to_linear(r);
-    g = to_linear(g);
-    b = to_linear(b);
-    float x = r * 0.4124564390896921 + g * 0.357576077643909 + b * 0.18043748326639894;
-    float yy = r * 0.21267285140562248 + g * 0.715152155287818 + b * 0.07217499330655958;
-    float z = r * 0.019333895582329317 + g * 0.119192025881303 + b * 0.9503040785363677;
-    x = lab_map(x * (1.0 / 0.95047));
-    yy = lab_map(yy);
-    z = lab_map(z * (1.0 / 1.08883));
-    return (lab){ .l = (116.0 * yy) - 16.0, .a = 500.0 * (x - yy), .b = 200.0 * (yy - z) };
+static lab to_lab(double y, double u, double v, int bpc) {
+    const double scale = 1 << (bpc - 8);
+    y = (y - 16. * scale) * (1. / (219. * scale));
+    u = (u - 128. * scale) * (1. / (224. * scale));
+    v = (v - 128. * scale) * (1. / (224. * scale));
+    const double r = to_linear(y + 1.28033 * v);
+    const double g = to_linear(y - 0.21482 * u - 0.38059 * v);
+    const double b = to_linear(y + 2.12798 * u);
+    const double x = lab_map((r * 0.4124564390896921 + g * 0.357576077643909 + b * 0.18043748326639894) *
+                             (1.0 / 0.95047));
+    const double yy = lab_map(r * 0.21267285140562248 + g * 0.715152155287818 + b * 0.07217499330655958);
+    const double z = lab_map((r * 0.019333895582329317 + g * 0.119192025881303 + b * 0.9503040785363677) *
+                             (1.0 / 1.08883));
+    return (lab){ .l = (float)((116.0 * yy) - 16.0), .a = (float)(500.0 * (x - yy)), .b = (float)(200.0 * (yy - z)) };
 }
 
 static inline float sample(const svc_plane *p, int bpc, int x, int y) {

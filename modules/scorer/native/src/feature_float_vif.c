@@ -5,16 +5,19 @@
  * it: vif_enhn_gain_limit (alias egl, 1..100, default 100), the cap on the gain g below.
  *
  * Luma goes to float on the 8-bit scale minus 128. Per scale s the image is low-passed by a
- * separable Gaussian of 17/9/5/3 taps (vertical pass, then horizontal; each accumulates in
- * float tap by tap); scale s > 0 first filters scale s-1 with scale s's kernel and keeps its
- * even rows and columns. Borders reflect without repeating the edge: -1 -> 1, n -> n-2 (the
- * reference's AVX convolution; its C fallback would repeat the edge sample).
+ * separable Gaussian of 17/9/5/3 taps, computed at start as the reference computes them (see
+ * gaussian_taps; not the 9-digit table older releases carried), vertical pass, then horizontal,
+ * each output summing its taps in order in float (one multiply, one add per tap, from 0), as
+ * the reference's convolution does both in its vector loops and at the borders; scale s > 0
+ * first filters scale s-1 with scale s's kernel and keeps its even rows and columns. Borders
+ * reflect without repeating the edge: -1 -> 1, n -> n-2.
  * Per pixel, with mu, sigma^2 and sigma12 from the filtered images, sigma_nsq N = 2 and
  * eps = 1e-10 ("matching_matlab" mode):
  *   sigma1^2, sigma2^2 clamped at 0; g = sigma12 / (sigma1^2 + eps); sv^2 = sigma2^2 - g sigma12;
  *   sigma1^2 < eps: g = 0, sv^2 = sigma2^2, sigma1^2 = 0;  sigma2^2 < eps: g = 0, sv^2 = 0;
  *   g < 0: sv^2 = sigma2^2, g = 0;  sv^2 = max(sv^2, eps);  g = min(g, gain limit);
- *   num = log2(1 + g^2 sigma1^2 / (sv^2 + N)), den = log2(1 + sigma1^2 / N);
+ *   num = log2(1 + g^2 sigma1^2 / (sv^2 + N)), den = log2(1 + sigma1^2 / N), the arguments
+ *   evaluated in double (N is a double there) and rounded to float once;
  *   sigma12 < 0: num = 0;  sigma1^2 < N: num = 1 - sigma2^2 * 4 / 255^2, den = 1.
  * log2 is the reference's fast approximation (its published scores use it): exponent plus a
  * degree-8 polynomial in the mantissa - 1, evaluated by Horner in float; it is off from log2f
@@ -34,16 +37,6 @@
 #define PAD 8 /* the widest kernel's radius */
 #define VIF_MIN_SIZE 16 /* every scale keeps more samples than its kernel radius (scale 3: 16 / 8 > 1) */
 
-/* The reference's float Gaussian taps per scale (kernelscale 1). */
-static const float taps_17[17] = { 0.00745626912f, 0.0142655009f, 0.0250313189f, 0.0402820669f, 0.0594526194f,
-                                   0.0804751068f,  0.0999041125f, 0.113746084f,  0.118773937f,  0.113746084f,
-                                   0.0999041125f,  0.0804751068f, 0.0594526194f, 0.0402820669f, 0.0250313189f,
-                                   0.0142655009f,  0.00745626912f };
-static const float taps_9[9] = { 0.0189780835f, 0.0558981746f, 0.120920904f,  0.192116052f, 0.224173605f,
-                                 0.192116052f,  0.120920904f,  0.0558981746f, 0.0189780835f };
-static const float taps_5[5] = { 0.054488685f, 0.244201347f, 0.402619958f, 0.244201347f, 0.054488685f };
-static const float taps_3[3] = { 0.166378498f, 0.667243004f, 0.166378498f };
-static const float *const vif_taps[VIF_SCALES] = { taps_17, taps_9, taps_5, taps_3 };
 static const int vif_width[VIF_SCALES] = { 17, 9, 5, 3 };
 
 static const char *const names[VIF_SCALES] = { "vif_scale0", "vif_scale1", "vif_scale2", "vif_scale3" };
@@ -55,7 +48,7 @@ typedef struct fvif_state {
     float *col[5];          /* vertical-pass rows: ref, dis, ref^2, dis^2, ref*dis */
     float *hrow[5];         /* the same after the horizontal pass */
     float *pad;             /* one row with reflected borders */
-    float *lanes;           /* 4 partial sums per column */
+    float taps[VIF_SCALES][VIF_MAX_TAPS];
     const svc_fvif_axpy *axpy;
     const char *backend;
     double gain_limit; /* vif_enhn_gain_limit */
@@ -78,6 +71,28 @@ static float fast_log2(float x) {
     float acc = 0.0f;
     for (int i = 0; i < 9; i++) acc = acc * t + log2_poly[i];
     return (float)exponent + acc;
+}
+
+/*
+ * The reference's filter of n taps (n odd): a Gaussian of standard deviation n / 5 sampled at
+ * -n/2..n/2 and normalised to sum 1, with its roundings: each sample is
+ * (float)exp(-x^2 / 2 sd^2) divided in float by (float)(1 / (sd sqrt(2 pi))) (both in double
+ * before rounding), the samples summed in float in order, each divided by that sum in float.
+ * These taps are a few units in the last place from the usual 9-digit table (the centre tap of
+ * 17 by 14 units); near-flat bars of large |level - 128| amplify that into 3.5e-4 of vif_scale0.
+ */
+static void gaussian_taps(int n, float *out) {
+    const float sd = (float)n / 5.0f;
+    const double norm = 1.0 / ((double)sd * sqrt(2.0 * 3.14159265358979323846));
+    const float inv_scale = (float)norm;
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const double x = (double)(float)(i - n / 2);
+        const float e = (float)exp(-0.5 * x / (double)sd * x / (double)sd);
+        out[i] = e / inv_scale;
+        sum += out[i];
+    }
+    for (int i = 0; i < n; i++) out[i] /= sum;
 }
 
 static inline int reflect(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i); }
@@ -107,7 +122,6 @@ static void fvif_destroy(void *state) {
         free(s->hrow[k]);
     }
     free(s->pad);
-    free(s->lanes);
     free(s);
 }
 
@@ -135,12 +149,12 @@ static void *fvif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const
              (s->dis_n = malloc(n / 4 * sizeof(float) + sizeof(float)));
     for (int k = 0; ok && k < 5; k++)
         ok = (s->col[k] = malloc((size_t)w * sizeof(float))) && (s->hrow[k] = malloc((size_t)w * sizeof(float)));
-    ok = ok && (s->pad = malloc(((size_t)w + 2 * PAD) * sizeof(float))) &&
-         (s->lanes = malloc(4 * (size_t)w * sizeof(float)));
+    ok = ok && (s->pad = malloc(((size_t)w + 2 * PAD) * sizeof(float)));
     if (!ok) {
         fvif_destroy(s);
         return NULL;
     }
+    for (int sc = 0; sc < VIF_SCALES; sc++) gaussian_taps(vif_width[sc], s->taps[sc]);
     return s;
 }
 
@@ -151,37 +165,17 @@ static void *fvif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
 
 static const char *fvif_backend(const void *state) { return ((const fvif_state *)state)->backend; }
 
-/*
- * Filter sums in the reference's order. Its published scores come from its AVX build, whose
- * convolution sums taps in blocks of 9 (4 partial sums, lane t mod 4, then (s0 + s2) + (s1 + s3);
- * a 17-tap sum is block 0..8 plus block 9..16) inside the image and one tap after another
- * near the borders; the statistic above is sensitive enough to those roundings to move a scale
- * score by 1e-3 when they differ. Vertical pass: sequential in the first and last `radius` rows
- * and in the columns past the last multiple of 8; horizontal: blocked over
- * [radius, radius + floor8(w) - ceil8(radius + 1)), sequential elsewhere.
- */
 /* Vertical pass of one output row for one product, from the fw reflected source rows of each
- * image: columns [0, bc) in blocked order, [bc, w) tap by tap. Loops run tap-major so each
- * column's sum keeps its order. */
+ * image: every column sums its taps in order, one multiply and one add per tap. */
 static void vpass(svc_fvif_axpy axpy, const float *const *ra, const float *const *rb, const float *f, int fw, int w,
-                  int bc, float *o, float *lanes) {
-    for (int j = bc; j < w; j++) o[j] = 0.0f;
-    for (int k = 0; k < fw; k++) axpy(o + bc, f[k], ra[k] + bc, rb[k] + bc, w - bc);
-    for (int b0 = 0; b0 < fw; b0 += 9) {
-        const int n = fw - b0 < 9 ? fw - b0 : 9;
-        for (int j = 0; j < 4 * bc; j++) lanes[j] = 0.0f;
-        for (int t = 0; t < n; t++) axpy(lanes + (size_t)(t & 3) * bc, f[b0 + t], ra[b0 + t], rb[b0 + t], bc);
-        for (int j = 0; j < bc; j++) {
-            const float blk = (lanes[j] + lanes[2 * bc + j]) + (lanes[bc + j] + lanes[3 * bc + j]);
-            o[j] = b0 == 0 ? blk : o[j] + blk;
-        }
-    }
+                  float *o) {
+    for (int j = 0; j < w; j++) o[j] = 0.0f;
+    for (int k = 0; k < fw; k++) axpy(o, f[k], ra[k], rb[k], w);
 }
 
 /* Horizontal pass of a row v (w samples) into out: the row padded by reflection into pad, then
- * columns [r, vec_end + r) in blocked order and the others tap by tap. */
-static void hpass(svc_fvif_axpy axpy_x_kernel, const float *v, const float *f, int fw, int w, float *pad, float *out,
-                  float *lanes) {
+ * every column's taps in order. */
+static void hpass(svc_fvif_axpy axpy_x_kernel, const float *v, const float *f, int fw, int w, float *pad, float *out) {
     const int r = fw / 2;
     for (int j = 0; j < w; j++) pad[PAD + j] = v[j];
     for (int m = 1; m <= r; m++) {
@@ -189,32 +183,9 @@ static void hpass(svc_fvif_axpy axpy_x_kernel, const float *v, const float *f, i
         pad[PAD + w - 1 + m] = v[w - 1 - m];
     }
     const float *src = pad + PAD - r; /* src[j + k] is tap k of output j */
-    int b_lo = r, b_hi = (w & ~7) - ((r + 1 + 7) & ~7) + r;
-    if (b_hi < b_lo) b_hi = b_lo;
-    if (b_hi > w) b_hi = w;
-    for (int j = 0; j < w; j++)
-        if (j < b_lo || j >= b_hi) {
-            float acc = 0.0f;
-            for (int k = 0; k < fw; k++) acc += f[k] * src[j + k];
-            out[j] = acc;
-        }
-    const int nb = b_hi - b_lo;
-    for (int b0 = 0; b0 < fw; b0 += 9) {
-        const int n = fw - b0 < 9 ? fw - b0 : 9;
-        for (int j = 0; j < 4 * nb; j++) lanes[j] = 0.0f;
-        for (int t = 0; t < n; t++) {
-            const float *x = src + b_lo + b0 + t;
-            axpy_x_kernel(lanes + (size_t)(t & 3) * nb, f[b0 + t], x, x, nb);
-        }
-        for (int j = 0; j < nb; j++) {
-            const float blk = (lanes[j] + lanes[2 * nb + j]) + (lanes[nb + j] + lanes[3 * nb + j]);
-            out[b_lo + j] = b0 == 0 ? blk : out[b_lo + j] + blk;
-        }
-    }
+    for (int j = 0; j < w; j++) out[j] = 0.0f;
+    for (int k = 0; k < fw; k++) axpy_x_kernel(out, f[k], src + k, src + k, w);
 }
-
-/* Vertical blocked columns of output row i: [0, floor8(w)) inside the image, none near its edges. */
-static inline int vert_blocked_cols(int i, int w, int h, int r) { return i >= r && i < h - r ? (w & ~7) : 0; }
 
 /* Filters src (w x h) with f and keeps even rows and columns into dst ((w/2) x (h/2)). */
 static void decimate(fvif_state *s, const float *src, int w, int h, const float *f, int fw, float *dst) {
@@ -222,8 +193,8 @@ static void decimate(fvif_state *s, const float *src, int w, int h, const float 
     const float *rows[VIF_MAX_TAPS];
     for (int i = 0; i < dh; i++) {
         for (int k = 0; k < fw; k++) rows[k] = src + (size_t)reflect(2 * i - r + k, h) * w;
-        vpass(s->axpy[SVC_FVIF_X], rows, rows, f, fw, w, vert_blocked_cols(2 * i, w, h, r), s->col[0], s->lanes);
-        hpass(s->axpy[SVC_FVIF_X], s->col[0], f, fw, w, s->pad, s->hrow[0], s->lanes);
+        vpass(s->axpy[SVC_FVIF_X], rows, rows, f, fw, w, s->col[0]);
+        hpass(s->axpy[SVC_FVIF_X], s->col[0], f, fw, w, s->pad, s->hrow[0]);
         for (int j = 0; j < dw; j++) dst[(size_t)i * dw + j] = s->hrow[0][2 * j];
     }
 }
@@ -231,7 +202,8 @@ static void decimate(fvif_state *s, const float *src, int w, int h, const float 
 /* num and den of one scale over a w x h image pair. */
 static void scale_sums(fvif_state *s, const float *ref, const float *dis, int w, int h, const float *f, int fw,
                        float *num_out, float *den_out) {
-    static const float sigma_nsq = 2.0f, eps = 1.0e-10f;
+    static const double sigma_nsq = 2.0;
+    static const float eps = 1.0e-10f;
     static const float sigma_max_inv = (float)(4.0 / (255.0 * 255.0));
     const int r = fw / 2;
     float num = 0.0f, den = 0.0f;
@@ -241,9 +213,8 @@ static void scale_sums(fvif_state *s, const float *ref, const float *dis, int w,
             ra[k] = ref + (size_t)reflect(i - r + k, h) * w;
             rd[k] = dis + (size_t)reflect(i - r + k, h) * w;
         }
-        for (int q = 0; q < 5; q++)
-            vpass(s->axpy[q], ra, rd, f, fw, w, vert_blocked_cols(i, w, h, r), s->col[q], s->lanes);
-        for (int q = 0; q < 5; q++) hpass(s->axpy[SVC_FVIF_X], s->col[q], f, fw, w, s->pad, s->hrow[q], s->lanes);
+        for (int q = 0; q < 5; q++) vpass(s->axpy[q], ra, rd, f, fw, w, s->col[q]);
+        for (int q = 0; q < 5; q++) hpass(s->axpy[SVC_FVIF_X], s->col[q], f, fw, w, s->pad, s->hrow[q]);
         float row_num = 0.0f, row_den = 0.0f;
         for (int j = 0; j < w; j++) {
             float m[5];
@@ -270,8 +241,11 @@ static void scale_sums(fvif_state *s, const float *ref, const float *dis, int w,
             }
             sv_sq = sv_sq > eps ? sv_sq : eps;
             g = (float)fmin((double)g, s->gain_limit);
-            float num_val = fast_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq));
-            float den_val = fast_log2(1.0f + sigma1_sq / sigma_nsq);
+            /* The two log arguments in double, rounded to float once (sigma_nsq is a double). */
+            const float num_arg = (float)(1.0 + (double)(g * g * sigma1_sq) / ((double)sv_sq + sigma_nsq));
+            const float den_arg = (float)(1.0 + (double)sigma1_sq / sigma_nsq);
+            float num_val = fast_log2(num_arg);
+            float den_val = fast_log2(den_arg);
             if (sigma12 < 0.0f) num_val = 0.0f;
             if (sigma1_sq < sigma_nsq) {
                 num_val = 1.0f - sigma2_sq * sigma_max_inv;
@@ -296,7 +270,7 @@ static int fvif_compute(void *state, const svc_picture *ref, const svc_picture *
     float *r = s->ref, *d = s->dis, *rn = s->ref_n, *dn = s->dis_n;
     int w = s->w, h = s->h;
     for (int sc = 0; sc < VIF_SCALES; sc++) {
-        const float *f = vif_taps[sc];
+        const float *f = s->taps[sc];
         const int fw = vif_width[sc];
         if (sc > 0) {
             decimate(s, r, w, h, f, fw, rn);

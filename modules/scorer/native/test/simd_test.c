@@ -1,5 +1,5 @@
-/* Property test of the SIMD paths: integer VIF, integer ADM and motion on random frames of
- * odd and awkward sizes at every bit depth (with the default enhancement gain limit and with 1,
+/* Property test of the SIMD paths: integer VIF, integer ADM, float VIF and motion on random
+ * frames of odd and awkward sizes at every bit depth (with the default enhancement gain limit and with 1,
  * the NEG models' value), each path this CPU supports (AVX2, AVX-512)
  * against the scalar reference path; every output must be bit-identical. A path the CPU
  * lacks is skipped with a line saying so ("SKIP avx512: ...", a case of the tester report).
@@ -114,6 +114,7 @@ static void size_case(int cpu, int w, int h, int bpc, int pattern) {
     /* The default gain limit (100), and 1 as the NEG models set it. */
     const double gain = (pattern & 1) ? 1.0 : 0.0;
     if (w >= 16 && h >= 16) extractor_case(&svc_extractor_integer_vif, cpu, &r, &d, gain);
+    if (w >= 16 && h >= 16) extractor_case(&svc_extractor_float_vif, cpu, &r, &d, gain);
     if (w >= 33 && h >= 33) extractor_case(&svc_extractor_integer_adm, cpu, &r, &d, gain);
     motion_case(cpu, &r, &d);
     svc_picture_free(&r);
