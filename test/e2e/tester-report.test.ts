@@ -132,6 +132,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "transform"
     ])
     expect(Object.keys(report.unit_tests.cases?.["feed_test"] ?? {})).toEqual([
+      "setup",
       "pair",
       "skips",
       "ends",
