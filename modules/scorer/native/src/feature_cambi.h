@@ -1,17 +1,49 @@
 /*
- * Private interface between cambi (feature_cambi.c) and its AVX2 kernel
- * (feature_cambi_avx2.c): row[c] += delta for c in [lo, hi), the sliding-histogram update that
- * dominates cambi. Integer arithmetic: every backend gives the same histograms.
+ * Private interface between cambi (feature_cambi.c) and its SIMD kernels
+ * (feature_cambi_avx2.c, feature_cambi_avx512.c). Integer arithmetic for the histograms and the
+ * scalar code's float operations in the same order for the c-values: every backend gives the
+ * same histograms and the same c-values, bit for bit.
+ *
+ * Histogram rows (one per bin, one counter per column) have a stride of at least the width plus
+ * CAMBI_HIST_SLACK columns: a SIMD kernel may read, and add 0 to, columns up to
+ * CAMBI_HIST_SLACK - 1 past the last column it was asked for.
  */
 #ifndef SVC_FEATURE_CAMBI_H
 #define SVC_FEATURE_CAMBI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-typedef void (*svc_cambi_range_add)(uint16_t *row, int lo, int hi, int delta);
+#define CAMBI_HIST_SLACK 64
+
+/* A run of n masked pixels of one value starting at column a of a row adds (delta = +1) or
+ * removes (-1) itself to the histogram row `row` (the run's bin) of every column c in [lo, hi),
+ * lo = max(a - pad, 0), hi = min(a + n + pad, w): column c counts the run's pixels within
+ * [c - pad, c + pad], min(n - 1, c - a + pad) - max(0, c - a - pad) + 1 of them. */
+typedef void (*svc_cambi_run_add)(uint16_t *row, int lo, int hi, int a, int n, int pad, int delta);
+
+/* The c-values of a run of n masked pixels of one value: h0 points at the run's first column in
+ * the histogram row of its value, stride is the histogram's row stride; for the nd contrasts
+ * d = diffs[j] (0-based, each visible at that value) weighted weights[j], p0 = h0[i] and
+ * p = max(h0[i + (d + 1) * stride], h0[i - (d + 1) * stride]); out[i] is the largest
+ * (float)(weight * p0 * p) / (float)(p + p0). */
+typedef void (*svc_cambi_run_cvalues)(const uint16_t *h0, ptrdiff_t stride, int n, const int *diffs,
+                                      const int *weights, int nd, float *out);
+
+/* 3-tap mode of in[x - 1], in[x], in[x + 1] for x in [1, w - 1) (horizontal pass, out[x]), or of
+ * a[x], b[x], c[x] for x in [0, w) (vertical pass): the value two of them share, else the least. */
+typedef void (*svc_cambi_mode_h)(const uint16_t *in, uint16_t *out, int w);
+typedef void (*svc_cambi_mode_v)(const uint16_t *a, const uint16_t *b, const uint16_t *c, uint16_t *out, int w);
 
 #if defined(__x86_64__) || defined(__i386__)
-void svc_cambi_range_add_avx2(uint16_t *row, int lo, int hi, int delta);
+void svc_cambi_run_add_avx2(uint16_t *row, int lo, int hi, int a, int n, int pad, int delta);
+void svc_cambi_run_cvalues_avx2(const uint16_t *h0, ptrdiff_t stride, int n, const int *diffs, const int *weights,
+                                int nd, float *out);
+void svc_cambi_mode_h_avx2(const uint16_t *in, uint16_t *out, int w);
+void svc_cambi_mode_v_avx2(const uint16_t *a, const uint16_t *b, const uint16_t *c, uint16_t *out, int w);
+void svc_cambi_run_add_avx512(uint16_t *row, int lo, int hi, int a, int n, int pad, int delta);
+void svc_cambi_run_cvalues_avx512(const uint16_t *h0, ptrdiff_t stride, int n, const int *diffs, const int *weights,
+                                  int nd, float *out);
 #endif
 
 #endif
