@@ -70,7 +70,8 @@ typedef struct cambi_state {
     int tvi_limit[CAMBI_DIFFS];    /* largest 10-bit value at which contrast d+1 is visible */
     uint16_t *image, *mask;        /* w * h, stride w */
     uint16_t *rows;                /* 3 * w: the mode filter's horizontal results */
-    uint8_t *flat;                 /* CAMBI_MASK_SIZE rows of w: the flat indicator, a ring */
+    uint16_t *flat;                /* CAMBI_MASK_SIZE rows of w: the flat indicator, a ring */
+    uint16_t *flat_out;            /* w: the indicator row leaving the 7-row sums */
     uint16_t *colsum;              /* w + CAMBI_MASK_SIZE: 7-row sums of the indicator, zero-padded */
     uint16_t *hist;                /* CAMBI_HIST_BINS rows of (w + CAMBI_HIST_SLACK), one histogram per column */
     float *cvals;                  /* w * h */
@@ -78,6 +79,8 @@ typedef struct cambi_state {
     svc_cambi_run_cvalues run_cvalues;
     svc_cambi_mode_h mode_h;
     svc_cambi_mode_v mode_v;
+    svc_cambi_flat_row flat_row;
+    svc_cambi_mask_row mask_row;
     const char *backend;
 } cambi_state;
 
@@ -127,6 +130,7 @@ static void cambi_destroy(void *state) {
     free(s->rows);
     free(s->flat);
     free(s->colsum);
+    free(s->flat_out);
     free(s->hist);
     free(s->cvals);
     free(s);
@@ -178,6 +182,19 @@ static void mode_v_c(const uint16_t *a, const uint16_t *b, const uint16_t *c, ui
     for (int x = 0; x < w; x++) out[x] = mode3(a[x], b[x], c[x]);
 }
 
+static void flat_row_c(const uint16_t *r, const uint16_t *below, uint16_t *f, int w) {
+    for (int x = 0; x < w; x++) f[x] = (uint16_t)((x == w - 1 || r[x] == r[x + 1]) && (!below || r[x] == below[x]));
+}
+
+static void mask_row_c(uint16_t *cs, const uint16_t *add, const uint16_t *sub, uint16_t *m, int w, int threshold) {
+    uint16_t *col = cs + 3;
+    for (int x = 0; x < w; x++) col[x] = (uint16_t)(col[x] + (add ? add[x] : 0) - (sub ? sub[x] : 0));
+    for (int x = 0; x < w; x++) {
+        const int sum = cs[x] + cs[x + 1] + cs[x + 2] + cs[x + 3] + cs[x + 4] + cs[x + 5] + cs[x + 6];
+        m[x] = sum > threshold;
+    }
+}
+
 static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     if (w < CAMBI_MIN_SIDE && h < CAMBI_MIN_SIDE) return NULL;
@@ -191,6 +208,8 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->run_cvalues = run_cvalues_c;
     s->mode_h = mode_h_c;
     s->mode_v = mode_v_c;
+    s->flat_row = flat_row_c;
+    s->mask_row = mask_row_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
     if (cpu >= SVC_CPU_AVX2) {
@@ -198,9 +217,11 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
         s->run_cvalues = svc_cambi_run_cvalues_avx2;
         s->mode_h = svc_cambi_mode_h_avx2;
         s->mode_v = svc_cambi_mode_v_avx2;
+        s->flat_row = svc_cambi_flat_row_avx2;
+        s->mask_row = svc_cambi_mask_row_avx2;
         s->backend = "avx2";
     }
-    if (cpu >= SVC_CPU_AVX512) { /* the mode filter passes stay AVX2 (memory-bound) */
+    if (cpu >= SVC_CPU_AVX512) { /* the mode filter and flat mask passes stay AVX2 */
         s->run_add = svc_cambi_run_add_avx512;
         s->run_cvalues = svc_cambi_run_cvalues_avx512;
         s->backend = "avx512";
@@ -220,11 +241,12 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->image = malloc(n * sizeof *s->image);
     s->mask = malloc(n * sizeof *s->mask);
     s->rows = malloc(3 * (size_t)w * sizeof *s->rows);
-    s->flat = malloc((size_t)CAMBI_MASK_SIZE * w);
+    s->flat = malloc((size_t)CAMBI_MASK_SIZE * w * sizeof *s->flat);
+    s->flat_out = malloc((size_t)w * sizeof *s->flat_out);
     s->colsum = malloc((size_t)(w + CAMBI_MASK_SIZE) * sizeof *s->colsum);
     s->hist = malloc((size_t)CAMBI_HIST_BINS * (w + CAMBI_HIST_SLACK) * sizeof *s->hist);
     s->cvals = malloc(n * sizeof *s->cvals);
-    if (!s->image || !s->mask || !s->rows || !s->flat || !s->colsum || !s->hist || !s->cvals) {
+    if (!s->image || !s->mask || !s->rows || !s->flat || !s->flat_out || !s->colsum || !s->hist || !s->cvals) {
         cambi_destroy(s);
         return NULL;
     }
@@ -282,49 +304,35 @@ static int mask_threshold(int w, int h) {
     return (CAMBI_MASK_SIZE * CAMBI_MASK_SIZE + 3 * (ceil_log2(blocks) - 11) - 1) >> 1;
 }
 
-/* Row y of the flat indicator: 1 where a pixel equals its right and lower neighbours (frame
- * edges count as equal). */
-static void flat_row(const uint16_t *img, int w, int h, int y, uint8_t *f) {
-    const uint16_t *r = img + (size_t)y * w;
-    if (y == h - 1) {
-        for (int x = 0; x < w - 1; x++) f[x] = r[x] == r[x + 1];
-    } else {
-        const uint16_t *below = r + w;
-        for (int x = 0; x < w - 1; x++) f[x] = (r[x] == r[x + 1]) & (r[x] == below[x]);
-        f[w - 1] = r[w - 1] == below[w - 1];
-        return;
-    }
-    f[w - 1] = 1;
-}
-
-/* 7x7 box sums of the flat indicator (zero outside the frame): a running 7-row column sum (one
- * row added, one removed per output row), then seven of those added across. */
+/* 7x7 box sums of the flat indicator (a pixel equal to its right and lower neighbours, frame
+ * edges counting as equal; zero outside the frame): a running 7-row column sum (one row added,
+ * one removed per output row), then seven of those added across. */
 static void flat_mask(cambi_state *s) {
     const int w = s->w, h = s->h, pad = CAMBI_MASK_SIZE >> 1;
     const int threshold = mask_threshold(w, h);
     uint16_t *cs = s->colsum; /* cs[x + pad] is column x's sum; pad zeros either side */
     memset(cs, 0, (size_t)(w + 2 * pad) * sizeof *cs);
     for (int y = 0; y < pad && y < h; y++) {
-        uint8_t *f = s->flat + (size_t)(y % CAMBI_MASK_SIZE) * w;
-        flat_row(s->image, w, h, y, f);
+        uint16_t *f = s->flat + (size_t)(y % CAMBI_MASK_SIZE) * w;
+        const uint16_t *r = s->image + (size_t)y * w;
+        s->flat_row(r, y == h - 1 ? NULL : r + w, f, w);
         for (int x = 0; x < w; x++) cs[x + pad] = (uint16_t)(cs[x + pad] + f[x]);
     }
     for (int oy = 0; oy < h; oy++) {
         const int in = oy + pad, out = oy - pad - 1;
-        if (out >= 0) { /* its ring slot is the one row `in` takes */
-            const uint8_t *f = s->flat + (size_t)(out % CAMBI_MASK_SIZE) * w;
-            for (int x = 0; x < w; x++) cs[x + pad] = (uint16_t)(cs[x + pad] - f[x]);
+        /* the row leaving and the row entering share a ring slot: read the first, then fill */
+        uint16_t *slot = s->flat + (size_t)(in % CAMBI_MASK_SIZE) * w;
+        const uint16_t *sub = NULL, *add = NULL;
+        if (out >= 0) {
+            memcpy(s->flat_out, slot, (size_t)w * sizeof *slot);
+            sub = s->flat_out;
         }
         if (in < h) {
-            uint8_t *f = s->flat + (size_t)(in % CAMBI_MASK_SIZE) * w;
-            flat_row(s->image, w, h, in, f);
-            for (int x = 0; x < w; x++) cs[x + pad] = (uint16_t)(cs[x + pad] + f[x]);
+            const uint16_t *r = s->image + (size_t)in * w;
+            s->flat_row(r, in == h - 1 ? NULL : r + w, slot, w);
+            add = slot;
         }
-        uint16_t *m = s->mask + (size_t)oy * w;
-        for (int x = 0; x < w; x++) {
-            const int sum = cs[x] + cs[x + 1] + cs[x + 2] + cs[x + 3] + cs[x + 4] + cs[x + 5] + cs[x + 6];
-            m[x] = sum > threshold;
-        }
+        s->mask_row(cs, add, sub, s->mask + (size_t)oy * w, w, threshold);
     }
 }
 
@@ -353,12 +361,22 @@ static void mode_filter(cambi_state *s, int w, int h) {
 
 /* The next run of masked pixels of one value in a row at or after *x: its start, length and
  * value; 0 when there is none. */
+static uint64_t load4(const uint16_t *p) {
+    uint64_t q;
+    memcpy(&q, p, sizeof q);
+    return q;
+}
+
 static int next_run(const uint16_t *img, const uint16_t *m, int w, int *x, int *a, int *n) {
     int i = *x;
+    /* four mask words at a time (mask values are 0 or 1) */
+    while (i + 4 <= w && !load4(m + i)) i += 4;
     while (i < w && !m[i]) i++;
     if (i >= w) return 0;
     const uint16_t v = img[i];
+    const uint64_t ones = 0x0001000100010001u, vs = v * ones;
     int j = i + 1;
+    while (j + 4 <= w && load4(m + j) == ones && load4(img + j) == vs) j += 4;
     while (j < w && m[j] && img[j] == v) j++;
     *a = i;
     *n = j - i;

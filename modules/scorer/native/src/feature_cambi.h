@@ -35,7 +35,19 @@ typedef void (*svc_cambi_run_cvalues)(const uint16_t *h0, ptrdiff_t stride, int 
 typedef void (*svc_cambi_mode_h)(const uint16_t *in, uint16_t *out, int w);
 typedef void (*svc_cambi_mode_v)(const uint16_t *a, const uint16_t *b, const uint16_t *c, uint16_t *out, int w);
 
+/* The flat indicator of a row r (below: the next row, NULL for the last): f[x] = 1 where
+ * r[x] == r[x + 1] and r[x] == below[x], a missing neighbour counting as equal; else 0. */
+typedef void (*svc_cambi_flat_row)(const uint16_t *r, const uint16_t *below, uint16_t *f, int w);
+/* cs[x + 3] (x in [0, w)) is column x's 7-row sum of the indicator, cs[0..2] and cs[w+3..w+5]
+ * are 0: first cs[x + 3] += add[x] - sub[x] (either may be NULL), then m[x] = 1 when
+ * cs[x] + ... + cs[x + 6] > threshold, else 0. */
+typedef void (*svc_cambi_mask_row)(uint16_t *cs, const uint16_t *add, const uint16_t *sub, uint16_t *m, int w,
+                                   int threshold);
+
 #if defined(__x86_64__) || defined(__i386__)
+void svc_cambi_flat_row_avx2(const uint16_t *r, const uint16_t *below, uint16_t *f, int w);
+void svc_cambi_mask_row_avx2(uint16_t *cs, const uint16_t *add, const uint16_t *sub, uint16_t *m, int w,
+                             int threshold);
 void svc_cambi_run_add_avx2(uint16_t *row, int lo, int hi, int a, int n, int pad, int delta);
 void svc_cambi_run_cvalues_avx2(const uint16_t *h0, ptrdiff_t stride, int n, const int *diffs, const int *weights,
                                 int nd, float *out);

@@ -85,6 +85,45 @@ __attribute__((target("avx2"))) void svc_cambi_mode_v_avx2(const uint16_t *a, co
     }
     for (; x < w; x++) out[x] = mode3_c(a[x], b[x], c[x]);
 }
+
+__attribute__((target("avx2"))) void svc_cambi_flat_row_avx2(const uint16_t *r, const uint16_t *below, uint16_t *f,
+                                                             int w) {
+    const __m256i one = _mm256_set1_epi16(1);
+    int x = 0;
+    for (; x + 16 <= w - 1; x += 16) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(r + x));
+        __m256i eq = _mm256_cmpeq_epi16(v, _mm256_loadu_si256((const __m256i *)(r + x + 1)));
+        if (below) eq = _mm256_and_si256(eq, _mm256_cmpeq_epi16(v, _mm256_loadu_si256((const __m256i *)(below + x))));
+        _mm256_storeu_si256((__m256i *)(f + x), _mm256_and_si256(eq, one));
+    }
+    for (; x < w; x++)
+        f[x] = (uint16_t)((x == w - 1 || r[x] == r[x + 1]) && (!below || r[x] == below[x]));
+}
+
+__attribute__((target("avx2"))) void svc_cambi_mask_row_avx2(uint16_t *cs, const uint16_t *add, const uint16_t *sub,
+                                                             uint16_t *m, int w, int threshold) {
+    uint16_t *col = cs + 3;
+    int x = 0;
+    if (add || sub) {
+        for (; x + 16 <= w; x += 16) {
+            __m256i c = _mm256_loadu_si256((const __m256i *)(col + x));
+            if (add) c = _mm256_add_epi16(c, _mm256_loadu_si256((const __m256i *)(add + x)));
+            if (sub) c = _mm256_sub_epi16(c, _mm256_loadu_si256((const __m256i *)(sub + x)));
+            _mm256_storeu_si256((__m256i *)(col + x), c);
+        }
+        for (; x < w; x++) col[x] = (uint16_t)(col[x] + (add ? add[x] : 0) - (sub ? sub[x] : 0));
+    }
+    const __m256i t = _mm256_set1_epi16((short)threshold), one = _mm256_set1_epi16(1);
+    for (x = 0; x + 16 <= w; x += 16) {
+        __m256i sum = _mm256_loadu_si256((const __m256i *)(cs + x));
+        for (int k = 1; k < 7; k++) sum = _mm256_add_epi16(sum, _mm256_loadu_si256((const __m256i *)(cs + x + k)));
+        _mm256_storeu_si256((__m256i *)(m + x), _mm256_and_si256(_mm256_cmpgt_epi16(sum, t), one));
+    }
+    for (; x < w; x++) {
+        const int sum = cs[x] + cs[x + 1] + cs[x + 2] + cs[x + 3] + cs[x + 4] + cs[x + 5] + cs[x + 6];
+        m[x] = sum > threshold;
+    }
+}
 #else
 typedef int svc_no_avx2_cambi; /* an empty translation unit is not ISO C */
 #endif
