@@ -75,11 +75,14 @@ typedef struct cambi_state {
     uint16_t *colsum;              /* w + CAMBI_MASK_SIZE: 7-row sums of the indicator, zero-padded */
     uint16_t *hist;                /* CAMBI_HIST_BINS rows of (w + CAMBI_HIST_SLACK), one histogram per column */
     float *cvals;                  /* w * h */
+    uint16_t *run_start, *run_len; /* (2 * pad + 2) * w: the runs of the rows in the window, a ring */
+    int *run_count;                /* 2 * pad + 2 */
     svc_cambi_run_add run_add;     /* the kernels (feature_cambi.h) */
     svc_cambi_run_cvalues run_cvalues;
     svc_cambi_mode_h mode_h;
     svc_cambi_mode_v mode_v;
     svc_cambi_flat_row flat_row;
+    svc_cambi_luma8_row luma8_row;
     svc_cambi_mask_row mask_row;
     const char *backend;
 } cambi_state;
@@ -131,6 +134,9 @@ static void cambi_destroy(void *state) {
     free(s->flat);
     free(s->colsum);
     free(s->flat_out);
+    free(s->run_start);
+    free(s->run_len);
+    free(s->run_count);
     free(s->hist);
     free(s->cvals);
     free(s);
@@ -182,6 +188,12 @@ static void mode_v_c(const uint16_t *a, const uint16_t *b, const uint16_t *c, ui
     for (int x = 0; x < w; x++) out[x] = mode3(a[x], b[x], c[x]);
 }
 
+static void luma8_row_c(const uint8_t *r, const uint8_t *below, uint16_t *dst, int w) {
+    for (int x = 0; x < w - 1; x++)
+        dst[x] = (uint16_t)(below ? r[x] + r[x + 1] + below[x] + below[x + 1] : 2 * (r[x] + r[x + 1]));
+    dst[w - 1] = (uint16_t)(below ? 2 * (r[w - 1] + below[w - 1]) : r[w - 1] << 2);
+}
+
 static void flat_row_c(const uint16_t *r, const uint16_t *below, uint16_t *f, int w) {
     for (int x = 0; x < w; x++) f[x] = (uint16_t)((x == w - 1 || r[x] == r[x + 1]) && (!below || r[x] == below[x]));
 }
@@ -209,6 +221,7 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->mode_h = mode_h_c;
     s->mode_v = mode_v_c;
     s->flat_row = flat_row_c;
+    s->luma8_row = luma8_row_c;
     s->mask_row = mask_row_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
@@ -218,6 +231,7 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
         s->mode_h = svc_cambi_mode_h_avx2;
         s->mode_v = svc_cambi_mode_v_avx2;
         s->flat_row = svc_cambi_flat_row_avx2;
+        s->luma8_row = svc_cambi_luma8_row_avx2;
         s->mask_row = svc_cambi_mask_row_avx2;
         s->backend = "avx2";
     }
@@ -246,7 +260,11 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->colsum = malloc((size_t)(w + CAMBI_MASK_SIZE) * sizeof *s->colsum);
     s->hist = malloc((size_t)CAMBI_HIST_BINS * (w + CAMBI_HIST_SLACK) * sizeof *s->hist);
     s->cvals = malloc(n * sizeof *s->cvals);
-    if (!s->image || !s->mask || !s->rows || !s->flat || !s->flat_out || !s->colsum || !s->hist || !s->cvals) {
+    const size_t slots = 2 * (size_t)(s->window >> 1) + 2;
+    s->run_start = malloc(slots * w * sizeof *s->run_start);
+    s->run_len = malloc(slots * w * sizeof *s->run_len);
+    s->run_count = malloc(slots * sizeof *s->run_count);
+    if (!s->image || !s->mask || !s->rows || !s->flat || !s->flat_out || !s->colsum || !s->hist || !s->cvals || !s->run_start || !s->run_len || !s->run_count) {
         cambi_destroy(s);
         return NULL;
     }
@@ -269,16 +287,8 @@ static void load_luma(cambi_state *s, const svc_plane *p) {
     const int w = s->w, h = s->h;
     if (s->bpc == 8) {
         for (int y = 0; y < h; y++) {
-            uint16_t *dst = s->image + (size_t)y * w;
             const uint8_t *r = (const uint8_t *)p->data + y * p->stride;
-            if (y == h - 1) {
-                for (int x = 0; x < w - 1; x++) dst[x] = (uint16_t)(2 * (r[x] + r[x + 1]));
-                dst[w - 1] = (uint16_t)(r[w - 1] << 2);
-                continue;
-            }
-            const uint8_t *below = r + p->stride;
-            for (int x = 0; x < w - 1; x++) dst[x] = (uint16_t)(r[x] + r[x + 1] + below[x] + below[x + 1]);
-            dst[w - 1] = (uint16_t)(2 * (r[w - 1] + below[w - 1]));
+            s->luma8_row(r, y == h - 1 ? NULL : r + p->stride, s->image + (size_t)y * w, w);
         }
         return;
     }
@@ -384,12 +394,30 @@ static int next_run(const uint16_t *img, const uint16_t *m, int w, int *x, int *
     return 1;
 }
 
+/* The runs of image row y, found once per row and scale and kept in the ring slot of the row
+ * while it is in the window (2 * pad + 2 slots: the row leaving and the row entering differ). */
+typedef struct cambi_runs {
+    int count;
+    uint16_t *start, *len; /* w each */
+} cambi_runs;
+
+static void find_runs(const cambi_state *s, int w, int y, uint16_t *start, uint16_t *len, int *count) {
+    const uint16_t *img = s->image + (size_t)y * w, *m = s->mask + (size_t)y * w;
+    int x = 0, a, n, k = 0;
+    while (next_run(img, m, w, &x, &a, &n)) {
+        start[k] = (uint16_t)a;
+        len[k++] = (uint16_t)n;
+    }
+    *count = k;
+}
+
 /* Adds delta, for each masked pixel of image row y with value v, to the histograms of
  * columns [x - pad, x + pad] at bin v + CAMBI_DIFFS, a run of equal values at a time. */
-static void hist_row(cambi_state *s, int w, size_t stride, int y, int pad, int delta) {
-    const uint16_t *img = s->image + (size_t)y * w, *m = s->mask + (size_t)y * w;
-    int x = 0, a, n;
-    while (next_run(img, m, w, &x, &a, &n)) {
+static void hist_row(cambi_state *s, int w, size_t stride, int y, int pad, int delta, int slot) {
+    const uint16_t *img = s->image + (size_t)y * w;
+    const uint16_t *start = s->run_start + (size_t)slot * w, *len = s->run_len + (size_t)slot * w;
+    for (int r = 0; r < s->run_count[slot]; r++) {
+        const int a = start[r], n = len[r];
         const int lo = a - pad < 0 ? 0 : a - pad, hi = a + n + pad > w ? w : a + n + pad;
         s->run_add(s->hist + (size_t)(img[a] + CAMBI_DIFFS) * stride, lo, hi, a, n, pad, delta);
     }
@@ -398,17 +426,28 @@ static void hist_row(cambi_state *s, int w, size_t stride, int y, int pad, int d
 /* A masked pixel's c-value is the largest w_d * p0 * p / (p0 + p) over the contrasts d visible
  * at its value (the same for a whole run). */
 static void c_values(cambi_state *s, int w, int h) {
-    const int pad = s->window >> 1;
+    const int pad = s->window >> 1, slots = 2 * pad + 2;
     const size_t stride = (size_t)w + CAMBI_HIST_SLACK;
     memset(s->cvals, 0, (size_t)w * h * sizeof *s->cvals);
     memset(s->hist, 0, (size_t)CAMBI_HIST_BINS * stride * sizeof *s->hist);
-    for (int y = 0; y < pad && y < h; y++) hist_row(s, w, stride, y, pad, 1);
+    for (int y = 0; y < pad && y < h; y++) {
+        find_runs(s, w, y, s->run_start + (size_t)(y % slots) * w, s->run_len + (size_t)(y % slots) * w,
+                  &s->run_count[y % slots]);
+        hist_row(s, w, stride, y, pad, 1, y % slots);
+    }
     for (int y = 0; y < h; y++) {
-        if (y - pad - 1 >= 0) hist_row(s, w, stride, y - pad - 1, pad, -1);
-        if (y + pad < h) hist_row(s, w, stride, y + pad, pad, 1);
-        const uint16_t *img = s->image + (size_t)y * w, *m = s->mask + (size_t)y * w;
-        int x = 0, a, n;
-        while (next_run(img, m, w, &x, &a, &n)) {
+        if (y - pad - 1 >= 0) hist_row(s, w, stride, y - pad - 1, pad, -1, (y - pad - 1) % slots);
+        if (y + pad < h) {
+            const int slot = (y + pad) % slots;
+            find_runs(s, w, y + pad, s->run_start + (size_t)slot * w, s->run_len + (size_t)slot * w,
+                      &s->run_count[slot]);
+            hist_row(s, w, stride, y + pad, pad, 1, slot);
+        }
+        const uint16_t *img = s->image + (size_t)y * w;
+        const int slot = y % slots;
+        const uint16_t *start = s->run_start + (size_t)slot * w, *len = s->run_len + (size_t)slot * w;
+        for (int r = 0; r < s->run_count[slot]; r++) {
+            const int a = start[r], n = len[r];
             const int v = img[a] + CAMBI_DIFFS;
             int diffs[CAMBI_DIFFS], weights[CAMBI_DIFFS], nd = 0;
             for (int d = 0; d < CAMBI_DIFFS; d++) {

@@ -44,7 +44,13 @@ typedef void (*svc_cambi_flat_row)(const uint16_t *r, const uint16_t *below, uin
 typedef void (*svc_cambi_mask_row)(uint16_t *cs, const uint16_t *add, const uint16_t *sub, uint16_t *m, int w,
                                    int threshold);
 
+/* An 8-bit row r on the 10-bit scale averaged over 2x2 blocks (below: the next row, NULL for
+ * the last): dst[x] = r[x] + r[x + 1] + below[x] + below[x + 1], a missing row or column
+ * counted by doubling the pair there is (the corner: 4 r[x]). */
+typedef void (*svc_cambi_luma8_row)(const uint8_t *r, const uint8_t *below, uint16_t *dst, int w);
+
 #if defined(__x86_64__) || defined(__i386__)
+void svc_cambi_luma8_row_avx2(const uint8_t *r, const uint8_t *below, uint16_t *dst, int w);
 void svc_cambi_flat_row_avx2(const uint16_t *r, const uint16_t *below, uint16_t *f, int w);
 void svc_cambi_mask_row_avx2(uint16_t *cs, const uint16_t *add, const uint16_t *sub, uint16_t *m, int w,
                              int threshold);

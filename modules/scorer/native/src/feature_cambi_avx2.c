@@ -86,6 +86,24 @@ __attribute__((target("avx2"))) void svc_cambi_mode_v_avx2(const uint16_t *a, co
     for (; x < w; x++) out[x] = mode3_c(a[x], b[x], c[x]);
 }
 
+static inline __attribute__((target("avx2"))) __m256i widen(const uint8_t *p) {
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p));
+}
+
+__attribute__((target("avx2"))) void svc_cambi_luma8_row_avx2(const uint8_t *r, const uint8_t *below, uint16_t *dst,
+                                                              int w) {
+    int x = 0;
+    for (; x + 16 <= w - 1; x += 16) {
+        const __m256i pair = _mm256_add_epi16(widen(r + x), widen(r + x + 1));
+        const __m256i sum = below ? _mm256_add_epi16(pair, _mm256_add_epi16(widen(below + x), widen(below + x + 1)))
+                                  : _mm256_add_epi16(pair, pair);
+        _mm256_storeu_si256((__m256i *)(dst + x), sum);
+    }
+    for (; x < w - 1; x++)
+        dst[x] = (uint16_t)(below ? r[x] + r[x + 1] + below[x] + below[x + 1] : 2 * (r[x] + r[x + 1]));
+    dst[w - 1] = (uint16_t)(below ? 2 * (r[w - 1] + below[w - 1]) : r[w - 1] << 2);
+}
+
 __attribute__((target("avx2"))) void svc_cambi_flat_row_avx2(const uint16_t *r, const uint16_t *below, uint16_t *f,
                                                              int w) {
     const __m256i one = _mm256_set1_epi16(1);
