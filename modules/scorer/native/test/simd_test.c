@@ -1,4 +1,4 @@
-/* Property test of the SIMD paths: integer VIF, integer ADM and motion on random frames of
+/* Property test of the SIMD paths: integer VIF, integer ADM, motion and cambi on random frames of
  * odd and awkward sizes at every bit depth (with the default enhancement gain limit and with 1,
  * the NEG models' value), each path this CPU supports (AVX2, AVX-512)
  * against the scalar reference path; every output must be bit-identical. A path the CPU
@@ -122,6 +122,75 @@ static void size_case(int cpu, int w, int h, int bpc, int pattern) {
 
 static const int depths[] = { 8, 10, 12, 16 };
 
+/* cambi needs flat areas and bands to do any work: a staircase of levels (bands `step` pixels
+ * wide, diagonal), a rectangle of noise, and blocks of one random level; at depths above 8 the
+ * low bits vary slowly so that rounding to 10 bits merges some levels and splits others. */
+static void fill_banded(svc_picture *p) {
+    const svc_plane *pl = &p->plane[0];
+    const int step = 3 + (int)(next_rand() % 40), lsb = p->bpc - 8;
+    const int nx0 = (int)(next_rand() % (unsigned)pl->w), ny0 = (int)(next_rand() % (unsigned)pl->h);
+    const int nx1 = nx0 + (int)(next_rand() % 80), ny1 = ny0 + (int)(next_rand() % 60);
+    const int base = 16 + (int)(next_rand() % 64);
+    for (int y = 0; y < pl->h; y++) {
+        uint8_t *row = (uint8_t *)pl->data + y * pl->stride;
+        for (int x = 0; x < pl->w; x++) {
+            uint32_t v8 = (uint32_t)(base + ((x + 2 * y) / step) % 160);
+            if (x >= nx0 && x < nx1 && y >= ny0 && y < ny1) v8 = next_rand() % 256;
+            else if (((x / 24) + (y / 24)) % 5 == 0) v8 = (uint32_t)(base + ((x / 24) * 7 + (y / 24) * 13) % 40);
+            if (p->bpc == 8) row[x] = (uint8_t)v8;
+            else ((uint16_t *)row)[x] = (uint16_t)((v8 << lsb) | ((uint32_t)(x / 11 + y / 7) & ((1u << lsb) - 1)));
+        }
+    }
+}
+
+/* cambi on the scalar path and on `cpu`, with its defaults and with options as the
+ * vmaf_v1.0.16 models set them (hrs 1080, cmxv 17, vlt 0.06) and a high visibility threshold. */
+static void cambi_case(int cpu, int w, int h, int bpc) {
+    svc_picture d;
+    if (svc_picture_alloc(&d, w, h, SVC_PIX_420, bpc)) {
+        CHECK(0, "picture alloc %dx%d", w, h);
+        return;
+    }
+    fill_banded(&d);
+    static const double option_sets[3][3] = { { 0, 1000, 0 }, { 1080, 17, 0.06 }, { 0, 1000, 10 } };
+    const svc_extractor *ex = &svc_extractor_cambi;
+    for (int o = 0; o < 3; o++) {
+        void *s0 = ex->create_with(w, h, SVC_PIX_420, bpc, SVC_CPU_SCALAR, option_sets[o]);
+        void *s1 = ex->create_with(w, h, SVC_PIX_420, bpc, cpu, option_sets[o]);
+        CHECK(s0 && s1, "cambi: create failed at %dx%d %d-bit", w, h, bpc);
+        if (s0 && s1) {
+            double o0 = -1, o1 = -2;
+            for (int round = 0; round < 2; round++) {
+                const int rc0 = ex->compute(s0, &d, &d, &o0), rc1 = ex->compute(s1, &d, &d, &o1);
+                CHECK(rc0 == SVC_OK && rc1 == SVC_OK, "cambi: compute failed");
+                CHECK(memcmp(&o0, &o1, sizeof o0) == 0, "cambi (options %d) %s at %dx%d %d-bit: scalar %.17g, %s %.17g",
+                      o, ex->backend(s1), w, h, bpc, o0, cpu_name(cpu), o1);
+            }
+            CHECK(o != 0 || w < 220 || o0 > 0, "cambi at %dx%d %d-bit: the banded frame scored 0", w, h, bpc);
+        }
+        if (s0) ex->destroy(s0);
+        if (s1) ex->destroy(s1);
+    }
+    svc_picture_free(&d);
+}
+
+static void cambi_sizes(int cpu, int random) {
+    static const int sizes[][2] = { { 216, 17 }, { 217, 37 }, { 19, 216 }, { 250, 231 }, { 301, 219 }, { 333, 257 },
+                                    { 1920, 1080 } };
+    if (!random) {
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (size_t di = 0; di < 4; di++) {
+                if (sizes[si][0] == 1920 && depths[di] > 10) continue; /* full HD: hrs; 8 and 10 bits */
+                cambi_case(cpu, sizes[si][0], sizes[si][1], depths[di]);
+            }
+        return;
+    }
+    for (int k = 0; k < 6; k++) {
+        const int w = 216 + (int)(next_rand() % 400), h = 8 + (int)(next_rand() % 300);
+        cambi_case(cpu, w, h, depths[next_rand() % 4]);
+    }
+}
+
 static void fixed_sizes(int cpu) {
     static const int sizes[][2] = { { 16, 16 }, { 17, 19 }, { 33, 33 }, { 34, 47 }, { 63, 65 },
                                     { 100, 37 }, { 131, 77 }, { 193, 101 }, { 721, 35 }, { 97, 203 } };
@@ -155,6 +224,10 @@ int main(int argc, char **argv) {
         RUN_CASE(name, fixed_sizes(cpu));
         snprintf(name, sizeof name, "%s_random_sizes", cpu_name(cpu));
         RUN_CASE(name, random_sizes(cpu, 12 * rounds));
+        snprintf(name, sizeof name, "%s_cambi_fixed_sizes", cpu_name(cpu));
+        RUN_CASE(name, cambi_sizes(cpu, 0));
+        snprintf(name, sizeof name, "%s_cambi_random_sizes", cpu_name(cpu));
+        for (int r = 0; r < rounds; r++) RUN_CASE(name, cambi_sizes(cpu, 1));
     }
     return finish_checks();
 }
