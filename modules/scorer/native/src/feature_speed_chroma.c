@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "extractor.h"
+#include "feature_speed_chroma.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -36,8 +37,8 @@
 #define M_E 2.7182818284590452354
 #endif
 
-#define BLOCK 5
-#define DIM (BLOCK * BLOCK) /* 25: samples per block, size of the covariance */
+#define BLOCK SVC_SPEED_BLOCK
+#define DIM SVC_SPEED_DIM /* 25: samples per block, size of the covariance */
 #define DECIMATION_LOG2 4   /* 4 halvings: decimation by 16 */
 #define EIG_EPS 1e-6
 #define EIG_MAX_ITERS 500
@@ -79,6 +80,9 @@ typedef struct speed_state {
     float *x;          /* DIM x nb: K^-1 y, then the per-block variance in its first row */
     float *work;       /* the QR solve's matrices */
     float *ent[2], *var[2]; /* per block, of ref (0) and dis (1) */
+    svc_speed_mat_mul mat_mul; /* the kernels (feature_speed_chroma.h) */
+    svc_speed_covariance covariance;
+    const char *backend;
 } speed_state;
 
 /* ---------------------------------------------------------------- filters ---- */
@@ -332,7 +336,7 @@ static void eigenvalues(const float *k, float *out) {
 }
 
 /* dst (rows x cols) = a (rows x DIM) * b (DIM x cols), each element summed over k in order. */
-static void mat_mul(float *dst, const float *a, const float *b, int rows, int cols) {
+static void mat_mul_c(float *dst, const float *a, const float *b, int rows, int cols) {
     memset(dst, 0, sizeof(float) * (size_t)rows * cols);
     for (int i = 0; i < rows; i++)
         for (int k = 0; k < DIM; k++) {
@@ -343,7 +347,7 @@ static void mat_mul(float *dst, const float *a, const float *b, int rows, int co
 
 /* Solves k x = y (y: DIM x n) by Householder QR with an explicit Q; -1 when R has a diagonal
  * element below EIG_EPS in magnitude. work holds 3 DIM x DIM matrices and a DIM x n one. */
-static int qr_solve(const float *k, const float *y, float *x, int n, float *work) {
+static int qr_solve(const float *k, const float *y, float *x, int n, float *work, svc_speed_mat_mul mat_mul) {
     float *q = work, *h = work + DIM * DIM, *z = work + 2 * DIM * DIM, *qty = work + 3 * DIM * DIM;
     float r[DIM * DIM], v[DIM];
     memcpy(z, k, sizeof(float) * DIM * DIM);
@@ -386,6 +390,22 @@ static int qr_solve(const float *k, const float *y, float *x, int n, float *work
 
 /* ---------------------------------------------------------- the GSM fit ---- */
 
+static void covariance_c(const float *f, int st, int subw, int subh, const float *mean, float *cov) {
+    for (int p = 0; p < DIM; p++)
+        for (int q = 0; q <= p; q++) {
+            const int rp = p / BLOCK, cp = p % BLOCK, rq = q / BLOCK, cq = q % BLOCK;
+            const double mp = mean[p], mq = mean[q];
+            double acc = 0;
+            for (int i = 0; i < subh; i++)
+                for (int j = 0; j < subw; j++) {
+                    const double a = f[(size_t)(rp + i) * st + cp + j], b = f[(size_t)(rq + i) * st + cq + j];
+                    acc += (a - mp) * (b - mq);
+                }
+            const float cv = acc / (double)((size_t)subw * (size_t)subh);
+            cov[p * DIM + q] = cov[q * DIM + p] = cv;
+        }
+}
+
 /* Entropy and variance per block of the band-pass image in s->frame; -1 when its covariance is
  * singular (then every variance is 0). */
 static int block_statistics(speed_state *s, float *ent, float *var) {
@@ -400,19 +420,7 @@ static int block_statistics(speed_state *s, float *ent, float *var) {
                 for (int j = 0; j < s->subw; j++) sum += f[(size_t)(r + i) * st + c + j];
             mean[r * BLOCK + c] = sum / count;
         }
-    for (int p = 0; p < DIM; p++)
-        for (int q = 0; q <= p; q++) {
-            const int rp = p / BLOCK, cp = p % BLOCK, rq = q / BLOCK, cq = q % BLOCK;
-            const double mp = mean[p], mq = mean[q];
-            double acc = 0;
-            for (int i = 0; i < s->subh; i++)
-                for (int j = 0; j < s->subw; j++) {
-                    const double a = f[(size_t)(rp + i) * st + cp + j], b = f[(size_t)(rq + i) * st + cq + j];
-                    acc += (a - mp) * (b - mq);
-                }
-            const float cv = acc / (double)((size_t)s->subw * (size_t)s->subh);
-            cov[p * DIM + q] = cov[q * DIM + p] = cv;
-        }
+    s->covariance(f, st, s->subw, s->subh, mean, cov);
     eigenvalues(cov, eig);
     for (int r = 0; r < BLOCK; r++)
         for (int c = 0; c < BLOCK; c++)
@@ -421,7 +429,7 @@ static int block_statistics(speed_state *s, float *ent, float *var) {
                     s->y[(size_t)(r * BLOCK + c) * nb + bi * s->nbh + bj] = f[(size_t)(bi * BLOCK + r) * st + bj * BLOCK + c];
     int regular = 1;
     for (int k = 0; k < DIM; k++) regular &= !(eig[k] < EIG_EPS);
-    const int singular = !regular || qr_solve(cov, s->y, s->x, nb, s->work) != 0;
+    const int singular = !regular || qr_solve(cov, s->y, s->x, nb, s->work, s->mat_mul) != 0;
     if (singular) memset(s->x, 0, sizeof(float) * DIM * (size_t)nb);
     for (int k = 0; k < DIM * nb; k++) s->x[k] = (s->x[k] * s->y[k]) / (float)DIM;
     for (int k = 1; k < DIM; k++)
@@ -508,10 +516,21 @@ static void speed_destroy(void *state) {
 }
 
 static void *speed_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
-    (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     speed_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->mat_mul = mat_mul_c;
+    s->covariance = covariance_c;
+    s->backend = "scalar";
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run the AVX2 kernels */
+        s->mat_mul = svc_speed_mat_mul_avx2;
+        s->covariance = svc_speed_covariance_avx2;
+        s->backend = "avx2";
+    }
+#else
+    (void)cpu;
+#endif
     s->luma_w = w;
     s->luma_h = h;
     s->bpc = bpc;
@@ -564,10 +583,7 @@ static void *speed_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     return speed_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
-static const char *speed_backend(const void *state) {
-    (void)state;
-    return "scalar";
-}
+static const char *speed_backend(const void *state) { return ((const speed_state *)state)->backend; }
 
 static int speed_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
     speed_state *s = state;

@@ -1,4 +1,4 @@
-/* Property test of the SIMD paths: integer VIF, integer ADM, motion and cambi on random frames of
+/* Property test of the SIMD paths: integer VIF, integer ADM, motion, cambi and speed_chroma on random frames of
  * odd and awkward sizes at every bit depth (with the default enhancement gain limit and with 1,
  * the NEG models' value), each path this CPU supports (AVX2, AVX-512)
  * against the scalar reference path; every output must be bit-identical. A path the CPU
@@ -174,6 +174,71 @@ static void cambi_case(int cpu, int w, int h, int bpc) {
     svc_picture_free(&d);
 }
 
+/* Chroma planes of a textured pair (gradients plus noise; the distorted one a noisier copy). */
+static void fill_chroma(svc_picture *r, svc_picture *d) {
+    const uint32_t maxv = (1u << r->bpc) - 1;
+    for (int c = 1; c < 3; c++) {
+        const svc_plane *pr = &r->plane[c], *pd = &d->plane[c];
+        for (int y = 0; y < pr->h; y++)
+            for (int x = 0; x < pr->w; x++) {
+                const uint32_t v = ((uint32_t)(x * (3 + c) + y * 5) * (maxv / 255) + (next_rand() & (maxv / 16))) % (maxv + 1);
+                const int32_t dv = (int32_t)v + (int32_t)(next_rand() % 33) - 16;
+                const uint32_t vd = dv < 0 ? 0 : (uint32_t)dv > maxv ? maxv : (uint32_t)dv;
+                uint8_t *rr = (uint8_t *)pr->data + y * pr->stride, *dr = (uint8_t *)pd->data + y * pd->stride;
+                if (r->bpc == 8) {
+                    rr[x] = (uint8_t)v;
+                    dr[x] = (uint8_t)vd;
+                } else {
+                    ((uint16_t *)rr)[x] = (uint16_t)v;
+                    ((uint16_t *)dr)[x] = (uint16_t)vd;
+                }
+            }
+    }
+}
+
+/* speed_chroma on the scalar path and on `cpu`: defaults, the vmaf_v1.0.16 models' options, and
+ * a bilinear prescale. */
+static void speed_case(int cpu, int w, int h, int bpc) {
+    svc_picture r, d;
+    if (svc_picture_alloc(&r, w, h, SVC_PIX_420, bpc) || svc_picture_alloc(&d, w, h, SVC_PIX_420, bpc)) {
+        CHECK(0, "picture alloc %dx%d", w, h);
+        return;
+    }
+    fill_chroma(&r, &d);
+    /* ks, mxv, nnf, ps, psm, snn, wvm */
+    static const double option_sets[3][7] = { { 1, 1000, 0, 1, 0, 0.29, 0 },
+                                              { 1, 45, 0.1, 1, 0, 0.19, 5 },
+                                              { 1, 1000, 0.1, 0.6, 1, 0.29, 6 } };
+    const svc_extractor *ex = &svc_extractor_speed_chroma;
+    for (int o = 0; o < 3; o++) {
+        void *s0 = ex->create_with(w, h, SVC_PIX_420, bpc, SVC_CPU_SCALAR, option_sets[o]);
+        void *s1 = ex->create_with(w, h, SVC_PIX_420, bpc, cpu, option_sets[o]);
+        if (!s0 && !s1) continue; /* too small under these options, on both paths */
+        CHECK(s0 && s1, "speed_chroma: create failed at %dx%d %d-bit", w, h, bpc);
+        if (s0 && s1) {
+            double o0[3], o1[3];
+            for (int round = 0; round < 2; round++) {
+                const int rc0 = ex->compute(s0, &r, &d, o0), rc1 = ex->compute(s1, &r, &d, o1);
+                CHECK(rc0 == rc1, "speed_chroma: compute returned %d and %d", rc0, rc1);
+                for (int k = 0; rc0 == SVC_OK && k < 3; k++)
+                    CHECK(memcmp(&o0[k], &o1[k], sizeof o0[k]) == 0,
+                          "%s (options %d) %s at %dx%d %d-bit: scalar %.17g, %s %.17g", ex->output_names[k], o,
+                          ex->backend(s1), w, h, bpc, o0[k], cpu_name(cpu), o1[k]);
+            }
+        }
+        if (s0) ex->destroy(s0);
+        if (s1) ex->destroy(s1);
+    }
+    svc_picture_free(&r);
+    svc_picture_free(&d);
+}
+
+static void speed_sizes(int cpu) {
+    static const int sizes[][2] = { { 160, 160 }, { 171, 165 }, { 333, 257 }, { 641, 359 }, { 1920, 1080 } };
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t di = 0; di < 4; di++) speed_case(cpu, sizes[si][0], sizes[si][1], depths[di]);
+}
+
 static void cambi_sizes(int cpu, int random) {
     static const int sizes[][2] = { { 216, 17 }, { 217, 37 }, { 19, 216 }, { 250, 231 }, { 301, 219 }, { 333, 257 },
                                     { 1920, 1080 } };
@@ -228,6 +293,8 @@ int main(int argc, char **argv) {
         RUN_CASE(name, cambi_sizes(cpu, 0));
         snprintf(name, sizeof name, "%s_cambi_random_sizes", cpu_name(cpu));
         for (int r = 0; r < rounds; r++) RUN_CASE(name, cambi_sizes(cpu, 1));
+        snprintf(name, sizeof name, "%s_speed_chroma", cpu_name(cpu));
+        RUN_CASE(name, speed_sizes(cpu));
     }
     return finish_checks();
 }
