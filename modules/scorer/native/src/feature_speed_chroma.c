@@ -82,6 +82,8 @@ typedef struct speed_state {
     float *ent[2], *var[2]; /* per block, of ref (0) and dis (1) */
     svc_speed_mat_mul mat_mul; /* the kernels (feature_speed_chroma.h) */
     svc_speed_covariance covariance;
+    svc_speed_axpy axpy;
+    svc_speed_load8 load8;
     const char *backend;
 } speed_state;
 
@@ -113,6 +115,14 @@ static void gaussian_taps(float *out, int size, float sigma) {
     for (int i = 0; i < size; i++) out[i] /= sum;
 }
 
+static void axpy_c(float *row, float c, const float *in, int w) {
+    for (int j = 0; j < w; j++) row[j] = row[j] + c * in[j];
+}
+
+static void load8_c(const uint8_t *in, float *out, int w) {
+    for (int x = 0; x < w; x++) out[x] = (float)in[x] + -128;
+}
+
 static inline int reflect_edge(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i); }
 
 /* Separable filter of a w x h image (rows of `stride` floats), kept at every step-th row and
@@ -121,7 +131,7 @@ static inline int reflect_edge(int i, int n) { return i < 0 ? -i : (i >= n ? 2 *
  * sums its taps in float from zero in tap order, as the reference's full-size filter does (the
  * loops run tap-major so the compiler may vectorise them; the order per output is unchanged). */
 static void filter2d(const float *taps, int width, const float *src, float *dst, float *pad, int w, int h, int stride,
-                     int step) {
+                     int step, svc_speed_axpy axpy) {
     const int r = width / 2, oh = step > 1 ? h / step : h, ow = step > 1 ? w / step : w;
     float *row = pad + r; /* row[-r .. w + r) */
     for (int i = 0; i < oh; i++) {
@@ -129,8 +139,7 @@ static void filter2d(const float *taps, int width, const float *src, float *dst,
         for (int j = 0; j < w; j++) row[j] = 0.0f;
         for (int k = 0; k < width; k++) {
             const float c = taps[k];
-            const float *in = src + (size_t)reflect_edge(y - r + k, h) * stride;
-            for (int j = 0; j < w; j++) row[j] = row[j] + c * in[j];
+            axpy(row, c, src + (size_t)reflect_edge(y - r + k, h) * stride, w);
         }
         for (int m = 1; m <= r; m++) {
             row[-m] = row[reflect_edge(-m, w)];
@@ -146,8 +155,7 @@ static void filter2d(const float *taps, int width, const float *src, float *dst,
         } else {
             for (int j = 0; j < w; j++) out[j] = 0.0f;
             for (int k = 0; k < width; k++) {
-                const float c = taps[k];
-                for (int j = 0; j < w; j++) out[j] = out[j] + c * row[j - r + k];
+                axpy(out, taps[k], row - r + k, w);
             }
         }
     }
@@ -185,10 +193,10 @@ static void band_pass(speed_state *s) {
         rescale(s->method, s->copy, s->ow, s->oh, f, s->sw, s->sh, s->stride);
     }
     /* The low-pass is only needed at the samples decimation keeps. */
-    filter2d(s->aa_taps, s->aa_width, f, s->filtered, s->conv_tmp, s->sw, s->sh, s->stride, 1 << DECIMATION_LOG2);
+    filter2d(s->aa_taps, s->aa_width, f, s->filtered, s->conv_tmp, s->sw, s->sh, s->stride, 1 << DECIMATION_LOG2, s->axpy);
     for (int i = 0; i < s->dh; i++)
         for (int j = 0; j < s->dw; j++) f[(size_t)i * s->stride + j] = s->filtered[(size_t)i * s->stride + j];
-    filter2d(s->mean_taps, s->mean_width, f, s->filtered, s->conv_tmp, s->dw, s->dh, s->stride, 1);
+    filter2d(s->mean_taps, s->mean_width, f, s->filtered, s->conv_tmp, s->dw, s->dh, s->stride, 1, s->axpy);
     for (int i = 0; i < s->dh; i++)
         for (int j = 0; j < s->dw; j++) f[(size_t)i * s->stride + j] -= s->filtered[(size_t)i * s->stride + j];
 }
@@ -474,8 +482,7 @@ static void load_plane(speed_state *s, const svc_picture *pic, int c) {
     for (int y = 0; y < s->oh; y++) {
         float *out = s->frame + (size_t)y * s->stride;
         if (s->bpc == 8) {
-            const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
-            for (int x = 0; x < s->ow; x++) out[x] = (float)row[x] + -128;
+            s->load8((const uint8_t *)p->data + y * p->stride, out, s->ow);
         } else {
             const uint16_t *row = (const uint16_t *)((const uint8_t *)p->data + y * p->stride);
             for (int x = 0; x < s->ow; x++) out[x] = (float)row[x] / div + -128;
@@ -521,11 +528,15 @@ static void *speed_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     if (!s) return NULL;
     s->mat_mul = mat_mul_c;
     s->covariance = covariance_c;
+    s->axpy = axpy_c;
+    s->load8 = load8_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
     if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run the AVX2 kernels */
         s->mat_mul = svc_speed_mat_mul_avx2;
         s->covariance = svc_speed_covariance_avx2;
+        s->axpy = svc_speed_axpy_avx2;
+        s->load8 = svc_speed_load8_avx2;
         s->backend = "avx2";
     }
 #else

@@ -8,6 +8,8 @@
 #ifndef SVC_FEATURE_SPEED_CHROMA_H
 #define SVC_FEATURE_SPEED_CHROMA_H
 
+#include <stdint.h>
+
 #define SVC_SPEED_BLOCK 5
 #define SVC_SPEED_DIM (SVC_SPEED_BLOCK * SVC_SPEED_BLOCK)
 
@@ -20,7 +22,15 @@ typedef void (*svc_speed_mat_mul)(float *dst, const float *a, const float *b, in
  * double, rows then columns, ((double)f_p - mean[p]) * ((double)f_q - mean[q]). */
 typedef void (*svc_speed_covariance)(const float *f, int st, int subw, int subh, const float *mean, float *cov);
 
+/* row[j] = row[j] + c * in[j] for j in [0, w) (the filters' tap step, in float). */
+typedef void (*svc_speed_axpy)(float *row, float c, const float *in, int w);
+
+/* out[x] = (float)in[x] + -128 for x in [0, w): an 8-bit chroma row as floats. */
+typedef void (*svc_speed_load8)(const uint8_t *in, float *out, int w);
+
 #if defined(__x86_64__) || defined(__i386__)
+void svc_speed_axpy_avx2(float *row, float c, const float *in, int w);
+void svc_speed_load8_avx2(const uint8_t *in, float *out, int w);
 void svc_speed_mat_mul_avx2(float *dst, const float *a, const float *b, int rows, int cols);
 void svc_speed_covariance_avx2(const float *f, int st, int subw, int subh, const float *mean, float *cov);
 #endif

@@ -64,6 +64,24 @@ __attribute__((target("avx2"))) void svc_speed_covariance_avx2(const float *f, i
         }
     }
 }
+
+__attribute__((target("avx2"))) void svc_speed_axpy_avx2(float *row, float c, const float *in, int w) {
+    const __m256 vc = _mm256_set1_ps(c);
+    int j = 0;
+    for (; j + 8 <= w; j += 8)
+        _mm256_storeu_ps(row + j, _mm256_add_ps(_mm256_loadu_ps(row + j), _mm256_mul_ps(vc, _mm256_loadu_ps(in + j))));
+    for (; j < w; j++) row[j] = row[j] + c * in[j];
+}
+
+__attribute__((target("avx2"))) void svc_speed_load8_avx2(const uint8_t *in, float *out, int w) {
+    const __m256 bias = _mm256_set1_ps(-128.0f);
+    int x = 0;
+    for (; x + 8 <= w; x += 8) {
+        const __m128i v = _mm_loadl_epi64((const __m128i *)(in + x));
+        _mm256_storeu_ps(out + x, _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v)), bias));
+    }
+    for (; x < w; x++) out[x] = (float)in[x] + -128;
+}
 #else
 typedef int svc_no_avx2_speed_chroma; /* an empty translation unit is not ISO C */
 #endif
