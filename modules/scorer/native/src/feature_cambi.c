@@ -21,9 +21,9 @@
  * A row is taken as runs of masked pixels of one value (banding is flat, so runs are long): a run
  * updates each column in its reach once, by the number of its pixels in that column's window
  * (not once per pixel), and its c-values read contiguous histogram columns. The run update, the
- * run c-values and the mode filter passes have AVX2 and AVX-512 variants (feature_cambi_avx2.c,
- * feature_cambi_avx512.c), bit-identical to the scalar ones (integer histograms; the same float
- * operations per c-value, IEEE division and comparison in every lane).
+ * run c-values, the mode filter passes, the flat mask rows and the 8-bit luma rows have AVX2
+ * variants (feature_cambi_avx2.c), bit-identical to the scalar ones (integer histograms; the
+ * same float operations per c-value, IEEE division and comparison in every lane).
  *
  * Options, as model files set them (the vmaf_v1.0.16 models), named in the outputs as the
  * reference names them ("cambi_hrs_1080_cmxv_17_vlt_0.06"):
@@ -225,7 +225,7 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->mask_row = mask_row_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu >= SVC_CPU_AVX2) {
+    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run these too: 32-lane variants measured no faster */
         s->run_add = svc_cambi_run_add_avx2;
         s->run_cvalues = svc_cambi_run_cvalues_avx2;
         s->mode_h = svc_cambi_mode_h_avx2;
@@ -234,11 +234,6 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
         s->luma8_row = svc_cambi_luma8_row_avx2;
         s->mask_row = svc_cambi_mask_row_avx2;
         s->backend = "avx2";
-    }
-    if (cpu >= SVC_CPU_AVX512) { /* the mode filter and flat mask passes stay AVX2 */
-        s->run_add = svc_cambi_run_add_avx512;
-        s->run_cvalues = svc_cambi_run_cvalues_avx512;
-        s->backend = "avx512";
     }
 #endif
     for (int v = 0; v < CAMBI_LEVELS; v++)

@@ -1,6 +1,6 @@
 /*
- * Private interface between cambi (feature_cambi.c) and its SIMD kernels
- * (feature_cambi_avx2.c, feature_cambi_avx512.c). Integer arithmetic for the histograms and the
+ * Private interface between cambi (feature_cambi.c) and its AVX2 kernels
+ * (feature_cambi_avx2.c). Integer arithmetic for the histograms and the
  * scalar code's float operations in the same order for the c-values: every backend gives the
  * same histograms and the same c-values, bit for bit.
  *
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CAMBI_HIST_SLACK 64
+#define CAMBI_HIST_SLACK 16
 
 /* A run of n masked pixels of one value starting at column a of a row adds (delta = +1) or
  * removes (-1) itself to the histogram row `row` (the run's bin) of every column c in [lo, hi),
@@ -59,9 +59,6 @@ void svc_cambi_run_cvalues_avx2(const uint16_t *h0, ptrdiff_t stride, int n, con
                                 int nd, float *out);
 void svc_cambi_mode_h_avx2(const uint16_t *in, uint16_t *out, int w);
 void svc_cambi_mode_v_avx2(const uint16_t *a, const uint16_t *b, const uint16_t *c, uint16_t *out, int w);
-void svc_cambi_run_add_avx512(uint16_t *row, int lo, int hi, int a, int n, int pad, int delta);
-void svc_cambi_run_cvalues_avx512(const uint16_t *h0, ptrdiff_t stride, int n, const int *diffs, const int *weights,
-                                  int nd, float *out);
 #endif
 
 #endif
