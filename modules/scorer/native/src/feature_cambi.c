@@ -17,8 +17,13 @@
  *      c-value is the largest w_d * p0 * p / (p0 + p) over the contrasts visible at v.
  *   4. Each scale pools its c-values as the mean of the top 60%; the score is the weighted sum
  *      (16, 8, 4, 2, 1) over the scales divided by the number of pixels in the window.
- * The histograms slide down the rows, one per column, as a box filter over the masked values;
- * their range updates are the kernel with an AVX2 variant (feature_cambi_avx2.c).
+ * The histograms slide down the rows, one per column, as a box filter over the masked values.
+ * A row is taken as runs of masked pixels of one value (banding is flat, so runs are long): a run
+ * updates each column in its reach once, by the number of its pixels in that column's window
+ * (not once per pixel), and its c-values read contiguous histogram columns. The run update, the
+ * run c-values, the mode filter passes, the flat mask rows and the 8-bit luma rows have AVX2
+ * variants (feature_cambi_avx2.c), bit-identical to the scalar ones (integer histograms; the
+ * same float operations per c-value, IEEE division and comparison in every lane).
  *
  * Options, as model files set them (the vmaf_v1.0.16 models), named in the outputs as the
  * reference names them ("cambi_hrs_1080_cmxv_17_vlt_0.06"):
@@ -46,6 +51,7 @@
 #define CAMBI_TVI 0.019
 #define CAMBI_MAX_LOG_CONTRAST 2
 #define CAMBI_DIFFS (1 << CAMBI_MAX_LOG_CONTRAST)
+#define CAMBI_HIST_BINS (CAMBI_LEVELS + 4 * CAMBI_DIFFS) /* bins v + CAMBI_DIFFS +- d, v up to 1024 */
 #define CAMBI_MIN_SIDE 216 /* the reference refuses frames smaller than this on both sides */
 
 static const char *const names[1] = { "cambi" };
@@ -64,10 +70,20 @@ typedef struct cambi_state {
     int tvi_limit[CAMBI_DIFFS];    /* largest 10-bit value at which contrast d+1 is visible */
     uint16_t *image, *mask;        /* w * h, stride w */
     uint16_t *rows;                /* 3 * w: the mode filter's horizontal results */
-    uint32_t *dp;                  /* (CAMBI_MASK_SIZE + 1) rows of summed-area table */
-    uint16_t *hist;                /* (CAMBI_LEVELS + 2 * CAMBI_DIFFS) * w, one histogram per column */
+    uint16_t *flat;                /* CAMBI_MASK_SIZE rows of w: the flat indicator, a ring */
+    uint16_t *flat_out;            /* w: the indicator row leaving the 7-row sums */
+    uint16_t *colsum;              /* w + CAMBI_MASK_SIZE: 7-row sums of the indicator, zero-padded */
+    uint16_t *hist;                /* CAMBI_HIST_BINS rows of (w + CAMBI_HIST_SLACK), one histogram per column */
     float *cvals;                  /* w * h */
-    svc_cambi_range_add range_add; /* the histogram update kernel */
+    uint16_t *run_start, *run_len; /* (2 * pad + 2) * w: the runs of the rows in the window, a ring */
+    int *run_count;                /* 2 * pad + 2 */
+    svc_cambi_run_add run_add;     /* the kernels (feature_cambi.h) */
+    svc_cambi_run_cvalues run_cvalues;
+    svc_cambi_mode_h mode_h;
+    svc_cambi_mode_v mode_v;
+    svc_cambi_flat_row flat_row;
+    svc_cambi_luma8_row luma8_row;
+    svc_cambi_mask_row mask_row;
     const char *backend;
 } cambi_state;
 
@@ -115,7 +131,12 @@ static void cambi_destroy(void *state) {
     free(s->image);
     free(s->mask);
     free(s->rows);
-    free(s->dp);
+    free(s->flat);
+    free(s->colsum);
+    free(s->flat_out);
+    free(s->run_start);
+    free(s->run_len);
+    free(s->run_count);
     free(s->hist);
     free(s->cvals);
     free(s);
@@ -129,8 +150,61 @@ static const svc_extractor_option cambi_options[N_OPTIONS] = {
     { .name = "cambi_vis_lum_threshold", .alias = "vlt", .def = 0.0, .min = 0.0, .max = 300.0 },
 };
 
-static void range_add_c(uint16_t *row, int lo, int hi, int delta) {
-    for (int c = lo; c < hi; c++) row[c] = (uint16_t)(row[c] + delta);
+static void run_add_c(uint16_t *row, int lo, int hi, int a, int n, int pad, int delta) {
+    for (int c = lo; c < hi; c++) {
+        const int t = c - a;
+        const int k = (t + pad < n - 1 ? t + pad : n - 1) - (t - pad > 0 ? t - pad : 0) + 1;
+        row[c] = (uint16_t)(row[c] + delta * k);
+    }
+}
+
+static void run_cvalues_c(const uint16_t *h0, ptrdiff_t stride, int n, const int *diffs, const int *weights, int nd,
+                          float *out) {
+    for (int i = 0; i < n; i++) {
+        const uint16_t p0 = h0[i];
+        float best = 0.0f;
+        for (int j = 0; j < nd; j++) {
+            const ptrdiff_t off = (ptrdiff_t)(diffs[j] + 1) * stride;
+            const uint16_t up = h0[i + off], down = h0[i - off];
+            const uint16_t p = up > down ? up : down;
+            const float val = (float)(weights[j] * p0 * p) / (float)(p + p0);
+            if (val > best) best = val;
+        }
+        out[i] = best;
+    }
+}
+
+static uint16_t mode3(uint16_t a, uint16_t b, uint16_t c) {
+    if (a == b || a == c) return a;
+    if (b == c) return b;
+    return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
+static void mode_h_c(const uint16_t *in, uint16_t *out, int w) {
+    for (int x = 1; x < w - 1; x++) out[x] = mode3(in[x - 1], in[x], in[x + 1]);
+}
+
+static void mode_v_c(const uint16_t *a, const uint16_t *b, const uint16_t *c, uint16_t *out, int w) {
+    for (int x = 0; x < w; x++) out[x] = mode3(a[x], b[x], c[x]);
+}
+
+static void luma8_row_c(const uint8_t *r, const uint8_t *below, uint16_t *dst, int w) {
+    for (int x = 0; x < w - 1; x++)
+        dst[x] = (uint16_t)(below ? r[x] + r[x + 1] + below[x] + below[x + 1] : 2 * (r[x] + r[x + 1]));
+    dst[w - 1] = (uint16_t)(below ? 2 * (r[w - 1] + below[w - 1]) : r[w - 1] << 2);
+}
+
+static void flat_row_c(const uint16_t *r, const uint16_t *below, uint16_t *f, int w) {
+    for (int x = 0; x < w; x++) f[x] = (uint16_t)((x == w - 1 || r[x] == r[x + 1]) && (!below || r[x] == below[x]));
+}
+
+static void mask_row_c(uint16_t *cs, const uint16_t *add, const uint16_t *sub, uint16_t *m, int w, int threshold) {
+    uint16_t *col = cs + 3;
+    for (int x = 0; x < w; x++) col[x] = (uint16_t)(col[x] + (add ? add[x] : 0) - (sub ? sub[x] : 0));
+    for (int x = 0; x < w; x++) {
+        const int sum = cs[x] + cs[x + 1] + cs[x + 2] + cs[x + 3] + cs[x + 4] + cs[x + 5] + cs[x + 6];
+        m[x] = sum > threshold;
+    }
 }
 
 static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
@@ -142,11 +216,23 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->h = h;
     s->bpc = bpc;
     s->max_val = options[OPT_MAX_VAL];
-    s->range_add = range_add_c;
+    s->run_add = run_add_c;
+    s->run_cvalues = run_cvalues_c;
+    s->mode_h = mode_h_c;
+    s->mode_v = mode_v_c;
+    s->flat_row = flat_row_c;
+    s->luma8_row = luma8_row_c;
+    s->mask_row = mask_row_c;
     s->backend = "scalar";
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run the AVX2 kernels */
-        s->range_add = svc_cambi_range_add_avx2;
+    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run these too: 32-lane variants measured no faster */
+        s->run_add = svc_cambi_run_add_avx2;
+        s->run_cvalues = svc_cambi_run_cvalues_avx2;
+        s->mode_h = svc_cambi_mode_h_avx2;
+        s->mode_v = svc_cambi_mode_v_avx2;
+        s->flat_row = svc_cambi_flat_row_avx2;
+        s->luma8_row = svc_cambi_luma8_row_avx2;
+        s->mask_row = svc_cambi_mask_row_avx2;
         s->backend = "avx2";
     }
 #endif
@@ -164,10 +250,16 @@ static void *cambi_create_with(int w, int h, int pix_fmt, int bpc, int cpu, cons
     s->image = malloc(n * sizeof *s->image);
     s->mask = malloc(n * sizeof *s->mask);
     s->rows = malloc(3 * (size_t)w * sizeof *s->rows);
-    s->dp = malloc((size_t)(CAMBI_MASK_SIZE + 1) * (w + CAMBI_MASK_SIZE) * sizeof *s->dp);
-    s->hist = malloc((size_t)(CAMBI_LEVELS + 2 * CAMBI_DIFFS) * w * sizeof *s->hist);
+    s->flat = malloc((size_t)CAMBI_MASK_SIZE * w * sizeof *s->flat);
+    s->flat_out = malloc((size_t)w * sizeof *s->flat_out);
+    s->colsum = malloc((size_t)(w + CAMBI_MASK_SIZE) * sizeof *s->colsum);
+    s->hist = malloc((size_t)CAMBI_HIST_BINS * (w + CAMBI_HIST_SLACK) * sizeof *s->hist);
     s->cvals = malloc(n * sizeof *s->cvals);
-    if (!s->image || !s->mask || !s->rows || !s->dp || !s->hist || !s->cvals) {
+    const size_t slots = 2 * (size_t)(s->window >> 1) + 2;
+    s->run_start = malloc(slots * w * sizeof *s->run_start);
+    s->run_len = malloc(slots * w * sizeof *s->run_len);
+    s->run_count = malloc(slots * sizeof *s->run_count);
+    if (!s->image || !s->mask || !s->rows || !s->flat || !s->flat_out || !s->colsum || !s->hist || !s->cvals || !s->run_start || !s->run_len || !s->run_count) {
         cambi_destroy(s);
         return NULL;
     }
@@ -183,29 +275,24 @@ static const char *cambi_backend(const void *state) { return ((const cambi_state
 
 /* ---- step 1: 10-bit luma ---- */
 
+/* Below 10 bits each sample becomes the mean of its 2x2 block of 10-bit samples (the last row
+ * and column of pairs, the corner kept): at 8 bits (4a + 4b + 4c + 4d) >> 2 = a + b + c + d and
+ * (4a + 4b) >> 1 = 2 (a + b), computed from the 8-bit rows directly. */
 static void load_luma(cambi_state *s, const svc_plane *p) {
     const int w = s->w, h = s->h;
+    if (s->bpc == 8) {
+        for (int y = 0; y < h; y++) {
+            const uint8_t *r = (const uint8_t *)p->data + y * p->stride;
+            s->luma8_row(r, y == h - 1 ? NULL : r + p->stride, s->image + (size_t)y * w, w);
+        }
+        return;
+    }
     for (int y = 0; y < h; y++) {
         uint16_t *dst = s->image + (size_t)y * w;
-        if (s->bpc == 8) {
-            const uint8_t *src = (const uint8_t *)p->data + y * p->stride;
-            for (int x = 0; x < w; x++) dst[x] = (uint16_t)(src[x] << 2);
-        } else {
-            const uint16_t *src = (const uint16_t *)((const uint8_t *)p->data + y * p->stride);
-            const int shift = s->bpc - 10, round = shift ? 1 << (shift - 1) : 0;
-            for (int x = 0; x < w; x++) dst[x] = (uint16_t)((src[x] + round) >> shift);
-        }
+        const uint16_t *src = (const uint16_t *)((const uint8_t *)p->data + y * p->stride);
+        const int shift = s->bpc - 10, round = shift ? 1 << (shift - 1) : 0;
+        for (int x = 0; x < w; x++) dst[x] = (uint16_t)((src[x] + round) >> shift);
     }
-    if (s->bpc >= 10) return;
-    /* Anti-dithering: each sample becomes the mean of its 2x2 block (in place, reading the
-     * right and lower neighbours before they change), the last row and column of pairs. */
-    for (int y = 0; y < h - 1; y++) {
-        uint16_t *r = s->image + (size_t)y * w, *below = r + w;
-        for (int x = 0; x < w - 1; x++) r[x] = (uint16_t)((r[x] + r[x + 1] + below[x] + below[x + 1]) >> 2);
-        r[w - 1] = (uint16_t)((r[w - 1] + below[w - 1]) >> 1);
-    }
-    uint16_t *last = s->image + (size_t)(h - 1) * w;
-    for (int x = 0; x < w - 1; x++) last[x] = (uint16_t)((last[x] + last[x + 1]) >> 1);
 }
 
 /* ---- step 2: flat-pixel mask ---- */
@@ -222,36 +309,35 @@ static int mask_threshold(int w, int h) {
     return (CAMBI_MASK_SIZE * CAMBI_MASK_SIZE + 3 * (ceil_log2(blocks) - 11) - 1) >> 1;
 }
 
-static int is_flat(const uint16_t *img, int w, int h, int x, int y) {
-    const uint16_t v = img[(size_t)y * w + x];
-    return (x == w - 1 || v == img[(size_t)y * w + x + 1]) && (y == h - 1 || v == img[(size_t)(y + 1) * w + x]);
-}
-
-/* Box sums of the flat indicator over 7x7 with a rolling summed-area table of 8 rows. */
+/* 7x7 box sums of the flat indicator (a pixel equal to its right and lower neighbours, frame
+ * edges counting as equal; zero outside the frame): a running 7-row column sum (one row added,
+ * one removed per output row), then seven of those added across. */
 static void flat_mask(cambi_state *s) {
-    const int w = s->w, h = s->h, pad = CAMBI_MASK_SIZE >> 1, rows = CAMBI_MASK_SIZE + 1;
-    const int dw = w + 2 * pad + 1;
+    const int w = s->w, h = s->h, pad = CAMBI_MASK_SIZE >> 1;
     const int threshold = mask_threshold(w, h);
-    uint32_t *dp = s->dp;
-    memset(dp, 0, (size_t)rows * dw * sizeof *dp);
-    /* Table row r holds the prefix sums of image rows up to (r's image row); image row y lives
-     * in table row (y + pad + 1) % rows, and column x in table column x + pad + 1. */
-    for (int y = 0; y < h + pad; y++) {
-        const int cur = (y + pad + 1) % rows, prev = (y + pad) % rows;
-        for (int x = 0; x < w + pad; x++) {
-            const int v = y < h && x < w ? is_flat(s->image, w, h, x, y) : 0;
-            const int c = x + pad + 1;
-            dp[cur * dw + c] = (uint32_t)v + dp[prev * dw + c] + dp[cur * dw + c - 1] - dp[prev * dw + c - 1];
+    uint16_t *cs = s->colsum; /* cs[x + pad] is column x's sum; pad zeros either side */
+    memset(cs, 0, (size_t)(w + 2 * pad) * sizeof *cs);
+    for (int y = 0; y < pad && y < h; y++) {
+        uint16_t *f = s->flat + (size_t)(y % CAMBI_MASK_SIZE) * w;
+        const uint16_t *r = s->image + (size_t)y * w;
+        s->flat_row(r, y == h - 1 ? NULL : r + w, f, w);
+        for (int x = 0; x < w; x++) cs[x + pad] = (uint16_t)(cs[x + pad] + f[x]);
+    }
+    for (int oy = 0; oy < h; oy++) {
+        const int in = oy + pad, out = oy - pad - 1;
+        /* the row leaving and the row entering share a ring slot: read the first, then fill */
+        uint16_t *slot = s->flat + (size_t)(in % CAMBI_MASK_SIZE) * w;
+        const uint16_t *sub = NULL, *add = NULL;
+        if (out >= 0) {
+            memcpy(s->flat_out, slot, (size_t)w * sizeof *slot);
+            sub = s->flat_out;
         }
-        const int oy = y - pad; /* output row whose 7x7 square ends at image row y */
-        if (oy < 0) continue;
-        const int bottom = cur, top = (oy + rows) % rows; /* table row of image row oy - pad - 1 */
-        for (int x = 0; x < w; x++) {
-            const int c = x + pad + 1;
-            const int64_t sum = (int64_t)dp[bottom * dw + c + pad] - dp[bottom * dw + c - pad - 1] -
-                                dp[top * dw + c + pad] + dp[top * dw + c - pad - 1];
-            s->mask[(size_t)oy * w + x] = sum > threshold;
+        if (in < h) {
+            const uint16_t *r = s->image + (size_t)in * w;
+            s->flat_row(r, in == h - 1 ? NULL : r + w, slot, w);
+            add = slot;
         }
+        s->mask_row(cs, add, sub, s->mask + (size_t)oy * w, w, threshold);
     }
 }
 
@@ -263,12 +349,6 @@ static void decimate(uint16_t *plane, int sw, int w, int h) {
         for (int x = 0; x < w; x++) plane[(size_t)y * w + x] = plane[(size_t)(2 * y) * sw + 2 * x];
 }
 
-static uint16_t mode3(uint16_t a, uint16_t b, uint16_t c) {
-    if (a == b || a == c) return a;
-    if (b == c) return b;
-    return a < b ? (a < c ? a : c) : (b < c ? b : c);
-}
-
 /* 3x3 mode as a horizontal then a vertical 3-tap mode; the first and last rows and columns
  * keep their values. */
 static void mode_filter(cambi_state *s, int w, int h) {
@@ -277,51 +357,102 @@ static void mode_filter(cambi_state *s, int w, int h) {
         uint16_t *out = rows + (size_t)(y % 3) * w;
         const uint16_t *in = img + (size_t)y * w;
         out[0] = in[0];
-        for (int x = 1; x < w - 1; x++) out[x] = mode3(in[x - 1], in[x], in[x + 1]);
+        s->mode_h(in, out, w);
         out[w - 1] = in[w - 1];
         if (y < 2) continue;
-        uint16_t *dst = img + (size_t)(y - 1) * w;
-        for (int x = 0; x < w; x++) dst[x] = mode3(rows[x], rows[w + x], rows[2 * w + x]);
+        s->mode_v(rows, rows + w, rows + 2 * w, img + (size_t)(y - 1) * w, w);
     }
+}
+
+/* The next run of masked pixels of one value in a row at or after *x: its start, length and
+ * value; 0 when there is none. */
+static uint64_t load4(const uint16_t *p) {
+    uint64_t q;
+    memcpy(&q, p, sizeof q);
+    return q;
+}
+
+static int next_run(const uint16_t *img, const uint16_t *m, int w, int *x, int *a, int *n) {
+    int i = *x;
+    /* four mask words at a time (mask values are 0 or 1) */
+    while (i + 4 <= w && !load4(m + i)) i += 4;
+    while (i < w && !m[i]) i++;
+    if (i >= w) return 0;
+    const uint16_t v = img[i];
+    const uint64_t ones = 0x0001000100010001u, vs = v * ones;
+    int j = i + 1;
+    while (j + 4 <= w && load4(m + j) == ones && load4(img + j) == vs) j += 4;
+    while (j < w && m[j] && img[j] == v) j++;
+    *a = i;
+    *n = j - i;
+    *x = j;
+    return 1;
+}
+
+/* The runs of image row y, found once per row and scale and kept in the ring slot of the row
+ * while it is in the window (2 * pad + 2 slots: the row leaving and the row entering differ). */
+typedef struct cambi_runs {
+    int count;
+    uint16_t *start, *len; /* w each */
+} cambi_runs;
+
+static void find_runs(const cambi_state *s, int w, int y, uint16_t *start, uint16_t *len, int *count) {
+    const uint16_t *img = s->image + (size_t)y * w, *m = s->mask + (size_t)y * w;
+    int x = 0, a, n, k = 0;
+    while (next_run(img, m, w, &x, &a, &n)) {
+        start[k] = (uint16_t)a;
+        len[k++] = (uint16_t)n;
+    }
+    *count = k;
 }
 
 /* Adds delta, for each masked pixel of image row y with value v, to the histograms of
- * columns [x - pad, x + pad] at bin v + CAMBI_DIFFS. */
-static void hist_row(cambi_state *s, int w, int y, int pad, int delta) {
-    const uint16_t *img = s->image + (size_t)y * w, *m = s->mask + (size_t)y * w;
-    for (int x = 0; x < w; x++) {
-        if (!m[x]) continue;
-        const int lo = x - pad < 0 ? 0 : x - pad, hi = x + pad + 1 > w ? w : x + pad + 1;
-        s->range_add(s->hist + (size_t)(img[x] + CAMBI_DIFFS) * w, lo, hi, delta);
+ * columns [x - pad, x + pad] at bin v + CAMBI_DIFFS, a run of equal values at a time. */
+static void hist_row(cambi_state *s, int w, size_t stride, int y, int pad, int delta, int slot) {
+    const uint16_t *img = s->image + (size_t)y * w;
+    const uint16_t *start = s->run_start + (size_t)slot * w, *len = s->run_len + (size_t)slot * w;
+    for (int r = 0; r < s->run_count[slot]; r++) {
+        const int a = start[r], n = len[r];
+        const int lo = a - pad < 0 ? 0 : a - pad, hi = a + n + pad > w ? w : a + n + pad;
+        s->run_add(s->hist + (size_t)(img[a] + CAMBI_DIFFS) * stride, lo, hi, a, n, pad, delta);
     }
 }
 
-static float c_value(const cambi_state *s, int w, int x, int value) {
-    const int v = value + CAMBI_DIFFS;
-    const uint16_t *hist = s->hist;
-    const uint16_t p0 = hist[(size_t)v * w + x];
-    float best = 0.0f;
-    for (int d = 0; d < CAMBI_DIFFS; d++) {
-        if (v > s->tvi_limit[d] + CAMBI_DIFFS || v + d + 1 <= s->vlt_level) continue;
-        const uint16_t up = hist[(size_t)(v + d + 1) * w + x], down = hist[(size_t)(v - d - 1) * w + x];
-        const uint16_t p = up > down ? up : down;
-        const float val = (float)(contrast_weights[d] * p0 * p) / (float)(p + p0);
-        if (val > best) best = val;
-    }
-    return best;
-}
-
+/* A masked pixel's c-value is the largest w_d * p0 * p / (p0 + p) over the contrasts d visible
+ * at its value (the same for a whole run). */
 static void c_values(cambi_state *s, int w, int h) {
-    const int pad = s->window >> 1;
+    const int pad = s->window >> 1, slots = 2 * pad + 2;
+    const size_t stride = (size_t)w + CAMBI_HIST_SLACK;
     memset(s->cvals, 0, (size_t)w * h * sizeof *s->cvals);
-    memset(s->hist, 0, (size_t)(CAMBI_LEVELS + 2 * CAMBI_DIFFS) * w * sizeof *s->hist);
-    for (int y = 0; y < pad && y < h; y++) hist_row(s, w, y, pad, 1);
+    memset(s->hist, 0, (size_t)CAMBI_HIST_BINS * stride * sizeof *s->hist);
+    for (int y = 0; y < pad && y < h; y++) {
+        find_runs(s, w, y, s->run_start + (size_t)(y % slots) * w, s->run_len + (size_t)(y % slots) * w,
+                  &s->run_count[y % slots]);
+        hist_row(s, w, stride, y, pad, 1, y % slots);
+    }
     for (int y = 0; y < h; y++) {
-        if (y - pad - 1 >= 0) hist_row(s, w, y - pad - 1, pad, -1);
-        if (y + pad < h) hist_row(s, w, y + pad, pad, 1);
-        const uint16_t *img = s->image + (size_t)y * w, *m = s->mask + (size_t)y * w;
-        for (int x = 0; x < w; x++)
-            if (m[x]) s->cvals[(size_t)y * w + x] = c_value(s, w, x, img[x]);
+        if (y - pad - 1 >= 0) hist_row(s, w, stride, y - pad - 1, pad, -1, (y - pad - 1) % slots);
+        if (y + pad < h) {
+            const int slot = (y + pad) % slots;
+            find_runs(s, w, y + pad, s->run_start + (size_t)slot * w, s->run_len + (size_t)slot * w,
+                      &s->run_count[slot]);
+            hist_row(s, w, stride, y + pad, pad, 1, slot);
+        }
+        const uint16_t *img = s->image + (size_t)y * w;
+        const int slot = y % slots;
+        const uint16_t *start = s->run_start + (size_t)slot * w, *len = s->run_len + (size_t)slot * w;
+        for (int r = 0; r < s->run_count[slot]; r++) {
+            const int a = start[r], n = len[r];
+            const int v = img[a] + CAMBI_DIFFS;
+            int diffs[CAMBI_DIFFS], weights[CAMBI_DIFFS], nd = 0;
+            for (int d = 0; d < CAMBI_DIFFS; d++) {
+                if (v > s->tvi_limit[d] + CAMBI_DIFFS || v + d + 1 <= s->vlt_level) continue;
+                diffs[nd] = d;
+                weights[nd++] = contrast_weights[d];
+            }
+            if (nd) s->run_cvalues(s->hist + (size_t)v * stride + a, (ptrdiff_t)stride, n, diffs, weights, nd,
+                                   s->cvals + (size_t)y * w + a);
+        }
     }
 }
 

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "extractor.h"
+#include "feature_speed_chroma.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -36,8 +37,8 @@
 #define M_E 2.7182818284590452354
 #endif
 
-#define BLOCK 5
-#define DIM (BLOCK * BLOCK) /* 25: samples per block, size of the covariance */
+#define BLOCK SVC_SPEED_BLOCK
+#define DIM SVC_SPEED_DIM /* 25: samples per block, size of the covariance */
 #define DECIMATION_LOG2 4   /* 4 halvings: decimation by 16 */
 #define EIG_EPS 1e-6
 #define EIG_MAX_ITERS 500
@@ -79,6 +80,11 @@ typedef struct speed_state {
     float *x;          /* DIM x nb: K^-1 y, then the per-block variance in its first row */
     float *work;       /* the QR solve's matrices */
     float *ent[2], *var[2]; /* per block, of ref (0) and dis (1) */
+    svc_speed_mat_mul mat_mul; /* the kernels (feature_speed_chroma.h) */
+    svc_speed_covariance covariance;
+    svc_speed_axpy axpy;
+    svc_speed_load8 load8;
+    const char *backend;
 } speed_state;
 
 /* ---------------------------------------------------------------- filters ---- */
@@ -109,6 +115,14 @@ static void gaussian_taps(float *out, int size, float sigma) {
     for (int i = 0; i < size; i++) out[i] /= sum;
 }
 
+static void axpy_c(float *row, float c, const float *in, int w) {
+    for (int j = 0; j < w; j++) row[j] = row[j] + c * in[j];
+}
+
+static void load8_c(const uint8_t *in, float *out, int w) {
+    for (int x = 0; x < w; x++) out[x] = (float)in[x] + -128;
+}
+
 static inline int reflect_edge(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i); }
 
 /* Separable filter of a w x h image (rows of `stride` floats), kept at every step-th row and
@@ -117,7 +131,7 @@ static inline int reflect_edge(int i, int n) { return i < 0 ? -i : (i >= n ? 2 *
  * sums its taps in float from zero in tap order, as the reference's full-size filter does (the
  * loops run tap-major so the compiler may vectorise them; the order per output is unchanged). */
 static void filter2d(const float *taps, int width, const float *src, float *dst, float *pad, int w, int h, int stride,
-                     int step) {
+                     int step, svc_speed_axpy axpy) {
     const int r = width / 2, oh = step > 1 ? h / step : h, ow = step > 1 ? w / step : w;
     float *row = pad + r; /* row[-r .. w + r) */
     for (int i = 0; i < oh; i++) {
@@ -125,8 +139,7 @@ static void filter2d(const float *taps, int width, const float *src, float *dst,
         for (int j = 0; j < w; j++) row[j] = 0.0f;
         for (int k = 0; k < width; k++) {
             const float c = taps[k];
-            const float *in = src + (size_t)reflect_edge(y - r + k, h) * stride;
-            for (int j = 0; j < w; j++) row[j] = row[j] + c * in[j];
+            axpy(row, c, src + (size_t)reflect_edge(y - r + k, h) * stride, w);
         }
         for (int m = 1; m <= r; m++) {
             row[-m] = row[reflect_edge(-m, w)];
@@ -142,8 +155,7 @@ static void filter2d(const float *taps, int width, const float *src, float *dst,
         } else {
             for (int j = 0; j < w; j++) out[j] = 0.0f;
             for (int k = 0; k < width; k++) {
-                const float c = taps[k];
-                for (int j = 0; j < w; j++) out[j] = out[j] + c * row[j - r + k];
+                axpy(out, taps[k], row - r + k, w);
             }
         }
     }
@@ -181,10 +193,10 @@ static void band_pass(speed_state *s) {
         rescale(s->method, s->copy, s->ow, s->oh, f, s->sw, s->sh, s->stride);
     }
     /* The low-pass is only needed at the samples decimation keeps. */
-    filter2d(s->aa_taps, s->aa_width, f, s->filtered, s->conv_tmp, s->sw, s->sh, s->stride, 1 << DECIMATION_LOG2);
+    filter2d(s->aa_taps, s->aa_width, f, s->filtered, s->conv_tmp, s->sw, s->sh, s->stride, 1 << DECIMATION_LOG2, s->axpy);
     for (int i = 0; i < s->dh; i++)
         for (int j = 0; j < s->dw; j++) f[(size_t)i * s->stride + j] = s->filtered[(size_t)i * s->stride + j];
-    filter2d(s->mean_taps, s->mean_width, f, s->filtered, s->conv_tmp, s->dw, s->dh, s->stride, 1);
+    filter2d(s->mean_taps, s->mean_width, f, s->filtered, s->conv_tmp, s->dw, s->dh, s->stride, 1, s->axpy);
     for (int i = 0; i < s->dh; i++)
         for (int j = 0; j < s->dw; j++) f[(size_t)i * s->stride + j] -= s->filtered[(size_t)i * s->stride + j];
 }
@@ -332,7 +344,7 @@ static void eigenvalues(const float *k, float *out) {
 }
 
 /* dst (rows x cols) = a (rows x DIM) * b (DIM x cols), each element summed over k in order. */
-static void mat_mul(float *dst, const float *a, const float *b, int rows, int cols) {
+static void mat_mul_c(float *dst, const float *a, const float *b, int rows, int cols) {
     memset(dst, 0, sizeof(float) * (size_t)rows * cols);
     for (int i = 0; i < rows; i++)
         for (int k = 0; k < DIM; k++) {
@@ -343,7 +355,7 @@ static void mat_mul(float *dst, const float *a, const float *b, int rows, int co
 
 /* Solves k x = y (y: DIM x n) by Householder QR with an explicit Q; -1 when R has a diagonal
  * element below EIG_EPS in magnitude. work holds 3 DIM x DIM matrices and a DIM x n one. */
-static int qr_solve(const float *k, const float *y, float *x, int n, float *work) {
+static int qr_solve(const float *k, const float *y, float *x, int n, float *work, svc_speed_mat_mul mat_mul) {
     float *q = work, *h = work + DIM * DIM, *z = work + 2 * DIM * DIM, *qty = work + 3 * DIM * DIM;
     float r[DIM * DIM], v[DIM];
     memcpy(z, k, sizeof(float) * DIM * DIM);
@@ -386,6 +398,22 @@ static int qr_solve(const float *k, const float *y, float *x, int n, float *work
 
 /* ---------------------------------------------------------- the GSM fit ---- */
 
+static void covariance_c(const float *f, int st, int subw, int subh, const float *mean, float *cov) {
+    for (int p = 0; p < DIM; p++)
+        for (int q = 0; q <= p; q++) {
+            const int rp = p / BLOCK, cp = p % BLOCK, rq = q / BLOCK, cq = q % BLOCK;
+            const double mp = mean[p], mq = mean[q];
+            double acc = 0;
+            for (int i = 0; i < subh; i++)
+                for (int j = 0; j < subw; j++) {
+                    const double a = f[(size_t)(rp + i) * st + cp + j], b = f[(size_t)(rq + i) * st + cq + j];
+                    acc += (a - mp) * (b - mq);
+                }
+            const float cv = acc / (double)((size_t)subw * (size_t)subh);
+            cov[p * DIM + q] = cov[q * DIM + p] = cv;
+        }
+}
+
 /* Entropy and variance per block of the band-pass image in s->frame; -1 when its covariance is
  * singular (then every variance is 0). */
 static int block_statistics(speed_state *s, float *ent, float *var) {
@@ -400,19 +428,7 @@ static int block_statistics(speed_state *s, float *ent, float *var) {
                 for (int j = 0; j < s->subw; j++) sum += f[(size_t)(r + i) * st + c + j];
             mean[r * BLOCK + c] = sum / count;
         }
-    for (int p = 0; p < DIM; p++)
-        for (int q = 0; q <= p; q++) {
-            const int rp = p / BLOCK, cp = p % BLOCK, rq = q / BLOCK, cq = q % BLOCK;
-            const double mp = mean[p], mq = mean[q];
-            double acc = 0;
-            for (int i = 0; i < s->subh; i++)
-                for (int j = 0; j < s->subw; j++) {
-                    const double a = f[(size_t)(rp + i) * st + cp + j], b = f[(size_t)(rq + i) * st + cq + j];
-                    acc += (a - mp) * (b - mq);
-                }
-            const float cv = acc / (double)((size_t)s->subw * (size_t)s->subh);
-            cov[p * DIM + q] = cov[q * DIM + p] = cv;
-        }
+    s->covariance(f, st, s->subw, s->subh, mean, cov);
     eigenvalues(cov, eig);
     for (int r = 0; r < BLOCK; r++)
         for (int c = 0; c < BLOCK; c++)
@@ -421,7 +437,7 @@ static int block_statistics(speed_state *s, float *ent, float *var) {
                     s->y[(size_t)(r * BLOCK + c) * nb + bi * s->nbh + bj] = f[(size_t)(bi * BLOCK + r) * st + bj * BLOCK + c];
     int regular = 1;
     for (int k = 0; k < DIM; k++) regular &= !(eig[k] < EIG_EPS);
-    const int singular = !regular || qr_solve(cov, s->y, s->x, nb, s->work) != 0;
+    const int singular = !regular || qr_solve(cov, s->y, s->x, nb, s->work, s->mat_mul) != 0;
     if (singular) memset(s->x, 0, sizeof(float) * DIM * (size_t)nb);
     for (int k = 0; k < DIM * nb; k++) s->x[k] = (s->x[k] * s->y[k]) / (float)DIM;
     for (int k = 1; k < DIM; k++)
@@ -466,8 +482,7 @@ static void load_plane(speed_state *s, const svc_picture *pic, int c) {
     for (int y = 0; y < s->oh; y++) {
         float *out = s->frame + (size_t)y * s->stride;
         if (s->bpc == 8) {
-            const uint8_t *row = (const uint8_t *)p->data + y * p->stride;
-            for (int x = 0; x < s->ow; x++) out[x] = (float)row[x] + -128;
+            s->load8((const uint8_t *)p->data + y * p->stride, out, s->ow);
         } else {
             const uint16_t *row = (const uint16_t *)((const uint8_t *)p->data + y * p->stride);
             for (int x = 0; x < s->ow; x++) out[x] = (float)row[x] / div + -128;
@@ -508,10 +523,25 @@ static void speed_destroy(void *state) {
 }
 
 static void *speed_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const double *options) {
-    (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     speed_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->mat_mul = mat_mul_c;
+    s->covariance = covariance_c;
+    s->axpy = axpy_c;
+    s->load8 = load8_c;
+    s->backend = "scalar";
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu >= SVC_CPU_AVX2) { /* AVX-512 CPUs run the AVX2 kernels */
+        s->mat_mul = svc_speed_mat_mul_avx2;
+        s->covariance = svc_speed_covariance_avx2;
+        s->axpy = svc_speed_axpy_avx2;
+        s->load8 = svc_speed_load8_avx2;
+        s->backend = "avx2";
+    }
+#else
+    (void)cpu;
+#endif
     s->luma_w = w;
     s->luma_h = h;
     s->bpc = bpc;
@@ -564,10 +594,7 @@ static void *speed_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     return speed_create_with(w, h, pix_fmt, bpc, cpu, defaults);
 }
 
-static const char *speed_backend(const void *state) {
-    (void)state;
-    return "scalar";
-}
+static const char *speed_backend(const void *state) { return ((const speed_state *)state)->backend; }
 
 static int speed_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
     speed_state *s = state;

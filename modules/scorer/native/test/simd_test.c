@@ -1,5 +1,5 @@
-/* Property test of the SIMD paths: integer VIF, integer ADM, float VIF and motion on random
- * frames of odd and awkward sizes at every bit depth (with the default enhancement gain limit and with 1,
+/* Property test of the SIMD paths: integer VIF, integer ADM, float VIF, motion, cambi and speed_chroma on
+ * random frames of odd and awkward sizes at every bit depth (with the default enhancement gain limit and with 1,
  * the NEG models' value), each path this CPU supports (AVX2, AVX-512)
  * against the scalar reference path; every output must be bit-identical. A path the CPU
  * lacks is skipped with a line saying so ("SKIP avx512: ...", a case of the tester report).
@@ -123,6 +123,140 @@ static void size_case(int cpu, int w, int h, int bpc, int pattern) {
 
 static const int depths[] = { 8, 10, 12, 16 };
 
+/* cambi needs flat areas and bands to do any work: a staircase of levels (bands `step` pixels
+ * wide, diagonal), a rectangle of noise, and blocks of one random level; at depths above 8 the
+ * low bits vary slowly so that rounding to 10 bits merges some levels and splits others. */
+static void fill_banded(svc_picture *p) {
+    const svc_plane *pl = &p->plane[0];
+    const int step = 3 + (int)(next_rand() % 40), lsb = p->bpc - 8;
+    const int nx0 = (int)(next_rand() % (unsigned)pl->w), ny0 = (int)(next_rand() % (unsigned)pl->h);
+    const int nx1 = nx0 + (int)(next_rand() % 80), ny1 = ny0 + (int)(next_rand() % 60);
+    const int base = 16 + (int)(next_rand() % 64);
+    for (int y = 0; y < pl->h; y++) {
+        uint8_t *row = (uint8_t *)pl->data + y * pl->stride;
+        for (int x = 0; x < pl->w; x++) {
+            uint32_t v8 = (uint32_t)(base + ((x + 2 * y) / step) % 160);
+            if (x >= nx0 && x < nx1 && y >= ny0 && y < ny1) v8 = next_rand() % 256;
+            else if (((x / 24) + (y / 24)) % 5 == 0) v8 = (uint32_t)(base + ((x / 24) * 7 + (y / 24) * 13) % 40);
+            if (p->bpc == 8) row[x] = (uint8_t)v8;
+            else ((uint16_t *)row)[x] = (uint16_t)((v8 << lsb) | ((uint32_t)(x / 11 + y / 7) & ((1u << lsb) - 1)));
+        }
+    }
+}
+
+/* cambi on the scalar path and on `cpu`, with its defaults and with options as the
+ * vmaf_v1.0.16 models set them (hrs 1080, cmxv 17, vlt 0.06) and a high visibility threshold. */
+static void cambi_case(int cpu, int w, int h, int bpc) {
+    svc_picture d;
+    if (svc_picture_alloc(&d, w, h, SVC_PIX_420, bpc)) {
+        CHECK(0, "picture alloc %dx%d", w, h);
+        return;
+    }
+    fill_banded(&d);
+    static const double option_sets[3][3] = { { 0, 1000, 0 }, { 1080, 17, 0.06 }, { 0, 1000, 10 } };
+    const svc_extractor *ex = &svc_extractor_cambi;
+    for (int o = 0; o < 3; o++) {
+        void *s0 = ex->create_with(w, h, SVC_PIX_420, bpc, SVC_CPU_SCALAR, option_sets[o]);
+        void *s1 = ex->create_with(w, h, SVC_PIX_420, bpc, cpu, option_sets[o]);
+        CHECK(s0 && s1, "cambi: create failed at %dx%d %d-bit", w, h, bpc);
+        if (s0 && s1) {
+            double o0 = -1, o1 = -2;
+            for (int round = 0; round < 2; round++) {
+                const int rc0 = ex->compute(s0, &d, &d, &o0), rc1 = ex->compute(s1, &d, &d, &o1);
+                CHECK(rc0 == SVC_OK && rc1 == SVC_OK, "cambi: compute failed");
+                CHECK(memcmp(&o0, &o1, sizeof o0) == 0, "cambi (options %d) %s at %dx%d %d-bit: scalar %.17g, %s %.17g",
+                      o, ex->backend(s1), w, h, bpc, o0, cpu_name(cpu), o1);
+            }
+            CHECK(o != 0 || w < 220 || o0 > 0, "cambi at %dx%d %d-bit: the banded frame scored 0", w, h, bpc);
+        }
+        if (s0) ex->destroy(s0);
+        if (s1) ex->destroy(s1);
+    }
+    svc_picture_free(&d);
+}
+
+/* Chroma planes of a textured pair (gradients plus noise; the distorted one a noisier copy). */
+static void fill_chroma(svc_picture *r, svc_picture *d) {
+    const uint32_t maxv = (1u << r->bpc) - 1;
+    for (int c = 1; c < 3; c++) {
+        const svc_plane *pr = &r->plane[c], *pd = &d->plane[c];
+        for (int y = 0; y < pr->h; y++)
+            for (int x = 0; x < pr->w; x++) {
+                const uint32_t v = ((uint32_t)(x * (3 + c) + y * 5) * (maxv / 255) + (next_rand() & (maxv / 16))) % (maxv + 1);
+                const int32_t dv = (int32_t)v + (int32_t)(next_rand() % 33) - 16;
+                const uint32_t vd = dv < 0 ? 0 : (uint32_t)dv > maxv ? maxv : (uint32_t)dv;
+                uint8_t *rr = (uint8_t *)pr->data + y * pr->stride, *dr = (uint8_t *)pd->data + y * pd->stride;
+                if (r->bpc == 8) {
+                    rr[x] = (uint8_t)v;
+                    dr[x] = (uint8_t)vd;
+                } else {
+                    ((uint16_t *)rr)[x] = (uint16_t)v;
+                    ((uint16_t *)dr)[x] = (uint16_t)vd;
+                }
+            }
+    }
+}
+
+/* speed_chroma on the scalar path and on `cpu`: defaults, the vmaf_v1.0.16 models' options, and
+ * a bilinear prescale. */
+static void speed_case(int cpu, int w, int h, int bpc) {
+    svc_picture r, d;
+    if (svc_picture_alloc(&r, w, h, SVC_PIX_420, bpc) || svc_picture_alloc(&d, w, h, SVC_PIX_420, bpc)) {
+        CHECK(0, "picture alloc %dx%d", w, h);
+        return;
+    }
+    fill_chroma(&r, &d);
+    /* ks, mxv, nnf, ps, psm, snn, wvm */
+    static const double option_sets[3][7] = { { 1, 1000, 0, 1, 0, 0.29, 0 },
+                                              { 1, 45, 0.1, 1, 0, 0.19, 5 },
+                                              { 1, 1000, 0.1, 0.6, 1, 0.29, 6 } };
+    const svc_extractor *ex = &svc_extractor_speed_chroma;
+    for (int o = 0; o < 3; o++) {
+        void *s0 = ex->create_with(w, h, SVC_PIX_420, bpc, SVC_CPU_SCALAR, option_sets[o]);
+        void *s1 = ex->create_with(w, h, SVC_PIX_420, bpc, cpu, option_sets[o]);
+        if (!s0 && !s1) continue; /* too small under these options, on both paths */
+        CHECK(s0 && s1, "speed_chroma: create failed at %dx%d %d-bit", w, h, bpc);
+        if (s0 && s1) {
+            double o0[3], o1[3];
+            for (int round = 0; round < 2; round++) {
+                const int rc0 = ex->compute(s0, &r, &d, o0), rc1 = ex->compute(s1, &r, &d, o1);
+                CHECK(rc0 == rc1, "speed_chroma: compute returned %d and %d", rc0, rc1);
+                for (int k = 0; rc0 == SVC_OK && k < 3; k++)
+                    CHECK(memcmp(&o0[k], &o1[k], sizeof o0[k]) == 0,
+                          "%s (options %d) %s at %dx%d %d-bit: scalar %.17g, %s %.17g", ex->output_names[k], o,
+                          ex->backend(s1), w, h, bpc, o0[k], cpu_name(cpu), o1[k]);
+            }
+        }
+        if (s0) ex->destroy(s0);
+        if (s1) ex->destroy(s1);
+    }
+    svc_picture_free(&r);
+    svc_picture_free(&d);
+}
+
+static void speed_sizes(int cpu) {
+    static const int sizes[][2] = { { 160, 160 }, { 171, 165 }, { 333, 257 }, { 641, 359 }, { 1920, 1080 } };
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t di = 0; di < 4; di++) speed_case(cpu, sizes[si][0], sizes[si][1], depths[di]);
+}
+
+static void cambi_sizes(int cpu, int random) {
+    static const int sizes[][2] = { { 216, 17 }, { 217, 37 }, { 19, 216 }, { 250, 231 }, { 301, 219 }, { 333, 257 },
+                                    { 1920, 1080 } };
+    if (!random) {
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (size_t di = 0; di < 4; di++) {
+                if (sizes[si][0] == 1920 && depths[di] > 10) continue; /* full HD: hrs; 8 and 10 bits */
+                cambi_case(cpu, sizes[si][0], sizes[si][1], depths[di]);
+            }
+        return;
+    }
+    for (int k = 0; k < 6; k++) {
+        const int w = 216 + (int)(next_rand() % 400), h = 8 + (int)(next_rand() % 300);
+        cambi_case(cpu, w, h, depths[next_rand() % 4]);
+    }
+}
+
 static void fixed_sizes(int cpu) {
     static const int sizes[][2] = { { 16, 16 }, { 17, 19 }, { 33, 33 }, { 34, 47 }, { 63, 65 },
                                     { 100, 37 }, { 131, 77 }, { 193, 101 }, { 721, 35 }, { 97, 203 } };
@@ -156,6 +290,12 @@ int main(int argc, char **argv) {
         RUN_CASE(name, fixed_sizes(cpu));
         snprintf(name, sizeof name, "%s_random_sizes", cpu_name(cpu));
         RUN_CASE(name, random_sizes(cpu, 12 * rounds));
+        snprintf(name, sizeof name, "%s_cambi_fixed_sizes", cpu_name(cpu));
+        RUN_CASE(name, cambi_sizes(cpu, 0));
+        snprintf(name, sizeof name, "%s_cambi_random_sizes", cpu_name(cpu));
+        for (int r = 0; r < rounds; r++) RUN_CASE(name, cambi_sizes(cpu, 1));
+        snprintf(name, sizeof name, "%s_speed_chroma", cpu_name(cpu));
+        RUN_CASE(name, speed_sizes(cpu));
     }
     return finish_checks();
 }
