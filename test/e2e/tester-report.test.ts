@@ -142,21 +142,25 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "arguments"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
-    // simd_test: a fixed-size and a random-size case per SIMD path of this CPU, a skipped case
-    // named by the path for each one it lacks.
+    // simd_test: fixed-size and random-size cases (VIF, ADM, motion; cambi) and a speed_chroma
+    // case per SIMD path of this CPU, a skipped case named by the path for each one it lacks.
     const simdCases = report.unit_tests.cases?.["simd_test"] ?? {}
     const expected = Object.fromEntries(
       (["avx2", "avx512"] as const).flatMap((path) =>
         report.host.dispatch_flags.includes(path)
           ? [
               [`${path}_fixed_sizes`, "pass"],
-              [`${path}_random_sizes`, "pass"]
+              [`${path}_random_sizes`, "pass"],
+              [`${path}_cambi_fixed_sizes`, "pass"],
+              [`${path}_cambi_random_sizes`, "pass"],
+              [`${path}_speed_chroma`, "pass"]
             ]
           : [[path, "skip"]]
       )
     )
     expect(simdCases).toEqual(expected)
-    expect(report.unit_tests.total).toBe(10 + Object.keys(simdCases).length)
+    // scorer_test 7 cases, reader_test 4, feed_test 8.
+    expect(report.unit_tests.total).toBe(19 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {
