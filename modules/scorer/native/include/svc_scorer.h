@@ -203,6 +203,10 @@ const svc_job *svc_ladder_rendition(svc_stream *s, int r);
 /* Reference pictures loaded and motion differences computed so far: the proof of one pass. */
 int64_t svc_ladder_reference_loads(const svc_stream *s);
 int64_t svc_ladder_motion_diffs(const svc_stream *s);
+/* Reference-side analyses so far (since ABI minor 8): VIF's and ADM's statistics of the reference
+ * picture, computed once per frame for all renditions; one per frame per extractor that shares
+ * them (integer_vif, integer_adm), whatever the number of renditions. */
+int64_t svc_ladder_reference_analyses(const svc_stream *s);
 
 #ifdef __cplusplus
 }

@@ -202,12 +202,16 @@ static int motion_step(svc_job *j, worker_ctx *w, int i, char *err) {
     return SVC_OK;
 }
 
-static int compute_pair(svc_job *j, worker_ctx *w, int i, double *v, char *err) {
+/* Scores one distorted picture (w->dis) into v; extractor e runs its ladder path where
+ * ladder[e] is set (ladder_prepare saw w->ref), else its pair path. */
+static int compute_pair(svc_job *j, worker_ctx *w, int i, const unsigned char *ladder, double *v, char *err) {
     for (int e = 0; e < j->n_ex; e++) {
         if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
-        const int rc = j->ex[e]->compute(w->state[e], &w->ref, &w->dis, v + j->ex_col[e]);
+        const svc_extractor *ex = j->ex[e];
+        const int rc = ladder && ladder[e] ? ex->ladder_compute(w->state[e], &w->ref, &w->dis, v + j->ex_col[e])
+                                           : ex->compute(w->state[e], &w->ref, &w->dis, v + j->ex_col[e]);
         if (rc != SVC_OK) {
-            snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, j->ex[e]->name, rc);
+            snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, ex->name, rc);
             return rc;
         }
     }
@@ -215,15 +219,28 @@ static int compute_pair(svc_job *j, worker_ctx *w, int i, double *v, char *err) 
 }
 
 /* Scores frame i: its one distorted picture, or each rendition of a ladder against the same
- * reference picture (loaded once) into the rendition's row. */
+ * reference picture (loaded once) into the rendition's row. Extractors with a ladder path
+ * analyse the reference once for all renditions (what they share is theirs to decide). */
 static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, double *v, char *err) {
-    if (j->n_dis <= 1) return compute_pair(j, w, i, v, err);
+    if (j->n_dis <= 1) return compute_pair(j, w, i, NULL, v, err);
+    unsigned char ladder[SVC_LOOP_MAX_INSTANCES] = { 0 };
+    for (int e = 0; e < j->n_ex; e++) {
+        if (!j->ex[e]->ladder_prepare) continue;
+        const int rc = j->ex[e]->ladder_prepare(w->state[e], &w->ref);
+        if (rc < 0) {
+            snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed on the reference (status %d)", i, j->ex[e]->name,
+                     rc);
+            return rc;
+        }
+        ladder[e] = rc == SVC_OK;
+        if (ladder[e]) atomic_fetch_add(&j->ref_analyses, 1);
+    }
     for (int r = 0; r < j->n_dis; r++) {
         if (svc_picture_from_raw(&w->dis, raw + (size_t)(r + 1) * (size_t)j->frame_bytes, (size_t)j->frame_bytes)) {
             snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode rendition %d's pushed frame", i, r);
             return SVC_E_INTERNAL;
         }
-        const int rc = compute_pair(j, w, i, v + (size_t)r * (size_t)j->n_metrics, err);
+        const int rc = compute_pair(j, w, i, ladder, v + (size_t)r * (size_t)j->n_metrics, err);
         if (rc) return rc;
     }
     return SVC_OK;

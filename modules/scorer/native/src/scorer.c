@@ -269,7 +269,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 7; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options */
+int svc_abi_minor(void) { return 8; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: svc_ladder_reference_analyses */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
@@ -433,6 +433,10 @@ const svc_job *svc_ladder_rendition(svc_stream *s, int r) {
 int64_t svc_ladder_reference_loads(const svc_stream *s) { return s ? atomic_load(&((svc_stream *)s)->job.ref_loads) : -1; }
 
 int64_t svc_ladder_motion_diffs(const svc_stream *s) { return s ? atomic_load(&((svc_stream *)s)->job.motion_diffs) : -1; }
+
+int64_t svc_ladder_reference_analyses(const svc_stream *s) {
+    return s ? atomic_load(&((svc_stream *)s)->job.ref_analyses) : -1;
+}
 
 int64_t svc_stream_frame_bytes(const svc_stream *s) { return s ? s->job.frame_bytes : -1; }
 
