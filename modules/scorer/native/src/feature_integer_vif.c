@@ -329,6 +329,8 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
         s->row_min_w = 16;
         s->stat_row = svc_vif_stat_row_avx2;
         s->down_row = svc_vif_down_row_avx2;
+        s->ref_row = svc_vif_ref_row_avx2;
+        s->dis_row = svc_vif_dis_row_avx2;
     }
     if (cpu == SVC_CPU_AVX512) {
         s->k = &kernels_avx2;
