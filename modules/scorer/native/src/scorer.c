@@ -188,6 +188,17 @@ static double extractor_bytes_per_pixel(const svc_extractor *ex) {
     return 40; /* an extractor this table has not measured: a generous guess */
 }
 
+/* Bytes per pixel a ladder's worker state of an extractor keeps for the reference side it shares
+ * (ladder_prepare), counted once per worker whatever the renditions: VIF's a1 and sigma1^2 per
+ * pixel of every scale (8 bytes x 4/3, rows rounded up to 32 samples), ADM's H/V/D bands of every
+ * scale (3 x 4 bytes x 1/4 x 15/8). */
+static double extractor_ladder_bytes_per_pixel(const svc_extractor *ex) {
+    if (!ex->ladder_prepare) return 0;
+    if (strcmp(ex->name, "integer_vif") == 0) return 11;
+    if (strcmp(ex->name, "integer_adm") == 0) return 6;
+    return 40; /* an extractor this table has not measured: a generous guess */
+}
+
 int64_t svc_job_memory(const svc_job *j) {
     if (!j) return -1;
     const double pixels = (double)j->geo[0] * j->geo[1];
@@ -195,7 +206,11 @@ int64_t svc_job_memory(const svc_job *j) {
     /* Per worker: two pictures (rows padded), one frame read buffer, extractor and temporal states. */
     /* A ladder's queued frame holds one reference and n_dis distorted pictures. */
     double worker = (2 + (j->n_dis > 1 ? j->n_dis : 1)) * frame + 6 * 32.0 * j->geo[1] + 256.0 * 1024;
-    for (int e = 0; e < j->n_ex; e++) worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
+    for (int e = 0; e < j->n_ex; e++) {
+        worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
+        /* A ladder's shared reference side: grows with the frame size and the workers, not the frames. */
+        if (j->n_dis > 1) worker += extractor_ladder_bytes_per_pixel(j->ex[e]) * pixels;
+    }
     worker += 8 * pixels * j->n_tm;
     const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
     const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
