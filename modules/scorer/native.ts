@@ -56,7 +56,8 @@ const symbols = {
   svc_ladder_create: { args: [ptr, i32, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_ladder_rendition: { args: [ptr, i32], returns: ptr },
   svc_ladder_reference_loads: { args: [ptr], returns: i64 },
-  svc_ladder_motion_diffs: { args: [ptr], returns: i64 }
+  svc_ladder_motion_diffs: { args: [ptr], returns: i64 },
+  svc_ladder_reference_analyses: { args: [ptr], returns: i64 }
 } as const
 
 /** Status codes of svc_scorer.h. */
