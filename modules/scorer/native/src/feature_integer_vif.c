@@ -98,6 +98,7 @@ typedef struct vif_state {
                     int32_t *);
     void (*dis_row)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
                     const uint32_t *, const int32_t *, const uint16_t *, double, uint16_t *, int64_t *);
+    void (*down1_row)(const void *const *, int, const uint16_t *, int, int, int, uint16_t *, int, uint16_t *);
     uint32_t *la1[VIF_SCALES];
     int32_t *ls11[VIF_SCALES];
     size_t lstride[VIF_SCALES];
@@ -330,6 +331,7 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
         s->stat_row = svc_vif_stat_row_avx2;
         s->down_row = svc_vif_down_row_avx2;
         s->ref_row = svc_vif_ref_row_avx2;
+        s->down1_row = svc_vif_down1_row_avx2;
         s->dis_row = svc_vif_dis_row_avx2;
     }
     if (cpu == SVC_CPU_AVX512) {
@@ -341,6 +343,7 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
         s->stat_row = vnni ? svc_vif_stat_row_avx512_vnni : svc_vif_stat_row_avx512;
         s->down_row = vnni ? svc_vif_down_row_avx512_vnni : svc_vif_down_row_avx512;
         s->ref_row = vnni ? svc_vif_ref_row_avx512_vnni : svc_vif_ref_row_avx512;
+        s->down1_row = vnni ? svc_vif_down1_row_avx512_vnni : svc_vif_down1_row_avx512;
         s->dis_row = vnni ? svc_vif_dis_row_avx512_vnni : svc_vif_dis_row_avx512;
     }
     if ((cpu == SVC_CPU_AVX2 || cpu == SVC_CPU_AVX512) && !s->row_scratch) {
@@ -438,7 +441,7 @@ static int side_rows(const vif_state *s, int sc, int side, int fw, int i, const 
     return 0;
 }
 
-/* Scale sc+1 of one side from its scale sc (the other output row of the kernels is junk). */
+/* Scale sc+1 of one side from its scale sc (the per-pass kernels' other output row is junk). */
 static void ladder_downscale(vif_state *s, int sc, int side) {
     const int w = s->sw[sc], fw = vif_taps[sc + 1], r = fw / 2;
     const uint16_t *filt = vif_kernel[sc + 1];
@@ -450,7 +453,7 @@ static void ladder_downscale(vif_state *s, int sc, int side) {
         const int u8 = side_rows(s, sc, side, fw, 2 * i, rows);
 #if defined(__x86_64__) || defined(__i386__)
         if (fused_rows(s, filt, fw, w)) {
-            s->down_row(rows, rows, u8, filt, fw, w, shift, s->row_scratch, wo, out, s->junk);
+            s->down1_row(rows, u8, filt, fw, w, shift, s->row_scratch, wo, out);
             continue;
         }
 #endif

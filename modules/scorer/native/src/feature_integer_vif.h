@@ -84,6 +84,13 @@ void svc_vif_down_row_avx512(const void *const *rref, const void *const *rdis, i
  * sigma1^2 (in the kernel's own column order, svc_vif_ladder_row_len(w) words of each); the
  * distorted side reads them back and adds the row's statistic to sums, as stat_row would. */
 size_t svc_vif_ladder_row_len(int w);
+/* svc_vif_down_row_* of one side (the ladders' pyramids). */
+void svc_vif_down1_row_avx2(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                            uint16_t *scratch, int wo, uint16_t *out);
+void svc_vif_down1_row_avx512(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                              uint16_t *scratch, int wo, uint16_t *out);
+void svc_vif_down1_row_avx512_vnni(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                                   uint16_t *scratch, int wo, uint16_t *out);
 void svc_vif_ref_row_avx2(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
                           int sq_shift, uint16_t *scratch, uint32_t *a1, int32_t *s11);
 void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt, int fw,

@@ -698,4 +698,39 @@ AVX2_FN void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rd
     sums[2] += sum_epi64(acc.num_lin);
     sums[3] += acc.den_lin;
 }
+
+/* svc_vif_down_row_avx2 of one side: the ladders' pyramids (the reference's once per frame, then
+ * each rendition's). */
+AVX2_FN void svc_vif_down1_row_avx2(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                                    uint16_t *scratch, int wo, uint16_t *out) {
+    const int r = fw / 2, n_pairs = (fw + 1) / 2;
+    uint16_t *t = scratch + LINE_MARGIN;
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), bias = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i rnd = _mm256_set1_epi32((int)(1u << (shift - 1)));
+    const __m128i sh = _mm_cvtsi32_si128(shift);
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    for (int j0 = 0; j0 < w; j0 += 16) {
+        const int j = step16(j0, w);
+        __m256i lo = _mm256_setzero_si256(), hi = lo;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
+            const __m256i r0 = _mm256_xor_si256(load_row16(rows[k], j, u8), flip);
+            const __m256i r1 = k + 1 < fw ? _mm256_xor_si256(load_row16(rows[k + 1], j, u8), flip) : flip;
+            lo = dot(lo, _mm256_unpacklo_epi16(r0, r1), f[p]);
+            hi = dot(hi, _mm256_unpackhi_epi16(r0, r1), f[p]);
+        }
+#define NARROW(v) _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), rnd), sh)
+        store_cols(t + j, NARROW(lo), NARROW(hi));
+#undef NARROW
+    }
+    pad_words(t, w, r);
+    const __m256i rnd16 = _mm256_set1_epi32(32768);
+    for (int j0 = 0; j0 < wo; j0 += 8) {
+        const int j = j0 + 8 <= wo ? j0 : wo - 8;
+        __m256i a = _mm256_setzero_si256();
+        for (int p = 0, x = 2 * j - r; p < n_pairs; p++, x += 2)
+            a = dot(a, _mm256_loadu_si256((const __m256i *)(t + x)), f[p]);
+        store_u16x8(out + j, _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(a, bias), rnd16), 16));
+    }
+}
 #endif

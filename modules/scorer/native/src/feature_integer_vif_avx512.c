@@ -621,4 +621,39 @@ AVX512_FN void VARIANT(svc_vif_dis_row_avx512)(const void *const *rref, const vo
     sums[2] += _mm512_reduce_add_epi64(acc.num_lin);
     sums[3] += acc.den_lin;
 }
+
+/* svc_vif_down_row_avx512 of one side: the ladders' pyramids (the reference's once per frame,
+ * then each rendition's). */
+AVX512_FN void VARIANT(svc_vif_down1_row_avx512)(const void *const *rows, int u8, const uint16_t *filt, int fw, int w,
+                                                 int shift, uint16_t *scratch, int wo, uint16_t *out) {
+    const int r = fw / 2;
+    uint16_t *t = scratch + LINE_MARGIN;
+    const __m512i flip = _mm512_set1_epi16((short)0x8000), bias = _mm512_set1_epi32((int)0x80000000u);
+    const __m512i lo_idx = halves_index(0);
+    const __m512i rnd = _mm512_set1_epi32((int)(1u << (shift - 1)));
+    const __m128i sh = _mm_cvtsi32_si128(shift);
+    for (int j = 0; j < w; j += 32) {
+        const __mmask32 m = mask32(w - j);
+        __m512i lo = _mm512_setzero_si512(), hi = lo;
+        for (int k = 0; k < fw; k += 2) {
+            const __m512i f = tap_pair(filt, fw, k);
+            const __m512i r0 = _mm512_xor_si512(load_row(rows[k], j, m, u8), flip);
+            const __m512i r1 = k + 1 < fw ? _mm512_xor_si512(load_row(rows[k + 1], j, m, u8), flip) : flip;
+            lo = dot(lo, _mm512_unpacklo_epi16(r0, r1), f);
+            hi = dot(hi, _mm512_unpackhi_epi16(r0, r1), f);
+        }
+        lo = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(lo, bias), rnd), sh);
+        hi = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(hi, bias), rnd), sh);
+        _mm512_mask_storeu_epi16(t + j, m, _mm512_xor_si512(_mm512_permutex2var_epi16(lo, lo_idx, hi), flip));
+    }
+    pad_words(t, w, r);
+    const __m512i rnd16 = _mm512_set1_epi32(32768);
+    for (int j = 0; j < wo; j += 16) {
+        const __mmask16 m = mask16(wo - j);
+        __m512i a = _mm512_setzero_si512();
+        for (int k = 0; k < fw; k += 2) a = dot(a, _mm512_loadu_si512(t + 2 * j - r + k), tap_pair(filt, fw, k));
+        a = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(a, bias), rnd16), 16);
+        _mm256_mask_storeu_epi16(out + j, m, _mm512_cvtepi32_epi16(a));
+    }
+}
 #endif

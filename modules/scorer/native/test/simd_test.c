@@ -156,6 +156,13 @@ typedef void (*ref_row_fn)(const void *const *, int, const uint16_t *, int, int,
 typedef void (*dis_row_fn)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
                            const uint32_t *, const int32_t *, const uint16_t *, double, uint16_t *, int64_t *);
 
+typedef void (*down_row_fn)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, uint16_t *,
+                            int, uint16_t *, uint16_t *);
+typedef void (*down1_row_fn)(const void *const *, int, const uint16_t *, int, int, int, uint16_t *, int, uint16_t *);
+
+static down_row_fn down;
+static down1_row_fn down1;
+
 static void vif_row_case(const char *name, stat_row_fn stat, ref_row_fn ref_row, dis_row_fn dis_row, size_t scratch_len,
                          const uint16_t *lut, int w, int bpc, int u8, int scale, double gain) {
     static const uint16_t *const filts[3] = { vif_k17, vif_k9, vif_k5 };
@@ -198,6 +205,21 @@ static void vif_row_case(const char *name, stat_row_fn stat, ref_row_fn ref_row,
         stat(rr, rd, u8, filts[scale], fw, w, mu_shift, sq_shift, lut, gain, scratch, want);
         ref_row(rr, u8, filts[scale], fw, w, mu_shift, sq_shift, scratch, a1, s11);
         dis_row(rr, rd, u8, filts[scale], fw, w, mu_shift, sq_shift, a1, s11, lut, gain, scratch, got);
+        /* The one-sided decimation row equals the pair kernel's reference output. */
+        if (down1 && scale < 2) {
+            const int dfw = fws[scale + 1], wo = (w + 1) / 2;
+            uint16_t *o_ref = calloc((size_t)w + 16, 2), *o_dis = calloc((size_t)w + 16, 2), *o1 = calloc((size_t)w + 16, 2);
+            if (o_ref && o_dis && o1) {
+                const int shift = scale ? 16 : bpc;
+                down(rr, rd, u8, filts[scale + 1], dfw, w, shift, scratch, wo, o_ref, o_dis);
+                down1(rr, u8, filts[scale + 1], dfw, w, shift, scratch, wo, o1);
+                CHECK(memcmp(o_ref, o1, (size_t)wo * 2) == 0, "%s one-sided decimation row, w %d, %d-bit%s", name, w,
+                      bpc, u8 ? " (picture rows)" : "");
+            }
+            free(o_ref);
+            free(o_dis);
+            free(o1);
+        }
         CHECK(memcmp(want, got, sizeof want) == 0,
               "%s ladder row, w %d, %d-bit%s, scale %d: sums %lld %lld %lld %lld, ladder %lld %lld %lld %lld", name, w,
               bpc, u8 ? " (picture rows)" : "", scale, (long long)want[0], (long long)want[1], (long long)want[2],
@@ -221,13 +243,15 @@ static void vif_ladder_rows(void) {
         dis_row_fn dis;
         size_t (*scratch)(int);
         int min_w;
+        down_row_fn down;
+        down1_row_fn down1;
     } builds[] = {
         { "avx2", SVC_CPU_AVX2, svc_vif_stat_row_avx2, svc_vif_ref_row_avx2, svc_vif_dis_row_avx2,
-          svc_vif_avx2_scratch_len, 16 },
+          svc_vif_avx2_scratch_len, 16, svc_vif_down_row_avx2, svc_vif_down1_row_avx2 },
         { "avx512", SVC_CPU_AVX512, svc_vif_stat_row_avx512, svc_vif_ref_row_avx512, svc_vif_dis_row_avx512,
-          svc_vif_avx512_scratch_len, 1 },
+          svc_vif_avx512_scratch_len, 1, svc_vif_down_row_avx512, svc_vif_down1_row_avx512 },
         { "avx512_vnni", -1, svc_vif_stat_row_avx512_vnni, svc_vif_ref_row_avx512_vnni, svc_vif_dis_row_avx512_vnni,
-          svc_vif_avx512_scratch_len, 1 },
+          svc_vif_avx512_scratch_len, 1, svc_vif_down_row_avx512_vnni, svc_vif_down1_row_avx512_vnni },
     };
     static const int widths[] = { 16, 17, 31, 33, 64, 97, 203, 721 };
     for (size_t b = 0; b < sizeof builds / sizeof *builds; b++) {
@@ -236,6 +260,8 @@ static void vif_ladder_rows(void) {
             printf("SKIP vif ladder rows %s: not supported by this CPU\n", builds[b].name);
             continue;
         }
+        down = builds[b].down;
+        down1 = builds[b].down1;
         for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
             const int w = widths[wi];
             if (w < builds[b].min_w) continue;
