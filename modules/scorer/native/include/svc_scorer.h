@@ -190,7 +190,8 @@ void svc_stream_free(svc_stream *s);
 /* ---- ladders (since ABI minor 6): one reference, several renditions, one pass ----
  * A ladder is a stream whose every frame is one reference picture and n_renditions distorted
  * pictures (svc_stream_push's dis holds them back to back, n_renditions x frame bytes). Each
- * reference picture is loaded once and its motion computed once; every rendition is scored
+ * reference picture is loaded once, its motion computed once and (since ABI minor 8) VIF's and
+ * ADM's reference-side statistics computed once; every rendition is scored
  * against it into its own results, which equal, frame by frame, a stream of that pair alone.
  * The stream functions apply (push, finish, poll, frames_ready, free; svc_stream_job's view is
  * the first rendition's results until done, svc_job_memory of it covers the whole ladder). */
