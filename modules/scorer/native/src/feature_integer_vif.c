@@ -68,6 +68,10 @@ static const vif_kernels kernels_avx2 = { svc_vif_stat_vert_avx2, svc_vif_stat_h
                                           svc_vif_down_vert_avx2, svc_vif_down_horz_avx2 };
 #endif
 
+typedef struct vif_sums {
+    int64_t num_log, den_log, num_lin, den_lin;
+} vif_sums;
+
 typedef struct vif_state {
     int w, h, bpc;
     const vif_kernels *k;
@@ -94,14 +98,15 @@ typedef struct vif_state {
      * (lstride words a row, in the layout of the kernel that made them), allocated on the first
      * ladder frame; the reference's pyramid stays in img[sc][0]. junk: the unused output row
      * of a one-sided decimation. */
-    void (*ref_row)(const void *const *, int, const uint16_t *, int, int, int, int, uint16_t *, uint32_t *,
-                    int32_t *);
+    void (*ref_row)(const void *const *, int, const uint16_t *, int, int, int, int, const uint16_t *, uint16_t *,
+                    uint32_t *, int32_t *, int64_t *);
     void (*dis_row)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
                     const uint32_t *, const int32_t *, const uint16_t *, double, uint16_t *, int64_t *);
     void (*down1_row)(const void *const *, int, const uint16_t *, int, int, int, uint16_t *, int, uint16_t *);
     uint32_t *la1[VIF_SCALES];
     int32_t *ls11[VIF_SCALES];
     size_t lstride[VIF_SCALES];
+    vif_sums lden[VIF_SCALES]; /* the reference's denominators per scale (den_log, den_lin) */
     uint16_t *junk;
 } vif_state;
 
@@ -134,9 +139,37 @@ static inline int32_t log2_q11_64(const uint16_t *lut, uint64_t v) {
     return lut[v >> k] + 2048 * k;
 }
 
-typedef struct vif_sums {
-    int64_t num_log, den_log, num_lin, den_lin;
-} vif_sums;
+
+/* Ladders: accumulate_row in two parts, the denominators (sigma1^2 alone decides them) and the rest. */
+static void accumulate_den(const vif_state *s, const int32_t *s11, int w, vif_sums *acc) {
+    for (int j = 0; j < w; j++) {
+        const int32_t sigma1_sq = s11[j];
+        if (sigma1_sq < VIF_SIGMA_NSQ) acc->den_lin++;
+        else acc->den_log += log2_q11_32(s->log2_lut, (uint32_t)(VIF_SIGMA_NSQ + sigma1_sq)) - 2048 * 17;
+    }
+}
+
+static void accumulate_num(const vif_state *s, const int32_t *s11, const int32_t *s22, const int32_t *s12, int w,
+                           vif_sums *acc) {
+    const uint16_t *lut = s->log2_lut;
+    const double eps = 65536 * 1.0e-10;
+    for (int j = 0; j < w; j++) {
+        const int32_t sigma1_sq = s11[j], sigma12 = s12[j];
+        const int32_t sigma2_sq = s22[j] > 0 ? s22[j] : 0;
+        if (sigma1_sq < VIF_SIGMA_NSQ) {
+            acc->num_lin += sigma2_sq;
+            continue;
+        }
+        if (sigma12 <= 0 || sigma2_sq <= 0) continue;
+        double g = sigma12 / (sigma1_sq + eps);
+        int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
+        if (sv_sq < 0) sv_sq = 0;
+        if (g > s->gain_limit) g = s->gain_limit;
+        const uint32_t noise = (uint32_t)sv_sq + VIF_SIGMA_NSQ;
+        const int64_t signal = (int64_t)(g * g * sigma1_sq) + noise;
+        acc->num_log += log2_q11_64(lut, (uint64_t)signal) - log2_q11_64(lut, noise);
+    }
+}
 
 static void accumulate_row(const vif_state *s, const int32_t *s11, const int32_t *s22,
                            const int32_t *s12, int w, vif_sums *acc) {
@@ -471,13 +504,15 @@ static void ladder_ref_stats(vif_state *s, int sc) {
     const int mu_shift = sc == 0 ? s->bpc : 16;
     const int sq_shift = sc == 0 ? 2 * (s->bpc - 8) : 16;
     const void *rows[17];
+    vif_sums acc = { 0, 0, 0, 0 };
+    int64_t sums[4] = { 0, 0, 0, 0 };
     for (int i = 0; i < h; i++) {
         uint32_t *a1 = s->la1[sc] + (size_t)i * s->lstride[sc];
         int32_t *s11 = s->ls11[sc] + (size_t)i * s->lstride[sc];
         const int u8 = side_rows(s, sc, 0, fw, i, rows);
 #if defined(__x86_64__) || defined(__i386__)
         if (fused_rows(s, filt, fw, w)) {
-            s->ref_row(rows, u8, filt, fw, w, mu_shift, sq_shift, s->row_scratch, a1, s11);
+            s->ref_row(rows, u8, filt, fw, w, mu_shift, sq_shift, s->log2_lut, s->row_scratch, a1, s11, sums);
             continue;
         }
 #endif
@@ -485,7 +520,9 @@ static void ladder_ref_stats(vif_state *s, int sc) {
         pad_line(s->line[0], w, r);
         pad_line(s->line[2], w, r);
         svc_vif_ref_horz_c(s->line[0], s->line[2], filt, fw, 0, w, a1, s11);
+        accumulate_den(s, s11, w, &acc);
     }
+    s->lden[sc] = (vif_sums){ 0, acc.den_log + sums[1], 0, acc.den_lin + sums[3] };
 }
 
 static double ladder_scale_score(vif_state *s, int sc) {
@@ -513,13 +550,14 @@ static double ladder_scale_score(vif_state *s, int sc) {
                            sq_shift, l[1], l[3], l[4]);
         for (int q = 1; q < 5; q += q == 1 ? 2 : 1) pad_line(l[q], w, r);
         svc_vif_dis_horz_c(a1, l[1], l[3], l[4], filt, fw, 0, w, s->sig[1], s->sig[2]);
-        accumulate_row(s, s11, s->sig[1], s->sig[2], w, &acc);
+        accumulate_num(s, s11, s->sig[1], s->sig[2], w, &acc);
     }
-    /* Each row goes one way or the other for the whole scale: the two sums add up. */
+    /* Each row goes one way or the other for the whole scale: the sums add up, with the
+     * denominators the reference's side summed. */
     acc.num_log += sums[0];
-    acc.den_log += sums[1];
+    acc.den_log = s->lden[sc].den_log + sums[1];
     acc.num_lin += sums[2];
-    acc.den_lin += sums[3];
+    acc.den_lin = s->lden[sc].den_lin + sums[3];
     return sums_score(&acc);
 }
 

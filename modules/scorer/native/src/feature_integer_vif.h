@@ -81,8 +81,9 @@ void svc_vif_down_row_avx512(const void *const *rref, const void *const *rdis, i
                              const uint16_t *filt, int fw, int w, int shift, uint16_t *scratch,
                              int wo, uint16_t *oref, uint16_t *odis);
 /* Ladder variants of the fused statistic row: the reference side stores one output row's a1 and
- * sigma1^2 (in the kernel's own column order, svc_vif_ladder_row_len(w) words of each); the
- * distorted side reads them back and adds the row's statistic to sums, as stat_row would. */
+ * sigma1^2 (in the kernel's own column order, svc_vif_ladder_row_len(w) words of each) and adds
+ * the row's denominators (den_log, den_lin: sigma1^2 alone decides them) to sums; the distorted
+ * side reads them back and adds the numerators (num_log, num_lin): together, what stat_row adds. */
 size_t svc_vif_ladder_row_len(int w);
 /* svc_vif_down_row_* of one side (the ladders' pyramids). */
 void svc_vif_down1_row_avx2(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
@@ -92,17 +93,17 @@ void svc_vif_down1_row_avx512(const void *const *rows, int u8, const uint16_t *f
 void svc_vif_down1_row_avx512_vnni(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
                                    uint16_t *scratch, int wo, uint16_t *out);
 void svc_vif_ref_row_avx2(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
-                          int sq_shift, uint16_t *scratch, uint32_t *a1, int32_t *s11);
+    int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]);
 void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt, int fw,
                           int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
                           const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]);
 void svc_vif_ref_row_avx512(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
-                            int sq_shift, uint16_t *scratch, uint32_t *a1, int32_t *s11);
+    int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]);
 void svc_vif_dis_row_avx512(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt, int fw,
                             int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
                             const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]);
 void svc_vif_ref_row_avx512_vnni(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
-                                 int sq_shift, uint16_t *scratch, uint32_t *a1, int32_t *s11);
+    int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]);
 void svc_vif_dis_row_avx512_vnni(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
                                  int fw, int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
                                  const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]);

@@ -620,8 +620,62 @@ AVX2_FN static inline void hsum1(const uint16_t *la, const __m256i *f, int n_pai
     out[1] = _mm256_add_epi32(ao, bias);
 }
 
-/* Horizontal pass of the reference's lines: a1 and sigma1^2 in lane order (see above). */
-AVX2_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int fw, int w, uint32_t *a1, int32_t *s11) {
+/* The statistic's denominators of 4 pixels (valid: the lanes that count), from sigma1^2 alone:
+ * den_log, den_tab and den_lin as statistic4 adds them. */
+AVX2_FN static inline void statistic4_den(const uint16_t *lut, __m128i valid, __m128i s11, row_acc *acc) {
+    const __m128i nsq = _mm_set1_epi32(SIGMA_NSQ);
+    const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
+    const __m128i logm = _mm_andnot_si128(lin, valid);
+    acc->den_lin += __builtin_popcount((unsigned)_mm_movemask_ps(_mm_castsi128_ps(lin)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(logm))) return;
+    const __m256i log64 = _mm256_cvtepi32_epi64(logm);
+    const __m256d den_v = _mm256_add_pd(_mm256_cvtepi32_pd(s11), _mm256_set1_pd(SIGMA_NSQ));
+    acc->den_tab += table_sum(lut, log2_index(den_v, log64));
+    acc->den_log = _mm256_add_epi64(
+        acc->den_log, _mm256_and_si256(log64, _mm256_sub_epi64(log2_shift_q11(den_v), _mm256_set1_epi64x(2048 * 17))));
+}
+
+/* The rest of statistic4: num_log, num_tab and num_lin. */
+AVX2_FN static inline __attribute__((always_inline)) void statistic4_num(const uint16_t *lut, __m256d limit,
+                                                                         __m128i valid, __m128i s11, __m128i s22,
+                                                                         __m128i s12, row_acc *acc) {
+    const __m128i zero = _mm_setzero_si128(), nsq = _mm_set1_epi32(SIGMA_NSQ);
+    s22 = _mm_max_epi32(s22, zero);
+    const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
+    const __m128i logm = _mm_andnot_si128(lin, valid);
+    acc->num_lin = _mm256_add_epi64(acc->num_lin, _mm256_cvtepi32_epi64(_mm_and_si128(lin, s22)));
+    const __m128i numm = _mm_and_si128(logm, _mm_and_si128(_mm_cmpgt_epi32(s12, zero), _mm_cmpgt_epi32(s22, zero)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(numm))) return;
+    const __m256i num64 = _mm256_cvtepi32_epi64(numm);
+    const __m256d nsq_d = _mm256_set1_pd(SIGMA_NSQ);
+    const __m256d eps = _mm256_set1_pd(65536 * 1.0e-10);
+    const __m256d d11 = _mm256_cvtepi32_pd(s11);
+    const __m256d d12 = _mm256_cvtepi32_pd(s12);
+    __m256d g = _mm256_div_pd(d12, _mm256_add_pd(d11, eps));
+    __m128i sv = _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_cvtepi32_pd(s22), _mm256_mul_pd(g, d12)));
+    sv = _mm_max_epi32(sv, zero);
+    g = _mm256_min_pd(g, limit);
+    const __m256d noise = _mm256_add_pd(_mm256_cvtepi32_pd(sv), nsq_d);
+    const __m256d gain = _mm256_round_pd(_mm256_mul_pd(_mm256_mul_pd(g, g), d11), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256d signal = _mm256_add_pd(gain, noise);
+    acc->num_tab += table_sum(lut, log2_index(signal, num64)) - table_sum(lut, log2_index(noise, num64));
+    acc->num_log = _mm256_add_epi64(
+        acc->num_log, _mm256_and_si256(num64, _mm256_sub_epi64(log2_shift_q11(signal), log2_shift_q11(noise))));
+}
+
+/* Adds a row's accumulators to sums (num_log, den_log, num_lin, den_lin). */
+static inline void add_sums(const row_acc *acc, int64_t sums[4]) {
+    sums[0] += sum_epi64(acc->num_log) + acc->num_tab;
+    sums[1] += sum_epi64(acc->den_log) + acc->den_tab;
+    sums[2] += sum_epi64(acc->num_lin);
+    sums[3] += acc->den_lin;
+}
+
+/* Horizontal pass of the reference's lines: a1 and sigma1^2 in lane order (see above), and the
+ * row's denominators. */
+AVX2_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int fw, int w, uint32_t *a1, int32_t *s11,
+                             const uint16_t *lut, row_acc *acc) {
+    const __m256i lane = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     const int r = fw / 2, n_pairs = (fw + 1) / 2;
     __m256i f[9];
     for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
@@ -633,14 +687,18 @@ AVX2_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int fw
         hsum1(line[3], f, n_pairs, j - r, xh);
         for (int p = 0; p < 2; p++) {
             const __m256i vxx = _mm256_add_epi32(xh[p], _mm256_srli_epi32(_mm256_add_epi32(xl[p], rnd16), 16));
+            const __m256i v11 = _mm256_sub_epi32(vxx, mulhi_round(mu[p], mu[p]));
+            const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - j - p), lane);
             _mm256_storeu_si256((__m256i *)(a1 + j + 8 * p), mu[p]);
-            _mm256_storeu_si256((__m256i *)(s11 + j + 8 * p), _mm256_sub_epi32(vxx, mulhi_round(mu[p], mu[p])));
+            _mm256_storeu_si256((__m256i *)(s11 + j + 8 * p), v11);
+            statistic4_den(lut, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(v11), acc);
+            statistic4_den(lut, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(v11, 1), acc);
         }
     }
 }
 
-/* Horizontal pass of the distorted side's lines and the statistic, with the reference's a1 and
- * sigma1^2 of the row. */
+/* Horizontal pass of the distorted side's lines and the statistic's numerators, with the
+ * reference's a1 and sigma1^2 of the row. */
 AVX2_FN static void horz_dis(uint16_t *const *line, const uint16_t *filt, int fw, int w, const uint32_t *ra1,
                              const int32_t *rs11, const uint16_t *lut, double gain_limit, row_acc *acc) {
     const __m256d limit = _mm256_set1_pd(gain_limit);
@@ -661,16 +719,17 @@ AVX2_FN static void horz_dis(uint16_t *const *line, const uint16_t *filt, int fw
             const __m256i vxy = _mm256_add_epi32(xy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(xy[p], rnd16), 16));
             const __m256i s22 = _mm256_sub_epi32(vyy, mulhi_round(a2, a2));
             const __m256i s12 = _mm256_sub_epi32(vxy, mulhi_round(a1, a2));
-            statistic4(lut, limit, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(s11),
-                       _mm256_castsi256_si128(s22), _mm256_castsi256_si128(s12), acc);
-            statistic4(lut, limit, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(s11, 1),
-                       _mm256_extracti128_si256(s22, 1), _mm256_extracti128_si256(s12, 1), acc);
+            statistic4_num(lut, limit, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(s11),
+                           _mm256_castsi256_si128(s22), _mm256_castsi256_si128(s12), acc);
+            statistic4_num(lut, limit, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(s11, 1),
+                           _mm256_extracti128_si256(s22, 1), _mm256_extracti128_si256(s12, 1), acc);
         }
     }
 }
 
 AVX2_FN void svc_vif_ref_row_avx2(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
-                                  int sq_shift, uint16_t *scratch, uint32_t *a1, int32_t *s11) {
+                                  int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11,
+                                  int64_t sums[4]) {
     uint16_t *line[N_LINES];
     for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
     if (mu_shift == 8 && sq_shift == 0) vert_8bit_ref(rref, u8, filt, fw, w, line);
@@ -678,7 +737,9 @@ AVX2_FN void svc_vif_ref_row_avx2(const void *const *rref, int u8, const uint16_
     pad_words(line[0], w, fw / 2);
     pad_words(line[2], w, fw / 2);
     pad_words(line[3], w, fw / 2);
-    horz_ref(line, filt, fw, w, a1, s11);
+    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
+    horz_ref(line, filt, fw, w, a1, s11, log2_lut, &acc);
+    add_sums(&acc, sums);
 }
 
 AVX2_FN void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
@@ -693,10 +754,7 @@ AVX2_FN void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rd
     for (int q = 4; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
     row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
     horz_dis(line, filt, fw, w, a1, s11, log2_lut, gain_limit, &acc);
-    sums[0] += sum_epi64(acc.num_log) + acc.num_tab;
-    sums[1] += sum_epi64(acc.den_log) + acc.den_tab;
-    sums[2] += sum_epi64(acc.num_lin);
-    sums[3] += acc.den_lin;
+    add_sums(&acc, sums);
 }
 
 /* svc_vif_down_row_avx2 of one side: the ladders' pyramids (the reference's once per frame, then

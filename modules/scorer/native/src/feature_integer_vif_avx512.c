@@ -521,9 +521,67 @@ AVX512_FN static void vert_wide_dis(const uint16_t *const *rref, const uint16_t 
     }
 }
 
-/* Horizontal pass of the reference's lines: a1 and sigma1^2 in lane order (see above). */
+/* The statistic's denominators of 16 pixels (lanes in m), from sigma1^2 alone: den_log and
+ * den_lin as statistic adds them. */
+AVX512_FN static inline void statistic_den(const uint16_t *lut, __mmask16 m, __m512i s11, row_acc *acc) {
+    const __m512i nsq = _mm512_set1_epi32(SIGMA_NSQ);
+    const __mmask16 lin = _mm512_mask_cmplt_epi32_mask(m, s11, nsq);
+    const __mmask16 logm = m & ~lin;
+    acc->den_lin += __builtin_popcount(lin);
+    if (!logm) return;
+    const __m512i den = _mm512_sub_epi32(log2_q11_32(lut, logm, _mm512_add_epi32(nsq, s11)),
+                                         _mm512_set1_epi32(2048 * 17));
+    acc->den_log = _mm512_mask_add_epi32(acc->den_log, logm, acc->den_log, den);
+}
+
+/* The rest of the statistic of 16 pixels: num_log and num_lin as statistic adds them. */
+AVX512_FN static inline void statistic_num(const uint16_t *lut, __m512d limit, __mmask16 m, __m512i s11,
+                                           __m512i s22, __m512i s12, row_acc *acc) {
+    const __m512i nsq = _mm512_set1_epi32(SIGMA_NSQ);
+    s22 = _mm512_max_epi32(s22, _mm512_setzero_si512());
+    const __mmask16 lin = _mm512_mask_cmplt_epi32_mask(m, s11, nsq);
+    const __mmask16 logm = m & ~lin;
+    const __m512i lin22 = _mm512_maskz_mov_epi32(lin, s22);
+    acc->num_lin = _mm512_add_epi64(acc->num_lin, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lin22)));
+    acc->num_lin = _mm512_add_epi64(acc->num_lin, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lin22, 1)));
+    const __mmask16 numm = logm & _mm512_cmpgt_epi32_mask(s12, _mm512_setzero_si512()) &
+                           _mm512_cmpgt_epi32_mask(s22, _mm512_setzero_si512());
+    if (!numm) return;
+    const __m512d eps = _mm512_set1_pd(65536 * 1.0e-10);
+    for (int half = 0; half < 2; half++) {
+        const __mmask8 hm = (__mmask8)(numm >> (8 * half));
+        if (!hm) continue;
+        const __m256i h11 = half ? _mm512_extracti64x4_epi64(s11, 1) : _mm512_castsi512_si256(s11);
+        const __m256i h22 = half ? _mm512_extracti64x4_epi64(s22, 1) : _mm512_castsi512_si256(s22);
+        const __m256i h12 = half ? _mm512_extracti64x4_epi64(s12, 1) : _mm512_castsi512_si256(s12);
+        const __m512d d11 = _mm512_cvtepi32_pd(h11), d12 = _mm512_cvtepi32_pd(h12);
+        __m512d g = _mm512_div_pd(d12, _mm512_add_pd(d11, eps));
+        __m256i sv = _mm512_cvttpd_epi32(_mm512_sub_pd(_mm512_cvtepi32_pd(h22), _mm512_mul_pd(g, d12)));
+        sv = _mm256_max_epi32(sv, _mm256_setzero_si256());
+        g = _mm512_min_pd(g, limit);
+        const __m512i noise = _mm512_cvtepu32_epi64(_mm256_add_epi32(sv, _mm256_set1_epi32(SIGMA_NSQ)));
+        const __m512i signal = _mm512_add_epi64(_mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_mul_pd(g, g), d11)), noise);
+        const __m256i num = _mm256_sub_epi32(log2_q11_64(lut, hm, signal), log2_q11_64(lut, hm, noise));
+        const __m512i num16 = half ? _mm512_inserti64x4(_mm512_setzero_si512(), num, 1)
+                                   : _mm512_zextsi256_si512(num);
+        acc->num_log = _mm512_mask_add_epi32(acc->num_log, (__mmask16)(hm << (8 * half)), acc->num_log, num16);
+    }
+}
+
+/* Adds a row's accumulators to sums (num_log, den_log, num_lin, den_lin). */
+AVX512_FN static inline void add_sums(const row_acc *acc, int64_t sums[4]) {
+    sums[0] += _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc->num_log)),
+                                                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc->num_log, 1))));
+    sums[1] += _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc->den_log)),
+                                                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc->den_log, 1))));
+    sums[2] += _mm512_reduce_add_epi64(acc->num_lin);
+    sums[3] += acc->den_lin;
+}
+
+/* Horizontal pass of the reference's lines: a1 and sigma1^2 in lane order (see above), and the
+ * row's denominators. */
 AVX512_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int fw, int w, uint32_t *a1,
-                               int32_t *s11) {
+                               int32_t *s11, const uint16_t *lut, row_acc *acc) {
     const int r = fw / 2;
     const __m512i bias = _mm512_set1_epi32((int)0x80000000u), rnd16 = _mm512_set1_epi32(32768);
     const uint16_t *const l0 = line[0], *const l2 = line[2], *const l3 = line[3];
@@ -544,14 +602,16 @@ AVX512_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int 
             const __m512i v0 = _mm512_add_epi32(p ? o0 : e0, bias);
             const __m512i v2 = _mm512_add_epi32(p ? o2 : e2, bias), v3 = _mm512_add_epi32(p ? o3 : e3, bias);
             const __m512i xx = _mm512_add_epi32(v3, _mm512_srli_epi32(_mm512_add_epi32(v2, rnd16), 16));
+            const __m512i s = _mm512_sub_epi32(xx, mulhi_round(v0, v0));
             _mm512_storeu_si512(a1 + j + 16 * p, v0);
-            _mm512_storeu_si512(s11 + j + 16 * p, _mm512_sub_epi32(xx, mulhi_round(v0, v0)));
+            _mm512_storeu_si512(s11 + j + 16 * p, s);
+            statistic_den(lut, mask16((w - j - p + 1) / 2), s, acc);
         }
     }
 }
 
-/* Horizontal pass of the distorted side's lines and the statistic, with the reference's a1 and
- * sigma1^2 of the row. */
+/* Horizontal pass of the distorted side's lines and the statistic's numerators, with the
+ * reference's a1 and sigma1^2 of the row. */
 AVX512_FN static void horz_dis(uint16_t *const *line, const uint16_t *filt, int fw, int w, const uint32_t *a1,
                                const int32_t *s11, const uint16_t *lut, double gain_limit, row_acc *acc) {
     const __m512d limit = _mm512_set1_pd(gain_limit);
@@ -585,20 +645,22 @@ AVX512_FN static void horz_dis(uint16_t *const *line, const uint16_t *filt, int 
             const __m512i xy = _mm512_add_epi32(v7, _mm512_srli_epi32(_mm512_add_epi32(v6, rnd16), 16));
             const __m512i s22 = _mm512_sub_epi32(yy, mulhi_round(v1, v1));
             const __m512i s12 = _mm512_sub_epi32(xy, mulhi_round(v0, v1));
-            statistic(lut, limit, m, _mm512_loadu_si512(s11 + j + 16 * p), s22, s12, acc);
+            statistic_num(lut, limit, m, _mm512_loadu_si512(s11 + j + 16 * p), s22, s12, acc);
         }
     }
 }
 
 AVX512_FN void VARIANT(svc_vif_ref_row_avx512)(const void *const *rref, int u8, const uint16_t *filt, int fw, int w,
-                                               int mu_shift, int sq_shift, uint16_t *scratch, uint32_t *a1,
-                                               int32_t *s11) {
+                                               int mu_shift, int sq_shift, const uint16_t *log2_lut,
+                                               uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]) {
     uint16_t *line[N_LINES];
     for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
     if (mu_shift == 8 && sq_shift == 0) vert_8bit_ref(rref, u8, filt, fw, w, line);
     else vert_wide_ref((const uint16_t *const *)rref, filt, fw, w, mu_shift, sq_shift, line);
     for (int q = 0; q < 4; q += q ? 1 : 2) pad_words(line[q], w, fw / 2);
-    horz_ref(line, filt, fw, w, a1, s11);
+    row_acc acc = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), 0 };
+    horz_ref(line, filt, fw, w, a1, s11, log2_lut, &acc);
+    add_sums(&acc, sums);
 }
 
 AVX512_FN void VARIANT(svc_vif_dis_row_avx512)(const void *const *rref, const void *const *rdis, int u8,
@@ -614,12 +676,7 @@ AVX512_FN void VARIANT(svc_vif_dis_row_avx512)(const void *const *rref, const vo
     for (int q = 4; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
     row_acc acc = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), 0 };
     horz_dis(line, filt, fw, w, a1, s11, log2_lut, gain_limit, &acc);
-    sums[0] += _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc.num_log)),
-                                                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc.num_log, 1))));
-    sums[1] += _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc.den_log)),
-                                                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc.den_log, 1))));
-    sums[2] += _mm512_reduce_add_epi64(acc.num_lin);
-    sums[3] += acc.den_lin;
+    add_sums(&acc, sums);
 }
 
 /* svc_vif_down_row_avx512 of one side: the ladders' pyramids (the reference's once per frame,

@@ -141,8 +141,9 @@ static void size_case(int cpu, int w, int h, int bpc, int pattern) {
 }
 
 /* ---- the fused VIF row kernels' ladder variants, each build (AVX2, AVX-512, AVX-512 VNNI)
- * called directly: the reference's side then the distorted side give the statistic sums of the
- * pair kernel, for 8-bit picture rows, 8-bit samples widened and deeper samples. ---- */
+ * called directly: the reference's side (denominators) then the distorted side (numerators) add
+ * up to the statistic sums of the pair kernel, for 8-bit picture rows, 8-bit samples widened and
+ * deeper samples. ---- */
 
 static const uint16_t vif_k17[17] = { 489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784,
                                       7455, 6547, 5274, 3896, 2640, 1640, 935, 489 };
@@ -151,8 +152,8 @@ static const uint16_t vif_k5[5] = { 3571, 16004, 26386, 16004, 3571 };
 
 typedef void (*stat_row_fn)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
                             const uint16_t *, double, uint16_t *, int64_t *);
-typedef void (*ref_row_fn)(const void *const *, int, const uint16_t *, int, int, int, int, uint16_t *, uint32_t *,
-                           int32_t *);
+typedef void (*ref_row_fn)(const void *const *, int, const uint16_t *, int, int, int, int, const uint16_t *,
+                           uint16_t *, uint32_t *, int32_t *, int64_t *);
 typedef void (*dis_row_fn)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
                            const uint32_t *, const int32_t *, const uint16_t *, double, uint16_t *, int64_t *);
 
@@ -203,7 +204,7 @@ static void vif_row_case(const char *name, stat_row_fn stat, ref_row_fn ref_row,
             }
         int64_t want[4] = { 0, 0, 0, 0 }, got[4] = { 0, 0, 0, 0 };
         stat(rr, rd, u8, filts[scale], fw, w, mu_shift, sq_shift, lut, gain, scratch, want);
-        ref_row(rr, u8, filts[scale], fw, w, mu_shift, sq_shift, scratch, a1, s11);
+        ref_row(rr, u8, filts[scale], fw, w, mu_shift, sq_shift, lut, scratch, a1, s11, got);
         dis_row(rr, rd, u8, filts[scale], fw, w, mu_shift, sq_shift, a1, s11, lut, gain, scratch, got);
         /* The one-sided decimation row equals the pair kernel's reference output. */
         if (down1 && scale < 2) {
