@@ -165,11 +165,18 @@ export const scoreLadderInputs = <E = never>(
       const motion = firstResult.provenance.feature_backends
         .map((entry) => entry.extractor)
         .filter((name) => name.endsWith("motion"))
+      // Extractors whose reference side the native pass analysed once per frame for every rendition.
+      const analysed =
+        scores.referenceAnalyses > 0
+          ? firstResult.provenance.feature_backends
+              .map((entry) => entry.extractor)
+              .filter((name) => name.startsWith("integer_vif") || name.startsWith("integer_adm"))
+          : []
       const provenance: LadderProvenance = {
         reference_passes: scores.framesPushed > 0 ? scores.referenceLoads / scores.framesPushed : 0,
         reference_decoders: referenceSource.decoder === undefined ? 0 : 1,
         reference_frames: scores.framesPushed,
-        shared: [referenceSource.decoder === undefined ? "reference read" : "reference decode", ...motion],
+        shared: [referenceSource.decoder === undefined ? "reference read" : "reference decode", ...analysed, ...motion],
         reference_input: referenceInput,
         decoder,
         library: firstResult.provenance.library,

@@ -60,7 +60,8 @@ const symbols = {
   svc_stream_feed: { args: [ptr, i32, ptr, ptr, ptr, ptr, ptr, u64], returns: i32 },
   svc_stream_feed_end: { args: [ptr, i32], returns: i64 },
   svc_stream_frames_read: { args: [ptr], returns: i64 },
-  svc_pipe: { args: [ptr, ptr, u64], returns: i32 }
+  svc_pipe: { args: [ptr, ptr, u64], returns: i32 },
+  svc_ladder_reference_analyses: { args: [ptr], returns: i64 }
 } as const
 
 /** Status codes of svc_scorer.h. */

@@ -667,6 +667,9 @@ export interface LadderScores {
   readonly referenceLoads: number
   /** Motion differences of consecutive reference frames computed (once each). */
   readonly motionDiffs: number
+  /** Reference-side analyses of the extractors that share them (VIF's and ADM's statistics of the
+   * reference picture): once per frame per such extractor, whatever the number of renditions. */
+  readonly referenceAnalyses: number
   /** Frames pushed (reference frames read). */
   readonly framesPushed: number
 }
@@ -771,6 +774,7 @@ const makeLadderScoring =
           results,
           referenceLoads: Number(symbols.svc_ladder_reference_loads(handle)),
           motionDiffs: Number(symbols.svc_ladder_motion_diffs(handle)),
+          referenceAnalyses: Number(symbols.svc_ladder_reference_analyses(handle)),
           framesPushed: feed ? Number(symbols.svc_stream_frames_read(handle)) : pushed
         }
       })

@@ -129,6 +129,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "descriptors",
       "ladder",
       "parallel",
+      "ladder backends",
       "transform"
     ])
     expect(Object.keys(report.unit_tests.cases?.["feed_test"] ?? {})).toEqual([
@@ -159,8 +160,8 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       )
     )
     expect(simdCases).toEqual(expected)
-    // scorer_test 7 cases, reader_test 4, feed_test 8.
-    expect(report.unit_tests.total).toBe(19 + Object.keys(simdCases).length)
+    // scorer_test 8 cases, reader_test 4, feed_test 8.
+    expect(report.unit_tests.total).toBe(20 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {

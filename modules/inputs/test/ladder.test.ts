@@ -162,7 +162,7 @@ describe("a ladder of 4 renditions of other sizes and codecs, made by ffmpeg", (
       reference_passes: 1,
       reference_decoders: 1,
       reference_frames: entry.frames,
-      shared: ["reference decode", "integer_motion"]
+      shared: ["reference decode", "integer_vif", "integer_adm", "integer_motion"]
     })
     const [h264, hevc, mpeg4, vp9] = result.renditions.map((r) => r.summary)
     expect([h264?.codec, hevc?.codec, mpeg4?.codec, vp9?.codec]).toEqual(["h264", "hevc", "mpeg4", "vp9"])

@@ -192,7 +192,8 @@ void svc_stream_free(svc_stream *s);
 /* ---- ladders (since ABI minor 6): one reference, several renditions, one pass ----
  * A ladder is a stream whose every frame is one reference picture and n_renditions distorted
  * pictures (svc_stream_push's dis holds them back to back, n_renditions x frame bytes). Each
- * reference picture is loaded once and its motion computed once; every rendition is scored
+ * reference picture is loaded once, its motion computed once and (since ABI minor 9) VIF's and
+ * ADM's reference-side statistics computed once; every rendition is scored
  * against it into its own results, which equal, frame by frame, a stream of that pair alone.
  * The stream functions apply (push, finish, poll, frames_ready, free; svc_stream_job's view is
  * the first rendition's results until done, svc_job_memory of it covers the whole ladder). */
@@ -205,6 +206,10 @@ const svc_job *svc_ladder_rendition(svc_stream *s, int r);
 /* Reference pictures loaded and motion differences computed so far: the proof of one pass. */
 int64_t svc_ladder_reference_loads(const svc_stream *s);
 int64_t svc_ladder_motion_diffs(const svc_stream *s);
+/* Reference-side analyses so far (since ABI minor 9): VIF's and ADM's statistics of the reference
+ * picture, computed once per frame for all renditions; one per frame per extractor that shares
+ * them (integer_vif, integer_adm), whatever the number of renditions. */
+int64_t svc_ladder_reference_analyses(const svc_stream *s);
 
 /* ---- fed streams (since ABI minor 8): frames read from descriptors by a library thread ----
  * Instead of svc_stream_push, a stream or ladder (before its first push) is fed from n = 1 +

@@ -45,7 +45,18 @@ typedef struct svc_extractor {
     /* Optional: why a frame of this geometry is too small under these options (NULL: it fits);
      * the message of a job create_with refuses. */
     const char *(*too_small)(int w, int h, int pix_fmt, const double *options);
+    /* Optional, for ladders (one reference picture, several distorted pictures per frame):
+     * ladder_prepare computes what depends on the reference alone and keeps it in the state;
+     * ladder_compute then scores one distorted picture against it (ref: the picture prepared),
+     * its outputs bit-identical to compute(ref, dis). ladder_prepare returns SVC_OK, or
+     * SVC_LADDER_PER_PAIR when this state has no ladder path (the frame loop then calls compute
+     * for each pair), or a negative status. */
+    int (*ladder_prepare)(void *state, const svc_picture *ref);
+    int (*ladder_compute)(void *state, const svc_picture *ref, const svc_picture *dis, double *out);
 } svc_extractor;
+
+/* ladder_prepare's answer when the state scores ladders pair by pair. */
+#define SVC_LADDER_PER_PAIR 1
 
 /* A temporal extractor compares consecutive reference lumas (motion). The frame loop stores
  * each reference luma as packed 16-bit samples (svc_luma_u16), calls diff on consecutive

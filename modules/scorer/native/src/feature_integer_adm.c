@@ -246,6 +246,12 @@ typedef struct adm_state {
     int32_t rf0[3];           /* scale 0's in Q21, Q21, Q23 */
 
     double noise_weight, dlm_weight, min_val;
+    /* Ladders (adm_ladder_prepare): the reference's H, V, D bands of every scale (rows of the
+     * same stride, allocated on the first ladder frame) and its detail sums, kept for all the
+     * renditions of a frame. */
+    int32_t *lmem;
+    int32_t *lband[4][3];
+    float lden[4];
 } adm_state;
 
 /* ---- decoupling ---- */
@@ -617,6 +623,7 @@ static void adm_destroy(void *state) {
     adm_state *s = state;
     if (!s) return;
     free(s->mem);
+    free(s->lmem);
     free(s->recip);
     free(s);
 }
@@ -736,35 +743,51 @@ static void *adm_create(int w, int h, int pix_fmt, int bpc, int cpu) {
 
 static const char *adm_backend(const void *state) { return ((const adm_state *)state)->backend; }
 
-static int adm_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
-    adm_state *s = state;
-    if (!s || !ref || !dis || !out) return SVC_E_INVALID_ARG;
+static int check_pictures(const adm_state *s, const svc_picture *ref, const svc_picture *dis) {
+    if (!s || !ref || !dis) return SVC_E_INVALID_ARG;
     const svc_plane *rp = &ref->plane[0], *dp = &dis->plane[0];
     if (rp->w != s->w || rp->h != s->h || dp->w != s->w || dp->h != s->h || ref->bpc != s->bpc ||
         dis->bpc != s->bpc)
         return SVC_E_GEOMETRY;
+    return SVC_OK;
+}
 
+/* DWT of scale sc of a picture's luma (sc 0) or of the previous scale's A band (the planes
+ * `a` and `a2` swap: the previous A band becomes this scale's input, A is rewritten in the
+ * other). w, h: the size of this scale's input. */
+static void dwt_step(adm_state *s, int sc, const svc_plane *pl, int32_t **a, int32_t **a2, int32_t *const hvd[3],
+                     int w, int h) {
+    if (sc == 0) {
+        int32_t *const out[4] = {*a, hvd[0], hvd[1], hvd[2]};
+        dwt_scale0(s, pl, out);
+        return;
+    }
+    int32_t *const src = *a;
+    *a = *a2;
+    *a2 = src;
+    int32_t *const out[4] = {*a, hvd[0], hvd[1], hvd[2]};
+    dwt_scale_n(s, sc, src, w, h, out);
+}
+
+/* Scores dis against ref; with `ladder`, the reference's bands and detail sums are those
+ * adm_ladder_prepare kept (the same integers compute would derive from ref). */
+static int adm_run(adm_state *s, const svc_plane *rp, const svc_plane *dp, int ladder, double *out) {
     double num = 0, den = 0, aim = 0, scale_ratio[4];
+    int32_t *const base_ref[3] = {s->ref[B_H], s->ref[B_V], s->ref[B_D]};
     int w = s->w, h = s->h;
     for (int sc = 0; sc < 4; sc++) {
-        if (sc == 0) {
-            dwt_scale0(s, rp, s->ref);
-            dwt_scale0(s, dp, s->dis);
+        if (ladder) {
+            for (int b = 0; b < 3; b++) s->ref[B_H + b] = s->lband[sc][b];
         } else {
-            /* The previous A band becomes this scale's input; A is rewritten elsewhere. */
-            int32_t *ra = s->ref[B_A], *da = s->dis[B_A];
-            s->ref[B_A] = s->ref_a2;
-            s->dis[B_A] = s->dis_a2;
-            s->ref_a2 = ra;
-            s->dis_a2 = da;
-            dwt_scale_n(s, sc, ra, w, h, s->ref);
-            dwt_scale_n(s, sc, da, w, h, s->dis);
+            dwt_step(s, sc, rp, &s->ref[B_A], &s->ref_a2, base_ref, w, h);
         }
+        int32_t *const dis_hvd[3] = {s->dis[B_H], s->dis[B_V], s->dis[B_D]};
+        dwt_step(s, sc, dp, &s->dis[B_A], &s->dis_a2, dis_hvd, w, h);
         w = (w + 1) / 2;
         h = (h + 1) / 2;
         const rect work = grow1(pool_rect(w, h), w, h);
         decouple(s, sc == 0, work);
-        const float den_sc = detail_sum(s, sc, w, h, s->noise_weight);
+        const float den_sc = ladder ? s->lden[sc] : detail_sum(s, sc, w, h, s->noise_weight);
         const rect wide = wide_rect(w, h);
         csf_masker(s, sc, s->add, work, wide);
         const float num_sc = masked_sum(s, sc, w, h, s->rest, s->noise_weight);
@@ -775,6 +798,7 @@ static int adm_compute(void *state, const svc_picture *ref, const svc_picture *d
         aim += aim_sc;
         scale_ratio[sc] = (double)num_sc / den_sc;
     }
+    for (int b = 0; b < 3; b++) s->ref[B_H + b] = base_ref[b];
     const double limit = 1e-10 * (s->w * s->h) / (1920.0 * 1080.0);
     num = num < limit ? 0 : num;
     den = den < limit ? 0 : den;
@@ -789,6 +813,50 @@ static int adm_compute(void *state, const svc_picture *ref, const svc_picture *d
     return SVC_OK;
 }
 
+static int adm_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
+    adm_state *s = state;
+    const int rc = out ? check_pictures(s, ref, dis) : SVC_E_INVALID_ARG;
+    return rc ? rc : adm_run(s, &ref->plane[0], &dis->plane[0], 0, out);
+}
+
+/* Ladders: the reference's DWT bands of every scale and its detail sums (the CSF-weighted
+ * denominators), once per frame; each rendition then runs only its own DWT, the decoupling,
+ * the masking and the numerators (adm_ladder_compute). */
+static int adm_ladder_prepare(void *state, const svc_picture *ref) {
+    adm_state *s = state;
+    const int rc = check_pictures(s, ref, ref);
+    if (rc) return rc;
+    int hs[4], sum_h = 0;
+    for (int sc = 0, h = s->h; sc < 4; sc++) {
+        h = (h + 1) / 2;
+        hs[sc] = h;
+        sum_h += h;
+    }
+    if (!s->lmem) {
+        if (!(s->lmem = malloc(3 * (size_t)sum_h * (size_t)s->stride * sizeof(int32_t)))) return SVC_E_NOMEM;
+        int32_t *p = s->lmem;
+        for (int sc = 0; sc < 4; sc++)
+            for (int b = 0; b < 3; b++, p += (size_t)hs[sc] * (size_t)s->stride) s->lband[sc][b] = p;
+    }
+    int32_t *const base_ref[3] = {s->ref[B_H], s->ref[B_V], s->ref[B_D]};
+    int w = s->w, h = s->h;
+    for (int sc = 0; sc < 4; sc++) {
+        dwt_step(s, sc, &ref->plane[0], &s->ref[B_A], &s->ref_a2, s->lband[sc], w, h);
+        w = (w + 1) / 2;
+        h = (h + 1) / 2;
+        for (int b = 0; b < 3; b++) s->ref[B_H + b] = s->lband[sc][b];
+        s->lden[sc] = detail_sum(s, sc, w, h, s->noise_weight);
+    }
+    for (int b = 0; b < 3; b++) s->ref[B_H + b] = base_ref[b];
+    return SVC_OK;
+}
+
+static int adm_ladder_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
+    adm_state *s = state;
+    const int rc = out ? check_pictures(s, ref, dis) : SVC_E_INVALID_ARG;
+    return rc ? rc : adm_run(s, NULL, &dis->plane[0], 1, out);
+}
+
 const svc_extractor svc_extractor_integer_adm = {
     .name = "integer_adm",
     .n_outputs = 7,
@@ -801,4 +869,6 @@ const svc_extractor svc_extractor_integer_adm = {
     .options = adm_options,
     .create_with = adm_create_with,
     .check = adm_check,
+    .ladder_prepare = adm_ladder_prepare,
+    .ladder_compute = adm_ladder_compute,
 };

@@ -68,6 +68,10 @@ static const vif_kernels kernels_avx2 = { svc_vif_stat_vert_avx2, svc_vif_stat_h
                                           svc_vif_down_vert_avx2, svc_vif_down_horz_avx2 };
 #endif
 
+typedef struct vif_sums {
+    int64_t num_log, den_log, num_lin, den_lin;
+} vif_sums;
+
 typedef struct vif_state {
     int w, h, bpc;
     const vif_kernels *k;
@@ -89,6 +93,21 @@ typedef struct vif_state {
     uint32_t *line[5];              /* vertical-pass rows, padded by VIF_MAX_RADIUS */
     int32_t *sig[3];                /* sigma1^2, sigma2^2, sigma12 of one row */
     const uint16_t **rows;          /* 2 * 17 mirrored row pointers */
+    /* Ladders (vif_ladder_prepare): the fused kernels' ladder variants (NULL: the backend scores
+     * ladders pair by pair), and per scale the reference's a1 and sigma1^2 of every pixel
+     * (lstride words a row, in the layout of the kernel that made them), allocated on the first
+     * ladder frame; the reference's pyramid stays in img[sc][0]. junk: the unused output row
+     * of a one-sided decimation. */
+    void (*ref_row)(const void *const *, int, const uint16_t *, int, int, int, int, const uint16_t *, uint16_t *,
+                    uint32_t *, int32_t *, int64_t *);
+    void (*dis_row)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
+                    const uint32_t *, const int32_t *, const uint16_t *, double, uint16_t *, int64_t *);
+    void (*down1_row)(const void *const *, int, const uint16_t *, int, int, int, uint16_t *, int, uint16_t *);
+    uint32_t *la1[VIF_SCALES];
+    int32_t *ls11[VIF_SCALES];
+    size_t lstride[VIF_SCALES];
+    vif_sums lden[VIF_SCALES]; /* the reference's denominators per scale (den_log, den_lin) */
+    uint16_t *junk;
 } vif_state;
 
 static const char *const vif_names[VIF_SCALES] = { "integer_vif_scale0", "integer_vif_scale1",
@@ -120,9 +139,37 @@ static inline int32_t log2_q11_64(const uint16_t *lut, uint64_t v) {
     return lut[v >> k] + 2048 * k;
 }
 
-typedef struct vif_sums {
-    int64_t num_log, den_log, num_lin, den_lin;
-} vif_sums;
+
+/* Ladders: accumulate_row in two parts, the denominators (sigma1^2 alone decides them) and the rest. */
+static void accumulate_den(const vif_state *s, const int32_t *s11, int w, vif_sums *acc) {
+    for (int j = 0; j < w; j++) {
+        const int32_t sigma1_sq = s11[j];
+        if (sigma1_sq < VIF_SIGMA_NSQ) acc->den_lin++;
+        else acc->den_log += log2_q11_32(s->log2_lut, (uint32_t)(VIF_SIGMA_NSQ + sigma1_sq)) - 2048 * 17;
+    }
+}
+
+static void accumulate_num(const vif_state *s, const int32_t *s11, const int32_t *s22, const int32_t *s12, int w,
+                           vif_sums *acc) {
+    const uint16_t *lut = s->log2_lut;
+    const double eps = 65536 * 1.0e-10;
+    for (int j = 0; j < w; j++) {
+        const int32_t sigma1_sq = s11[j], sigma12 = s12[j];
+        const int32_t sigma2_sq = s22[j] > 0 ? s22[j] : 0;
+        if (sigma1_sq < VIF_SIGMA_NSQ) {
+            acc->num_lin += sigma2_sq;
+            continue;
+        }
+        if (sigma12 <= 0 || sigma2_sq <= 0) continue;
+        double g = sigma12 / (sigma1_sq + eps);
+        int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
+        if (sv_sq < 0) sv_sq = 0;
+        if (g > s->gain_limit) g = s->gain_limit;
+        const uint32_t noise = (uint32_t)sv_sq + VIF_SIGMA_NSQ;
+        const int64_t signal = (int64_t)(g * g * sigma1_sq) + noise;
+        acc->num_log += log2_q11_64(lut, (uint64_t)signal) - log2_q11_64(lut, noise);
+    }
+}
 
 static void accumulate_row(const vif_state *s, const int32_t *s11, const int32_t *s22,
                            const int32_t *s12, int w, vif_sums *acc) {
@@ -188,6 +235,13 @@ static int fused_row_ptrs(const vif_state *s, int sc, int fw, int i, const void 
     return 0;
 }
 
+/* The scale score from its sums: the reference keeps num and den in float and divides in float. */
+static double sums_score(const vif_sums *acc) {
+    const float num = (float)(acc->num_log / 2048.0 + (acc->den_lin - (acc->num_lin / 16384.0) / 65025.0));
+    const float den = (float)(acc->den_log / 2048.0 + acc->den_lin);
+    return (double)(num / den);
+}
+
 static double scale_score(vif_state *s, int sc) {
     const int w = s->sw[sc], h = s->sh[sc], fw = vif_taps[sc], r = fw / 2;
     const uint16_t *filt = vif_kernel[sc];
@@ -219,11 +273,7 @@ static double scale_score(vif_state *s, int sc) {
                         s->sig[2]);
         accumulate_row(s, s->sig[0], s->sig[1], s->sig[2], w, &acc);
     }
-    /* The reference keeps num and den in float and divides in float. */
-    const float num = (float)(acc.num_log / 2048.0 +
-                              (acc.den_lin - (acc.num_lin / 16384.0) / 65025.0));
-    const float den = (float)(acc.den_log / 2048.0 + acc.den_lin);
-    return (double)(num / den);
+    return sums_score(&acc);
 }
 
 /* Scale sc+1 = scale sc filtered with the scale sc+1 kernel, even rows and columns. */
@@ -279,6 +329,11 @@ static void vif_destroy(void *state) {
     for (int q = 0; q < 3; q++) free(s->sig[q]);
     free(s->rows);
     free(s->row_scratch);
+    for (int sc = 0; sc < VIF_SCALES; sc++) {
+        free(s->la1[sc]);
+        free(s->ls11[sc]);
+    }
+    free(s->junk);
     free(s);
 }
 
@@ -308,6 +363,9 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
         s->row_min_w = 16;
         s->stat_row = svc_vif_stat_row_avx2;
         s->down_row = svc_vif_down_row_avx2;
+        s->ref_row = svc_vif_ref_row_avx2;
+        s->down1_row = svc_vif_down1_row_avx2;
+        s->dis_row = svc_vif_dis_row_avx2;
     }
     if (cpu == SVC_CPU_AVX512) {
         s->k = &kernels_avx2;
@@ -317,6 +375,9 @@ static void *vif_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
         const int vnni = svc_cpu_has_avx512_vnni();
         s->stat_row = vnni ? svc_vif_stat_row_avx512_vnni : svc_vif_stat_row_avx512;
         s->down_row = vnni ? svc_vif_down_row_avx512_vnni : svc_vif_down_row_avx512;
+        s->ref_row = vnni ? svc_vif_ref_row_avx512_vnni : svc_vif_ref_row_avx512;
+        s->down1_row = vnni ? svc_vif_down1_row_avx512_vnni : svc_vif_down1_row_avx512;
+        s->dis_row = vnni ? svc_vif_dis_row_avx512_vnni : svc_vif_dis_row_avx512;
     }
     if ((cpu == SVC_CPU_AVX2 || cpu == SVC_CPU_AVX512) && !s->row_scratch) {
         free(s);
@@ -361,17 +422,28 @@ static void *vif_create(int w, int h, int pix_fmt, int bpc, int cpu) {
 
 static const char *vif_backend(const void *state) { return ((const vif_state *)state)->backend; }
 
-static int vif_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
-    vif_state *s = state;
-    if (!s || !ref || !dis || !out) return SVC_E_INVALID_ARG;
+static int check_pictures(const vif_state *s, const svc_picture *ref, const svc_picture *dis) {
+    if (!s || !ref || !dis) return SVC_E_INVALID_ARG;
     const svc_plane *pr = &ref->plane[0], *pd = &dis->plane[0];
     if (pr->w != s->w || pr->h != s->h || pd->w != s->w || pd->h != s->h || ref->bpc != s->bpc ||
         dis->bpc != s->bpc)
         return SVC_E_GEOMETRY;
-    /* When scale 0 and the first decimation both run the fused kernels, at 8 bits they read the
-     * pictures directly and the widened copy is not needed. */
-    if (s->bpc == 8 && fused_rows(s, vif_kernel[0], vif_taps[0], s->w) &&
-        fused_rows(s, vif_kernel[1], vif_taps[1], s->w)) {
+    return SVC_OK;
+}
+
+/* When scale 0 and the first decimation both run the fused kernels, at 8 bits they read the
+ * pictures directly and the widened copy is not needed. */
+static int reads_8bit_pictures(const vif_state *s) {
+    return s->bpc == 8 && fused_rows(s, vif_kernel[0], vif_taps[0], s->w) &&
+           fused_rows(s, vif_kernel[1], vif_taps[1], s->w);
+}
+
+static int vif_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
+    vif_state *s = state;
+    const int rc = out ? check_pictures(s, ref, dis) : SVC_E_INVALID_ARG;
+    if (rc) return rc;
+    const svc_plane *pr = &ref->plane[0], *pd = &dis->plane[0];
+    if (reads_8bit_pictures(s)) {
         s->luma8[0] = pr;
         s->luma8[1] = pd;
     } else {
@@ -381,6 +453,156 @@ static int vif_compute(void *state, const svc_picture *ref, const svc_picture *d
     for (int sc = 0; sc < VIF_SCALES; sc++) {
         if (sc > 0) downscale(s, sc - 1);
         out[sc] = scale_score(s, sc);
+    }
+    return SVC_OK;
+}
+
+/* ---- ladders ----
+ * The reference's side (vif_ladder_prepare, once per frame): its pyramid, and per scale its
+ * filtered mean a1 and sigma1^2 at every pixel. Each rendition (vif_ladder_compute): its own
+ * pyramid, its filtered mean and square, the cross term with the reference's rows and the
+ * statistic, from the same integers the pair path computes. */
+
+/* Fills fw row pointers of output row i of scale sc of one side (0 reference, 1 distorted);
+ * 1 when they are the 8-bit picture rows. */
+static int side_rows(const vif_state *s, int sc, int side, int fw, int i, const void **rows) {
+    if (sc == 0 && s->luma8[side]) {
+        gather_plane_rows(rows, s->luma8[side], fw, i);
+        return 1;
+    }
+    gather_rows((const uint16_t **)rows, s->img[sc][side], s->sw[sc], s->sh[sc], fw, i);
+    return 0;
+}
+
+/* Scale sc+1 of one side from its scale sc (the per-pass kernels' other output row is junk). */
+static void ladder_downscale(vif_state *s, int sc, int side) {
+    const int w = s->sw[sc], fw = vif_taps[sc + 1], r = fw / 2;
+    const uint16_t *filt = vif_kernel[sc + 1];
+    const int shift = sc == 0 ? s->bpc : 16;
+    const int wo = s->sw[sc + 1], ho = s->sh[sc + 1];
+    const void *rows[17];
+    for (int i = 0; i < ho; i++) {
+        uint16_t *out = s->img[sc + 1][side] + (size_t)i * wo;
+        const int u8 = side_rows(s, sc, side, fw, 2 * i, rows);
+#if defined(__x86_64__) || defined(__i386__)
+        if (fused_rows(s, filt, fw, w)) {
+            s->down1_row(rows, u8, filt, fw, w, shift, s->row_scratch, wo, out);
+            continue;
+        }
+#endif
+        const uint16_t *const *rr = (const uint16_t *const *)rows;
+        s->k->down_vert(rr, rr, filt, fw, 0, w, shift, s->line[0], s->line[1]);
+        pad_line(s->line[0], w, r);
+        pad_line(s->line[1], w, r);
+        s->k->down_horz(s->line[0], s->line[1], filt, fw, 0, wo, out, s->junk);
+    }
+}
+
+static void ladder_ref_stats(vif_state *s, int sc) {
+    const int w = s->sw[sc], h = s->sh[sc], fw = vif_taps[sc], r = fw / 2;
+    const uint16_t *filt = vif_kernel[sc];
+    const int mu_shift = sc == 0 ? s->bpc : 16;
+    const int sq_shift = sc == 0 ? 2 * (s->bpc - 8) : 16;
+    const void *rows[17];
+    vif_sums acc = { 0, 0, 0, 0 };
+    int64_t sums[4] = { 0, 0, 0, 0 };
+    for (int i = 0; i < h; i++) {
+        uint32_t *a1 = s->la1[sc] + (size_t)i * s->lstride[sc];
+        int32_t *s11 = s->ls11[sc] + (size_t)i * s->lstride[sc];
+        const int u8 = side_rows(s, sc, 0, fw, i, rows);
+#if defined(__x86_64__) || defined(__i386__)
+        if (fused_rows(s, filt, fw, w)) {
+            s->ref_row(rows, u8, filt, fw, w, mu_shift, sq_shift, s->log2_lut, s->row_scratch, a1, s11, sums);
+            continue;
+        }
+#endif
+        svc_vif_ref_vert_c((const uint16_t *const *)rows, filt, fw, 0, w, mu_shift, sq_shift, s->line[0], s->line[2]);
+        pad_line(s->line[0], w, r);
+        pad_line(s->line[2], w, r);
+        svc_vif_ref_horz_c(s->line[0], s->line[2], filt, fw, 0, w, a1, s11);
+        accumulate_den(s, s11, w, &acc);
+    }
+    s->lden[sc] = (vif_sums){ 0, acc.den_log + sums[1], 0, acc.den_lin + sums[3] };
+}
+
+static double ladder_scale_score(vif_state *s, int sc) {
+    const int w = s->sw[sc], h = s->sh[sc], fw = vif_taps[sc], r = fw / 2;
+    const uint16_t *filt = vif_kernel[sc];
+    const int mu_shift = sc == 0 ? s->bpc : 16;
+    const int sq_shift = sc == 0 ? 2 * (s->bpc - 8) : 16;
+    const void *rr[17], *rd[17];
+    uint32_t *const *l = s->line;
+    vif_sums acc = { 0, 0, 0, 0 };
+    int64_t sums[4] = { 0, 0, 0, 0 };
+    for (int i = 0; i < h; i++) {
+        const uint32_t *a1 = s->la1[sc] + (size_t)i * s->lstride[sc];
+        const int32_t *s11 = s->ls11[sc] + (size_t)i * s->lstride[sc];
+        const int u8 = side_rows(s, sc, 0, fw, i, rr);
+        side_rows(s, sc, 1, fw, i, rd);
+#if defined(__x86_64__) || defined(__i386__)
+        if (fused_rows(s, filt, fw, w)) {
+            s->dis_row(rr, rd, u8, filt, fw, w, mu_shift, sq_shift, a1, s11, s->log2_lut, s->gain_limit,
+                       s->row_scratch, sums);
+            continue;
+        }
+#endif
+        svc_vif_dis_vert_c((const uint16_t *const *)rr, (const uint16_t *const *)rd, filt, fw, 0, w, mu_shift,
+                           sq_shift, l[1], l[3], l[4]);
+        for (int q = 1; q < 5; q += q == 1 ? 2 : 1) pad_line(l[q], w, r);
+        svc_vif_dis_horz_c(a1, l[1], l[3], l[4], filt, fw, 0, w, s->sig[1], s->sig[2]);
+        accumulate_num(s, s11, s->sig[1], s->sig[2], w, &acc);
+    }
+    /* Each row goes one way or the other for the whole scale: the sums add up, with the
+     * denominators the reference's side summed. */
+    acc.num_log += sums[0];
+    acc.den_log = s->lden[sc].den_log + sums[1];
+    acc.num_lin += sums[2];
+    acc.den_lin = s->lden[sc].den_lin + sums[3];
+    return sums_score(&acc);
+}
+
+static int vif_ladder_prepare(void *state, const svc_picture *ref) {
+    vif_state *s = state;
+    const int rc = check_pictures(s, ref, ref);
+    if (rc) return rc;
+    if (s->row_scratch && !s->ref_row) return SVC_LADDER_PER_PAIR;
+    if (!s->junk) {
+        for (int sc = 0; sc < VIF_SCALES; sc++) {
+#if defined(__x86_64__) || defined(__i386__)
+            const size_t len = s->ref_row ? svc_vif_ladder_row_len(s->sw[sc]) : (size_t)s->sw[sc];
+#else
+            const size_t len = (size_t)s->sw[sc];
+#endif
+            s->lstride[sc] = len;
+            s->la1[sc] = malloc(len * (size_t)s->sh[sc] * sizeof(uint32_t));
+            s->ls11[sc] = malloc(len * (size_t)s->sh[sc] * sizeof(int32_t));
+            if (!s->la1[sc] || !s->ls11[sc]) return SVC_E_NOMEM;
+        }
+        if (!(s->junk = malloc((size_t)s->w * sizeof(uint16_t)))) return SVC_E_NOMEM;
+    }
+    s->luma8[1] = NULL;
+    if (reads_8bit_pictures(s)) s->luma8[0] = &ref->plane[0];
+    else load_luma(&ref->plane[0], s->bpc, s->img[0][0]);
+    for (int sc = 0; sc < VIF_SCALES; sc++) {
+        if (sc > 0) ladder_downscale(s, sc - 1, 0);
+        ladder_ref_stats(s, sc);
+    }
+    return SVC_OK;
+}
+
+static int vif_ladder_compute(void *state, const svc_picture *ref, const svc_picture *dis, double *out) {
+    vif_state *s = state;
+    const int rc = out ? check_pictures(s, ref, dis) : SVC_E_INVALID_ARG;
+    if (rc) return rc;
+    if (reads_8bit_pictures(s)) {
+        s->luma8[0] = &ref->plane[0];
+        s->luma8[1] = &dis->plane[0];
+    } else {
+        load_luma(&dis->plane[0], s->bpc, s->img[0][1]);
+    }
+    for (int sc = 0; sc < VIF_SCALES; sc++) {
+        if (sc > 0) ladder_downscale(s, sc - 1, 1);
+        out[sc] = ladder_scale_score(s, sc);
     }
     return SVC_OK;
 }
@@ -396,4 +618,6 @@ const svc_extractor svc_extractor_integer_vif = {
     .n_options = N_OPTIONS,
     .options = vif_options,
     .create_with = vif_create_with,
+    .ladder_prepare = vif_ladder_prepare,
+    .ladder_compute = vif_ladder_compute,
 };

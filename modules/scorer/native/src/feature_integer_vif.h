@@ -28,6 +28,19 @@ void svc_vif_down_vert_c(const uint16_t *const *rref, const uint16_t *const *rdi
 void svc_vif_down_horz_c(const uint32_t *tref, const uint32_t *tdis, const uint16_t *filt, int fw,
                          int j0, int j1, uint16_t *oref, uint16_t *odis);
 
+/* Ladders (one reference, several distorted pictures): the same passes split by side. The
+ * reference side gives per column a1 (the horizontally filtered mean, before the square
+ * stat_horz takes of it) and sigma1^2; the distorted side then gives sigma2^2 and sigma12 from
+ * them, so that sigma1^2, sigma2^2 and sigma12 are the integers stat_horz gives. */
+void svc_vif_ref_vert_c(const uint16_t *const *rref, const uint16_t *filt, int fw, int j0, int j1, int mu_shift,
+                        int sq_shift, uint32_t *mu1, uint32_t *xx);
+void svc_vif_ref_horz_c(const uint32_t *mu1, const uint32_t *xx, const uint16_t *filt, int fw, int j0, int j1,
+                        uint32_t *a1, int32_t *s11);
+void svc_vif_dis_vert_c(const uint16_t *const *rref, const uint16_t *const *rdis, const uint16_t *filt, int fw,
+                        int j0, int j1, int mu_shift, int sq_shift, uint32_t *mu2, uint32_t *yy, uint32_t *xy);
+void svc_vif_dis_horz_c(const uint32_t *a1, const uint32_t *mu2, const uint32_t *yy, const uint32_t *xy,
+                        const uint16_t *filt, int fw, int j0, int j1, int32_t *s22, int32_t *s12);
+
 #if defined(__x86_64__) || defined(__i386__)
 /* The same kernels in AVX2, bit-identical. */
 void svc_vif_stat_vert_avx2(const uint16_t *const *rref, const uint16_t *const *rdis,
@@ -67,6 +80,33 @@ void svc_vif_stat_row_avx512(const void *const *rref, const void *const *rdis, i
 void svc_vif_down_row_avx512(const void *const *rref, const void *const *rdis, int u8,
                              const uint16_t *filt, int fw, int w, int shift, uint16_t *scratch,
                              int wo, uint16_t *oref, uint16_t *odis);
+/* Ladder variants of the fused statistic row: the reference side stores one output row's a1 and
+ * sigma1^2 (in the kernel's own column order, svc_vif_ladder_row_len(w) words of each) and adds
+ * the row's denominators (den_log, den_lin: sigma1^2 alone decides them) to sums; the distorted
+ * side reads them back and adds the numerators (num_log, num_lin): together, what stat_row adds. */
+size_t svc_vif_ladder_row_len(int w);
+/* svc_vif_down_row_* of one side (the ladders' pyramids). */
+void svc_vif_down1_row_avx2(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                            uint16_t *scratch, int wo, uint16_t *out);
+void svc_vif_down1_row_avx512(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                              uint16_t *scratch, int wo, uint16_t *out);
+void svc_vif_down1_row_avx512_vnni(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                                   uint16_t *scratch, int wo, uint16_t *out);
+void svc_vif_ref_row_avx2(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
+    int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]);
+void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt, int fw,
+                          int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
+                          const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]);
+void svc_vif_ref_row_avx512(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
+    int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]);
+void svc_vif_dis_row_avx512(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt, int fw,
+                            int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
+                            const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]);
+void svc_vif_ref_row_avx512_vnni(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
+    int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]);
+void svc_vif_dis_row_avx512_vnni(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
+                                 int fw, int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
+                                 const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]);
 /* The same built for AVX512-VNNI (vpdpwssd). */
 void svc_vif_stat_row_avx512_vnni(const void *const *rref, const void *const *rdis, int u8,
                                   const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,

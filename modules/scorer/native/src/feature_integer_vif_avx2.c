@@ -498,4 +498,297 @@ AVX2_FN void svc_vif_down_row_avx2(const void *const *rref, const void *const *r
         store_u16x8(odis + j, ad);
     }
 }
+
+/* ---- ladders: the statistic row split into the reference's side and the distorted side ----
+ * The operations of vert_8bit / vert_wide / horz_stat on the lines of one side; the
+ * reference's a1 and sigma1^2 are kept per output row in horz_stat's lane order: word
+ * j + 8p + i of a row is column j + 2i + p of the 16-column step at j (rows of
+ * svc_vif_ladder_row_len(w) words). */
+
+/* Vertical pass of the reference alone, 8-bit samples at scale 0: lines 0 (mu1), 2 and 3 (xx). */
+AVX2_FN static void vert_8bit_ref(const void *const *rref, int u8, const uint16_t *filt, int fw, int w,
+                                  uint16_t *const *line) {
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), zero = _mm256_setzero_si256();
+    const __m256i mu_rnd = _mm256_set1_epi32(128), bias = _mm256_set1_epi32((int)0x80000000u);
+    const int n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    for (int j0 = 0; j0 < w; j0 += 16) {
+        const int j = step16(j0, w);
+        __m256i m1l = zero, m1h = zero, xxl = zero, xxh = zero;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
+            const __m256i r0 = load_row16(rref[k], j, u8);
+            const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
+            const __m256i rl = _mm256_unpacklo_epi16(r0, r1), rh = _mm256_unpackhi_epi16(r0, r1);
+            m1l = dot(m1l, rl, f[p]);
+            m1h = dot(m1h, rh, f[p]);
+            xxl = dot(xxl, _mm256_xor_si256(_mm256_mullo_epi16(rl, rl), flip), f[p]);
+            xxh = dot(xxh, _mm256_xor_si256(_mm256_mullo_epi16(rh, rh), flip), f[p]);
+        }
+        store_cols(line[0] + j, _mm256_srli_epi32(_mm256_add_epi32(m1l, mu_rnd), 8),
+                   _mm256_srli_epi32(_mm256_add_epi32(m1h, mu_rnd), 8));
+        store_split_cols(line[2] + j, line[3] + j, _mm256_add_epi32(xxl, bias), _mm256_add_epi32(xxh, bias));
+    }
+}
+
+/* Vertical pass of the distorted side, 8-bit samples at scale 0: lines 1 (mu2), 4 and 5 (yy),
+ * 6 and 7 (xy, with the reference's rows). */
+AVX2_FN static void vert_8bit_dis(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
+                                  int fw, int w, uint16_t *const *line) {
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), zero = _mm256_setzero_si256();
+    const __m256i mu_rnd = _mm256_set1_epi32(128), bias = _mm256_set1_epi32((int)0x80000000u);
+    const int n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    for (int j0 = 0; j0 < w; j0 += 16) {
+        const int j = step16(j0, w);
+        __m256i m2l = zero, m2h = zero, yyl = zero, yyh = zero, xyl = zero, xyh = zero;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
+            const __m256i r0 = load_row16(rref[k], j, u8), d0 = load_row16(rdis[k], j, u8);
+            const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
+            const __m256i d1 = k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
+            const __m256i dl = _mm256_unpacklo_epi16(d0, d1), dh = _mm256_unpackhi_epi16(d0, d1);
+            m2l = dot(m2l, dl, f[p]);
+            m2h = dot(m2h, dh, f[p]);
+            yyl = dot(yyl, _mm256_xor_si256(_mm256_mullo_epi16(dl, dl), flip), f[p]);
+            yyh = dot(yyh, _mm256_xor_si256(_mm256_mullo_epi16(dh, dh), flip), f[p]);
+            xyl = dot(xyl, _mm256_xor_si256(_mm256_mullo_epi16(_mm256_unpacklo_epi16(r0, r1), dl), flip), f[p]);
+            xyh = dot(xyh, _mm256_xor_si256(_mm256_mullo_epi16(_mm256_unpackhi_epi16(r0, r1), dh), flip), f[p]);
+        }
+        store_cols(line[1] + j, _mm256_srli_epi32(_mm256_add_epi32(m2l, mu_rnd), 8),
+                   _mm256_srli_epi32(_mm256_add_epi32(m2h, mu_rnd), 8));
+        store_split_cols(line[4] + j, line[5] + j, _mm256_add_epi32(yyl, bias), _mm256_add_epi32(yyh, bias));
+        store_split_cols(line[6] + j, line[7] + j, _mm256_add_epi32(xyl, bias), _mm256_add_epi32(xyh, bias));
+    }
+}
+
+/* Vertical pass of the reference alone, 16-bit samples: lines 0, 2, 3 as vert_wide. */
+AVX2_FN static void vert_wide_ref(const uint16_t *const *rref, const uint16_t *filt, int fw, int w, int mu_shift,
+                                  int sq_shift, uint16_t *const *line) {
+    const __m256i mu_rnd = _mm256_set1_epi32((int)(1u << (mu_shift - 1)));
+    const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
+    const __m256i sq_rnd = _mm256_set1_epi64x(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
+    const __m128i sq_sh = _mm_cvtsi32_si128(sq_shift);
+    for (int j0 = 0; j0 < w; j0 += 8) {
+        const int j = j0 + 8 <= w ? j0 : w - 8;
+        __m256i a1 = _mm256_setzero_si256(), e11 = a1, o11 = a1;
+        for (int k = 0; k < fw; k++) {
+            const __m256i f = _mm256_set1_epi32(filt[k]);
+            const __m256i r = load_u16x8(rref[k] + j);
+            const __m256i fr = _mm256_mullo_epi32(f, r);
+            a1 = _mm256_add_epi32(a1, fr);
+            mac64(fr, r, &e11, &o11);
+        }
+        store_halves8(line[0] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a1, mu_rnd), mu_sh));
+        store_halves8(line[2] + j, line[3] + j, narrow64(e11, o11, sq_rnd, sq_sh));
+    }
+}
+
+/* Vertical pass of the distorted side, 16-bit samples: lines 1, 4..7 as vert_wide. */
+AVX2_FN static void vert_wide_dis(const uint16_t *const *rref, const uint16_t *const *rdis, const uint16_t *filt,
+                                  int fw, int w, int mu_shift, int sq_shift, uint16_t *const *line) {
+    const __m256i mu_rnd = _mm256_set1_epi32((int)(1u << (mu_shift - 1)));
+    const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
+    const __m256i sq_rnd = _mm256_set1_epi64x(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
+    const __m128i sq_sh = _mm_cvtsi32_si128(sq_shift);
+    for (int j0 = 0; j0 < w; j0 += 8) {
+        const int j = j0 + 8 <= w ? j0 : w - 8;
+        __m256i a2 = _mm256_setzero_si256(), e22 = a2, o22 = a2, e12 = a2, o12 = a2;
+        for (int k = 0; k < fw; k++) {
+            const __m256i f = _mm256_set1_epi32(filt[k]);
+            const __m256i r = load_u16x8(rref[k] + j), d = load_u16x8(rdis[k] + j);
+            const __m256i fr = _mm256_mullo_epi32(f, r), fd = _mm256_mullo_epi32(f, d);
+            a2 = _mm256_add_epi32(a2, fd);
+            mac64(fd, d, &e22, &o22);
+            mac64(fr, d, &e12, &o12);
+        }
+        store_halves8(line[1] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a2, mu_rnd), mu_sh));
+        store_halves8(line[4] + j, line[5] + j, narrow64(e22, o22, sq_rnd, sq_sh));
+        store_halves8(line[6] + j, line[7] + j, narrow64(e12, o12, sq_rnd, sq_sh));
+    }
+}
+
+/* hsum2 of one offset line: out[0] even, out[1] odd columns. */
+AVX2_FN static inline void hsum1(const uint16_t *la, const __m256i *f, int n_pairs, int x, __m256i out[2]) {
+    __m256i ae = _mm256_setzero_si256(), ao = ae;
+    for (int p = 0; p < n_pairs; p++, x += 2) {
+        ae = dot(ae, _mm256_loadu_si256((const __m256i *)(la + x)), f[p]);
+        ao = dot(ao, _mm256_loadu_si256((const __m256i *)(la + x + 1)), f[p]);
+    }
+    const __m256i bias = _mm256_set1_epi32((int)0x80000000u);
+    out[0] = _mm256_add_epi32(ae, bias);
+    out[1] = _mm256_add_epi32(ao, bias);
+}
+
+/* The statistic's denominators of 4 pixels (valid: the lanes that count), from sigma1^2 alone:
+ * den_log, den_tab and den_lin as statistic4 adds them. */
+AVX2_FN static inline void statistic4_den(const uint16_t *lut, __m128i valid, __m128i s11, row_acc *acc) {
+    const __m128i nsq = _mm_set1_epi32(SIGMA_NSQ);
+    const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
+    const __m128i logm = _mm_andnot_si128(lin, valid);
+    acc->den_lin += __builtin_popcount((unsigned)_mm_movemask_ps(_mm_castsi128_ps(lin)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(logm))) return;
+    const __m256i log64 = _mm256_cvtepi32_epi64(logm);
+    const __m256d den_v = _mm256_add_pd(_mm256_cvtepi32_pd(s11), _mm256_set1_pd(SIGMA_NSQ));
+    acc->den_tab += table_sum(lut, log2_index(den_v, log64));
+    acc->den_log = _mm256_add_epi64(
+        acc->den_log, _mm256_and_si256(log64, _mm256_sub_epi64(log2_shift_q11(den_v), _mm256_set1_epi64x(2048 * 17))));
+}
+
+/* The rest of statistic4: num_log, num_tab and num_lin. */
+AVX2_FN static inline __attribute__((always_inline)) void statistic4_num(const uint16_t *lut, __m256d limit,
+                                                                         __m128i valid, __m128i s11, __m128i s22,
+                                                                         __m128i s12, row_acc *acc) {
+    const __m128i zero = _mm_setzero_si128(), nsq = _mm_set1_epi32(SIGMA_NSQ);
+    s22 = _mm_max_epi32(s22, zero);
+    const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
+    const __m128i logm = _mm_andnot_si128(lin, valid);
+    acc->num_lin = _mm256_add_epi64(acc->num_lin, _mm256_cvtepi32_epi64(_mm_and_si128(lin, s22)));
+    const __m128i numm = _mm_and_si128(logm, _mm_and_si128(_mm_cmpgt_epi32(s12, zero), _mm_cmpgt_epi32(s22, zero)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(numm))) return;
+    const __m256i num64 = _mm256_cvtepi32_epi64(numm);
+    const __m256d nsq_d = _mm256_set1_pd(SIGMA_NSQ);
+    const __m256d eps = _mm256_set1_pd(65536 * 1.0e-10);
+    const __m256d d11 = _mm256_cvtepi32_pd(s11);
+    const __m256d d12 = _mm256_cvtepi32_pd(s12);
+    __m256d g = _mm256_div_pd(d12, _mm256_add_pd(d11, eps));
+    __m128i sv = _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_cvtepi32_pd(s22), _mm256_mul_pd(g, d12)));
+    sv = _mm_max_epi32(sv, zero);
+    g = _mm256_min_pd(g, limit);
+    const __m256d noise = _mm256_add_pd(_mm256_cvtepi32_pd(sv), nsq_d);
+    const __m256d gain = _mm256_round_pd(_mm256_mul_pd(_mm256_mul_pd(g, g), d11), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256d signal = _mm256_add_pd(gain, noise);
+    acc->num_tab += table_sum(lut, log2_index(signal, num64)) - table_sum(lut, log2_index(noise, num64));
+    acc->num_log = _mm256_add_epi64(
+        acc->num_log, _mm256_and_si256(num64, _mm256_sub_epi64(log2_shift_q11(signal), log2_shift_q11(noise))));
+}
+
+/* Adds a row's accumulators to sums (num_log, den_log, num_lin, den_lin). */
+static inline void add_sums(const row_acc *acc, int64_t sums[4]) {
+    sums[0] += sum_epi64(acc->num_log) + acc->num_tab;
+    sums[1] += sum_epi64(acc->den_log) + acc->den_tab;
+    sums[2] += sum_epi64(acc->num_lin);
+    sums[3] += acc->den_lin;
+}
+
+/* Horizontal pass of the reference's lines: a1 and sigma1^2 in lane order (see above), and the
+ * row's denominators. */
+AVX2_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int fw, int w, uint32_t *a1, int32_t *s11,
+                             const uint16_t *lut, row_acc *acc) {
+    const __m256i lane = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    const int r = fw / 2, n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    const __m256i rnd16 = _mm256_set1_epi32(32768);
+    for (int j = 0; j < w; j += 16) {
+        __m256i mu[2], xl[2], xh[2];
+        hsum1(line[0], f, n_pairs, j - r, mu);
+        hsum1(line[2], f, n_pairs, j - r, xl);
+        hsum1(line[3], f, n_pairs, j - r, xh);
+        for (int p = 0; p < 2; p++) {
+            const __m256i vxx = _mm256_add_epi32(xh[p], _mm256_srli_epi32(_mm256_add_epi32(xl[p], rnd16), 16));
+            const __m256i v11 = _mm256_sub_epi32(vxx, mulhi_round(mu[p], mu[p]));
+            const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - j - p), lane);
+            _mm256_storeu_si256((__m256i *)(a1 + j + 8 * p), mu[p]);
+            _mm256_storeu_si256((__m256i *)(s11 + j + 8 * p), v11);
+            statistic4_den(lut, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(v11), acc);
+            statistic4_den(lut, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(v11, 1), acc);
+        }
+    }
+}
+
+/* Horizontal pass of the distorted side's lines and the statistic's numerators, with the
+ * reference's a1 and sigma1^2 of the row. */
+AVX2_FN static void horz_dis(uint16_t *const *line, const uint16_t *filt, int fw, int w, const uint32_t *ra1,
+                             const int32_t *rs11, const uint16_t *lut, double gain_limit, row_acc *acc) {
+    const __m256d limit = _mm256_set1_pd(gain_limit);
+    const int r = fw / 2, n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    const __m256i rnd16 = _mm256_set1_epi32(32768), lane = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    for (int j = 0; j < w; j += 16) {
+        __m256i mu[2], yy[4], xy[4];
+        hsum1(line[1], f, n_pairs, j - r, mu);
+        hsum2(line[4], line[5], f, n_pairs, j - r, yy);
+        hsum2(line[6], line[7], f, n_pairs, j - r, xy);
+        for (int p = 0; p < 2; p++) {
+            const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - j - p), lane);
+            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(ra1 + j + 8 * p)), a2 = mu[p];
+            const __m256i s11 = _mm256_loadu_si256((const __m256i *)(rs11 + j + 8 * p));
+            const __m256i vyy = _mm256_add_epi32(yy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(yy[p], rnd16), 16));
+            const __m256i vxy = _mm256_add_epi32(xy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(xy[p], rnd16), 16));
+            const __m256i s22 = _mm256_sub_epi32(vyy, mulhi_round(a2, a2));
+            const __m256i s12 = _mm256_sub_epi32(vxy, mulhi_round(a1, a2));
+            statistic4_num(lut, limit, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(s11),
+                           _mm256_castsi256_si128(s22), _mm256_castsi256_si128(s12), acc);
+            statistic4_num(lut, limit, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(s11, 1),
+                           _mm256_extracti128_si256(s22, 1), _mm256_extracti128_si256(s12, 1), acc);
+        }
+    }
+}
+
+AVX2_FN void svc_vif_ref_row_avx2(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
+                                  int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11,
+                                  int64_t sums[4]) {
+    uint16_t *line[N_LINES];
+    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
+    if (mu_shift == 8 && sq_shift == 0) vert_8bit_ref(rref, u8, filt, fw, w, line);
+    else vert_wide_ref((const uint16_t *const *)rref, filt, fw, w, mu_shift, sq_shift, line);
+    pad_words(line[0], w, fw / 2);
+    pad_words(line[2], w, fw / 2);
+    pad_words(line[3], w, fw / 2);
+    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
+    horz_ref(line, filt, fw, w, a1, s11, log2_lut, &acc);
+    add_sums(&acc, sums);
+}
+
+AVX2_FN void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
+                                  int fw, int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
+                                  const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]) {
+    uint16_t *line[N_LINES];
+    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
+    if (mu_shift == 8 && sq_shift == 0) vert_8bit_dis(rref, rdis, u8, filt, fw, w, line);
+    else vert_wide_dis((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift,
+                       line);
+    pad_words(line[1], w, fw / 2);
+    for (int q = 4; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
+    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
+    horz_dis(line, filt, fw, w, a1, s11, log2_lut, gain_limit, &acc);
+    add_sums(&acc, sums);
+}
+
+/* svc_vif_down_row_avx2 of one side: the ladders' pyramids (the reference's once per frame, then
+ * each rendition's). */
+AVX2_FN void svc_vif_down1_row_avx2(const void *const *rows, int u8, const uint16_t *filt, int fw, int w, int shift,
+                                    uint16_t *scratch, int wo, uint16_t *out) {
+    const int r = fw / 2, n_pairs = (fw + 1) / 2;
+    uint16_t *t = scratch + LINE_MARGIN;
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), bias = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i rnd = _mm256_set1_epi32((int)(1u << (shift - 1)));
+    const __m128i sh = _mm_cvtsi32_si128(shift);
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    for (int j0 = 0; j0 < w; j0 += 16) {
+        const int j = step16(j0, w);
+        __m256i lo = _mm256_setzero_si256(), hi = lo;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
+            const __m256i r0 = _mm256_xor_si256(load_row16(rows[k], j, u8), flip);
+            const __m256i r1 = k + 1 < fw ? _mm256_xor_si256(load_row16(rows[k + 1], j, u8), flip) : flip;
+            lo = dot(lo, _mm256_unpacklo_epi16(r0, r1), f[p]);
+            hi = dot(hi, _mm256_unpackhi_epi16(r0, r1), f[p]);
+        }
+#define NARROW(v) _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), rnd), sh)
+        store_cols(t + j, NARROW(lo), NARROW(hi));
+#undef NARROW
+    }
+    pad_words(t, w, r);
+    const __m256i rnd16 = _mm256_set1_epi32(32768);
+    for (int j0 = 0; j0 < wo; j0 += 8) {
+        const int j = j0 + 8 <= wo ? j0 : wo - 8;
+        __m256i a = _mm256_setzero_si256();
+        for (int p = 0, x = 2 * j - r; p < n_pairs; p++, x += 2)
+            a = dot(a, _mm256_loadu_si256((const __m256i *)(t + x)), f[p]);
+        store_u16x8(out + j, _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(a, bias), rnd16), 16));
+    }
+}
 #endif

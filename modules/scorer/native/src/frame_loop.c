@@ -228,34 +228,52 @@ static int motion_step(svc_job *j, worker_ctx *w, const svc_picture *ref, int i,
     return SVC_OK;
 }
 
-/* Extractor e of frame i into its columns of the row v. */
+/* Extractor e of frame i into its columns of the row v: its ladder path when ladder is set
+ * (ladder_prepare saw ref on this worker's state), else its pair path. */
 static int compute_one(svc_job *j, worker_ctx *w, int e, const svc_picture *ref, const svc_picture *dis, int i,
-                       double *v, char *err) {
+                       int ladder, double *v, char *err) {
     if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
-    const int rc = j->ex[e]->compute(w->state[e], ref, dis, v + j->ex_col[e]);
-    if (rc != SVC_OK) snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, j->ex[e]->name, rc);
+    const svc_extractor *ex = j->ex[e];
+    const int rc = ladder ? ex->ladder_compute(w->state[e], ref, dis, v + j->ex_col[e])
+                          : ex->compute(w->state[e], ref, dis, v + j->ex_col[e]);
+    if (rc != SVC_OK) snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, ex->name, rc);
     return rc;
 }
 
-static int compute_pair(svc_job *j, worker_ctx *w, const svc_picture *ref, const svc_picture *dis, int i, double *v,
-                        char *err) {
+/* Every extractor of frame i; ladder[e] as compute_one's ladder (NULL: a pair). */
+static int compute_pair(svc_job *j, worker_ctx *w, const svc_picture *ref, const svc_picture *dis, int i,
+                        const unsigned char *ladder, double *v, char *err) {
     for (int e = 0; e < j->n_ex; e++) {
-        const int rc = compute_one(j, w, e, ref, dis, i, v, err);
+        const int rc = compute_one(j, w, e, ref, dis, i, ladder && ladder[e], v, err);
         if (rc) return rc;
     }
     return SVC_OK;
 }
 
 /* Scores ladder frame i: each rendition against the same reference picture (loaded once) into
- * the rendition's row, the renditions decoded one at a time into dis. */
+ * the rendition's row, the renditions decoded one at a time into dis. Extractors with a ladder
+ * path analyse the reference once for all renditions (what they share is theirs to decide); the
+ * frame is one unit, so every rendition runs on the worker state that analysed it. */
 static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, const svc_picture *ref,
                          svc_picture *dis, double *v, char *err) {
+    unsigned char ladder[SVC_LOOP_MAX_INSTANCES] = { 0 };
+    for (int e = 0; e < j->n_ex; e++) {
+        if (!j->ex[e]->ladder_prepare) continue;
+        const int rc = j->ex[e]->ladder_prepare(w->state[e], ref);
+        if (rc < 0) {
+            snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed on the reference (status %d)", i, j->ex[e]->name,
+                     rc);
+            return rc;
+        }
+        ladder[e] = rc == SVC_OK;
+        if (ladder[e]) atomic_fetch_add(&j->ref_analyses, 1);
+    }
     for (int r = 0; r < j->n_dis; r++) {
         if (svc_picture_from_raw(dis, raw + (size_t)(r + 1) * (size_t)j->frame_bytes, (size_t)j->frame_bytes)) {
             snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode rendition %d's pushed frame", i, r);
             return SVC_E_INTERNAL;
         }
-        const int rc = compute_pair(j, w, ref, dis, i, v + (size_t)r * (size_t)j->n_metrics, err);
+        const int rc = compute_pair(j, w, ref, dis, i, ladder, v + (size_t)r * (size_t)j->n_metrics, err);
         if (rc) return rc;
     }
     return SVC_OK;
@@ -322,7 +340,7 @@ static int part_done_locked(svc_job *j, svc_frame_slot *s, uint8_t **raw) {
 static int run_unit(svc_job *j, worker_ctx *w, svc_frame_slot *s, int u, int i, const uint8_t *raw, double *vals,
                     char *err) {
     if (j->n_dis > 1) return compute_frame(j, w, i, raw, &s->ref, &s->dis, vals, err);
-    return compute_one(j, w, u, &s->ref, &s->dis, i, vals, err);
+    return compute_one(j, w, u, &s->ref, &s->dis, i, 0, vals, err);
 }
 
 /* Each pass takes a unit left in a loaded frame (its own frame's, else the oldest frame's: see

@@ -40,6 +40,9 @@ struct svc_job {
     int vals_offset;
     /* Reference pictures loaded and motion differences computed: once per frame, whatever n_dis. */
     atomic_llong ref_loads, motion_diffs;
+    /* Ladders: reference-side analyses of extractors with a ladder path (ladder_prepare), one
+     * per such extractor instance per frame, whatever n_dis. */
+    atomic_llong ref_analyses;
     int frame_cap;        /* streams: frames scored at most (0 = no cap) */
     int total;            /* file jobs: frames to read; their records are added as workers claim them */
     int64_t max_frames;   /* an input with more frames is refused */

@@ -191,13 +191,28 @@ static double extractor_bytes_per_pixel(const svc_extractor *ex) {
     return 40; /* an extractor this table has not measured: a generous guess */
 }
 
+/* Bytes per pixel a ladder's worker state of an extractor keeps for the reference side it shares
+ * (ladder_prepare), counted once per worker whatever the renditions: VIF's a1 and sigma1^2 per
+ * pixel of every scale (8 bytes x 4/3, rows rounded up to 32 samples), ADM's H/V/D bands of every
+ * scale (3 x 4 bytes x 1/4 x 15/8). */
+static double extractor_ladder_bytes_per_pixel(const svc_extractor *ex) {
+    if (!ex->ladder_prepare) return 0;
+    if (strcmp(ex->name, "integer_vif") == 0) return 11;
+    if (strcmp(ex->name, "integer_adm") == 0) return 6;
+    return 40; /* an extractor this table has not measured: a generous guess */
+}
+
 int64_t svc_job_memory(const svc_job *j) {
     if (!j) return -1;
     const double pixels = (double)j->geo[0] * j->geo[1];
     const double frame = (double)svc_frame_bytes(j->geo[0], j->geo[1], j->geo[2], j->geo[3]);
-    /* Per worker: extractor and temporal states. */
+    /* Per worker: extractor and temporal states; a ladder's shared reference side grows with the
+     * frame size and the workers, not the frames. */
     double worker = 256.0 * 1024;
-    for (int e = 0; e < j->n_ex; e++) worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
+    for (int e = 0; e < j->n_ex; e++) {
+        worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
+        if (j->n_dis > 1) worker += extractor_ladder_bytes_per_pixel(j->ex[e]) * pixels;
+    }
     worker += 8 * pixels * j->n_tm;
     /* Frames in flight (threads + 1 slots, frame_loop.c): two pictures (rows padded) each, and the
      * bytes being decoded into them: a file job's read buffer (one picture at a time), a stream's
@@ -276,7 +291,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 8; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe) */
+int svc_abi_minor(void) { return 9; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
@@ -440,6 +455,10 @@ const svc_job *svc_ladder_rendition(svc_stream *s, int r) {
 int64_t svc_ladder_reference_loads(const svc_stream *s) { return s ? atomic_load(&((svc_stream *)s)->job.ref_loads) : -1; }
 
 int64_t svc_ladder_motion_diffs(const svc_stream *s) { return s ? atomic_load(&((svc_stream *)s)->job.motion_diffs) : -1; }
+
+int64_t svc_ladder_reference_analyses(const svc_stream *s) {
+    return s ? atomic_load(&((svc_stream *)s)->job.ref_analyses) : -1;
+}
 
 int64_t svc_stream_frame_bytes(const svc_stream *s) { return s ? s->job.frame_bytes : -1; }
 

@@ -509,6 +509,125 @@ static void test_parallel(const svc_model *m) {
     results_free(&one);
 }
 
+/* Luma sample (x, y) of rendition r of frame f, from v01's reference and distorted lumas
+ * (cropped at a per-frame offset): 0 the distorted, 1 the reference itself, 2 a blend, 3 the
+ * distorted with a small pattern added; above 8 bits widened with low bits varying. */
+static unsigned ladder_sample(const uint8_t *ref, const uint8_t *dis, int r, int f, int x, int y, int bpc) {
+    const int ox = (f * 7) % 16, oy = (f * 5) % 16;
+    const size_t at = (size_t)f * FRAME_BYTES + (size_t)(y + oy) * W + (size_t)(x + ox);
+    const int R = ref[at], D = dis[at];
+    int v = r == 0 ? D : r == 1 ? R : r == 2 ? (R + 3 * D + 2) / 4 : D + (x * 7 + y * 13 + f) % 9 - 4;
+    v = v < 0 ? 0 : v > 255 ? 255 : v;
+    return bpc == 8 ? (unsigned)v : (unsigned)v << (bpc - 8) | (unsigned)((x + y + r) & ((1 << (bpc - 8)) - 1));
+}
+
+/* One picture (all planes) of geometry w x h 4:2:0 at bpc into out (bytes long). */
+static void ladder_picture(const uint8_t *ref, const uint8_t *dis, int r, int f, int w, int h, int bpc, uint8_t *out,
+                           size_t bytes) {
+    const int wide = bpc > 8;
+    const size_t n = bytes >> wide;
+    for (size_t k = 0; k < n; k++) {
+        const unsigned mid = 128u << (bpc - 8);
+        const size_t pix = (size_t)w * (size_t)h;
+        const unsigned v = k < pix ? ladder_sample(ref, dis, r, f, (int)(k % (size_t)w), (int)(k / (size_t)w), bpc)
+                                   : mid + (unsigned)((k + (size_t)r) % 5);
+        if (wide) {
+            out[2 * k] = (uint8_t)v;
+            out[2 * k + 1] = (uint8_t)(v >> 8);
+        } else {
+            out[k] = (uint8_t)v;
+        }
+    }
+}
+
+/* A ladder of n renditions on backend cpu and geometry w x h at bpc, against each rendition scored
+ * alone by a stream: bit-identical per frame; the reference is analysed once per frame per
+ * extractor that shares its reference side (VIF and ADM), whatever n. */
+static void ladder_case(const svc_model *m, int cpu, int w, int h, int bpc, int n, int frames, const uint8_t *ref,
+                        const uint8_t *dis) {
+    int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = w, [SVC_OPT_HEIGHT] = h, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = bpc, [SVC_OPT_THREADS] = 2, [SVC_OPT_CPU] = cpu };
+    char what[96];
+    snprintf(what, sizeof what, "cpu %d, %dx%d %d-bit, %d renditions", cpu, w, h, bpc, n);
+    svc_stream *lad;
+    int rc = svc_ladder_create(m, n, so, SVC_OPT_COUNT, &lad, err, sizeof err);
+    CHECK(rc == SVC_OK, "%s: ladder create: %s", what, err);
+    if (rc != SVC_OK) return;
+    const size_t fb = (size_t)svc_stream_frame_bytes(lad);
+    uint8_t *pic = malloc(fb), *all = malloc(fb * (size_t)n);
+    for (int f = 0; f < frames && rc == SVC_OK; f++) {
+        ladder_picture(ref, dis, 1, f, w, h, bpc, pic, fb);
+        for (int r = 0; r < n; r++) ladder_picture(ref, dis, r, f, w, h, bpc, all + (size_t)r * fb, fb);
+        rc = svc_stream_push(lad, pic, fb, all, fb * (size_t)n, err, sizeof err);
+    }
+    CHECK(rc == SVC_OK, "%s: ladder pushes: %s", what, err);
+    svc_stream_finish(lad);
+    const struct timespec tick = { 0, 1000000 };
+    while ((rc = svc_stream_poll(lad)) == 0) nanosleep(&tick, NULL);
+    CHECK(rc == 1, "%s: ladder finishes", what);
+    const svc_job *view = svc_ladder_rendition(lad, 0);
+    int shared = 0; /* extractors sharing the reference side: VIF and ADM, where the backend has a ladder path */
+    for (int e = 0; view && e < svc_job_extractor_count(view); e++) {
+        const char *name = svc_job_extractor_name(view, e);
+        shared += strcmp(name, "integer_adm") == 0 || strcmp(name, "integer_vif") == 0;
+    }
+    CHECK(shared == 2, "%s: VIF and ADM run (%d)", what, shared);
+    CHECK(svc_ladder_reference_analyses(lad) == (int64_t)frames * shared,
+          "%s: %lld reference analyses for %d frames, want one per frame per sharing extractor", what,
+          (long long)svc_ladder_reference_analyses(lad), frames);
+    CHECK(svc_ladder_reference_loads(lad) == frames, "%s: one reference load per frame", what);
+    for (int r = 0; r < n; r++) {
+        svc_stream *one;
+        so[SVC_OPT_THREADS] = 1;
+        rc = svc_stream_create(m, so, SVC_OPT_COUNT, &one, err, sizeof err);
+        CHECK(rc == SVC_OK, "%s: stream create: %s", what, err);
+        if (rc != SVC_OK) break;
+        for (int f = 0; f < frames && rc == SVC_OK; f++) {
+            ladder_picture(ref, dis, 1, f, w, h, bpc, pic, fb);
+            ladder_picture(ref, dis, r, f, w, h, bpc, all, fb);
+            rc = svc_stream_push(one, pic, fb, all, fb, err, sizeof err);
+        }
+        svc_stream_finish(one);
+        while ((rc = svc_stream_poll(one)) == 0) nanosleep(&tick, NULL);
+        results alone = { 0 }, got = { 0 };
+        const svc_job *rv = svc_ladder_rendition(lad, r);
+        CHECK(rc == 1 && collect(svc_stream_job(one), &alone) == 0 && rv && collect(rv, &got) == 0 &&
+                  alone.n == frames && same_results(&alone, &got),
+              "%s: rendition %d equals its pair scored alone, bit for bit", what, r);
+        for (int e = 0; rv && e < svc_job_extractor_count(rv); e++)
+            CHECK(strcmp(svc_job_extractor_backend(rv, e), svc_job_extractor_backend(svc_stream_job(one), e)) == 0,
+                  "%s: same backend", what);
+        results_free(&alone);
+        results_free(&got);
+        svc_stream_free(one);
+    }
+    svc_stream_free(lad);
+    free(pic);
+    free(all);
+}
+
+/* Ladders on every backend this CPU has, at even and odd sizes and at 8 and 10 bits. */
+static void test_ladder_backends(const svc_model *m) {
+    size_t lr, ld;
+    uint8_t *ref = (uint8_t *)slurp(path("fixtures/v01_testsrc2_420_8_x264.ref.yuv"), &lr);
+    uint8_t *dis = (uint8_t *)slurp(path("fixtures/v01_testsrc2_420_8_x264.dis.yuv"), &ld);
+    CHECK(ref && dis && lr >= 6 * (size_t)FRAME_BYTES && ld >= 6 * (size_t)FRAME_BYTES, "fixture read");
+    const int cpus[3] = { SVC_CPU_SCALAR, SVC_CPU_AVX2, SVC_CPU_AVX512 };
+    for (int c = 0; ref && dis && c < 3; c++) {
+        if (!svc_cpu_supported(cpus[c])) {
+            printf("SKIP ladder on cpu %d: not supported by this CPU\n", cpus[c]);
+            continue;
+        }
+        ladder_case(m, cpus[c], 304, 224, 8, 4, 4, ref, dis);
+        ladder_case(m, cpus[c], 97, 61, 8, 4, 5, ref, dis);
+        ladder_case(m, cpus[c], 97, 61, 8, 2, 5, ref, dis);
+        ladder_case(m, cpus[c], 83, 47, 10, 3, 4, ref, dis);
+        ladder_case(m, cpus[c], 33, 35, 12, 3, 3, ref, dis);
+    }
+    free(ref);
+    free(dis);
+}
+
 /* vmaf of the first frames of v01 under a model. */
 static int first_vmaf(const svc_model *m, double *out, int n) {
     int32_t opts[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
@@ -616,7 +735,7 @@ static void test_descriptors(svc_model *m) {
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
-    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 8, "version and ABI minor");
+    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 9, "version and ABI minor");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
@@ -629,6 +748,7 @@ int main(int argc, char **argv) {
             RUN_CASE("descriptors", test_descriptors(m));
             RUN_CASE("ladder", test_ladder(m));
             RUN_CASE("parallel", test_parallel(m));
+            RUN_CASE("ladder backends", test_ladder_backends(m));
             RUN_CASE("transform", test_transform(json, m));
             svc_model_free(m);
         }

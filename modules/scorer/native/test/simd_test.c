@@ -6,12 +6,14 @@
  * Usage: simd_test [SEED] [ROUNDS]   (default: a fixed seed, 1 round of random sizes)
  * Exit 0 when every check passed; prints "N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/extractor.h"
 #include "../src/feature_integer_motion.h"
+#include "../src/feature_integer_vif.h"
 #include "check.h"
 
 static uint32_t rng = 20261123;
@@ -66,6 +68,24 @@ static void extractor_case(const svc_extractor *ex, int cpu, const svc_picture *
             CHECK(memcmp(&o0[k], &o1[k], sizeof o0[k]) == 0, "%s %s at %dx%d %d-bit: scalar %.17g, %s %.17g",
                   ex->output_names[k], ex->backend(s1), w, h, bpc, o0[k], cpu_name(cpu), o1[k]);
     }
+    /* Ladders: the reference analysed once (ladder_prepare), then the distorted picture and the
+     * reference itself scored against it, on both paths, each equal to the scalar pair path. */
+    if (ex->ladder_prepare) {
+        double self[16], l[16];
+        CHECK(ex->compute(s0, r, r, self) == SVC_OK, "%s: compute failed", ex->name);
+        for (int side = 0; side < 2; side++) {
+            void *st = side ? s1 : s0;
+            CHECK(ex->ladder_prepare(st, r) == SVC_OK, "%s %s: ladder_prepare", ex->name, ex->backend(st));
+            for (int round = 0; round < 3; round++) {
+                const double *want = round == 1 ? self : o0;
+                CHECK(ex->ladder_compute(st, r, round == 1 ? r : d, l) == SVC_OK, "%s: ladder_compute", ex->name);
+                for (int k = 0; k < ex->n_outputs; k++)
+                    CHECK(memcmp(&want[k], &l[k], sizeof l[k]) == 0,
+                          "ladder %s %s at %dx%d %d-bit: pair %.17g, ladder %.17g", ex->output_names[k],
+                          ex->backend(st), w, h, bpc, want[k], l[k]);
+            }
+        }
+    }
     ex->destroy(s0);
     ex->destroy(s1);
 }
@@ -119,6 +139,148 @@ static void size_case(int cpu, int w, int h, int bpc, int pattern) {
     motion_case(cpu, &r, &d);
     svc_picture_free(&r);
     svc_picture_free(&d);
+}
+
+/* ---- the fused VIF row kernels' ladder variants, each build (AVX2, AVX-512, AVX-512 VNNI)
+ * called directly: the reference's side (denominators) then the distorted side (numerators) add
+ * up to the statistic sums of the pair kernel, for 8-bit picture rows, 8-bit samples widened and
+ * deeper samples. ---- */
+
+static const uint16_t vif_k17[17] = { 489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784,
+                                      7455, 6547, 5274, 3896, 2640, 1640, 935, 489 };
+static const uint16_t vif_k9[9] = { 1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244 };
+static const uint16_t vif_k5[5] = { 3571, 16004, 26386, 16004, 3571 };
+
+typedef void (*stat_row_fn)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
+                            const uint16_t *, double, uint16_t *, int64_t *);
+typedef void (*ref_row_fn)(const void *const *, int, const uint16_t *, int, int, int, int, const uint16_t *,
+                           uint16_t *, uint32_t *, int32_t *, int64_t *);
+typedef void (*dis_row_fn)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, int,
+                           const uint32_t *, const int32_t *, const uint16_t *, double, uint16_t *, int64_t *);
+
+typedef void (*down_row_fn)(const void *const *, const void *const *, int, const uint16_t *, int, int, int, uint16_t *,
+                            int, uint16_t *, uint16_t *);
+typedef void (*down1_row_fn)(const void *const *, int, const uint16_t *, int, int, int, uint16_t *, int, uint16_t *);
+
+static down_row_fn down;
+static down1_row_fn down1;
+
+static void vif_row_case(const char *name, stat_row_fn stat, ref_row_fn ref_row, dis_row_fn dis_row, size_t scratch_len,
+                         const uint16_t *lut, int w, int bpc, int u8, int scale, double gain) {
+    static const uint16_t *const filts[3] = { vif_k17, vif_k9, vif_k5 };
+    static const int fws[3] = { 17, 9, 5 };
+    const int fw = fws[scale];
+    const int mu_shift = scale ? 16 : bpc, sq_shift = scale ? 16 : 2 * (bpc - 8);
+    const int maxv = scale ? 65535 : (1 << bpc) - 1;
+    uint16_t *scratch = calloc(scratch_len, sizeof(uint16_t));
+    uint8_t *rows = malloc((size_t)2 * fw * ((size_t)w + 64) * 2);
+    const size_t len = svc_vif_ladder_row_len(w);
+    uint32_t *a1 = malloc(len * sizeof *a1);
+    int32_t *s11 = malloc(len * sizeof *s11);
+    if (!scratch || !rows || !a1 || !s11) {
+        CHECK(0, "alloc");
+    } else {
+        const void *rr[17], *rd[17];
+        for (int k = 0; k < 2 * fw; k++) {
+            uint8_t *row = rows + (size_t)k * ((size_t)w + 64) * 2;
+            for (int x = 0; x < w + 32; x++) {
+                /* The distorted rows: the reference's plus noise, or unrelated (odd rows). */
+                const uint32_t v = next_rand() % (uint32_t)(maxv + 1);
+                if (u8) row[x] = (uint8_t)v;
+                else ((uint16_t *)row)[x] = (uint16_t)v;
+            }
+            if (k < fw) rr[k] = row;
+            else rd[k - fw] = row;
+        }
+        for (int k = 0; k < fw; k += 2)
+            for (int x = 0; x < w; x++) {
+                const int delta = (int)(next_rand() % 5) - 2;
+                if (u8) {
+                    const int v = ((const uint8_t *)rr[k])[x] + delta;
+                    ((uint8_t *)rd[k])[x] = (uint8_t)(v < 0 ? 0 : v > maxv ? maxv : v);
+                } else {
+                    const int v = ((const uint16_t *)rr[k])[x] + delta;
+                    ((uint16_t *)rd[k])[x] = (uint16_t)(v < 0 ? 0 : v > maxv ? maxv : v);
+                }
+            }
+        int64_t want[4] = { 0, 0, 0, 0 }, got[4] = { 0, 0, 0, 0 };
+        stat(rr, rd, u8, filts[scale], fw, w, mu_shift, sq_shift, lut, gain, scratch, want);
+        ref_row(rr, u8, filts[scale], fw, w, mu_shift, sq_shift, lut, scratch, a1, s11, got);
+        dis_row(rr, rd, u8, filts[scale], fw, w, mu_shift, sq_shift, a1, s11, lut, gain, scratch, got);
+        /* The one-sided decimation row equals the pair kernel's reference output. */
+        if (down1 && scale < 2) {
+            const int dfw = fws[scale + 1], wo = (w + 1) / 2;
+            uint16_t *o_ref = calloc((size_t)w + 16, 2), *o_dis = calloc((size_t)w + 16, 2), *o1 = calloc((size_t)w + 16, 2);
+            if (o_ref && o_dis && o1) {
+                const int shift = scale ? 16 : bpc;
+                down(rr, rd, u8, filts[scale + 1], dfw, w, shift, scratch, wo, o_ref, o_dis);
+                down1(rr, u8, filts[scale + 1], dfw, w, shift, scratch, wo, o1);
+                CHECK(memcmp(o_ref, o1, (size_t)wo * 2) == 0, "%s one-sided decimation row, w %d, %d-bit%s", name, w,
+                      bpc, u8 ? " (picture rows)" : "");
+            }
+            free(o_ref);
+            free(o_dis);
+            free(o1);
+        }
+        CHECK(memcmp(want, got, sizeof want) == 0,
+              "%s ladder row, w %d, %d-bit%s, scale %d: sums %lld %lld %lld %lld, ladder %lld %lld %lld %lld", name, w,
+              bpc, u8 ? " (picture rows)" : "", scale, (long long)want[0], (long long)want[1], (long long)want[2],
+              (long long)want[3], (long long)got[0], (long long)got[1], (long long)got[2], (long long)got[3]);
+    }
+    free(scratch);
+    free(rows);
+    free(a1);
+    free(s11);
+}
+
+static void vif_ladder_rows(void) {
+    uint16_t *lut = calloc(65537, sizeof *lut);
+    if (!lut) return;
+    for (unsigned i = 32767; i < 65536; i++) lut[i] = (uint16_t)round(log2f((float)i) * 2048);
+    struct {
+        const char *name;
+        int cpu;
+        stat_row_fn stat;
+        ref_row_fn ref;
+        dis_row_fn dis;
+        size_t (*scratch)(int);
+        int min_w;
+        down_row_fn down;
+        down1_row_fn down1;
+    } builds[] = {
+        { "avx2", SVC_CPU_AVX2, svc_vif_stat_row_avx2, svc_vif_ref_row_avx2, svc_vif_dis_row_avx2,
+          svc_vif_avx2_scratch_len, 16, svc_vif_down_row_avx2, svc_vif_down1_row_avx2 },
+        { "avx512", SVC_CPU_AVX512, svc_vif_stat_row_avx512, svc_vif_ref_row_avx512, svc_vif_dis_row_avx512,
+          svc_vif_avx512_scratch_len, 1, svc_vif_down_row_avx512, svc_vif_down1_row_avx512 },
+        { "avx512_vnni", -1, svc_vif_stat_row_avx512_vnni, svc_vif_ref_row_avx512_vnni, svc_vif_dis_row_avx512_vnni,
+          svc_vif_avx512_scratch_len, 1, svc_vif_down_row_avx512_vnni, svc_vif_down1_row_avx512_vnni },
+    };
+    static const int widths[] = { 16, 17, 31, 33, 64, 97, 203, 721 };
+    for (size_t b = 0; b < sizeof builds / sizeof *builds; b++) {
+        const int ok = builds[b].cpu < 0 ? svc_cpu_has_avx512_vnni() : svc_cpu_supported(builds[b].cpu);
+        if (!ok) {
+            printf("SKIP vif ladder rows %s: not supported by this CPU\n", builds[b].name);
+            continue;
+        }
+        down = builds[b].down;
+        down1 = builds[b].down1;
+        for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+            const int w = widths[wi];
+            if (w < builds[b].min_w) continue;
+            for (int round = 0; round < 2; round++) {
+                const double gain = round ? 1.0 : 100.0;
+                const size_t sl = builds[b].scratch(w);
+                vif_row_case(builds[b].name, builds[b].stat, builds[b].ref, builds[b].dis, sl, lut, w, 8, 1, 0, gain);
+                vif_row_case(builds[b].name, builds[b].stat, builds[b].ref, builds[b].dis, sl, lut, w, 8, 0, 0, gain);
+                vif_row_case(builds[b].name, builds[b].stat, builds[b].ref, builds[b].dis, sl, lut, w, 10, 0, 0, gain);
+                vif_row_case(builds[b].name, builds[b].stat, builds[b].ref, builds[b].dis, sl, lut, w, 16, 0, 0, gain);
+                for (int sc = 1; sc < 3; sc++)
+                    vif_row_case(builds[b].name, builds[b].stat, builds[b].ref, builds[b].dis, sl, lut, w, 16, 0, sc,
+                                 gain);
+            }
+        }
+    }
+    free(lut);
 }
 
 static const int depths[] = { 8, 10, 12, 16 };
@@ -297,5 +459,6 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "%s_speed_chroma", cpu_name(cpu));
         RUN_CASE(name, speed_sizes(cpu));
     }
+    RUN_CASE("vif_ladder_rows", vif_ladder_rows());
     return finish_checks();
 }
