@@ -129,7 +129,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "descriptors",
       "ladder",
       "parallel",
-      "ladder backends",
+      "ladder_backends",
       "transform"
     ])
     expect(Object.keys(report.unit_tests.cases?.["feed_test"] ?? {})).toEqual([
@@ -144,10 +144,11 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
     // simd_test: fixed-size and random-size cases (VIF, ADM, motion; cambi) and a speed_chroma
-    // case per SIMD path of this CPU, a skipped case named by the path for each one it lacks.
+    // case per SIMD path of this CPU, a skipped case named by the path for each one it lacks, and
+    // the fused VIF ladder rows of every build this CPU can run.
     const simdCases = report.unit_tests.cases?.["simd_test"] ?? {}
-    const expected = Object.fromEntries(
-      (["avx2", "avx512"] as const).flatMap((path) =>
+    const expected = Object.fromEntries([
+      ...(["avx2", "avx512"] as const).flatMap((path) =>
         report.host.dispatch_flags.includes(path)
           ? [
               [`${path}_fixed_sizes`, "pass"],
@@ -157,8 +158,9 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
               [`${path}_speed_chroma`, "pass"]
             ]
           : [[path, "skip"]]
-      )
-    )
+      ),
+      ["vif_ladder_rows", "pass"]
+    ])
     expect(simdCases).toEqual(expected)
     // scorer_test 8 cases, reader_test 4, feed_test 8.
     expect(report.unit_tests.total).toBe(20 + Object.keys(simdCases).length)

@@ -748,7 +748,7 @@ int main(int argc, char **argv) {
             RUN_CASE("descriptors", test_descriptors(m));
             RUN_CASE("ladder", test_ladder(m));
             RUN_CASE("parallel", test_parallel(m));
-            RUN_CASE("ladder backends", test_ladder_backends(m));
+            RUN_CASE("ladder_backends", test_ladder_backends(m));
             RUN_CASE("transform", test_transform(json, m));
             svc_model_free(m);
         }
