@@ -98,6 +98,11 @@ typedef struct adm_simd {
     /* Reference detail sums of n pixels: ((|v|^2 + sq_add) >> sq) * |v| + cub_add) >> cub. */
     int (*cubes)(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
                  uint32_t cub_add, uint64_t in[3]);
+    /* Scale 1-3 decoupling with the angle test done in the kernel (NULL: decouple_s32 with the
+     * test precomputed by the scalar code). */
+    int (*decouple_s32_angle)(const int32_t *const o[3], const int32_t *const t[3], int n,
+                              const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
+                              int32_t *const a[3]);
 } adm_simd;
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -129,8 +134,8 @@ int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m
 int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
                        uint32_t cub_add, uint64_t in[3]);
 
-/* feature_integer_adm_avx512.c: every stage twice as wide but the scale 1-3 decoupling, which
- * runs its AVX2 kernel on the AVX-512 path. */
+/* feature_integer_adm_avx512.c: every stage twice as wide; the scale 1-3 decoupling also does
+ * its angle test (the AVX2 path's decouple_s32 stays unused there). */
 int svc_adm_vpass_u8_avx512(const uint8_t *const rows[4], int w, int16_t *lo, int16_t *hi);
 int svc_adm_vpass_u16_avx512(const uint16_t *const rows[4], int w, int bpc, int16_t *lo, int16_t *hi);
 int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
@@ -151,12 +156,16 @@ int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, const int32_t 
                             const int32_t *const src[3], int j0, int j1, const uint32_t irf[3], int cub, int64_t in[3]);
 int svc_adm_cubes_avx512(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub, uint32_t cub_add,
                          uint64_t in[3]);
+int svc_adm_decouple_s32_angle_avx512(const int32_t *const o[3], const int32_t *const t[3], int n,
+                                      const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
+                                      int32_t *const a[3]);
 
 static const adm_simd simd_avx512 = {
     svc_adm_vpass_u8_avx512,     svc_adm_vpass_u16_avx512, svc_adm_vpass_s32_avx512,
     svc_adm_hpass_s16_avx512,    svc_adm_hpass_s32_avx512, svc_adm_decouple_s16_avx512,
     svc_adm_csf_s16_avx512,      svc_adm_mask_s16_avx512,  svc_adm_decouple_s32_avx2,
     svc_adm_csf_s32_avx512,      svc_adm_mask_s32_avx512,  svc_adm_cubes_avx512,
+    svc_adm_decouple_s32_angle_avx512,
 };
 
 static const adm_simd simd_avx2 = {
@@ -164,6 +173,7 @@ static const adm_simd simd_avx2 = {
     svc_adm_hpass_s16_avx2,    svc_adm_hpass_s32_avx2, svc_adm_decouple_s16_avx2,
     svc_adm_csf_s16_avx2,      svc_adm_mask_s16_avx2,  svc_adm_decouple_s32_avx2,
     svc_adm_csf_s32_avx2,      svc_adm_mask_s32_avx2,  svc_adm_cubes_avx2,
+    NULL,
 };
 #endif
 
@@ -320,6 +330,8 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
             int32_t *const a[3] = {s->add[0] + row, s->add[1] + row, s->add[2] + row};
             if (narrow16) {
                 j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, s->simd_gain, r, a);
+            } else if (s->simd->decouple_s32_angle) {
+                j = s->simd->decouple_s32_angle(o, t, n, s->recip, cos1_sq, s->simd_gain, r, a);
             } else {
                 for (int k = 0; k < n; k++)
                     s->angle[k] = -same_direction(o[0][k], o[1][k], t[0][k], t[1][k], cos1_sq);

@@ -358,6 +358,95 @@ AVX512_FN int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, cons
     return svc_adm_mask_s32_avx2(m0, m1, m2, ctr, src, j, j1, irf, cub, in);
 }
 
+/* Scale 1-3 decoupling with its own angle test (the AVX2 path takes the test precomputed by
+ * the scalar code): its int64 products and sums are rounded to float by vcvtqq2ps, which
+ * rounds to nearest like the scalar (float) cast of an int64, then compared in double as
+ * angle_half does. Even (odd = 0) or odd 32-bit lanes of the four vectors, 8 pixels. */
+AVX512_FN static inline __mmask8 angle_s32_half(__m512i oh, __m512i ov, __m512i th, __m512i tv, int odd,
+                                                __m512d cs) {
+    if (odd) {
+        oh = _mm512_srli_epi64(oh, 32);
+        ov = _mm512_srli_epi64(ov, 32);
+        th = _mm512_srli_epi64(th, 32);
+        tv = _mm512_srli_epi64(tv, 32);
+    }
+    const __m512i dot = _mm512_add_epi64(_mm512_mul_epi32(oh, th), _mm512_mul_epi32(ov, tv));
+    const __m512i om = _mm512_add_epi64(_mm512_mul_epi32(oh, oh), _mm512_mul_epi32(ov, ov));
+    const __m512i tm = _mm512_add_epi64(_mm512_mul_epi32(th, th), _mm512_mul_epi32(tv, tv));
+    return angle_half(_mm512_cvtepi64_ps(dot), _mm512_cvtepi64_ps(om), _mm512_cvtepi64_ps(tm), cs);
+}
+
+#define AVX512CD_FN __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq,avx512cd")))
+
+/* The scalar restored() of 16 pixels of one band (see svc_adm_decouple_s32_avx2 for the
+ * steps): |o| reduced to 15 significant bits (its log2 from lzcnt), the Q30 reciprocal
+ * gathered, k = (recip * t * sign(o) + 2^(14+sh)) >> (15+sh) clamped to [0, 2^15] in 64-bit
+ * lanes (arithmetic shift), r = (k * o + 2^14) >> 15, then the gain where the angle test
+ * passed. r and t - r are kept as their low 32 bits, as the scalar code narrows them. */
+AVX512CD_FN int svc_adm_decouple_s32_angle_avx512(const int32_t *const o[3], const int32_t *const t[3], int n,
+                                                   const int32_t *recip, float cos1_sq, int gain_limit,
+                                                   int32_t *const r[3], int32_t *const a[3]) {
+    const __m512d cs = _mm512_set1_pd((double)cos1_sq);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(32768);
+    const __m512i one64 = _mm512_set1_epi64(32768), unit64 = _mm512_set1_epi64(1);
+    const __m512i r15 = _mm512_set1_epi64(16384);
+    const __m512i s14 = _mm512_set1_epi64(14), s15 = _mm512_set1_epi64(15);
+    const __m512i big = _mm512_set1_epi32(INT32_MAX / gain_limit), gain = _mm512_set1_epi32(gain_limit);
+    const __m512i nbig = _mm512_sub_epi32(zero, big);
+    const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i ov[3], tv[3];
+        for (int b = 0; b < 3; b++) {
+            ov[b] = _mm512_loadu_si512(o[b] + j);
+            tv[b] = _mm512_loadu_si512(t[b] + j);
+        }
+        const __mmask8 ae = angle_s32_half(ov[0], ov[1], tv[0], tv[1], 0, cs);
+        const __mmask8 ao = angle_s32_half(ov[0], ov[1], tv[0], tv[1], 1, cs);
+        /* even / odd 64-bit lane masks back to 16 pixel bits */
+        const __m512i av = _mm512_or_si512(_mm512_maskz_mov_epi64(ae, low32),
+                                           _mm512_maskz_mov_epi64(ao, _mm512_slli_epi64(low32, 32)));
+        const __mmask16 angle = _mm512_test_epi32_mask(av, av);
+        for (int b = 0; b < 3; b++) {
+            const __m512i m = _mm512_abs_epi32(ov[b]);
+            const __m512i lg = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(m));
+            const __m512i sh = _mm512_max_epi32(_mm512_sub_epi32(lg, _mm512_set1_epi32(14)), zero);
+            const __m512i half = _mm512_srli_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sh), 1);
+            const __m512i idx = _mm512_srlv_epi32(_mm512_add_epi32(m, half), sh);
+            const __m512i rec = _mm512_i32gather_epi32(idx, recip, 4);
+            const __mmask16 neg = _mm512_cmplt_epi32_mask(ov[b], zero), pos = _mm512_cmpgt_epi32_mask(ov[b], zero);
+            __m512i k[2], rs[2];
+            for (int odd = 0; odd < 2; odd++) {
+                const __m512i shl = odd ? _mm512_srli_epi64(sh, 32) : _mm512_and_si512(sh, low32);
+                /* o's sign over the 64-bit lane: q = recip * t, negated in 64 bits where o < 0 */
+                const __m512i ng = _mm512_srai_epi64(odd ? ov[b] : _mm512_slli_epi64(ov[b], 32), 63);
+                __m512i q = _mm512_mul_epi32(odd ? _mm512_srli_epi64(rec, 32) : rec,
+                                             odd ? _mm512_srli_epi64(tv[b], 32) : tv[b]);
+                q = _mm512_sub_epi64(_mm512_xor_si512(q, ng), ng);
+                q = _mm512_add_epi64(q, _mm512_sllv_epi64(unit64, _mm512_add_epi64(shl, s14)));
+                __m512i kk = _mm512_srav_epi64(q, _mm512_add_epi64(shl, s15));
+                kk = _mm512_min_epi64(_mm512_max_epi64(kk, _mm512_setzero_si512()), one64);
+                k[odd] = kk;
+                const __m512i prod = _mm512_mul_epi32(kk, odd ? _mm512_srli_epi64(ov[b], 32) : ov[b]);
+                rs[odd] = _mm512_srli_epi64(_mm512_add_epi64(prod, r15), 15);
+            }
+            __m512i kv = join(k[0], k[1]);
+            kv = _mm512_mask_mov_epi32(kv, ~(neg | pos), one);
+            __m512i rst = join(rs[0], rs[1]);
+            const __mmask16 boost = angle & _mm512_cmpgt_epi32_mask(kv, zero);
+            /* rst * gain saturated to int32: beyond that range the min/max picks t anyway. */
+            __m512i g = _mm512_mullo_epi32(rst, gain);
+            g = _mm512_mask_mov_epi32(g, _mm512_cmpgt_epi32_mask(rst, big), _mm512_set1_epi32(INT32_MAX));
+            g = _mm512_mask_mov_epi32(g, _mm512_cmpgt_epi32_mask(nbig, rst), _mm512_set1_epi32(INT32_MIN));
+            rst = _mm512_mask_mov_epi32(rst, boost & pos, _mm512_min_epi32(g, tv[b]));
+            rst = _mm512_mask_mov_epi32(rst, boost & neg, _mm512_max_epi32(g, tv[b]));
+            _mm512_storeu_si512(r[b] + j, rst);
+            _mm512_storeu_si512(a[b] + j, _mm512_sub_epi32(tv[b], rst));
+        }
+    }
+    return j;
+}
+
 AVX512_FN int svc_adm_cubes_avx512(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
                                    uint32_t cub_add, uint64_t in[3]) {
     const __m512i sqa = _mm512_set1_epi64(sq_add), cuba = _mm512_set1_epi64(cub_add);
