@@ -124,36 +124,90 @@ AVX512_FN static inline __m512i merge(__m512i even, __m512i odd, __m512i round, 
     return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
+/* Scales 1-3 on 16-bit halves. Every input of these passes is below 2^31 - 2^15 in magnitude
+ * (the bound follows from the taps: |LO| and |HI| sum to 54822; scale 0's A band is within
+ * 22931, scale 1's vertical pass within 1.26e9 and its A band within 2.11e9, and scales 2-3
+ * shrink), so x = 65536 * xh + xl with xl = (int16)x and xh = (x + 2^15) >> 16 both fit int16,
+ * and a 4-tap sum splits into S_h = sum c * xh and S_l = sum c * xl, each within
+ * 54822 * 2^15 < 2^31: exact in vpmaddwd's 32-bit sums. Then, exactly,
+ * (65536 * S_h + S_l + round) >> shift = (S_h << (16 - shift)) + ((S_l + round) >> shift)
+ * for shift <= 16, and the scalar code keeps the low 32 bits of that, as the 32-bit lanes do. */
+AVX512_FN static inline __m512i split_combine(__m512i sh_sum, __m512i sl_sum, __m512i round, int shift) {
+    return _mm512_add_epi32(_mm512_sll_epi32(sh_sum, _mm_cvtsi32_si128(16 - shift)),
+                            _mm512_sra_epi32(_mm512_add_epi32(sl_sum, round), _mm_cvtsi32_si128(shift)));
+}
+
+/* Lane j of two rows a, b: the low halves (xl) or the high halves (xh) of a[j], b[j] as a
+ * word pair. */
+AVX512_FN static inline __m512i pair_lo(__m512i a, __m512i b) {
+    return _mm512_mask_blend_epi16(0xAAAAAAAA, a, _mm512_slli_epi32(b, 16));
+}
+AVX512_FN static inline __m512i pair_hi(__m512i a, __m512i b) {
+    const __m512i h = _mm512_set1_epi32(32768);
+    return _mm512_mask_blend_epi16(0xAAAAAAAA, _mm512_srli_epi32(_mm512_add_epi32(a, h), 16), _mm512_add_epi32(b, h));
+}
+
 AVX512_FN int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
                                        int32_t *hi) {
-    const __m512i rnd = _mm512_set1_epi64(round);
-    const __m128i sh = _mm_cvtsi32_si128(shift);
+    if (shift > 16) {
+        const int32_t *const rest[4] = { rows[0], rows[1], rows[2], rows[3] };
+        return svc_adm_vpass_s32_avx2(rest, w, round, shift, lo, hi);
+    }
+    const __m512i rnd = _mm512_set1_epi32((int32_t)round);
+    const __m512i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m512i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
     int j = 0;
     for (; j + 16 <= w; j += 16) {
-        __m512i x[4];
-        for (int k = 0; k < 4; k++) x[k] = _mm512_loadu_si512(rows[k] + j);
-        _mm512_storeu_si512(lo + j, merge(dot4(x, LO, 0), dot4(x, LO, 1), rnd, sh));
-        _mm512_storeu_si512(hi + j, merge(dot4(x, HI, 0), dot4(x, HI, 1), rnd, sh));
+        const __m512i x0 = _mm512_loadu_si512(rows[0] + j), x1 = _mm512_loadu_si512(rows[1] + j);
+        const __m512i x2 = _mm512_loadu_si512(rows[2] + j), x3 = _mm512_loadu_si512(rows[3] + j);
+        const __m512i pl01 = pair_lo(x0, x1), pl23 = pair_lo(x2, x3);
+        const __m512i ph01 = pair_hi(x0, x1), ph23 = pair_hi(x2, x3);
+        const __m512i lo_h = _mm512_add_epi32(_mm512_madd_epi16(ph01, l01), _mm512_madd_epi16(ph23, l23));
+        const __m512i lo_l = _mm512_add_epi32(_mm512_madd_epi16(pl01, l01), _mm512_madd_epi16(pl23, l23));
+        const __m512i hi_h = _mm512_add_epi32(_mm512_madd_epi16(ph01, h01), _mm512_madd_epi16(ph23, h23));
+        const __m512i hi_l = _mm512_add_epi32(_mm512_madd_epi16(pl01, h01), _mm512_madd_epi16(pl23, h23));
+        _mm512_storeu_si512(lo + j, split_combine(lo_h, lo_l, rnd, shift));
+        _mm512_storeu_si512(hi + j, split_combine(hi_h, hi_l, rnd, shift));
     }
     const int32_t *const rest[4] = { rows[0] + j, rows[1] + j, rows[2] + j, rows[3] + j };
     return j + svc_adm_vpass_s32_avx2(rest, w - j, round, shift, lo + j, hi + j);
 }
 
+/* Word index vectors picking the low (even words) / high (odd words) halves of 32 consecutive
+ * int32 held in two vectors. */
+AVX512_FN static inline __m512i word_pick(int odd) {
+    uint16_t idx[32];
+    for (int c = 0; c < 32; c++) idx[c] = (uint16_t)(2 * c + odd);
+    return _mm512_loadu_si512(idx);
+}
+
 AVX512_FN int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
                                        int shift, int32_t *const out[4]) {
-    const __m512i rnd = _mm512_set1_epi64(round);
-    const __m128i sh = _mm_cvtsi32_si128(shift);
-    const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+    if (shift > 16) return svc_adm_hpass_s32_avx2(lo, hi, j0, j1, round, shift, out);
+    const __m512i rnd = _mm512_set1_epi32((int32_t)round);
+    const __m512i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m512i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
+    const __m512i ev = word_pick(0), od = word_pick(1), half = _mm512_set1_epi32(32768);
     int j = j0;
-    for (; j + 8 <= j1; j += 8) {
-        const __m512i l0 = _mm512_loadu_si512(lo + 2 * j - 1), l2 = _mm512_loadu_si512(lo + 2 * j + 1);
-        const __m512i h0 = _mm512_loadu_si512(hi + 2 * j - 1), h2 = _mm512_loadu_si512(hi + 2 * j + 1);
-        const __m512i xl[4] = { l0, _mm512_srli_epi64(l0, 32), l2, _mm512_srli_epi64(l2, 32) };
-        const __m512i xh[4] = { h0, _mm512_srli_epi64(h0, 32), h2, _mm512_srli_epi64(h2, 32) };
-        const __m512i band[4] = { dot4(xl, LO, 0), dot4(xh, LO, 0), dot4(xl, HI, 0), dot4(xh, HI, 0) };
-        for (int b = 0; b < 4; b++) {
-            const __m512i v = _mm512_srl_epi64(_mm512_add_epi64(band[b], rnd), sh);
-            _mm256_storeu_si256((__m256i *)(out[b] + j), _mm512_castsi512_si256(_mm512_permutexvar_epi32(pick, v)));
+    for (; j + 16 <= j1; j += 16) {
+        /* lane m of p0 (p2): the taps 2(j+m)-1, 2(j+m) (2(j+m)+1, 2(j+m)+2) as word pairs */
+        __m512i pl[2][2], ph[2][2]; /* [row lo/hi][taps 01/23] */
+        for (int r = 0; r < 2; r++) {
+            const int32_t *x = r ? hi : lo;
+            for (int t = 0; t < 2; t++) {
+                const __m512i a = _mm512_loadu_si512(x + 2 * j - 1 + 2 * t);
+                const __m512i b = _mm512_loadu_si512(x + 2 * j + 15 + 2 * t);
+                pl[r][t] = _mm512_permutex2var_epi16(a, ev, b);
+                ph[r][t] = _mm512_permutex2var_epi16(_mm512_add_epi32(a, half), od, _mm512_add_epi32(b, half));
+            }
+        }
+        /* A: lo row, LO taps; H: hi row, LO taps; V: lo row, HI taps; D: hi row, HI taps */
+        for (int band = 0; band < 4; band++) {
+            const int r = band & 1;
+            const __m512i c01 = band < 2 ? l01 : h01, c23 = band < 2 ? l23 : h23;
+            const __m512i sh_sum = _mm512_add_epi32(_mm512_madd_epi16(ph[r][0], c01), _mm512_madd_epi16(ph[r][1], c23));
+            const __m512i sl_sum = _mm512_add_epi32(_mm512_madd_epi16(pl[r][0], c01), _mm512_madd_epi16(pl[r][1], c23));
+            _mm512_storeu_si512(out[band] + j, split_combine(sh_sum, sl_sum, rnd, shift));
         }
     }
     return svc_adm_hpass_s32_avx2(lo, hi, j, j1, round, shift, out);
