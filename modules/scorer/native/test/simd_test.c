@@ -242,13 +242,17 @@ static void decouple_s32_case(void) {
     free(buf);
 }
 
-/* ---- kernel case: ADM's scale 1-3 DWT passes (AVX-512, on 16-bit halves) ----
+/* ---- kernel case: ADM's scale 1-3 DWT passes (AVX2 and AVX-512, on 16-bit halves) ----
  * Against the scalar 64-bit sums on inputs anywhere in the range the kernels are proved for
  * (|x| < 2^31 - 2^15), at every (round, shift) the orchestration uses. */
 int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
                              int32_t *hi);
 int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round, int shift,
                              int32_t *const out[4]);
+int svc_adm_vpass_s32_avx2(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                           int32_t *hi);
+int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round, int shift,
+                           int32_t *const out[4]);
 
 static int32_t rand_wide(void) {
     const int bits = 1 + (int)(next_rand() % 31);
@@ -257,7 +261,11 @@ static int32_t rand_wide(void) {
     return (int32_t)(next_rand() & 1 ? -m : m);
 }
 
-static void dwt_s32_case(void) {
+static void dwt_s32_case(int cpu) {
+    int (*vpass)(const int32_t *const *, int, int64_t, int, int32_t *, int32_t *) =
+        cpu == SVC_CPU_AVX512 ? svc_adm_vpass_s32_avx512 : svc_adm_vpass_s32_avx2;
+    int (*hpass)(const int32_t *, const int32_t *, int, int, int64_t, int, int32_t *const *) =
+        cpu == SVC_CPU_AVX512 ? svc_adm_hpass_s32_avx512 : svc_adm_hpass_s32_avx2;
     static const int32_t LOt[4] = { 15826, 27411, 7345, -4240 }, HIt[4] = { -4240, -7345, 27411, -15826 };
     static const int64_t rounds[4] = { 0, 32768, 16384, 32768 };
     static const int shifts[4] = { 0, 16, 15, 16 };
@@ -270,7 +278,7 @@ static void dwt_s32_case(void) {
             for (int j = 0; j < W; j++) rows[k][j] = rand_wide();
         const int32_t *const rp[4] = { rows[0], rows[1], rows[2], rows[3] };
         if (round % 4 < 2) {
-            const int done = svc_adm_vpass_s32_avx512(rp, W, rnd, sh, lo, hi);
+            const int done = vpass(rp, W, rnd, sh, lo, hi);
             int bad = 0;
             for (int j = 0; j < done && !bad; j++) {
                 int64_t l = rnd, h = rnd;
@@ -280,15 +288,15 @@ static void dwt_s32_case(void) {
                 }
                 if (lo[j] != (int32_t)(l >> sh) || hi[j] != (int32_t)(h >> sh)) {
                     bad = 1;
-                    CHECK(0, "vpass_s32 avx512 column %d shift %d: %d %d, scalar %d %d", j, sh, lo[j], hi[j],
+                    CHECK(0, "vpass_s32 %s column %d shift %d: %d %d, scalar %d %d", cpu_name(cpu), j, sh, lo[j], hi[j],
                           (int32_t)(l >> sh), (int32_t)(h >> sh));
                 }
             }
-            CHECK(!bad && done > W - 16, "vpass_s32 avx512 round %d (done %d)", round, done);
+            CHECK(!bad && done > W - 16, "vpass_s32 %s round %d (done %d)", cpu_name(cpu), round, done);
         } else {
             int32_t *const op[4] = { out[0], out[1], out[2], out[3] };
             const int j1 = (W - 1) / 2;
-            const int done = svc_adm_hpass_s32_avx512(rows[0], rows[1], 1, j1, rnd, sh, op);
+            const int done = hpass(rows[0], rows[1], 1, j1, rnd, sh, op);
             int bad = 0;
             for (int j = 1; j < done && !bad; j++) {
                 int64_t sum[4] = { rnd, rnd, rnd, rnd };
@@ -302,11 +310,11 @@ static void dwt_s32_case(void) {
                 for (int b = 0; b < 4 && !bad; b++)
                     if (out[b][j] != (int32_t)(sum[b] >> sh)) {
                         bad = 1;
-                        CHECK(0, "hpass_s32 avx512 column %d band %d shift %d: %d, scalar %d", j, b, sh, out[b][j],
+                        CHECK(0, "hpass_s32 %s column %d band %d shift %d: %d, scalar %d", cpu_name(cpu), j, b, sh, out[b][j],
                               (int32_t)(sum[b] >> sh));
                     }
             }
-            CHECK(!bad && done >= j1 - 8, "hpass_s32 avx512 round %d (done %d)", round, done);
+            CHECK(!bad && done >= j1 - 8, "hpass_s32 %s round %d (done %d)", cpu_name(cpu), round, done);
         }
     }
 }
@@ -347,7 +355,8 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "%s_random_sizes", cpu_name(cpu));
         RUN_CASE(name, random_sizes(cpu, 12 * rounds));
         if (cpu == SVC_CPU_AVX512) RUN_CASE("avx512_adm_decouple_s32_kernel", decouple_s32_case());
-        if (cpu == SVC_CPU_AVX512) RUN_CASE("avx512_adm_dwt_s32_kernels", dwt_s32_case());
+        snprintf(name, sizeof name, "%s_adm_dwt_s32_kernels", cpu_name(cpu));
+        RUN_CASE(name, dwt_s32_case(cpu));
     }
     return finish_checks();
 }
