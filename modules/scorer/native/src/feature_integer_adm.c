@@ -259,6 +259,17 @@ typedef struct adm_state {
     double noise_weight, dlm_weight, min_val;
 } adm_state;
 
+/* The decoupled and masker planes (rest, add, msum, mctr, msum_r, mctr_r) hold ADM_RING rows,
+ * row i at i mod ADM_RING: run_scale's blocks need only rows y0 - 2 .. y1 - 1 of them at a
+ * time (see there), so they stay in L2 instead of being written back to memory as whole
+ * planes. */
+#define ADM_BLOCK_ROWS 8
+#define ADM_RING 16 /* a power of two >= ADM_BLOCK_ROWS + 2 */
+
+static inline ptrdiff_t ring_row(const adm_state *s, int i) {
+    return (ptrdiff_t)(i & (ADM_RING - 1)) * s->stride;
+}
+
 /* ---- decoupling ---- */
 
 typedef struct rect {
@@ -322,13 +333,13 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
     const float cos1_sq = cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0);
     const int n = rc.x1 - rc.x0;
     for (int i = rc.y0; i < rc.y1; i++) {
-        const ptrdiff_t row = i * s->stride + rc.x0;
+        const ptrdiff_t row = i * s->stride + rc.x0, rrow = ring_row(s, i) + rc.x0;
         int j = 0;
         if (s->simd && s->simd_gain) {
             const int32_t *const o[3] = {s->ref[B_H] + row, s->ref[B_V] + row, s->ref[B_D] + row};
             const int32_t *const t[3] = {s->dis[B_H] + row, s->dis[B_V] + row, s->dis[B_D] + row};
-            int32_t *const r[3] = {s->rest[0] + row, s->rest[1] + row, s->rest[2] + row};
-            int32_t *const a[3] = {s->add[0] + row, s->add[1] + row, s->add[2] + row};
+            int32_t *const r[3] = {s->rest[0] + rrow, s->rest[1] + rrow, s->rest[2] + rrow};
+            int32_t *const a[3] = {s->add[0] + rrow, s->add[1] + rrow, s->add[2] + rrow};
             if (narrow16) {
                 j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, s->simd_gain, r, a);
             } else if (s->simd->decouple_s32_angle) {
@@ -340,7 +351,7 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
             }
         }
         for (; j < n; j++) {
-            const ptrdiff_t p = row + j;
+            const ptrdiff_t p = row + j, q = rrow + j;
             const int32_t oh = s->ref[B_H][p], ov = s->ref[B_V][p], od = s->ref[B_D][p];
             const int32_t th = s->dis[B_H][p], tv = s->dis[B_V][p], td = s->dis[B_D][p];
             const int angle_ok = same_direction(oh, ov, th, tv, cos1_sq);
@@ -348,8 +359,8 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
             for (int b = 0; b < 3; b++) {
                 const int64_t r = restored(o[b], t[b], angle_ok, s->recip, s->gain_limit);
                 const int32_t rn = narrow16 ? (int16_t)r : (int32_t)r;
-                s->rest[b][p] = rn;
-                s->add[b][p] = narrow16 ? (int16_t)(t[b] - rn) : (int32_t)((int64_t)t[b] - rn);
+                s->rest[b][q] = rn;
+                s->add[b][q] = narrow16 ? (int16_t)(t[b] - rn) : (int32_t)((int64_t)t[b] - rn);
             }
         }
     }
@@ -406,7 +417,7 @@ static void csf_segment(adm_state *s, int scale, int32_t *const src[3], int32_t 
 static void csf_masker(adm_state *s, int scale, int32_t *const src[3], int32_t *msum,
                        int32_t *mctr, rect rc, rect wide) {
     for (int i = rc.y0; i < rc.y1; i++) {
-        const ptrdiff_t row = i * s->stride;
+        const ptrdiff_t row = ring_row(s, i);
         if (scale == 0 && i >= wide.y0 && i < wide.y1 && wide.x0 < wide.x1) {
             csf_segment(s, scale, src, msum, mctr, row, rc.x0, wide.x0, 1);
             csf_segment(s, scale, src, msum, mctr, row, wide.x0, wide.x1, 0);
@@ -439,7 +450,6 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
                         double noise_weight, const int32_t *msum, const int32_t *mctr, int r0,
                         int r1, int64_t acc[3]) {
     const rect rc = pool_rect(w, h);
-    const ptrdiff_t st = s->stride;
     int sub[3], sq[3], cub[3];
     int64_t sq_add[3], cub_add[3];
     const int inner = ceil_log2(h);
@@ -459,16 +469,17 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
     }
     const int y0 = r0 > rc.y0 ? r0 : rc.y0, y1 = r1 < rc.y1 ? r1 : rc.y1;
     for (int i = y0; i < y1; i++) {
-        const int32_t *m0 = msum + mirror(i - 1, h) * st;
-        const int32_t *m1 = msum + i * st;
-        const int32_t *m2 = msum + (i + 1 < h ? i + 1 : h - 1) * st;
+        const ptrdiff_t ri = ring_row(s, i);
+        const int32_t *m0 = msum + ring_row(s, mirror(i - 1, h));
+        const int32_t *m1 = msum + ri;
+        const int32_t *m2 = msum + ring_row(s, i + 1 < h ? i + 1 : h - 1);
         int64_t in[3] = {0, 0, 0};
         int j = rc.x0;
         if (s->simd && j >= 1) {
-            const int32_t *const rows[3] = {src[0] + i * st, src[1] + i * st, src[2] + i * st};
+            const int32_t *const rows[3] = {src[0] + ri, src[1] + ri, src[2] + ri};
             const int end = rc.x1 < w - 1 ? rc.x1 : w - 1;
-            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, mctr + i * st, rows, j, end, cub, in, s->rf0)
-                           : s->simd->mask_s32(m0, m1, m2, mctr + i * st, rows, j, end,
+            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, mctr + ri, rows, j, end, cub, in, s->rf0)
+                           : s->simd->mask_s32(m0, m1, m2, mctr + ri, rows, j, end,
                                                s->irfac[scale], cub[0], in);
         }
         for (; j < rc.x1; j++) {
@@ -476,9 +487,9 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
             const uint32_t thr = (uint32_t)m0[jl] + (uint32_t)m0[j] + (uint32_t)m0[jr] +
                                  (uint32_t)m1[jl] + (uint32_t)m1[jr] + (uint32_t)m2[jl] +
                                  (uint32_t)m2[j] + (uint32_t)m2[jr] + (uint32_t)m1[j] +
-                                 (uint32_t)mctr[i * st + j];
+                                 (uint32_t)mctr[ri + j];
             for (int b = 0; b < 3; b++) {
-                const int32_t v = src[b][i * st + j];
+                const int32_t v = src[b][ri + j];
                 int32_t x;
                 if (scale == 0) x = v * s->rf0[b];
                 else x = (int32_t)(((int64_t)v * s->irfac[scale][b] + (1 << 27)) >> 28);
@@ -637,8 +648,6 @@ static void dwt_scale_n_rows(adm_state *s, int scale, const int32_t *src, int w,
  * instead of coming back from memory (a 1080p scale-0 plane is 2 MB). The sums are exact
  * integers added row by row, so the blocks change no value. The two maskers (of the additive
  * part for the numerator, of the restored part for AIM) have planes of their own. */
-#define ADM_BLOCK_ROWS 8
-
 typedef struct scale_sums {
     float num, den, aim;
 } scale_sums;
@@ -756,9 +765,10 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     /* Rows padded to 8 elements so SIMD kernels may store whole vectors. */
     s->stride = (w0 + 7) & ~7;
     const size_t plane = (size_t)s->stride * (size_t)h0;
-    const size_t n_planes = 4 + 4 + 2 + 3 + 3 + 4;
+    const size_t n_planes = 4 + 4 + 2;
+    const size_t ring = (size_t)s->stride * ADM_RING, n_rings = 3 + 3 + 4;
     const size_t tmp_len = 2 * (size_t)((w + 7) & ~7) + (size_t)s->stride;
-    s->mem = calloc(n_planes * plane + tmp_len, sizeof(int32_t));
+    s->mem = calloc(n_planes * plane + n_rings * ring + tmp_len, sizeof(int32_t));
     s->recip = malloc(32769 * sizeof(int32_t));
     if (!s->mem || !s->recip) {
         adm_destroy(s);
@@ -771,16 +781,16 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     p += plane;
     s->dis_a2 = p;
     p += plane;
-    for (int b = 0; b < 3; b++, p += plane) s->rest[b] = p;
-    for (int b = 0; b < 3; b++, p += plane) s->add[b] = p;
+    for (int b = 0; b < 3; b++, p += ring) s->rest[b] = p;
+    for (int b = 0; b < 3; b++, p += ring) s->add[b] = p;
     s->msum = p;
-    p += plane;
+    p += ring;
     s->mctr = p;
-    p += plane;
+    p += ring;
     s->msum_r = p;
-    p += plane;
+    p += ring;
     s->mctr_r = p;
-    p += plane;
+    p += ring;
     s->tmp = p;
     s->angle = p + 2 * (size_t)((w + 7) & ~7);
     s->recip[0] = 0;
