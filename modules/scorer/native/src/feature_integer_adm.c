@@ -259,7 +259,8 @@ typedef struct adm_state {
     double noise_weight, dlm_weight, min_val;
 } adm_state;
 
-/* The decoupled and masker planes (rest, add, msum, mctr, msum_r, mctr_r) hold ADM_RING rows,
+/* The distorted picture's H, V, D bands and the decoupled and masker planes (rest, add, msum,
+ * mctr, msum_r, mctr_r) hold ADM_RING rows,
  * row i at i mod ADM_RING: run_scale's blocks need only rows y0 - 2 .. y1 - 1 of them at a
  * time (see there), so they stay in L2 instead of being written back to memory as whole
  * planes. */
@@ -337,7 +338,7 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
         int j = 0;
         if (s->simd && s->simd_gain) {
             const int32_t *const o[3] = {s->ref[B_H] + row, s->ref[B_V] + row, s->ref[B_D] + row};
-            const int32_t *const t[3] = {s->dis[B_H] + row, s->dis[B_V] + row, s->dis[B_D] + row};
+            const int32_t *const t[3] = {s->dis[B_H] + rrow, s->dis[B_V] + rrow, s->dis[B_D] + rrow};
             int32_t *const r[3] = {s->rest[0] + rrow, s->rest[1] + rrow, s->rest[2] + rrow};
             int32_t *const a[3] = {s->add[0] + rrow, s->add[1] + rrow, s->add[2] + rrow};
             if (narrow16) {
@@ -353,7 +354,7 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
         for (; j < n; j++) {
             const ptrdiff_t p = row + j, q = rrow + j;
             const int32_t oh = s->ref[B_H][p], ov = s->ref[B_V][p], od = s->ref[B_D][p];
-            const int32_t th = s->dis[B_H][p], tv = s->dis[B_V][p], td = s->dis[B_D][p];
+            const int32_t th = s->dis[B_H][q], tv = s->dis[B_V][q], td = s->dis[B_D][q];
             const int angle_ok = same_direction(oh, ov, th, tv, cos1_sq);
             const int32_t o[3] = {oh, ov, od}, t[3] = {th, tv, td};
             for (int b = 0; b < 3; b++) {
@@ -597,7 +598,7 @@ static void hpass_row(const adm_state *s, const void *lo, const void *hi, int is
 
 /* Output rows [i0, i1) of the scale-0 DWT. */
 static void dwt_scale0_rows(adm_state *s, const svc_plane *pl, int32_t *const out[4], int i0,
-                            int i1) {
+                            int i1, int ring_hvd) {
     const int w = s->w, h = s->h, is16 = s->bpc > 8;
     const ptrdiff_t sstride = is16 ? pl->stride / 2 : pl->stride;
     int16_t *lo = (int16_t *)s->tmp, *hi = lo + s->w;
@@ -614,15 +615,15 @@ static void dwt_scale0_rows(adm_state *s, const svc_plane *pl, int32_t *const ou
                      : s->simd->vpass_u8((const uint8_t *const *)rows, w, lo, hi);
         if (is16) vpass_pix_c(rows, 1, j, w, s->bpc, lo, hi);
         else vpass_pix_c(rows, 0, j, w, 8, lo, hi);
-        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
-                                  out[2] + i * s->stride, out[3] + i * s->stride};
+        const ptrdiff_t hvd = ring_hvd ? ring_row(s, i) : i * s->stride;
+        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + hvd, out[2] + hvd, out[3] + hvd};
         hpass_row(s, lo, hi, 1, w, 32768, 16, orow);
     }
 }
 
 /* Output rows [i0, i1) of the DWT of scale 1-3 of src (w x h). */
 static void dwt_scale_n_rows(adm_state *s, int scale, const int32_t *src, int w, int h,
-                             int32_t *const out[4], int i0, int i1) {
+                             int32_t *const out[4], int i0, int i1, int ring_hvd) {
     static const int64_t vround[4] = {0, 0, 32768, 32768};
     static const int vshift[4] = {0, 0, 16, 16};
     static const int64_t hround[4] = {0, 16384, 32768, 16384};
@@ -634,8 +635,8 @@ static void dwt_scale_n_rows(adm_state *s, int scale, const int32_t *src, int w,
         int j = 0;
         if (s->simd) j = s->simd->vpass_s32(rows, w, vround[scale], vshift[scale], lo, hi);
         vpass_s32_c(rows, j, w, vround[scale], vshift[scale], lo, hi);
-        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
-                                  out[2] + i * s->stride, out[3] + i * s->stride};
+        const ptrdiff_t hvd = ring_hvd ? ring_row(s, i) : i * s->stride;
+        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + hvd, out[2] + hvd, out[3] + hvd};
         hpass_row(s, lo, hi, 0, w, hround[scale], hshift[scale], orow);
     }
 }
@@ -665,11 +666,11 @@ static scale_sums run_scale(adm_state *s, int sc, const svc_plane *rp, const svc
     for (int y0 = 0; y0 < h; y0 += ADM_BLOCK_ROWS) {
         const int y1 = y0 + ADM_BLOCK_ROWS < h ? y0 + ADM_BLOCK_ROWS : h;
         if (sc == 0) {
-            dwt_scale0_rows(s, rp, s->ref, y0, y1);
-            dwt_scale0_rows(s, dp, s->dis, y0, y1);
+            dwt_scale0_rows(s, rp, s->ref, y0, y1, 0);
+            dwt_scale0_rows(s, dp, s->dis, y0, y1, 1);
         } else {
-            dwt_scale_n_rows(s, sc, ra, w_in, h_in, s->ref, y0, y1);
-            dwt_scale_n_rows(s, sc, da, w_in, h_in, s->dis, y0, y1);
+            dwt_scale_n_rows(s, sc, ra, w_in, h_in, s->ref, y0, y1, 0);
+            dwt_scale_n_rows(s, sc, da, w_in, h_in, s->dis, y0, y1, 1);
         }
         rect blk = work;
         blk.y0 = blk.y0 > y0 ? blk.y0 : y0;
@@ -765,8 +766,8 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     /* Rows padded to 8 elements so SIMD kernels may store whole vectors. */
     s->stride = (w0 + 7) & ~7;
     const size_t plane = (size_t)s->stride * (size_t)h0;
-    const size_t n_planes = 4 + 4 + 2;
-    const size_t ring = (size_t)s->stride * ADM_RING, n_rings = 3 + 3 + 4;
+    const size_t n_planes = 4 + 1 + 2;
+    const size_t ring = (size_t)s->stride * ADM_RING, n_rings = 3 + 3 + 3 + 4;
     const size_t tmp_len = 2 * (size_t)((w + 7) & ~7) + (size_t)s->stride;
     s->mem = calloc(n_planes * plane + n_rings * ring + tmp_len, sizeof(int32_t));
     s->recip = malloc(32769 * sizeof(int32_t));
@@ -776,7 +777,9 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     }
     int32_t *p = s->mem;
     for (int b = 0; b < 4; b++, p += plane) s->ref[b] = p;
-    for (int b = 0; b < 4; b++, p += plane) s->dis[b] = p;
+    s->dis[B_A] = p;
+    p += plane;
+    for (int b = B_H; b <= B_D; b++, p += ring) s->dis[b] = p;
     s->ref_a2 = p;
     p += plane;
     s->dis_a2 = p;
