@@ -249,6 +249,7 @@ typedef struct adm_state {
     int32_t *msum;            /* sum over H, V, D of the masker's |CSF| / 30 */
     int32_t *mctr;            /* per-pixel centre correction of the masking threshold */
     int32_t *msum_r, *mctr_r; /* the same for the restored part's masker (AIM) */
+    int ref_ring;             /* ref[B_H..B_D] are rings of ADM_RING rows (see ref_row) */
     int32_t *tmp;             /* DWT vertical pass: lo row, hi row */
     int32_t *angle;           /* per-pixel angle test of one row (SIMD decoupling) */
     int32_t *recip;           /* 2^30 / n, n = 0..32768 */
@@ -259,7 +260,7 @@ typedef struct adm_state {
     double noise_weight, dlm_weight, min_val;
 } adm_state;
 
-/* The distorted picture's H, V, D bands and the decoupled and masker planes (rest, add, msum,
+/* Both pictures' H, V, D bands and the decoupled and masker planes (rest, add, msum,
  * mctr, msum_r, mctr_r) hold ADM_RING rows,
  * row i at i mod ADM_RING: run_scale's blocks need only rows y0 - 2 .. y1 - 1 of them at a
  * time (see there), so they stay in L2 instead of being written back to memory as whole
@@ -269,6 +270,12 @@ typedef struct adm_state {
 
 static inline ptrdiff_t ring_row(const adm_state *s, int i) {
     return (ptrdiff_t)(i & (ADM_RING - 1)) * s->stride;
+}
+
+/* Row i of the reference's H, V, D bands: a ring row as well, unless ref_ring is 0 (whole
+ * planes, e.g. bands kept for several distorted pictures). */
+static inline ptrdiff_t ref_row(const adm_state *s, int i) {
+    return s->ref_ring ? ring_row(s, i) : (ptrdiff_t)i * s->stride;
 }
 
 /* ---- decoupling ---- */
@@ -334,7 +341,7 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
     const float cos1_sq = cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0);
     const int n = rc.x1 - rc.x0;
     for (int i = rc.y0; i < rc.y1; i++) {
-        const ptrdiff_t row = i * s->stride + rc.x0, rrow = ring_row(s, i) + rc.x0;
+        const ptrdiff_t row = ref_row(s, i) + rc.x0, rrow = ring_row(s, i) + rc.x0;
         int j = 0;
         if (s->simd && s->simd_gain) {
             const int32_t *const o[3] = {s->ref[B_H] + row, s->ref[B_V] + row, s->ref[B_D] + row};
@@ -533,7 +540,6 @@ static float detail_sum_rows(const adm_state *s, int scale, int w, int h, double
                          int r1, uint64_t acc[3]) {
     const rect rc = pool_rect(w, h);
     const int rows = rc.y1 - rc.y0, cols = rc.x1 - rc.x0;
-    const ptrdiff_t st = s->stride;
     const int y0 = r0 > rc.y0 ? r0 : rc.y0, y1 = r1 < rc.y1 ? r1 : rc.y1;
     double norm;
     if (scale == 0) {
@@ -543,10 +549,10 @@ static float detail_sum_rows(const adm_state *s, int scale, int w, int h, double
         for (int i = y0; i < y1; i++) {
             uint64_t in[3] = {0, 0, 0};
             int j = rc.x0;
-            if (s->simd) j += s->simd->cubes(band_rows(s, i * st + j).b, cols, 0, 0, 0, 0, in);
+            if (s->simd) j += s->simd->cubes(band_rows(s, ref_row(s, i) + j).b, cols, 0, 0, 0, 0, in);
             for (; j < rc.x1; j++)
                 for (int b = 0; b < 3; b++) {
-                    const uint64_t v = (uint16_t)abs(s->ref[B_H + b][i * st + j]);
+                    const uint64_t v = (uint16_t)abs(s->ref[B_H + b][ref_row(s, i) + j]);
                     in[b] += v * v * v;
                 }
             for (int b = 0; b < 3; b++) acc[b] += (in[b] + add) >> sh;
@@ -563,11 +569,11 @@ static float detail_sum_rows(const adm_state *s, int scale, int w, int h, double
             uint64_t in[3] = {0, 0, 0};
             int j = rc.x0;
             if (s->simd)
-                j += s->simd->cubes(band_rows(s, i * st + j).b, cols, sq, (uint32_t)sq_add, cub,
+                j += s->simd->cubes(band_rows(s, ref_row(s, i) + j).b, cols, sq, (uint32_t)sq_add, cub,
                                     (uint32_t)cub_add, in);
             for (; j < rc.x1; j++)
                 for (int b = 0; b < 3; b++) {
-                    const uint64_t v = (uint32_t)abs(s->ref[B_H + b][i * st + j]);
+                    const uint64_t v = (uint32_t)abs(s->ref[B_H + b][ref_row(s, i) + j]);
                     in[b] += ((((v * v) + sq_add) >> sq) * v + cub_add) >> cub;
                 }
             for (int b = 0; b < 3; b++) acc[b] += (in[b] + inner_add) >> inner;
@@ -666,10 +672,10 @@ static scale_sums run_scale(adm_state *s, int sc, const svc_plane *rp, const svc
     for (int y0 = 0; y0 < h; y0 += ADM_BLOCK_ROWS) {
         const int y1 = y0 + ADM_BLOCK_ROWS < h ? y0 + ADM_BLOCK_ROWS : h;
         if (sc == 0) {
-            dwt_scale0_rows(s, rp, s->ref, y0, y1, 0);
+            dwt_scale0_rows(s, rp, s->ref, y0, y1, s->ref_ring);
             dwt_scale0_rows(s, dp, s->dis, y0, y1, 1);
         } else {
-            dwt_scale_n_rows(s, sc, ra, w_in, h_in, s->ref, y0, y1, 0);
+            dwt_scale_n_rows(s, sc, ra, w_in, h_in, s->ref, y0, y1, s->ref_ring);
             dwt_scale_n_rows(s, sc, da, w_in, h_in, s->dis, y0, y1, 1);
         }
         rect blk = work;
@@ -766,8 +772,8 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     /* Rows padded to 8 elements so SIMD kernels may store whole vectors. */
     s->stride = (w0 + 7) & ~7;
     const size_t plane = (size_t)s->stride * (size_t)h0;
-    const size_t n_planes = 4 + 1 + 2;
-    const size_t ring = (size_t)s->stride * ADM_RING, n_rings = 3 + 3 + 3 + 4;
+    const size_t n_planes = 1 + 1 + 2;
+    const size_t ring = (size_t)s->stride * ADM_RING, n_rings = 3 + 3 + 3 + 3 + 4;
     const size_t tmp_len = 2 * (size_t)((w + 7) & ~7) + (size_t)s->stride;
     s->mem = calloc(n_planes * plane + n_rings * ring + tmp_len, sizeof(int32_t));
     s->recip = malloc(32769 * sizeof(int32_t));
@@ -776,7 +782,10 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
         return NULL;
     }
     int32_t *p = s->mem;
-    for (int b = 0; b < 4; b++, p += plane) s->ref[b] = p;
+    s->ref[B_A] = p;
+    p += plane;
+    for (int b = B_H; b <= B_D; b++, p += ring) s->ref[b] = p;
+    s->ref_ring = 1;
     s->dis[B_A] = p;
     p += plane;
     for (int b = B_H; b <= B_D; b++, p += ring) s->dis[b] = p;
