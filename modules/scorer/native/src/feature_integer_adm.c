@@ -260,11 +260,10 @@ typedef struct adm_state {
     double noise_weight, dlm_weight, min_val;
 } adm_state;
 
-/* Both pictures' H, V, D bands and the decoupled and masker planes (rest, add, msum,
- * mctr, msum_r, mctr_r) hold ADM_RING rows,
- * row i at i mod ADM_RING: run_scale's blocks need only rows y0 - 2 .. y1 - 1 of them at a
- * time (see there), so they stay in L2 instead of being written back to memory as whole
- * planes. */
+/* Both pictures' H, V, D bands and the decoupled and masker planes (rest, add, msum, mctr,
+ * msum_r, mctr_r) hold ADM_RING rows, row i at i mod ADM_RING: run_scale's blocks need only
+ * rows y0 - 2 .. y1 - 1 of them at a time (see there), so they stay in L2 instead of being
+ * written back to memory as whole planes. Only the A bands (the next scale's input) are whole. */
 #define ADM_BLOCK_ROWS 8
 #define ADM_RING 16 /* a power of two >= ADM_BLOCK_ROWS + 2 */
 
