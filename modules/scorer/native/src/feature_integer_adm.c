@@ -535,8 +535,8 @@ static inline detail_rows band_rows(const adm_state *s, ptrdiff_t off) {
 
 /* Minkowski-3 sum of the CSF-weighted reference detail (the reference's den_scale): rows
  * [r0, r1) of the pooling rectangle added to acc, the score of the rows so far returned. */
-static float detail_sum_rows(const adm_state *s, int scale, int w, int h, double noise_weight, int r0,
-                         int r1, uint64_t acc[3]) {
+static float detail_sum_rows(const adm_state *s, int scale, int w, int h, double noise_weight,
+                             int r0, int r1, uint64_t acc[3]) {
     const rect rc = pool_rect(w, h);
     const int rows = rc.y1 - rc.y0, cols = rc.x1 - rc.x0;
     const int y0 = r0 > rc.y0 ? r0 : rc.y0, y1 = r1 < rc.y1 ? r1 : rc.y1;
