@@ -155,7 +155,9 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
               [`${path}_random_sizes`, "pass"],
               [`${path}_cambi_fixed_sizes`, "pass"],
               [`${path}_cambi_random_sizes`, "pass"],
-              [`${path}_speed_chroma`, "pass"]
+              [`${path}_speed_chroma`, "pass"],
+              ...(path === "avx512" ? [["avx512_adm_decouple_s32_kernel", "pass"]] : []),
+              [`${path}_adm_dwt_s32_kernels`, "pass"]
             ]
           : [[path, "skip"]]
       ),

@@ -98,6 +98,11 @@ typedef struct adm_simd {
     /* Reference detail sums of n pixels: ((|v|^2 + sq_add) >> sq) * |v| + cub_add) >> cub. */
     int (*cubes)(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
                  uint32_t cub_add, uint64_t in[3]);
+    /* Scale 1-3 decoupling with the angle test done in the kernel (NULL: decouple_s32 with the
+     * test precomputed by the scalar code). */
+    int (*decouple_s32_angle)(const int32_t *const o[3], const int32_t *const t[3], int n,
+                              const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
+                              int32_t *const a[3]);
 } adm_simd;
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -129,8 +134,8 @@ int svc_adm_mask_s32_avx2(const int32_t *m0, const int32_t *m1, const int32_t *m
 int svc_adm_cubes_avx2(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,
                        uint32_t cub_add, uint64_t in[3]);
 
-/* feature_integer_adm_avx512.c: every stage twice as wide but the scale 1-3 decoupling, which
- * runs its AVX2 kernel on the AVX-512 path. */
+/* feature_integer_adm_avx512.c: every stage twice as wide; the scale 1-3 decoupling also does
+ * its angle test (the AVX2 path's decouple_s32 stays unused there). */
 int svc_adm_vpass_u8_avx512(const uint8_t *const rows[4], int w, int16_t *lo, int16_t *hi);
 int svc_adm_vpass_u16_avx512(const uint16_t *const rows[4], int w, int bpc, int16_t *lo, int16_t *hi);
 int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
@@ -151,12 +156,16 @@ int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, const int32_t 
                             const int32_t *const src[3], int j0, int j1, const uint32_t irf[3], int cub, int64_t in[3]);
 int svc_adm_cubes_avx512(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub, uint32_t cub_add,
                          uint64_t in[3]);
+int svc_adm_decouple_s32_angle_avx512(const int32_t *const o[3], const int32_t *const t[3], int n,
+                                      const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
+                                      int32_t *const a[3]);
 
 static const adm_simd simd_avx512 = {
     svc_adm_vpass_u8_avx512,     svc_adm_vpass_u16_avx512, svc_adm_vpass_s32_avx512,
     svc_adm_hpass_s16_avx512,    svc_adm_hpass_s32_avx512, svc_adm_decouple_s16_avx512,
     svc_adm_csf_s16_avx512,      svc_adm_mask_s16_avx512,  svc_adm_decouple_s32_avx2,
     svc_adm_csf_s32_avx512,      svc_adm_mask_s32_avx512,  svc_adm_cubes_avx512,
+    svc_adm_decouple_s32_angle_avx512,
 };
 
 static const adm_simd simd_avx2 = {
@@ -164,6 +173,7 @@ static const adm_simd simd_avx2 = {
     svc_adm_hpass_s16_avx2,    svc_adm_hpass_s32_avx2, svc_adm_decouple_s16_avx2,
     svc_adm_csf_s16_avx2,      svc_adm_mask_s16_avx2,  svc_adm_decouple_s32_avx2,
     svc_adm_csf_s32_avx2,      svc_adm_mask_s32_avx2,  svc_adm_cubes_avx2,
+    NULL,
 };
 #endif
 
@@ -238,6 +248,8 @@ typedef struct adm_state {
     int32_t *rest[3], *add[3]; /* decoupled restored / additive detail: H, V, D */
     int32_t *msum;            /* sum over H, V, D of the masker's |CSF| / 30 */
     int32_t *mctr;            /* per-pixel centre correction of the masking threshold */
+    int32_t *msum_r, *mctr_r; /* the same for the restored part's masker (AIM) */
+    int ref_ring;             /* ref[B_H..B_D] are rings of ADM_RING rows (see ref_row) */
     int32_t *tmp;             /* DWT vertical pass: lo row, hi row */
     int32_t *angle;           /* per-pixel angle test of one row (SIMD decoupling) */
     int32_t *recip;           /* 2^30 / n, n = 0..32768 */
@@ -253,6 +265,23 @@ typedef struct adm_state {
     int32_t *lband[4][3];
     float lden[4];
 } adm_state;
+
+/* Both pictures' H, V, D bands and the decoupled and masker planes (rest, add, msum, mctr,
+ * msum_r, mctr_r) hold ADM_RING rows, row i at i mod ADM_RING: run_scale's blocks need only
+ * rows y0 - 2 .. y1 - 1 of them at a time (see there), so they stay in L2 instead of being
+ * written back to memory as whole planes. Only the A bands (the next scale's input) are whole. */
+#define ADM_BLOCK_ROWS 8
+#define ADM_RING 16 /* a power of two >= ADM_BLOCK_ROWS + 2 */
+
+static inline ptrdiff_t ring_row(const adm_state *s, int i) {
+    return (ptrdiff_t)(i & (ADM_RING - 1)) * s->stride;
+}
+
+/* Row i of the reference's H, V, D bands: a ring row as well, unless ref_ring is 0 (whole
+ * planes, e.g. bands kept for several distorted pictures). */
+static inline ptrdiff_t ref_row(const adm_state *s, int i) {
+    return s->ref_ring ? ring_row(s, i) : (ptrdiff_t)i * s->stride;
+}
 
 /* ---- decoupling ---- */
 
@@ -317,15 +346,17 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
     const float cos1_sq = cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0);
     const int n = rc.x1 - rc.x0;
     for (int i = rc.y0; i < rc.y1; i++) {
-        const ptrdiff_t row = i * s->stride + rc.x0;
+        const ptrdiff_t row = ref_row(s, i) + rc.x0, rrow = ring_row(s, i) + rc.x0;
         int j = 0;
         if (s->simd && s->simd_gain) {
             const int32_t *const o[3] = {s->ref[B_H] + row, s->ref[B_V] + row, s->ref[B_D] + row};
-            const int32_t *const t[3] = {s->dis[B_H] + row, s->dis[B_V] + row, s->dis[B_D] + row};
-            int32_t *const r[3] = {s->rest[0] + row, s->rest[1] + row, s->rest[2] + row};
-            int32_t *const a[3] = {s->add[0] + row, s->add[1] + row, s->add[2] + row};
+            const int32_t *const t[3] = {s->dis[B_H] + rrow, s->dis[B_V] + rrow, s->dis[B_D] + rrow};
+            int32_t *const r[3] = {s->rest[0] + rrow, s->rest[1] + rrow, s->rest[2] + rrow};
+            int32_t *const a[3] = {s->add[0] + rrow, s->add[1] + rrow, s->add[2] + rrow};
             if (narrow16) {
                 j = s->simd->decouple_s16(o, t, n, s->recip, cos1_sq, s->simd_gain, r, a);
+            } else if (s->simd->decouple_s32_angle) {
+                j = s->simd->decouple_s32_angle(o, t, n, s->recip, cos1_sq, s->simd_gain, r, a);
             } else {
                 for (int k = 0; k < n; k++)
                     s->angle[k] = -same_direction(o[0][k], o[1][k], t[0][k], t[1][k], cos1_sq);
@@ -333,16 +364,16 @@ static void decouple(adm_state *s, int narrow16, rect rc) {
             }
         }
         for (; j < n; j++) {
-            const ptrdiff_t p = row + j;
+            const ptrdiff_t p = row + j, q = rrow + j;
             const int32_t oh = s->ref[B_H][p], ov = s->ref[B_V][p], od = s->ref[B_D][p];
-            const int32_t th = s->dis[B_H][p], tv = s->dis[B_V][p], td = s->dis[B_D][p];
+            const int32_t th = s->dis[B_H][q], tv = s->dis[B_V][q], td = s->dis[B_D][q];
             const int angle_ok = same_direction(oh, ov, th, tv, cos1_sq);
             const int32_t o[3] = {oh, ov, od}, t[3] = {th, tv, td};
             for (int b = 0; b < 3; b++) {
                 const int64_t r = restored(o[b], t[b], angle_ok, s->recip, s->gain_limit);
                 const int32_t rn = narrow16 ? (int16_t)r : (int32_t)r;
-                s->rest[b][p] = rn;
-                s->add[b][p] = narrow16 ? (int16_t)(t[b] - rn) : (int32_t)((int64_t)t[b] - rn);
+                s->rest[b][q] = rn;
+                s->add[b][q] = narrow16 ? (int16_t)(t[b] - rn) : (int32_t)((int64_t)t[b] - rn);
             }
         }
     }
@@ -360,12 +391,12 @@ static const int RF0_SHIFT[3] = {15, 15, 17};
  * msum = sum_b |csf_b| / 30 and mctr = sum_b (|csf_b| / 15 - |csf_b| / 30), so that the
  * threshold at (i, j) is the 3x3 sum of msum plus mctr(i, j). At scale 0 the |csf| / 15
  * term is truncated to int16 outside `wide` (see wide_rect). */
-static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_t row, int j0,
-                        int j1, int wrap16) {
+static void csf_segment(adm_state *s, int scale, int32_t *const src[3], int32_t *msum_p,
+                        int32_t *mctr_p, ptrdiff_t row, int j0, int j1, int wrap16) {
     int j = j0;
     if (s->simd && j1 > j0) {
         const int32_t *const in[3] = {src[0] + row + j0, src[1] + row + j0, src[2] + row + j0};
-        int32_t *ms = s->msum + row + j0, *mc = s->mctr + row + j0;
+        int32_t *ms = msum_p + row + j0, *mc = mctr_p + row + j0;
         j += scale == 0 ? s->simd->csf_s16(in, j1 - j0, wrap16, ms, mc, s->rf0)
                         : s->simd->csf_s32(in, j1 - j0, s->irfac[scale], ms, mc);
     }
@@ -391,20 +422,21 @@ static void csf_segment(adm_state *s, int scale, int32_t *const src[3], ptrdiff_
             msum += (uint32_t)m;
             mctr += (uint32_t)c - (uint32_t)m;
         }
-        s->msum[p] = (int32_t)msum;
-        s->mctr[p] = (int32_t)mctr;
+        msum_p[p] = (int32_t)msum;
+        mctr_p[p] = (int32_t)mctr;
     }
 }
 
-static void csf_masker(adm_state *s, int scale, int32_t *const src[3], rect rc, rect wide) {
+static void csf_masker(adm_state *s, int scale, int32_t *const src[3], int32_t *msum,
+                       int32_t *mctr, rect rc, rect wide) {
     for (int i = rc.y0; i < rc.y1; i++) {
-        const ptrdiff_t row = i * s->stride;
+        const ptrdiff_t row = ring_row(s, i);
         if (scale == 0 && i >= wide.y0 && i < wide.y1 && wide.x0 < wide.x1) {
-            csf_segment(s, scale, src, row, rc.x0, wide.x0, 1);
-            csf_segment(s, scale, src, row, wide.x0, wide.x1, 0);
-            csf_segment(s, scale, src, row, wide.x1, rc.x1, 1);
+            csf_segment(s, scale, src, msum, mctr, row, rc.x0, wide.x0, 1);
+            csf_segment(s, scale, src, msum, mctr, row, wide.x0, wide.x1, 0);
+            csf_segment(s, scale, src, msum, mctr, row, wide.x1, rc.x1, 1);
         } else {
-            csf_segment(s, scale, src, row, rc.x0, rc.x1, 1);
+            csf_segment(s, scale, src, msum, mctr, row, rc.x0, rc.x1, 1);
         }
     }
 }
@@ -423,11 +455,14 @@ static rect wide_rect(int w, int h) {
 
 static inline int ceil_log2(double x) { return (int)ceil(log2(x)); }
 
-/* Masked Minkowski-3 sum of src over the pooling rectangle, as the reference's num_scale. */
+/* Masked Minkowski-3 sum of src over the pooling rectangle, as the reference's num_scale:
+ * rows [r0, r1) of the rectangle are added to acc (exact integers, so rows may come in any
+ * blocks), and the score of the rows summed so far is returned. msum/mctr: the masker's
+ * planes (csf_masker), rows r0 - 1 .. r1 of them. */
 static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *const src[3],
-                        double noise_weight) {
+                        double noise_weight, const int32_t *msum, const int32_t *mctr, int r0,
+                        int r1, int64_t acc[3]) {
     const rect rc = pool_rect(w, h);
-    const ptrdiff_t st = s->stride;
     int sub[3], sq[3], cub[3];
     int64_t sq_add[3], cub_add[3];
     const int inner = ceil_log2(h);
@@ -445,18 +480,19 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
         sq_add[b] = (int64_t)1 << (sq[b] - 1);
         cub_add[b] = cub[b] > 0 ? (int64_t)1 << (cub[b] - 1) : 0;
     }
-    int64_t acc[3] = {0, 0, 0};
-    for (int i = rc.y0; i < rc.y1; i++) {
-        const int32_t *m0 = s->msum + mirror(i - 1, h) * st;
-        const int32_t *m1 = s->msum + i * st;
-        const int32_t *m2 = s->msum + (i + 1 < h ? i + 1 : h - 1) * st;
+    const int y0 = r0 > rc.y0 ? r0 : rc.y0, y1 = r1 < rc.y1 ? r1 : rc.y1;
+    for (int i = y0; i < y1; i++) {
+        const ptrdiff_t ri = ring_row(s, i);
+        const int32_t *m0 = msum + ring_row(s, mirror(i - 1, h));
+        const int32_t *m1 = msum + ri;
+        const int32_t *m2 = msum + ring_row(s, i + 1 < h ? i + 1 : h - 1);
         int64_t in[3] = {0, 0, 0};
         int j = rc.x0;
         if (s->simd && j >= 1) {
-            const int32_t *const rows[3] = {src[0] + i * st, src[1] + i * st, src[2] + i * st};
+            const int32_t *const rows[3] = {src[0] + ri, src[1] + ri, src[2] + ri};
             const int end = rc.x1 < w - 1 ? rc.x1 : w - 1;
-            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, s->mctr + i * st, rows, j, end, cub, in, s->rf0)
-                           : s->simd->mask_s32(m0, m1, m2, s->mctr + i * st, rows, j, end,
+            j = scale == 0 ? s->simd->mask_s16(m0, m1, m2, mctr + ri, rows, j, end, cub, in, s->rf0)
+                           : s->simd->mask_s32(m0, m1, m2, mctr + ri, rows, j, end,
                                                s->irfac[scale], cub[0], in);
         }
         for (; j < rc.x1; j++) {
@@ -464,9 +500,9 @@ static float masked_sum(const adm_state *s, int scale, int w, int h, int32_t *co
             const uint32_t thr = (uint32_t)m0[jl] + (uint32_t)m0[j] + (uint32_t)m0[jr] +
                                  (uint32_t)m1[jl] + (uint32_t)m1[jr] + (uint32_t)m2[jl] +
                                  (uint32_t)m2[j] + (uint32_t)m2[jr] + (uint32_t)m1[j] +
-                                 (uint32_t)s->mctr[i * st + j];
+                                 (uint32_t)mctr[ri + j];
             for (int b = 0; b < 3; b++) {
-                const int32_t v = src[b][i * st + j];
+                const int32_t v = src[b][ri + j];
                 int32_t x;
                 if (scale == 0) x = v * s->rf0[b];
                 else x = (int32_t)(((int64_t)v * s->irfac[scale][b] + (1 << 27)) >> 28);
@@ -503,24 +539,25 @@ static inline detail_rows band_rows(const adm_state *s, ptrdiff_t off) {
     return (detail_rows){{s->ref[B_H] + off, s->ref[B_V] + off, s->ref[B_D] + off}};
 }
 
-/* Minkowski-3 sum of the CSF-weighted reference detail (the reference's den_scale). */
-static float detail_sum(const adm_state *s, int scale, int w, int h, double noise_weight) {
+/* Minkowski-3 sum of the CSF-weighted reference detail (the reference's den_scale): rows
+ * [r0, r1) of the pooling rectangle added to acc, the score of the rows so far returned. */
+static float detail_sum_rows(const adm_state *s, int scale, int w, int h, double noise_weight,
+                             int r0, int r1, uint64_t acc[3]) {
     const rect rc = pool_rect(w, h);
     const int rows = rc.y1 - rc.y0, cols = rc.x1 - rc.x0;
-    const ptrdiff_t st = s->stride;
-    uint64_t acc[3] = {0, 0, 0};
+    const int y0 = r0 > rc.y0 ? r0 : rc.y0, y1 = r1 < rc.y1 ? r1 : rc.y1;
     double norm;
     if (scale == 0) {
         int sh = (int)ceil(log2(rows * cols) - 20);
         sh = sh > 0 ? sh : 0;
         const uint64_t add = sh > 0 ? (uint64_t)1 << (sh - 1) : 0;
-        for (int i = rc.y0; i < rc.y1; i++) {
+        for (int i = y0; i < y1; i++) {
             uint64_t in[3] = {0, 0, 0};
             int j = rc.x0;
-            if (s->simd) j += s->simd->cubes(band_rows(s, i * st + j).b, cols, 0, 0, 0, 0, in);
+            if (s->simd) j += s->simd->cubes(band_rows(s, ref_row(s, i) + j).b, cols, 0, 0, 0, 0, in);
             for (; j < rc.x1; j++)
                 for (int b = 0; b < 3; b++) {
-                    const uint64_t v = (uint16_t)abs(s->ref[B_H + b][i * st + j]);
+                    const uint64_t v = (uint16_t)abs(s->ref[B_H + b][ref_row(s, i) + j]);
                     in[b] += v * v * v;
                 }
             for (int b = 0; b < 3; b++) acc[b] += (in[b] + add) >> sh;
@@ -533,15 +570,15 @@ static float detail_sum(const adm_state *s, int scale, int w, int h, double nois
         const uint64_t sq_add = (uint64_t)1 << sq; /* sic: a full unit, not half */
         const int cub = ceil_log2(cols), inner = ceil_log2(rows);
         const uint64_t cub_add = (uint64_t)1 << (cub - 1), inner_add = (uint64_t)1 << (inner - 1);
-        for (int i = rc.y0; i < rc.y1; i++) {
+        for (int i = y0; i < y1; i++) {
             uint64_t in[3] = {0, 0, 0};
             int j = rc.x0;
             if (s->simd)
-                j += s->simd->cubes(band_rows(s, i * st + j).b, cols, sq, (uint32_t)sq_add, cub,
+                j += s->simd->cubes(band_rows(s, ref_row(s, i) + j).b, cols, sq, (uint32_t)sq_add, cub,
                                     (uint32_t)cub_add, in);
             for (; j < rc.x1; j++)
                 for (int b = 0; b < 3; b++) {
-                    const uint64_t v = (uint32_t)abs(s->ref[B_H + b][i * st + j]);
+                    const uint64_t v = (uint32_t)abs(s->ref[B_H + b][ref_row(s, i) + j]);
                     in[b] += ((((v * v) + sq_add) >> sq) * v + cub_add) >> cub;
                 }
             for (int b = 0; b < 3; b++) acc[b] += (in[b] + inner_add) >> inner;
@@ -570,11 +607,13 @@ static void hpass_row(const adm_state *s, const void *lo, const void *hi, int is
     hpass_c(lo, hi, is16, w, j, (w + 1) / 2, round, shift, out);
 }
 
-static void dwt_scale0(adm_state *s, const svc_plane *pl, int32_t *const out[4]) {
+/* Output rows [i0, i1) of the scale-0 DWT. */
+static void dwt_scale0_rows(adm_state *s, const svc_plane *pl, int32_t *const out[4], int i0,
+                            int i1, int ring_hvd) {
     const int w = s->w, h = s->h, is16 = s->bpc > 8;
     const ptrdiff_t sstride = is16 ? pl->stride / 2 : pl->stride;
     int16_t *lo = (int16_t *)s->tmp, *hi = lo + s->w;
-    for (int i = 0; i < (h + 1) / 2; i++) {
+    for (int i = i0; i < i1; i++) {
         const void *rows[4];
         for (int k = 0; k < 4; k++) {
             const ptrdiff_t off = mirror(2 * i - 1 + k, h) * sstride;
@@ -587,29 +626,84 @@ static void dwt_scale0(adm_state *s, const svc_plane *pl, int32_t *const out[4])
                      : s->simd->vpass_u8((const uint8_t *const *)rows, w, lo, hi);
         if (is16) vpass_pix_c(rows, 1, j, w, s->bpc, lo, hi);
         else vpass_pix_c(rows, 0, j, w, 8, lo, hi);
-        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
-                                  out[2] + i * s->stride, out[3] + i * s->stride};
+        const ptrdiff_t hvd = ring_hvd ? ring_row(s, i) : i * s->stride;
+        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + hvd, out[2] + hvd, out[3] + hvd};
         hpass_row(s, lo, hi, 1, w, 32768, 16, orow);
     }
 }
 
-static void dwt_scale_n(adm_state *s, int scale, const int32_t *src, int w, int h,
-                        int32_t *const out[4]) {
+/* Output rows [i0, i1) of the DWT of scale 1-3 of src (w x h). */
+static void dwt_scale_n_rows(adm_state *s, int scale, const int32_t *src, int w, int h,
+                             int32_t *const out[4], int i0, int i1, int ring_hvd) {
     static const int64_t vround[4] = {0, 0, 32768, 32768};
     static const int vshift[4] = {0, 0, 16, 16};
     static const int64_t hround[4] = {0, 16384, 32768, 16384};
     static const int hshift[4] = {0, 15, 16, 15};
     int32_t *lo = s->tmp, *hi = s->tmp + s->w;
-    for (int i = 0; i < (h + 1) / 2; i++) {
+    for (int i = i0; i < i1; i++) {
         const int32_t *rows[4];
         for (int k = 0; k < 4; k++) rows[k] = src + mirror(2 * i - 1 + k, h) * s->stride;
         int j = 0;
         if (s->simd) j = s->simd->vpass_s32(rows, w, vround[scale], vshift[scale], lo, hi);
         vpass_s32_c(rows, j, w, vround[scale], vshift[scale], lo, hi);
-        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + i * s->stride,
-                                  out[2] + i * s->stride, out[3] + i * s->stride};
+        const ptrdiff_t hvd = ring_hvd ? ring_row(s, i) : i * s->stride;
+        int32_t *const orow[4] = {out[0] + i * s->stride, out[1] + hvd, out[2] + hvd, out[3] + hvd};
         hpass_row(s, lo, hi, 0, w, hround[scale], hshift[scale], orow);
     }
+}
+
+/* ---- one scale in blocks of rows ----
+ * Every stage of a scale runs on a block of ADM_BLOCK_ROWS output rows before the next block
+ * starts (DWT of both pictures, decoupling, the reference detail sums, both maskers, the
+ * masked sums one row behind, since row i's threshold needs the masker's row i + 1), so the
+ * block's rows of the coefficient planes are still in L2 when the next stage reads them
+ * instead of coming back from memory (a 1080p scale-0 plane is 2 MB). The sums are exact
+ * integers added row by row, so the blocks change no value. The two maskers (of the additive
+ * part for the numerator, of the restored part for AIM) have planes of their own. */
+typedef struct scale_sums {
+    float num, den, aim;
+} scale_sums;
+
+/* Output rows [i0, i1) of the DWT of scale sc: of the picture pl at scale 0, else of the
+ * previous scale's A band src (w_in x h_in); ring_hvd: H, V, D into rings (else whole planes). */
+static void dwt_rows(adm_state *s, int sc, const svc_plane *pl, const int32_t *src, int w_in,
+                     int h_in, int32_t *const out[4], int i0, int i1, int ring_hvd) {
+    if (sc == 0) dwt_scale0_rows(s, pl, out, i0, i1, ring_hvd);
+    else dwt_scale_n_rows(s, sc, src, w_in, h_in, out, i0, i1, ring_hvd);
+}
+
+/* Scale sc of ref/dis: the picture planes at scale 0, else the previous scale's A bands
+ * (w_in x h_in). With lden (ladders), the reference's H, V, D bands of the scale are already
+ * in s->ref (whole planes, ref_ring = 0) and *lden is its detail sum: the reference's DWT and
+ * detail_sum_rows are skipped (rp and ra unused). */
+static scale_sums run_scale(adm_state *s, int sc, const svc_plane *rp, const svc_plane *dp,
+                            const int32_t *ra, const int32_t *da, int w_in, int h_in,
+                            const float *lden) {
+    const int w = (w_in + 1) / 2, h = (h_in + 1) / 2;
+    const rect work = grow1(pool_rect(w, h), w, h);
+    const rect wide = wide_rect(w, h);
+    uint64_t dacc[3] = {0, 0, 0};
+    int64_t nacc[3] = {0, 0, 0}, aacc[3] = {0, 0, 0};
+    scale_sums r = {0.0f, 0.0f, 0.0f};
+    for (int y0 = 0; y0 < h; y0 += ADM_BLOCK_ROWS) {
+        const int y1 = y0 + ADM_BLOCK_ROWS < h ? y0 + ADM_BLOCK_ROWS : h;
+        if (!lden) dwt_rows(s, sc, rp, ra, w_in, h_in, s->ref, y0, y1, s->ref_ring);
+        dwt_rows(s, sc, dp, da, w_in, h_in, s->dis, y0, y1, 1);
+        rect blk = work;
+        blk.y0 = blk.y0 > y0 ? blk.y0 : y0;
+        blk.y1 = blk.y1 < y1 ? blk.y1 : y1;
+        if (blk.y0 < blk.y1) {
+            decouple(s, sc == 0, blk);
+            csf_masker(s, sc, s->add, s->msum, s->mctr, blk, wide);
+            csf_masker(s, sc, s->rest, s->msum_r, s->mctr_r, blk, wide);
+        }
+        if (!lden) r.den = detail_sum_rows(s, sc, w, h, s->noise_weight, y0, y1, dacc);
+        const int m1 = y1 == h ? h : y1 - 1;
+        r.num = masked_sum(s, sc, w, h, s->rest, s->noise_weight, s->msum, s->mctr, y0 - 1, m1, nacc);
+        r.aim = masked_sum(s, sc, w, h, s->add, 0.0, s->msum_r, s->mctr_r, y0 - 1, m1, aacc);
+    }
+    if (lden) r.den = *lden;
+    return r;
 }
 
 /* ---- extractor ---- */
@@ -691,27 +785,37 @@ static void *adm_create_with(int w, int h, int pix_fmt, int bpc, int cpu, const 
     /* Rows padded to 8 elements so SIMD kernels may store whole vectors. */
     s->stride = (w0 + 7) & ~7;
     const size_t plane = (size_t)s->stride * (size_t)h0;
-    const size_t n_planes = 4 + 4 + 2 + 3 + 3 + 2;
+    const size_t n_planes = 1 + 1 + 2;
+    const size_t ring = (size_t)s->stride * ADM_RING, n_rings = 3 + 3 + 3 + 3 + 4;
     const size_t tmp_len = 2 * (size_t)((w + 7) & ~7) + (size_t)s->stride;
-    s->mem = calloc(n_planes * plane + tmp_len, sizeof(int32_t));
+    s->mem = calloc(n_planes * plane + n_rings * ring + tmp_len, sizeof(int32_t));
     s->recip = malloc(32769 * sizeof(int32_t));
     if (!s->mem || !s->recip) {
         adm_destroy(s);
         return NULL;
     }
     int32_t *p = s->mem;
-    for (int b = 0; b < 4; b++, p += plane) s->ref[b] = p;
-    for (int b = 0; b < 4; b++, p += plane) s->dis[b] = p;
+    s->ref[B_A] = p;
+    p += plane;
+    for (int b = B_H; b <= B_D; b++, p += ring) s->ref[b] = p;
+    s->ref_ring = 1;
+    s->dis[B_A] = p;
+    p += plane;
+    for (int b = B_H; b <= B_D; b++, p += ring) s->dis[b] = p;
     s->ref_a2 = p;
     p += plane;
     s->dis_a2 = p;
     p += plane;
-    for (int b = 0; b < 3; b++, p += plane) s->rest[b] = p;
-    for (int b = 0; b < 3; b++, p += plane) s->add[b] = p;
+    for (int b = 0; b < 3; b++, p += ring) s->rest[b] = p;
+    for (int b = 0; b < 3; b++, p += ring) s->add[b] = p;
     s->msum = p;
-    p += plane;
+    p += ring;
     s->mctr = p;
-    p += plane;
+    p += ring;
+    s->msum_r = p;
+    p += ring;
+    s->mctr_r = p;
+    p += ring;
     s->tmp = p;
     s->angle = p + 2 * (size_t)((w + 7) & ~7);
     s->recip[0] = 0;
@@ -752,53 +856,42 @@ static int check_pictures(const adm_state *s, const svc_picture *ref, const svc_
     return SVC_OK;
 }
 
-/* DWT of scale sc of a picture's luma (sc 0) or of the previous scale's A band (the planes
- * `a` and `a2` swap: the previous A band becomes this scale's input, A is rewritten in the
- * other). w, h: the size of this scale's input. */
-static void dwt_step(adm_state *s, int sc, const svc_plane *pl, int32_t **a, int32_t **a2, int32_t *const hvd[3],
-                     int w, int h) {
-    if (sc == 0) {
-        int32_t *const out[4] = {*a, hvd[0], hvd[1], hvd[2]};
-        dwt_scale0(s, pl, out);
-        return;
-    }
-    int32_t *const src = *a;
-    *a = *a2;
-    *a2 = src;
-    int32_t *const out[4] = {*a, hvd[0], hvd[1], hvd[2]};
-    dwt_scale_n(s, sc, src, w, h, out);
-}
-
 /* Scores dis against ref; with `ladder`, the reference's bands and detail sums are those
- * adm_ladder_prepare kept (the same integers compute would derive from ref). */
+ * adm_ladder_prepare kept (the same integers compute would derive from ref): run_scale then
+ * reads the reference's bands as whole planes (lband, ref_ring = 0) and skips its DWT and
+ * detail sums. */
 static int adm_run(adm_state *s, const svc_plane *rp, const svc_plane *dp, int ladder, double *out) {
     double num = 0, den = 0, aim = 0, scale_ratio[4];
     int32_t *const base_ref[3] = {s->ref[B_H], s->ref[B_V], s->ref[B_D]};
+    const int base_ring = s->ref_ring;
     int w = s->w, h = s->h;
+    if (ladder) s->ref_ring = 0;
     for (int sc = 0; sc < 4; sc++) {
-        if (ladder) {
-            for (int b = 0; b < 3; b++) s->ref[B_H + b] = s->lband[sc][b];
-        } else {
-            dwt_step(s, sc, rp, &s->ref[B_A], &s->ref_a2, base_ref, w, h);
+        const int32_t *ra = NULL, *da = NULL;
+        if (sc > 0) {
+            /* The previous A band becomes this scale's input; A is rewritten elsewhere. */
+            da = s->dis[B_A];
+            s->dis[B_A] = s->dis_a2;
+            s->dis_a2 = (int32_t *)da;
+            if (!ladder) {
+                ra = s->ref[B_A];
+                s->ref[B_A] = s->ref_a2;
+                s->ref_a2 = (int32_t *)ra;
+            }
         }
-        int32_t *const dis_hvd[3] = {s->dis[B_H], s->dis[B_V], s->dis[B_D]};
-        dwt_step(s, sc, dp, &s->dis[B_A], &s->dis_a2, dis_hvd, w, h);
+        if (ladder)
+            for (int b = 0; b < 3; b++) s->ref[B_H + b] = s->lband[sc][b];
+        const scale_sums sums = run_scale(s, sc, rp, dp, ra, da, w, h, ladder ? &s->lden[sc] : NULL);
         w = (w + 1) / 2;
         h = (h + 1) / 2;
-        const rect work = grow1(pool_rect(w, h), w, h);
-        decouple(s, sc == 0, work);
-        const float den_sc = ladder ? s->lden[sc] : detail_sum(s, sc, w, h, s->noise_weight);
-        const rect wide = wide_rect(w, h);
-        csf_masker(s, sc, s->add, work, wide);
-        const float num_sc = masked_sum(s, sc, w, h, s->rest, s->noise_weight);
-        csf_masker(s, sc, s->rest, work, wide);
-        const float aim_sc = masked_sum(s, sc, w, h, s->add, 0.0);
+        const float num_sc = sums.num, den_sc = sums.den, aim_sc = sums.aim;
         num += num_sc;
         den += den_sc;
         aim += aim_sc;
         scale_ratio[sc] = (double)num_sc / den_sc;
     }
     for (int b = 0; b < 3; b++) s->ref[B_H + b] = base_ref[b];
+    s->ref_ring = base_ring;
     const double limit = 1e-10 * (s->w * s->h) / (1920.0 * 1080.0);
     num = num < limit ? 0 : num;
     den = den < limit ? 0 : den;
@@ -839,15 +932,32 @@ static int adm_ladder_prepare(void *state, const svc_picture *ref) {
             for (int b = 0; b < 3; b++, p += (size_t)hs[sc] * (size_t)s->stride) s->lband[sc][b] = p;
     }
     int32_t *const base_ref[3] = {s->ref[B_H], s->ref[B_V], s->ref[B_D]};
+    const int base_ring = s->ref_ring;
+    s->ref_ring = 0;
     int w = s->w, h = s->h;
     for (int sc = 0; sc < 4; sc++) {
-        dwt_step(s, sc, &ref->plane[0], &s->ref[B_A], &s->ref_a2, s->lband[sc], w, h);
+        const int32_t *ra = NULL;
+        if (sc > 0) {
+            /* The previous A band becomes this scale's input; A is rewritten elsewhere. */
+            ra = s->ref[B_A];
+            s->ref[B_A] = s->ref_a2;
+            s->ref_a2 = (int32_t *)ra;
+        }
+        for (int b = 0; b < 3; b++) s->ref[B_H + b] = s->lband[sc][b];
+        const int w_in = w, h_in = h;
         w = (w + 1) / 2;
         h = (h + 1) / 2;
-        for (int b = 0; b < 3; b++) s->ref[B_H + b] = s->lband[sc][b];
-        s->lden[sc] = detail_sum(s, sc, w, h, s->noise_weight);
+        /* The DWT into whole planes, each block's detail sums while its rows are in cache
+         * (the same blocks and sums as run_scale's). */
+        uint64_t dacc[3] = {0, 0, 0};
+        for (int y0 = 0; y0 < h; y0 += ADM_BLOCK_ROWS) {
+            const int y1 = y0 + ADM_BLOCK_ROWS < h ? y0 + ADM_BLOCK_ROWS : h;
+            dwt_rows(s, sc, &ref->plane[0], ra, w_in, h_in, s->ref, y0, y1, 0);
+            s->lden[sc] = detail_sum_rows(s, sc, w, h, s->noise_weight, y0, y1, dacc);
+        }
     }
     for (int b = 0; b < 3; b++) s->ref[B_H + b] = base_ref[b];
+    s->ref_ring = base_ring;
     return SVC_OK;
 }
 

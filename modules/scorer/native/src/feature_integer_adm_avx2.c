@@ -127,8 +127,9 @@ AVX2_FN static inline __m256i merge(__m256i even, __m256i odd, __m256i round, __
     return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
 
-AVX2_FN int svc_adm_vpass_s32_avx2(const int32_t *const rows[4], int w, int64_t round,
-                                   int shift, int32_t *lo, int32_t *hi) {
+/* 64-bit products: the passes below for shifts past 16 (none in use). */
+AVX2_FN static int vpass_s32_64(const int32_t *const rows[4], int w, int64_t round,
+                                int shift, int32_t *lo, int32_t *hi) {
     const __m256i rnd = _mm256_set1_epi64x(round);
     const __m128i sh = _mm_cvtsi32_si128(shift);
     int j = 0;
@@ -141,8 +142,8 @@ AVX2_FN int svc_adm_vpass_s32_avx2(const int32_t *const rows[4], int w, int64_t 
     return j;
 }
 
-AVX2_FN int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1,
-                                   int64_t round, int shift, int32_t *const out[4]) {
+AVX2_FN static int hpass_s32_64(const int32_t *lo, const int32_t *hi, int j0, int j1,
+                                int64_t round, int shift, int32_t *const out[4]) {
     const __m256i rnd = _mm256_set1_epi64x(round);
     const __m128i sh = _mm_cvtsi32_si128(shift);
     const __m256i pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0);
@@ -166,6 +167,80 @@ AVX2_FN int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0,
     }
     return j;
 }
+/* Scales 1-3 on exact 16-bit halves (the range proof is in feature_integer_adm_avx512.c's
+ * twins: every input is below 2^31 - 2^15, so x = 65536 * xh + xl with xl = (int16)x and
+ * xh = (x + 2^15) >> 16, each 4-tap half sum is exact in vpmaddwd's 32 bits, and
+ * (65536 * S_h + S_l + round) >> shift = (S_h << (16 - shift)) + ((S_l + round) >> shift)). */
+AVX2_FN static inline __m256i split_combine(__m256i sh_sum, __m256i sl_sum, __m256i round, int shift) {
+    return _mm256_add_epi32(_mm256_sll_epi32(sh_sum, _mm_cvtsi32_si128(16 - shift)),
+                            _mm256_sra_epi32(_mm256_add_epi32(sl_sum, round), _mm_cvtsi32_si128(shift)));
+}
+
+AVX2_FN int svc_adm_vpass_s32_avx2(const int32_t *const rows[4], int w, int64_t round,
+                                   int shift, int32_t *lo, int32_t *hi) {
+    if (shift > 16) return vpass_s32_64(rows, w, round, shift, lo, hi);
+    const __m256i rnd = _mm256_set1_epi32((int32_t)round), half = _mm256_set1_epi32(32768);
+    const __m256i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m256i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
+    int j = 0;
+    for (; j + 8 <= w; j += 8) {
+        __m256i x[4], xp[4];
+        for (int k = 0; k < 4; k++) {
+            x[k] = _mm256_loadu_si256((const __m256i *)(rows[k] + j));
+            xp[k] = _mm256_add_epi32(x[k], half);
+        }
+        const __m256i pl01 = _mm256_blend_epi16(x[0], _mm256_slli_epi32(x[1], 16), 0xAA);
+        const __m256i pl23 = _mm256_blend_epi16(x[2], _mm256_slli_epi32(x[3], 16), 0xAA);
+        const __m256i ph01 = _mm256_blend_epi16(_mm256_srli_epi32(xp[0], 16), xp[1], 0xAA);
+        const __m256i ph23 = _mm256_blend_epi16(_mm256_srli_epi32(xp[2], 16), xp[3], 0xAA);
+        const __m256i lo_h = _mm256_add_epi32(_mm256_madd_epi16(ph01, l01), _mm256_madd_epi16(ph23, l23));
+        const __m256i lo_l = _mm256_add_epi32(_mm256_madd_epi16(pl01, l01), _mm256_madd_epi16(pl23, l23));
+        const __m256i hi_h = _mm256_add_epi32(_mm256_madd_epi16(ph01, h01), _mm256_madd_epi16(ph23, h23));
+        const __m256i hi_l = _mm256_add_epi32(_mm256_madd_epi16(pl01, h01), _mm256_madd_epi16(pl23, h23));
+        _mm256_storeu_si256((__m256i *)(lo + j), split_combine(lo_h, lo_l, rnd, shift));
+        _mm256_storeu_si256((__m256i *)(hi + j), split_combine(hi_h, hi_l, rnd, shift));
+    }
+    return j;
+}
+
+/* Words 0..15 of 16 consecutive int32 a (0..7), b (8..15) held as values in [0, 65535]:
+ * packus keeps them exactly, in 128-bit lane order, which the qword permute restores. */
+AVX2_FN static inline __m256i pack_words(__m256i a, __m256i b) {
+    return _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+}
+
+AVX2_FN int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1,
+                                   int64_t round, int shift, int32_t *const out[4]) {
+    if (shift > 16) return hpass_s32_64(lo, hi, j0, j1, round, shift, out);
+    const __m256i rnd = _mm256_set1_epi32((int32_t)round), half = _mm256_set1_epi32(32768);
+    const __m256i low16 = _mm256_set1_epi32(0xFFFF);
+    const __m256i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m256i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
+    int j = j0;
+    for (; j + 8 <= j1; j += 8) {
+        /* lane m: taps 2(j+m)-1, 2(j+m) (t = 0) or 2(j+m)+1, 2(j+m)+2 (t = 1) as word pairs */
+        __m256i pl[2][2], ph[2][2];
+        for (int r = 0; r < 2; r++) {
+            const int32_t *x = r ? hi : lo;
+            for (int t = 0; t < 2; t++) {
+                const __m256i a = _mm256_loadu_si256((const __m256i *)(x + 2 * j - 1 + 2 * t));
+                const __m256i b = _mm256_loadu_si256((const __m256i *)(x + 2 * j + 7 + 2 * t));
+                pl[r][t] = pack_words(_mm256_and_si256(a, low16), _mm256_and_si256(b, low16));
+                ph[r][t] = pack_words(_mm256_srli_epi32(_mm256_add_epi32(a, half), 16),
+                                      _mm256_srli_epi32(_mm256_add_epi32(b, half), 16));
+            }
+        }
+        for (int band = 0; band < 4; band++) {
+            const int r = band & 1;
+            const __m256i c01 = band < 2 ? l01 : h01, c23 = band < 2 ? l23 : h23;
+            const __m256i sh_sum = _mm256_add_epi32(_mm256_madd_epi16(ph[r][0], c01), _mm256_madd_epi16(ph[r][1], c23));
+            const __m256i sl_sum = _mm256_add_epi32(_mm256_madd_epi16(pl[r][0], c01), _mm256_madd_epi16(pl[r][1], c23));
+            _mm256_storeu_si256((__m256i *)(out[band] + j), split_combine(sh_sum, sl_sum, rnd, shift));
+        }
+    }
+    return hpass_s32_64(lo, hi, j, j1, round, shift, out);
+}
+
 /* ---- scale-0 decoupling, CSF and masking (values within the 16-bit pipeline's range:
  * |coefficient| <= 22931, so products like o*t, k*o and |x|^2 / 2^29 fit 32 bits) ---- */
 

@@ -124,36 +124,90 @@ AVX512_FN static inline __m512i merge(__m512i even, __m512i odd, __m512i round, 
     return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
+/* Scales 1-3 on 16-bit halves. Every input of these passes is below 2^31 - 2^15 in magnitude
+ * (the bound follows from the taps: |LO| and |HI| sum to 54822; scale 0's A band is within
+ * 22931, scale 1's vertical pass within 1.26e9 and its A band within 2.11e9, and scales 2-3
+ * shrink), so x = 65536 * xh + xl with xl = (int16)x and xh = (x + 2^15) >> 16 both fit int16,
+ * and a 4-tap sum splits into S_h = sum c * xh and S_l = sum c * xl, each within
+ * 54822 * 2^15 < 2^31: exact in vpmaddwd's 32-bit sums. Then, exactly,
+ * (65536 * S_h + S_l + round) >> shift = (S_h << (16 - shift)) + ((S_l + round) >> shift)
+ * for shift <= 16, and the scalar code keeps the low 32 bits of that, as the 32-bit lanes do. */
+AVX512_FN static inline __m512i split_combine(__m512i sh_sum, __m512i sl_sum, __m512i round, int shift) {
+    return _mm512_add_epi32(_mm512_sll_epi32(sh_sum, _mm_cvtsi32_si128(16 - shift)),
+                            _mm512_sra_epi32(_mm512_add_epi32(sl_sum, round), _mm_cvtsi32_si128(shift)));
+}
+
+/* Lane j of two rows a, b: the low halves (xl) or the high halves (xh) of a[j], b[j] as a
+ * word pair. */
+AVX512_FN static inline __m512i pair_lo(__m512i a, __m512i b) {
+    return _mm512_mask_blend_epi16(0xAAAAAAAA, a, _mm512_slli_epi32(b, 16));
+}
+AVX512_FN static inline __m512i pair_hi(__m512i a, __m512i b) {
+    const __m512i h = _mm512_set1_epi32(32768);
+    return _mm512_mask_blend_epi16(0xAAAAAAAA, _mm512_srli_epi32(_mm512_add_epi32(a, h), 16), _mm512_add_epi32(b, h));
+}
+
 AVX512_FN int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
                                        int32_t *hi) {
-    const __m512i rnd = _mm512_set1_epi64(round);
-    const __m128i sh = _mm_cvtsi32_si128(shift);
+    if (shift > 16) {
+        const int32_t *const rest[4] = { rows[0], rows[1], rows[2], rows[3] };
+        return svc_adm_vpass_s32_avx2(rest, w, round, shift, lo, hi);
+    }
+    const __m512i rnd = _mm512_set1_epi32((int32_t)round);
+    const __m512i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m512i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
     int j = 0;
     for (; j + 16 <= w; j += 16) {
-        __m512i x[4];
-        for (int k = 0; k < 4; k++) x[k] = _mm512_loadu_si512(rows[k] + j);
-        _mm512_storeu_si512(lo + j, merge(dot4(x, LO, 0), dot4(x, LO, 1), rnd, sh));
-        _mm512_storeu_si512(hi + j, merge(dot4(x, HI, 0), dot4(x, HI, 1), rnd, sh));
+        const __m512i x0 = _mm512_loadu_si512(rows[0] + j), x1 = _mm512_loadu_si512(rows[1] + j);
+        const __m512i x2 = _mm512_loadu_si512(rows[2] + j), x3 = _mm512_loadu_si512(rows[3] + j);
+        const __m512i pl01 = pair_lo(x0, x1), pl23 = pair_lo(x2, x3);
+        const __m512i ph01 = pair_hi(x0, x1), ph23 = pair_hi(x2, x3);
+        const __m512i lo_h = _mm512_add_epi32(_mm512_madd_epi16(ph01, l01), _mm512_madd_epi16(ph23, l23));
+        const __m512i lo_l = _mm512_add_epi32(_mm512_madd_epi16(pl01, l01), _mm512_madd_epi16(pl23, l23));
+        const __m512i hi_h = _mm512_add_epi32(_mm512_madd_epi16(ph01, h01), _mm512_madd_epi16(ph23, h23));
+        const __m512i hi_l = _mm512_add_epi32(_mm512_madd_epi16(pl01, h01), _mm512_madd_epi16(pl23, h23));
+        _mm512_storeu_si512(lo + j, split_combine(lo_h, lo_l, rnd, shift));
+        _mm512_storeu_si512(hi + j, split_combine(hi_h, hi_l, rnd, shift));
     }
     const int32_t *const rest[4] = { rows[0] + j, rows[1] + j, rows[2] + j, rows[3] + j };
     return j + svc_adm_vpass_s32_avx2(rest, w - j, round, shift, lo + j, hi + j);
 }
 
+/* Word index vectors picking the low (even words) / high (odd words) halves of 32 consecutive
+ * int32 held in two vectors. */
+AVX512_FN static inline __m512i word_pick(int odd) {
+    uint16_t idx[32];
+    for (int c = 0; c < 32; c++) idx[c] = (uint16_t)(2 * c + odd);
+    return _mm512_loadu_si512(idx);
+}
+
 AVX512_FN int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round,
                                        int shift, int32_t *const out[4]) {
-    const __m512i rnd = _mm512_set1_epi64(round);
-    const __m128i sh = _mm_cvtsi32_si128(shift);
-    const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+    if (shift > 16) return svc_adm_hpass_s32_avx2(lo, hi, j0, j1, round, shift, out);
+    const __m512i rnd = _mm512_set1_epi32((int32_t)round);
+    const __m512i l01 = pair(LO[0], LO[1]), l23 = pair(LO[2], LO[3]);
+    const __m512i h01 = pair(HI[0], HI[1]), h23 = pair(HI[2], HI[3]);
+    const __m512i ev = word_pick(0), od = word_pick(1), half = _mm512_set1_epi32(32768);
     int j = j0;
-    for (; j + 8 <= j1; j += 8) {
-        const __m512i l0 = _mm512_loadu_si512(lo + 2 * j - 1), l2 = _mm512_loadu_si512(lo + 2 * j + 1);
-        const __m512i h0 = _mm512_loadu_si512(hi + 2 * j - 1), h2 = _mm512_loadu_si512(hi + 2 * j + 1);
-        const __m512i xl[4] = { l0, _mm512_srli_epi64(l0, 32), l2, _mm512_srli_epi64(l2, 32) };
-        const __m512i xh[4] = { h0, _mm512_srli_epi64(h0, 32), h2, _mm512_srli_epi64(h2, 32) };
-        const __m512i band[4] = { dot4(xl, LO, 0), dot4(xh, LO, 0), dot4(xl, HI, 0), dot4(xh, HI, 0) };
-        for (int b = 0; b < 4; b++) {
-            const __m512i v = _mm512_srl_epi64(_mm512_add_epi64(band[b], rnd), sh);
-            _mm256_storeu_si256((__m256i *)(out[b] + j), _mm512_castsi512_si256(_mm512_permutexvar_epi32(pick, v)));
+    for (; j + 16 <= j1; j += 16) {
+        /* lane m of p0 (p2): the taps 2(j+m)-1, 2(j+m) (2(j+m)+1, 2(j+m)+2) as word pairs */
+        __m512i pl[2][2], ph[2][2]; /* [row lo/hi][taps 01/23] */
+        for (int r = 0; r < 2; r++) {
+            const int32_t *x = r ? hi : lo;
+            for (int t = 0; t < 2; t++) {
+                const __m512i a = _mm512_loadu_si512(x + 2 * j - 1 + 2 * t);
+                const __m512i b = _mm512_loadu_si512(x + 2 * j + 15 + 2 * t);
+                pl[r][t] = _mm512_permutex2var_epi16(a, ev, b);
+                ph[r][t] = _mm512_permutex2var_epi16(_mm512_add_epi32(a, half), od, _mm512_add_epi32(b, half));
+            }
+        }
+        /* A: lo row, LO taps; H: hi row, LO taps; V: lo row, HI taps; D: hi row, HI taps */
+        for (int band = 0; band < 4; band++) {
+            const int r = band & 1;
+            const __m512i c01 = band < 2 ? l01 : h01, c23 = band < 2 ? l23 : h23;
+            const __m512i sh_sum = _mm512_add_epi32(_mm512_madd_epi16(ph[r][0], c01), _mm512_madd_epi16(ph[r][1], c23));
+            const __m512i sl_sum = _mm512_add_epi32(_mm512_madd_epi16(pl[r][0], c01), _mm512_madd_epi16(pl[r][1], c23));
+            _mm512_storeu_si512(out[band] + j, split_combine(sh_sum, sl_sum, rnd, shift));
         }
     }
     return svc_adm_hpass_s32_avx2(lo, hi, j, j1, round, shift, out);
@@ -356,6 +410,95 @@ AVX512_FN int svc_adm_mask_s32_avx512(const int32_t *m0, const int32_t *m1, cons
     }
     for (int b = 0; b < 3; b++) in[b] += (int64_t)(uint64_t)_mm512_reduce_add_epi64(acc[b]);
     return svc_adm_mask_s32_avx2(m0, m1, m2, ctr, src, j, j1, irf, cub, in);
+}
+
+/* Scale 1-3 decoupling with its own angle test (the AVX2 path takes the test precomputed by
+ * the scalar code): its int64 products and sums are rounded to float by vcvtqq2ps, which
+ * rounds to nearest like the scalar (float) cast of an int64, then compared in double as
+ * angle_half does. Even (odd = 0) or odd 32-bit lanes of the four vectors, 8 pixels. */
+AVX512_FN static inline __mmask8 angle_s32_half(__m512i oh, __m512i ov, __m512i th, __m512i tv, int odd,
+                                                __m512d cs) {
+    if (odd) {
+        oh = _mm512_srli_epi64(oh, 32);
+        ov = _mm512_srli_epi64(ov, 32);
+        th = _mm512_srli_epi64(th, 32);
+        tv = _mm512_srli_epi64(tv, 32);
+    }
+    const __m512i dot = _mm512_add_epi64(_mm512_mul_epi32(oh, th), _mm512_mul_epi32(ov, tv));
+    const __m512i om = _mm512_add_epi64(_mm512_mul_epi32(oh, oh), _mm512_mul_epi32(ov, ov));
+    const __m512i tm = _mm512_add_epi64(_mm512_mul_epi32(th, th), _mm512_mul_epi32(tv, tv));
+    return angle_half(_mm512_cvtepi64_ps(dot), _mm512_cvtepi64_ps(om), _mm512_cvtepi64_ps(tm), cs);
+}
+
+#define AVX512CD_FN __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq,avx512cd")))
+
+/* The scalar restored() of 16 pixels of one band (see svc_adm_decouple_s32_avx2 for the
+ * steps): |o| reduced to 15 significant bits (its log2 from lzcnt), the Q30 reciprocal
+ * gathered, k = (recip * t * sign(o) + 2^(14+sh)) >> (15+sh) clamped to [0, 2^15] in 64-bit
+ * lanes (arithmetic shift), r = (k * o + 2^14) >> 15, then the gain where the angle test
+ * passed. r and t - r are kept as their low 32 bits, as the scalar code narrows them. */
+AVX512CD_FN int svc_adm_decouple_s32_angle_avx512(const int32_t *const o[3], const int32_t *const t[3], int n,
+                                                   const int32_t *recip, float cos1_sq, int gain_limit,
+                                                   int32_t *const r[3], int32_t *const a[3]) {
+    const __m512d cs = _mm512_set1_pd((double)cos1_sq);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(32768);
+    const __m512i one64 = _mm512_set1_epi64(32768), unit64 = _mm512_set1_epi64(1);
+    const __m512i r15 = _mm512_set1_epi64(16384);
+    const __m512i s14 = _mm512_set1_epi64(14), s15 = _mm512_set1_epi64(15);
+    const __m512i big = _mm512_set1_epi32(INT32_MAX / gain_limit), gain = _mm512_set1_epi32(gain_limit);
+    const __m512i nbig = _mm512_sub_epi32(zero, big);
+    const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i ov[3], tv[3];
+        for (int b = 0; b < 3; b++) {
+            ov[b] = _mm512_loadu_si512(o[b] + j);
+            tv[b] = _mm512_loadu_si512(t[b] + j);
+        }
+        const __mmask8 ae = angle_s32_half(ov[0], ov[1], tv[0], tv[1], 0, cs);
+        const __mmask8 ao = angle_s32_half(ov[0], ov[1], tv[0], tv[1], 1, cs);
+        /* even / odd 64-bit lane masks back to 16 pixel bits */
+        const __m512i av = _mm512_or_si512(_mm512_maskz_mov_epi64(ae, low32),
+                                           _mm512_maskz_mov_epi64(ao, _mm512_slli_epi64(low32, 32)));
+        const __mmask16 angle = _mm512_test_epi32_mask(av, av);
+        for (int b = 0; b < 3; b++) {
+            const __m512i m = _mm512_abs_epi32(ov[b]);
+            const __m512i lg = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(m));
+            const __m512i sh = _mm512_max_epi32(_mm512_sub_epi32(lg, _mm512_set1_epi32(14)), zero);
+            const __m512i half = _mm512_srli_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sh), 1);
+            const __m512i idx = _mm512_srlv_epi32(_mm512_add_epi32(m, half), sh);
+            const __m512i rec = _mm512_i32gather_epi32(idx, recip, 4);
+            const __mmask16 neg = _mm512_cmplt_epi32_mask(ov[b], zero), pos = _mm512_cmpgt_epi32_mask(ov[b], zero);
+            __m512i k[2], rs[2];
+            for (int odd = 0; odd < 2; odd++) {
+                const __m512i shl = odd ? _mm512_srli_epi64(sh, 32) : _mm512_and_si512(sh, low32);
+                /* o's sign over the 64-bit lane: q = recip * t, negated in 64 bits where o < 0 */
+                const __m512i ng = _mm512_srai_epi64(odd ? ov[b] : _mm512_slli_epi64(ov[b], 32), 63);
+                __m512i q = _mm512_mul_epi32(odd ? _mm512_srli_epi64(rec, 32) : rec,
+                                             odd ? _mm512_srli_epi64(tv[b], 32) : tv[b]);
+                q = _mm512_sub_epi64(_mm512_xor_si512(q, ng), ng);
+                q = _mm512_add_epi64(q, _mm512_sllv_epi64(unit64, _mm512_add_epi64(shl, s14)));
+                __m512i kk = _mm512_srav_epi64(q, _mm512_add_epi64(shl, s15));
+                kk = _mm512_min_epi64(_mm512_max_epi64(kk, _mm512_setzero_si512()), one64);
+                k[odd] = kk;
+                const __m512i prod = _mm512_mul_epi32(kk, odd ? _mm512_srli_epi64(ov[b], 32) : ov[b]);
+                rs[odd] = _mm512_srli_epi64(_mm512_add_epi64(prod, r15), 15);
+            }
+            __m512i kv = join(k[0], k[1]);
+            kv = _mm512_mask_mov_epi32(kv, ~(neg | pos), one);
+            __m512i rst = join(rs[0], rs[1]);
+            const __mmask16 boost = angle & _mm512_cmpgt_epi32_mask(kv, zero);
+            /* rst * gain saturated to int32: beyond that range the min/max picks t anyway. */
+            __m512i g = _mm512_mullo_epi32(rst, gain);
+            g = _mm512_mask_mov_epi32(g, _mm512_cmpgt_epi32_mask(rst, big), _mm512_set1_epi32(INT32_MAX));
+            g = _mm512_mask_mov_epi32(g, _mm512_cmpgt_epi32_mask(nbig, rst), _mm512_set1_epi32(INT32_MIN));
+            rst = _mm512_mask_mov_epi32(rst, boost & pos, _mm512_min_epi32(g, tv[b]));
+            rst = _mm512_mask_mov_epi32(rst, boost & neg, _mm512_max_epi32(g, tv[b]));
+            _mm512_storeu_si512(r[b] + j, rst);
+            _mm512_storeu_si512(a[b] + j, _mm512_sub_epi32(tv[b], rst));
+        }
+    }
+    return j;
 }
 
 AVX512_FN int svc_adm_cubes_avx512(const int32_t *const band[3], int n, int sq, uint32_t sq_add, int cub,

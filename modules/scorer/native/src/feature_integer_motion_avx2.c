@@ -127,6 +127,11 @@ AVX2_FN uint64_t svc_motion_row_sad_avx2_words(const uint16_t *const *ra, const 
      * moved back to end at w (w >= 16) rather than reading past the rows. */
     for (int j0 = 0; j0 < w; j0 += 16) {
         const int j = j0 + 16 <= w ? j0 : w - 16;
+        /* The next output row's new rows (packed, w apart), as the AVX-512 kernel does. */
+        if (!(j0 & 31)) {
+            _mm_prefetch((const char *)(ra[4] + w + j), _MM_HINT_T0);
+            _mm_prefetch((const char *)(rb[4] + w + j), _MM_HINT_T0);
+        }
 #define DIFF(k) \
     _mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)(ra[k] + j)), _mm256_loadu_si256((const __m256i *)(rb[k] + j)))
         const __m256i d0 = DIFF(0), d1 = DIFF(1), d2 = DIFF(2), d3 = DIFF(3), d4 = DIFF(4);

@@ -52,6 +52,11 @@ AVX512_FN uint64_t svc_motion_row_sad_avx512(const uint16_t *const *ra, const ui
     const __m128i vshift = _mm_cvtsi32_si128(bpc);
     for (int j = 0; j < w; j += 32) {
         const __mmask32 m = w - j >= 32 ? (__mmask32)0xFFFFFFFFu : (__mmask32)((1u << (w - j)) - 1);
+        /* The next output row's new rows (the ring's rows are packed, w apart): the loads of
+         * the rows not yet in cache were most of this kernel's time. A prefetch past the
+         * frame (the mirrored last rows) is harmless. */
+        _mm_prefetch((const char *)(ra[4] + w + j), _MM_HINT_T0);
+        _mm_prefetch((const char *)(rb[4] + w + j), _MM_HINT_T0);
         __m512i lo = _mm512_setzero_si512(), hi = lo;
         for (int k = 0; k < 5; k += 2) {
             const __m512i f = pair(k);

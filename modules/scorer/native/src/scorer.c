@@ -181,10 +181,13 @@ int svc_job_run(svc_job *j, char *err, size_t err_len) {
 }
 
 /* Working bytes per pixel of one worker's state of an extractor (measured at 1080p and 2160p,
- * rounded up), plus a fixed part that dominates tiny frames. */
+ * rounded up), plus a fixed part that dominates tiny frames. integer_adm: 4 whole planes of a
+ * quarter of the pixels (the A bands) and 16 rings of 16 half-width rows, 4 bytes a
+ * sample: 4 + 512 / h bytes per pixel, about 4.5 at 1080p but just under 20 at the smallest
+ * height (33 rows), hence 21. */
 static double extractor_bytes_per_pixel(const svc_extractor *ex) {
     static const struct { const char *name; double bytes; } table[] = {
-        { "integer_vif", 6 }, { "integer_adm", 19 }, { "psnr", 0.1 }, { "float_ssim", 10 }, { "float_ms_ssim", 36 },
+        { "integer_vif", 6 }, { "integer_adm", 21 }, { "psnr", 0.1 }, { "float_ssim", 10 }, { "float_ms_ssim", 36 },
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].name, ex->name) == 0) return table[i].bytes;
@@ -194,11 +197,12 @@ static double extractor_bytes_per_pixel(const svc_extractor *ex) {
 /* Bytes per pixel a ladder's worker state of an extractor keeps for the reference side it shares
  * (ladder_prepare), counted once per worker whatever the renditions: VIF's a1 and sigma1^2 per
  * pixel of every scale (8 bytes x 4/3, rows rounded up to 32 samples), ADM's H/V/D bands of every
- * scale (3 x 4 bytes x 1/4 x 15/8). */
+ * scale as whole planes (3 x 4 bytes x 1/2 x the 4 scales' rows of the half stride: 15/16 of the
+ * height, up to 34/33 of it at 33 rows with the halvings rounded up, so 7). */
 static double extractor_ladder_bytes_per_pixel(const svc_extractor *ex) {
     if (!ex->ladder_prepare) return 0;
     if (strcmp(ex->name, "integer_vif") == 0) return 11;
-    if (strcmp(ex->name, "integer_adm") == 0) return 6;
+    if (strcmp(ex->name, "integer_adm") == 0) return 7;
     return 40; /* an extractor this table has not measured: a generous guess */
 }
 

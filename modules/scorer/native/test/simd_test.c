@@ -10,11 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <stdint.h>
 
 #include "../src/extractor.h"
 #include "../src/feature_integer_motion.h"
 #include "../src/feature_integer_vif.h"
 #include "check.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
 
 static uint32_t rng = 20261123;
 static uint32_t next_rand(void) {
@@ -283,6 +289,199 @@ static void vif_ladder_rows(void) {
     free(lut);
 }
 
+/* ---- kernel case: ADM's scale 1-3 decoupling with its own angle test (AVX-512) ----
+ * Against a copy of the scalar code's restored() and same_direction() (feature_integer_adm.c),
+ * on coefficient pairs chosen to hit every branch: zeros, signs, |o| above 2^15 (the reciprocal's
+ * rounding shift), t near a multiple of o (the clamp of k and the gain), vectors within and
+ * just outside 1 degree (the angle test's boundary), magnitudes up to 2^24. */
+int svc_adm_decouple_s32_angle_avx512(const int32_t *const o[3], const int32_t *const t[3], int n,
+                                      const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
+                                      int32_t *const a[3]);
+
+static int64_t ref_restored(int32_t o, int32_t t, int angle_ok, const int32_t *recip, double gain) {
+    int64_t k = 32768;
+    if (o != 0) {
+        uint32_t m = o < 0 ? 0u - (uint32_t)o : (uint32_t)o;
+        int sh = 0;
+        if (m >= 32768) {
+            sh = 17 - __builtin_clz(m);
+            m = (m + (1u << (sh - 1))) >> sh;
+        }
+        int64_t q = (int64_t)recip[m] * t;
+        if (o < 0) q = -q;
+        k = (q + ((int64_t)1 << (14 + sh))) >> (15 + sh);
+        k = k < 0 ? 0 : (k > 32768 ? 32768 : k);
+    }
+    int64_t r = (k * o + 16384) >> 15;
+    if (angle_ok && k > 0 && o > 0) {
+        const double g = (double)r * gain;
+        r = (int64_t)(g > t ? t : g);
+    } else if (angle_ok && k > 0 && o < 0) {
+        const double g = (double)r * gain;
+        r = (int64_t)(g < t ? t : g);
+    }
+    return r;
+}
+
+static int ref_same_direction(int32_t oh, int32_t ov, int32_t th, int32_t tv, float cos1_sq) {
+    const int64_t dot = (int64_t)oh * th + (int64_t)ov * tv;
+    const int64_t omag = (int64_t)oh * oh + (int64_t)ov * ov;
+    const int64_t tmag = (int64_t)th * th + (int64_t)tv * tv;
+    const double fdot = (double)(float)dot / 4096.0;
+    return fdot >= 0.0 && fdot * fdot >= cos1_sq * ((double)(float)omag / 4096.0) * ((double)(float)tmag / 4096.0);
+}
+
+static int32_t rand_coef(void) {
+    const int bits = (int)(next_rand() % 25); /* magnitudes 0 .. 2^24 */
+    const int32_t m = bits ? (int32_t)(next_rand() & ((1u << bits) - 1)) : 0;
+    return next_rand() & 1 ? -m : m;
+}
+
+static void decouple_s32_case(void) {
+    enum { N = 4099 };
+    int32_t *recip = malloc(32769 * sizeof *recip), *buf = malloc(6 * (size_t)N * sizeof *buf);
+    CHECK(recip && buf, "decouple_s32: alloc");
+    if (!recip || !buf) {
+        free(recip);
+        free(buf);
+        return;
+    }
+    recip[0] = 0;
+    for (int n = 1; n <= 32768; n++) recip[n] = (int32_t)(1073741824 / n);
+    const float cos1_sq = (float)(cos(M_PI / 180.0) * cos(M_PI / 180.0));
+    int32_t *o[3], *t[3], *r[3], *a[3];
+    for (int b = 0; b < 3; b++) {
+        o[b] = buf + b * N;
+        t[b] = buf + (3 + b) * N;
+    }
+    int32_t *ra = malloc(6 * (size_t)N * sizeof *ra);
+    CHECK(ra != NULL, "decouple_s32: alloc");
+    if (!ra) {
+        free(recip);
+        free(buf);
+        return;
+    }
+    for (int b = 0; b < 3; b++) {
+        r[b] = ra + b * N;
+        a[b] = ra + (3 + b) * N;
+    }
+    static const int gains[] = { 1, 2, 100 };
+    for (int round = 0; round < 40; round++) {
+        for (int j = 0; j < N; j++) {
+            const int kind = (int)(next_rand() % 6);
+            for (int b = 0; b < 3; b++) {
+                o[b][j] = rand_coef();
+                if (kind == 0) t[b][j] = rand_coef();
+                else if (kind == 1) t[b][j] = 0;
+                else if (kind == 2) o[b][j] = 0, t[b][j] = rand_coef();
+                else if (kind == 3) /* a multiple of o plus a little: near the clamp and the gain */
+                    t[b][j] = (int32_t)(((int64_t)o[b][j] * (int64_t)(next_rand() % 5)) / 2 + (int32_t)(next_rand() % 7) - 3);
+                else /* nearly parallel: within or just past 1 degree */
+                    t[b][j] = (int32_t)((int64_t)o[b][j] * 3 / 2 + ((int32_t)(next_rand() % 2001) - 1000) *
+                                                                       (o[b][j] / 2048 + 1) / 16);
+            }
+        }
+        const int gain = gains[round % 3];
+        const int done = svc_adm_decouple_s32_angle_avx512((const int32_t *const *)o, (const int32_t *const *)t, N,
+                                                           recip, cos1_sq, gain, r, a);
+        CHECK(done > N - 16 && done <= N, "decouple_s32_angle: stopped at %d of %d", done, N);
+        int bad = 0;
+        for (int j = 0; j < done && !bad; j++) {
+            const int ok = ref_same_direction(o[0][j], o[1][j], t[0][j], t[1][j], cos1_sq);
+            for (int b = 0; b < 3 && !bad; b++) {
+                const int32_t rn = (int32_t)ref_restored(o[b][j], t[b][j], ok, recip, gain);
+                const int32_t an = (int32_t)((int64_t)t[b][j] - rn);
+                if (r[b][j] != rn || a[b][j] != an) {
+                    bad = 1;
+                    CHECK(0, "decouple_s32_angle avx512 at %d band %d: o %d t %d: r %d a %d, scalar r %d a %d", j, b,
+                          o[b][j], t[b][j], r[b][j], a[b][j], rn, an);
+                }
+            }
+        }
+        CHECK(!bad, "decouple_s32_angle avx512 round %d", round);
+    }
+    free(ra);
+    free(recip);
+    free(buf);
+}
+
+/* ---- kernel case: ADM's scale 1-3 DWT passes (AVX2 and AVX-512, on 16-bit halves) ----
+ * Against the scalar 64-bit sums on inputs anywhere in the range the kernels are proved for
+ * (|x| < 2^31 - 2^15), at every (round, shift) the orchestration uses. */
+int svc_adm_vpass_s32_avx512(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                             int32_t *hi);
+int svc_adm_hpass_s32_avx512(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round, int shift,
+                             int32_t *const out[4]);
+int svc_adm_vpass_s32_avx2(const int32_t *const rows[4], int w, int64_t round, int shift, int32_t *lo,
+                           int32_t *hi);
+int svc_adm_hpass_s32_avx2(const int32_t *lo, const int32_t *hi, int j0, int j1, int64_t round, int shift,
+                           int32_t *const out[4]);
+
+static int32_t rand_wide(void) {
+    const int bits = 1 + (int)(next_rand() % 31);
+    int64_t m = (int64_t)(((uint64_t)next_rand() << 32 | next_rand()) & (((uint64_t)1 << bits) - 1));
+    if (m > 2147483647LL - 32768) m = 2147483647LL - 32768;
+    return (int32_t)(next_rand() & 1 ? -m : m);
+}
+
+static void dwt_s32_case(int cpu) {
+    int (*vpass)(const int32_t *const *, int, int64_t, int, int32_t *, int32_t *) =
+        cpu == SVC_CPU_AVX512 ? svc_adm_vpass_s32_avx512 : svc_adm_vpass_s32_avx2;
+    int (*hpass)(const int32_t *, const int32_t *, int, int, int64_t, int, int32_t *const *) =
+        cpu == SVC_CPU_AVX512 ? svc_adm_hpass_s32_avx512 : svc_adm_hpass_s32_avx2;
+    static const int32_t LOt[4] = { 15826, 27411, 7345, -4240 }, HIt[4] = { -4240, -7345, 27411, -15826 };
+    static const int64_t rounds[4] = { 0, 32768, 16384, 32768 };
+    static const int shifts[4] = { 0, 16, 15, 16 };
+    enum { W = 517 };
+    static int32_t rows[4][W + 8], lo[W + 8], hi[W + 8], out[4][W + 8];
+    for (int round = 0; round < 64; round++) {
+        const int64_t rnd = rounds[round % 4];
+        const int sh = shifts[round % 4];
+        for (int k = 0; k < 4; k++)
+            for (int j = 0; j < W; j++) rows[k][j] = rand_wide();
+        const int32_t *const rp[4] = { rows[0], rows[1], rows[2], rows[3] };
+        if (round % 4 < 2) {
+            const int done = vpass(rp, W, rnd, sh, lo, hi);
+            int bad = 0;
+            for (int j = 0; j < done && !bad; j++) {
+                int64_t l = rnd, h = rnd;
+                for (int k = 0; k < 4; k++) {
+                    l += (int64_t)LOt[k] * rows[k][j];
+                    h += (int64_t)HIt[k] * rows[k][j];
+                }
+                if (lo[j] != (int32_t)(l >> sh) || hi[j] != (int32_t)(h >> sh)) {
+                    bad = 1;
+                    CHECK(0, "vpass_s32 %s column %d shift %d: %d %d, scalar %d %d", cpu_name(cpu), j, sh, lo[j], hi[j],
+                          (int32_t)(l >> sh), (int32_t)(h >> sh));
+                }
+            }
+            CHECK(!bad && done > W - 16, "vpass_s32 %s round %d (done %d)", cpu_name(cpu), round, done);
+        } else {
+            int32_t *const op[4] = { out[0], out[1], out[2], out[3] };
+            const int j1 = (W - 1) / 2;
+            const int done = hpass(rows[0], rows[1], 1, j1, rnd, sh, op);
+            int bad = 0;
+            for (int j = 1; j < done && !bad; j++) {
+                int64_t sum[4] = { rnd, rnd, rnd, rnd };
+                for (int k = 0; k < 4; k++) {
+                    const int64_t l = rows[0][2 * j - 1 + k], h = rows[1][2 * j - 1 + k];
+                    sum[0] += LOt[k] * l;
+                    sum[1] += LOt[k] * h;
+                    sum[2] += HIt[k] * l;
+                    sum[3] += HIt[k] * h;
+                }
+                for (int b = 0; b < 4 && !bad; b++)
+                    if (out[b][j] != (int32_t)(sum[b] >> sh)) {
+                        bad = 1;
+                        CHECK(0, "hpass_s32 %s column %d band %d shift %d: %d, scalar %d", cpu_name(cpu), j, b, sh, out[b][j],
+                              (int32_t)(sum[b] >> sh));
+                    }
+            }
+            CHECK(!bad && done >= j1 - 8, "hpass_s32 %s round %d (done %d)", cpu_name(cpu), round, done);
+        }
+    }
+}
+
 static const int depths[] = { 8, 10, 12, 16 };
 
 /* cambi needs flat areas and bands to do any work: a staircase of levels (bands `step` pixels
@@ -458,6 +657,9 @@ int main(int argc, char **argv) {
         for (int r = 0; r < rounds; r++) RUN_CASE(name, cambi_sizes(cpu, 1));
         snprintf(name, sizeof name, "%s_speed_chroma", cpu_name(cpu));
         RUN_CASE(name, speed_sizes(cpu));
+        if (cpu == SVC_CPU_AVX512) RUN_CASE("avx512_adm_decouple_s32_kernel", decouple_s32_case());
+        snprintf(name, sizeof name, "%s_adm_dwt_s32_kernels", cpu_name(cpu));
+        RUN_CASE(name, dwt_s32_case(cpu));
     }
     RUN_CASE("vif_ladder_rows", vif_ladder_rows());
     return finish_checks();
