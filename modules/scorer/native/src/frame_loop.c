@@ -1,7 +1,8 @@
 /*
  * The frame loop behind a job (job.h): worker threads, frame order, motion, prediction.
  *
- * Frames are claimed in input order by `threads` workers. The claiming worker loads the frame's
+ * Frames are queued as bytes (svc_stream_push, or the reading thread of feed.c for file jobs and
+ * fed streams), claimed in input order by `threads` workers. The claiming worker decodes the frame's
  * pictures once into a frame slot (at most threads + 1 frames in flight) and runs its motion step;
  * the frame's units (one per extractor; a ladder's frame is one unit) are taken frame-major, the
  * oldest loaded frame's next unit first, by any worker, so a frame's extractors run in parallel
@@ -165,9 +166,9 @@ static void advance(svc_job *j) {
     pthread_mutex_unlock(&j->mu);
 }
 
-/* Loads frame i into its slot's pictures (allocated on the slot's first use): the reference
- * always (motion needs it), the distorted when the frame is scored. The caller alone holds the
- * slot. */
+/* Loads frame i into its slot's pictures (allocated on the slot's first use) from its queued bytes
+ * (pushed, or read by the feeding thread: feed.c): the reference always (motion needs it), the
+ * distorted when the frame is scored. The caller alone holds the slot. */
 static int load_frame(svc_job *j, svc_frame_slot *s, int i, const uint8_t *raw, char *err) {
     const int scored = is_scored(j, i);
     if (!s->ref.plane[0].data) {
@@ -179,18 +180,13 @@ static int load_frame(svc_job *j, svc_frame_slot *s, int i, const uint8_t *raw, 
         }
     }
     atomic_fetch_add(&j->ref_loads, 1);
-    if (raw) {
-        /* A ladder's distorted pictures are decoded one at a time by compute_frame. */
-        if (svc_picture_from_raw(&s->ref, raw, (size_t)j->frame_bytes) ||
-            (scored && j->n_dis <= 1 && svc_picture_from_raw(&s->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
-            snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode the pushed frame", i);
-            return SVC_E_INTERNAL;
-        }
-        return SVC_OK;
+    /* A ladder's distorted pictures are decoded one at a time by compute_frame. */
+    if (!raw || svc_picture_from_raw(&s->ref, raw, (size_t)j->frame_bytes) ||
+        (scored && j->n_dis <= 1 && svc_picture_from_raw(&s->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
+        snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode the queued frame", i);
+        return SVC_E_INTERNAL;
     }
-    int rc = svc_video_read(j->ref, j->skip_ref + i, &s->ref, err, SVC_ERR_LEN);
-    if (!rc && scored) rc = svc_video_read(j->dis, j->skip_dis + i, &s->dis, err, SVC_ERR_LEN);
-    return rc;
+    return SVC_OK;
 }
 
 /* Stores frame i's luma (from its reference picture ref) and computes the SADs that became
@@ -373,15 +369,6 @@ static void *worker(void *arg) {
                 break;
             }
         } else {
-            /* A file job's frame record is made when its frame is claimed, so memory follows the
-             * frames in flight and scored, not the clip's length. */
-            if (j->total && j->next_claim == j->n_frames && j->n_frames < j->total) {
-                if (svc_loop_add_frame(j, NULL)) {
-                    fail_locked(j, SVC_E_NOMEM, "out of memory for a frame record");
-                    break;
-                }
-                if (++j->n_frames == j->total) j->finished = 1;
-            }
             const int i = j->next_claim;
             if (i >= j->n_frames || !slot_free(j, i) || !(s = free_slot(j))) {
                 /* Nothing to take: done once no frame can come and none is being loaded. */
