@@ -220,6 +220,8 @@ static void *feed_thread(void *arg) {
     svc_feed *f = arg;
     svc_job *j = f->j;
     const size_t fb = (size_t)j->frame_bytes;
+    /* A buffer also holds the spare list's link once decoded (frame_loop.c). */
+    const size_t bytes = (size_t)f->n * fb > sizeof(uint8_t *) ? (size_t)f->n * fb : sizeof(uint8_t *);
     const int window = svc_feed_window(j);
     char err[SVC_ERR_LEN] = "";
     int rc = open_files(f, err), finished = 0;
@@ -227,13 +229,15 @@ static void *feed_thread(void *arg) {
         pthread_mutex_lock(&j->mu);
         while (!halted(j) && j->n_frames - j->final_next >= window) pthread_cond_wait(&j->cv, &j->mu);
         const int halt = halted(j), count = j->n_frames, capped = f->limit && count >= f->limit;
+        /* A buffer a worker decoded, else a new one: at most the window's frames hold one. */
+        uint8_t *raw = halt || capped ? NULL : j->spare_raw;
+        if (raw) memcpy(&j->spare_raw, raw, sizeof j->spare_raw);
         pthread_mutex_unlock(&j->mu);
-        if (halt) break;
-        if (capped) {
-            finished = 1;
+        if (halt || capped) {
+            finished = capped && !halt;
             break;
         }
-        uint8_t *raw = malloc((size_t)f->n * fb);
+        if (!raw) raw = malloc(bytes);
         if (!raw) {
             rc = SVC_E_NOMEM;
             svc_set_err(err, sizeof err, "out of memory queueing a frame");
@@ -313,6 +317,7 @@ static svc_feed *feed_new(svc_job *j, int n, int limit) {
 
 /* Starts the job's workers, then the feeding thread, unless rc already failed. */
 static int launch(svc_feed *f, int rc, svc_feed **out, char *err, size_t err_len) {
+    if (!rc) f->j->keep_raw = 1; /* before the workers start: decoded frames come back to this thread */
     if (!rc) rc = svc_loop_start(f->j, err, err_len);
     if (!rc && pthread_create(&f->thread, NULL, feed_thread, f) != 0) {
         svc_set_err(err, err_len, "cannot start the thread that reads the inputs");

@@ -318,6 +318,16 @@ static svc_frame_slot *free_slot(svc_job *j) {
     return NULL;
 }
 
+/* A frame's bytes once decoded: a fed job's go back to its feeding thread (job.h spare_raw) and
+ * *raw becomes NULL; others are left for the caller to free outside the lock. Called with the lock
+ * held. */
+static void keep_raw_locked(svc_job *j, uint8_t **raw) {
+    if (!*raw || !j->keep_raw) return;
+    memcpy(*raw, &j->spare_raw, sizeof j->spare_raw);
+    j->spare_raw = *raw;
+    *raw = NULL;
+}
+
 /* One part of slot s's frame (the loader's, or a unit) finished; the last one marks the frame
  * done, frees the slot and hands back the bytes the slot kept (to free outside the lock).
  * Returns whether the frame is done. Called with the lock held. */
@@ -326,6 +336,7 @@ static int part_done_locked(svc_job *j, svc_frame_slot *s, uint8_t **raw) {
     j->frames[s->frame].done = 1;
     *raw = s->raw;
     s->raw = NULL;
+    keep_raw_locked(j, raw);
     s->frame = -1;
     s->loaded = 0;
     pthread_cond_broadcast(&j->cv); /* a slot is free */
@@ -397,6 +408,7 @@ static void *worker(void *arg) {
                 raw = NULL;
             }
             s->loaded = !rc;
+            keep_raw_locked(j, &raw);
             pthread_cond_broadcast(&j->cv); /* its units can be taken */
             pthread_mutex_unlock(&j->mu);
             free(raw);
@@ -744,6 +756,12 @@ void svc_loop_destroy(svc_job *j) {
         free(j->frames[i].raw);
     }
     free(j->frames);
+    while (j->spare_raw) {
+        uint8_t *next;
+        memcpy(&next, j->spare_raw, sizeof next);
+        free(j->spare_raw);
+        j->spare_raw = next;
+    }
     for (int k = 0; k < j->n_slots; k++) {
         svc_picture_free(&j->slots[k].ref);
         svc_picture_free(&j->slots[k].dis);

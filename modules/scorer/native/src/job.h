@@ -34,6 +34,11 @@ struct svc_job {
     int64_t skip_ref, skip_dis;
     int64_t frame_bytes;  /* bytes of one picture in the raw file layout */
     struct svc_feed *feed; /* file jobs and fed streams: the thread reading the inputs (feed.c) */
+    /* Fed jobs (keep_raw, set before the threads start): a frame's decoded bytes go back to the
+     * feeding thread on this list (linked through each buffer's first bytes; guarded by mu) instead
+     * of to free, so a read-ahead buffer is reused, not unmapped and faulted in again per frame. */
+    int keep_raw;
+    uint8_t *spare_raw;
     /* Ladders (since ABI minor 6): distorted pictures per frame, each scored against the one
      * reference picture; a frame's values hold n_dis rows of n_metrics (0 or 1: a pair). */
     int n_dis;
