@@ -127,7 +127,6 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "models",
       "jobs",
       "descriptors",
-      "file_feed",
       "ladder",
       "parallel",
       "ladder_backends",
@@ -163,8 +162,8 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       ["vif_ladder_rows", "pass"]
     ])
     expect(simdCases).toEqual(expected)
-    // scorer_test 9 cases, reader_test 4, feed_test 8.
-    expect(report.unit_tests.total).toBe(21 + Object.keys(simdCases).length)
+    // scorer_test 8 cases, reader_test 4, feed_test 8.
+    expect(report.unit_tests.total).toBe(20 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {

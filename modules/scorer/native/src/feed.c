@@ -17,10 +17,6 @@
  *    error. Each side's end is recorded (svc_feed_end), so a caller whose pipes are written by
  *    child processes can hold the end against the child's exit status.
  *  - The thread closes its descriptors as soon as it stops reading (a writer then sees EPIPE).
- *  - File jobs (svc_job_run, svc_feed_start_files) are read by the same thread from the job's own
- *    videos, already validated and counted when the job opened them (the feed borrows them): it
- *    stops at the job's frame count, so workers only decode bytes already read. A distorted
- *    picture of a frame that is not scored (subsample) is never read, as no worker decodes it.
  */
 #define _GNU_SOURCE /* pipe2, F_SETPIPE_SZ */
 #include <errno.h>
@@ -45,7 +41,6 @@ typedef struct {
     int64_t skip_left; /* pipe: frames still to discard */
     size_t got;        /* pipe: bytes of the current frame read so far */
     int ended;
-    int borrowed;      /* a file job's video: the job closes it */
     atomic_llong end; /* -1, or the bytes of the partial frame it ended inside */
     char *name;
 } feed_side;
@@ -56,9 +51,7 @@ struct svc_feed {
     feed_side *sides;
     pthread_t thread;
     int started;
-    int limit;           /* frames to queue at most (0: until the inputs end) */
-    atomic_llong frames; /* frames queued */
-    atomic_llong reads;  /* pictures read from files */
+    atomic_llong frames;
 };
 
 static int halted(svc_job *j) { return j->err_code || atomic_load(&j->cancel); }
@@ -79,7 +72,7 @@ static void close_sides(svc_feed *f) {
         feed_side *s = &f->sides[k];
         if (s->fd >= 0) close(s->fd);
         if (s->src_fd >= 0) close(s->src_fd);
-        if (s->video && !s->borrowed) svc_video_close(s->video);
+        if (s->video) svc_video_close(s->video);
         s->fd = s->src_fd = -1;
         s->video = NULL;
     }
@@ -116,11 +109,9 @@ static void side_ended(feed_side *s, size_t partial) {
     atomic_store(&s->end, (long long)partial);
 }
 
-/* Reads the next frame (frame index i of the queue) of every side into raw (side k at k * fb), or
- * marks the sides that ended. A file's distorted picture of a frame not scored is skipped unread. */
-static int read_frame(svc_feed *f, uint8_t *raw, size_t fb, int i, char *err) {
+/* Reads the next frame of every side into raw (side k at k * fb), or marks the sides that ended. */
+static int read_frame(svc_feed *f, uint8_t *raw, size_t fb, char *err) {
     svc_job *j = f->j;
-    const int scored = i % j->subsample == 0;
     int pipes = 0;
     for (int k = 0; k < f->n; k++) {
         feed_side *s = &f->sides[k];
@@ -134,17 +125,12 @@ static int read_frame(svc_feed *f, uint8_t *raw, size_t fb, int i, char *err) {
             side_ended(s, 0);
             continue;
         }
-        if (k > 0 && !scored) {
-            s->next++;
-            continue;
-        }
         char why[SVC_ERR_LEN];
         const int rc = svc_video_read_raw(s->video, s->next++, raw + (size_t)k * fb, why, sizeof why);
         if (rc) {
             svc_set_err(err, SVC_ERR_LEN, "%s: %s", s->name, why);
             return rc;
         }
-        atomic_fetch_add(&f->reads, 1);
     }
     while (pipes > 0) {
         struct pollfd pfd[SVC_LADDER_MAX_RENDITIONS + 1];
@@ -208,42 +194,31 @@ static void lengths_differ(const svc_feed *f, int count, char *err) {
              count, f->sides[longer].name);
 }
 
-int svc_feed_window(const svc_job *j) {
-    /* A file is read at memory speed: a frame per worker and two more keep every worker's next
-     * frame read while it scores the current one. Streams: as the caller's push windows (a
-     * ladder's frame takes a worker n_dis times longer than a pair's). */
-    if (j->total || j->n_dis > 1) return j->n_threads + 2;
-    return 2 * j->n_threads + 4;
-}
-
 static void *feed_thread(void *arg) {
     svc_feed *f = arg;
     svc_job *j = f->j;
     const size_t fb = (size_t)j->frame_bytes;
-    /* A buffer also holds the spare list's link once decoded (frame_loop.c). */
-    const size_t bytes = (size_t)f->n * fb > sizeof(uint8_t *) ? (size_t)f->n * fb : sizeof(uint8_t *);
-    const int window = svc_feed_window(j);
+    /* As the caller's push windows: a ladder's frame takes a worker n_dis times longer than a pair's. */
+    const int window = j->n_dis > 1 ? j->n_threads + 2 : 2 * j->n_threads + 4;
     char err[SVC_ERR_LEN] = "";
     int rc = open_files(f, err), finished = 0;
     while (!rc) {
         pthread_mutex_lock(&j->mu);
         while (!halted(j) && j->n_frames - j->final_next >= window) pthread_cond_wait(&j->cv, &j->mu);
-        const int halt = halted(j), count = j->n_frames, capped = f->limit && count >= f->limit;
-        /* A buffer a worker decoded, else a new one: at most the window's frames hold one. */
-        uint8_t *raw = halt || capped ? NULL : j->spare_raw;
-        if (raw) memcpy(&j->spare_raw, raw, sizeof j->spare_raw);
+        const int halt = halted(j), count = j->n_frames, capped = j->frame_cap && count >= j->frame_cap;
         pthread_mutex_unlock(&j->mu);
-        if (halt || capped) {
-            finished = capped && !halt;
+        if (halt) break;
+        if (capped) {
+            finished = 1;
             break;
         }
-        if (!raw) raw = malloc(bytes);
+        uint8_t *raw = malloc((size_t)f->n * fb);
         if (!raw) {
             rc = SVC_E_NOMEM;
             svc_set_err(err, sizeof err, "out of memory queueing a frame");
             break;
         }
-        if ((rc = read_frame(f, raw, fb, count, err))) {
+        if ((rc = read_frame(f, raw, fb, err))) {
             free(raw);
             break;
         }
@@ -266,9 +241,7 @@ static void *feed_thread(void *arg) {
         pthread_mutex_lock(&j->mu);
         rc = svc_loop_add_frame(j, raw);
         if (rc == SVC_OK) {
-            /* The last frame: finished with it, so its motion step need not wait for this thread. */
-            if (f->limit && ++j->n_frames >= f->limit) j->finished = finished = 1;
-            else if (!f->limit) j->n_frames++;
+            j->n_frames++;
             pthread_cond_broadcast(&j->cv);
         }
         pthread_mutex_unlock(&j->mu);
@@ -278,7 +251,6 @@ static void *feed_thread(void *arg) {
             break;
         }
         atomic_fetch_add(&f->frames, 1);
-        if (finished) break;
     }
     close_sides(f); /* writers see EPIPE at once, not when the stream is freed */
     if (rc && rc != SVC_E_CANCELLED) fail(j, rc, err);
@@ -298,40 +270,6 @@ static void feed_free(svc_feed *f) {
     free(f);
 }
 
-/* A feed of n sides, no descriptor yet; limit: frames to queue at most (0: until the inputs end). */
-static svc_feed *feed_new(svc_job *j, int n, int limit) {
-    svc_feed *f = calloc(1, sizeof *f);
-    if (!f || !(f->sides = calloc((size_t)n, sizeof *f->sides))) {
-        free(f);
-        return NULL;
-    }
-    f->j = j;
-    f->n = n;
-    f->limit = limit;
-    for (int k = 0; k < n; k++) {
-        f->sides[k].fd = f->sides[k].src_fd = -1;
-        atomic_init(&f->sides[k].end, -1);
-    }
-    return f;
-}
-
-/* Starts the job's workers, then the feeding thread, unless rc already failed. */
-static int launch(svc_feed *f, int rc, svc_feed **out, char *err, size_t err_len) {
-    if (!rc) f->j->keep_raw = 1; /* before the workers start: decoded frames come back to this thread */
-    if (!rc) rc = svc_loop_start(f->j, err, err_len);
-    if (!rc && pthread_create(&f->thread, NULL, feed_thread, f) != 0) {
-        svc_set_err(err, err_len, "cannot start the thread that reads the inputs");
-        rc = SVC_E_INTERNAL;
-    }
-    if (rc) {
-        feed_free(f);
-        return rc;
-    }
-    f->started = 1;
-    *out = f;
-    return SVC_OK;
-}
-
 int svc_feed_start(svc_job *j, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
                    const char *const *names, svc_feed **out, char *err, size_t err_len) {
     const int want = 1 + (j->n_dis > 1 ? j->n_dis : 1);
@@ -341,14 +279,19 @@ int svc_feed_start(svc_job *j, int n, const int32_t *fds, const int32_t *kinds, 
         return SVC_E_INVALID_ARG;
     }
     *out = NULL;
-    svc_feed *f = feed_new(j, n, j->frame_cap);
-    if (!f) {
+    svc_feed *f = calloc(1, sizeof *f);
+    if (!f || !(f->sides = calloc((size_t)n, sizeof *f->sides))) {
+        free(f);
         svc_set_err(err, err_len, "out of memory starting the feed");
         return SVC_E_NOMEM;
     }
+    f->j = j;
+    f->n = n;
+    for (int k = 0; k < n; k++) f->sides[k].fd = f->sides[k].src_fd = -1;
     int rc = SVC_OK;
     for (int k = 0; k < n && !rc; k++) {
         feed_side *s = &f->sides[k];
+        atomic_init(&s->end, -1);
         s->kind = kinds[k];
         const int pipe = kinds[k] == SVC_INPUT_PIPE;
         if (!names[k] || skips[k] < 0 || (!pipe && kinds[k] != SVC_INPUT_AUTO && kinds[k] != SVC_INPUT_RAW &&
@@ -368,28 +311,18 @@ int svc_feed_start(svc_job *j, int n, const int32_t *fds, const int32_t *kinds, 
             s->next = skips[k];
         }
     }
-    return launch(f, rc, out, err, err_len);
-}
-
-int svc_feed_start_files(svc_job *j, svc_feed **out, char *err, size_t err_len) {
-    *out = NULL;
-    svc_feed *f = feed_new(j, 2, j->total);
-    if (!f) {
-        svc_set_err(err, err_len, "out of memory starting the job");
-        return SVC_E_NOMEM;
+    if (!rc) rc = svc_loop_start(j, err, err_len);
+    if (!rc && pthread_create(&f->thread, NULL, feed_thread, f) != 0) {
+        svc_set_err(err, err_len, "cannot start the thread that reads the inputs");
+        rc = SVC_E_INTERNAL;
     }
-    svc_video *videos[2] = { j->ref, j->dis };
-    const int64_t skips[2] = { j->skip_ref, j->skip_dis };
-    int rc = SVC_OK;
-    for (int k = 0; k < 2 && !rc; k++) {
-        feed_side *s = &f->sides[k];
-        s->video = videos[k];
-        s->borrowed = 1;
-        s->next = skips[k];
-        if (!(s->name = strdup(j->names[k] ? j->names[k] : k ? "distorted" : "reference"))) rc = SVC_E_NOMEM;
+    if (rc) {
+        feed_free(f);
+        return rc;
     }
-    if (rc) svc_set_err(err, err_len, "out of memory starting the job");
-    return launch(f, rc, out, err, err_len);
+    f->started = 1;
+    *out = f;
+    return SVC_OK;
 }
 
 void svc_feed_stop(svc_feed *f) {
@@ -404,8 +337,6 @@ int64_t svc_feed_end(const svc_feed *f, int side) {
 }
 
 int64_t svc_feed_frames(const svc_feed *f) { return f ? atomic_load(&((svc_feed *)f)->frames) : 0; }
-
-int64_t svc_feed_reads(const svc_feed *f) { return f ? atomic_load(&((svc_feed *)f)->reads) : 0; }
 
 int svc_feed_pipe(int32_t out[2], char *err, size_t err_len) {
     int fds[2];

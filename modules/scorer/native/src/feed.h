@@ -2,8 +2,7 @@
  * A stream fed from descriptors (feed.c): a library thread reads one reference and n_dis
  * distorted sides frame by frame (regular files with pread through reader.c, pipes of raw frames
  * with read) and queues each frame into the job as svc_stream_push would, at most a window of
- * frames ahead of the finalised ones; a file job's two files are read the same way. The frame loop
- * never learns where frames came from.
+ * frames ahead of the finalised ones. The frame loop never learns where frames came from.
  */
 #ifndef SVC_FEED_H
 #define SVC_FEED_H
@@ -16,12 +15,6 @@ typedef struct svc_feed svc_feed;
  * its own at once). j is a stream (frame_bytes set) with no frame yet; n = 1 + its renditions. */
 int svc_feed_start(svc_job *j, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
                    const char *const *names, svc_feed **out, char *err, size_t err_len);
-/* A file job's feeding thread (svc_job_run): reads j->ref and j->dis (borrowed: opened, validated
- * and later closed by the job) from the job's skips, j->total frames, naming them j->names in
- * messages; starts the workers first. */
-int svc_feed_start_files(svc_job *j, svc_feed **out, char *err, size_t err_len);
-/* Frames queued and not yet final at most: the bytes read ahead are this many frames. */
-int svc_feed_window(const svc_job *j);
 /* Asks the feeding thread to stop (through the job's cancel), joins it and frees the feed. */
 void svc_feed_stop(svc_feed *f);
 /* Side k's end: -1 while it has not been read to its end, else the bytes of the partial frame it
@@ -29,8 +22,6 @@ void svc_feed_stop(svc_feed *f);
 int64_t svc_feed_end(const svc_feed *f, int side);
 /* Frames read from every side and queued (skipped frames excluded). */
 int64_t svc_feed_frames(const svc_feed *f);
-/* Pictures read from regular files (a frame's skipped distorted picture excluded). */
-int64_t svc_feed_reads(const svc_feed *f);
 /* A pipe: out[0] the read end, out[1] the write end, both close-on-exec; capacity raised to 1 MiB
  * where the system allows. */
 int svc_feed_pipe(int32_t out[2], char *err, size_t err_len);

@@ -1,8 +1,7 @@
 /*
  * The frame loop behind a job (job.h): worker threads, frame order, motion, prediction.
  *
- * Frames are queued as bytes (svc_stream_push, or the reading thread of feed.c for file jobs and
- * fed streams), claimed in input order by `threads` workers. The claiming worker decodes the frame's
+ * Frames are claimed in input order by `threads` workers. The claiming worker loads the frame's
  * pictures once into a frame slot (at most threads + 1 frames in flight) and runs its motion step;
  * the frame's units (one per extractor; a ladder's frame is one unit) are taken frame-major, the
  * oldest loaded frame's next unit first, by any worker, so a frame's extractors run in parallel
@@ -166,9 +165,9 @@ static void advance(svc_job *j) {
     pthread_mutex_unlock(&j->mu);
 }
 
-/* Loads frame i into its slot's pictures (allocated on the slot's first use) from its queued bytes
- * (pushed, or read by the feeding thread: feed.c): the reference always (motion needs it), the
- * distorted when the frame is scored. The caller alone holds the slot. */
+/* Loads frame i into its slot's pictures (allocated on the slot's first use): the reference
+ * always (motion needs it), the distorted when the frame is scored. The caller alone holds the
+ * slot. */
 static int load_frame(svc_job *j, svc_frame_slot *s, int i, const uint8_t *raw, char *err) {
     const int scored = is_scored(j, i);
     if (!s->ref.plane[0].data) {
@@ -180,13 +179,18 @@ static int load_frame(svc_job *j, svc_frame_slot *s, int i, const uint8_t *raw, 
         }
     }
     atomic_fetch_add(&j->ref_loads, 1);
-    /* A ladder's distorted pictures are decoded one at a time by compute_frame. */
-    if (!raw || svc_picture_from_raw(&s->ref, raw, (size_t)j->frame_bytes) ||
-        (scored && j->n_dis <= 1 && svc_picture_from_raw(&s->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
-        snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode the queued frame", i);
-        return SVC_E_INTERNAL;
+    if (raw) {
+        /* A ladder's distorted pictures are decoded one at a time by compute_frame. */
+        if (svc_picture_from_raw(&s->ref, raw, (size_t)j->frame_bytes) ||
+            (scored && j->n_dis <= 1 && svc_picture_from_raw(&s->dis, raw + j->frame_bytes, (size_t)j->frame_bytes))) {
+            snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode the pushed frame", i);
+            return SVC_E_INTERNAL;
+        }
+        return SVC_OK;
     }
-    return SVC_OK;
+    int rc = svc_video_read(j->ref, j->skip_ref + i, &s->ref, err, SVC_ERR_LEN);
+    if (!rc && scored) rc = svc_video_read(j->dis, j->skip_dis + i, &s->dis, err, SVC_ERR_LEN);
+    return rc;
 }
 
 /* Stores frame i's luma (from its reference picture ref) and computes the SADs that became
@@ -318,16 +322,6 @@ static svc_frame_slot *free_slot(svc_job *j) {
     return NULL;
 }
 
-/* A frame's bytes once decoded: a fed job's go back to its feeding thread (job.h spare_raw) and
- * *raw becomes NULL; others are left for the caller to free outside the lock. Called with the lock
- * held. */
-static void keep_raw_locked(svc_job *j, uint8_t **raw) {
-    if (!*raw || !j->keep_raw) return;
-    memcpy(*raw, &j->spare_raw, sizeof j->spare_raw);
-    j->spare_raw = *raw;
-    *raw = NULL;
-}
-
 /* One part of slot s's frame (the loader's, or a unit) finished; the last one marks the frame
  * done, frees the slot and hands back the bytes the slot kept (to free outside the lock).
  * Returns whether the frame is done. Called with the lock held. */
@@ -336,7 +330,6 @@ static int part_done_locked(svc_job *j, svc_frame_slot *s, uint8_t **raw) {
     j->frames[s->frame].done = 1;
     *raw = s->raw;
     s->raw = NULL;
-    keep_raw_locked(j, raw);
     s->frame = -1;
     s->loaded = 0;
     pthread_cond_broadcast(&j->cv); /* a slot is free */
@@ -380,6 +373,15 @@ static void *worker(void *arg) {
                 break;
             }
         } else {
+            /* A file job's frame record is made when its frame is claimed, so memory follows the
+             * frames in flight and scored, not the clip's length. */
+            if (j->total && j->next_claim == j->n_frames && j->n_frames < j->total) {
+                if (svc_loop_add_frame(j, NULL)) {
+                    fail_locked(j, SVC_E_NOMEM, "out of memory for a frame record");
+                    break;
+                }
+                if (++j->n_frames == j->total) j->finished = 1;
+            }
             const int i = j->next_claim;
             if (i >= j->n_frames || !slot_free(j, i) || !(s = free_slot(j))) {
                 /* Nothing to take: done once no frame can come and none is being loaded. */
@@ -408,7 +410,6 @@ static void *worker(void *arg) {
                 raw = NULL;
             }
             s->loaded = !rc;
-            keep_raw_locked(j, &raw);
             pthread_cond_broadcast(&j->cv); /* its units can be taken */
             pthread_mutex_unlock(&j->mu);
             free(raw);
@@ -756,12 +757,6 @@ void svc_loop_destroy(svc_job *j) {
         free(j->frames[i].raw);
     }
     free(j->frames);
-    while (j->spare_raw) {
-        uint8_t *next;
-        memcpy(&next, j->spare_raw, sizeof next);
-        free(j->spare_raw);
-        j->spare_raw = next;
-    }
     for (int k = 0; k < j->n_slots; k++) {
         svc_picture_free(&j->slots[k].ref);
         svc_picture_free(&j->slots[k].dis);

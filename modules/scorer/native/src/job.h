@@ -21,7 +21,7 @@
 
 typedef struct svc_frame_rec {
     double *vals;  /* metric values; scored frames only */
-    uint8_t *raw;  /* queued ref then dis bytes (pushed, or read by feed.c) until a worker decodes them */
+    uint8_t *raw;  /* stream: pushed ref then dis bytes until a worker decodes them */
     double sad[SVC_TEMPORAL_MAX]; /* diff with the previous frame, per temporal extractor */
     unsigned char stored, sad_done, done;
 } svc_frame_rec;
@@ -30,15 +30,9 @@ struct svc_job {
     const svc_model *model;
     int geo[4]; /* width, height, pix_fmt, bitdepth */
     int cpu, n_threads, subsample;
-    svc_video *ref, *dis; /* file jobs: read by the feeding thread (feed.c), closed by the job */
+    svc_video *ref, *dis; /* file jobs */
     int64_t skip_ref, skip_dis;
-    int64_t frame_bytes;  /* bytes of one picture in the raw file layout */
-    struct svc_feed *feed; /* file jobs and fed streams: the thread reading the inputs (feed.c) */
-    /* Fed jobs (keep_raw, set before the threads start): a frame's decoded bytes go back to the
-     * feeding thread on this list (linked through each buffer's first bytes; guarded by mu) instead
-     * of to free, so a read-ahead buffer is reused, not unmapped and faulted in again per frame. */
-    int keep_raw;
-    uint8_t *spare_raw;
+    int64_t frame_bytes;  /* streams: bytes of one picture */
     /* Ladders (since ABI minor 6): distorted pictures per frame, each scored against the one
      * reference picture; a frame's values hold n_dis rows of n_metrics (0 or 1: a pair). */
     int n_dis;
@@ -50,7 +44,7 @@ struct svc_job {
      * per such extractor instance per frame, whatever n_dis. */
     atomic_llong ref_analyses;
     int frame_cap;        /* streams: frames scored at most (0 = no cap) */
-    int total;            /* file jobs: frames to read; their records are added as the feeding thread queues them */
+    int total;            /* file jobs: frames to read; their records are added as workers claim them */
     int64_t max_frames;   /* an input with more frames is refused */
     /* Descriptor jobs (scorer.c): the inputs are validated on this thread (a Y4M is walked frame
      * by frame), never on the caller's; opened is 0 while it runs, then 1 or a negative status. */

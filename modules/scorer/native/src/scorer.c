@@ -21,8 +21,9 @@
 #include "feed.h"
 
 struct svc_stream {
-    svc_job job;    /* job.feed: a fed stream's reading thread */
+    svc_job job;
     svc_job *views; /* ladders: one result view per rendition, filled once the ladder is done */
+    svc_feed *feed; /* fed streams: the thread reading the inputs */
 };
 
 static int64_t opt(const int32_t *opts, int n, int i) { return i < n ? opts[i] : 0; }
@@ -69,13 +70,10 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     return svc_loop_plan(j, feats, err, err_len);
 }
 
-/* Everything a job holds: the opener and reading threads, descriptors and names, then the loop's
- * part. */
+/* Everything a job holds: the opener thread and its descriptors and names, then the loop's part. */
 static void job_release(svc_job *j) {
     svc_loop_cancel(j);
     if (j->opener_started) pthread_join(j->opener, NULL);
-    svc_feed_stop(j->feed); /* before the loop's memory and the videos go: the thread reads and queues */
-    j->feed = NULL;
     for (int k = 0; k < 2; k++) {
         if (j->fds[k] >= 0) close(j->fds[k]);
         free(j->names[k]);
@@ -151,7 +149,6 @@ static int open_inputs(svc_job *j, const char *ref_name, const char *dis_name, c
     const int n = frame_count(j, ref_name, dis_name, err, err_len);
     if (n < 0) return SVC_E_GEOMETRY;
     j->total = n;
-    j->frame_bytes = svc_video_frame_bytes(j->ref);
     /* A frame's extractors run in parallel (frame_loop.c), so threads beyond the frames can help. */
     const int64_t units = (int64_t)n * (j->n_ex > 1 ? j->n_ex : 1);
     if (j->n_threads > units) j->n_threads = (int)units;
@@ -180,15 +177,7 @@ int svc_job_run(svc_job *j, char *err, size_t err_len) {
         svc_set_err(err, err_len, "svc_job_run: NULL job, not an opened file job, or already running");
         return SVC_E_INVALID_ARG;
     }
-    /* One library thread reads both inputs ahead of the workers (feed.c), which only decode. */
-    return svc_feed_start_files(j, &j->feed, err, err_len);
-}
-
-/* Not in the public ABI (the native tests declare it): a file job's frames queued by its reading
- * thread, and the pictures it read (a skipped distorted picture excluded). */
-int64_t svc_job_frames_read(const svc_job *j, int64_t *pictures) {
-    if (pictures) *pictures = j ? svc_feed_reads(j->feed) : 0;
-    return j ? svc_feed_frames(j->feed) : 0;
+    return svc_loop_start(j, err, err_len);
 }
 
 /* Working bytes per pixel of one worker's state of an extractor (measured at 1080p and 2160p,
@@ -226,12 +215,10 @@ int64_t svc_job_memory(const svc_job *j) {
     }
     worker += 8 * pixels * j->n_tm;
     /* Frames in flight (threads + 1 slots, frame_loop.c): two pictures (rows padded) each, and the
-     * bytes being decoded into them: a stream's pushed frame (one reference and n_dis distorted
-     * pictures) per slot; a file job's frames read ahead by its reading thread (feed.c), a
-     * reference and a distorted picture each, at most its window of them whatever the slots. */
-    const double decoding = j->total ? 0 : 1 + (j->n_dis > 1 ? j->n_dis : 1);
-    const double read_ahead = j->total ? 2.0 * frame * svc_feed_window(j) : 0;
-    const double slots = (j->n_threads + 1) * ((2 + decoding) * frame + 6 * 32.0 * j->geo[1]) + read_ahead;
+     * bytes being decoded into them: a file job's read buffer (one picture at a time), a stream's
+     * pushed frame (one reference and n_dis distorted pictures). */
+    const double decoding = j->total ? 1 : 1 + (j->n_dis > 1 ? j->n_dis : 1);
+    const double slots = (j->n_threads + 1) * ((2 + decoding) * frame + 6 * 32.0 * j->geo[1]);
     const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
     const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
@@ -295,8 +282,6 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
     svc_job *j;
     int rc = job_new(m, opts, n_opts, &j, err, err_len);
     if (rc) return rc;
-    /* Names for the reading thread's messages, as a descriptor job keeps its own. */
-    if (!(j->names[0] = strdup(ref_path)) || !(j->names[1] = strdup(dis_path))) return fail_start(j, SVC_E_NOMEM, err, err_len);
     if ((rc = open_inputs(j, ref_path, dis_path, err, err_len)) || (rc = svc_job_run(j, err, err_len)))
         return fail_start(j, rc, err, err_len);
     *out = j;
@@ -484,7 +469,7 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
         return SVC_E_INVALID_ARG;
     }
     svc_job *j = &s->job;
-    if (s->job.feed) {
+    if (s->feed) {
         svc_set_err(err, err_len, "svc_stream_push: the stream is fed from descriptors");
         return SVC_E_INVALID_ARG;
     }
@@ -532,7 +517,7 @@ int svc_stream_push(svc_stream *s, const uint8_t *ref, size_t ref_len, const uin
 }
 
 int svc_stream_finish(svc_stream *s) {
-    if (!s || s->job.feed) return SVC_E_INVALID_ARG; /* a fed stream ends with its inputs */
+    if (!s || s->feed) return SVC_E_INVALID_ARG; /* a fed stream ends with its inputs */
     char err[SVC_ERR_LEN];
     if (!s->job.threads && svc_loop_start(&s->job, err, sizeof err)) {
         pthread_mutex_lock(&s->job.mu);
@@ -558,22 +543,22 @@ const svc_job *svc_stream_job(const svc_stream *s) { return s ? &s->job : NULL; 
 void svc_stream_free(svc_stream *s) {
     if (!s) return;
     free(s->views);
-    svc_feed_stop(s->job.feed); /* before the loop's memory goes: the thread queues into it */
+    svc_feed_stop(s->feed); /* before the loop's memory goes: the thread queues into it */
     svc_loop_destroy(&s->job);
     free(s);
 }
 
 int svc_stream_feed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
                     const char *const *names, char *err, size_t err_len) {
-    if (!s || s->job.feed || s->job.threads || s->job.n_frames || s->job.finished) {
+    if (!s || s->feed || s->job.threads || s->job.n_frames || s->job.finished) {
         svc_set_err(err, err_len, "svc_stream_feed: NULL stream, or frames were already pushed or fed");
         return SVC_E_INVALID_ARG;
     }
-    return svc_feed_start(&s->job, n, fds, kinds, skips, names, &s->job.feed, err, err_len);
+    return svc_feed_start(&s->job, n, fds, kinds, skips, names, &s->feed, err, err_len);
 }
 
-int64_t svc_stream_feed_end(const svc_stream *s, int side) { return s ? svc_feed_end(s->job.feed, side) : -1; }
+int64_t svc_stream_feed_end(const svc_stream *s, int side) { return s ? svc_feed_end(s->feed, side) : -1; }
 
-int64_t svc_stream_frames_read(const svc_stream *s) { return s ? svc_feed_frames(s->job.feed) : 0; }
+int64_t svc_stream_frames_read(const svc_stream *s) { return s ? svc_feed_frames(s->feed) : 0; }
 
 int svc_pipe(int32_t *out2, char *err, size_t err_len) { return svc_feed_pipe(out2, err, err_len); }

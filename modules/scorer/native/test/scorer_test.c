@@ -20,9 +20,6 @@
 int64_t svc_loop_units_shared(const svc_job *j);
 /* Not in the public ABI either: loaders leave their frames' units to the other workers. */
 void svc_loop_test_hand_off(int on);
-/* Not in the public ABI (scorer.c): a file job's frames queued by its reading thread, and the
- * pictures that thread read. */
-int64_t svc_job_frames_read(const svc_job *j, int64_t *pictures);
 
 static char shared[512] = "../shared";
 static char err[512];
@@ -735,111 +732,6 @@ static void test_descriptors(svc_model *m) {
     close(dfd2);
 }
 
-/* A file job of fds (taking them), validated; NULL on failure. */
-static svc_job *opened_job(const svc_model *m, int rfd, const char *rname, int dfd, int32_t *o) {
-    svc_job *j = NULL;
-    const int rc = svc_job_open_fd(m, rfd, rname, dfd, "dis", o, SVC_OPT_COUNT, &j, err, sizeof err);
-    close(rfd);
-    close(dfd);
-    if (rc) return NULL;
-    while (svc_job_opened(j) == 0) nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-    return j;
-}
-
-/* A file job's frames are read by one library thread ahead of the workers (feed.c), within its
- * window (threads + 2 frames not yet final); workers only decode. Skips, frame_cnt and subsample
- * hold; a distorted picture that is not scored is never read; a read error names the file and the
- * frame; a cancel or a free while the thread reads ahead (or waits for room) returns promptly. */
-static void test_file_feed(const svc_model *m) {
-    const char *ref = path("fixtures/v01_testsrc2_420_8_x264.ref.yuv");
-    const char *dis = path("fixtures/v01_testsrc2_420_8_x264.dis.yuv");
-    int32_t o[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
-                                 [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 1 };
-    svc_job *j = NULL;
-    int64_t pictures = -1;
-    CHECK(svc_job_start(m, ref, dis, o, SVC_OPT_COUNT, &j, err, sizeof err) == SVC_OK, "start: %s", err);
-    if (j) {
-        CHECK(wait_job(j) == 1, "the job finishes");
-        CHECK(svc_job_frames_read(j, &pictures) == 30 && pictures == 60,
-              "the reading thread read every frame, both pictures: %lld frames, %lld pictures",
-              (long long)svc_job_frames_read(j, NULL), (long long)pictures);
-        svc_job_free(j);
-    }
-    /* Skips 2 and 1, frame_cnt 10, subsample 3: 10 references and the 4 scored distorted pictures. */
-    o[SVC_OPT_FRAME_SKIP_REF] = 2;
-    o[SVC_OPT_FRAME_SKIP_DIST] = 1;
-    o[SVC_OPT_FRAME_CNT] = 10;
-    o[SVC_OPT_SUBSAMPLE] = 3;
-    CHECK(svc_job_start(m, ref, dis, o, SVC_OPT_COUNT, &j, err, sizeof err) == SVC_OK, "start: %s", err);
-    if (j) {
-        CHECK(wait_job(j) == 1 && svc_job_frame_count(j) == 4, "frames 0, 3, 6, 9 scored");
-        CHECK(svc_job_frames_read(j, &pictures) == 10 && pictures == 14, "10 frames, 14 pictures read: %lld, %lld",
-              (long long)svc_job_frames_read(j, NULL), (long long)pictures);
-        svc_job_free(j);
-    }
-    o[SVC_OPT_FRAME_SKIP_REF] = o[SVC_OPT_FRAME_SKIP_DIST] = o[SVC_OPT_FRAME_CNT] = o[SVC_OPT_SUBSAMPLE] = 0;
-
-    /* A file that shrinks after it was validated: the read error names it and the frame. */
-    char tmp[] = "/tmp/svc_scorer_test_feed_XXXXXX";
-    int fd = mkstemp(tmp);
-    size_t len;
-    char *bytes = slurp(ref, &len);
-    CHECK(fd >= 0 && bytes && write(fd, bytes, len) == (ssize_t)len, "copy of the reference");
-    free(bytes);
-    j = opened_job(m, open(tmp, O_RDONLY | O_CLOEXEC), "shrinking.yuv", open(dis, O_RDONLY | O_CLOEXEC), o);
-    CHECK(j && svc_job_opened(j) == 1, "opened: %s", err);
-    if (j) {
-        CHECK(ftruncate(fd, 5 * FRAME_BYTES) == 0, "truncate to 5 frames");
-        CHECK(svc_job_run(j, err, sizeof err) == SVC_OK, "run: %s", err);
-        CHECK(wait_job(j) == SVC_E_IO, "a read error fails the job");
-        svc_job_error(j, err, sizeof err);
-        CHECK(strcmp(err, "shrinking.yuv: frame 5: file ended after 0 of 115200 bytes") == 0, "message: %s", err);
-        svc_job_free(j);
-    }
-    close(fd);
-    unlink(tmp);
-
-    /* 1280x720 zeros, 200 frames (a sparse file): slow enough to watch the thread read ahead. */
-    enum { BW = 1280, BH = 720, BF = BW * BH * 3 / 2, BN = 200, WINDOW = 1 + 2 };
-    char big[] = "/tmp/svc_scorer_test_feed_XXXXXX";
-    fd = mkstemp(big);
-    CHECK(fd >= 0 && ftruncate(fd, (off_t)BF * BN) == 0, "sparse file");
-    int32_t ob[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = BW, [SVC_OPT_HEIGHT] = BH, [SVC_OPT_PIX_FMT] = 420,
-                                  [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 1 };
-    for (int free_only = 0; free_only < 2; free_only++) {
-        j = opened_job(m, open(big, O_RDONLY | O_CLOEXEC), "big.yuv", open(big, O_RDONLY | O_CLOEXEC), ob);
-        CHECK(j && svc_job_opened(j) == 1 && svc_job_run(j, err, sizeof err) == SVC_OK, "big job runs: %s", err);
-        if (!j) continue;
-        /* Frames read are at most a window ahead of the final ones, and the window fills. */
-        int64_t most_ahead = 0, worst = 0;
-        for (int t = 0; t < 20000 && most_ahead < WINDOW; t++) {
-            const int64_t read = svc_job_frames_read(j, NULL), done = svc_job_frames_done(j); /* in that order */
-            most_ahead = read - done > most_ahead ? read - done : most_ahead;
-            worst = read - done > worst ? read - done : worst;
-            nanosleep(&(struct timespec){ .tv_nsec = 250000 }, NULL);
-        }
-        CHECK(most_ahead == WINDOW && worst <= WINDOW, "read ahead by the window (%lld), never more (%lld)",
-              (long long)most_ahead, (long long)worst);
-        CHECK(svc_job_poll(j) == 0, "still running");
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (free_only) {
-            svc_job_free(j); /* cancels, joins the workers and the reading thread */
-        } else {
-            svc_job_cancel(j);
-            CHECK(wait_job(j) == SVC_E_CANCELLED, "cancelled while reading ahead");
-            CHECK(svc_job_frames_read(j, NULL) < BN, "the thread stopped reading: %lld of %d frames",
-                  (long long)svc_job_frames_read(j, NULL), BN);
-            svc_job_free(j);
-        }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        CHECK(ms < 2000, "%s returns promptly: %.0f ms", free_only ? "free" : "cancel", ms);
-    }
-    close(fd);
-    unlink(big);
-}
-
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
@@ -854,7 +746,6 @@ int main(int argc, char **argv) {
         if (load(json, len, &m) == SVC_OK) {
             RUN_CASE("jobs", test_jobs(m));
             RUN_CASE("descriptors", test_descriptors(m));
-            RUN_CASE("file_feed", test_file_feed(m));
             RUN_CASE("ladder", test_ladder(m));
             RUN_CASE("parallel", test_parallel(m));
             RUN_CASE("ladder_backends", test_ladder_backends(m));
