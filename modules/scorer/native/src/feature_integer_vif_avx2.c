@@ -219,43 +219,13 @@ AVX2_FN static inline void store_split_cols(uint16_t *lo_dst, uint16_t *hi_dst, 
  * recomputes a few columns instead of reading past the rows. */
 static inline int step16(int j, int w) { return j + 16 <= w ? j : w - 16; }
 
-/* Which side's quantities a fused row kernel computes: the pair kernels both, the ladder kernels
- * the reference's (mu1, xx: lines 0, 2, 3) or the distorted side's (mu2, yy, xy: lines 1, 4..7).
- * The shared passes below are always_inline and every caller passes a constant, so each kernel
- * is compiled with only its side's accumulators, as if written out by hand. The ladders keep the
- * reference's a1 and sigma1^2 per output row in horz_stat's lane order: word j + 8p + i of a row
- * is column j + 2i + p of the 16-column step at j (rows of svc_vif_ladder_row_len(w) words). */
-#define SIDE_REF 1
-#define SIDE_DIS 2
-#define SIDE_BOTH (SIDE_REF | SIDE_DIS)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-
-static int line_side(int q) { return q == 0 || q == 2 || q == 3 ? SIDE_REF : SIDE_DIS; }
-
-/* The N_LINES scratch lines of a row. */
-static void scratch_lines(uint16_t *scratch, int w, uint16_t **line) {
-    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
-}
-
-/* Mirrored padding of the lines of the given sides. */
-static void pad_lines(uint16_t *const *line, int w, int r, int sides) {
-    for (int q = 0; q < N_LINES; q++)
-        if (sides & line_side(q)) pad_words(line[q], w, r);
-}
-
-/* One tap pair of the filtered product a * b (8-bit samples: the product fits 16 bits), offset. */
-AVX2_FN static inline __m256i dot_sq(__m256i acc, __m256i a, __m256i b, __m256i f) {
-    return dot(acc, _mm256_xor_si256(_mm256_mullo_epi16(a, b), _mm256_set1_epi16((short)0x8000)), f);
-}
-
 /* Vertical pass, 8-bit samples at scale 0 (mu_shift 8, sq_shift 0), 16 columns a step. Ten
  * accumulators (unpacklo and unpackhi halves of 5 quantities) and their operands do not fit
- * AVX2's 16 registers, so a step of both sides goes over its rows twice: means and squares,
- * then the cross products, from the interleaved rows the first pass kept on the stack. The
- * distorted side alone (6 accumulators) does the cross products in its one pass. */
-AVX2_FN static ALWAYS_INLINE void vert_8bit(const void *const *rref, const void *const *rdis, int u8,
-                                            const uint16_t *filt, int fw, int w, uint16_t *const *line, int sides) {
-    const __m256i zero = _mm256_setzero_si256();
+ * AVX2's 16 registers, so the step goes over its rows twice: means and squares, then the
+ * cross products, from the interleaved rows the first pass kept on the stack. */
+AVX2_FN static void vert_8bit(const void *const *rref, const void *const *rdis, int u8,
+                              const uint16_t *filt, int fw, int w, uint16_t *const *line) {
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), zero = _mm256_setzero_si256();
     const __m256i mu_rnd = _mm256_set1_epi32(128), bias = _mm256_set1_epi32((int)0x80000000u);
     const int n_pairs = (fw + 1) / 2;
     __m256i f[9], il[9][4];
@@ -263,57 +233,37 @@ AVX2_FN static ALWAYS_INLINE void vert_8bit(const void *const *rref, const void 
     for (int j0 = 0; j0 < w; j0 += 16) {
         const int j = step16(j0, w);
         __m256i m1l = zero, m1h = zero, m2l = zero, m2h = zero, xxl = zero, xxh = zero, yyl = zero, yyh = zero;
-        __m256i xyl = zero, xyh = zero;
         for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
-            /* The loads in the pair kernel's order (one test of u8 and of k + 1 < fw for all). */
-            const int dis = sides & SIDE_DIS;
-            const __m256i r0 = load_row16(rref[k], j, u8), d0 = dis ? load_row16(rdis[k], j, u8) : zero;
+            const __m256i r0 = load_row16(rref[k], j, u8), d0 = load_row16(rdis[k], j, u8);
             const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
-            const __m256i d1 = dis && k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
+            const __m256i d1 = k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
             const __m256i rl = _mm256_unpacklo_epi16(r0, r1), rh = _mm256_unpackhi_epi16(r0, r1);
-            if (sides & SIDE_REF) {
-                m1l = dot(m1l, rl, f[p]);
-                m1h = dot(m1h, rh, f[p]);
-                xxl = dot_sq(xxl, rl, rl, f[p]);
-                xxh = dot_sq(xxh, rh, rh, f[p]);
-            }
-            if (sides & SIDE_DIS) {
-                const __m256i dl = _mm256_unpacklo_epi16(d0, d1), dh = _mm256_unpackhi_epi16(d0, d1);
-                m2l = dot(m2l, dl, f[p]);
-                m2h = dot(m2h, dh, f[p]);
-                yyl = dot_sq(yyl, dl, dl, f[p]);
-                yyh = dot_sq(yyh, dh, dh, f[p]);
-                if (sides & SIDE_REF) {
-                    il[p][0] = rl;
-                    il[p][1] = rh;
-                    il[p][2] = dl;
-                    il[p][3] = dh;
-                } else {
-                    xyl = dot_sq(xyl, rl, dl, f[p]);
-                    xyh = dot_sq(xyh, rh, dh, f[p]);
-                }
-            }
+            const __m256i dl = _mm256_unpacklo_epi16(d0, d1), dh = _mm256_unpackhi_epi16(d0, d1);
+            il[p][0] = rl;
+            il[p][1] = rh;
+            il[p][2] = dl;
+            il[p][3] = dh;
+            m1l = dot(m1l, rl, f[p]);
+            m1h = dot(m1h, rh, f[p]);
+            m2l = dot(m2l, dl, f[p]);
+            m2h = dot(m2h, dh, f[p]);
+            xxl = dot(xxl, _mm256_xor_si256(_mm256_mullo_epi16(rl, rl), flip), f[p]);
+            xxh = dot(xxh, _mm256_xor_si256(_mm256_mullo_epi16(rh, rh), flip), f[p]);
+            yyl = dot(yyl, _mm256_xor_si256(_mm256_mullo_epi16(dl, dl), flip), f[p]);
+            yyh = dot(yyh, _mm256_xor_si256(_mm256_mullo_epi16(dh, dh), flip), f[p]);
         }
-        if (sides & SIDE_REF) {
-            store_cols(line[0] + j, _mm256_srli_epi32(_mm256_add_epi32(m1l, mu_rnd), 8),
-                       _mm256_srli_epi32(_mm256_add_epi32(m1h, mu_rnd), 8));
-            store_split_cols(line[2] + j, line[3] + j, _mm256_add_epi32(xxl, bias), _mm256_add_epi32(xxh, bias));
+        store_cols(line[0] + j, _mm256_srli_epi32(_mm256_add_epi32(m1l, mu_rnd), 8),
+                   _mm256_srli_epi32(_mm256_add_epi32(m1h, mu_rnd), 8));
+        store_cols(line[1] + j, _mm256_srli_epi32(_mm256_add_epi32(m2l, mu_rnd), 8),
+                   _mm256_srli_epi32(_mm256_add_epi32(m2h, mu_rnd), 8));
+        store_split_cols(line[2] + j, line[3] + j, _mm256_add_epi32(xxl, bias), _mm256_add_epi32(xxh, bias));
+        store_split_cols(line[4] + j, line[5] + j, _mm256_add_epi32(yyl, bias), _mm256_add_epi32(yyh, bias));
+        __m256i xyl = zero, xyh = zero;
+        for (int p = 0; p < n_pairs; p++) {
+            xyl = dot(xyl, _mm256_xor_si256(_mm256_mullo_epi16(il[p][0], il[p][2]), flip), f[p]);
+            xyh = dot(xyh, _mm256_xor_si256(_mm256_mullo_epi16(il[p][1], il[p][3]), flip), f[p]);
         }
-        if (sides & SIDE_DIS) {
-            store_cols(line[1] + j, _mm256_srli_epi32(_mm256_add_epi32(m2l, mu_rnd), 8),
-                       _mm256_srli_epi32(_mm256_add_epi32(m2h, mu_rnd), 8));
-            store_split_cols(line[4] + j, line[5] + j, _mm256_add_epi32(yyl, bias), _mm256_add_epi32(yyh, bias));
-            if (sides & SIDE_REF) {
-                __m256i cl = zero, ch = zero;
-                for (int p = 0; p < n_pairs; p++) {
-                    cl = dot_sq(cl, il[p][0], il[p][2], f[p]);
-                    ch = dot_sq(ch, il[p][1], il[p][3], f[p]);
-                }
-                xyl = cl;
-                xyh = ch;
-            }
-            store_split_cols(line[6] + j, line[7] + j, _mm256_add_epi32(xyl, bias), _mm256_add_epi32(xyh, bias));
-        }
+        store_split_cols(line[6] + j, line[7] + j, _mm256_add_epi32(xyl, bias), _mm256_add_epi32(xyh, bias));
     }
 }
 
@@ -328,13 +278,11 @@ AVX2_FN static inline void store_halves8(uint16_t *lo, uint16_t *hi, __m256i v) 
     if (hi) _mm_storeu_si128((__m128i *)hi, _mm256_extracti128_si256(offset, 1));
 }
 
-
 /* Vertical pass, any depth and scale (16-bit samples), 8 columns a step with 64-bit sums of
- * squares (the first-half kernel's arithmetic), stored as offset halves, of the given sides.
- * w >= 8. */
-AVX2_FN static ALWAYS_INLINE void vert_wide(const uint16_t *const *rref, const uint16_t *const *rdis,
-                                            const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
-                                            uint16_t *const *line, int sides) {
+ * squares (the first-half kernel's arithmetic), stored as offset halves. w >= 8. */
+AVX2_FN static void vert_wide(const uint16_t *const *rref, const uint16_t *const *rdis,
+                              const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                              uint16_t *const *line) {
     const __m256i mu_rnd = _mm256_set1_epi32((int)(1u << (mu_shift - 1)));
     const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
     const __m256i sq_rnd = _mm256_set1_epi64x(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
@@ -345,29 +293,19 @@ AVX2_FN static ALWAYS_INLINE void vert_wide(const uint16_t *const *rref, const u
         __m256i e11 = a1, o11 = a1, e22 = a1, o22 = a1, e12 = a1, o12 = a1;
         for (int k = 0; k < fw; k++) {
             const __m256i f = _mm256_set1_epi32(filt[k]);
-            const __m256i r = load_u16x8(rref[k] + j);
-            const __m256i fr = _mm256_mullo_epi32(f, r);
-            if (sides & SIDE_REF) {
-                a1 = _mm256_add_epi32(a1, fr);
-                mac64(fr, r, &e11, &o11);
-            }
-            if (sides & SIDE_DIS) {
-                const __m256i d = load_u16x8(rdis[k] + j);
-                const __m256i fd = _mm256_mullo_epi32(f, d);
-                a2 = _mm256_add_epi32(a2, fd);
-                mac64(fd, d, &e22, &o22);
-                mac64(fr, d, &e12, &o12);
-            }
+            const __m256i r = load_u16x8(rref[k] + j), d = load_u16x8(rdis[k] + j);
+            const __m256i fr = _mm256_mullo_epi32(f, r), fd = _mm256_mullo_epi32(f, d);
+            a1 = _mm256_add_epi32(a1, fr);
+            a2 = _mm256_add_epi32(a2, fd);
+            mac64(fr, r, &e11, &o11);
+            mac64(fd, d, &e22, &o22);
+            mac64(fr, d, &e12, &o12);
         }
-        if (sides & SIDE_REF) {
-            store_halves8(line[0] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a1, mu_rnd), mu_sh));
-            store_halves8(line[2] + j, line[3] + j, narrow64(e11, o11, sq_rnd, sq_sh));
-        }
-        if (sides & SIDE_DIS) {
-            store_halves8(line[1] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a2, mu_rnd), mu_sh));
-            store_halves8(line[4] + j, line[5] + j, narrow64(e22, o22, sq_rnd, sq_sh));
-            store_halves8(line[6] + j, line[7] + j, narrow64(e12, o12, sq_rnd, sq_sh));
-        }
+        store_halves8(line[0] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a1, mu_rnd), mu_sh));
+        store_halves8(line[1] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a2, mu_rnd), mu_sh));
+        store_halves8(line[2] + j, line[3] + j, narrow64(e11, o11, sq_rnd, sq_sh));
+        store_halves8(line[4] + j, line[5] + j, narrow64(e22, o22, sq_rnd, sq_sh));
+        store_halves8(line[6] + j, line[7] + j, narrow64(e12, o12, sq_rnd, sq_sh));
     }
 }
 
@@ -401,6 +339,43 @@ AVX2_FN static inline int64_t table_sum(const uint16_t *lut, __m256i idx) {
     return (int64_t)lut[i[0]] + lut[i[1]] + lut[i[2]] + lut[i[3]];
 }
 
+/* The statistic of 4 pixels (int32 lanes of the halves; valid: the lanes that count, all ones
+ * or zero per int32), as accumulate_row in feature_integer_vif.c. Doubles do the scalar code's
+ * operations in its order; every integer the scalar code forms here is exact in a double. */
+AVX2_FN static inline __attribute__((always_inline)) void statistic4(const uint16_t *lut, __m256d limit,
+                                                                     __m128i valid, __m128i s11, __m128i s22,
+                                                                     __m128i s12, row_acc *acc) {
+    const __m128i zero = _mm_setzero_si128(), nsq = _mm_set1_epi32(SIGMA_NSQ);
+    s22 = _mm_max_epi32(s22, zero);
+    const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
+    const __m128i logm = _mm_andnot_si128(lin, valid);
+    acc->den_lin += __builtin_popcount((unsigned)_mm_movemask_ps(_mm_castsi128_ps(lin)));
+    acc->num_lin = _mm256_add_epi64(acc->num_lin, _mm256_cvtepi32_epi64(_mm_and_si128(lin, s22)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(logm))) return;
+    const __m256i log64 = _mm256_cvtepi32_epi64(logm);
+    const __m256d d11 = _mm256_cvtepi32_pd(s11);
+    const __m256d nsq_d = _mm256_set1_pd(SIGMA_NSQ);
+    const __m256d den_v = _mm256_add_pd(d11, nsq_d);
+    acc->den_tab += table_sum(lut, log2_index(den_v, log64));
+    acc->den_log = _mm256_add_epi64(
+        acc->den_log, _mm256_and_si256(log64, _mm256_sub_epi64(log2_shift_q11(den_v), _mm256_set1_epi64x(2048 * 17))));
+    const __m128i numm = _mm_and_si128(logm, _mm_and_si128(_mm_cmpgt_epi32(s12, zero), _mm_cmpgt_epi32(s22, zero)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(numm))) return;
+    const __m256i num64 = _mm256_cvtepi32_epi64(numm);
+    const __m256d eps = _mm256_set1_pd(65536 * 1.0e-10);
+    const __m256d d12 = _mm256_cvtepi32_pd(s12);
+    __m256d g = _mm256_div_pd(d12, _mm256_add_pd(d11, eps));
+    __m128i sv = _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_cvtepi32_pd(s22), _mm256_mul_pd(g, d12)));
+    sv = _mm_max_epi32(sv, zero);
+    g = _mm256_min_pd(g, limit);
+    const __m256d noise = _mm256_add_pd(_mm256_cvtepi32_pd(sv), nsq_d);
+    const __m256d gain = _mm256_round_pd(_mm256_mul_pd(_mm256_mul_pd(g, g), d11), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256d signal = _mm256_add_pd(gain, noise);
+    acc->num_tab += table_sum(lut, log2_index(signal, num64)) - table_sum(lut, log2_index(noise, num64));
+    acc->num_log = _mm256_add_epi64(
+        acc->num_log, _mm256_and_si256(num64, _mm256_sub_epi64(log2_shift_q11(signal), log2_shift_q11(noise))));
+}
+
 /* Filtered sums of two offset lines at the 8 even (e) and 8 odd (o) columns from x + r (the
  * load at x gives taps k, k+1 of even columns, the load at x + 1 those of odd columns), back
  * to unsigned by adding 2^31. */
@@ -420,136 +395,36 @@ AVX2_FN static inline void hsum2(const uint16_t *la, const uint16_t *lb, const _
     out[3] = _mm256_add_epi32(bo, bias);
 }
 
-
-/* The statistic of 4 pixels (int32 lanes of the halves; valid: the lanes that count, all ones
- * or zero per int32), as accumulate_row in feature_integer_vif.c, in two pieces: statistic4_den
- * from sigma1^2 alone (den_log, den_tab, den_lin), statistic4_num the rest (num_log, num_tab,
- * num_lin). A pair row calls both; a ladder's reference row the first, each rendition's row the
- * second. Doubles do the scalar code's operations in its order; every integer the scalar code
- * forms here is exact in a double. */
-AVX2_FN static ALWAYS_INLINE __m128i linear_lanes(__m128i valid, __m128i s11) {
-    return _mm_and_si128(valid, _mm_cmplt_epi32(s11, _mm_set1_epi32(SIGMA_NSQ)));
-}
-
-/* lin: linear_lanes(valid, s11), the lanes whose sigma1^2 is below the noise floor. */
-AVX2_FN static ALWAYS_INLINE void statistic4_den(const uint16_t *lut, __m128i valid, __m128i lin, __m128i s11,
-                                                 row_acc *acc) {
-    const __m128i logm = _mm_andnot_si128(lin, valid);
-    acc->den_lin += __builtin_popcount((unsigned)_mm_movemask_ps(_mm_castsi128_ps(lin)));
-    if (!_mm_movemask_ps(_mm_castsi128_ps(logm))) return;
-    const __m256i log64 = _mm256_cvtepi32_epi64(logm);
-    const __m256d den_v = _mm256_add_pd(_mm256_cvtepi32_pd(s11), _mm256_set1_pd(SIGMA_NSQ));
-    acc->den_tab += table_sum(lut, log2_index(den_v, log64));
-    acc->den_log = _mm256_add_epi64(
-        acc->den_log, _mm256_and_si256(log64, _mm256_sub_epi64(log2_shift_q11(den_v), _mm256_set1_epi64x(2048 * 17))));
-}
-
-AVX2_FN static ALWAYS_INLINE void statistic4_num(const uint16_t *lut, __m256d limit, __m128i valid, __m128i lin,
-                                                 __m128i s11, __m128i s22, __m128i s12, row_acc *acc) {
-    const __m128i zero = _mm_setzero_si128();
-    s22 = _mm_max_epi32(s22, zero);
-    const __m128i logm = _mm_andnot_si128(lin, valid);
-    acc->num_lin = _mm256_add_epi64(acc->num_lin, _mm256_cvtepi32_epi64(_mm_and_si128(lin, s22)));
-    const __m128i numm = _mm_and_si128(logm, _mm_and_si128(_mm_cmpgt_epi32(s12, zero), _mm_cmpgt_epi32(s22, zero)));
-    if (!_mm_movemask_ps(_mm_castsi128_ps(numm))) return;
-    const __m256i num64 = _mm256_cvtepi32_epi64(numm);
-    const __m256d nsq_d = _mm256_set1_pd(SIGMA_NSQ);
-    const __m256d eps = _mm256_set1_pd(65536 * 1.0e-10);
-    const __m256d d11 = _mm256_cvtepi32_pd(s11);
-    const __m256d d12 = _mm256_cvtepi32_pd(s12);
-    __m256d g = _mm256_div_pd(d12, _mm256_add_pd(d11, eps));
-    __m128i sv = _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_cvtepi32_pd(s22), _mm256_mul_pd(g, d12)));
-    sv = _mm_max_epi32(sv, zero);
-    g = _mm256_min_pd(g, limit);
-    const __m256d noise = _mm256_add_pd(_mm256_cvtepi32_pd(sv), nsq_d);
-    const __m256d gain = _mm256_round_pd(_mm256_mul_pd(_mm256_mul_pd(g, g), d11), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256d signal = _mm256_add_pd(gain, noise);
-    acc->num_tab += table_sum(lut, log2_index(signal, num64)) - table_sum(lut, log2_index(noise, num64));
-    acc->num_log = _mm256_add_epi64(
-        acc->num_log, _mm256_and_si256(num64, _mm256_sub_epi64(log2_shift_q11(signal), log2_shift_q11(noise))));
-}
-
-/* hsum2 of one offset line: out[0] even, out[1] odd columns. */
-AVX2_FN static inline void hsum1(const uint16_t *la, const __m256i *f, int n_pairs, int x, __m256i out[2]) {
-    __m256i ae = _mm256_setzero_si256(), ao = ae;
-    for (int p = 0; p < n_pairs; p++, x += 2) {
-        ae = dot(ae, _mm256_loadu_si256((const __m256i *)(la + x)), f[p]);
-        ao = dot(ao, _mm256_loadu_si256((const __m256i *)(la + x + 1)), f[p]);
-    }
-    const __m256i bias = _mm256_set1_epi32((int)0x80000000u);
-    out[0] = _mm256_add_epi32(ae, bias);
-    out[1] = _mm256_add_epi32(ao, bias);
-}
-
-/* The horizontal pass of the statistic over the offset lines of the given sides, 16 columns a
- * step, and the statistic's pieces of those sides. Eight lines of even and odd sums are 16
- * accumulators, as many as AVX2 has registers, so the lines go two (or one) at a time. A
- * ladder's reference row stores a1 and sigma1^2 (a1_out, s11_out); a rendition's row reads
- * them (a1_in, s11_in). */
-AVX2_FN static ALWAYS_INLINE void horz_stat(uint16_t *const *line, const uint16_t *filt, int fw, int w,
-                                            const uint16_t *lut, double gain_limit, uint32_t *a1_out,
-                                            int32_t *s11_out, const uint32_t *a1_in, const int32_t *s11_in,
-                                            row_acc *acc, int sides) {
+/* The horizontal pass of the statistic over the offset lines, 16 columns a step, and the
+ * statistic itself. Eight lines of even and odd sums are 16 accumulators, as many as AVX2 has
+ * registers, so the lines go two at a time. */
+AVX2_FN static void horz_stat(uint16_t *const *line, const uint16_t *filt, int fw, int w, const uint16_t *lut,
+                              double gain_limit, row_acc *acc) {
     const __m256d limit = _mm256_set1_pd(gain_limit);
     const int r = fw / 2, n_pairs = (fw + 1) / 2;
     __m256i f[9];
     for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
     const __m256i rnd16 = _mm256_set1_epi32(32768), lane = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     for (int j = 0; j < w; j += 16) {
-        /* [0]/[1]: even/odd of the first line, [2]/[3] the second; mu: mu1 then mu2. */
-        __m256i mu[4], xx[4], yy[4], xy[4];
-        if (sides == SIDE_BOTH) hsum2(line[0], line[1], f, n_pairs, j - r, mu);
-        else if (sides == SIDE_REF) hsum1(line[0], f, n_pairs, j - r, mu);
-        else hsum1(line[1], f, n_pairs, j - r, mu + 2);
-        if (sides == SIDE_BOTH) hsum2(line[2], line[3], f, n_pairs, j - r, xx);
-        else if (sides == SIDE_REF) {
-            hsum1(line[2], f, n_pairs, j - r, xx);
-            hsum1(line[3], f, n_pairs, j - r, xx + 2);
-        }
-        if (sides & SIDE_DIS) {
-            hsum2(line[4], line[5], f, n_pairs, j - r, yy);
-            hsum2(line[6], line[7], f, n_pairs, j - r, xy);
-        }
+        __m256i mu[4], xx[4], yy[4], xy[4]; /* [0]/[1]: even/odd of the first line, [2]/[3] the second */
+        hsum2(line[0], line[1], f, n_pairs, j - r, mu);
+        hsum2(line[2], line[3], f, n_pairs, j - r, xx);
+        hsum2(line[4], line[5], f, n_pairs, j - r, yy);
+        hsum2(line[6], line[7], f, n_pairs, j - r, xy);
         for (int p = 0; p < 2; p++) {
             /* Lane i is column j + 2i + p. */
             const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - j - p), lane);
-            __m256i a1, s11;
-            if (sides & SIDE_REF) {
-                a1 = mu[p];
-                const __m256i vxx =
-                    _mm256_add_epi32(xx[2 + p], _mm256_srli_epi32(_mm256_add_epi32(xx[p], rnd16), 16));
-                s11 = _mm256_sub_epi32(vxx, mulhi_round(a1, a1));
-                if (!(sides & SIDE_DIS)) {
-                    _mm256_storeu_si256((__m256i *)(a1_out + j + 8 * p), a1);
-                    _mm256_storeu_si256((__m256i *)(s11_out + j + 8 * p), s11);
-                }
-            } else {
-                a1 = _mm256_loadu_si256((const __m256i *)(a1_in + j + 8 * p));
-                s11 = _mm256_loadu_si256((const __m256i *)(s11_in + j + 8 * p));
-            }
-            __m256i s22 = s11, s12 = s11;
-            if (sides & SIDE_DIS) {
-                const __m256i a2 = mu[2 + p];
-                const __m256i vyy =
-                    _mm256_add_epi32(yy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(yy[p], rnd16), 16));
-                const __m256i vxy =
-                    _mm256_add_epi32(xy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(xy[p], rnd16), 16));
-                s22 = _mm256_sub_epi32(vyy, mulhi_round(a2, a2));
-                s12 = _mm256_sub_epi32(vxy, mulhi_round(a1, a2));
-            }
-            /* The statistic of each 128-bit half (4 pixels): its pieces of the given sides. */
-#define HALF(v, h) ((h) ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v))
-#define STAT_HALF(h)                                                                                          \
-    do {                                                                                                      \
-        const __m128i lin = linear_lanes(HALF(valid, h), HALF(s11, h));                                       \
-        if (sides & SIDE_REF) statistic4_den(lut, HALF(valid, h), lin, HALF(s11, h), acc);                    \
-        if (sides & SIDE_DIS)                                                                                 \
-            statistic4_num(lut, limit, HALF(valid, h), lin, HALF(s11, h), HALF(s22, h), HALF(s12, h), acc);   \
-    } while (0)
-            STAT_HALF(0);
-            STAT_HALF(1);
-#undef STAT_HALF
-#undef HALF
+            const __m256i a1 = mu[p], a2 = mu[2 + p];
+            const __m256i vxx = _mm256_add_epi32(xx[2 + p], _mm256_srli_epi32(_mm256_add_epi32(xx[p], rnd16), 16));
+            const __m256i vyy = _mm256_add_epi32(yy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(yy[p], rnd16), 16));
+            const __m256i vxy = _mm256_add_epi32(xy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(xy[p], rnd16), 16));
+            const __m256i s11 = _mm256_sub_epi32(vxx, mulhi_round(a1, a1));
+            const __m256i s22 = _mm256_sub_epi32(vyy, mulhi_round(a2, a2));
+            const __m256i s12 = _mm256_sub_epi32(vxy, mulhi_round(a1, a2));
+            statistic4(lut, limit, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(s11),
+                       _mm256_castsi256_si128(s22), _mm256_castsi256_si128(s12), acc);
+            statistic4(lut, limit, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(s11, 1),
+                       _mm256_extracti128_si256(s22, 1), _mm256_extracti128_si256(s12, 1), acc);
         }
     }
 }
@@ -560,38 +435,20 @@ static inline int64_t sum_epi64(__m256i v) {
     return l[0] + l[1] + l[2] + l[3];
 }
 
-
-/* Adds a row's accumulators to sums (num_log, den_log, num_lin, den_lin). */
-static inline void add_sums(const row_acc *acc, int64_t sums[4]) {
-    sums[0] += sum_epi64(acc->num_log) + acc->num_tab;
-    sums[1] += sum_epi64(acc->den_log) + acc->den_tab;
-    sums[2] += sum_epi64(acc->num_lin);
-    sums[3] += acc->den_lin;
-}
-
-/* A statistic row of the given sides: vertical pass, mirrored padding, horizontal pass and
- * statistic, added to sums. */
-AVX2_FN static ALWAYS_INLINE void stat_row(const void *const *rref, const void *const *rdis, int u8,
-                                           const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
-                                           const uint16_t *lut, double gain_limit, uint16_t *scratch,
-                                           uint32_t *a1_out, int32_t *s11_out, const uint32_t *a1_in,
-                                           const int32_t *s11_in, int64_t sums[4], int sides) {
-    uint16_t *line[N_LINES];
-    scratch_lines(scratch, w, line);
-    if (mu_shift == 8 && sq_shift == 0) vert_8bit(rref, rdis, u8, filt, fw, w, line, sides);
-    else vert_wide((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift,
-                   line, sides);
-    pad_lines(line, w, fw / 2, sides);
-    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
-    horz_stat(line, filt, fw, w, lut, gain_limit, a1_out, s11_out, a1_in, s11_in, &acc, sides);
-    add_sums(&acc, sums);
-}
-
 AVX2_FN void svc_vif_stat_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
                                    int fw, int w, int mu_shift, int sq_shift, const uint16_t *log2_lut,
                                    double gain_limit, uint16_t *scratch, int64_t sums[4]) {
-    stat_row(rref, rdis, u8, filt, fw, w, mu_shift, sq_shift, log2_lut, gain_limit, scratch, NULL, NULL, NULL, NULL,
-             sums, SIDE_BOTH);
+    uint16_t *line[N_LINES];
+    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
+    if (mu_shift == 8 && sq_shift == 0) vert_8bit(rref, rdis, u8, filt, fw, w, line);
+    else vert_wide((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift, line);
+    for (int q = 0; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
+    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
+    horz_stat(line, filt, fw, w, log2_lut, gain_limit, &acc);
+    sums[0] += sum_epi64(acc.num_log) + acc.num_tab;
+    sums[1] += sum_epi64(acc.den_log) + acc.den_tab;
+    sums[2] += sum_epi64(acc.num_lin);
+    sums[3] += acc.den_lin;
 }
 
 AVX2_FN void svc_vif_down_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
@@ -642,20 +499,262 @@ AVX2_FN void svc_vif_down_row_avx2(const void *const *rref, const void *const *r
     }
 }
 
-/* ---- ladders: the statistic row split into the reference's side and the distorted side ---- */
+/* ---- ladders: the statistic row split into the reference's side and the distorted side ----
+ * The operations of vert_8bit / vert_wide / horz_stat on the lines of one side; the
+ * reference's a1 and sigma1^2 are kept per output row in horz_stat's lane order: word
+ * j + 8p + i of a row is column j + 2i + p of the 16-column step at j (rows of
+ * svc_vif_ladder_row_len(w) words). */
+
+/* Vertical pass of the reference alone, 8-bit samples at scale 0: lines 0 (mu1), 2 and 3 (xx). */
+AVX2_FN static void vert_8bit_ref(const void *const *rref, int u8, const uint16_t *filt, int fw, int w,
+                                  uint16_t *const *line) {
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), zero = _mm256_setzero_si256();
+    const __m256i mu_rnd = _mm256_set1_epi32(128), bias = _mm256_set1_epi32((int)0x80000000u);
+    const int n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    for (int j0 = 0; j0 < w; j0 += 16) {
+        const int j = step16(j0, w);
+        __m256i m1l = zero, m1h = zero, xxl = zero, xxh = zero;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
+            const __m256i r0 = load_row16(rref[k], j, u8);
+            const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
+            const __m256i rl = _mm256_unpacklo_epi16(r0, r1), rh = _mm256_unpackhi_epi16(r0, r1);
+            m1l = dot(m1l, rl, f[p]);
+            m1h = dot(m1h, rh, f[p]);
+            xxl = dot(xxl, _mm256_xor_si256(_mm256_mullo_epi16(rl, rl), flip), f[p]);
+            xxh = dot(xxh, _mm256_xor_si256(_mm256_mullo_epi16(rh, rh), flip), f[p]);
+        }
+        store_cols(line[0] + j, _mm256_srli_epi32(_mm256_add_epi32(m1l, mu_rnd), 8),
+                   _mm256_srli_epi32(_mm256_add_epi32(m1h, mu_rnd), 8));
+        store_split_cols(line[2] + j, line[3] + j, _mm256_add_epi32(xxl, bias), _mm256_add_epi32(xxh, bias));
+    }
+}
+
+/* Vertical pass of the distorted side, 8-bit samples at scale 0: lines 1 (mu2), 4 and 5 (yy),
+ * 6 and 7 (xy, with the reference's rows). */
+AVX2_FN static void vert_8bit_dis(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
+                                  int fw, int w, uint16_t *const *line) {
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), zero = _mm256_setzero_si256();
+    const __m256i mu_rnd = _mm256_set1_epi32(128), bias = _mm256_set1_epi32((int)0x80000000u);
+    const int n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    for (int j0 = 0; j0 < w; j0 += 16) {
+        const int j = step16(j0, w);
+        __m256i m2l = zero, m2h = zero, yyl = zero, yyh = zero, xyl = zero, xyh = zero;
+        for (int p = 0, k = 0; p < n_pairs; p++, k += 2) {
+            const __m256i r0 = load_row16(rref[k], j, u8), d0 = load_row16(rdis[k], j, u8);
+            const __m256i r1 = k + 1 < fw ? load_row16(rref[k + 1], j, u8) : zero;
+            const __m256i d1 = k + 1 < fw ? load_row16(rdis[k + 1], j, u8) : zero;
+            const __m256i dl = _mm256_unpacklo_epi16(d0, d1), dh = _mm256_unpackhi_epi16(d0, d1);
+            m2l = dot(m2l, dl, f[p]);
+            m2h = dot(m2h, dh, f[p]);
+            yyl = dot(yyl, _mm256_xor_si256(_mm256_mullo_epi16(dl, dl), flip), f[p]);
+            yyh = dot(yyh, _mm256_xor_si256(_mm256_mullo_epi16(dh, dh), flip), f[p]);
+            xyl = dot(xyl, _mm256_xor_si256(_mm256_mullo_epi16(_mm256_unpacklo_epi16(r0, r1), dl), flip), f[p]);
+            xyh = dot(xyh, _mm256_xor_si256(_mm256_mullo_epi16(_mm256_unpackhi_epi16(r0, r1), dh), flip), f[p]);
+        }
+        store_cols(line[1] + j, _mm256_srli_epi32(_mm256_add_epi32(m2l, mu_rnd), 8),
+                   _mm256_srli_epi32(_mm256_add_epi32(m2h, mu_rnd), 8));
+        store_split_cols(line[4] + j, line[5] + j, _mm256_add_epi32(yyl, bias), _mm256_add_epi32(yyh, bias));
+        store_split_cols(line[6] + j, line[7] + j, _mm256_add_epi32(xyl, bias), _mm256_add_epi32(xyh, bias));
+    }
+}
+
+/* Vertical pass of the reference alone, 16-bit samples: lines 0, 2, 3 as vert_wide. */
+AVX2_FN static void vert_wide_ref(const uint16_t *const *rref, const uint16_t *filt, int fw, int w, int mu_shift,
+                                  int sq_shift, uint16_t *const *line) {
+    const __m256i mu_rnd = _mm256_set1_epi32((int)(1u << (mu_shift - 1)));
+    const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
+    const __m256i sq_rnd = _mm256_set1_epi64x(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
+    const __m128i sq_sh = _mm_cvtsi32_si128(sq_shift);
+    for (int j0 = 0; j0 < w; j0 += 8) {
+        const int j = j0 + 8 <= w ? j0 : w - 8;
+        __m256i a1 = _mm256_setzero_si256(), e11 = a1, o11 = a1;
+        for (int k = 0; k < fw; k++) {
+            const __m256i f = _mm256_set1_epi32(filt[k]);
+            const __m256i r = load_u16x8(rref[k] + j);
+            const __m256i fr = _mm256_mullo_epi32(f, r);
+            a1 = _mm256_add_epi32(a1, fr);
+            mac64(fr, r, &e11, &o11);
+        }
+        store_halves8(line[0] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a1, mu_rnd), mu_sh));
+        store_halves8(line[2] + j, line[3] + j, narrow64(e11, o11, sq_rnd, sq_sh));
+    }
+}
+
+/* Vertical pass of the distorted side, 16-bit samples: lines 1, 4..7 as vert_wide. */
+AVX2_FN static void vert_wide_dis(const uint16_t *const *rref, const uint16_t *const *rdis, const uint16_t *filt,
+                                  int fw, int w, int mu_shift, int sq_shift, uint16_t *const *line) {
+    const __m256i mu_rnd = _mm256_set1_epi32((int)(1u << (mu_shift - 1)));
+    const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
+    const __m256i sq_rnd = _mm256_set1_epi64x(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
+    const __m128i sq_sh = _mm_cvtsi32_si128(sq_shift);
+    for (int j0 = 0; j0 < w; j0 += 8) {
+        const int j = j0 + 8 <= w ? j0 : w - 8;
+        __m256i a2 = _mm256_setzero_si256(), e22 = a2, o22 = a2, e12 = a2, o12 = a2;
+        for (int k = 0; k < fw; k++) {
+            const __m256i f = _mm256_set1_epi32(filt[k]);
+            const __m256i r = load_u16x8(rref[k] + j), d = load_u16x8(rdis[k] + j);
+            const __m256i fr = _mm256_mullo_epi32(f, r), fd = _mm256_mullo_epi32(f, d);
+            a2 = _mm256_add_epi32(a2, fd);
+            mac64(fd, d, &e22, &o22);
+            mac64(fr, d, &e12, &o12);
+        }
+        store_halves8(line[1] + j, NULL, _mm256_srl_epi32(_mm256_add_epi32(a2, mu_rnd), mu_sh));
+        store_halves8(line[4] + j, line[5] + j, narrow64(e22, o22, sq_rnd, sq_sh));
+        store_halves8(line[6] + j, line[7] + j, narrow64(e12, o12, sq_rnd, sq_sh));
+    }
+}
+
+/* hsum2 of one offset line: out[0] even, out[1] odd columns. */
+AVX2_FN static inline void hsum1(const uint16_t *la, const __m256i *f, int n_pairs, int x, __m256i out[2]) {
+    __m256i ae = _mm256_setzero_si256(), ao = ae;
+    for (int p = 0; p < n_pairs; p++, x += 2) {
+        ae = dot(ae, _mm256_loadu_si256((const __m256i *)(la + x)), f[p]);
+        ao = dot(ao, _mm256_loadu_si256((const __m256i *)(la + x + 1)), f[p]);
+    }
+    const __m256i bias = _mm256_set1_epi32((int)0x80000000u);
+    out[0] = _mm256_add_epi32(ae, bias);
+    out[1] = _mm256_add_epi32(ao, bias);
+}
+
+/* The statistic's denominators of 4 pixels (valid: the lanes that count), from sigma1^2 alone:
+ * den_log, den_tab and den_lin as statistic4 adds them. */
+AVX2_FN static inline void statistic4_den(const uint16_t *lut, __m128i valid, __m128i s11, row_acc *acc) {
+    const __m128i nsq = _mm_set1_epi32(SIGMA_NSQ);
+    const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
+    const __m128i logm = _mm_andnot_si128(lin, valid);
+    acc->den_lin += __builtin_popcount((unsigned)_mm_movemask_ps(_mm_castsi128_ps(lin)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(logm))) return;
+    const __m256i log64 = _mm256_cvtepi32_epi64(logm);
+    const __m256d den_v = _mm256_add_pd(_mm256_cvtepi32_pd(s11), _mm256_set1_pd(SIGMA_NSQ));
+    acc->den_tab += table_sum(lut, log2_index(den_v, log64));
+    acc->den_log = _mm256_add_epi64(
+        acc->den_log, _mm256_and_si256(log64, _mm256_sub_epi64(log2_shift_q11(den_v), _mm256_set1_epi64x(2048 * 17))));
+}
+
+/* The rest of statistic4: num_log, num_tab and num_lin. */
+AVX2_FN static inline __attribute__((always_inline)) void statistic4_num(const uint16_t *lut, __m256d limit,
+                                                                         __m128i valid, __m128i s11, __m128i s22,
+                                                                         __m128i s12, row_acc *acc) {
+    const __m128i zero = _mm_setzero_si128(), nsq = _mm_set1_epi32(SIGMA_NSQ);
+    s22 = _mm_max_epi32(s22, zero);
+    const __m128i lin = _mm_and_si128(valid, _mm_cmplt_epi32(s11, nsq));
+    const __m128i logm = _mm_andnot_si128(lin, valid);
+    acc->num_lin = _mm256_add_epi64(acc->num_lin, _mm256_cvtepi32_epi64(_mm_and_si128(lin, s22)));
+    const __m128i numm = _mm_and_si128(logm, _mm_and_si128(_mm_cmpgt_epi32(s12, zero), _mm_cmpgt_epi32(s22, zero)));
+    if (!_mm_movemask_ps(_mm_castsi128_ps(numm))) return;
+    const __m256i num64 = _mm256_cvtepi32_epi64(numm);
+    const __m256d nsq_d = _mm256_set1_pd(SIGMA_NSQ);
+    const __m256d eps = _mm256_set1_pd(65536 * 1.0e-10);
+    const __m256d d11 = _mm256_cvtepi32_pd(s11);
+    const __m256d d12 = _mm256_cvtepi32_pd(s12);
+    __m256d g = _mm256_div_pd(d12, _mm256_add_pd(d11, eps));
+    __m128i sv = _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_cvtepi32_pd(s22), _mm256_mul_pd(g, d12)));
+    sv = _mm_max_epi32(sv, zero);
+    g = _mm256_min_pd(g, limit);
+    const __m256d noise = _mm256_add_pd(_mm256_cvtepi32_pd(sv), nsq_d);
+    const __m256d gain = _mm256_round_pd(_mm256_mul_pd(_mm256_mul_pd(g, g), d11), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256d signal = _mm256_add_pd(gain, noise);
+    acc->num_tab += table_sum(lut, log2_index(signal, num64)) - table_sum(lut, log2_index(noise, num64));
+    acc->num_log = _mm256_add_epi64(
+        acc->num_log, _mm256_and_si256(num64, _mm256_sub_epi64(log2_shift_q11(signal), log2_shift_q11(noise))));
+}
+
+/* Adds a row's accumulators to sums (num_log, den_log, num_lin, den_lin). */
+static inline void add_sums(const row_acc *acc, int64_t sums[4]) {
+    sums[0] += sum_epi64(acc->num_log) + acc->num_tab;
+    sums[1] += sum_epi64(acc->den_log) + acc->den_tab;
+    sums[2] += sum_epi64(acc->num_lin);
+    sums[3] += acc->den_lin;
+}
+
+/* Horizontal pass of the reference's lines: a1 and sigma1^2 in lane order (see above), and the
+ * row's denominators. */
+AVX2_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int fw, int w, uint32_t *a1, int32_t *s11,
+                             const uint16_t *lut, row_acc *acc) {
+    const __m256i lane = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    const int r = fw / 2, n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    const __m256i rnd16 = _mm256_set1_epi32(32768);
+    for (int j = 0; j < w; j += 16) {
+        __m256i mu[2], xl[2], xh[2];
+        hsum1(line[0], f, n_pairs, j - r, mu);
+        hsum1(line[2], f, n_pairs, j - r, xl);
+        hsum1(line[3], f, n_pairs, j - r, xh);
+        for (int p = 0; p < 2; p++) {
+            const __m256i vxx = _mm256_add_epi32(xh[p], _mm256_srli_epi32(_mm256_add_epi32(xl[p], rnd16), 16));
+            const __m256i v11 = _mm256_sub_epi32(vxx, mulhi_round(mu[p], mu[p]));
+            const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - j - p), lane);
+            _mm256_storeu_si256((__m256i *)(a1 + j + 8 * p), mu[p]);
+            _mm256_storeu_si256((__m256i *)(s11 + j + 8 * p), v11);
+            statistic4_den(lut, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(v11), acc);
+            statistic4_den(lut, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(v11, 1), acc);
+        }
+    }
+}
+
+/* Horizontal pass of the distorted side's lines and the statistic's numerators, with the
+ * reference's a1 and sigma1^2 of the row. */
+AVX2_FN static void horz_dis(uint16_t *const *line, const uint16_t *filt, int fw, int w, const uint32_t *ra1,
+                             const int32_t *rs11, const uint16_t *lut, double gain_limit, row_acc *acc) {
+    const __m256d limit = _mm256_set1_pd(gain_limit);
+    const int r = fw / 2, n_pairs = (fw + 1) / 2;
+    __m256i f[9];
+    for (int p = 0; p < n_pairs; p++) f[p] = tap_pair(filt, fw, 2 * p);
+    const __m256i rnd16 = _mm256_set1_epi32(32768), lane = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    for (int j = 0; j < w; j += 16) {
+        __m256i mu[2], yy[4], xy[4];
+        hsum1(line[1], f, n_pairs, j - r, mu);
+        hsum2(line[4], line[5], f, n_pairs, j - r, yy);
+        hsum2(line[6], line[7], f, n_pairs, j - r, xy);
+        for (int p = 0; p < 2; p++) {
+            const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - j - p), lane);
+            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(ra1 + j + 8 * p)), a2 = mu[p];
+            const __m256i s11 = _mm256_loadu_si256((const __m256i *)(rs11 + j + 8 * p));
+            const __m256i vyy = _mm256_add_epi32(yy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(yy[p], rnd16), 16));
+            const __m256i vxy = _mm256_add_epi32(xy[2 + p], _mm256_srli_epi32(_mm256_add_epi32(xy[p], rnd16), 16));
+            const __m256i s22 = _mm256_sub_epi32(vyy, mulhi_round(a2, a2));
+            const __m256i s12 = _mm256_sub_epi32(vxy, mulhi_round(a1, a2));
+            statistic4_num(lut, limit, _mm256_castsi256_si128(valid), _mm256_castsi256_si128(s11),
+                           _mm256_castsi256_si128(s22), _mm256_castsi256_si128(s12), acc);
+            statistic4_num(lut, limit, _mm256_extracti128_si256(valid, 1), _mm256_extracti128_si256(s11, 1),
+                           _mm256_extracti128_si256(s22, 1), _mm256_extracti128_si256(s12, 1), acc);
+        }
+    }
+}
 
 AVX2_FN void svc_vif_ref_row_avx2(const void *const *rref, int u8, const uint16_t *filt, int fw, int w, int mu_shift,
                                   int sq_shift, const uint16_t *log2_lut, uint16_t *scratch, uint32_t *a1, int32_t *s11,
                                   int64_t sums[4]) {
-    stat_row(rref, NULL, u8, filt, fw, w, mu_shift, sq_shift, log2_lut, 0.0, scratch, a1, s11, NULL, NULL, sums,
-             SIDE_REF);
+    uint16_t *line[N_LINES];
+    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
+    if (mu_shift == 8 && sq_shift == 0) vert_8bit_ref(rref, u8, filt, fw, w, line);
+    else vert_wide_ref((const uint16_t *const *)rref, filt, fw, w, mu_shift, sq_shift, line);
+    pad_words(line[0], w, fw / 2);
+    pad_words(line[2], w, fw / 2);
+    pad_words(line[3], w, fw / 2);
+    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
+    horz_ref(line, filt, fw, w, a1, s11, log2_lut, &acc);
+    add_sums(&acc, sums);
 }
 
 AVX2_FN void svc_vif_dis_row_avx2(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
                                   int fw, int w, int mu_shift, int sq_shift, const uint32_t *a1, const int32_t *s11,
                                   const uint16_t *log2_lut, double gain_limit, uint16_t *scratch, int64_t sums[4]) {
-    stat_row(rref, rdis, u8, filt, fw, w, mu_shift, sq_shift, log2_lut, gain_limit, scratch, NULL, NULL, a1, s11,
-             sums, SIDE_DIS);
+    uint16_t *line[N_LINES];
+    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
+    if (mu_shift == 8 && sq_shift == 0) vert_8bit_dis(rref, rdis, u8, filt, fw, w, line);
+    else vert_wide_dis((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift,
+                       line);
+    pad_words(line[1], w, fw / 2);
+    for (int q = 4; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
+    row_acc acc = { _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), 0, 0, 0 };
+    horz_dis(line, filt, fw, w, a1, s11, log2_lut, gain_limit, &acc);
+    add_sums(&acc, sums);
 }
 
 /* svc_vif_down_row_avx2 of one side: the ladders' pyramids (the reference's once per frame, then
