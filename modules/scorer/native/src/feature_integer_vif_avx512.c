@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "feature_integer_vif.h"
+#include "feature_integer_vif_rows.h"
 
 /* The build compiles this file twice: plain, and with SVC_AVX512_VNNI for CPUs with AVX512-VNNI,
  * where vpdpwssd does each multiply-add-accumulate in one instruction (suffix _vnni). */
@@ -41,12 +42,6 @@
 #define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq,avx512cd")))
 #define VARIANT(name) name
 #endif
-#define N_LINES 8
-#define LINE_MARGIN 32 /* words before and after each scratch line */
-#define SIGMA_NSQ (2 << 16)
-
-static size_t line_len(int w) { return (size_t)w + 3 * LINE_MARGIN; }
-
 #ifndef SVC_AVX512_VNNI
 size_t svc_vif_avx512_scratch_len(int w) { return N_LINES * line_len(w); }
 #endif
@@ -73,14 +68,6 @@ AVX512_FN static inline __mmask16 mask16(int n) {
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
 }
 
-/* Mirrors r words on both sides of a w-word line (no edge repeat). */
-static void pad_words(uint16_t *l, int w, int r) {
-    for (int f = 1; f <= r; f++) {
-        l[-f] = l[f];
-        l[w - 1 + f] = l[w - 1 - f];
-    }
-}
-
 /* (a * b + 2^31) >> 32 per u32 lane. */
 AVX512_FN static inline __m512i mulhi_round(__m512i a, __m512i b) {
     const __m512i rnd = _mm512_set1_epi64(0x80000000LL);
@@ -105,28 +92,6 @@ AVX512_FN static inline __m512i halves_index(int high) {
 AVX512_FN static inline __m512i load_row(const void *row, int j, __mmask32 m, int u8) {
     return u8 ? _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(m, (const uint8_t *)row + j))
               : _mm512_maskz_loadu_epi16(m, (const uint16_t *)row + j);
-}
-
-/* Which side's quantities a row kernel computes: the pair kernels both, the ladder kernels the
- * reference's (mu1, xx: lines 0, 2, 3) or the distorted side's (mu2, yy, xy: lines 1, 4..7).
- * The shared passes below are always_inline and every caller passes a constant, so each
- * kernel is compiled with only its side's accumulators, as if written out by hand. */
-#define SIDE_REF 1
-#define SIDE_DIS 2
-#define SIDE_BOTH (SIDE_REF | SIDE_DIS)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-
-static int line_side(int q) { return q == 0 || q == 2 || q == 3 ? SIDE_REF : SIDE_DIS; }
-
-/* The N_LINES scratch lines of a row. */
-static void scratch_lines(uint16_t *scratch, int w, uint16_t **line) {
-    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
-}
-
-/* Mirrored padding of the lines of the given sides. */
-static void pad_lines(uint16_t *const *line, int w, int r, int sides) {
-    for (int q = 0; q < N_LINES; q++)
-        if (sides & line_side(q)) pad_words(line[q], w, r);
 }
 
 /* Vertical pass, 8-bit samples at scale 0 (mu_shift 8, sq_shift 0), 32 columns a step; the
