@@ -196,6 +196,23 @@ const cancel = Command.make("cancel", { id: jobId, controller }, ({ id, controll
   })
 ).pipe(Command.withDescription("Cancel a pending or running job"))
 
+/** A numeric option of a scoring request (0 when absent). */
+const optionNumber = (options: Readonly<Record<string, unknown>>, name: string) =>
+  typeof options[name] === "number" ? Number(options[name]) : 0
+
+/** The raw-YUV geometry in a scoring request's options; undefined without a width (containers). */
+const rawGeometry = (options: Readonly<Record<string, unknown>>) => {
+  const number = (name: string) => optionNumber(options, name)
+  return number("width") > 0
+    ? {
+        width: number("width"),
+        height: number("height"),
+        pixelFormat: String(options["pixel_format"] || "420"),
+        bitdepth: number("bitdepth") || 8
+      }
+    : undefined
+}
+
 const finalStates = new Set(["JOB_STATE_FINISHED", "JOB_STATE_CANCELLED", "JOB_STATE_FAILED"])
 
 const wait = Command.make(
@@ -216,16 +233,8 @@ const wait = Command.make(
       const first = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
       const request = first.request
       const rawOptions = request?.options ?? {}
-      const number = (name: string) => (typeof rawOptions[name] === "number" ? Number(rawOptions[name]) : 0)
-      const raw =
-        number("width") > 0
-          ? {
-              width: number("width"),
-              height: number("height"),
-              pixelFormat: String(rawOptions["pixel_format"] || "420"),
-              bitdepth: number("bitdepth") || 8
-            }
-          : undefined
+      const number = (name: string) => optionNumber(rawOptions, name)
+      const raw = rawGeometry(rawOptions)
       // The inputs may be readable here too (one machine); then the bar knows its total. A
       // ladder's renditions all give as many frames as its reference (else the job fails).
       const ladderReference = first.ladder?.reference
@@ -290,17 +299,8 @@ const wait = Command.make(
 
 /** Frames of a ladder's reference after its skips and window, when it can be read here. */
 const ladderFrames = (reference: string, options: Readonly<Record<string, unknown>>) => {
-  const number = (name: string) => (typeof options[name] === "number" ? Number(options[name]) : 0)
-  const raw =
-    number("width") > 0
-      ? {
-          width: number("width"),
-          height: number("height"),
-          pixelFormat: String(options["pixel_format"] || "420"),
-          bitdepth: number("bitdepth") || 8
-        }
-      : undefined
-  return expectedFrames(reference, reference, raw, {
+  const number = (name: string) => optionNumber(options, name)
+  return expectedFrames(reference, reference, rawGeometry(options), {
     frameCount: number("frame_cnt"),
     frameSkipRef: number("frame_skip_ref"),
     frameSkipDist: number("frame_skip_ref"),

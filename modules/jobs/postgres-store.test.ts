@@ -17,7 +17,16 @@ import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
 import { JobStore } from "./store.ts"
 import { type Backend, postgresBackendOn } from "./testing/backends.ts"
 import { type PostgresServer, postgresAvailable, startPostgres } from "./testing/postgres-server.ts"
-import { ladderRequest, node, reportBy, request, result, serviceLayerAt, writer } from "./testing/support.ts"
+import {
+  ladderRequest,
+  node,
+  reportBy,
+  reportOldLadderProgress,
+  request,
+  result,
+  serviceLayerAt,
+  writer
+} from "./testing/support.ts"
 
 const info = { name: "host", slots: 1, version: "t" }
 
@@ -94,15 +103,10 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
             framesDone: 3,
             renditionProgress: []
           })
-          const { nodeId } = yield* jobs.register(node("a"), info)
-          return yield* jobs.reportResult(node("a"), nodeId, "old-ladder", {
-            final: false,
-            framesDone: 4,
-            renditionProgress: [
-              { label: "high", framesDone: 4 },
-              { label: "low", framesDone: 3 }
-            ]
-          })
+          return yield* reportOldLadderProgress(jobs, [
+            { label: "high", framesDone: 4 },
+            { label: "low", framesDone: 3 }
+          ])
         })
       )
       expect(reported.renditionProgress).toEqual([

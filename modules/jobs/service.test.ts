@@ -449,36 +449,7 @@ describeContract("job service", ({ name, backend }) => {
           const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a")
           const job = first(pulled)
           expect(job.request).toEqual({ ladder })
-          const rendition = (label: string, score: number) => ({
-            ...result(score, 5),
-            label,
-            summary: {
-              p1: score,
-              p5: score,
-              worst_frames: [],
-              width: 8,
-              height: 8,
-              codec: "h264",
-              bitrate_bps: 1000,
-              duration_s: 1,
-              on_hull: true
-            }
-          })
-          const { provenance } = result(0)
-          const full = {
-            renditions: [rendition("low", 40), rendition("high", 90)],
-            provenance: {
-              reference_passes: 1,
-              reference_decoders: 0,
-              reference_frames: 5,
-              shared: ["reference read"],
-              library: provenance.library,
-              model: provenance.model,
-              model_sha256: provenance.model_sha256,
-              backend_used: provenance.backend_used,
-              precision: provenance.precision
-            }
-          }
+          const full = ladderResult(["low", "high"], 5)
           const page = (offset: number, count: number) => ({
             ...full,
             renditions: full.renditions.map((entry) => ({

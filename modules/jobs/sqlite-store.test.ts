@@ -6,7 +6,17 @@ import { storePath } from "./config.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
 import { makeSqliteJobStore, openDatabase, SqliteJobStoreLive } from "./sqlite-store.ts"
 import { JobStore } from "./store.ts"
-import { ladderRequest, node, reportBy, request, result, tempDir, withController, writer } from "./testing/support.ts"
+import {
+  ladderRequest,
+  node,
+  reportBy,
+  reportOldLadderProgress,
+  request,
+  result,
+  tempDir,
+  withController,
+  writer
+} from "./testing/support.ts"
 
 let dir = ""
 let cleanup = () => {}
@@ -126,15 +136,10 @@ describe("migrations", () => {
           expect(before).toMatchObject({ state: "running", framesDone: 3, renditionProgress: [] })
           expect((yield* jobs.get(writer("a"), "old-pair")).renditionProgress).toEqual([])
           // The old job's node is gone: a live node of the tenant takes it over and reports per rendition.
-          const { nodeId } = yield* jobs.register(node("a"), { name: "host", slots: 1, version: "t" })
-          return yield* jobs.reportResult(node("a"), nodeId, "old-ladder", {
-            final: false,
-            framesDone: 4,
-            renditionProgress: [
-              { label: "low", framesDone: 4 },
-              { label: "high", framesDone: 4 }
-            ]
-          })
+          return yield* reportOldLadderProgress(jobs, [
+            { label: "low", framesDone: 4 },
+            { label: "high", framesDone: 4 }
+          ])
         })
       )
       expect(upgraded.renditionProgress).toEqual([

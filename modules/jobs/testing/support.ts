@@ -15,6 +15,7 @@ import {
   jobServiceLayer,
   TenantRoots
 } from "../service.ts"
+import type { ResultReport } from "../model.ts"
 import type { ReportContext } from "../store.ts"
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "../sessions.ts"
 import { type Backend, sqliteBackend } from "./backends.ts"
@@ -93,6 +94,19 @@ export const ladderResult = (labels: ReadonlyArray<string>, frames: number): Lad
     }
   }
 }
+
+/**
+ * The store migration tests' takeover of the migrated job "old-ladder": a live node of tenant "a"
+ * registers and reports 4 frames done with `renditionProgress`; returns the job as reported.
+ */
+export const reportOldLadderProgress = (
+  jobs: JobServiceShape,
+  renditionProgress: NonNullable<ResultReport["renditionProgress"]>
+) =>
+  Effect.gen(function* () {
+    const { nodeId } = yield* jobs.register(node("a"), { name: "host", slots: 1, version: "t" })
+    return yield* jobs.reportResult(node("a"), nodeId, "old-ladder", { final: false, framesDone: 4, renditionProgress })
+  })
 
 /**
  * A progress report (`framesDone`, no result) by a session of `tenantId`, for the store's `report`

@@ -140,60 +140,53 @@ static inline int32_t log2_q11_64(const uint16_t *lut, uint64_t v) {
 }
 
 
-/* Ladders: accumulate_row in two parts, the denominators (sigma1^2 alone decides them) and the rest. */
-static void accumulate_den(const vif_state *s, const int32_t *s11, int w, vif_sums *acc) {
-    for (int j = 0; j < w; j++) {
-        const int32_t sigma1_sq = s11[j];
-        if (sigma1_sq < VIF_SIGMA_NSQ) acc->den_lin++;
-        else acc->den_log += log2_q11_32(s->log2_lut, (uint32_t)(VIF_SIGMA_NSQ + sigma1_sq)) - 2048 * 17;
+/* The statistic of one pixel, in two parts: the denominator (sigma1^2 alone decides it) and
+ * the rest. accumulate_row does both; a ladder's reference row the first (accumulate_den),
+ * each rendition's row the second (accumulate_num). */
+static inline __attribute__((always_inline)) void pixel_den(const uint16_t *lut, int32_t sigma1_sq, vif_sums *acc) {
+    if (sigma1_sq < VIF_SIGMA_NSQ) acc->den_lin++;
+    else acc->den_log += log2_q11_32(lut, (uint32_t)(VIF_SIGMA_NSQ + sigma1_sq)) - 2048 * 17;
+}
+
+static inline __attribute__((always_inline)) void pixel_num(const uint16_t *lut, double gain_limit, int32_t sigma1_sq,
+                                                            int32_t s22, int32_t sigma12, vif_sums *acc) {
+    const double eps = 65536 * 1.0e-10;
+    const int32_t sigma2_sq = s22 > 0 ? s22 : 0;
+    if (sigma1_sq < VIF_SIGMA_NSQ) {
+        acc->num_lin += sigma2_sq;
+        return;
     }
+    if (sigma12 <= 0 || sigma2_sq <= 0) return;
+    double g = sigma12 / (sigma1_sq + eps);
+    /* Truncating double -> int conversions are part of the reference arithmetic; an
+     * FMA-contracted build (-mfma, -march=native) could round them differently. */
+    int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
+    if (sv_sq < 0) sv_sq = 0;
+    if (g > gain_limit) g = gain_limit;
+    const uint32_t noise = (uint32_t)sv_sq + VIF_SIGMA_NSQ;
+    const int64_t signal = (int64_t)(g * g * sigma1_sq) + noise;
+    acc->num_log += log2_q11_64(lut, (uint64_t)signal) - log2_q11_64(lut, noise);
+}
+
+static void accumulate_den(const vif_state *s, const int32_t *s11, int w, vif_sums *acc) {
+    const uint16_t *lut = s->log2_lut;
+    for (int j = 0; j < w; j++) pixel_den(lut, s11[j], acc);
 }
 
 static void accumulate_num(const vif_state *s, const int32_t *s11, const int32_t *s22, const int32_t *s12, int w,
                            vif_sums *acc) {
     const uint16_t *lut = s->log2_lut;
-    const double eps = 65536 * 1.0e-10;
-    for (int j = 0; j < w; j++) {
-        const int32_t sigma1_sq = s11[j], sigma12 = s12[j];
-        const int32_t sigma2_sq = s22[j] > 0 ? s22[j] : 0;
-        if (sigma1_sq < VIF_SIGMA_NSQ) {
-            acc->num_lin += sigma2_sq;
-            continue;
-        }
-        if (sigma12 <= 0 || sigma2_sq <= 0) continue;
-        double g = sigma12 / (sigma1_sq + eps);
-        int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
-        if (sv_sq < 0) sv_sq = 0;
-        if (g > s->gain_limit) g = s->gain_limit;
-        const uint32_t noise = (uint32_t)sv_sq + VIF_SIGMA_NSQ;
-        const int64_t signal = (int64_t)(g * g * sigma1_sq) + noise;
-        acc->num_log += log2_q11_64(lut, (uint64_t)signal) - log2_q11_64(lut, noise);
-    }
+    const double gain_limit = s->gain_limit;
+    for (int j = 0; j < w; j++) pixel_num(lut, gain_limit, s11[j], s22[j], s12[j], acc);
 }
 
 static void accumulate_row(const vif_state *s, const int32_t *s11, const int32_t *s22,
                            const int32_t *s12, int w, vif_sums *acc) {
     const uint16_t *lut = s->log2_lut;
-    const double eps = 65536 * 1.0e-10;
+    const double gain_limit = s->gain_limit;
     for (int j = 0; j < w; j++) {
-        const int32_t sigma1_sq = s11[j], sigma12 = s12[j];
-        const int32_t sigma2_sq = s22[j] > 0 ? s22[j] : 0;
-        if (sigma1_sq < VIF_SIGMA_NSQ) {
-            acc->num_lin += sigma2_sq;
-            acc->den_lin++;
-            continue;
-        }
-        acc->den_log += log2_q11_32(lut, (uint32_t)(VIF_SIGMA_NSQ + sigma1_sq)) - 2048 * 17;
-        if (sigma12 <= 0 || sigma2_sq <= 0) continue;
-        double g = sigma12 / (sigma1_sq + eps);
-        /* Truncating double -> int conversions are part of the reference arithmetic; an
-         * FMA-contracted build (-mfma, -march=native) could round them differently. */
-        int32_t sv_sq = (int32_t)(sigma2_sq - g * sigma12);
-        if (sv_sq < 0) sv_sq = 0;
-        if (g > s->gain_limit) g = s->gain_limit;
-        const uint32_t noise = (uint32_t)sv_sq + VIF_SIGMA_NSQ;
-        const int64_t signal = (int64_t)(g * g * sigma1_sq) + noise;
-        acc->num_log += log2_q11_64(lut, (uint64_t)signal) - log2_q11_64(lut, noise);
+        pixel_den(lut, s11[j], acc);
+        pixel_num(lut, gain_limit, s11[j], s22[j], s12[j], acc);
     }
 }
 

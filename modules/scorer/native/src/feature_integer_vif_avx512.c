@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "feature_integer_vif.h"
+#include "feature_integer_vif_rows.h"
 
 /* The build compiles this file twice: plain, and with SVC_AVX512_VNNI for CPUs with AVX512-VNNI,
  * where vpdpwssd does each multiply-add-accumulate in one instruction (suffix _vnni). */
@@ -41,12 +42,6 @@
 #define AVX512_FN __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq,avx512cd")))
 #define VARIANT(name) name
 #endif
-#define N_LINES 8
-#define LINE_MARGIN 32 /* words before and after each scratch line */
-#define SIGMA_NSQ (2 << 16)
-
-static size_t line_len(int w) { return (size_t)w + 3 * LINE_MARGIN; }
-
 #ifndef SVC_AVX512_VNNI
 size_t svc_vif_avx512_scratch_len(int w) { return N_LINES * line_len(w); }
 #endif
@@ -71,14 +66,6 @@ AVX512_FN static inline __mmask32 mask32(int n) {
 
 AVX512_FN static inline __mmask16 mask16(int n) {
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
-}
-
-/* Mirrors r words on both sides of a w-word line (no edge repeat). */
-static void pad_words(uint16_t *l, int w, int r) {
-    for (int f = 1; f <= r; f++) {
-        l[-f] = l[f];
-        l[w - 1 + f] = l[w - 1 - f];
-    }
 }
 
 /* (a * b + 2^31) >> 32 per u32 lane. */
@@ -108,10 +95,11 @@ AVX512_FN static inline __m512i load_row(const void *row, int j, __mmask32 m, in
 }
 
 /* Vertical pass, 8-bit samples at scale 0 (mu_shift 8, sq_shift 0), 32 columns a step; the
- * ten accumulators (unpacklo and unpackhi halves of 5 quantities) are named to stay in
- * registers. */
-AVX512_FN static void vert_8bit(const void *const *rref, const void *const *rdis, int u8,
-                                const uint16_t *filt, int fw, int w, uint16_t *const *line) {
+ * accumulators (unpacklo and unpackhi halves of up to 5 quantities) are named to stay in
+ * registers. Lines: mu1, mu2, then low and high halves of xx, yy, xy. */
+AVX512_FN static ALWAYS_INLINE void vert_8bit(const void *const *rref, const void *const *rdis, int u8,
+                                              const uint16_t *filt, int fw, int w, uint16_t *const *line,
+                                              int sides) {
     const __m512i flip = _mm512_set1_epi16((short)0x8000);
     const __m512i lo_idx = halves_index(0), hi_idx = halves_index(1);
     const __m512i mu_rnd = _mm512_set1_epi32(128), bias = _mm512_set1_epi32((int)0x80000000u);
@@ -121,43 +109,48 @@ AVX512_FN static void vert_8bit(const void *const *rref, const void *const *rdis
         __m512i yyl = m1l, yyh = m1l, xyl = m1l, xyh = m1l;
         for (int k = 0; k < fw; k += 2) {
             const __m512i f = tap_pair(filt, fw, k);
-            const __m512i r0 = load_row(rref[k], j, m, u8), d0 = load_row(rdis[k], j, m, u8);
+            const __m512i r0 = load_row(rref[k], j, m, u8);
             const __m512i r1 = k + 1 < fw ? load_row(rref[k + 1], j, m, u8) : _mm512_setzero_si512();
-            const __m512i d1 = k + 1 < fw ? load_row(rdis[k + 1], j, m, u8) : _mm512_setzero_si512();
             const __m512i rl = _mm512_unpacklo_epi16(r0, r1), rh = _mm512_unpackhi_epi16(r0, r1);
-            const __m512i dl = _mm512_unpacklo_epi16(d0, d1), dh = _mm512_unpackhi_epi16(d0, d1);
-            m1l = dot(m1l, rl, f);
-            m1h = dot(m1h, rh, f);
-            m2l = dot(m2l, dl, f);
-            m2h = dot(m2h, dh, f);
-            xxl = dot(xxl, _mm512_xor_si512(_mm512_mullo_epi16(rl, rl), flip), f);
-            xxh = dot(xxh, _mm512_xor_si512(_mm512_mullo_epi16(rh, rh), flip), f);
-            yyl = dot(yyl, _mm512_xor_si512(_mm512_mullo_epi16(dl, dl), flip), f);
-            yyh = dot(yyh, _mm512_xor_si512(_mm512_mullo_epi16(dh, dh), flip), f);
-            xyl = dot(xyl, _mm512_xor_si512(_mm512_mullo_epi16(rl, dl), flip), f);
-            xyh = dot(xyh, _mm512_xor_si512(_mm512_mullo_epi16(rh, dh), flip), f);
+            if (sides & SIDE_REF) {
+                m1l = dot(m1l, rl, f);
+                m1h = dot(m1h, rh, f);
+                xxl = dot(xxl, _mm512_xor_si512(_mm512_mullo_epi16(rl, rl), flip), f);
+                xxh = dot(xxh, _mm512_xor_si512(_mm512_mullo_epi16(rh, rh), flip), f);
+            }
+            if (sides & SIDE_DIS) {
+                const __m512i d0 = load_row(rdis[k], j, m, u8);
+                const __m512i d1 = k + 1 < fw ? load_row(rdis[k + 1], j, m, u8) : _mm512_setzero_si512();
+                const __m512i dl = _mm512_unpacklo_epi16(d0, d1), dh = _mm512_unpackhi_epi16(d0, d1);
+                m2l = dot(m2l, dl, f);
+                m2h = dot(m2h, dh, f);
+                yyl = dot(yyl, _mm512_xor_si512(_mm512_mullo_epi16(dl, dl), flip), f);
+                yyh = dot(yyh, _mm512_xor_si512(_mm512_mullo_epi16(dh, dh), flip), f);
+                xyl = dot(xyl, _mm512_xor_si512(_mm512_mullo_epi16(rl, dl), flip), f);
+                xyh = dot(xyh, _mm512_xor_si512(_mm512_mullo_epi16(rh, dh), flip), f);
+            }
         }
-        const __m512i mu1l = _mm512_srli_epi32(_mm512_add_epi32(m1l, mu_rnd), 8);
-        const __m512i mu1h = _mm512_srli_epi32(_mm512_add_epi32(m1h, mu_rnd), 8);
-        const __m512i mu2l = _mm512_srli_epi32(_mm512_add_epi32(m2l, mu_rnd), 8);
-        const __m512i mu2h = _mm512_srli_epi32(_mm512_add_epi32(m2h, mu_rnd), 8);
-        /* Lines: mu1, mu2, then low and high halves of xx, yy, xy. */
 #define STORE(dst, lo, hi, idx) \
     _mm512_mask_storeu_epi16((dst) + j, m, _mm512_xor_si512(_mm512_permutex2var_epi16(lo, idx, hi), flip))
-        STORE(line[0], mu1l, mu1h, lo_idx);
-        STORE(line[1], mu2l, mu2h, lo_idx);
-        xxl = _mm512_add_epi32(xxl, bias);
-        xxh = _mm512_add_epi32(xxh, bias);
-        yyl = _mm512_add_epi32(yyl, bias);
-        yyh = _mm512_add_epi32(yyh, bias);
-        xyl = _mm512_add_epi32(xyl, bias);
-        xyh = _mm512_add_epi32(xyh, bias);
-        STORE(line[2], xxl, xxh, lo_idx);
-        STORE(line[3], xxl, xxh, hi_idx);
-        STORE(line[4], yyl, yyh, lo_idx);
-        STORE(line[5], yyl, yyh, hi_idx);
-        STORE(line[6], xyl, xyh, lo_idx);
-        STORE(line[7], xyl, xyh, hi_idx);
+#define STORE_MU(dst, l, h)                                         \
+    STORE(dst, _mm512_srli_epi32(_mm512_add_epi32(l, mu_rnd), 8), \
+          _mm512_srli_epi32(_mm512_add_epi32(h, mu_rnd), 8), lo_idx)
+#define STORE_SQ(dlo, dhi, l, h)                \
+    l = _mm512_add_epi32(l, bias);              \
+    h = _mm512_add_epi32(h, bias);              \
+    STORE(dlo, l, h, lo_idx);                   \
+    STORE(dhi, l, h, hi_idx)
+        if (sides & SIDE_REF) {
+            STORE_MU(line[0], m1l, m1h);
+            STORE_SQ(line[2], line[3], xxl, xxh);
+        }
+        if (sides & SIDE_DIS) {
+            STORE_MU(line[1], m2l, m2h);
+            STORE_SQ(line[4], line[5], yyl, yyh);
+            STORE_SQ(line[6], line[7], xyl, xyh);
+        }
+#undef STORE_SQ
+#undef STORE_MU
 #undef STORE
     }
 }
@@ -183,10 +176,11 @@ AVX512_FN static inline void store_halves(uint16_t *lo, uint16_t *hi, __mmask16 
     if (hi) _mm256_mask_storeu_epi16(hi, m, _mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
 }
 
-/* Vertical pass, any depth and scale (16-bit samples), 16 columns a step. */
-AVX512_FN static void vert_wide(const uint16_t *const *rref, const uint16_t *const *rdis,
-                                const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
-                                uint16_t *const *line) {
+
+/* Vertical pass, any depth and scale (16-bit samples), 16 columns a step, of the given sides. */
+AVX512_FN static ALWAYS_INLINE void vert_wide(const uint16_t *const *rref, const uint16_t *const *rdis,
+                                              const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                                              uint16_t *const *line, int sides) {
     const __m512i mu_rnd = _mm512_set1_epi32((int)(1u << (mu_shift - 1)));
     const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
     const __m512i sq_rnd = _mm512_set1_epi64(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
@@ -198,20 +192,38 @@ AVX512_FN static void vert_wide(const uint16_t *const *rref, const uint16_t *con
         for (int k = 0; k < fw; k++) {
             const __m512i f = _mm512_set1_epi32(filt[k]);
             const __m512i r = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, rref[k] + j));
-            const __m512i d = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, rdis[k] + j));
-            const __m512i fr = _mm512_mullo_epi32(f, r), fd = _mm512_mullo_epi32(f, d);
-            a1 = _mm512_add_epi32(a1, fr);
-            a2 = _mm512_add_epi32(a2, fd);
-            mac64(fr, r, &e11, &o11);
-            mac64(fd, d, &e22, &o22);
-            mac64(fr, d, &e12, &o12);
+            const __m512i fr = _mm512_mullo_epi32(f, r);
+            if (sides & SIDE_REF) {
+                a1 = _mm512_add_epi32(a1, fr);
+                mac64(fr, r, &e11, &o11);
+            }
+            if (sides & SIDE_DIS) {
+                const __m512i d = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, rdis[k] + j));
+                const __m512i fd = _mm512_mullo_epi32(f, d);
+                a2 = _mm512_add_epi32(a2, fd);
+                mac64(fd, d, &e22, &o22);
+                mac64(fr, d, &e12, &o12);
+            }
         }
-        store_halves(line[0] + j, NULL, m, _mm512_srl_epi32(_mm512_add_epi32(a1, mu_rnd), mu_sh));
-        store_halves(line[1] + j, NULL, m, _mm512_srl_epi32(_mm512_add_epi32(a2, mu_rnd), mu_sh));
-        store_halves(line[2] + j, line[3] + j, m, narrow64(e11, o11, sq_rnd, sq_sh));
-        store_halves(line[4] + j, line[5] + j, m, narrow64(e22, o22, sq_rnd, sq_sh));
-        store_halves(line[6] + j, line[7] + j, m, narrow64(e12, o12, sq_rnd, sq_sh));
+        if (sides & SIDE_REF) {
+            store_halves(line[0] + j, NULL, m, _mm512_srl_epi32(_mm512_add_epi32(a1, mu_rnd), mu_sh));
+            store_halves(line[2] + j, line[3] + j, m, narrow64(e11, o11, sq_rnd, sq_sh));
+        }
+        if (sides & SIDE_DIS) {
+            store_halves(line[1] + j, NULL, m, _mm512_srl_epi32(_mm512_add_epi32(a2, mu_rnd), mu_sh));
+            store_halves(line[4] + j, line[5] + j, m, narrow64(e22, o22, sq_rnd, sq_sh));
+            store_halves(line[6] + j, line[7] + j, m, narrow64(e12, o12, sq_rnd, sq_sh));
+        }
     }
+}
+
+/* The vertical pass of a statistic row, of the given sides. */
+AVX512_FN static ALWAYS_INLINE void vert_stat(const void *const *rref, const void *const *rdis, int u8,
+                                              const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                                              uint16_t *const *line, int sides) {
+    if (mu_shift == 8 && sq_shift == 0) vert_8bit(rref, rdis, u8, filt, fw, w, line, sides);
+    else vert_wide((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift,
+                   line, sides);
 }
 
 /* log2(v) * 2048 from the 16 leading bits, as the scalar log2_q11_32 / log2_q11_64. */
@@ -236,294 +248,12 @@ typedef struct row_acc {
     int64_t den_lin;
 } row_acc;
 
-/* The statistic of 16 pixels (lanes in m), as accumulate_row in feature_integer_vif.c. */
-AVX512_FN static inline void statistic(const uint16_t *lut, __m512d limit, __mmask16 m, __m512i s11,
-                                       __m512i s22, __m512i s12, row_acc *acc) {
-    const __m512i nsq = _mm512_set1_epi32(SIGMA_NSQ);
-    s22 = _mm512_max_epi32(s22, _mm512_setzero_si512());
-    const __mmask16 lin = _mm512_mask_cmplt_epi32_mask(m, s11, nsq);
-    const __mmask16 logm = m & ~lin;
-    acc->den_lin += __builtin_popcount(lin);
-    const __m512i lin22 = _mm512_maskz_mov_epi32(lin, s22);
-    acc->num_lin = _mm512_add_epi64(acc->num_lin, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lin22)));
-    acc->num_lin = _mm512_add_epi64(acc->num_lin, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lin22, 1)));
-    if (!logm) return;
-    const __m512i den = _mm512_sub_epi32(log2_q11_32(lut, logm, _mm512_add_epi32(nsq, s11)),
-                                         _mm512_set1_epi32(2048 * 17));
-    acc->den_log = _mm512_mask_add_epi32(acc->den_log, logm, acc->den_log, den);
-    const __mmask16 numm = logm & _mm512_cmpgt_epi32_mask(s12, _mm512_setzero_si512()) &
-                           _mm512_cmpgt_epi32_mask(s22, _mm512_setzero_si512());
-    if (!numm) return;
-    const __m512d eps = _mm512_set1_pd(65536 * 1.0e-10);
-    for (int half = 0; half < 2; half++) {
-        const __mmask8 hm = (__mmask8)(numm >> (8 * half));
-        if (!hm) continue;
-        const __m256i h11 = half ? _mm512_extracti64x4_epi64(s11, 1) : _mm512_castsi512_si256(s11);
-        const __m256i h22 = half ? _mm512_extracti64x4_epi64(s22, 1) : _mm512_castsi512_si256(s22);
-        const __m256i h12 = half ? _mm512_extracti64x4_epi64(s12, 1) : _mm512_castsi512_si256(s12);
-        const __m512d d11 = _mm512_cvtepi32_pd(h11), d12 = _mm512_cvtepi32_pd(h12);
-        __m512d g = _mm512_div_pd(d12, _mm512_add_pd(d11, eps));
-        __m256i sv = _mm512_cvttpd_epi32(_mm512_sub_pd(_mm512_cvtepi32_pd(h22), _mm512_mul_pd(g, d12)));
-        sv = _mm256_max_epi32(sv, _mm256_setzero_si256());
-        g = _mm512_min_pd(g, limit);
-        const __m512i noise = _mm512_cvtepu32_epi64(_mm256_add_epi32(sv, _mm256_set1_epi32(SIGMA_NSQ)));
-        const __m512i signal = _mm512_add_epi64(_mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_mul_pd(g, g), d11)), noise);
-        const __m256i num = _mm256_sub_epi32(log2_q11_64(lut, hm, signal), log2_q11_64(lut, hm, noise));
-        const __m512i num16 = half ? _mm512_inserti64x4(_mm512_setzero_si512(), num, 1)
-                                   : _mm512_zextsi256_si512(num);
-        acc->num_log = _mm512_mask_add_epi32(acc->num_log, (__mmask16)(hm << (8 * half)), acc->num_log, num16);
-    }
-}
 
-/* Horizontal pass of the statistic over the offset lines and the statistic itself. The 16
- * accumulators are named so that they stay in registers. */
-AVX512_FN static void horz_stat(uint16_t *const *line, const uint16_t *filt, int fw, int w,
-                                const uint16_t *lut, double gain_limit, row_acc *acc) {
-    const __m512d limit = _mm512_set1_pd(gain_limit);
-    const int r = fw / 2;
-    const __m512i bias = _mm512_set1_epi32((int)0x80000000u), rnd16 = _mm512_set1_epi32(32768);
-    const uint16_t *const l0 = line[0], *const l1 = line[1], *const l2 = line[2], *const l3 = line[3];
-    const uint16_t *const l4 = line[4], *const l5 = line[5], *const l6 = line[6], *const l7 = line[7];
-    for (int j = 0; j < w; j += 32) {
-        __m512i e0 = _mm512_setzero_si512(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0;
-        __m512i o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0;
-        for (int k = 0; k < fw; k += 2) {
-            const __m512i f = tap_pair(filt, fw, k);
-            const int x = j - r + k;
-#define HTAP(e, o, l)                                          \
-    e = dot(e, _mm512_loadu_si512(l + x), f);                  \
-    o = dot(o, _mm512_loadu_si512(l + x + 1), f)
-            HTAP(e0, o0, l0);
-            HTAP(e1, o1, l1);
-            HTAP(e2, o2, l2);
-            HTAP(e3, o3, l3);
-            HTAP(e4, o4, l4);
-            HTAP(e5, o5, l5);
-            HTAP(e6, o6, l6);
-            HTAP(e7, o7, l7);
-#undef HTAP
-        }
-        for (int p = 0; p < 2; p++) {
-            /* Lane i is column j + 2i + p. */
-            const __mmask16 m = mask16((w - j - p + 1) / 2);
-            const __m512i v0 = _mm512_add_epi32(p ? o0 : e0, bias), v1 = _mm512_add_epi32(p ? o1 : e1, bias);
-            const __m512i v2 = _mm512_add_epi32(p ? o2 : e2, bias), v3 = _mm512_add_epi32(p ? o3 : e3, bias);
-            const __m512i v4 = _mm512_add_epi32(p ? o4 : e4, bias), v5 = _mm512_add_epi32(p ? o5 : e5, bias);
-            const __m512i v6 = _mm512_add_epi32(p ? o6 : e6, bias), v7 = _mm512_add_epi32(p ? o7 : e7, bias);
-            const __m512i xx = _mm512_add_epi32(v3, _mm512_srli_epi32(_mm512_add_epi32(v2, rnd16), 16));
-            const __m512i yy = _mm512_add_epi32(v5, _mm512_srli_epi32(_mm512_add_epi32(v4, rnd16), 16));
-            const __m512i xy = _mm512_add_epi32(v7, _mm512_srli_epi32(_mm512_add_epi32(v6, rnd16), 16));
-            const __m512i s11 = _mm512_sub_epi32(xx, mulhi_round(v0, v0));
-            const __m512i s22 = _mm512_sub_epi32(yy, mulhi_round(v1, v1));
-            const __m512i s12 = _mm512_sub_epi32(xy, mulhi_round(v0, v1));
-            statistic(lut, limit, m, s11, s22, s12, acc);
-        }
-    }
-}
-
-AVX512_FN void VARIANT(svc_vif_stat_row_avx512)(const void *const *rref, const void *const *rdis, int u8,
-                                       const uint16_t *filt, int fw, int w, int mu_shift,
-                                       int sq_shift, const uint16_t *log2_lut, double gain_limit,
-                                       uint16_t *scratch, int64_t sums[4]) {
-    uint16_t *line[N_LINES];
-    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
-    if (mu_shift == 8 && sq_shift == 0) vert_8bit(rref, rdis, u8, filt, fw, w, line);
-    else vert_wide((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift, line);
-    for (int q = 0; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
-    row_acc acc = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), 0 };
-    horz_stat(line, filt, fw, w, log2_lut, gain_limit, &acc);
-    sums[0] += _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc.num_log)),
-                                                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc.num_log, 1))));
-    sums[1] += _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc.den_log)),
-                                                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc.den_log, 1))));
-    sums[2] += _mm512_reduce_add_epi64(acc.num_lin);
-    sums[3] += acc.den_lin;
-}
-
-AVX512_FN void VARIANT(svc_vif_down_row_avx512)(const void *const *rref, const void *const *rdis, int u8,
-                                       const uint16_t *filt, int fw, int w, int shift,
-                                       uint16_t *scratch, int wo, uint16_t *oref, uint16_t *odis) {
-    const int r = fw / 2;
-    uint16_t *tref = scratch + LINE_MARGIN, *tdis = scratch + line_len(w) + LINE_MARGIN;
-    const __m512i flip = _mm512_set1_epi16((short)0x8000), bias = _mm512_set1_epi32((int)0x80000000u);
-    const __m512i lo_idx = halves_index(0);
-    const __m512i rnd = _mm512_set1_epi32((int)(1u << (shift - 1)));
-    const __m128i sh = _mm_cvtsi32_si128(shift);
-    /* Vertical: offset samples, taps k and k+1 interleaved, exact 32-bit sums. */
-    for (int j = 0; j < w; j += 32) {
-        const __mmask32 m = mask32(w - j);
-        __m512i acc[2][2] = { { _mm512_setzero_si512(), _mm512_setzero_si512() },
-                              { _mm512_setzero_si512(), _mm512_setzero_si512() } };
-        for (int k = 0; k < fw; k += 2) {
-            const __m512i f = tap_pair(filt, fw, k);
-            const __m512i r0 = _mm512_xor_si512(load_row(rref[k], j, m, u8), flip);
-            const __m512i d0 = _mm512_xor_si512(load_row(rdis[k], j, m, u8), flip);
-            const __m512i r1 = k + 1 < fw ? _mm512_xor_si512(load_row(rref[k + 1], j, m, u8), flip) : flip;
-            const __m512i d1 = k + 1 < fw ? _mm512_xor_si512(load_row(rdis[k + 1], j, m, u8), flip) : flip;
-            acc[0][0] = dot(acc[0][0], _mm512_unpacklo_epi16(r0, r1), f);
-            acc[0][1] = dot(acc[0][1], _mm512_unpackhi_epi16(r0, r1), f);
-            acc[1][0] = dot(acc[1][0], _mm512_unpacklo_epi16(d0, d1), f);
-            acc[1][1] = dot(acc[1][1], _mm512_unpackhi_epi16(d0, d1), f);
-        }
-        for (int p = 0; p < 2; p++) {
-            for (int h = 0; h < 2; h++)
-                acc[p][h] = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(acc[p][h], bias), rnd), sh);
-            _mm512_mask_storeu_epi16((p ? tdis : tref) + j, m,
-                                     _mm512_xor_si512(_mm512_permutex2var_epi16(acc[p][0], lo_idx, acc[p][1]), flip));
-        }
-    }
-    pad_words(tref, w, r);
-    pad_words(tdis, w, r);
-    /* Horizontal at even columns: dword i of a load at 2j - r + k is taps k, k+1 of output j + i. */
-    const __m512i rnd16 = _mm512_set1_epi32(32768);
-    for (int j = 0; j < wo; j += 16) {
-        const __mmask16 m = mask16(wo - j);
-        __m512i ar = _mm512_setzero_si512(), ad = ar;
-        for (int k = 0; k < fw; k += 2) {
-            const __m512i f = tap_pair(filt, fw, k);
-            const int x = 2 * j - r + k;
-            ar = dot(ar, _mm512_loadu_si512(tref + x), f);
-            ad = dot(ad, _mm512_loadu_si512(tdis + x), f);
-        }
-        ar = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(ar, bias), rnd16), 16);
-        ad = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(ad, bias), rnd16), 16);
-        _mm256_mask_storeu_epi16(oref + j, m, _mm512_cvtepi32_epi16(ar));
-        _mm256_mask_storeu_epi16(odis + j, m, _mm512_cvtepi32_epi16(ad));
-    }
-}
-
-/* ---- ladders: the statistic row split into the reference's side and the distorted side ----
- * The same operations as vert_8bit / vert_wide / horz_stat on the lines of one side; the
- * reference's a1 (v0 above) and sigma1^2 are kept per output row in horz_stat's lane order:
- * word j + 16p + i of a row is column j + 2i + p of the 32-column step at j. */
-
-#ifndef SVC_AVX512_VNNI
-size_t svc_vif_ladder_row_len(int w) { return ((size_t)w + 31) & ~(size_t)31; }
-#endif
-
-/* Vertical pass of the reference alone, 8-bit samples at scale 0: lines 0 (mu1), 2 and 3 (xx). */
-AVX512_FN static void vert_8bit_ref(const void *const *rref, int u8, const uint16_t *filt, int fw, int w,
-                                    uint16_t *const *line) {
-    const __m512i flip = _mm512_set1_epi16((short)0x8000);
-    const __m512i lo_idx = halves_index(0), hi_idx = halves_index(1);
-    const __m512i mu_rnd = _mm512_set1_epi32(128), bias = _mm512_set1_epi32((int)0x80000000u);
-    for (int j = 0; j < w; j += 32) {
-        const __mmask32 m = mask32(w - j);
-        __m512i m1l = _mm512_setzero_si512(), m1h = m1l, xxl = m1l, xxh = m1l;
-        for (int k = 0; k < fw; k += 2) {
-            const __m512i f = tap_pair(filt, fw, k);
-            const __m512i r0 = load_row(rref[k], j, m, u8);
-            const __m512i r1 = k + 1 < fw ? load_row(rref[k + 1], j, m, u8) : _mm512_setzero_si512();
-            const __m512i rl = _mm512_unpacklo_epi16(r0, r1), rh = _mm512_unpackhi_epi16(r0, r1);
-            m1l = dot(m1l, rl, f);
-            m1h = dot(m1h, rh, f);
-            xxl = dot(xxl, _mm512_xor_si512(_mm512_mullo_epi16(rl, rl), flip), f);
-            xxh = dot(xxh, _mm512_xor_si512(_mm512_mullo_epi16(rh, rh), flip), f);
-        }
-        const __m512i mu1l = _mm512_srli_epi32(_mm512_add_epi32(m1l, mu_rnd), 8);
-        const __m512i mu1h = _mm512_srli_epi32(_mm512_add_epi32(m1h, mu_rnd), 8);
-#define STORE(dst, lo, hi, idx) \
-    _mm512_mask_storeu_epi16((dst) + j, m, _mm512_xor_si512(_mm512_permutex2var_epi16(lo, idx, hi), flip))
-        STORE(line[0], mu1l, mu1h, lo_idx);
-        xxl = _mm512_add_epi32(xxl, bias);
-        xxh = _mm512_add_epi32(xxh, bias);
-        STORE(line[2], xxl, xxh, lo_idx);
-        STORE(line[3], xxl, xxh, hi_idx);
-#undef STORE
-    }
-}
-
-/* Vertical pass of the distorted side, 8-bit samples at scale 0: lines 1 (mu2), 4 and 5 (yy),
- * 6 and 7 (xy, with the reference's rows). */
-AVX512_FN static void vert_8bit_dis(const void *const *rref, const void *const *rdis, int u8, const uint16_t *filt,
-                                    int fw, int w, uint16_t *const *line) {
-    const __m512i flip = _mm512_set1_epi16((short)0x8000);
-    const __m512i lo_idx = halves_index(0), hi_idx = halves_index(1);
-    const __m512i mu_rnd = _mm512_set1_epi32(128), bias = _mm512_set1_epi32((int)0x80000000u);
-    for (int j = 0; j < w; j += 32) {
-        const __mmask32 m = mask32(w - j);
-        __m512i m2l = _mm512_setzero_si512(), m2h = m2l, yyl = m2l, yyh = m2l, xyl = m2l, xyh = m2l;
-        for (int k = 0; k < fw; k += 2) {
-            const __m512i f = tap_pair(filt, fw, k);
-            const __m512i r0 = load_row(rref[k], j, m, u8), d0 = load_row(rdis[k], j, m, u8);
-            const __m512i r1 = k + 1 < fw ? load_row(rref[k + 1], j, m, u8) : _mm512_setzero_si512();
-            const __m512i d1 = k + 1 < fw ? load_row(rdis[k + 1], j, m, u8) : _mm512_setzero_si512();
-            const __m512i rl = _mm512_unpacklo_epi16(r0, r1), rh = _mm512_unpackhi_epi16(r0, r1);
-            const __m512i dl = _mm512_unpacklo_epi16(d0, d1), dh = _mm512_unpackhi_epi16(d0, d1);
-            m2l = dot(m2l, dl, f);
-            m2h = dot(m2h, dh, f);
-            yyl = dot(yyl, _mm512_xor_si512(_mm512_mullo_epi16(dl, dl), flip), f);
-            yyh = dot(yyh, _mm512_xor_si512(_mm512_mullo_epi16(dh, dh), flip), f);
-            xyl = dot(xyl, _mm512_xor_si512(_mm512_mullo_epi16(rl, dl), flip), f);
-            xyh = dot(xyh, _mm512_xor_si512(_mm512_mullo_epi16(rh, dh), flip), f);
-        }
-        const __m512i mu2l = _mm512_srli_epi32(_mm512_add_epi32(m2l, mu_rnd), 8);
-        const __m512i mu2h = _mm512_srli_epi32(_mm512_add_epi32(m2h, mu_rnd), 8);
-#define STORE(dst, lo, hi, idx) \
-    _mm512_mask_storeu_epi16((dst) + j, m, _mm512_xor_si512(_mm512_permutex2var_epi16(lo, idx, hi), flip))
-        STORE(line[1], mu2l, mu2h, lo_idx);
-        yyl = _mm512_add_epi32(yyl, bias);
-        yyh = _mm512_add_epi32(yyh, bias);
-        xyl = _mm512_add_epi32(xyl, bias);
-        xyh = _mm512_add_epi32(xyh, bias);
-        STORE(line[4], yyl, yyh, lo_idx);
-        STORE(line[5], yyl, yyh, hi_idx);
-        STORE(line[6], xyl, xyh, lo_idx);
-        STORE(line[7], xyl, xyh, hi_idx);
-#undef STORE
-    }
-}
-
-/* Vertical pass of the reference alone, 16-bit samples: lines 0, 2, 3 as vert_wide. */
-AVX512_FN static void vert_wide_ref(const uint16_t *const *rref, const uint16_t *filt, int fw, int w, int mu_shift,
-                                    int sq_shift, uint16_t *const *line) {
-    const __m512i mu_rnd = _mm512_set1_epi32((int)(1u << (mu_shift - 1)));
-    const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
-    const __m512i sq_rnd = _mm512_set1_epi64(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
-    const __m128i sq_sh = _mm_cvtsi32_si128(sq_shift);
-    for (int j = 0; j < w; j += 16) {
-        const __mmask16 m = mask16(w - j);
-        __m512i a1 = _mm512_setzero_si512(), e11 = a1, o11 = a1;
-        for (int k = 0; k < fw; k++) {
-            const __m512i f = _mm512_set1_epi32(filt[k]);
-            const __m512i r = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, rref[k] + j));
-            const __m512i fr = _mm512_mullo_epi32(f, r);
-            a1 = _mm512_add_epi32(a1, fr);
-            mac64(fr, r, &e11, &o11);
-        }
-        store_halves(line[0] + j, NULL, m, _mm512_srl_epi32(_mm512_add_epi32(a1, mu_rnd), mu_sh));
-        store_halves(line[2] + j, line[3] + j, m, narrow64(e11, o11, sq_rnd, sq_sh));
-    }
-}
-
-/* Vertical pass of the distorted side, 16-bit samples: lines 1, 4..7 as vert_wide. */
-AVX512_FN static void vert_wide_dis(const uint16_t *const *rref, const uint16_t *const *rdis, const uint16_t *filt,
-                                    int fw, int w, int mu_shift, int sq_shift, uint16_t *const *line) {
-    const __m512i mu_rnd = _mm512_set1_epi32((int)(1u << (mu_shift - 1)));
-    const __m128i mu_sh = _mm_cvtsi32_si128(mu_shift);
-    const __m512i sq_rnd = _mm512_set1_epi64(sq_shift ? (int64_t)1 << (sq_shift - 1) : 0);
-    const __m128i sq_sh = _mm_cvtsi32_si128(sq_shift);
-    for (int j = 0; j < w; j += 16) {
-        const __mmask16 m = mask16(w - j);
-        __m512i a2 = _mm512_setzero_si512(), e22 = a2, o22 = a2, e12 = a2, o12 = a2;
-        for (int k = 0; k < fw; k++) {
-            const __m512i f = _mm512_set1_epi32(filt[k]);
-            const __m512i r = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, rref[k] + j));
-            const __m512i d = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, rdis[k] + j));
-            const __m512i fr = _mm512_mullo_epi32(f, r), fd = _mm512_mullo_epi32(f, d);
-            a2 = _mm512_add_epi32(a2, fd);
-            mac64(fd, d, &e22, &o22);
-            mac64(fr, d, &e12, &o12);
-        }
-        store_halves(line[1] + j, NULL, m, _mm512_srl_epi32(_mm512_add_epi32(a2, mu_rnd), mu_sh));
-        store_halves(line[4] + j, line[5] + j, m, narrow64(e22, o22, sq_rnd, sq_sh));
-        store_halves(line[6] + j, line[7] + j, m, narrow64(e12, o12, sq_rnd, sq_sh));
-    }
-}
-
-/* The statistic's denominators of 16 pixels (lanes in m), from sigma1^2 alone: den_log and
- * den_lin as statistic adds them. */
-AVX512_FN static inline void statistic_den(const uint16_t *lut, __mmask16 m, __m512i s11, row_acc *acc) {
+/* The statistic of 16 pixels (lanes in m), as accumulate_row in feature_integer_vif.c, in two
+ * pieces: statistic_den from sigma1^2 alone (den_log, den_lin), statistic_num the rest
+ * (num_log, num_lin). A pair row calls both; a ladder's reference row the first, each
+ * rendition's row the second. */
+AVX512_FN static ALWAYS_INLINE void statistic_den(const uint16_t *lut, __mmask16 m, __m512i s11, row_acc *acc) {
     const __m512i nsq = _mm512_set1_epi32(SIGMA_NSQ);
     const __mmask16 lin = _mm512_mask_cmplt_epi32_mask(m, s11, nsq);
     const __mmask16 logm = m & ~lin;
@@ -534,9 +264,8 @@ AVX512_FN static inline void statistic_den(const uint16_t *lut, __mmask16 m, __m
     acc->den_log = _mm512_mask_add_epi32(acc->den_log, logm, acc->den_log, den);
 }
 
-/* The rest of the statistic of 16 pixels: num_log and num_lin as statistic adds them. */
-AVX512_FN static inline void statistic_num(const uint16_t *lut, __m512d limit, __mmask16 m, __m512i s11,
-                                           __m512i s22, __m512i s12, row_acc *acc) {
+AVX512_FN static ALWAYS_INLINE void statistic_num(const uint16_t *lut, __m512d limit, __mmask16 m, __m512i s11,
+                                                  __m512i s22, __m512i s12, row_acc *acc) {
     const __m512i nsq = _mm512_set1_epi32(SIGMA_NSQ);
     s22 = _mm512_max_epi32(s22, _mm512_setzero_si512());
     const __mmask16 lin = _mm512_mask_cmplt_epi32_mask(m, s11, nsq);
@@ -578,113 +307,105 @@ AVX512_FN static inline void add_sums(const row_acc *acc, int64_t sums[4]) {
     sums[3] += acc->den_lin;
 }
 
-/* Horizontal pass of the reference's lines: a1 and sigma1^2 in lane order (see above), and the
- * row's denominators. */
-AVX512_FN static void horz_ref(uint16_t *const *line, const uint16_t *filt, int fw, int w, uint32_t *a1,
-                               int32_t *s11, const uint16_t *lut, row_acc *acc) {
-    const int r = fw / 2;
-    const __m512i bias = _mm512_set1_epi32((int)0x80000000u), rnd16 = _mm512_set1_epi32(32768);
-    const uint16_t *const l0 = line[0], *const l2 = line[2], *const l3 = line[3];
-    for (int j = 0; j < w; j += 32) {
-        __m512i e0 = _mm512_setzero_si512(), e2 = e0, e3 = e0, o0 = e0, o2 = e0, o3 = e0;
-        for (int k = 0; k < fw; k += 2) {
-            const __m512i f = tap_pair(filt, fw, k);
-            const int x = j - r + k;
-#define HTAP(e, o, l)                                          \
-    e = dot(e, _mm512_loadu_si512(l + x), f);                  \
-    o = dot(o, _mm512_loadu_si512(l + x + 1), f)
-            HTAP(e0, o0, l0);
-            HTAP(e2, o2, l2);
-            HTAP(e3, o3, l3);
-#undef HTAP
-        }
-        for (int p = 0; p < 2; p++) {
-            const __m512i v0 = _mm512_add_epi32(p ? o0 : e0, bias);
-            const __m512i v2 = _mm512_add_epi32(p ? o2 : e2, bias), v3 = _mm512_add_epi32(p ? o3 : e3, bias);
-            const __m512i xx = _mm512_add_epi32(v3, _mm512_srli_epi32(_mm512_add_epi32(v2, rnd16), 16));
-            const __m512i s = _mm512_sub_epi32(xx, mulhi_round(v0, v0));
-            _mm512_storeu_si512(a1 + j + 16 * p, v0);
-            _mm512_storeu_si512(s11 + j + 16 * p, s);
-            statistic_den(lut, mask16((w - j - p + 1) / 2), s, acc);
-        }
-    }
-}
-
-/* Horizontal pass of the distorted side's lines and the statistic's numerators, with the
- * reference's a1 and sigma1^2 of the row. */
-AVX512_FN static void horz_dis(uint16_t *const *line, const uint16_t *filt, int fw, int w, const uint32_t *a1,
-                               const int32_t *s11, const uint16_t *lut, double gain_limit, row_acc *acc) {
+/* Horizontal pass of the statistic over the offset lines of the given sides and the statistic
+ * (its pieces of those sides). The accumulators are named so that they stay in registers.
+ * A ladder's reference row (SIDE_REF) stores a1 (v0) and sigma1^2 per output row in the lane
+ * order of this loop, word j + 16p + i being column j + 2i + p of the 32-column step at j; a
+ * rendition's row (SIDE_DIS) reads them back from there. */
+AVX512_FN static ALWAYS_INLINE void horz_stat(uint16_t *const *line, const uint16_t *filt, int fw, int w,
+                                              const uint16_t *lut, double gain_limit, uint32_t *a1_out,
+                                              int32_t *s11_out, const uint32_t *a1_in, const int32_t *s11_in,
+                                              row_acc *acc, int sides) {
     const __m512d limit = _mm512_set1_pd(gain_limit);
     const int r = fw / 2;
     const __m512i bias = _mm512_set1_epi32((int)0x80000000u), rnd16 = _mm512_set1_epi32(32768);
-    const uint16_t *const l1 = line[1], *const l4 = line[4], *const l5 = line[5], *const l6 = line[6];
-    const uint16_t *const l7 = line[7];
+    const uint16_t *const l0 = line[0], *const l1 = line[1], *const l2 = line[2], *const l3 = line[3];
+    const uint16_t *const l4 = line[4], *const l5 = line[5], *const l6 = line[6], *const l7 = line[7];
     for (int j = 0; j < w; j += 32) {
-        __m512i e1 = _mm512_setzero_si512(), e4 = e1, e5 = e1, e6 = e1, e7 = e1;
-        __m512i o1 = e1, o4 = e1, o5 = e1, o6 = e1, o7 = e1;
+        __m512i e0 = _mm512_setzero_si512(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0;
+        __m512i o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0;
         for (int k = 0; k < fw; k += 2) {
             const __m512i f = tap_pair(filt, fw, k);
             const int x = j - r + k;
 #define HTAP(e, o, l)                                          \
     e = dot(e, _mm512_loadu_si512(l + x), f);                  \
     o = dot(o, _mm512_loadu_si512(l + x + 1), f)
-            HTAP(e1, o1, l1);
-            HTAP(e4, o4, l4);
-            HTAP(e5, o5, l5);
-            HTAP(e6, o6, l6);
-            HTAP(e7, o7, l7);
+            if (sides & SIDE_REF) {
+                HTAP(e0, o0, l0);
+                HTAP(e2, o2, l2);
+                HTAP(e3, o3, l3);
+            }
+            if (sides & SIDE_DIS) {
+                HTAP(e1, o1, l1);
+                HTAP(e4, o4, l4);
+                HTAP(e5, o5, l5);
+                HTAP(e6, o6, l6);
+                HTAP(e7, o7, l7);
+            }
 #undef HTAP
         }
         for (int p = 0; p < 2; p++) {
+            /* Lane i is column j + 2i + p. */
             const __mmask16 m = mask16((w - j - p + 1) / 2);
-            const __m512i v0 = _mm512_loadu_si512(a1 + j + 16 * p);
-            const __m512i v1 = _mm512_add_epi32(p ? o1 : e1, bias);
-            const __m512i v4 = _mm512_add_epi32(p ? o4 : e4, bias), v5 = _mm512_add_epi32(p ? o5 : e5, bias);
-            const __m512i v6 = _mm512_add_epi32(p ? o6 : e6, bias), v7 = _mm512_add_epi32(p ? o7 : e7, bias);
-            const __m512i yy = _mm512_add_epi32(v5, _mm512_srli_epi32(_mm512_add_epi32(v4, rnd16), 16));
-            const __m512i xy = _mm512_add_epi32(v7, _mm512_srli_epi32(_mm512_add_epi32(v6, rnd16), 16));
-            const __m512i s22 = _mm512_sub_epi32(yy, mulhi_round(v1, v1));
-            const __m512i s12 = _mm512_sub_epi32(xy, mulhi_round(v0, v1));
-            statistic_num(lut, limit, m, _mm512_loadu_si512(s11 + j + 16 * p), s22, s12, acc);
+            __m512i v0, s11;
+            if (sides & SIDE_REF) {
+                v0 = _mm512_add_epi32(p ? o0 : e0, bias);
+                const __m512i v2 = _mm512_add_epi32(p ? o2 : e2, bias), v3 = _mm512_add_epi32(p ? o3 : e3, bias);
+                const __m512i xx = _mm512_add_epi32(v3, _mm512_srli_epi32(_mm512_add_epi32(v2, rnd16), 16));
+                s11 = _mm512_sub_epi32(xx, mulhi_round(v0, v0));
+                if (!(sides & SIDE_DIS)) {
+                    _mm512_storeu_si512(a1_out + j + 16 * p, v0);
+                    _mm512_storeu_si512(s11_out + j + 16 * p, s11);
+                }
+                statistic_den(lut, m, s11, acc);
+            } else {
+                v0 = _mm512_loadu_si512(a1_in + j + 16 * p);
+                s11 = _mm512_loadu_si512(s11_in + j + 16 * p);
+            }
+            if (sides & SIDE_DIS) {
+                const __m512i v1 = _mm512_add_epi32(p ? o1 : e1, bias);
+                const __m512i v4 = _mm512_add_epi32(p ? o4 : e4, bias), v5 = _mm512_add_epi32(p ? o5 : e5, bias);
+                const __m512i v6 = _mm512_add_epi32(p ? o6 : e6, bias), v7 = _mm512_add_epi32(p ? o7 : e7, bias);
+                const __m512i yy = _mm512_add_epi32(v5, _mm512_srli_epi32(_mm512_add_epi32(v4, rnd16), 16));
+                const __m512i xy = _mm512_add_epi32(v7, _mm512_srli_epi32(_mm512_add_epi32(v6, rnd16), 16));
+                const __m512i s22 = _mm512_sub_epi32(yy, mulhi_round(v1, v1));
+                const __m512i s12 = _mm512_sub_epi32(xy, mulhi_round(v0, v1));
+                statistic_num(lut, limit, m, s11, s22, s12, acc);
+            }
         }
     }
 }
 
-AVX512_FN void VARIANT(svc_vif_ref_row_avx512)(const void *const *rref, int u8, const uint16_t *filt, int fw, int w,
-                                               int mu_shift, int sq_shift, const uint16_t *log2_lut,
-                                               uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]) {
+/* A statistic row of the given sides: vertical pass, mirrored padding, horizontal pass and
+ * statistic, added to sums. */
+AVX512_FN static ALWAYS_INLINE void stat_row(const void *const *rref, const void *const *rdis, int u8,
+                                             const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                                             const uint16_t *lut, double gain_limit, uint16_t *scratch,
+                                             uint32_t *a1_out, int32_t *s11_out, const uint32_t *a1_in,
+                                             const int32_t *s11_in, int64_t sums[4], int sides) {
     uint16_t *line[N_LINES];
-    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
-    if (mu_shift == 8 && sq_shift == 0) vert_8bit_ref(rref, u8, filt, fw, w, line);
-    else vert_wide_ref((const uint16_t *const *)rref, filt, fw, w, mu_shift, sq_shift, line);
-    for (int q = 0; q < 4; q += q ? 1 : 2) pad_words(line[q], w, fw / 2);
+    scratch_lines(scratch, w, line);
+    vert_stat(rref, rdis, u8, filt, fw, w, mu_shift, sq_shift, line, sides);
+    pad_lines(line, w, fw / 2, sides);
     row_acc acc = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), 0 };
-    horz_ref(line, filt, fw, w, a1, s11, log2_lut, &acc);
+    horz_stat(line, filt, fw, w, lut, gain_limit, a1_out, s11_out, a1_in, s11_in, &acc, sides);
     add_sums(&acc, sums);
 }
 
-AVX512_FN void VARIANT(svc_vif_dis_row_avx512)(const void *const *rref, const void *const *rdis, int u8,
-                                               const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
-                                               const uint32_t *a1, const int32_t *s11, const uint16_t *log2_lut,
-                                               double gain_limit, uint16_t *scratch, int64_t sums[4]) {
-    uint16_t *line[N_LINES];
-    for (int q = 0; q < N_LINES; q++) line[q] = scratch + (size_t)q * line_len(w) + LINE_MARGIN;
-    if (mu_shift == 8 && sq_shift == 0) vert_8bit_dis(rref, rdis, u8, filt, fw, w, line);
-    else vert_wide_dis((const uint16_t *const *)rref, (const uint16_t *const *)rdis, filt, fw, w, mu_shift, sq_shift,
-                       line);
-    pad_words(line[1], w, fw / 2);
-    for (int q = 4; q < N_LINES; q++) pad_words(line[q], w, fw / 2);
-    row_acc acc = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), 0 };
-    horz_dis(line, filt, fw, w, a1, s11, log2_lut, gain_limit, &acc);
-    add_sums(&acc, sums);
+AVX512_FN void VARIANT(svc_vif_stat_row_avx512)(const void *const *rref, const void *const *rdis, int u8,
+                                       const uint16_t *filt, int fw, int w, int mu_shift,
+                                       int sq_shift, const uint16_t *log2_lut, double gain_limit,
+                                       uint16_t *scratch, int64_t sums[4]) {
+    stat_row(rref, rdis, u8, filt, fw, w, mu_shift, sq_shift, log2_lut, gain_limit, scratch, NULL, NULL, NULL, NULL,
+             sums, SIDE_BOTH);
 }
 
-/* svc_vif_down_row_avx512 of one side: the ladders' pyramids (the reference's once per frame,
- * then each rendition's). */
-AVX512_FN void VARIANT(svc_vif_down1_row_avx512)(const void *const *rows, int u8, const uint16_t *filt, int fw, int w,
-                                                 int shift, uint16_t *scratch, int wo, uint16_t *out) {
+/* One side's decimation row: the vertical pass into the scratch line t (offset samples, taps k
+ * and k+1 interleaved, exact 32-bit sums), its mirrored padding, and the horizontal pass at
+ * even columns (dword i of a load at 2j - r + k is taps k, k+1 of output j + i). */
+AVX512_FN static ALWAYS_INLINE void down_side(const void *const *rows, int u8, const uint16_t *filt, int fw, int w,
+                                              int shift, uint16_t *t, int wo, uint16_t *out) {
     const int r = fw / 2;
-    uint16_t *t = scratch + LINE_MARGIN;
     const __m512i flip = _mm512_set1_epi16((short)0x8000), bias = _mm512_set1_epi32((int)0x80000000u);
     const __m512i lo_idx = halves_index(0);
     const __m512i rnd = _mm512_set1_epi32((int)(1u << (shift - 1)));
@@ -712,5 +433,40 @@ AVX512_FN void VARIANT(svc_vif_down1_row_avx512)(const void *const *rows, int u8
         a = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(a, bias), rnd16), 16);
         _mm256_mask_storeu_epi16(out + j, m, _mm512_cvtepi32_epi16(a));
     }
+}
+
+AVX512_FN void VARIANT(svc_vif_down_row_avx512)(const void *const *rref, const void *const *rdis, int u8,
+                                       const uint16_t *filt, int fw, int w, int shift,
+                                       uint16_t *scratch, int wo, uint16_t *oref, uint16_t *odis) {
+    down_side(rref, u8, filt, fw, w, shift, scratch + LINE_MARGIN, wo, oref);
+    down_side(rdis, u8, filt, fw, w, shift, scratch + line_len(w) + LINE_MARGIN, wo, odis);
+}
+
+/* ---- ladders: the statistic row split into the reference's side and the distorted side ---- */
+
+#ifndef SVC_AVX512_VNNI
+size_t svc_vif_ladder_row_len(int w) { return ((size_t)w + 31) & ~(size_t)31; }
+#endif
+
+AVX512_FN void VARIANT(svc_vif_ref_row_avx512)(const void *const *rref, int u8, const uint16_t *filt, int fw, int w,
+                                               int mu_shift, int sq_shift, const uint16_t *log2_lut,
+                                               uint16_t *scratch, uint32_t *a1, int32_t *s11, int64_t sums[4]) {
+    stat_row(rref, NULL, u8, filt, fw, w, mu_shift, sq_shift, log2_lut, 0.0, scratch, a1, s11, NULL, NULL, sums,
+             SIDE_REF);
+}
+
+AVX512_FN void VARIANT(svc_vif_dis_row_avx512)(const void *const *rref, const void *const *rdis, int u8,
+                                               const uint16_t *filt, int fw, int w, int mu_shift, int sq_shift,
+                                               const uint32_t *a1, const int32_t *s11, const uint16_t *log2_lut,
+                                               double gain_limit, uint16_t *scratch, int64_t sums[4]) {
+    stat_row(rref, rdis, u8, filt, fw, w, mu_shift, sq_shift, log2_lut, gain_limit, scratch, NULL, NULL, a1, s11,
+             sums, SIDE_DIS);
+}
+
+/* svc_vif_down_row_avx512 of one side: the ladders' pyramids (the reference's once per frame,
+ * then each rendition's). */
+AVX512_FN void VARIANT(svc_vif_down1_row_avx512)(const void *const *rows, int u8, const uint16_t *filt, int fw, int w,
+                                                 int shift, uint16_t *scratch, int wo, uint16_t *out) {
+    down_side(rows, u8, filt, fw, w, shift, scratch + LINE_MARGIN, wo, out);
 }
 #endif

@@ -18,8 +18,8 @@
 
 #include "../include/svc_scorer.h"
 #include "check.h"
+#include "support.h"
 
-static char shared[512] = "../shared";
 static char err[512];
 
 /* v01: 320x240 4:2:0 8-bit, 30 frames. */
@@ -30,30 +30,6 @@ static char err[512];
 
 static uint8_t *ref_frames, *dis_frames;
 static int ref_fd = -1;
-
-static char *path(const char *rel) {
-    static char bufs[4][640];
-    static int next;
-    char *b = bufs[next++ % 4];
-    snprintf(b, sizeof bufs[0], "%s/%s", shared, rel);
-    return b;
-}
-
-static uint8_t *slurp(const char *p, size_t *len) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static void options(int32_t *o, int threads, int frame_cnt) {
     memset(o, 0, sizeof(int32_t) * SVC_OPT_COUNT);

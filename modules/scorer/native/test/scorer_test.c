@@ -14,6 +14,7 @@
 
 #include "../include/svc_scorer.h"
 #include "check.h"
+#include "support.h"
 
 /* Not in the public ABI (src/job.h): units (a frame's extractor) run by a worker other than the one
  * that loaded the frame. */
@@ -21,38 +22,12 @@ int64_t svc_loop_units_shared(const svc_job *j);
 /* Not in the public ABI either: loaders leave their frames' units to the other workers. */
 void svc_loop_test_hand_off(int on);
 
-static char shared[512] = "../shared";
 static char err[512];
 
 /* v01: 320x240 4:2:0 8-bit, 30 frames. v06: same geometry, 20 frames. */
 #define W 320
 #define H 240
 #define FRAME_BYTES (W * H * 3 / 2)
-
-static char *path(const char *rel) {
-    static char bufs[8][640];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", shared, rel);
-    return b;
-}
-
-static char *slurp(const char *p, size_t *len) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    *len = (size_t)n;
-    return buf;
-}
 
 static int load(const char *text, size_t len, svc_model **m) {
     err[0] = '\0';
