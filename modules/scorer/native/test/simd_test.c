@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../src/extractor.h"
+#include "../src/feature_integer_adm_decouple.h"
 #include "../src/feature_integer_motion.h"
 #include "../src/feature_integer_vif.h"
 #include "check.h"
@@ -290,7 +291,7 @@ static void vif_ladder_rows(void) {
 }
 
 /* ---- kernel case: ADM's scale 1-3 decoupling with its own angle test (AVX-512) ----
- * Against a copy of the scalar code's restored() and same_direction() (feature_integer_adm.c),
+ * Against the scalar code's restored() and same_direction() (feature_integer_adm_decouple.h),
  * on coefficient pairs chosen to hit every branch: zeros, signs, |o| above 2^15 (the reciprocal's
  * rounding shift), t near a multiple of o (the clamp of k and the gain), vectors within and
  * just outside 1 degree (the angle test's boundary), magnitudes up to 2^24. */
@@ -298,38 +299,6 @@ int svc_adm_decouple_s32_angle_avx512(const int32_t *const o[3], const int32_t *
                                       const int32_t *recip, float cos1_sq, int gain, int32_t *const r[3],
                                       int32_t *const a[3]);
 
-static int64_t ref_restored(int32_t o, int32_t t, int angle_ok, const int32_t *recip, double gain) {
-    int64_t k = 32768;
-    if (o != 0) {
-        uint32_t m = o < 0 ? 0u - (uint32_t)o : (uint32_t)o;
-        int sh = 0;
-        if (m >= 32768) {
-            sh = 17 - __builtin_clz(m);
-            m = (m + (1u << (sh - 1))) >> sh;
-        }
-        int64_t q = (int64_t)recip[m] * t;
-        if (o < 0) q = -q;
-        k = (q + ((int64_t)1 << (14 + sh))) >> (15 + sh);
-        k = k < 0 ? 0 : (k > 32768 ? 32768 : k);
-    }
-    int64_t r = (k * o + 16384) >> 15;
-    if (angle_ok && k > 0 && o > 0) {
-        const double g = (double)r * gain;
-        r = (int64_t)(g > t ? t : g);
-    } else if (angle_ok && k > 0 && o < 0) {
-        const double g = (double)r * gain;
-        r = (int64_t)(g < t ? t : g);
-    }
-    return r;
-}
-
-static int ref_same_direction(int32_t oh, int32_t ov, int32_t th, int32_t tv, float cos1_sq) {
-    const int64_t dot = (int64_t)oh * th + (int64_t)ov * tv;
-    const int64_t omag = (int64_t)oh * oh + (int64_t)ov * ov;
-    const int64_t tmag = (int64_t)th * th + (int64_t)tv * tv;
-    const double fdot = (double)(float)dot / 4096.0;
-    return fdot >= 0.0 && fdot * fdot >= cos1_sq * ((double)(float)omag / 4096.0) * ((double)(float)tmag / 4096.0);
-}
 
 static int32_t rand_coef(void) {
     const int bits = (int)(next_rand() % 25); /* magnitudes 0 .. 2^24 */
@@ -387,9 +356,9 @@ static void decouple_s32_case(void) {
         CHECK(done > N - 16 && done <= N, "decouple_s32_angle: stopped at %d of %d", done, N);
         int bad = 0;
         for (int j = 0; j < done && !bad; j++) {
-            const int ok = ref_same_direction(o[0][j], o[1][j], t[0][j], t[1][j], cos1_sq);
+            const int ok = same_direction(o[0][j], o[1][j], t[0][j], t[1][j], cos1_sq);
             for (int b = 0; b < 3 && !bad; b++) {
-                const int32_t rn = (int32_t)ref_restored(o[b][j], t[b][j], ok, recip, gain);
+                const int32_t rn = (int32_t)restored(o[b][j], t[b][j], ok, recip, gain);
                 const int32_t an = (int32_t)((int64_t)t[b][j] - rn);
                 if (r[b][j] != rn || a[b][j] != an) {
                     bad = 1;
