@@ -141,7 +141,10 @@ static int read_frame(svc_feed *f, uint8_t *raw, size_t fb, char *err) {
             pfd[np] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
             side_of[np++] = k;
         }
-        if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
+        pthread_mutex_lock(&j->mu);
+        const int halt = halted(j);
+        pthread_mutex_unlock(&j->mu);
+        if (halt) return SVC_E_CANCELLED; /* cancelled, or the job failed: stop reading (fail() is not called) */
         const int ready = poll(pfd, (nfds_t)np, POLL_MS);
         if (ready < 0 && errno != EINTR) {
             svc_set_err(err, SVC_ERR_LEN, "waiting for input: %s", strerror(errno));
@@ -199,7 +202,7 @@ static void *feed_thread(void *arg) {
     svc_job *j = f->j;
     const size_t fb = (size_t)j->frame_bytes;
     /* As the caller's push windows: a ladder's frame takes a worker n_dis times longer than a pair's. */
-    const int window = j->n_dis > 1 ? j->n_threads + 2 : 2 * j->n_threads + 4;
+    const int window = svc_stream_window(j);
     char err[SVC_ERR_LEN] = "";
     int rc = open_files(f, err), finished = 0;
     while (!rc) {

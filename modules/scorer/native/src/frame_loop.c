@@ -681,7 +681,6 @@ int svc_loop_plan(svc_job *j, int64_t feats, char *err, size_t err_len) {
     for (int k = 0; k < n_model; k++)
         j->model_col[k] = use[k].ex ? j->ex_col[instance_of(j, use[k].ex, use[k].opts)] + use[k].output
                                     : j->tmo_col[temporal_set_of(j, tm_pos[use[k].tm], use[k].opts)] + use[k].output;
-    j->ring_len = j->n_threads + 2;
     return SVC_OK;
 }
 
@@ -718,6 +717,7 @@ int svc_loop_add_frame(svc_job *j, uint8_t *raw) {
 }
 
 int svc_loop_start(svc_job *j, char *err, size_t err_len) {
+    j->ring_len = j->n_threads + 2; /* n_threads as open_inputs left it (a short file lowers it) */
     /* Frames in flight: one per worker, and one more so a worker that finished its part of a frame
      * can load the next while the others finish theirs. */
     if (!j->slots) {

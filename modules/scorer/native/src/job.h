@@ -97,6 +97,10 @@ struct svc_job {
     atomic_int done_out;  /* scored frames finalised */
 };
 
+/* Frames a stream holds not yet final (feed.c's window, the same the caller's pushes keep): a ladder's
+ * frame takes a worker n_dis times longer than a pair's. */
+static inline int svc_stream_window(const svc_job *j) { return j->n_dis > 1 ? j->n_threads + 2 : 2 * j->n_threads + 4; }
+
 /* j is zeroed memory: locks, and one reference to the model. */
 void svc_loop_init(svc_job *j, const svc_model *m);
 /* Extractors (those the svc_feature_flag mask asks for, then those the model reads, one instance

@@ -221,14 +221,17 @@ int64_t svc_job_memory(const svc_job *j) {
     /* Frames in flight (threads + 1 slots, frame_loop.c): two pictures (rows padded) each, and the
      * bytes being decoded into them: a file job's read buffer (one picture at a time), a stream's
      * pushed frame (one reference and n_dis distorted pictures). */
-    const double decoding = j->total ? 1 : 1 + (j->n_dis > 1 ? j->n_dis : 1);
+    const double decoding = j->total ? 1 : 0;
     const double slots = (j->n_threads + 1) * ((2 + decoding) * frame + 6 * 32.0 * j->geo[1]);
+    /* A stream's raw frames (one reference and n_dis distorted pictures each): its window of frames
+     * not yet final (a ladder's keep theirs until scored) and the one being read or pushed. */
+    const double queued = j->total ? 0 : (svc_stream_window(j) + 1.0) * (1 + (j->n_dis > 1 ? j->n_dis : 1)) * frame;
     const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
     const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
     const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 * rows + 32);
     const double index = j->ref ? 8.0 * (double)(svc_video_frame_count(j->ref) + svc_video_frame_count(j->dis)) : 0;
-    return (int64_t)(worker * j->n_threads + slots + ring + records + index);
+    return (int64_t)(worker * j->n_threads + slots + queued + ring + records + index);
 }
 
 int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
@@ -351,8 +354,11 @@ int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *o
     const int done = svc_job_frames_done(j);
     if (first >= done) return 0;
     const int cnt = n < done - first ? n : done - first;
+    /* A fed stream's thread (or a file job's worker) may move the frame array meanwhile. */
+    pthread_mutex_lock((pthread_mutex_t *)&j->mu);
     for (int k = 0; k < cnt; k++)
         out[k] = j->frames[(size_t)(first + k) * (size_t)j->subsample].vals[j->vals_offset + metric];
+    pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
     return cnt;
 }
 
@@ -365,6 +371,7 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
     if (!j || !out || metric < 0 || metric >= j->n_metrics || pool < SVC_POOL_MEAN || pool > SVC_POOL_HARMONIC_MEAN || n == 0)
         return SVC_E_INVALID_ARG;
     double sum = 0.0, inv_sum = 0.0, mn = 0.0, mx = 0.0;
+    pthread_mutex_lock((pthread_mutex_t *)&j->mu);
     for (int k = 0; k < n; k++) {
         const double v = j->frames[(size_t)k * (size_t)j->subsample].vals[j->vals_offset + metric];
         sum += v;
@@ -372,6 +379,7 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
         if (k == 0 || v < mn) mn = v;
         if (k == 0 || v > mx) mx = v;
     }
+    pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
     switch (pool) {
     case SVC_POOL_MEAN: *out = sum / n; break;
     case SVC_POOL_MIN: *out = mn; break;
@@ -452,6 +460,7 @@ const svc_job *svc_ladder_rendition(svc_stream *s, int r) {
     /* The threads are done: the view is the job's results read at the rendition's row. */
     svc_job *view = &s->views[r];
     memcpy(view, &s->job, sizeof *view);
+    pthread_mutex_init(&view->mu, NULL); /* the view's own (a copied mutex is not usable) */
     view->vals_offset = r * s->job.n_metrics;
     return view;
 }
