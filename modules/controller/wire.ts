@@ -69,7 +69,8 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   error: job.error ?? "",
   frames_done: job.framesDone,
   rendition_progress: job.renditionProgress.map((entry) => ({ label: entry.label, frames_done: entry.framesDone })),
-  submitted_by: job.submittedBy ?? ""
+  submitted_by: job.submittedBy ?? "",
+  idempotency_key: job.idempotencyKey ?? ""
 })
 
 /** A ladder result with one page of every rendition's frames (at most MAX_FRAMES_PER_MESSAGE in all). */
