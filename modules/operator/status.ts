@@ -59,6 +59,8 @@ export interface JobStatus {
 export interface WireJob {
   readonly id: string
   readonly state: string
+  /** SubmitJobRequest.idempotency_key: the SvcJob's uid for a job the operator submitted. */
+  readonly idempotency_key: string
   readonly node_id: string
   readonly frames_done: number
   readonly error: string
@@ -222,3 +224,21 @@ export const resourceNameOf = (nodeName: string): string =>
     .replace(/[^a-z0-9-.]+/g, "-")
     .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "")
     .slice(0, 253) || "node"
+
+/** FNV-1a of a text, 8 hex digits: a short, stable suffix that keeps truncated names apart. */
+export const shortHash = (text: string): string => {
+  let hash = 0x811c9dc5
+  for (const byte of new TextEncoder().encode(text)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0
+  return hash.toString(16).padStart(8, "0")
+}
+
+/**
+ * The SvcNode name of one tenant namespace's node: `<namespace>.<node>`, every tenant's nodes
+ * side by side in the operator's namespace. A name over 253 characters is cut and given a hash
+ * of the whole, so two long names never meet.
+ */
+export const svcNodeNameOf = (namespace: string, nodeName: string): string => {
+  const full = `${namespace}.${resourceNameOf(nodeName)}`
+  if (full.length <= 253) return full
+  return `${full.slice(0, 244).replace(/[^a-z0-9]+$/, "")}-${shortHash(full)}`
+}
