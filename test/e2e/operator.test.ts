@@ -200,7 +200,8 @@ describe.skipIf(withoutFixtures || !opensslAvailable)(
           "the SvcNode"
         )
         const nodeStatus = await waitFor(
-          async () => (api.get("svc.dev", "svcnodes", NAMESPACE, `${NAMESPACE}.node-a`) as Resource | undefined)?.status,
+          async () =>
+            (api.get("svc.dev", "svcnodes", NAMESPACE, `${NAMESPACE}.node-a`) as Resource | undefined)?.status,
           15_000,
           "the SvcNode status"
         )
