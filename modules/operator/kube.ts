@@ -56,7 +56,7 @@ const REQUEST_TIMEOUT = Duration.seconds(15)
  * API server stores objects of at most about 1.5 MB (etcd's request limit), so one object always
  * fits; a list page that does not is asked again with a smaller `limit` (operator.ts).
  */
-export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 
 const tooLarge = (what: string) =>
   new KubeError({ status: 0, reason: "TooLarge", message: `${what}: more than ${MAX_RESPONSE_BYTES} bytes` })

@@ -170,15 +170,21 @@ export const runOperator = (deps: OperatorDeps) =>
       for (const key of cancelRefusals.keys()) if (key.startsWith(`${namespace}/${name}/`)) cancelRefusals.delete(key)
     }
 
-    /** Reads the SvcJob, applies `change`, writes it back; a conflict reads again. None: gone. */
+    /**
+     * Reads the SvcJob (or starts from `known`, just read), applies `change`, writes it back; a
+     * conflict reads again. None: gone.
+     */
     const updateWithRetry = (
       namespace: string,
       name: string,
       subresource: "" | "/status",
-      change: (fresh: SvcJob) => SvcJob | undefined
+      change: (fresh: SvcJob) => SvcJob | undefined,
+      known?: SvcJob
     ): Effect.Effect<Option.Option<SvcJob>, KubeError> => {
+      let unread = known
       const attempt = Effect.gen(function* () {
-        const fresh = yield* kube.request<SvcJob>("GET", objectPath(namespace, name))
+        const fresh = unread ?? (yield* kube.request<SvcJob>("GET", objectPath(namespace, name)))
+        unread = undefined
         const next = change(fresh)
         if (next === undefined) return Option.some(fresh)
         return Option.some(yield* kube.request<SvcJob>("PUT", `${objectPath(namespace, name)}${subresource}`, next))
@@ -189,15 +195,26 @@ export const runOperator = (deps: OperatorDeps) =>
       )
     }
 
-    const writeStatus = (namespace: string, name: string, compute: (fresh: SvcJob) => JobStatus | undefined) =>
+    const writeStatus = (
+      namespace: string,
+      name: string,
+      compute: (fresh: SvcJob) => JobStatus | undefined,
+      known?: SvcJob
+    ) =>
       Effect.flatMap(isLeader, (leading) =>
         leading
-          ? updateWithRetry(namespace, name, "/status", (fresh) => {
-              const status = compute(fresh)
-              if (status === undefined || JSON.stringify(status) === JSON.stringify(fresh.status ?? {}))
-                return undefined
-              return { ...fresh, status }
-            })
+          ? updateWithRetry(
+              namespace,
+              name,
+              "/status",
+              (fresh) => {
+                const status = compute(fresh)
+                if (status === undefined || JSON.stringify(status) === JSON.stringify(fresh.status ?? {}))
+                  return undefined
+                return { ...fresh, status }
+              },
+              known
+            )
           : Effect.succeed(Option.none())
       )
 
@@ -263,23 +280,31 @@ export const runOperator = (deps: OperatorDeps) =>
         yield* Effect.logWarning("SvcJob refused").pipe(
           Effect.annotateLogs({ svcjob: `${namespace}/${svcJob.metadata.name}`, reason, detail: message })
         )
-        yield* writeStatus(namespace, svcJob.metadata.name, (fresh) =>
-          refusedStatus(fresh.status, fresh.metadata.generation, reason, message, nowIso())
+        yield* writeStatus(
+          namespace,
+          svcJob.metadata.name,
+          (fresh) => refusedStatus(fresh.status, fresh.metadata.generation, reason, message, nowIso()),
+          svcJob
         )
         yield* recordEvent(namespace, svcJob, "Warning", reason, message)
       })
 
-    const removeFinalizer = (namespace: string, name: string) =>
-      updateWithRetry(namespace, name, "", (fresh) =>
-        fresh.metadata.finalizers?.includes(FINALIZER)
-          ? {
-              ...fresh,
-              metadata: {
-                ...fresh.metadata,
-                finalizers: fresh.metadata.finalizers.filter((entry) => entry !== FINALIZER)
+    const removeFinalizer = (namespace: string, name: string, known?: SvcJob) =>
+      updateWithRetry(
+        namespace,
+        name,
+        "",
+        (fresh) =>
+          fresh.metadata.finalizers?.includes(FINALIZER)
+            ? {
+                ...fresh,
+                metadata: {
+                  ...fresh.metadata,
+                  finalizers: fresh.metadata.finalizers.filter((entry) => entry !== FINALIZER)
+                }
               }
-            }
-          : undefined
+            : undefined,
+        known
       )
 
     /** The SvcJob's own job by the id in its status, when the job's key proves it (else None). */
@@ -495,20 +520,22 @@ export const runOperator = (deps: OperatorDeps) =>
      * Every item of a collection, page by page (`limit`/`continue`); a page over the read cap is
      * asked again with half the limit. Answers the list's resourceVersion.
      */
+    /** Page size per collection path: halved when a page is over the read cap, kept for the next list. */
+    const pageSizes = new Map<string, number>()
     const listPaged = <T extends KubeObject>(
       path: string,
       onPage: (items: ReadonlyArray<T>) => Effect.Effect<void>
     ): Effect.Effect<string, KubeError> =>
       Effect.gen(function* () {
-        let limit = config.listPageSize
         let next: string | undefined
         for (;;) {
+          const limit = pageSizes.get(path) ?? config.listPageSize
           const query = `?limit=${limit}${next === undefined ? "" : `&continue=${encodeURIComponent(next)}`}`
           const page = yield* Effect.either(kube.request<KubeList<T>>("GET", `${path}${query}`))
           if (Either.isLeft(page)) {
             if (isTooLarge(page.left) && limit > 1) {
-              limit = Math.ceil(limit / 2)
-              yield* Effect.logWarning(`a list page was over the read cap; asking ${limit} at a time`)
+              pageSizes.set(path, Math.ceil(limit / 2))
+              yield* Effect.logWarning(`a list page was over the read cap; asking ${Math.ceil(limit / 2)} at a time`)
               continue
             }
             return yield* page.left
@@ -518,6 +545,20 @@ export const runOperator = (deps: OperatorDeps) =>
           if (next === undefined || next === "") return page.right.metadata.resourceVersion
         }
       })
+
+    /**
+     * Whether a listed or watched SvcJob may need work: one that is final and holds no finalizer
+     * of the operator (and is not being deleted) needs none, so it is not queued (nor read again).
+     */
+    const needsWork = (svcJob: SvcJob) => {
+      const phase = svcJob.status?.phase
+      return (
+        svcJob.metadata.deletionTimestamp !== undefined ||
+        svcJob.metadata.finalizers?.includes(FINALIZER) === true ||
+        phase === undefined ||
+        !FINAL_PHASES.has(phase)
+      )
+    }
 
     /** One namespace's reconcile queue: names, each queued at most once, worked in order. */
     const makeWorkQueue = (namespace: string) =>
@@ -548,7 +589,7 @@ export const runOperator = (deps: OperatorDeps) =>
             items,
             (item) => {
               seen.add(item.metadata.name)
-              return enqueue(item.metadata.name)
+              return needsWork(item) ? enqueue(item.metadata.name) : Effect.void
             },
             { discard: true }
           )
@@ -566,7 +607,7 @@ export const runOperator = (deps: OperatorDeps) =>
               return Effect.fail(new KubeError({ status: 410, reason: "Expired", message: "watch expired" }))
             if (event.type === "BOOKMARK") return Effect.void
             if (event.type === "DELETED") return Effect.sync(() => forget(namespace, event.object.metadata.name))
-            return enqueue(event.object.metadata.name)
+            return needsWork(event.object) ? enqueue(event.object.metadata.name) : Effect.void
           })
         )
       })
