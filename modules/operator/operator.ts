@@ -41,9 +41,11 @@ import { type LeaderState, runLeaderElection } from "./leader.ts"
 import {
   API_GROUP,
   API_VERSION,
+  clip,
   FINAL_PHASES,
   FINALIZER,
   type JobStatus,
+  MAX_MESSAGE_LENGTH,
   type NodeStatus,
   PHASE_RANK,
   phaseOfJob,
@@ -276,7 +278,7 @@ export const runOperator = (deps: OperatorDeps) =>
     /** Ends a SvcJob as Failed (once) with an Event: a refusal retrying cannot fix. */
     const fail = (namespace: string, svcJob: SvcJob, reason: string, message: string) =>
       Effect.gen(function* () {
-        if (svcJob.status?.phase === "Failed" && svcJob.status.error === message) return
+        if (svcJob.status?.phase === "Failed" && svcJob.status.error === clip(message, MAX_MESSAGE_LENGTH)) return
         yield* Effect.logWarning("SvcJob refused").pipe(
           Effect.annotateLogs({ svcjob: `${namespace}/${svcJob.metadata.name}`, reason, detail: message })
         )

@@ -91,6 +91,12 @@ const finite = (values: Readonly<Record<string, number>> | undefined): Record<st
   return kept.length === 0 ? undefined : Object.fromEntries(kept)
 }
 
+/** Longest error or condition message written (the CRDs' maxLength). */
+export const MAX_MESSAGE_LENGTH = 4096
+
+/** A text cut to `max` characters (the CRDs bound every string; a longer write would be refused). */
+export const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
 /** Sets a condition, keeping its transition time while its status does not change. */
 export const withCondition = (
   conditions: ReadonlyArray<Condition> | undefined,
@@ -100,7 +106,10 @@ export const withCondition = (
   const previous = (conditions ?? []).find((condition) => condition.type === next.type)
   const lastTransitionTime =
     previous !== undefined && previous.status === next.status ? previous.lastTransitionTime : now
-  return [...(conditions ?? []).filter((condition) => condition.type !== next.type), { ...next, lastTransitionTime }]
+  return [
+    ...(conditions ?? []).filter((condition) => condition.type !== next.type),
+    { ...next, message: clip(next.message, MAX_MESSAGE_LENGTH), lastTransitionTime }
+  ]
 }
 
 const compact = <T extends object>(value: T): T =>
@@ -137,7 +146,7 @@ export const statusOfJob = (
     score: finished && Number.isFinite(job.result?.score) ? job.result?.score : undefined,
     features: finished ? finite(job.result?.features) : undefined,
     scores: finished ? finite(job.result?.scores) : undefined,
-    error: job.error,
+    error: clip(job.error, MAX_MESSAGE_LENGTH),
     startedAt: isoTime(job.started_at),
     finishedAt: isoTime(job.finished_at),
     observedGeneration: generation,
@@ -154,7 +163,7 @@ export const refusedStatus = (
   now: string
 ): JobStatus => ({
   phase: "Failed",
-  error: message,
+  error: clip(message, MAX_MESSAGE_LENGTH),
   observedGeneration: generation,
   conditions: withCondition(
     withCondition(previous?.conditions, { type: "Submitted", status: "False", reason, message }, now),
@@ -197,11 +206,11 @@ export const statusOfNode = (
   const seconds = Number.isFinite(age) ? `${Math.round(age / 1000)} s` : "ever"
   return compact({
     nodeId: node.node_id,
-    name: node.name,
-    version: node.version,
+    name: clip(node.name, 253),
+    version: clip(node.version, 64),
     slots: node.slots,
     lastHeartbeat,
-    runningJobs: [...node.running_job_ids],
+    runningJobs: node.running_job_ids.slice(0, 1024),
     conditions: withCondition(
       previous?.conditions,
       ready
