@@ -226,13 +226,15 @@ export const statusOfNode = (
   })
 }
 
-/** A DNS-1123 name for a node name (SvcNode metadata.name). */
-export const resourceNameOf = (nodeName: string): string =>
+/** A node name in DNS-1123 characters, whole. */
+const dnsCharacters = (nodeName: string): string =>
   nodeName
     .toLowerCase()
     .replace(/[^a-z0-9-.]+/g, "-")
-    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "")
-    .slice(0, 253) || "node"
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "") || "node"
+
+/** A DNS-1123 name for a node name (SvcNode metadata.name). */
+export const resourceNameOf = (nodeName: string): string => dnsCharacters(nodeName).slice(0, 253)
 
 /** FNV-1a of a text, 8 hex digits: a short, stable suffix that keeps truncated names apart. */
 export const shortHash = (text: string): string => {
@@ -247,7 +249,7 @@ export const shortHash = (text: string): string => {
  * of the whole, so two long names never meet.
  */
 export const svcNodeNameOf = (namespace: string, nodeName: string): string => {
-  const full = `${namespace}.${resourceNameOf(nodeName)}`
+  const full = `${namespace}.${dnsCharacters(nodeName)}`
   if (full.length <= 253) return full
   return `${full.slice(0, 244).replace(/[^a-z0-9]+$/, "")}-${shortHash(full)}`
 }
