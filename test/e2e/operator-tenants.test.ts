@@ -386,7 +386,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     scratch.write("tenants.json", tenantsFile(false))
   }, 120_000)
 
-  it("the controller refuses a 1.4 MB model name without echoing it, and the connection's other calls go on", async () => {
+  it("the controller refuses a 1.4 MB model name, path or node name without echoing it, and the connection's other calls go on", async () => {
     const seen: Array<string> = []
     const followed = client.followJobs(tokens.aReader, (job) => {
       seen.push(String(job.id))
@@ -408,6 +408,14 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     )
     expect(huge.ok ? undefined : huge.code).toBe(grpc.status.INVALID_ARGUMENT)
     expect(huge.ok ? 0 : huge.details.length).toBeLessThan(300)
+    const node = await client.unary(
+      "svc.v1.Nodes",
+      "RegisterNode",
+      { name: "n".repeat(1_400_000), slots: 1, version: "t" },
+      tokens.aNode
+    )
+    expect(node.ok ? undefined : node.code).toBe(grpc.status.INVALID_ARGUMENT)
+    expect(node.ok ? 0 : node.details.length).toBeLessThan(300)
     const after = expectOk(
       await client.unary(
         "svc.v1.Jobs",
