@@ -63,23 +63,35 @@ const tooLarge = (what: string) =>
 
 export const isTooLarge = (error: KubeError) => error.reason === "TooLarge"
 
-/** Reads a body up to `limit` bytes; past it, cancels the body and answers undefined. */
-const readCapped = async (body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> => {
+/**
+ * Reads a body up to `limit` bytes; past it, cancels the body and answers undefined. A declared
+ * length is read into one buffer of that size (no copy to join the chunks).
+ */
+const readCapped = async (
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+  declared = 0
+): Promise<string | undefined> => {
   if (body === null) return ""
   const reader = body.getReader()
-  const chunks: Array<Uint8Array> = []
+  let buffer = new Uint8Array(declared > 0 && declared <= limit ? declared : 64 * 1024)
   let total = 0
   for (;;) {
     const { done, value } = await reader.read()
     if (done) break
-    total += value.byteLength
-    if (total > limit) {
+    if (total + value.byteLength > limit) {
       await reader.cancel().catch(() => undefined)
       return undefined
     }
-    chunks.push(value)
+    if (total + value.byteLength > buffer.byteLength) {
+      const grown = new Uint8Array(Math.min(limit, Math.max(buffer.byteLength * 2, total + value.byteLength)))
+      grown.set(buffer.subarray(0, total))
+      buffer = grown
+    }
+    buffer.set(value, total)
+    total += value.byteLength
   }
-  return new TextDecoder().decode(Buffer.concat(chunks))
+  return new TextDecoder().decode(buffer.subarray(0, total))
 }
 
 /** Lines of a watch stream, each at most `limit` bytes (a longer one fails the watch). */
@@ -184,7 +196,7 @@ export const makeKubeClient = (access: KubeAccess): Effect.Effect<KubeClient, Ku
             const length = Number(response.headers.get("content-length") ?? "0")
             if (length > MAX_RESPONSE_BYTES) return yield* tooLarge(`${method} ${path}`)
             const text = yield* Effect.tryPromise({
-              try: () => readCapped(response.body, MAX_RESPONSE_BYTES),
+              try: () => readCapped(response.body, MAX_RESPONSE_BYTES, length),
               catch: (cause) =>
                 new KubeError({ status: 0, reason: "Unreachable", message: `${method} ${path}: ${describe(cause)}` })
             })

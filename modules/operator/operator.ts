@@ -103,7 +103,16 @@ const nowIso = () => new Date().toISOString()
 
 const codeName = (code: grpc.status) => grpc.status[code] ?? String(code)
 
-const specBytes = (svcJob: SvcJob) => Buffer.byteLength(JSON.stringify(svcJob.spec ?? {}))
+/** The size of a value as JSON, in bytes, without building the text (a spec may hold megabytes). */
+const jsonBytes = (value: unknown): number => {
+  if (typeof value === "string") return Buffer.byteLength(value) + 2
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + jsonBytes(item) + 1, 2)
+  if (typeof value === "object" && value !== null)
+    return Object.entries(value).reduce((sum, [key, item]) => sum + Buffer.byteLength(key) + 4 + jsonBytes(item), 2)
+  return String(value).length
+}
+
+const specBytes = (svcJob: SvcJob) => jsonBytes(svcJob.spec ?? {})
 
 const backoff = Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
 
