@@ -434,7 +434,7 @@ export const runOperator = (deps: OperatorDeps) =>
             svcJob,
             "Warning",
             "CancelAbandoned",
-            `the controller refused to cancel ${CANCEL_ATTEMPTS} times (${detail}); the finalizer is removed and controller job ${svcJob.status?.jobId ?? "(unknown)"} may still run`
+            `the controller refused to cancel ${CANCEL_ATTEMPTS} times (${detail}); the finalizer is removed and the controller job of this SvcJob (idempotency key ${svcJob.metadata.uid ?? ""}) may still run`
           )
         } else if (outcome.right._tag === "Cancelled") {
           yield* Effect.logInfo("cancelled").pipe(
