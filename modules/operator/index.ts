@@ -4,7 +4,7 @@
  * with HTTP probes on SVC_HTTP_ADDR.
  */
 import { HttpRouter } from "@effect/platform"
-import { Effect, Either, Layer } from "effect"
+import { ConfigError, Effect, Either, Layer } from "effect"
 import { inClusterAccess } from "../auth/tenant-source.ts"
 import { jsonResponse, livenessRoutes, httpServiceLayer } from "../transport/http/server.ts"
 import { operatorConfig } from "./config.ts"
@@ -18,7 +18,9 @@ const started = Layer.scopedDiscard(
     const access = yield* inClusterAccess(undefined, config.serviceAccountDir)
     const kube = yield* makeKubeClient(access)
     const plan = planTenants(config, access.namespace)
-    if (Either.isLeft(plan)) return yield* Effect.dieMessage(plan.left)
+    // A start-up refusal like any setting's: it names the variables.
+    if (Either.isLeft(plan))
+      return yield* Effect.fail(ConfigError.InvalidData(["SVC_CONTROLLER_TOKEN_FILE"], plan.left))
     yield* runOperator({ config, kube, namespace: access.namespace, tenants: plan.right })
   })
 )
