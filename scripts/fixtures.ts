@@ -12,13 +12,25 @@
  * `record` runs, for each pair of index.jsonl (single thread, default model vmaf_v0.6.1):
  *   vmaf -r NAME.ref.yuv -d NAME.dis.yuv -w W -h H -p PIXFMT -b BPC --threads 1 \
  *        --feature psnr --feature float_ssim --feature float_ms_ssim --json -q -o NAME.libvmaf.json
+ * and, with the tool's default threads (which order the features as svc's output does):
+ *   vmaf -r ... -b BPC --feature psnr --feature float_ssim --feature float_ms_ssim --FORMAT -q -o NAME.layout.FORMAT
+ * for FORMAT json, xml, csv and sub: the layouts the svc client's output is held to.
  *
  * Why zstd in a tar: Bun decompresses and unpacks both itself, so restoring needs no host tool
  * (measured on this set: xz -9e 5.2 MB but needs xz; FFV1 in Matroska per file 2x larger than xz;
  * gzip -9 10.0 MB).
  */
 import { spawnSync } from "bun"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { join, resolve } from "node:path"
 
 export const fixturesDir = join(import.meta.dirname, "..", "test", "fixtures")
@@ -54,7 +66,9 @@ const sha256 = (path: string): string => new Bun.CryptoHasher("sha256").update(r
 
 /** The files of `dir` whose bytes differ from SHA256SUMS (missing ones included). */
 const damaged = (dir: string, sums: ReadonlyMap<string, string>): ReadonlyArray<string> =>
-  [...sums].filter(([file, sum]) => !existsSync(join(dir, file)) || sha256(join(dir, file)) !== sum).map(([file]) => file)
+  [...sums]
+    .filter(([file, sum]) => !existsSync(join(dir, file)) || sha256(join(dir, file)) !== sum)
+    .map(([file]) => file)
 
 /**
  * Puts the raw pairs beside the archive unless every one is already there intact. Unpacks into a
@@ -89,23 +103,37 @@ const pack = async (source: string): Promise<void> => {
   console.log(`wrote ${archive}: ${statSync(archive).size} bytes for ${tar.length} bytes of tar`)
 }
 
-/** Re-records each pair's golden output with the reference tool (the command in the header). */
+/** The layouts of the reference tool's output the svc client's output is held to. */
+export const referenceLayouts = ["json", "xml", "csv", "sub"] as const
+
+const runTool = (tool: string, entry: IndexEntry, args: ReadonlyArray<string>, out: string): void => {
+  const run = spawnSync(
+    [
+      tool,
+      ...["-r", join(fixturesDir, `${entry.name}.ref.yuv`), "-d", join(fixturesDir, `${entry.name}.dis.yuv`)],
+      ...["-w", `${entry.width}`, "-h", `${entry.height}`, "-p", entry.pixel_format, "-b", `${entry.bitdepth}`],
+      ...args,
+      ...["-q", "-o", out]
+    ],
+    { stderr: "pipe" }
+  )
+  if (run.exitCode !== 0) throw new Error(`${tool} failed on ${entry.name}: ${run.stderr.toString()}`)
+  console.log(`recorded ${out}`)
+}
+
+/** Re-records each pair's golden output and its layouts with the reference tool (the commands in the header). */
 const record = async (tool: string): Promise<void> => {
   await restoreFixtures()
+  const extraFeatures = ["--feature", "psnr", "--feature", "float_ssim", "--feature", "float_ms_ssim"]
   for (const entry of readIndex()) {
-    const out = join(fixturesDir, `${entry.name}.libvmaf.json`)
-    const run = spawnSync(
-      [
-        tool,
-        ...["-r", join(fixturesDir, `${entry.name}.ref.yuv`), "-d", join(fixturesDir, `${entry.name}.dis.yuv`)],
-        ...["-w", `${entry.width}`, "-h", `${entry.height}`, "-p", entry.pixel_format, "-b", `${entry.bitdepth}`],
-        ...["--threads", "1", "--feature", "psnr", "--feature", "float_ssim", "--feature", "float_ms_ssim"],
-        ...["--json", "-q", "-o", out]
-      ],
-      { stderr: "pipe" }
+    runTool(
+      tool,
+      entry,
+      ["--threads", "1", ...extraFeatures, "--json"],
+      join(fixturesDir, `${entry.name}.libvmaf.json`)
     )
-    if (run.exitCode !== 0) throw new Error(`${tool} failed on ${entry.name}: ${run.stderr.toString()}`)
-    console.log(`recorded ${out}`)
+    for (const layout of referenceLayouts)
+      runTool(tool, entry, [...extraFeatures, `--${layout}`], join(fixturesDir, `${entry.name}.layout.${layout}`))
   }
 }
 

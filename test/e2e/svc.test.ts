@@ -10,8 +10,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { goldenTolerance } from "../../modules/scorer/golden.ts"
 import {
+  fixturesDir,
   modelDirEnv,
-  repoRoot,
   requireBuilt,
   runCommand,
   type RunningService,
@@ -246,7 +246,7 @@ describe("jobs on a controller and a node", () => {
   let env: Record<string, string>
   beforeAll(async () => {
     controller = await startService("svc-controller", {
-      env: { SVC_AUTH_DISABLED: "true", SVC_STORE_PATH: store, SVC_SCORING_ROOTS: join(repoRoot, "..", "shared") },
+      env: { SVC_AUTH_DISABLED: "true", SVC_STORE_PATH: store, SVC_SCORING_ROOTS: fixturesDir },
       listeners: ["http", "grpc"]
     })
     env = { SVC_CONTROLLER_ADDR: controller.grpc ?? "" }

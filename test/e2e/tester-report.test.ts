@@ -18,10 +18,6 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ReportV3 } from "../../modules/report/schema.ts"
 import { fixturesDir, modelDirEnv, repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
-import { skipWithoutFixtures } from "../support/fixtures.ts"
-
-/** Without the golden fixture set the runs that measure it are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("svc-tester-report runs over the fixture set")
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-tester-report-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -47,7 +43,7 @@ const copyFixtures = (name: string): string => {
   return dir
 }
 
-describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => {
+describe("svc-tester-report run on this machine", () => {
   let report: ReportV3
   let code: number
 
@@ -188,7 +184,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
   })
 })
 
-describe.skipIf(withoutFixtures)("svc-tester-report run with a corrupted golden value", () => {
+describe("svc-tester-report run with a corrupted golden value", () => {
   it(
     "fails the golden gate and the verdict, writing the report to SVC_REPORT_OUT",
     async () => {

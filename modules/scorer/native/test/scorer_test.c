@@ -1,6 +1,6 @@
 /* Self-contained test of the scorer's public ABI: model parsing errors, job errors, determinism
  * across threads and backends, streams against files, cancellation.
- * Usage: scorer_test [SHARED_DIR]   (default ../shared: the models/ and fixtures/ folders)
+ * Usage: scorer_test [DATA_DIR]   (default .: the folder holding models/ and fixtures/)
  * Exit 0 when every check passed; prints "N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -708,7 +708,7 @@ static void test_descriptors(svc_model *m) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
+    if (argc > 1) snprintf(data_dir, sizeof data_dir, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
     CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 9, "version and ABI minor");
     size_t len;
