@@ -57,6 +57,8 @@ export interface Job {
   readonly renditionProgress: ReadonlyArray<RenditionProgress>
   /** `sub` of the submitting token. */
   readonly submittedBy: string | undefined
+  /** SubmitJobRequest.idempotency_key (svc-operator: the SvcJob's uid), so a client can prove a job is its own. */
+  readonly idempotencyKey?: string | undefined
 }
 
 /** A job handed to a node by PullWork: it carries its tenant's scoring roots (seed 5.5.5). */

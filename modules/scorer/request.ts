@@ -57,7 +57,14 @@ export const ScoreOptions = Schema.Struct({
 export type ScoreOptions = typeof ScoreOptions.Type
 
 /** Model names are file names in SVC_MODEL_DIR without ".json": no paths. */
+export const maxModelNameLength = 128
 export const modelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+/**
+ * Longest reference or distorted input (PATH_MAX). Inputs are echoed in refusals (seed 000 5.5's
+ * message names the input), so a longer one is refused first, without echoing it: a refusal's
+ * text travels in one HTTP/2 header, and a megabyte there ends the call with RST_STREAM.
+ */
+export const maxInputLength = 4096
 
 export const ScoreRequest = Schema.Struct({
   reference: Schema.String,
@@ -185,6 +192,10 @@ const refuse = (message: string) => Either.left(new InvalidScoreRequest({ messag
 
 /** Turns decoded fields into a ScoreJob, applying defaults and the cross-field rules. */
 const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreRequest> => {
+  for (const field of ["reference", "distorted"] as const) {
+    if (request[field].length > maxInputLength)
+      return refuse(`${field}: is longer than ${maxInputLength} characters (${request[field].length} given)`)
+  }
   if (request.reference.trim() === "") return refuse("reference: is required")
   if (request.distorted.trim() === "") return refuse("distorted: is required")
   const listed = request.models ?? []
@@ -197,8 +208,11 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     listed.length > 0 ? listed : [request.model === undefined || request.model === "" ? defaultModel : request.model]
   const model = models[0] ?? defaultModel
   for (const name of models) {
+    // The name is shown shortened: it may be megabytes long.
     if (!modelNamePattern.test(name)) {
-      return refuse(`model: "${name}" is not a model name (letters, digits, ".", "_", "-"; no paths)`)
+      return refuse(
+        `model: ${shown(name)} is not a model name (1 to ${maxModelNameLength} letters, digits, ".", "_", "-"; no paths)`
+      )
     }
   }
   const options = request.options ?? {}

@@ -191,16 +191,16 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
       )
       // SvcNode of node-a: Ready while heartbeats arrive.
       const svcNode = await waitFor(
-        async () => api.get("svc.dev", "svcnodes", NAMESPACE, "node-a") as Resource | undefined,
+        async () => api.get("svc.dev", "svcnodes", NAMESPACE, `${NAMESPACE}.node-a`) as Resource | undefined,
         15_000,
         "the SvcNode"
       )
       const nodeStatus = await waitFor(
-        async () => (api.get("svc.dev", "svcnodes", NAMESPACE, "node-a") as Resource | undefined)?.status,
+        async () => (api.get("svc.dev", "svcnodes", NAMESPACE, `${NAMESPACE}.node-a`) as Resource | undefined)?.status,
         15_000,
         "the SvcNode status"
       )
-      expect(svcNode.metadata.name).toBe("node-a")
+      expect(svcNode.metadata.name).toBe(`${NAMESPACE}.node-a`)
       expect(nodeStatus).toMatchObject({ name: "node-a", slots: 1 })
       expect((nodeStatus.conditions ?? []).find((c) => c.type === "Ready")?.status).toBe("True")
       expect(submittedBy(operator, "golden")).toHaveLength(1)
