@@ -7,10 +7,15 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { modelDirEnv } from "../../../test/support/executables.ts"
 import { scratchDir } from "../../../test/support/media.ts"
+import { Ffmpeg } from "../../inputs/ffmpeg.ts"
+import { scoreLadderInputs } from "../../inputs/ladder.ts"
+import { parseLadderRequest } from "../ladder.ts"
 import { percentilesOf } from "../pooling.ts"
-import type { ScoreResult } from "../scorer.ts"
+import { Scorer, type ScoreResult } from "../scorer.ts"
 import { defaultShotMinFrames, defaultShotThreshold, scoreShots, shotStarts, worstShots } from "../shots.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 import { clipGeometry, md5Of, writeFastPan, writeFlash, writeThreeSources } from "./shots-clips.ts"
@@ -28,9 +33,15 @@ const golden = JSON.parse(
 const options = { ...clipGeometry, shots: true }
 
 const runtime = scorerRuntime()
+const ladderRuntime = ManagedRuntime.make(
+  Layer.merge(Scorer.Default, Ffmpeg.Default).pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv)))))
+  )
+)
 const scratch = scratchDir("svc-shots-")
 afterAll(async () => {
   await runtime.dispose()
+  await ladderRuntime.dispose()
   scratch.remove()
 })
 
@@ -101,6 +112,41 @@ describe("a clip cut from three sources (30, 45, 35 frames)", () => {
     expect(skipped.shots?.map((shot) => shot.first_frame)).toEqual([0, 13, 36])
     expect(skipped.shots?.reduce((sum, shot) => sum + shot.frame_count, 0)).toBe(skipped.frame_count)
   }, 120_000)
+})
+
+describe("a ladder", () => {
+  it("gives every rendition the reference's shots, scored with its own frames", async () => {
+    const clip = writeThreeSources(scratch.dir)
+    const result = await ladderRuntime.runPromise(
+      Effect.flatMap(
+        parseLadderRequest({
+          reference: clip.reference,
+          renditions: [
+            { label: "encoded", distorted: clip.distorted },
+            { label: "itself", distorted: clip.reference }
+          ],
+          options
+        }),
+        (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job))
+      )
+    )
+    const [encoded, itself] = result.renditions
+    const bounds = (shots: ScoreResult["shots"]) => shots?.map((shot) => [shot.first_frame, shot.frame_count])
+    expect(bounds(encoded?.shots)).toEqual([
+      [0, 30],
+      [30, 45],
+      [75, 35]
+    ])
+    expect(bounds(itself?.shots)).toEqual(bounds(encoded?.shots))
+    for (const [index, shot] of (encoded?.shots ?? []).entries()) {
+      const theirs = golden.vmaf.slice(shot.first_frame, shot.first_frame + shot.frame_count)
+      expect(Math.abs(shot.score - theirs.reduce((sum, value) => sum + value, 0) / theirs.length)).toBeLessThan(
+        tolerance
+      )
+      // The reference against itself scores higher in every shot.
+      expect(itself?.shots?.[index]?.score ?? 0).toBeGreaterThan(shot.score)
+    }
+  }, 180_000)
 })
 
 describe("clips without a cut", () => {
