@@ -151,6 +151,8 @@ h2 { font-size: 1.1rem; margin: 1.2em 0 0.4em; }
 table { border-collapse: collapse; font-size: 0.85rem; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
+#pictures figure { display: inline-block; margin: 0 12px 8px 0; font-size: 0.85rem; }
+#pictures img { margin-right: 4px; image-rendering: pixelated; width: 192px; height: auto; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-size: 0.85rem; }
 dt { color: #555; }
 dd { margin: 0; word-break: break-all; }
@@ -178,6 +180,25 @@ ${order
   })
   .join("\n")}
 </tbody></table></div>`
+
+/** The worst shots' worst frames, reference beside distorted (data: URLs: nothing is fetched). */
+const worstShotPictures = (report: LibvmafReport) => {
+  const thumbnails = report.thumbnails ?? []
+  if (thumbnails.length === 0) return ""
+  const shots = report.shots ?? []
+  const shotOf = (frame: number) => shots.findIndex((shot) => shot.worst_frame === frame)
+  const safe = (url: string) => (/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(url) ? url : "")
+  return `
+<h2>Worst shots' worst frames (reference, distorted)</h2>
+<div id="pictures">
+${thumbnails
+  .map(
+    (picture) =>
+      `<figure data-frame="${picture.frame}"><img alt="reference, frame ${picture.frame}" src="${safe(picture.reference)}"><img alt="distorted, frame ${picture.frame}" src="${safe(picture.distorted)}"><figcaption>shot ${shotOf(picture.frame)}, frame ${picture.frame}</figcaption></figure>`
+  )
+  .join("\n")}
+</div>`
+}
 
 export const renderHtml = (report: LibvmafReport, facts: HtmlReportFacts, scoreName = "vmaf"): string => {
   const score = report.pooled[scoreName]?.mean ?? Number.NaN
@@ -252,7 +273,7 @@ ${report.features
         .join("")}</tr>`
   )
   .join("\n")}
-</tbody></table></div>${shots.length === 0 ? "" : shotTable(shots, shotOrder)}
+</tbody></table></div>${shots.length === 0 ? "" : shotTable(shots, shotOrder)}${worstShotPictures(report)}
 <h2>${worst.length} worst frames</h2>
 <div class="table-wrap"><table id="worst">
 <thead><tr><th>frame</th>${worstColumns.map((name) => `<th>${escapeHtml(name)}</th>`).join("")}</tr></thead>

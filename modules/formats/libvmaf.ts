@@ -8,6 +8,7 @@
 import { type PercentileName, percentileNames } from "../scorer/pooling.ts"
 import type { FrameScore, Provenance, ScoreResult } from "../scorer/scorer.ts"
 import type { Shot } from "../scorer/shots.ts"
+import type { Thumbnail } from "../scorer/thumbnails.ts"
 
 export const libvmafFormats = ["json", "xml", "csv", "sub"] as const
 export type LibvmafFormat = (typeof libvmafFormats)[number]
@@ -33,6 +34,7 @@ export interface LibvmafReport {
   readonly percentiles?: Readonly<Record<string, Readonly<Record<PercentileName, number>>>>
   readonly shots?: ReadonlyArray<Shot>
   readonly worstShots?: ReadonlyArray<number>
+  readonly thumbnails?: ReadonlyArray<Thumbnail>
 }
 
 // The reference's feature order for its default model: the extractors' order of first output,
@@ -283,6 +285,7 @@ export const reportOf = (result: ScoreResult, facts: RunFacts): LibvmafReport =>
     pooled,
     provenance: result.provenance,
     ...(hasPercentiles ? { percentiles } : {}),
-    ...(result.shots ? { shots: result.shots, worstShots: result.worst_shots ?? [] } : {})
+    ...(result.shots ? { shots: result.shots, worstShots: result.worst_shots ?? [] } : {}),
+    ...(result.thumbnails && result.thumbnails.length > 0 ? { thumbnails: result.thumbnails } : {})
   }
 }

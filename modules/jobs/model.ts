@@ -177,7 +177,10 @@ const ScoreResultSchema = Schema.Struct({
       })
     )
   ),
-  worst_shots: Schema.optional(Schema.Array(Schema.Number))
+  worst_shots: Schema.optional(Schema.Array(Schema.Number)),
+  thumbnails: Schema.optional(
+    Schema.Array(Schema.Struct({ frame: Schema.Number, reference: Schema.String, distorted: Schema.String }))
+  )
 })
 
 // Compile-time proof that the schema decodes exactly the scorer's result type.

@@ -36,6 +36,7 @@ import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame
 import { type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
 import { type Shot, scoreShots, shotStarts, worstShots } from "./shots.ts"
+import { renderThumbnails, type Thumbnail } from "./thumbnails.ts"
 import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type RawGeometry, type ScoreJob } from "./request.ts"
 
 export interface FrameScore {
@@ -106,6 +107,8 @@ export interface ScoreResult {
   readonly shots?: ReadonlyArray<Shot>
   /** Indices into `shots` of the (at most 5) lowest-scoring shots, lowest first. */
   readonly worst_shots?: ReadonlyArray<number>
+  /** With shots, for raw/Y4M inputs: small pictures of the worst shots' worst frames (thumbnails.ts). */
+  readonly thumbnails?: ReadonlyArray<Thumbnail>
 }
 
 /** The poolings besides the mean (`features`): min, max, harmonic mean, and the percentiles p1..p99. */
@@ -947,7 +950,27 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
           if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(handle)))
           yield* run(handle)
           yield* awaitDone(handle, hooks)
-          return collectResult(symbols, handle, job, set, library.info)
+          const result = collectResult(symbols, handle, job, set, library.info)
+          if (!result.shots) return result
+          const layout = new Int32Array(4)
+          symbols.svc_job_geometry(handle, layout)
+          const [width = 0, height = 0, pixelFormat = 420, bitdepth = 8] = layout
+          const worst = [...new Set((result.worst_shots ?? []).map((index) => result.shots?.[index]?.worst_frame ?? 0))]
+          const thumbnails = yield* renderThumbnails(
+            {
+              reference: { fd: reference.fd, y4m: isY4m(job.reference), skip: job.frameSkipRef },
+              distorted: { fd: distorted.fd, y4m: isY4m(job.distorted), skip: job.frameSkipDist }
+            },
+            {
+              width,
+              height,
+              pixelFormat: pixelFormat as RawGeometry["pixelFormat"],
+              bitdepth: bitdepth as RawGeometry["bitdepth"]
+            },
+            job.subsample,
+            worst
+          )
+          return { ...result, thumbnails }
         })
       ).pipe(Effect.withSpan("scorer.score"))
 

@@ -81,4 +81,17 @@ describe.skipIf(!haveChromium)("the HTML report's shots in headless Chromium", (
     expect(pooled).toContain("<th>p1</th><th>p5</th><th>p10</th><th>p25</th><th>p50</th>")
     expect(readFileSync(report, "utf8")).toContain("default-src 'none'")
   })
+
+  it("shows the worst shots' worst frames, reference beside distorted, inline", async () => {
+    const dom = await browser.dom(report)
+    const figures = [...dom.matchAll(/<figure data-frame="(\d+)">([\s\S]*?)<\/figure>/g)]
+    expect(figures).toHaveLength(3)
+    for (const figure of figures) {
+      const sources = [...(figure[2] ?? "").matchAll(/<img alt="([a-z]+), frame \d+" src="([^"]*)"/g)]
+      expect(sources.map((match) => match[1])).toEqual(["reference", "distorted"])
+      for (const match of sources) expect(match[2]).toMatch(/^data:image\/png;base64,[A-Za-z0-9+/=]+$/)
+    }
+    // Nothing is fetched: every picture is a data: URL.
+    expect(readFileSync(report, "utf8")).not.toMatch(/src="(?!data:)/)
+  })
 })

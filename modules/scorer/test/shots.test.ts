@@ -87,6 +87,28 @@ describe("a clip cut from three sources (30, 45, 35 frames)", () => {
     expect(result.worst_shots).toEqual(order)
   })
 
+  it("renders size-capped PNG thumbnails of the worst shots' worst frames, reference and distorted", () => {
+    const shots = result.shots ?? []
+    const frames = (result.worst_shots ?? []).map((index) => shots[index]?.worst_frame)
+    expect(result.thumbnails?.map((thumbnail) => thumbnail.frame)).toEqual(frames)
+    for (const thumbnail of result.thumbnails ?? []) {
+      const images = [thumbnail.reference, thumbnail.distorted].map((url) => {
+        expect(url).toMatch(/^data:image\/png;base64,/)
+        return Buffer.from(url.slice(url.indexOf(",") + 1), "base64")
+      })
+      for (const image of images) {
+        expect(image.subarray(1, 4).toString("latin1")).toBe("PNG")
+        const width = image.readUInt32BE(16)
+        const height = image.readUInt32BE(20)
+        expect(width).toBeLessThanOrEqual(192)
+        expect(Math.abs(height / width - clipGeometry.height / clipGeometry.width)).toBeLessThan(0.02)
+        expect(image.length).toBeLessThanOrEqual(48 * 1024)
+      }
+      // The encode changed the picture.
+      expect(images[0]?.equals(images[1] ?? Buffer.alloc(0))).toBe(false)
+    }
+  })
+
   it("pools p1 .. p99 of the whole clip as the nearest-rank values of the reference's scores", () => {
     for (const p of [1, 5, 10, 25, 50, 75, 90, 95, 99] as const) {
       const ours = result.pooled[`p${p}`]?.vmaf ?? Number.NaN
