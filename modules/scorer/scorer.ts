@@ -36,7 +36,7 @@ import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame
 import { type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
 import { type Shot, scoreShots, shotStarts, worstShots } from "./shots.ts"
-import { renderThumbnails, type Thumbnail } from "./thumbnails.ts"
+import { renderThumbnails, type Thumbnail, thumbnailFrames } from "./thumbnails.ts"
 import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type RawGeometry, type ScoreJob } from "./request.ts"
 
 export interface FrameScore {
@@ -955,7 +955,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
           const layout = new Int32Array(4)
           symbols.svc_job_geometry(handle, layout)
           const [width = 0, height = 0, pixelFormat = 420, bitdepth = 8] = layout
-          const worst = [...new Set((result.worst_shots ?? []).map((index) => result.shots?.[index]?.worst_frame ?? 0))]
+          const worst = thumbnailFrames(result.shots, result.worst_shots)
           const thumbnails = yield* renderThumbnails(
             {
               reference: { fd: reference.fd, y4m: isY4m(job.reference), skip: job.frameSkipRef },

@@ -154,9 +154,53 @@ const toRgb = (
 
 const dataUrl = (image: Buffer) => `data:image/png;base64,${image.toString("base64")}`
 
+/** One side's picture of a raw frame as a size-capped PNG data: URL (undefined when no size fits). */
+export const thumbnailOf = async (raw: Buffer, geometry: RawGeometry): Promise<string | undefined> => {
+  for (let maxWidth = maxThumbnailWidth; maxWidth >= 24; maxWidth /= 2) {
+    const { rgb, width, height } = toRgb(raw, geometry, maxWidth)
+    const encoded = await png(rgb, width, height)
+    if (encoded.length <= maxThumbnailBytes) return dataUrl(encoded)
+  }
+  return undefined
+}
+
+/** One raw/Y4M side's pictures of scored frames `frames`, by frame. */
+export const filePictures = async (
+  side: FrameFile,
+  geometry: RawGeometry,
+  subsample: number,
+  frames: ReadonlyArray<number>
+): Promise<ReadonlyMap<number, string>> => {
+  const byFrame = new Map<number, string>()
+  for (const frame of frames) {
+    const raw = await readFrame(side, geometry, side.skip + frame * subsample)
+    const url = raw ? await thumbnailOf(raw, geometry) : undefined
+    if (url) byFrame.set(frame, url)
+  }
+  return byFrame
+}
+
+/** Pairs the sides' pictures by frame: a frame either side lacks is left out. */
+export const pairThumbnails = (
+  frames: ReadonlyArray<number>,
+  reference: ReadonlyMap<number, string>,
+  distorted: ReadonlyMap<number, string>
+): ReadonlyArray<Thumbnail> =>
+  frames.flatMap((frame) => {
+    const ref = reference.get(frame)
+    const dis = distorted.get(frame)
+    return ref && dis ? [{ frame, reference: ref, distorted: dis }] : []
+  })
+
+/** The scored frames whose pictures a result shows: the worst shots' worst frames, worst first. */
+export const thumbnailFrames = (
+  shots: ReadonlyArray<{ readonly worst_frame: number }> | undefined,
+  worst: ReadonlyArray<number> | undefined
+): ReadonlyArray<number> => [...new Set((worst ?? []).flatMap((index) => shots?.[index]?.worst_frame ?? []))]
+
 /**
- * Thumbnails of scored frames `frames` (their input frame: index x subsample after each side's
- * skip); a frame either side cannot read is left out.
+ * Thumbnails of scored frames `frames` read from raw/Y4M files (their input frame: index x
+ * subsample after each side's skip); a frame either side cannot read is left out.
  */
 export const renderThumbnails = (
   sides: { readonly reference: FrameFile; readonly distorted: FrameFile },
@@ -164,24 +208,10 @@ export const renderThumbnails = (
   subsample: number,
   frames: ReadonlyArray<number>
 ): Effect.Effect<ReadonlyArray<Thumbnail>> =>
-  Effect.promise(async () => {
-    const thumbnails: Array<Thumbnail> = []
-    for (const frame of frames) {
-      const pictures = []
-      for (const side of [sides.reference, sides.distorted]) {
-        const raw = await readFrame(side, geometry, side.skip + frame * subsample)
-        if (!raw) break
-        let image: Buffer | undefined
-        for (let maxWidth = maxThumbnailWidth; maxWidth >= 24 && image === undefined; maxWidth /= 2) {
-          const { rgb, width, height } = toRgb(raw, geometry, maxWidth)
-          const encoded = await png(rgb, width, height)
-          if (encoded.length <= maxThumbnailBytes) image = encoded
-        }
-        if (!image) break
-        pictures.push(dataUrl(image))
-      }
-      const [reference, distorted] = pictures
-      if (reference && distorted) thumbnails.push({ frame, reference, distorted })
-    }
-    return thumbnails
-  }).pipe(Effect.catchAllDefect(() => Effect.succeed([])))
+  Effect.promise(async () =>
+    pairThumbnails(
+      frames,
+      await filePictures(sides.reference, geometry, subsample, frames),
+      await filePictures(sides.distorted, geometry, subsample, frames)
+    )
+  ).pipe(Effect.catchAllDefect(() => Effect.succeed([])))

@@ -13,7 +13,9 @@ import { modelDirEnv } from "../../../test/support/executables.ts"
 import { scratchDir } from "../../../test/support/media.ts"
 import { Ffmpeg } from "../../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../../inputs/ladder.ts"
+import { scoreInputs } from "../../inputs/score.ts"
 import { parseLadderRequest } from "../ladder.ts"
+import { parseScoreRequest } from "../request.ts"
 import { percentilesOf } from "../pooling.ts"
 import { Scorer, type ScoreResult } from "../scorer.ts"
 import { defaultShotMinFrames, defaultShotThreshold, scoreShots, shotStarts, worstShots } from "../shots.ts"
@@ -108,6 +110,17 @@ describe("a clip cut from three sources (30, 45, 35 frames)", () => {
       expect(images[0]?.equals(images[1] ?? Buffer.alloc(0))).toBe(false)
     }
   })
+
+  it("decodes an encoded distorted side again for its thumbnails: the same pictures as its raw decode", async () => {
+    const encoded = await ladderRuntime.runPromise(
+      Effect.flatMap(
+        parseScoreRequest({ reference: clip.reference, distorted: clip.distorted.replace(/\.yuv$/, ".mkv"), options }),
+        (job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job))
+      )
+    )
+    expect(encoded.shots).toEqual(result.shots)
+    expect(encoded.thumbnails).toEqual(result.thumbnails)
+  }, 120_000)
 
   it("pools p1 .. p99 of the whole clip as the nearest-rank values of the reference's scores", () => {
     for (const p of [1, 5, 10, 25, 50, 75, 90, 95, 99] as const) {
