@@ -285,7 +285,7 @@ export const reportOf = (result: ScoreResult, facts: RunFacts): LibvmafReport =>
     pooled,
     provenance: result.provenance,
     ...(hasPercentiles ? { percentiles } : {}),
-    ...(result.shots ? { shots: result.shots, worstShots: result.worst_shots ?? [] } : {}),
+    ...(result.shots && result.shots.length > 0 ? { shots: result.shots, worstShots: result.worst_shots ?? [] } : {}),
     ...(result.thumbnails && result.thumbnails.length > 0 ? { thumbnails: result.thumbnails } : {})
   }
 }

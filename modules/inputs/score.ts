@@ -353,14 +353,14 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
         })
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
-    const thumbnails = aggregate.shots
+    const thumbnails = job.shots
       ? yield* sidePictures(job, target, thumbnailFrames(aggregate.shots, aggregate.worst_shots), [
           { side: ref, skip: job.frameSkipRef, isDistorted: false },
           { side: dis, skip: job.frameSkipDist, isDistorted: true }
         ])
-      : undefined
+      : []
     return withInputs(
-      { ...aggregate, frames, ...(thumbnails ? { thumbnails } : {}) },
+      { ...aggregate, frames, thumbnails },
       {
         decoder,
         reference_input: provenanceOf(ref, job.geometry),

@@ -103,7 +103,7 @@ export interface ScoreResult {
   readonly frames: ReadonlyArray<FrameScore>
   readonly frame_count: number
   readonly pooled: PooledFeatures
-  /** With `options.shots`: the reference's shots in frame order, scored with the first model. */
+  /** With `options.shots`: the reference's shots in frame order, scored with the first model (else empty). */
   readonly shots?: ReadonlyArray<Shot>
   /** Indices into `shots` of the (at most 5) lowest-scoring shots, lowest first. */
   readonly worst_shots?: ReadonlyArray<number>
@@ -286,7 +286,9 @@ export const collectResult = (
       harmonic_mean: pooled(NativePool.harmonic_mean),
       ...percentilePools
     },
-    ...(job.shots ? { shots: roundedShots, worst_shots: worstShots(shots) } : {}),
+    // Always present, as proto3 repeated fields are (empty without options.shots).
+    shots: roundedShots,
+    worst_shots: worstShots(shots),
     provenance: {
       library: { ...library, n_extractors: extractorCount },
       model: model.name,
@@ -951,7 +953,7 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
           yield* run(handle)
           yield* awaitDone(handle, hooks)
           const result = collectResult(symbols, handle, job, set, library.info)
-          if (!result.shots) return result
+          if (!job.shots) return { ...result, thumbnails: [] }
           const layout = new Int32Array(4)
           symbols.svc_job_geometry(handle, layout)
           const [width = 0, height = 0, pixelFormat = 420, bitdepth = 8] = layout

@@ -206,7 +206,10 @@ describe("no shots unless asked for", () => {
     const result = await runtime.runPromise(
       scoreBody({ reference: path, distorted: path, options: { ...clipGeometry, frame_cnt: 5 } })
     )
-    expect(result.shots).toBeUndefined()
+    // Empty, as the proto's repeated fields are.
+    expect(result.shots).toEqual([])
+    expect(result.worst_shots).toEqual([])
+    expect(result.thumbnails).toEqual([])
     expect(result.pooled.p50?.vmaf).toBeDefined()
   }, 120_000)
 })
