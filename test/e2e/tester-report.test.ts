@@ -126,7 +126,8 @@ describe("svc-tester-report run on this machine", () => {
       "ladder",
       "parallel",
       "ladder_backends",
-      "transform"
+      "transform",
+      "shots"
     ])
     expect(Object.keys(report.unit_tests.cases?.["feed_test"] ?? {})).toEqual([
       "setup",
@@ -160,8 +161,8 @@ describe("svc-tester-report run on this machine", () => {
       ["vif_ladder_rows", "pass"]
     ])
     expect(simdCases).toEqual(expected)
-    // scorer_test 8 cases, reader_test 4, feed_test 8.
-    expect(report.unit_tests.total).toBe(20 + Object.keys(simdCases).length)
+    // scorer_test 9 cases, reader_test 4, feed_test 8.
+    expect(report.unit_tests.total).toBe(21 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {
