@@ -6,6 +6,7 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { InvalidScoreRequest } from "./errors.ts"
 import { parsePrecision, type Precision, precisionPattern, precisionRule } from "./precision.ts"
+import { defaultShotMinFrames, defaultShotThreshold, type ShotOptions } from "./shots.ts"
 
 export const defaultModel = "vmaf_v0.6.1"
 /** `model: "auto"`: the 4K model for a reference of at least 3840x2160, else the default. */
@@ -52,7 +53,12 @@ export const ScoreOptions = Schema.Struct({
     )
   ),
   per_frame: Schema.optional(Schema.Boolean),
-  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none"))
+  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none")),
+  shots: Schema.optional(Schema.Boolean),
+  shot_threshold: Schema.optional(
+    Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(1), Schema.finite())
+  ),
+  shot_min_frames: Schema.optional(between(0, 100_000))
 })
 export type ScoreOptions = typeof ScoreOptions.Type
 
@@ -107,6 +113,8 @@ export interface ScoreJob {
   readonly precision: Precision
   readonly perFrame: boolean
   readonly scale: ScaleMode
+  /** `options.shots`: how cuts are found (shots.ts); undefined: no shots. */
+  readonly shots: ShotOptions | undefined
 }
 
 /** The refusal of a raw input (known by its bytes) without geometry in the options. */
@@ -136,7 +144,10 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.frame_skip_ref": "is not a whole number from 0 to 1000000000",
   "options.frame_skip_dist": "is not a whole number from 0 to 1000000000",
   "options.precision": `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)`,
-  "options.per_frame": "is not true or false"
+  "options.per_frame": "is not true or false",
+  "options.shots": "is not true or false",
+  "options.shot_threshold": `is not a number from 0 to 1 (0: ${defaultShotThreshold})`,
+  "options.shot_min_frames": `is not a whole number from 0 to 100000 (0: ${defaultShotMinFrames})`
 }
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -249,7 +260,13 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     frameSkipDist: options.frame_skip_dist ?? 0,
     precision: parsePrecision(String(options.precision ?? "")),
     perFrame: options.per_frame ?? false,
-    scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale
+    scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale,
+    shots: options.shots
+      ? {
+          threshold: options.shot_threshold || defaultShotThreshold,
+          minFrames: options.shot_min_frames || defaultShotMinFrames
+        }
+      : undefined
   })
 }
 
