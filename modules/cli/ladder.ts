@@ -18,7 +18,7 @@ import { CommandFailed, UsageError } from "./errors.ts"
 import { frameWindow, parseModels, rawGeometry, scoreFlags } from "./flags.ts"
 import { expectedFrames } from "./inputs.ts"
 import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
-import { scoreLadderLocally } from "./ladder-local.ts"
+import { scoreLadderLocally } from "./local.ts"
 import { startProgress } from "./progress.ts"
 
 const {
@@ -163,7 +163,7 @@ const run = (flags: LadderCommandFlags) =>
     const response = yield* (
       Option.isSome(flags.server)
         ? scoreLadderOnServer(flags.server.value, request)
-        : scoreLadderLocally(request, model?.directory, (frames) => progress.update(frames))
+        : scoreLadderLocally(request, model, (frames) => progress.update(frames))
     ).pipe(Effect.ensuring(Effect.sync(progress.finish)))
     const byLabel = new Map(renditions.map((rendition) => [rendition.label, rendition.distorted]))
     yield* writeLadderOutputs(flags, response, {

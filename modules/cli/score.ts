@@ -5,12 +5,11 @@
  * score column each, named as the reference tool names them.
  */
 import { Command, Options } from "@effect/cli"
-import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { reportOf } from "../formats/libvmaf.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
-import { type ScoreResult, Scorer, scoreFeature } from "../scorer/scorer.ts"
+import { type ScoreResult, scoreFeature } from "../scorer/scorer.ts"
 import { postJson } from "./connection.ts"
-import { CommandFailed, UsageError } from "./errors.ts"
+import { UsageError } from "./errors.ts"
 import {
   frameWindow,
   inputsOf,
@@ -23,6 +22,7 @@ import {
 } from "./flags.ts"
 import { expectedFrames, inputGeometry } from "./inputs.ts"
 import { type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
+import { scoreLocally } from "./local.ts"
 import { startProgress } from "./progress.ts"
 
 const quiet = Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress bar"))
@@ -30,36 +30,6 @@ const server = Options.text("server").pipe(
   Options.withDescription("score on this scoring server or controller (http://host:port) instead of locally"),
   Options.optional
 )
-
-/** The embedded scorer, reading models from `directory` (else SVC_MODEL_DIR). */
-const localScorer = (directory: string | undefined) => {
-  const provider =
-    directory === undefined
-      ? ConfigProvider.fromEnv()
-      : ConfigProvider.fromMap(new Map([["SVC_MODEL_DIR", directory]])).pipe(
-          ConfigProvider.orElse(() => ConfigProvider.fromEnv())
-        )
-  return Scorer.Default.pipe(Layer.provide(Layer.setConfigProvider(provider)))
-}
-
-const scoreLocally = (request: unknown, model: ModelChoice | undefined, onProgress: (frames: number) => void) =>
-  Effect.gen(function* () {
-    // The request's rules name its fields ("options.width"); the user typed flags (--width).
-    const job = yield* parseScoreRequest(request).pipe(
-      Effect.mapError((error) => new UsageError({ message: error.message.replace(/\boptions\./g, "--") }))
-    )
-    const scorer = yield* Scorer
-    return yield* scorer
-      .score(job, { onProgress: (frames) => Effect.sync(() => onProgress(frames)) })
-      .pipe(
-        Effect.mapError(
-          (error) => new CommandFailed({ message: error._tag === "ScorerInternal" ? error.detail : error.message })
-        )
-      )
-  }).pipe(
-    Effect.provide(localScorer(model?.directory)),
-    Effect.catchTag("ConfigError", (error) => Effect.fail(new UsageError({ message: String(error) })))
-  )
 
 const scoreOnServer = (base: string, request: unknown) =>
   Effect.map(postJson(base, "/v1/score", request), (body) => body as ScoreResult)

@@ -12,15 +12,9 @@ import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import type { PermissionDenied } from "../policy/errors.ts"
 import { parseRoot, RootSet, splitRootList } from "../policy/scoring-roots.ts"
-import {
-  InvalidScoreRequest,
-  type ScoreError,
-  ScoreMemoryBusy,
-  ScorerBusy,
-  ScorerInternal,
-  ScoreTooLarge
-} from "../scorer/errors.ts"
+import { InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
 import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
+import { memoryBudget } from "../scorer/memory-budget.ts"
 import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { type InputGuard, type ScoreResult, type StreamEvent, unguarded } from "../scorer/scorer.ts"
@@ -138,20 +132,7 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         : sharedSlot
 
     // Memory: admitted on the library's estimate, before anything per frame is allocated.
-    const budget = yield* maxScoreMemory
-    const memoryInUse = yield* Ref.make(0)
-    const admitMemory = (bytes: number) =>
-      bytes > budget
-        ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
-        : Effect.acquireRelease(
-            Effect.flatMap(
-              Ref.modify(memoryInUse, (used): readonly [boolean, number] =>
-                used + bytes <= budget ? [true, used + bytes] : [false, used]
-              ),
-              (admitted) => (admitted ? Effect.void : Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget })))
-            ),
-            () => Ref.update(memoryInUse, (used) => used - bytes)
-          )
+    const admitMemory = yield* Effect.flatMap(maxScoreMemory, memoryBudget)
     const serverGuard = yield* defaultGuard
 
     /** What a request got to before it ended, for its log line. */
