@@ -46,6 +46,7 @@ interface Job {
 }
 
 const controller = Options.text("controller").pipe(
+  Options.withPseudoName("HOST:PORT"),
   Options.withDescription(
     `the controller's gRPC address host:port (default: SVC_CONTROLLER_ADDR, else ${defaultControllerAddress})`
   ),
@@ -292,7 +293,8 @@ const wait = Command.make(
         reference: request?.reference ?? "",
         distorted: request?.distorted ?? "",
         scoredOn: `controller ${options.address}, node ${job.node_id || "?"}`,
-        scoreName: "vmaf"
+        scoreName: "vmaf",
+        quiet: flags.quiet
       })
     })
 ).pipe(Command.withDescription("Wait for a job to end (progress on a terminal), then print its result like svc score"))

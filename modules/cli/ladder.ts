@@ -42,6 +42,7 @@ const outputFlags = {
     Options.withDefault("table" as const)
   ),
   output: Options.directory("output", { exists: "either" }).pipe(
+    Options.withPseudoName("DIR"),
     Options.withAlias("o"),
     Options.withDescription("write one file per rendition, LABEL.<layout>, in the reference tool's layout, to DIR"),
     Options.optional
@@ -51,11 +52,13 @@ const outputFlags = {
     Options.withDefault("json" as LibvmafFormat)
   ),
   html: Options.text("html").pipe(
+    Options.withPseudoName("FILE"),
     Options.withDescription("also write a self-contained HTML report comparing the renditions to FILE"),
     Options.optional
   ),
   quiet: Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress bar")),
   server: Options.text("server").pipe(
+    Options.withPseudoName("URL"),
     Options.withDescription("score on this scoring server or controller (http://host:port) instead of locally"),
     Options.optional
   )

@@ -51,10 +51,20 @@ export const modelDirectoryOf = (model: ModelChoice | undefined): Effect.Effect<
     }
     const configured = process.env.SVC_MODEL_DIR?.trim()
     if (configured === undefined || configured === "") return undefined
-    if ((yield* kindOf(configured)) !== "directory")
-      return yield* new CommandFailed({ message: `SVC_MODEL_DIR ${configured} is not a directory` })
-    return configured
+    return yield* directoryChecked(configured, "SVC_MODEL_DIR")
   })
+
+/** `directory` when it is one; else an error naming it and where it was given. */
+export const directoryChecked = (directory: string, givenBy: string) =>
+  Effect.flatMap(kindOf(directory), (kind) =>
+    kind === "directory"
+      ? Effect.succeed(directory)
+      : Effect.fail(
+          new CommandFailed({
+            message: `${givenBy} ${directory} ${kind === "missing" ? "does not exist" : "is not a directory"}`
+          })
+        )
+  )
 
 /** The embedded scorer, its model store (reading `directory`) and ffmpeg, configured from the environment. */
 const localLayer = (directory: string | undefined) => {

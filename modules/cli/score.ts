@@ -25,8 +25,12 @@ import { type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
 import { scoreLocally } from "./local.ts"
 import { startProgress } from "./progress.ts"
 
-const quiet = Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress bar"))
+const quiet = Options.boolean("quiet").pipe(
+  Options.withAlias("q"),
+  Options.withDescription("no progress bar, and no summary line with -o")
+)
 const server = Options.text("server").pipe(
+  Options.withPseudoName("URL"),
   Options.withDescription("score on this scoring server or controller (http://host:port) instead of locally"),
   Options.optional
 )
@@ -97,9 +101,15 @@ const run = (flags: ScoreFlags & OutputChoice & { readonly quiet: boolean; reado
       return Effect.map(scored, (result) => relabel(result, model?.label ?? scoreFeature))
     }).pipe(Effect.ensuring(Effect.sync(progress.finish)))
     const seconds = (performance.now() - started) / 1000
-    const geometry = yield* Effect.promise(() => inputGeometry(inputs.reference, raw))
+    const merged = merge(results)
+    // The size scored: the pipeline's (any container), else the Y4M header or the raw flags here.
+    const scored = merged.provenance.reference_input
+    const geometry =
+      scored !== undefined && scored.width > 0
+        ? scored
+        : yield* Effect.promise(() => inputGeometry(inputs.reference, raw))
     const labels = choices.map((model) => model?.label ?? scoreFeature)
-    const report = reportOf(merge(results), {
+    const report = reportOf(merged, {
       width: geometry?.width ?? 0,
       height: geometry?.height ?? 0,
       seconds: seconds / choices.length,
@@ -110,7 +120,8 @@ const run = (flags: ScoreFlags & OutputChoice & { readonly quiet: boolean; reado
       reference: inputs.reference,
       distorted: inputs.distorted,
       scoredOn: Option.getOrElse(flags.server, () => "this machine (embedded scorer)"),
-      scoreName: labels[0] ?? scoreFeature
+      scoreName: labels[0] ?? scoreFeature,
+      quiet: flags.quiet
     })
   })
 
