@@ -19,6 +19,7 @@ import { frameWindow, parseModels, rawGeometry, scoreFlags } from "./flags.ts"
 import { expectedFrames } from "./inputs.ts"
 import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
 import { scoreLadderLocally } from "./local.ts"
+import { hintingRoots, sentPath } from "./paths.ts"
 import { startProgress } from "./progress.ts"
 
 const {
@@ -165,7 +166,19 @@ const run = (flags: LadderCommandFlags) =>
     const started = performance.now()
     const response = yield* (
       Option.isSome(flags.server)
-        ? scoreLadderOnServer(flags.server.value, request)
+        ? hintingRoots(
+            [flags.reference, ...renditions.map((rendition) => rendition.distorted)],
+            scoreLadderOnServer(
+              flags.server.value,
+              ladderRequest(
+                sentPath(flags.reference),
+                renditions.map((rendition) => ({ ...rendition, distorted: sentPath(rendition.distorted) })),
+                flags,
+                model,
+                true
+              )
+            )
+          )
         : scoreLadderLocally(request, model, (frames) => progress.update(frames))
     ).pipe(Effect.ensuring(Effect.sync(progress.finish)))
     const byLabel = new Map(renditions.map((rendition) => [rendition.label, rendition.distorted]))

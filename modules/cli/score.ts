@@ -23,6 +23,7 @@ import {
 import { expectedFrames, inputGeometry } from "./inputs.ts"
 import { type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
 import { scoreLocally } from "./local.ts"
+import { hintingRoots, sentPath } from "./paths.ts"
 import { startProgress } from "./progress.ts"
 
 const quiet = Options.boolean("quiet").pipe(
@@ -94,10 +95,22 @@ const run = (flags: ScoreFlags & OutputChoice & { readonly quiet: boolean; reado
     })
     const started = performance.now()
     const results = yield* Effect.forEach(choices, (model, index) => {
-      const request = scoreRequest(inputs, flags, model, true)
       const scored = Option.isSome(flags.server)
-        ? scoreOnServer(flags.server.value, request)
-        : scoreLocally(request, model, (frames) => progress.update(index * (perModel ?? 0) + frames))
+        ? hintingRoots(
+            [inputs.reference, inputs.distorted],
+            scoreOnServer(
+              flags.server.value,
+              scoreRequest(
+                { reference: sentPath(inputs.reference), distorted: sentPath(inputs.distorted) },
+                flags,
+                model,
+                true
+              )
+            )
+          )
+        : scoreLocally(scoreRequest(inputs, flags, model, true), model, (frames) =>
+            progress.update(index * (perModel ?? 0) + frames)
+          )
       return Effect.map(scored, (result) => relabel(result, model?.label ?? scoreFeature))
     }).pipe(Effect.ensuring(Effect.sync(progress.finish)))
     const seconds = (performance.now() - started) / 1000
