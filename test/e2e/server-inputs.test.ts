@@ -333,11 +333,15 @@ describe("SVC_INPUT_ROOTS", () => {
     expect([missing.status, missing.json.error]).toEqual([404, `input "${join(inside, "missing.yuv")}" does not exist`])
   })
 
-  it("warns at start-up when it is unset", () => {
-    expect(
-      server.logs.some((line) => line.logLevel === "WARN" && /SVC_INPUT_ROOTS is not set/.test(line.message))
-    ).toBe(true)
-    expect(rooted.logs.some((line) => /SVC_INPUT_ROOTS is not set/.test(line.message))).toBe(false)
+  it("logs its roots at start-up, with a warning when one is / (every file)", () => {
+    expect(server.logs.some((line) => line.logLevel === "WARN" && /^input roots include \/:/.test(line.message))).toBe(
+      true
+    )
+    expect(rooted.logs.find((line) => line.message === "inputs confined to SVC_INPUT_ROOTS")?.annotations).toEqual({
+      roots: [join(scratch, "allowed")],
+      source: "SVC_INPUT_ROOTS"
+    })
+    expect(rooted.logs.some((line) => line.logLevel === "WARN" && /input roots/.test(line.message))).toBe(false)
   })
 })
 
