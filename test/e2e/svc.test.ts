@@ -161,7 +161,11 @@ describe("progress bar", () => {
     expect(shown.code).toBe(0)
     expect(shown.stdout).toMatch(/scoring \[[#-]+\] \d+\/30 frames {2}[\d.]+ fps {2}ETA /)
     // Erased at the end: the line clear, then only the summary line (the result is in the file).
-    expect(shown.stdout).toMatch(/\x1b\[K\r?\n?VMAF score: [\d.]+ {2}\(30 frames, model vmaf_v0\.6\.1\) -> .*\r?\n$/)
+    const cleared = shown.stdout.lastIndexOf("\x1b[K")
+    expect(cleared).toBeGreaterThan(0)
+    expect(shown.stdout.slice(cleared + 3)).toMatch(
+      /^\r?\n?VMAF score: [\d.]+ {2}\(30 frames, model vmaf_v0\.6\.1\) -> .*\r?\n$/
+    )
     expect(JSON.parse(readFileSync(output, "utf8")).frames).toHaveLength(30)
   })
 
