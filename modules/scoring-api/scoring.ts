@@ -62,7 +62,8 @@ const defaultGuard = Effect.flatMap(serverRootTexts, ({ texts }) =>
       const here = (path: string) =>
         path === "" || isAbsolute(path) || /^:?[A-Za-z0-9_][A-Za-z0-9_.+@-]*:/.test(path) ? path : resolve(path)
       return {
-        beforeOpen: (path) => guard.beforeOpen(here(path)),
+        // A NUL byte is refused by the open itself, before any system call, naming it.
+        beforeOpen: (path) => (path.includes("\0") ? Effect.void : guard.beforeOpen(here(path))),
         opened: guard.opened,
         missing: (path) =>
           guard
