@@ -322,9 +322,11 @@ const wait = Command.make(
       const started = seconds(job.started_at)
       const finished = seconds(job.finished_at)
       const features = rawOptions["features"]
+      // The size scored: the raw options', else what the node's pipeline read (Y4M, any container).
+      const scored = job.result.provenance.reference_input
       const report = reportOf(job.result, {
-        width: raw?.width ?? 0,
-        height: raw?.height ?? 0,
+        width: raw?.width ?? scored?.width ?? 0,
+        height: raw?.height ?? scored?.height ?? 0,
         seconds: started !== undefined && finished !== undefined ? finished - started : 0,
         extras: Array.isArray(features) ? features.map(String) : undefined
       })
