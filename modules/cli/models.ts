@@ -81,6 +81,27 @@ const modelsOf = (base: string, body: unknown): Effect.Effect<ReadonlyArray<Mode
     : Effect.fail(new CommandFailed({ message: `${base}/v1/models: the answer has no list of models` }))
 }
 
+/**
+ * A server's refusal of an unknown model, with the names it has (as a local score's says);
+ * any other failure, or a server that cannot list them, as it was.
+ */
+export const withServerModelNames = (base: string) => (error: CommandFailed) =>
+  /: unknown model "[^"]*"$/.test(error.message)
+    ? Effect.flatMap(serverModels(base), (body) => modelsOf(base, body)).pipe(
+        Effect.map(
+          (models) =>
+            new CommandFailed({
+              message: `${error.message}; the server's models are: ${models
+                .filter((model) => model.usable)
+                .map((model) => model.name)
+                .join(", ")}`
+            })
+        ),
+        Effect.orElseSucceed(() => error),
+        Effect.flatMap(Effect.fail)
+      )
+    : Effect.fail(error)
+
 export const modelsCommand = Command.make(
   "models",
   {

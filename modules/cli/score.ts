@@ -23,6 +23,7 @@ import {
 import { expectedFrames, inputGeometry } from "./inputs.ts"
 import { type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
 import { scoreLocally } from "./local.ts"
+import { withServerModelNames } from "./models.ts"
 import { hintingRoots, sentPath } from "./paths.ts"
 import { startProgress } from "./progress.ts"
 
@@ -37,7 +38,10 @@ const server = Options.text("server").pipe(
 )
 
 const scoreOnServer = (base: string, request: unknown) =>
-  Effect.map(postJson(base, "/v1/score", request), (body) => body as ScoreResult)
+  postJson(base, "/v1/score", request).pipe(
+    Effect.map((body) => body as ScoreResult),
+    Effect.catchTag("CommandFailed", withServerModelNames(base))
+  )
 
 /** Renames a result's "vmaf" columns to `label` (several models side by side). */
 const relabel = (result: ScoreResult, label: string): ScoreResult => {

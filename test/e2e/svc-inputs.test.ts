@@ -217,6 +217,14 @@ describe("on svc-server", () => {
     )
   })
 
+  it("an unknown model on the server: its refusal, then the server's model names", async () => {
+    const result = await svc(["score", clip("ref.mp4"), clip("dis.mp4"), "-m", "vmaf_v9", "--server", server.http])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(
+      /^svc: http:\/\/.*\/v1\/score: 400: unknown model "vmaf_v9"; the server's models are: .*vmaf_v0\.6\.1, /
+    )
+  })
+
   it("svc models prints the same table locally and with --server, and the same JSON", async () => {
     const local = await svc(["models"])
     const remote = await svc(["models", "--server", server.http])
