@@ -34,7 +34,7 @@ const commandTree: Readonly<Record<string, ReadonlyArray<string>>> = {
 }
 
 /** The command's words (`["jobs", "submit"]`) and the arguments after them. */
-export const splitCommand = (args: ReadonlyArray<string>) => {
+const splitCommand = (args: ReadonlyArray<string>) => {
   const [first, second] = args
   const children = first === undefined ? undefined : commandTree[first]
   if (first === undefined || children === undefined) return { path: [], rest: args }
@@ -49,7 +49,7 @@ export const splitCommand = (args: ReadonlyArray<string>) => {
  * `--completions` belong to `svc` itself: after a command none of them may end it with 0 and no
  * score.
  */
-export const refusedArguments = (args: ReadonlyArray<string>): string | undefined => {
+const refusedArguments = (args: ReadonlyArray<string>): string | undefined => {
   const { path, rest } = splitCommand(args)
   if (rest.includes("-h") && rest.length > 1)
     return "-h is help and takes no other arguments; for the height of raw video write --height N"
@@ -69,7 +69,7 @@ const filler =
  * Help as users read it: usage lines start with `svc` and the command's words (the library
  * writes only the last word), no filler paragraphs, no table padding in the command list.
  */
-export const helpText = (text: string, path: ReadonlyArray<string>): string => {
+const helpText = (text: string, path: ReadonlyArray<string>): string => {
   const lines = text.split("\n")
   const kept: Array<string> = []
   for (let index = 0; index < lines.length; index++) {

@@ -22,7 +22,7 @@ export const sentPath = (input: string): string => (isPlainRelative(input) ? res
  * service's message stays its own): it names what was sent for a resolved path, and asks for
  * an absolute path.
  */
-export const withRootsHint =
+const withRootsHint =
   (typed: ReadonlyArray<string>) =>
   (error: CommandFailed): CommandFailed => {
     if (!/scoring roots/.test(error.message)) return error
