@@ -19,11 +19,20 @@ import {
 } from "../scorer/ladder.ts"
 import { bitrateOf, upperHull, worstFrames } from "../scorer/ladder-summary.ts"
 import { nearestRank } from "../scorer/pooling.ts"
-import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
+import type { RawGeometry, ScoreJob } from "../scorer/request.ts"
 import type { ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
 import { scoreFeature } from "../scorer/scorer.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
-import { feedOf, frameBytes, frameSource, geometryOf, openAndProbe, provenanceOf, type Side } from "./score.ts"
+import {
+  feedOf,
+  frameBytes,
+  frameSource,
+  geometryOf,
+  notAVideo,
+  openAndProbe,
+  provenanceOf,
+  type Side
+} from "./score.ts"
 
 export interface LadderHooks<E> extends ScoreHooks<E> {
   /** Frames read or decoded so far by rendition `index` (request order). */
@@ -84,7 +93,7 @@ export const scoreLadderInputs = <E = never>(
       for (const rendition of ladder.renditions)
         sides.push(yield* openAndProbe(rendition.job.distorted, rendition.job.geometry !== undefined, hooks))
       const target = geometryOf(reference, ladder.referenceGeometry)
-      if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      if (target === undefined) return yield* notAVideo(ladder.reference)
 
       const referenceSource = yield* frameSource(
         scorer,

@@ -71,6 +71,15 @@ export const asScoreError =
     }
   }
 
+/**
+ * An input without geometry whose bytes are neither Y4M nor a video ffprobe recognises: not a
+ * video, unless it is raw YUV, which needs its geometry.
+ */
+export const notAVideo = (path: string) =>
+  new InvalidScoreRequest({
+    message: `input "${path}" is not a video: neither Y4M nor a format ffmpeg recognises (raw YUV needs options.width and options.height)`
+  })
+
 export interface Side {
   readonly input: OpenedInput
   readonly format: InputFormat
@@ -120,8 +129,10 @@ export const scoreInputs = <E = never>(
       const rawAllowed = job.geometry !== undefined
       const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
       const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
-      if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
-        return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      if (job.geometry === undefined) {
+        if (ref.format._tag === "Raw") return yield* notAVideo(job.reference)
+        if (dis.format._tag === "Raw") return yield* notAVideo(job.distorted)
+      }
       // The reference's size is what is scored: refused here when a feature cannot take it,
       // before anything is read or decoded.
       const target = geometryOf(ref, job.geometry)
@@ -204,7 +215,7 @@ export const frameSource = (
       case "Raw":
       case "Y4m": {
         const geometry = geometryOf(side, settings.geometry)
-        if (geometry === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+        if (geometry === undefined) return yield* notAVideo(path)
         if (!sameGeometry(geometry, target))
           return yield* new InvalidGeometry({
             message: `geometry differs: ${settings.reference} is ${describeGeometry(target)}, ${path} is ${describeGeometry(geometry)}`

@@ -138,7 +138,7 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.backend": 'is not one of "auto", "cpu", "scalar", "avx2" ("": auto)',
   "options.threads": `is not a whole number from 0 to ${maxThreads}`,
   "options.features": "is not a list of features",
-  "options.features[]": 'is not one of "psnr", "float_ssim", "float_ms_ssim"',
+  "options.features[]": `is not one of ${ExtraFeature.literals.map((feature) => `"${feature}"`).join(", ")}`,
   "options.subsample": "is not a whole number from 0 to 1000",
   "options.frame_cnt": "is not a whole number from 0 to 1000000000 (0: every frame)",
   "options.frame_skip_ref": "is not a whole number from 0 to 1000000000",
