@@ -39,7 +39,10 @@ const nodeWithJobs = (jobs: JobServiceShape, tenant: string, max = 1) =>
 /**
  * A controller whose next ReportResult is interleaved: the effect given to `between` runs after the
  * service has read the sessions it passes to the store (its last read) and before the store's
- * write transaction, i.e. the job changes between the report's reads and its commit.
+ * write transaction, i.e. the job changes between the report's reads and its commit. A store that
+ * reads the sessions itself (PostgreSQL's `sessionBound`) gets the change just before its call;
+ * its own read-to-write window is covered by postgres-store.test.ts (a report's write waiting on
+ * a row lock).
  */
 const racing = <A, E>(
   target: Backend,
@@ -57,13 +60,26 @@ const racing = <A, E>(
     Effect.gen(function* () {
       const store = yield* JobStore
       const sessions = yield* NodeSessions
+      const interleave = Effect.suspend(() => {
+        const pending = change
+        change = undefined
+        return pending === undefined ? Effect.void : Effect.orDie(pending())
+      })
       const ofTenant: NodeSessionsShape["ofTenant"] = (tenantId) =>
-        Effect.suspend(() => {
-          const pending = change
-          change = undefined
-          return pending === undefined ? Effect.void : Effect.orDie(pending())
-        }).pipe(Effect.zipRight(sessions.ofTenant(tenantId)))
-      return Context.make(JobStore, store).pipe(Context.add(NodeSessions, { ...sessions, ofTenant }))
+        interleave.pipe(Effect.zipRight(sessions.ofTenant(tenantId)))
+      const bound = store.sessionBound
+      const interleaved: JobStoreShape =
+        bound === undefined
+          ? store
+          : {
+              ...store,
+              sessionBound: {
+                ...bound,
+                report: (tenantId, nodeId, reports) =>
+                  interleave.pipe(Effect.zipRight(bound.report(tenantId, nodeId, reports)))
+              }
+            }
+      return Context.make(JobStore, interleaved).pipe(Context.add(NodeSessions, { ...sessions, ofTenant }))
     })
   ).pipe(Layer.provide(target.layer(DEFAULT_SESSION_SETTINGS)))
   const layer = Layer.merge(
