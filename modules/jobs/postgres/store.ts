@@ -80,6 +80,9 @@ const LISTENER_REFRESH_MILLIS = 10_000
 /** A replica stops listening once nobody followed or waited for this long. */
 const LISTENER_LINGER_MILLIS = 30_000
 
+/** Longest wait for the writes in progress when a replica starts listening (see `startListening`). */
+const LISTEN_BARRIER_MILLIS = 1_000
+
 /** Reads and compare-and-set writes of one report before it gives up (the row kept changing). */
 const MAX_REPORT_ROUNDS = 50
 
@@ -243,7 +246,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     /**
      * Starts listening. A write whose trigger ran before the change_listeners row was committed
      * sent no notification; it is waited out (every transaction in progress at the row's commit
-     * ends), so a listing made after this sees it.
+     * ends, for at most LISTEN_BARRIER_MILLIS: store writes are single statements), so a listing
+     * made after this sees it. Real time (not the Effect clock, which a test may hold still).
      */
     const startListening = Effect.gen(function* () {
       let listens = 0
@@ -264,10 +268,15 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
       yield* registerListener
       const [mark] = yield* query("listen", () => sql`SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax`)
       const xmax = String(mark?.["xmax"] ?? "0")
-      yield* Effect.repeat(
-        query("listen", () => sql`SELECT txid_snapshot_xmin(txid_current_snapshot()) >= ${xmax}::bigint AS done`),
-        { until: (rows) => rows[0]?.["done"] === true, schedule: Schedule.spaced("2 millis") }
-      )
+      const giveUp = performance.now() + LISTEN_BARRIER_MILLIS
+      for (;;) {
+        const [ended] = yield* query(
+          "listen",
+          () => sql`SELECT txid_snapshot_xmin(txid_current_snapshot()) >= ${xmax}::bigint AS done`
+        )
+        if (ended?.["done"] === true || performance.now() > giveUp) return
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+      }
     })
 
     /** Listening when this returns (or the database did not answer: followers then end at once). */
