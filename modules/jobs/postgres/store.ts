@@ -264,19 +264,26 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           }
         )
       )
-      yield* Ref.set(listening, listener)
-      yield* registerListener
-      const [mark] = yield* query("listen", () => sql`SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax`)
-      const xmax = String(mark?.["xmax"] ?? "0")
-      const giveUp = performance.now() + LISTEN_BARRIER_MILLIS
-      for (;;) {
-        const [ended] = yield* query(
+      const registered = Effect.gen(function* () {
+        yield* registerListener
+        const [mark] = yield* query(
           "listen",
-          () => sql`SELECT txid_snapshot_xmin(txid_current_snapshot()) >= ${xmax}::bigint AS done`
+          () => sql`SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax`
         )
-        if (ended?.["done"] === true || performance.now() > giveUp) return
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
-      }
+        const xmax = String(mark?.["xmax"] ?? "0")
+        const giveUp = performance.now() + LISTEN_BARRIER_MILLIS
+        for (;;) {
+          const [ended] = yield* query(
+            "listen",
+            () => sql`SELECT txid_snapshot_xmin(txid_current_snapshot()) >= ${xmax}::bigint AS done`
+          )
+          if (ended?.["done"] === true || performance.now() > giveUp) return
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+        }
+      })
+      // Listening only counts once the row is in: otherwise the next follower tries again.
+      yield* Effect.tapError(registered, () => Effect.promise(() => listener.unlisten().catch(() => undefined)))
+      yield* Ref.set(listening, listener)
     })
 
     /** Listening when this returns (or the database did not answer: followers then end at once). */
@@ -310,11 +317,21 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     )
     yield* Effect.addFinalizer(() => stopListening)
 
+    // Followers that could not start the notifications end at once (UNAVAILABLE: they list
+    // again); a waiting PullWork keeps its bounded wait (waking it would turn into a busy loop).
     const wanted = <A, R>(acquire: Effect.Effect<A, never, R>) =>
       Effect.tap(acquire, () =>
         Effect.zipRight(
           Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(lastDemand, now)),
-          Effect.ignore(ensureListening)
+          Effect.catchAll(ensureListening, (error) =>
+            Effect.zipRight(
+              Effect.logWarning(`change feed: cannot listen: ${error.message}`),
+              Effect.sync(() => {
+                for (const follower of followers)
+                  if (!Queue.unsafeOffer(follower.queue, INTERRUPTED)) follower.behind = true
+              })
+            )
+          )
         )
       )
 
