@@ -21,8 +21,10 @@ const JOBS = 1_000
 const SUBMITTERS = 4
 /** Jobs a node claims per PullWork (and reports per ReportResults). */
 const PULL = 4
-/** Node counts of the runs. */
-const NODE_COUNTS = [4, 16, 64] as const
+/** Node counts of the runs (SVC_BENCH_NODES=16 for one). */
+const NODE_COUNTS = (process.env["SVC_BENCH_NODES"] ?? "4,16,64").split(",").map(Number)
+/** Runs of each case; the medians are printed (SVC_BENCH_RUNS). */
+const RUNS = Math.max(1, Number(process.env["SVC_BENCH_RUNS"] ?? "1"))
 /** PullWork's long-poll wait in the bench (short: nodes still waiting at the end return soon). */
 const WAIT_MS = 1_000
 /** How often a polling node (no long-poll, as before issue 35) asks again after an empty answer. */
@@ -180,12 +182,28 @@ const line = (label: string, figures: Figures) =>
     )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed`
   )
 
-/** Every run on one store: drain and mixed at each node count, and mixed at 64 nodes polling. */
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+
+/** RUNS runs of one case; each figure is the median over them. */
+const medianOf = async (once: () => Promise<Figures>): Promise<Figures> => {
+  const runs: Array<Figures> = []
+  for (let i = 0; i < RUNS; i++) runs.push(await once())
+  return {
+    perSecond: median(runs.map((one) => one.perSecond)),
+    p50: median(runs.map((one) => one.p50)),
+    p99: median(runs.map((one) => one.p99)),
+    empty: median(runs.map((one) => one.empty)),
+    failed: runs.reduce((sum, one) => sum + one.failed, 0)
+  }
+}
+
+/** Every case on one store: drain and mixed at each node count, and mixed at 64 nodes polling. */
 const runAll = async (store: string, replicas: ReadonlyArray<RunningService>) => {
   for (const nodes of NODE_COUNTS)
     for (const mode of ["drain", "mixed"] as const)
-      line(`${store}, ${nodes} nodes, ${mode}:`, await run(replicas, nodes, mode))
-  line(`${store}, 64 nodes, mixed, polling ${POLL_MS} ms:`, await run(replicas, 64, "mixed", false))
+      line(`${store}, ${nodes} nodes, ${mode}:`, await medianOf(() => run(replicas, nodes, mode)))
+  if (NODE_COUNTS.includes(64))
+    line(`${store}, 64 nodes, mixed, polling ${POLL_MS} ms:`, await medianOf(() => run(replicas, 64, "mixed", false)))
 }
 
 /** Lines of the controllers' logs and the PostgreSQL log that would mean a transaction did not hold. */
@@ -195,7 +213,7 @@ const transactionTrouble = (texts: ReadonlyArray<string>) =>
 
 export const benchJobStores = async (): Promise<void> => {
   console.log(
-    `job store: ${JOBS} jobs submit → finished (${SUBMITTERS} submitters), nodes pulling ${PULL} (long-poll ${WAIT_MS} ms) and reporting them in one ReportResults; drain: queued first; mixed: submitted meanwhile; claims = PullWork calls that got jobs`
+    `job store (${RUNS === 1 ? "one run" : `medians of ${RUNS} runs`}): ${JOBS} jobs submit → finished (${SUBMITTERS} submitters), nodes pulling ${PULL} (long-poll ${WAIT_MS} ms) and reporting them in one ReportResults; drain: queued first; mixed: submitted meanwhile; claims = PullWork calls that got jobs`
   )
   const scratch = mkdtempSync(join(tmpdir(), "svc-bench-store-"))
   const common = { SVC_AUTH_DISABLED: "true", SVC_SCORING_ROOTS: fixturesDir, SVC_LOG_LEVEL: "info" }
