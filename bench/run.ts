@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: prints throughput and latency figures. No targets are asserted here.
- * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf.
- * `npm run bench -- job-store`: only the job stores under load (SQLite, PostgreSQL 1 and 2 replicas).
+ * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf;
+ * `npm run bench -- job-store`: only the job stores under load (SQLite, PostgreSQL 1 and 2 replicas);
+ * `bun bench/shots.ts`: only the cost of shot detection.
  */
 import { benchController } from "./controller.ts"
 import { benchEncoded } from "./encoded.ts"
@@ -9,6 +10,7 @@ import { benchJobStores } from "./job-store.ts"
 import { benchLadder } from "./ladder.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchServer } from "./server.ts"
+import { benchShots } from "./shots.ts"
 import { benchVsReference } from "./vs-reference.ts"
 
 if (process.argv.includes("vs-reference")) {
@@ -17,6 +19,7 @@ if (process.argv.includes("vs-reference")) {
   await benchJobStores()
 } else {
   benchScorer()
+  benchShots()
   benchEncoded()
   benchLadder()
   await benchController()

@@ -115,7 +115,8 @@ const toRow = (row: Row): JobRow => ({
   frames_done: num(row["frames_done"]),
   submitted_by: textOrNull(row["submitted_by"]),
   fence: num(row["fence"]),
-  rendition_progress: textOrNull(row["rendition_progress"])
+  rendition_progress: textOrNull(row["rendition_progress"]),
+  idempotency_key: textOrNull(row["idempotency_key"])
 })
 
 const decodeRows = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>
