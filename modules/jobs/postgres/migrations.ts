@@ -197,6 +197,9 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
         s_tenant TEXT;
         s_expires BIGINT;
       BEGIN
+        -- The session is looked up across tenants (to tell another tenant's from an unknown one),
+        -- so under maintenance should node_sessions get row-level security too.
+        PERFORM svc_enter('', true);
         SELECT ns.tenant_id, ns.expires_at INTO s_tenant, s_expires FROM node_sessions ns WHERE ns.node_id = p_node;
         RETURN QUERY SELECT s_tenant, s_expires, NULL::JSON;
         IF p_check AND (s_tenant IS DISTINCT FROM p_tenant OR s_expires <= p_now) THEN
@@ -218,6 +221,7 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
       CREATE FUNCTION svc_report_read(p_tenant TEXT, p_ids TEXT, p_reporter TEXT)
       RETURNS TABLE (session_tenant TEXT, session_expires BIGINT, job JSON) LANGUAGE plpgsql AS $$
       BEGIN
+        PERFORM svc_enter('', true);
         RETURN QUERY SELECT ns.tenant_id, ns.expires_at, NULL::JSON FROM (SELECT 1) AS one
           LEFT JOIN node_sessions ns ON ns.node_id = p_reporter;
         PERFORM svc_enter(p_tenant, false);
