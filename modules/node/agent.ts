@@ -6,7 +6,7 @@
  * registers again and reports, under its new session, what it finished meanwhile.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
@@ -20,6 +20,13 @@ import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, callUnary, type GrpcCallError, makeClient } from "../transport/grpc/client.ts"
 import { nodeConfig } from "./config.ts"
 import { makeTokenSource, type TokenFileError } from "../config/token-file.ts"
+
+/**
+ * How long PullWork may hold an idle node's call until a job arrives (long-poll, issue 35):
+ * within the controller's 20 s bound and the client's 30 s deadline. A node with free slots is
+ * answered as soon as work is submitted, instead of at its next poll.
+ */
+const PULL_WAIT_MS = 15_000
 
 /** A job as PullWork hands it out (proto field names). */
 interface WireJob {
@@ -493,8 +500,13 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
+        const asked = yield* Clock.currentTimeMillis
         const pulled = yield* Effect.either(
-          call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", { node_id: current.nodeId, max_jobs: free })
+          call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", {
+            node_id: current.nodeId,
+            max_jobs: free,
+            wait_ms: PULL_WAIT_MS
+          })
         )
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
@@ -508,7 +520,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           // decoders killed (an unfinished job is re-queued by the controller).
           yield* Effect.forkIn(runJob(job), agentScope)
         }
-        if (pulled.right.jobs.length === 0) yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
+        // The controller held the call until work arrived or the wait was up; one that answers
+        // "none" at once does not long-poll (an older controller): poll at the interval.
+        const answeredAfter = (yield* Clock.currentTimeMillis) - asked
+        if (pulled.right.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
+          yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }
     })
 
