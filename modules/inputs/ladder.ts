@@ -94,7 +94,8 @@ export const scoreLadderInputs = <E = never>(
           isDistorted: false,
           geometry: ladder.referenceGeometry,
           scale: shared.scale,
-          reference: ladder.reference
+          reference: ladder.reference,
+          threads: shared.threads
         },
         target
       )
@@ -108,7 +109,8 @@ export const scoreLadderInputs = <E = never>(
             isDistorted: true,
             geometry: rendition.job.geometry,
             scale: rendition.job.scale,
-            reference: ladder.reference
+            reference: ladder.reference,
+            threads: shared.threads
           },
           target
         )

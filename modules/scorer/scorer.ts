@@ -140,6 +140,11 @@ export interface ScoreHooks<E = never> {
    * is allocated) for as long as the scope lasts, or refuses it.
    */
   readonly admitMemory?: (bytes: number) => Effect.Effect<void, E | ScoreError, Scope.Scope>
+  /**
+   * The whole memory budget (SVC_MAX_SCORE_MEMORY), for refusals decided before `admitMemory`
+   * can be asked (an input whose decoding can never fit, known from its headers).
+   */
+  readonly memoryBudget?: number
 }
 
 /** The score's own feature name in the reference library's output. */
@@ -438,18 +443,24 @@ export interface FedSide {
 /**
  * Judges a fed stream's outcome before it is accepted: `ends[k]` is side k's end as the library
  * saw it (-1: not read to its end; else the bytes of a partial last frame, 0 on a frame
- * boundary) and `failure` the library's error, if any. Failing replaces the outcome: a pipe's
- * end is the clip's end only if its writer (a decoder) exited cleanly.
+ * boundary), `failure` the library's error, if any, and `framesRead` the frames read of every
+ * side after its skip. Failing replaces the outcome: a pipe's end is the clip's end only if its
+ * writer (a decoder) exited cleanly and wrote no more than its container declares.
  */
 export type FeedVerdict = (
   ends: ReadonlyArray<number>,
-  failure: ScoreError | undefined
+  failure: ScoreError | undefined,
+  framesRead: number
 ) => Effect.Effect<void, ScoreError>
 
 /** The sides of a fed stream (the reference first) and the verdict on their ends. */
 export interface Feed {
   readonly sides: ReadonlyArray<FedSide>
   readonly verdict: FeedVerdict
+  /** Memory of the sides' writers (decoders), admitted with the stream's own before they start. */
+  readonly memory?: number
+  /** Starts the sides' writers, once the memory is admitted; they live as long as the scope. */
+  readonly start?: Effect.Effect<void, ScoreError, Scope.Scope>
 }
 
 const fedKind = { raw: NativeInputKind.raw, y4m: NativeInputKind.y4m, pipe: NativeInputKind.pipe } as const
@@ -482,7 +493,8 @@ const judgeFeed = (
 ): Effect.Effect<void, ScoreError> => {
   const ends = feed.sides.map((_, side) => Number(symbols.svc_stream_feed_end(handle, side)))
   const failure = state < 0 ? failureFor(state, nativeError(symbols, view)) : undefined
-  return Effect.zipRight(feed.verdict(ends, failure), failure ? Effect.fail(failure) : Effect.void)
+  const framesRead = Number(symbols.svc_stream_frames_read(handle))
+  return Effect.zipRight(feed.verdict(ends, failure, framesRead), failure ? Effect.fail(failure) : Effect.void)
 }
 
 /** Creates a pipe for a fed stream (read end, write end; both close-on-exec, about 1 MiB). */
@@ -503,14 +515,14 @@ const makeStreamScoring = (
   frameLimit: number
 ) => {
   /** The job's native stream, its memory admitted, and how its final frames are read out. */
-  const openStream = <H>(job: ScoreJob, hooks: Pick<ScoreHooks<H>, "admitMemory">) =>
+  const openStream = <H>(job: ScoreJob, hooks: Pick<ScoreHooks<H>, "admitMemory">, writersMemory = 0) =>
     Effect.gen(function* () {
       if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
       const set = yield* acquireModels(symbols, models, job)
       const { handle, view } = yield* acquireStream(symbols, (options, out) =>
         symbols.svc_stream_create(set.handle, options, options.length, out.slot, out.error, out.errorLength)
       )(job, frameLimit)
-      if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
+      if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + writersMemory)
       const round = applyPrecision(job.precision)
       const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
         String(symbols.svc_job_metric_name(view, i))
@@ -636,7 +648,8 @@ const makeStreamScoring = (
   ): Stream.Stream<StreamEvent, ScoreError | H> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
-        const { handle, view, drain } = yield* openStream(job, hooks)
+        const { handle, view, drain } = yield* openStream(job, hooks, feed.memory)
+        if (feed.start) yield* feed.start
         yield* startFeed(symbols, handle, feed)
         return Stream.paginateEffect(
           1,
@@ -711,8 +724,10 @@ const makeLadderScoring =
         // the library and the one being assembled here) are admitted with the library's estimate.
         const window = job.threads + 2
         const queued = (window + 2) * (renditions + 1) * Number(symbols.svc_stream_frame_bytes(handle))
-        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + queued)
         const feed = "verdict" in input ? input : undefined
+        if (hooks.admitMemory)
+          yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + queued + (feed?.memory ?? 0))
+        if (feed?.start) yield* feed.start
         let reported = -1
         let readReported = -1
         const progress = Effect.suspend(() => {

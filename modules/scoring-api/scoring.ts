@@ -10,6 +10,7 @@ import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
+import { Gauge } from "prom-client"
 import type { PermissionDenied } from "../policy/errors.ts"
 import { parseRoot, RootSet, splitRootList } from "../policy/scoring-roots.ts"
 import {
@@ -153,6 +154,23 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
             () => Ref.update(memoryInUse, (used) => used - bytes)
           )
     const serverGuard = yield* defaultGuard
+    // The decoders' share of the budget, as /metrics shows it: admitted, and the peak observed.
+    new Gauge({
+      name: "svc_decoder_memory_reserved_bytes",
+      help: "Memory admitted for the running decoders (counted in SVC_MAX_SCORE_MEMORY with the scorer's).",
+      registers: [metrics.registry],
+      collect() {
+        this.set(ffmpeg.usage.reserved)
+      }
+    })
+    new Gauge({
+      name: "svc_decoder_memory_peak_bytes",
+      help: "Highest resident memory (VmHWM) a decoder of this process reached, sampled every 250 ms.",
+      registers: [metrics.registry],
+      collect() {
+        this.set(ffmpeg.usage.peak)
+      }
+    })
 
     /** What a request got to before it ended, for its log line. */
     interface Progress {
@@ -233,7 +251,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               yield* slot(call)
               seen.ran = true
               const result = yield* Effect.provideService(
-                scoreInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                scoreInputs<G | PermissionDenied>(scorer, job, {
+                  guard: guard ?? serverGuard,
+                  admitMemory,
+                  memoryBudget: budget
+                }),
                 Ffmpeg,
                 ffmpeg
               )
@@ -265,7 +287,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               yield* slot(call)
               seen.ran = true
               const result = yield* Effect.provideService(
-                scoreLadderInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                scoreLadderInputs<G | PermissionDenied>(scorer, job, {
+                  guard: guard ?? serverGuard,
+                  admitMemory,
+                  memoryBudget: budget
+                }),
                 Ffmpeg,
                 ffmpeg
               )

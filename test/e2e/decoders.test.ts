@@ -1,0 +1,185 @@
+/**
+ * Decoders inside the walls (issue 27), on the compiled svc-server with the machine's ffmpeg:
+ * - the memory budget covers decoding: inputs whose decoders can never fit are refused before any
+ *   decoder starts, and the whole process tree (server and children, RSS summed every 100 ms)
+ *   stays small; a ladder counts every rendition's decoder;
+ * - no decoder outlives the server: kill -9 mid-ladder leaves no ffmpeg alive a second later.
+ */
+import { gunzipSync } from "node:zlib"
+import { readFileSync, readdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { repoRoot, type RunningService, startService } from "../support/executables.ts"
+import { childrenNamed, ffmpegRun, scratchDir, writeLongClip } from "../support/media.ts"
+
+const scratch = scratchDir("svc-decoders-")
+afterAll(() => scratch.remove())
+const file = (name: string) => join(scratch.dir, name)
+
+/** A committed crafted clip (test/media), unpacked into the scratch folder. */
+const unpack = (name: string) => {
+  writeFileSync(file(name), gunzipSync(readFileSync(join(repoRoot, "test", "media", `${name}.gz`))))
+  return file(name)
+}
+
+/** Every process's parent, from /proc. */
+const parents = (): Map<number, { parent: number; rss: number; state: string }> => {
+  const table = new Map<number, { parent: number; rss: number; state: string }>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      // Fields after the command: state, ppid, ... rss (in pages) is the 24th field of stat.
+      table.set(Number(entry), { state: fields[0] ?? "", parent: Number(fields[1]), rss: Number(fields[21]) * 4096 })
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table
+}
+
+/** Bytes resident in `root` and all its descendants now. */
+const treeRss = (root: number): number => {
+  const table = parents()
+  const inTree = (pid: number): boolean => {
+    for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
+      if (at === root) return true
+      at = table.get(at)?.parent
+    }
+    return false
+  }
+  let sum = 0
+  for (const [pid, entry] of table) if (inTree(pid)) sum += entry.rss
+  return sum
+}
+
+/** Samples the tree's RSS every 100 ms while `work` runs; the highest sum. */
+const peakWhile = async <T>(root: number, work: Promise<T>): Promise<{ result: T; peak: number }> => {
+  let peak = treeRss(root)
+  let running = true
+  const sampler = (async () => {
+    while (running) {
+      peak = Math.max(peak, treeRss(root))
+      await Bun.sleep(100)
+    }
+  })()
+  const result = await work.finally(() => {
+    running = false
+  })
+  await sampler
+  return { result, peak }
+}
+
+/** Still alive (not gone, not a zombie waiting for its reaper). */
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
+  } catch {
+    return false
+  }
+}
+
+const post = (service: RunningService, path: string, body: unknown) =>
+  fetch(`${service.http}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  }).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> }))
+
+const mebibytes = 1024 * 1024
+let small = ""
+beforeAll(() => {
+  small = file("small.mp4")
+  ffmpegRun([
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25",
+    "-frames:v",
+    "10",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-y",
+    small
+  ])
+})
+
+describe("the memory budget covers decoders (SVC_MAX_SCORE_MEMORY=256Mi)", () => {
+  let service: RunningService
+  beforeAll(async () => {
+    service = await startService("svc-server", { env: { SVC_MAX_SCORE_MEMORY: "256Mi" } })
+  })
+  afterAll(() => service.stop())
+
+  it("two concurrent scores against 16000x16000 frames are refused with 400 before decoding; the tree stays under 600 MB", async () => {
+    const huge = unpack("gray-16000x16000.mp4")
+    const body = { reference: small, distorted: huge }
+    const { result, peak } = await peakWhile(
+      service.process.pid,
+      Promise.all([post(service, "/v1/score", body), post(service, "/v1/score", body)])
+    )
+    for (const answer of result) {
+      expect(answer.status).toBe(400)
+      expect(String(answer.body.error)).toMatch(/needs about .* more than the whole budget of 256\.0 MiB/)
+    }
+    expect(peak).toBeLessThan(600 * mebibytes)
+  })
+
+  it("a 16-rendition ladder of 8000x8000 frames is refused with 400; the tree stays under 600 MB", async () => {
+    const big = unpack("gray-8000x8000.mp4")
+    const renditions = Array.from({ length: 16 }, (_, i) => ({ label: `r${i}`, distorted: big }))
+    const { result, peak } = await peakWhile(
+      service.process.pid,
+      post(service, "/v1/ladder", { reference: small, renditions })
+    )
+    expect(result.status).toBe(400)
+    expect(String(result.body.error)).toMatch(/more than the whole budget/)
+    expect(peak).toBeLessThan(600 * mebibytes)
+  })
+
+  it("a ladder counts every rendition's decoder: 2 small renditions fit, 16 do not", async () => {
+    const two = Array.from({ length: 2 }, (_, i) => ({ label: `r${i}`, distorted: small }))
+    const fits = await post(service, "/v1/ladder", { reference: small, renditions: two })
+    expect(fits.status).toBe(200)
+    const many = Array.from({ length: 16 }, (_, i) => ({ label: `r${i}`, distorted: small }))
+    const refused = await post(service, "/v1/ladder", { reference: small, renditions: many })
+    expect(refused.status).toBe(400)
+    expect(String(refused.body.error)).toMatch(/more than the whole budget of 256\.0 MiB/)
+    // The refusal came before any decoder: none was started for it.
+    expect(childrenNamed(service.process.pid, "ffmpeg")).toEqual([])
+  })
+
+  it("/metrics shows the decoders' reserved memory and their observed peak", async () => {
+    const text = await fetch(`${service.http}/metrics`).then((response) => response.text())
+    expect(text).toMatch(/^svc_decoder_memory_reserved_bytes 0$/m)
+    const peak = Number(/^svc_decoder_memory_peak_bytes (\d+)$/m.exec(text)?.[1])
+    // The ladder that fitted ran three decoders of a 320x240 clip: tens of MB each, not gigabytes.
+    expect(peak).toBeGreaterThan(1 * mebibytes)
+    expect(peak).toBeLessThan(256 * mebibytes)
+  })
+})
+
+describe("no decoder outlives the server", () => {
+  it("kill -9 of svc-server mid-ladder: no ffmpeg child is alive a second later", async () => {
+    const long = file("long.mp4")
+    writeLongClip(long)
+    const service = await startService("svc-server")
+    const renditions = Array.from({ length: 3 }, (_, i) => ({ label: `r${i}`, distorted: long }))
+    const answer = post(service, "/v1/ladder", { reference: long, renditions }).catch(() => undefined)
+    let decoders: ReadonlyArray<number> = []
+    for (let waited = 0; decoders.length < 4 && waited < 600; waited++) {
+      await Bun.sleep(100)
+      decoders = childrenNamed(service.process.pid, "ffmpeg")
+    }
+    expect(decoders.length).toBe(4)
+    service.process.kill("SIGKILL")
+    await service.stop()
+    await answer
+    await Bun.sleep(1000)
+    expect(decoders.filter(alive)).toEqual([])
+  })
+})
