@@ -5,7 +5,7 @@
 import { Effect, Either } from "effect"
 import { lstat, readlink, realpath } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
-import type { OpenedInput } from "../inputs/open.ts"
+import type { LocatedInput } from "../inputs/open.ts"
 import { InputNotFound } from "../scorer/errors.ts"
 import type { InputGuard } from "../scorer/scorer.ts"
 import { PermissionDenied } from "./errors.ts"
@@ -249,7 +249,7 @@ export class RootSet {
         Effect.flatMap(this.check(path), (admitted) =>
           admitted.kind === "local" ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(path))
         ),
-      opened: (input: OpenedInput) =>
+      opened: (input: LocatedInput) =>
         Effect.flatMap(under(input.realPath), (inside) =>
           inside ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(input.path))
         ),

@@ -7,7 +7,7 @@ import { ptr } from "bun:ffi"
 import { Duration, Effect, Option, type Scope, Stream } from "effect"
 import { read } from "node:fs"
 import { integerIn } from "../config/env.ts"
-import { type OpenedInput, openInput } from "../inputs/open.ts"
+import { type LocatedInput, locateInput, type OpenedInput, openLocated } from "../inputs/open.ts"
 import {
   InputNotFound,
   InvalidGeometry,
@@ -108,12 +108,13 @@ export interface ScoreResult {
 
 /**
  * Who may be read: the scoring roots of the caller, applied around the one open of each input.
- * `beforeOpen` sees the input as written (nothing outside the roots is even opened), `opened`
- * sees where the descriptor really points, `missing` decides what a missing input reports.
+ * `beforeOpen` sees the input as written (nothing outside the roots is even located), `opened`
+ * sees where the located (`O_PATH`, not yet opened) descriptor really points, `missing` decides
+ * what a missing input reports.
  */
 export interface InputGuard<E> {
   readonly beforeOpen: (path: string) => Effect.Effect<void, E>
-  readonly opened: (input: OpenedInput) => Effect.Effect<void, E>
+  readonly opened: (input: LocatedInput) => Effect.Effect<void, E>
   readonly missing: (path: string) => Effect.Effect<never, E | InputNotFound>
 }
 
@@ -808,21 +809,21 @@ export const openChecked = <E>(
 ): Effect.Effect<OpenedInput, E | InputNotFound | UnreadableInput | UnsupportedInput, Scope.Scope> =>
   Effect.gen(function* () {
     yield* guard.beforeOpen(path)
-    const opened = yield* openInput(path).pipe(
-      Effect.catchTags({
-        InputMissing: () => guard.missing(path),
-        InputUnopenable: (error) =>
-          Effect.fail(new UnreadableInput({ message: `input "${path}" cannot be opened: ${error.reason}` }))
-      })
-    )
-    yield* guard.opened(opened)
-    if (opened.kind !== "regular file") {
-      const article = opened.kind === "other" ? "not a regular file" : `a ${opened.kind}`
+    const unopenable = {
+      InputMissing: () => guard.missing(path),
+      InputUnopenable: (error: { readonly reason: string }) =>
+        Effect.fail(new UnreadableInput({ message: `input "${path}" cannot be opened: ${error.reason}` }))
+    }
+    // Located, not opened: its real path and kind are checked before anything is opened for reading.
+    const located = yield* locateInput(path).pipe(Effect.catchTags(unopenable))
+    yield* guard.opened(located)
+    if (located.kind !== "regular file") {
+      const article = located.kind === "other" ? "not a regular file" : `a ${located.kind}`
       return yield* new UnsupportedInput({
         message: `input "${path}" is ${article}; only regular files are scored`
       })
     }
-    return opened
+    return yield* openLocated(located).pipe(Effect.catchTags(unopenable))
   })
 
 export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {

@@ -3,10 +3,12 @@
  * - the memory budget covers decoding: inputs whose decoders can never fit are refused before any
  *   decoder starts, and the whole process tree (server and children, RSS summed every 100 ms)
  *   stays small; a ladder counts every rendition's decoder;
- * - no decoder outlives the server: kill -9 mid-ladder leaves no ffmpeg alive a second later.
+ * - no decoder outlives the server: kill -9 mid-ladder leaves no ffmpeg alive a second later;
+ * - nothing outside the roots is opened, even through a link: a FIFO's blocked writer stays
+ *   blocked after the 403.
  */
 import { gunzipSync } from "node:zlib"
-import { readFileSync, readdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot, type RunningService, startService } from "../support/executables.ts"
@@ -181,5 +183,32 @@ describe("no decoder outlives the server", () => {
     await answer
     await Bun.sleep(1000)
     expect(decoders.filter(alive)).toEqual([])
+  })
+})
+
+describe("nothing outside the roots is opened, even through a link", () => {
+  it("an in-root link to an outside FIFO gets 403 and the FIFO is never opened (its writer stays blocked)", async () => {
+    const root = file("root")
+    mkdirSync(root)
+    const fifo = file("outside.fifo")
+    const made = Bun.spawnSync(["mkfifo", fifo])
+    expect(made.exitCode).toBe(0)
+    symlinkSync(fifo, join(root, "clip.mp4"))
+    // The shell blocks in open(2) of the FIFO for writing until some process opens it for reading.
+    const writer = Bun.spawn(["sh", "-c", `printf x > '${fifo}'`], { stdio: ["ignore", "ignore", "ignore"] })
+    const service = await startService("svc-server", { env: { SVC_INPUT_ROOTS: root } })
+    try {
+      const reference = join(root, "reference.mp4")
+      ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", reference])
+      const answer = await post(service, "/v1/score", { reference, distorted: join(root, "clip.mp4") })
+      expect(answer.status).toBe(403)
+      expect(answer.body.error).toBe(`scoring input "${join(root, "clip.mp4")}" is outside the tenant's scoring roots`)
+      await Bun.sleep(500)
+      expect(writer.exitCode).toBeNull()
+    } finally {
+      writer.kill("SIGKILL")
+      await writer.exited
+      await service.stop()
+    }
   })
 })
