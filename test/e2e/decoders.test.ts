@@ -5,7 +5,9 @@
  *   stays small; a ladder counts every rendition's decoder;
  * - no decoder outlives the server: kill -9 mid-ladder leaves no ffmpeg alive a second later;
  * - nothing outside the roots is opened, even through a link: a FIFO's blocked writer stays
- *   blocked after the 403.
+ *   blocked after the 403;
+ * - a decode that runs past what its container declares (an edit list repeating its frames
+ *   thousands of times) is refused at once, naming both counts.
  */
 import { gunzipSync } from "node:zlib"
 import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
@@ -210,5 +212,82 @@ describe("nothing outside the roots is opened, even through a link", () => {
       await writer.exited
       await service.stop()
     }
+  })
+})
+
+/**
+ * Rewrites an MP4 (moov after mdat, one track with a one-entry edit list) so that its edit list
+ * plays the whole track `times` times: the container still holds (and declares) the same frames,
+ * a decoder following the edit list produces `times` as many. The boxes enclosing the edit list
+ * grow by the added entries; mdat comes first, so no chunk offset moves.
+ */
+const loopEditList = (source: string, target: string, times: number) => {
+  const bytes = readFileSync(source)
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const type = (at: number) => bytes.toString("latin1", at + 4, at + 8)
+  const find = (from: number, to: number, wanted: string): number => {
+    for (let at = from; at < to; at += view.getUint32(at)) if (type(at) === wanted) return at
+    throw new Error(`no ${wanted} box`)
+  }
+  const moov = find(0, bytes.length, "moov")
+  const trak = find(moov + 8, moov + view.getUint32(moov), "trak")
+  const edts = find(trak + 8, trak + view.getUint32(trak), "edts")
+  const elst = find(edts + 8, edts + view.getUint32(edts), "elst")
+  const version = bytes[elst + 8]
+  const entryBytes = version === 1 ? 20 : 12
+  const entry = bytes.subarray(elst + 16, elst + 16 + entryBytes)
+  const added = (times - 1) * entryBytes
+  const header = Buffer.from(bytes.subarray(elst, elst + 16))
+  header.writeUInt32BE(view.getUint32(elst) + added, 0)
+  header.writeUInt32BE(times, 12)
+  const before = Buffer.from(bytes.subarray(0, elst))
+  for (const box of [moov, trak, edts]) before.writeUInt32BE(view.getUint32(box) + added, box)
+  const entries = Buffer.concat(Array.from({ length: times }, () => entry))
+  writeFileSync(target, Buffer.concat([before, header, entries, bytes.subarray(elst + 16 + entryBytes)]))
+}
+
+describe("a decode past what the container declares", () => {
+  let service: RunningService
+  beforeAll(async () => {
+    service = await startService("svc-server")
+  })
+  afterAll(() => service.stop())
+
+  it("an edit list repeating 50 frames 20,000 times is refused within 20 s, naming both counts", async () => {
+    const clip = file("edit-list.mp4")
+    ffmpegRun([
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=64x64:rate=25",
+      "-frames:v",
+      "50",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-use_editlist",
+      "1",
+      "-y",
+      clip
+    ])
+    const looping = file("looping.mp4")
+    loopEditList(clip, looping, 20_000)
+    // ffmpeg itself follows the edit list far past the 50 frames the container declares.
+    const declared = ffmpegRun(
+      ["-select_streams", "v:0", "-show_entries", "stream=nb_frames", "-of", "csv=p=0", looping],
+      "ffprobe"
+    )
+    expect(Number(declared.trim())).toBe(50)
+    const started = performance.now()
+    const answer = await post(service, "/v1/score", { reference: looping, distorted: looping })
+    expect(performance.now() - started).toBeLessThan(20_000)
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toBe(
+      `input "${looping}" decodes more frames than its container declares: 50 declared, more than 52 decoded`
+    )
+    // The same clip played once scores: edit lists themselves are fine.
+    const once = await post(service, "/v1/score", { reference: clip, distorted: clip })
+    expect(once.status).toBe(200)
   })
 })
