@@ -277,6 +277,39 @@ interface DecodeTarget {
   readonly pixelFormat: string
   /** Scale to width x height with this algorithm; undefined: the decoded size already matches. */
   readonly scale: ScaleAlgorithm | undefined
+  /** What the stream is, as probed; without scaling, a frame of another shape fails the decode. */
+  readonly source: SourceShape
+}
+
+/**
+ * The decoded stream as the probe saw it: a frame of another size or chroma subsampling is a
+ * change (the scale filter's `hsub`/`vsub` are the input's chroma subsampling factors).
+ */
+export interface SourceShape {
+  readonly width: number
+  readonly height: number
+  readonly hsub: number
+  readonly vsub: number
+}
+
+/**
+ * A filter that passes frames of `source`'s shape unchanged and fails on the first other one,
+ * naming its index: evaluated per frame, it asks for an impossible width and a height of the
+ * frame's index plus one, which ffmpeg reports as "Picture size 0x<index+1> is invalid"
+ * (`changedFrameOf` reads it back).
+ */
+const unchanging = (source: SourceShape) => {
+  const same = `eq(iw\\,${source.width})*eq(ih\\,${source.height})*eq(hsub\\,${source.hsub})*eq(vsub\\,${source.vsub})`
+  return `scale=w='if(${same}\\,${source.width}\\,1e12)':h='if(${same}\\,${source.height}\\,n+1)':eval=frame`
+}
+
+/** Scales every frame to the target, also frames whose size changes mid-stream. */
+const scaled = (target: DecodeTarget) => `scale=${target.width}:${target.height}:flags=${target.scale}:eval=frame`
+
+/** The index of the frame where a stream decoded through `unchanging` changed, from ffmpeg's stderr. */
+export const changedFrameOf = (stderr: string): number | undefined => {
+  const height = /Picture size 0x(\d+) is invalid/.exec(stderr)?.[1]
+  return height === undefined ? undefined : Number(height) - 1
 }
 
 /** How a decoder runs: its threads, its walls and the most frames it may write. */
@@ -392,6 +425,10 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             ...confined,
             "-threads",
             String(limits.threads),
+            // A frame of another size or format mid-stream reaches the one filter below as it is
+            // (the default would rebuild the filters and silently rescale it).
+            "-reinit_filter",
+            "0",
             "-i",
             inputUrl,
             "-map",
@@ -401,9 +438,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-dn",
             "-fps_mode",
             "passthrough",
-            ...(target.scale === undefined
-              ? []
-              : ["-vf", `scale=${target.width}:${target.height}:flags=${target.scale}`]),
+            ...(target.scale === undefined ? ["-vf", unchanging(target.source)] : ["-vf", scaled(target)]),
             "-frames:v",
             String(limits.maxFrames),
             "-pix_fmt",

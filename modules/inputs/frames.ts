@@ -8,7 +8,7 @@ import { Effect, type Scope } from "effect"
 import { closeSync } from "node:fs"
 import { InvalidGeometry, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
 import type { FeedVerdict, Scorer } from "../scorer/scorer.ts"
-import { type Child, readable } from "./ffmpeg.ts"
+import { type Child, changedFrameOf, readable } from "./ffmpeg.ts"
 
 /** A pipe for one decoder: the library reads `read`, the child alone writes `write`. */
 export interface DecoderPipe {
@@ -41,11 +41,16 @@ export const decoderPipe = (scorer: Scorer): Effect.Effect<DecoderPipe, ScoreErr
     })
   )
 
-/** After a decoder's output ended: fails unless the child exited with status 0. */
-const exitedCleanly = (child: Child, path: string) =>
+/**
+ * After a decoder's output ended: fails unless the child exited with status 0; a decode stopped
+ * by a change of the stream's shape is refused with the frame where it changed.
+ */
+const exitedCleanly = (child: Child, path: string, changed: ((frame: number) => string) | undefined) =>
   Effect.gen(function* () {
     const code = yield* Effect.promise(() => child.exited)
     yield* Effect.promise(() => child.stderrDone)
+    const frame = code === 0 || changed === undefined ? undefined : changedFrameOf(child.stderr())
+    if (frame !== undefined && changed !== undefined) return yield* new InvalidGeometry({ message: changed(frame) })
     if (code !== 0)
       return yield* new UnreadableInput({
         message: `${path}: ffmpeg could not decode it: ${readable(child.stderr()) || `exit status ${code}`}`
@@ -56,6 +61,8 @@ const exitedCleanly = (child: Child, path: string) =>
 export interface VerdictSide {
   readonly path: string
   readonly child: () => Child | undefined
+  /** The refusal of a decode stopped by a change of the stream's shape at a frame. */
+  readonly changed: ((frame: number) => string) | undefined
   /** Frames skipped at the side's start (read from the decoder, not counted by the library). */
   readonly skip: number
   /** A decoded side's frame cap: what its container declares and what may be decoded. */
@@ -106,7 +113,7 @@ export const decoderVerdict =
         const child = side.child()
         if (child === undefined || end < 0) return Effect.void
         return Effect.zipRight(
-          exitedCleanly(child, side.path),
+          exitedCleanly(child, side.path, side.changed),
           end > 0
             ? Effect.fail(
                 new InvalidGeometry({

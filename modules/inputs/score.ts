@@ -31,7 +31,14 @@ import {
   unguarded
 } from "../scorer/scorer.ts"
 import { decoderLimits, decoderMemory } from "./decoder-memory.ts"
-import { type Child, type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
+import {
+  type Child,
+  type DecoderFailed,
+  type DecoderMissing,
+  Ffmpeg,
+  type ProbedStream,
+  type SourceShape
+} from "./ffmpeg.ts"
 import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf } from "./frames.ts"
 import type { OpenedInput, OpenInputError } from "./open.ts"
 import {
@@ -182,12 +189,25 @@ export const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeo
   }
 }
 
+/** The shape a decoded stream keeps: its size and its chroma subsampling factors. */
+const shapeOf = (stream: ProbedStream): SourceShape => {
+  const { pixelFormat } = layoutOf(stream.pixelFormat)
+  return {
+    width: stream.width,
+    height: stream.height,
+    hsub: pixelFormat === 444 ? 1 : 2,
+    vsub: pixelFormat === 420 ? 2 : 1
+  }
+}
+
 /** How one side is read by the library, and how it was scaled and decoded. */
 export interface FrameSource {
   /** The side as the library's reading thread reads it (raw/Y4M file, or the decoder's pipe). */
   readonly side: FedSide
   /** The ffmpeg child writing the side's pipe once started; its exit decides whether the pipe's end is the clip's. */
   readonly child: () => Child | undefined
+  /** The refusal of a decode that changed shape at a frame (undefined for a file). */
+  readonly changed: ((frame: number) => string) | undefined
   /** The decoder's admitted memory (0 for a file the library reads). */
   readonly memory: number
   /** Starts the decoder (after admission), for the scope of the score. */
@@ -238,6 +258,7 @@ export const frameSource = (
         return {
           side: { fd, kind, name: path, skip: settings.skip },
           child: () => undefined,
+          changed: undefined,
           memory: 0,
           start: Effect.void,
           frames: undefined,
@@ -263,7 +284,14 @@ export const frameSource = (
         const start = ffmpeg
           .decode(
             fd,
-            { width: target.width, height: target.height, pixelFormat: ffmpegPixelFormat(target), scale: algorithm },
+            {
+              width: target.width,
+              height: target.height,
+              pixelFormat: ffmpegPixelFormat(target),
+              // A distorted side that may be scaled is scaled frame by frame, also after a change.
+              scale: settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined,
+              source: shapeOf(stream)
+            },
             pipe.write,
             // One frame past the cap: an overrun shows as a frame too many, and stops there.
             { ...decoderLimits(memory, cpuSeconds), threads, maxFrames: frames.allowed + settings.skip + 1 }
@@ -280,6 +308,10 @@ export const frameSource = (
         return {
           side: { fd: pipe.read, kind: "pipe", name: path, skip: settings.skip },
           child: () => child,
+          changed: (frame: number) =>
+            settings.isDistorted
+              ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
+              : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
           memory,
           start,
           frames,
@@ -302,6 +334,7 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
     sources.map((source) => ({
       path: source.side.name,
       child: source.child,
+      changed: source.changed,
       skip: source.side.skip,
       frames: source.frames
     })),

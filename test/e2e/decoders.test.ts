@@ -7,7 +7,9 @@
  * - nothing outside the roots is opened, even through a link: a FIFO's blocked writer stays
  *   blocked after the 403;
  * - a decode that runs past what its container declares (an edit list repeating its frames
- *   thousands of times) is refused at once, naming both counts.
+ *   thousands of times) is refused at once, naming both counts;
+ * - a reference whose resolution or chroma subsampling changes mid-stream is refused with the
+ *   frame index; a distorted one is scaled, or refused when options.scale is "none".
  */
 import { gunzipSync } from "node:zlib"
 import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
@@ -289,5 +291,64 @@ describe("a decode past what the container declares", () => {
     // The same clip played once scores: edit lists themselves are fine.
     const once = await post(service, "/v1/score", { reference: clip, distorted: clip })
     expect(once.status).toBe(200)
+  })
+
+  /** 15 frames of 320x240 4:2:0, then 15 of `second` (an H.264 stream whose SPS changes), in Matroska. */
+  const changing = (name: string, second: ReadonlyArray<string>) => {
+    const part = (target: string, size: string, extra: ReadonlyArray<string>) =>
+      ffmpegRun([
+        "-f",
+        "lavfi",
+        "-i",
+        `testsrc2=size=${size}:rate=25`,
+        "-frames:v",
+        "15",
+        ...extra,
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-f",
+        "h264",
+        "-y",
+        target
+      ])
+    part(file(`${name}.1.h264`), "320x240", ["-pix_fmt", "yuv420p"])
+    part(file(`${name}.2.h264`), second[0] ?? "320x240", second.slice(1))
+    writeFileSync(
+      file(`${name}.h264`),
+      Buffer.concat([readFileSync(file(`${name}.1.h264`)), readFileSync(file(`${name}.2.h264`))])
+    )
+    ffmpegRun(["-f", "h264", "-i", file(`${name}.h264`), "-c", "copy", "-y", file(`${name}.mkv`)])
+    return file(`${name}.mkv`)
+  }
+
+  it("a reference changing resolution or chroma subsampling mid-stream is refused with the frame index", async () => {
+    const steady = file("steady.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    for (const second of [
+      ["640x480", "-pix_fmt", "yuv420p"],
+      ["320x240", "-pix_fmt", "yuv444p"]
+    ]) {
+      const reference = changing(`change-${second.join("")}`, second)
+      const answer = await post(service, "/v1/score", { reference, distorted: steady })
+      expect(answer.status).toBe(400)
+      expect(answer.body.error).toBe(
+        `reference "${reference}" changes its resolution or pixel format at frame 15; a reference must keep one`
+      )
+    }
+  })
+
+  it("a distorted input changing resolution mid-stream is scaled, and refused when options.scale is none", async () => {
+    const steady = file("steady-ref.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    const distorted = changing("change-distorted", ["640x480", "-pix_fmt", "yuv420p"])
+    const scaled = await post(service, "/v1/score", { reference: steady, distorted })
+    expect(scaled.status).toBe(200)
+    const refused = await post(service, "/v1/score", { reference: steady, distorted, options: { scale: "none" } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe(
+      `input "${distorted}" changes its resolution or pixel format at frame 15 and options.scale is "none"`
+    )
   })
 })
