@@ -121,6 +121,27 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
     // A ladder job's frames scored per rendition (issue 18), as the SQLite store's migration 4:
     // JSON text [{label, frames_done}], NULL for pair jobs and before a node reports.
     sql: "ALTER TABLE jobs ADD COLUMN rendition_progress TEXT;"
+  },
+  {
+    version: 6,
+    name: "row-level security on node_sessions",
+    // Every tenant table behind the same wall as jobs (v2): a node session is seen by its own
+    // tenant's transactions, and by the maintenance ones (the session lookup that tells another
+    // tenant's session from an unknown one, the outage bridge, the prune). sweep_lease and
+    // controller_clock hold no tenant's data.
+    sql: `
+      ALTER TABLE node_sessions ENABLE ROW LEVEL SECURITY;
+      ALTER TABLE node_sessions FORCE ROW LEVEL SECURITY;
+      CREATE POLICY node_sessions_tenant ON node_sessions
+        USING (
+          current_setting('svc.maintenance', true) = 'on'
+          OR (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true))
+        )
+        WITH CHECK (
+          current_setting('svc.maintenance', true) = 'on'
+          OR (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true))
+        );
+    `
   }
 ]
 
