@@ -99,9 +99,9 @@ export interface Side {
 }
 
 /** Opens an input once through the caller's scoring-roots guard (regular files only), then probes its bytes. */
-export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>) =>
+export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>, shown: string = path) =>
   Effect.gen(function* () {
-    const input = yield* openChecked(path, hooks.guard ?? unguarded)
+    const input = yield* openChecked(path, hooks.guard ?? unguarded, shown)
     const format = yield* probeInput(input.fd, path, rawAllowed, hooks.memoryBudget).pipe(
       Effect.mapError(asScoreError(path))
     )
@@ -142,8 +142,8 @@ export const scoreInputs = <E = never>(
   Effect.scoped(
     Effect.gen(function* () {
       const rawAllowed = job.geometry !== undefined
-      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
-      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
+      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks, job.referenceAsSent)
+      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks, job.distortedAsSent)
       if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
       // The reference's size is what is scored: refused here when a feature cannot take it,

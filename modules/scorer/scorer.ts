@@ -113,16 +113,17 @@ export interface ScoreResult {
  * what a missing input reports.
  */
 export interface InputGuard<E> {
-  readonly beforeOpen: (path: string) => Effect.Effect<void, E>
-  readonly opened: (input: LocatedInput) => Effect.Effect<void, E>
-  readonly missing: (path: string) => Effect.Effect<never, E | InputNotFound>
+  /** `shown`: the input as the request wrote it (a file:// URL), quoted by refusals; default the path. */
+  readonly beforeOpen: (path: string, shown?: string) => Effect.Effect<void, E>
+  readonly opened: (input: LocatedInput, shown?: string) => Effect.Effect<void, E>
+  readonly missing: (path: string, shown?: string) => Effect.Effect<never, E | InputNotFound>
 }
 
 /** No roots (svc-server without SVC_INPUT_ROOTS): any path, a missing one reported as missing. */
 export const unguarded: InputGuard<never> = {
   beforeOpen: () => Effect.void,
   opened: () => Effect.void,
-  missing: (path) => Effect.fail(new InputNotFound({ path }))
+  missing: (path, shown = path) => Effect.fail(new InputNotFound({ path: shown }))
 }
 
 /** A pair of inputs opened (and checked) once, for the scope of their score. */
@@ -805,18 +806,19 @@ export const maxFrames = integerIn("SVC_MAX_FRAMES", 1_000_000, 1, 2_000_000_000
  */
 export const openChecked = <E>(
   path: string,
-  guard: InputGuard<E>
+  guard: InputGuard<E>,
+  shown: string = path
 ): Effect.Effect<OpenedInput, E | InputNotFound | UnreadableInput | UnsupportedInput, Scope.Scope> =>
   Effect.gen(function* () {
-    yield* guard.beforeOpen(path)
+    yield* guard.beforeOpen(path, shown)
     const unopenable = {
-      InputMissing: () => guard.missing(path),
+      InputMissing: () => guard.missing(path, shown),
       InputUnopenable: (error: { readonly reason: string }) =>
         Effect.fail(new UnreadableInput({ message: `input "${path}" cannot be opened: ${error.reason}` }))
     }
     // Located, not opened: its real path and kind are checked before anything is opened for reading.
     const located = yield* locateInput(path).pipe(Effect.catchTags(unopenable))
-    yield* guard.opened(located)
+    yield* guard.opened(located, shown)
     if (located.kind !== "regular file") {
       const article = located.kind === "other" ? "not a regular file" : `a ${located.kind}`
       return yield* new UnsupportedInput({
@@ -912,8 +914,8 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         Effect.gen(function* () {
           const guard: InputGuard<E> = hooks.guard ?? unguarded
           if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
-          const reference = opened?.reference ?? (yield* openChecked(job.reference, guard))
-          const distorted = opened?.distorted ?? (yield* openChecked(job.distorted, guard))
+          const reference = opened?.reference ?? (yield* openChecked(job.reference, guard, job.referenceAsSent))
+          const distorted = opened?.distorted ?? (yield* openChecked(job.distorted, guard, job.distortedAsSent))
           const set = yield* acquireModels(symbols, models, job, reference.fd)
           const handle = yield* openJob(job, set, reference, distorted)
           yield* awaitOpened(handle)

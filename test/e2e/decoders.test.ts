@@ -248,6 +248,28 @@ const loopEditList = (source: string, target: string, times: number) => {
   writeFileSync(target, Buffer.concat([before, header, entries, bytes.subarray(elst + 16 + entryBytes)]))
 }
 
+describe("refusals quote the input as sent", () => {
+  it("a file:// input outside the roots, or linking outside them, is refused quoting the URL", async () => {
+    const root = file("url-root")
+    mkdirSync(root)
+    const outside = file("url-outside.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", outside])
+    symlinkSync(outside, join(root, "link.mp4"))
+    const reference = join(root, "reference.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", reference])
+    const service = await startService("svc-server", { env: { SVC_INPUT_ROOTS: root } })
+    try {
+      for (const distorted of [`file://${outside}`, `file://${join(root, "link.mp4")}`]) {
+        const answer = await post(service, "/v1/score", { reference, distorted })
+        expect(answer.status, distorted).toBe(403)
+        expect(answer.body.error).toBe(`scoring input "${distorted}" is outside the tenant's scoring roots`)
+      }
+    } finally {
+      await service.stop()
+    }
+  })
+})
+
 describe("a decode past what the container declares", () => {
   let service: RunningService
   beforeAll(async () => {
