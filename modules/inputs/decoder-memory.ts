@@ -57,6 +57,15 @@ export const probeLimits = (stream: Pick<ProbedStream, "width" | "height" | "hel
   cpuSeconds: probeCpuSeconds
 })
 
+/** A probe of a stream of unknown size: the budget, or (none) a 16384x16384 4:4:4 16-bit frame's worth. */
+export const blindProbeLimits = (budget: number | undefined): ChildLimits => ({
+  addressSpace:
+    addressSpaceSlack +
+    decoderBaseBytes +
+    (budget ?? 6 * pictureBytes(16384, 16384, { pixelFormat: 444, bitdepth: 16 })),
+  cpuSeconds: probeCpuSeconds
+})
+
 /** CPU seconds a probe may take: reading headers and a frame or two. */
 export const probeCpuSeconds = 60
 

@@ -6,7 +6,7 @@
 import { Data, Effect } from "effect"
 import { read } from "node:fs"
 import type { RawGeometry } from "../scorer/request.ts"
-import { decoderMemoryAtLeast, headerProbeLimits, probeLimits } from "./decoder-memory.ts"
+import { blindProbeLimits, decoderMemoryAtLeast, headerProbeLimits, probeLimits } from "./decoder-memory.ts"
 import { type DecoderFailed, type DecoderMissing, Ffmpeg, type ProbedStream } from "./ffmpeg.ts"
 
 export type InputFormat =
@@ -41,12 +41,20 @@ const probeEncoded = (
 ): Effect.Effect<ProbedStream, DecoderTooLarge | DecoderMissing | DecoderFailed, Ffmpeg> =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
-    const headers = yield* ffmpeg.probe(fd, true, headerProbeLimits)
-    const least = decoderMemoryAtLeast(headers)
-    if (budget !== undefined && least > budget) return yield* new DecoderTooLarge({ needed: least, budget })
-    if (headers.pixelFormat !== "unknown") return headers
-    const decoded = yield* ffmpeg.probe(fd, false, probeLimits(headers))
-    return { ...decoded, declaredFrames: headers.declaredFrames ?? decoded.declaredFrames }
+    const fits = (stream: ProbedStream) => {
+      const least = decoderMemoryAtLeast(stream)
+      return budget !== undefined && least > budget
+        ? Effect.fail(new DecoderTooLarge({ needed: least, budget }))
+        : Effect.succeed(stream)
+    }
+    const headers = yield* Effect.either(ffmpeg.probe(fd, true, headerProbeLimits))
+    // An elementary stream (raw H.264, HEVC) has no container header: its size is known only
+    // from decoding, under a wall of the budget's size (or the largest frame's, without one).
+    if (headers._tag === "Left") return yield* Effect.flatMap(ffmpeg.probe(fd, false, blindProbeLimits(budget)), fits)
+    yield* fits(headers.right)
+    if (headers.right.pixelFormat !== "unknown") return headers.right
+    const decoded = yield* ffmpeg.probe(fd, false, probeLimits(headers.right))
+    return { ...decoded, declaredFrames: headers.right.declaredFrames ?? decoded.declaredFrames }
   })
 
 /** Reads up to `length` bytes at `position` without blocking the event loop. */

@@ -159,6 +159,44 @@ describe("the memory budget covers decoders (SVC_MAX_SCORE_MEMORY=256Mi)", () =>
     expect(childrenNamed(service.process.pid, "ffmpeg")).toEqual([])
   })
 
+  it("a file that lies to its probe (10 s of 320x240, then a 16000x16000 frame) fails alone inside its decoder's limit", async () => {
+    const huge = unpack("gray-16000x16000.mp4")
+    const first = file("liar.1.h264")
+    const second = file("liar.2.h264")
+    const clip = (target: string, format: ReadonlyArray<string>) =>
+      ffmpegRun([
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=25",
+        "-frames:v",
+        "250",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        ...format,
+        "-y",
+        target
+      ])
+    // Past the probe's 5 s of analysis: ffprobe sees a 320x240 stream.
+    clip(first, ["-f", "h264"])
+    ffmpegRun(["-i", huge, "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", "-y", second])
+    const liar = file("liar.h264")
+    writeFileSync(liar, Buffer.concat([readFileSync(first), readFileSync(second)]))
+    const reference = file("liar-reference.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "252", "-y", reference])
+    const { result, peak } = await peakWhile(
+      service.process.pid,
+      post(service, "/v1/score", { reference, distorted: liar })
+    )
+    expect(result.status).toBe(400)
+    // ffmpeg reports the frames it could not allocate and goes on: the stream ends early.
+    expect(String(result.body.error)).toMatch(/ffmpeg could not decode it|has 250 frames after skipping/)
+    // The decoder's address-space limit (its small estimate + 512 MiB) stopped it: not 1 GB and more.
+    expect(peak).toBeLessThan(900 * mebibytes)
+  })
+
   it("/metrics shows the decoders' reserved memory and their observed peak", async () => {
     const text = await fetch(`${service.http}/metrics`).then((response) => response.text())
     expect(text).toMatch(/^svc_decoder_memory_reserved_bytes 0$/m)
