@@ -79,7 +79,9 @@ enum svc_opt {
     SVC_OPT_REF_KIND = 12,   /* svc_input_kind of the reference alone; 0 = SVC_OPT_INPUT_KIND */
     SVC_OPT_DIS_KIND = 13,   /* svc_input_kind of the distorted alone; 0 = SVC_OPT_INPUT_KIND */
     SVC_OPT_MAX_FRAMES = 14, /* an input with more frames is refused up front; 0 = SVC_MAX_FRAMES_DEFAULT */
-    SVC_OPT_COUNT = 15
+    /* Since ABI minor 10: */
+    SVC_OPT_SHOTS = 15,      /* 1: measure each reference frame's cut from the previous one (svc_job_frame_cuts) */
+    SVC_OPT_COUNT = 16
 };
 
 /* Frames an input may hold when SVC_OPT_MAX_FRAMES is 0. */
@@ -166,6 +168,13 @@ int svc_job_frame_values(const svc_job *j, int metric, double *out, int n);
  * Since ABI minor 1. */
 int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *out, int n);
 int svc_job_pooled(const svc_job *j, int metric, int pool, double *out);
+/* Since ABI minor 10, with SVC_OPT_SHOTS: the hard-cut measure of scored frames first..first+n-1,
+ * out[k] for scored frame first+k: the largest histogram distance (0..1) of consecutive reference
+ * frames between the previous scored frame (excluded) and this one (included), so a cut inside a
+ * subsampled gap opens the first scored frame after it; 0 for scored frame 0. Each distance
+ * needs only the reference frame before, as motion does. Returns values written; SVC_E_INVALID_ARG
+ * when the job measured no cuts. */
+int svc_job_frame_cuts(const svc_job *j, int first, double *out, int n);
 void svc_job_free(svc_job *j); /* cancels and joins if still running */
 
 /* ---- streams: frames pushed from memory (gRPC ScoreStream) ---- */
