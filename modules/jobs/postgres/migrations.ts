@@ -166,6 +166,68 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
                 set_config('svc.maintenance', CASE WHEN p_maintenance THEN 'on' ELSE 'off' END, true);
       END $$;
 
+      -- Node sessions (row-level security of migration 6): a tenant's own calls see its own
+      -- sessions; the session lookup (seed 000 §5.5.4 tells another tenant's session from an
+      -- unknown one), the live list, the prune and the outage bridge run with maintenance rights.
+      CREATE FUNCTION svc_session_register(p_tenant TEXT, p_node TEXT, p_name TEXT, p_slots INTEGER, p_version TEXT,
+        p_now BIGINT, p_expires BIGINT) RETURNS VOID LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        INSERT INTO node_sessions (node_id, tenant_id, name, slots, version, registered_at, last_heartbeat, expires_at)
+          VALUES (p_node, p_tenant, p_name, p_slots, p_version, p_now, p_now, p_expires);
+      END $$;
+
+      -- An expired session is not revived (its jobs may already be re-queued): false.
+      CREATE FUNCTION svc_session_heartbeat(p_tenant TEXT, p_node TEXT, p_now BIGINT, p_expires BIGINT)
+      RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        UPDATE node_sessions SET last_heartbeat = p_now, expires_at = p_expires
+          WHERE node_id = p_node AND tenant_id = p_tenant AND expires_at > p_now;
+        RETURN FOUND;
+      END $$;
+
+      CREATE FUNCTION svc_session_state(p_node TEXT) RETURNS SETOF node_sessions LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter('', true);
+        RETURN QUERY SELECT * FROM node_sessions WHERE node_id = p_node;
+      END $$;
+
+      CREATE FUNCTION svc_sessions_live(p_now BIGINT) RETURNS SETOF node_sessions LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter('', true);
+        RETURN QUERY SELECT * FROM node_sessions WHERE expires_at > p_now;
+      END $$;
+
+      CREATE FUNCTION svc_sessions_of_tenant(p_tenant TEXT) RETURNS SETOF node_sessions LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        RETURN QUERY SELECT * FROM node_sessions WHERE tenant_id = p_tenant;
+      END $$;
+
+      CREATE FUNCTION svc_sessions_prune(p_expired_before BIGINT) RETURNS VOID LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter('', true);
+        DELETE FROM node_sessions WHERE expires_at <= p_expired_before;
+      END $$;
+
+      -- A replica notes that it reached the database; when the previous note is more than
+      -- p_threshold ms old, every session live at that note is extended by the gap (time when no
+      -- heartbeat could be recorded). A concurrent note waits on the row lock, then finds the
+      -- fresh note: the gap is bridged once.
+      CREATE FUNCTION svc_clock_tick(p_now BIGINT, p_threshold BIGINT) RETURNS VOID LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter('', true);
+        WITH previous AS (
+            SELECT c.last_seen FROM controller_clock c WHERE c.id = 1 AND c.last_seen < p_now FOR UPDATE),
+          tick AS (
+            UPDATE controller_clock SET last_seen = p_now FROM previous WHERE controller_clock.id = 1
+            RETURNING previous.last_seen AS last_seen)
+          UPDATE node_sessions SET expires_at = node_sessions.expires_at + (p_now - tick.last_seen)
+          FROM tick WHERE tick.last_seen > 0 AND p_now - tick.last_seen > p_threshold
+            AND node_sessions.expires_at > tick.last_seen;
+      END $$;
+
       CREATE FUNCTION svc_insert(p_tenant TEXT, p_id TEXT, p_request TEXT, p_now BIGINT, p_by TEXT, p_key TEXT)
       RETURNS SETOF jobs LANGUAGE plpgsql AS $$
       BEGIN

@@ -58,12 +58,8 @@ import {
   type SessionBoundStore
 } from "../store.ts"
 import { makeWorkSignal } from "../work-signal.ts"
-import type postgres from "postgres"
-import { openPool, query, redactedUrl, type Row, type Sql, transaction } from "./client.ts"
+import { openPool, query, redactedUrl, type Row, type Sql } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
-
-/** Whose rows a node-session statement may see under row-level security (migration v6). */
-type RowScope = { readonly tenantId: string } | "maintenance"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
@@ -646,22 +642,15 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     return store
   })
 
-/** Node sessions as rows of `node_sessions`, shared by every replica. */
+/**
+ * Node sessions as rows of `node_sessions`, shared by every replica. Each operation is one call
+ * of a migration-8 function that tells row-level security (migration 6) whose sessions it may see
+ * and runs the statement: the caller's tenant's, or every tenant's for maintenance (the session
+ * lookup behind seed 000 §5.5.4's answers, the live list, the outage bridge, the prune).
+ */
 export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): Effect.Effect<NodeSessionsShape> =>
   Effect.gen(function* () {
     const bootTime = yield* Clock.currentTimeMillis
-    /**
-     * Runs `statement` in a transaction that tells row-level security (migration v6) whose
-     * sessions it may see: the caller's tenant's, or every tenant's for maintenance (the session
-     * lookup behind seed 000 §5.5.4's answers, the outage bridge, the prune).
-     */
-    const rows = (scope: RowScope, statement: (tx: postgres.TransactionSql) => Promise<ReadonlyArray<Row>>) =>
-      transaction(sql, async (tx) => {
-        const tenant = scope === "maintenance" ? "" : scope.tenantId
-        const maintenance = scope === "maintenance" ? "on" : "off"
-        await tx`SELECT set_config('svc.tenant', ${tenant}, true), set_config('svc.maintenance', ${maintenance}, true)`
-        return statement(tx)
-      }) as Promise<ReadonlyArray<Row>>
     // Normally some replica reaches the database at least every heartbeat or sweep interval.
     const outageThreshold = settings.heartbeatIntervalMillis + settings.sweepIntervalMillis
     const tickEvery = Math.min(CLOCK_TICK_MILLIS, outageThreshold / 4)
@@ -672,26 +661,15 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
      * previous note is older than any normal gap, the database was unreachable (or no replica
      * ran) meanwhile, and every session live at that note is extended by the gap: its heartbeats
      * could not be recorded, so the sweep must not expire it and re-queue jobs its node is still
-     * running. A concurrent note waits on the row lock and then finds the fresh note: the gap
-     * is bridged once.
+     * running (`svc_clock_tick`).
      */
     const bridgeOutage = (now: number) =>
       Effect.flatMap(Ref.get(lastTick), (last) =>
         now - last < tickEvery
           ? Effect.void
-          : query("clock", () =>
-              rows(
-                "maintenance",
-                (tx) => tx`WITH previous AS (
-                  SELECT last_seen FROM controller_clock WHERE id = 1 AND last_seen < ${now} FOR UPDATE),
-                tick AS (
-                  UPDATE controller_clock SET last_seen = ${now} FROM previous WHERE controller_clock.id = 1
-                  RETURNING previous.last_seen AS last_seen)
-                UPDATE node_sessions SET expires_at = node_sessions.expires_at + (${now}::bigint - tick.last_seen)
-                FROM tick WHERE tick.last_seen > 0 AND ${now}::bigint - tick.last_seen > ${outageThreshold}
-                  AND node_sessions.expires_at > tick.last_seen`
-              )
-            ).pipe(Effect.zipRight(Ref.set(lastTick, now)))
+          : query("clock", () => sql`SELECT svc_clock_tick(${now}, ${outageThreshold})`).pipe(
+              Effect.zipRight(Ref.set(lastTick, now))
+            )
       )
     const sessions: NodeSessionsShape = {
       settings,
@@ -702,14 +680,10 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           }
           const now = yield* Clock.currentTimeMillis
           const nodeId = crypto.randomUUID()
-          yield* query("register", () =>
-            rows(
-              { tenantId },
-              (tx) => tx`INSERT INTO node_sessions
-              (node_id, tenant_id, name, slots, version, registered_at, last_heartbeat, expires_at)
-              VALUES (${nodeId}, ${tenantId}, ${info.name}, ${info.slots}, ${info.version}, ${now}, ${now},
-                      ${now + settings.ttlMillis})`
-            )
+          yield* query(
+            "register",
+            () => sql`SELECT svc_session_register(${tenantId}, ${nodeId}, ${info.name}, ${info.slots}, ${info.version},
+              ${now}, ${now + settings.ttlMillis})`
           )
           return {
             nodeId,
@@ -726,17 +700,13 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
               Effect.map(
                 Effect.zipRight(
                   bridgeOutage(now),
-                  query("heartbeat", () =>
-                    rows(
-                      { tenantId },
-                      (
-                        tx
-                      ) => tx`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
-                    WHERE node_id = ${nodeId} AND tenant_id = ${tenantId} AND expires_at > ${now} RETURNING node_id`
-                    )
+                  query(
+                    "heartbeat",
+                    () =>
+                      sql`SELECT svc_session_heartbeat(${tenantId}, ${nodeId}, ${now}, ${now + settings.ttlMillis}) AS live`
                   )
                 ),
-                (rows) => rows.length === 1
+                ([row]) => row?.["live"] === true
               )
             ),
 
@@ -746,11 +716,9 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               yield* bridgeOutage(now)
-              const [row] = yield* query("session", () =>
-                rows(
-                  "maintenance",
-                  (tx) => tx`SELECT tenant_id, expires_at FROM node_sessions WHERE node_id = ${nodeId}`
-                )
+              const [row] = yield* query(
+                "session",
+                () => sql`SELECT tenant_id, expires_at FROM svc_session_state(${nodeId})`
               )
               if (row === undefined) return { _tag: "NotLive", tenantId: undefined, since: bootTime } as SessionState
               const tenantId = String(row["tenant_id"])
@@ -764,12 +732,10 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
         Effect.map(
           Effect.zipRight(
             bridgeOutage(now),
-            query("sessions", () =>
-              rows(
-                "maintenance",
-                (tx) => tx`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
-              WHERE expires_at > ${now} ORDER BY registered_at, node_id`
-              )
+            query(
+              "sessions",
+              () => sql`SELECT node_id, tenant_id, name, slots, version FROM svc_sessions_live(${now})
+              ORDER BY registered_at, node_id`
             )
           ),
           (rows) =>
@@ -788,12 +754,10 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           ? Effect.succeed([])
           : Effect.flatMap(Clock.currentTimeMillis, (now) =>
               Effect.map(
-                query("sessions", () =>
-                  rows(
-                    { tenantId },
-                    (tx) => tx`SELECT node_id, tenant_id, name, slots, version, last_heartbeat, expires_at
-                    FROM node_sessions WHERE tenant_id = ${tenantId} ORDER BY registered_at, node_id`
-                  )
+                query(
+                  "sessions",
+                  () => sql`SELECT node_id, tenant_id, name, slots, version, last_heartbeat, expires_at
+                    FROM svc_sessions_of_tenant(${tenantId}) ORDER BY registered_at, node_id`
                 ),
                 (rows) =>
                   rows.map((row) => ({
@@ -812,12 +776,7 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
         Effect.asVoid(
           Effect.zipRight(
             bridgeOutage(now),
-            query("prune", () =>
-              rows(
-                "maintenance",
-                (tx) => tx`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
-              )
-            )
+            query("prune", () => sql`SELECT svc_sessions_prune(${now - settings.requeueGraceMillis})`)
           )
         )
       )
