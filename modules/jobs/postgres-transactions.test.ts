@@ -4,8 +4,10 @@
  * pipeline (porsager/postgres #823, #1189): PostgreSQL then warned "there is already a
  * transaction in progress" and unrelated statements ran inside a transaction nobody would
  * commit. A controller on a 2-connection pool runs 24 submitters and 12 nodes (claims of 4,
- * reports one by one and in batches) at once, then is killed with SIGKILL; the server log must
- * not hold that warning, and every write the controller acknowledged must be in the database.
+ * reports one by one and in batches) at once, with 8 more nodes registering, heartbeating,
+ * listing and sweeping (every node-session operation), then is killed with SIGKILL; the server
+ * log must not hold that warning, and every write the controller acknowledged (jobs and node
+ * sessions) must be in the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -16,6 +18,8 @@ import { type PostgresServer, postgresAvailable, startPostgres } from "./testing
 
 /** Acknowledged writes the child must have made before it is killed. */
 const FINISHED_BEFORE_KILL = 800
+/** Acknowledged node registrations (each followed by heartbeats, a listing and a sweep) before the kill. */
+const REGISTERED_BEFORE_KILL = 100
 
 describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () => {
   let server: PostgresServer
@@ -25,10 +29,20 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
   afterAll(() => server.stop())
 
   it.live(
-    "many concurrent claims and reports on a small pool: no transaction left open, every acknowledged write kept after kill -9",
+    "many concurrent claims, reports and node sessions on a small pool: no transaction left open, every acknowledged write kept after kill -9",
     () =>
       Effect.gen(function* () {
         yield* Effect.promise(() => server.createDatabase("load"))
+        // Every statement of the controller goes to the server log, so that BEGIN on the serving
+        // path is seen whether or not the client's race strikes during the run.
+        yield* Effect.promise(async () => {
+          const admin = postgres(server.adminUrl("postgres"), { max: 1, onnotice: () => undefined })
+          try {
+            await admin`ALTER DATABASE load SET log_statement = 'all'`
+          } finally {
+            await admin.end({ timeout: 1 })
+          }
+        })
         const child = Bun.spawn(
           [
             process.execPath,
@@ -41,6 +55,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
         const acknowledged = yield* Effect.promise(async () => {
           const submitted: Array<string> = []
           const finished: Array<string> = []
+          const registered: Array<string> = []
           const decoder = new TextDecoder()
           let buffered = ""
           for await (const chunk of child.stdout) {
@@ -52,28 +67,47 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
               if (id === undefined) continue
               if (kind === "submitted") submitted.push(id)
               else if (kind === "finished") finished.push(id)
+              else if (kind === "registered") registered.push(id)
             }
-            if (finished.length >= FINISHED_BEFORE_KILL) {
+            if (finished.length >= FINISHED_BEFORE_KILL && registered.length >= REGISTERED_BEFORE_KILL) {
               child.kill("SIGKILL")
               break
             }
           }
           await child.exited
-          return { submitted, finished }
+          return { submitted, finished, registered }
         })
         const stderr = yield* Effect.promise(() => new Response(child.stderr).text())
         expect(child.signalCode, stderr).toBe("SIGKILL")
         expect(acknowledged.finished.length).toBeGreaterThanOrEqual(FINISHED_BEFORE_KILL)
+        expect(acknowledged.registered.length).toBeGreaterThanOrEqual(REGISTERED_BEFORE_KILL)
 
         const db = postgres(server.adminUrl("load"), { max: 1, onnotice: () => undefined })
-        const rows = yield* Effect.promise(() => db`SELECT id, state FROM jobs`.finally(() => db.end({ timeout: 1 })))
+        const { rows, sessions } = yield* Effect.promise(async () => {
+          try {
+            return {
+              rows: await db`SELECT id, state FROM jobs`,
+              sessions: await db`SELECT node_id FROM node_sessions`
+            }
+          } finally {
+            await db.end({ timeout: 1 })
+          }
+        })
         const states = new Map(rows.map((row) => [String(row["id"]), String(row["state"])]))
         const lostSubmits = acknowledged.submitted.filter((id) => !states.has(id))
         const lostReports = acknowledged.finished.filter((id) => states.get(id) !== "finished")
-        expect({ lostSubmits, lostReports }).toEqual({ lostSubmits: [], lostReports: [] })
+        const sessionIds = new Set(sessions.map((row) => String(row["node_id"])))
+        const lostSessions = acknowledged.registered.filter((id) => !sessionIds.has(id))
+        expect({ lostSubmits, lostReports, lostSessions }).toEqual({
+          lostSubmits: [],
+          lostReports: [],
+          lostSessions: []
+        })
 
         const log = readFileSync(join(server.dir, "log"), "utf8")
         expect(log).not.toMatch(/already a transaction in progress/)
+        // The start-up migration is the only transaction the controller opens.
+        expect(log.match(/(?:statement|execute [^:]*): begin\b/gi) ?? []).toHaveLength(1)
         expect(log).not.toMatch(/there is no transaction in progress/)
         expect(stderr).not.toMatch(/UNSAFE_TRANSACTION/)
       }),

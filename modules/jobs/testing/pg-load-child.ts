@@ -1,8 +1,11 @@
 /**
  * Child process of the PostgreSQL transaction tests: one controller on a small pool (2
  * connections) that submits, claims (several jobs per call) and reports (several results per
- * call) as many nodes at once, forever. Each write is printed to stdout only after the service
- * acknowledged it: `submitted <id>`, `finished <id>`. The parent kills it with SIGKILL.
+ * call) as many nodes at once, forever, while other nodes register, heartbeat (their own sessions
+ * and another tenant's), list their sessions and run the re-queue sweep (session lookup, prune,
+ * outage bridge): every node-session operation under the same load. Each write is printed to
+ * stdout only after the service acknowledged it: `submitted <id>`, `finished <id>`,
+ * `registered <node id>`. The parent kills it with SIGKILL.
  *
  * Usage: pg-load-child.ts <postgres url> <password file>
  */
@@ -26,6 +29,8 @@ const backend: Backend = {
 
 const NODES = 12
 const SUBMITTERS = 24
+/** Nodes of another tenant that only register, heartbeat, list and sweep. */
+const SESSION_CHURNERS = 8
 const info = { name: "load", slots: 8, version: "t" }
 
 // Synchronous writes: the parent sees an acknowledgement as soon as it is made.
@@ -86,11 +91,29 @@ const program = withController(
           )
         })
       )
+      // A fresh session each round: its own heartbeat must be accepted, the same heartbeat from
+      // the load tenant refused (row-level security and the tenant clause), and it must be listed.
+      const churner = Effect.forever(
+        Effect.gen(function* () {
+          const { nodeId } = yield* jobs.register(node("churn"), info)
+          yield* acknowledge(`registered ${nodeId}`)
+          const own = yield* jobs.heartbeat(node("churn"), nodeId, [])
+          const foreign = yield* jobs.heartbeat(node("load"), nodeId, [])
+          const listed = (yield* jobs.nodes(writer("churn"))).some((session) => session.nodeId === nodeId)
+          if (!own || foreign || !listed) {
+            return yield* Effect.die(new Error(`session ${nodeId}: own ${own}, foreign ${foreign}, listed ${listed}`))
+          }
+          yield* jobs.requeueOrphans
+          yield* jobs.gauges
+        })
+      )
       yield* Effect.all(
-        [...Array.from({ length: SUBMITTERS }, () => submitter), ...Array.from({ length: NODES }, () => worker)],
-        {
-          concurrency: "unbounded"
-        }
+        [
+          ...Array.from({ length: SUBMITTERS }, () => submitter),
+          ...Array.from({ length: NODES }, () => worker),
+          ...Array.from({ length: SESSION_CHURNERS }, () => churner)
+        ],
+        { concurrency: "unbounded" }
       )
     }),
   DEFAULT_SESSION_SETTINGS
