@@ -168,6 +168,10 @@ export interface ProbedStream {
   readonly pixelFormat: string
   /** The container's duration in seconds; 0 when it does not say. */
   readonly durationSeconds: number
+  /** Frames per second (the stream's r_frame_rate); 0 when it does not say. */
+  readonly frameRate: number
+  /** The stream's Y'CbCr matrix (ffprobe's color_space, e.g. "bt709", "smpte170m"); "" when unknown. */
+  readonly colorSpace: string
 }
 
 interface ProbeJson {
@@ -176,6 +180,8 @@ interface ProbeJson {
     readonly width?: number
     readonly height?: number
     readonly pix_fmt?: string
+    readonly r_frame_rate?: string
+    readonly color_space?: string
   }>
   readonly format?: { readonly format_name?: string; readonly duration?: string }
 }
@@ -190,6 +196,12 @@ interface DecodeTarget {
   readonly pixelFormat: string
   /** Scale to width x height with this algorithm; undefined: the decoded size already matches. */
   readonly scale: ScaleAlgorithm | undefined
+}
+
+/** "num/den" (ffprobe's rates) as frames per second; 0 when absent or malformed. */
+const rateOf = (text: string | undefined): number => {
+  const [num, den] = (text ?? "").split("/").map(Number)
+  return num !== undefined && den !== undefined && num > 0 && den > 0 ? num / den : 0
 }
 
 export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
@@ -230,7 +242,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-select_streams",
             "v:0",
             "-show_entries",
-            "stream=codec_name,width,height,pix_fmt:format=format_name,duration",
+            "stream=codec_name,width,height,pix_fmt,r_frame_rate,color_space:format=format_name,duration",
             "-of",
             "json",
             inputUrl
@@ -250,7 +262,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
           width: stream.width,
           height: stream.height,
           pixelFormat: stream.pix_fmt ?? "unknown",
-          durationSeconds: Number(parsed.format?.duration ?? 0) || 0
+          durationSeconds: Number(parsed.format?.duration ?? 0) || 0,
+          frameRate: rateOf(stream.r_frame_rate),
+          colorSpace: stream.color_space ?? ""
         }
       })
 

@@ -29,9 +29,18 @@ export const ExtraFeature = Schema.Literal(
   "float_psnr",
   "ciede",
   "psnr_hvs",
-  "cambi"
+  "cambi",
+  "xpsnr",
+  "ssimulacra2"
 )
 export type ExtraFeature = typeof ExtraFeature.Type
+
+/** Frames per second xpsnr's temporal term assumes for raw input when the request gives none (FFmpeg's rawvideo default). */
+export const defaultFrameRate = 25
+export const maxFrameRate = 1000
+
+/** Y'CbCr matrices ssimulacra2's RGB conversion knows (the input's colour metadata; BT.709 when it has none). */
+export type ColorMatrix = "bt709" | "bt601" | "bt2020"
 
 export const ScoreOptions = Schema.Struct({
   width: Schema.optional(between(0, 16384)),
@@ -52,7 +61,11 @@ export const ScoreOptions = Schema.Struct({
     )
   ),
   per_frame: Schema.optional(Schema.Boolean),
-  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none"))
+  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none")),
+  // xpsnr's temporal term: frames per second (whole frames count, as FFmpeg's filter sees it).
+  frame_rate: Schema.optional(
+    Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(maxFrameRate))
+  )
 })
 export type ScoreOptions = typeof ScoreOptions.Type
 
@@ -100,6 +113,13 @@ export interface ScoreJob {
   readonly precision: Precision
   readonly perFrame: boolean
   readonly scale: ScaleMode
+  /**
+   * Frames per second for xpsnr's temporal term (options.frame_rate); 0 or absent: the reference
+   * Y4M's F tag or the container's rate, else 25.
+   */
+  readonly frameRate?: number
+  /** The inputs' Y'CbCr matrix from their colour metadata (ssimulacra2); absent: BT.709. */
+  readonly colorMatrix?: ColorMatrix
 }
 
 /** The refusal of a raw input (known by its bytes) without geometry in the options. */
@@ -123,13 +143,14 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.backend": 'is not one of "auto", "cpu", "scalar", "avx2" ("": auto)',
   "options.threads": `is not a whole number from 0 to ${maxThreads}`,
   "options.features": "is not a list of features",
-  "options.features[]": 'is not one of "psnr", "float_ssim", "float_ms_ssim"',
+  "options.features[]": `is not one of ${ExtraFeature.literals.map((name) => `"${name}"`).join(", ")}`,
   "options.subsample": "is not a whole number from 0 to 1000",
   "options.frame_cnt": "is not a whole number from 0 to 1000000000 (0: every frame)",
   "options.frame_skip_ref": "is not a whole number from 0 to 1000000000",
   "options.frame_skip_dist": "is not a whole number from 0 to 1000000000",
   "options.precision": `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)`,
-  "options.per_frame": "is not true or false"
+  "options.per_frame": "is not true or false",
+  "options.frame_rate": `is not a number of frames per second from 0 to ${maxFrameRate} (0: the input's own, else ${defaultFrameRate})`
 }
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -235,7 +256,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     frameSkipDist: options.frame_skip_dist ?? 0,
     precision: parsePrecision(String(options.precision ?? "")),
     perFrame: options.per_frame ?? false,
-    scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale
+    scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale,
+    frameRate: options.frame_rate ?? 0
   })
 }
 

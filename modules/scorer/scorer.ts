@@ -26,6 +26,7 @@ import {
   NativeCpu,
   NativeFeature,
   NativeInputKind,
+  NativeColorMatrix,
   NativeOption,
   NativePool,
   type NativeSymbols,
@@ -181,6 +182,9 @@ const optionsArray = (job: ScoreJob, maxFrames = 0): Int32Array => {
   options[NativeOption.frameCount] = job.frameCount
   options[NativeOption.frameSkipRef] = job.frameSkipRef
   options[NativeOption.frameSkipDist] = job.frameSkipDist
+  // Whole frames per second, as FFmpeg's xpsnr filter divides the rate (29.97 is 29).
+  options[NativeOption.frameRate] = Math.floor(job.frameRate ?? 0)
+  options[NativeOption.colorMatrix] = NativeColorMatrix[job.colorMatrix ?? "bt709"]
   return options
 }
 
