@@ -3,6 +3,7 @@
  * spells them (underscores), each also with hyphens (`--pixel_format` and `--pixel-format`),
  * and the short forms that do not clash (`-w`, `-p`, `-b`, `-m`; never `-h`, which is help).
  */
+import { ExtraFeature } from "../scorer/request.ts"
 import { Args, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { basename, dirname } from "node:path"
@@ -40,7 +41,7 @@ export const scoreFlags = {
     Options.repeated
   ),
   feature: Options.text("feature").pipe(
-    Options.withDescription("extra feature: psnr, float_ssim, float_ms_ssim; repeatable"),
+    Options.withDescription(`extra feature: ${ExtraFeature.literals.join(", ")}; repeatable`),
     Options.repeated
   ),
   threads: count("threads", "worker threads (results do not depend on it)"),
@@ -63,7 +64,11 @@ export const scoreFlags = {
   frameSkipRef: count("frame_skip_ref", "skip the first N frames of the reference"),
   frameSkipDist: count("frame_skip_dist", "skip the first N frames of the distorted video"),
   frameCnt: count("frame_cnt", "score at most N frames"),
-  subsample: count("subsample", "score every Nth frame")
+  subsample: count("subsample", "score every Nth frame"),
+  frameRate: Options.float("frame_rate").pipe(
+    Options.withDescription("frames per second for xpsnr's temporal term (default: the input's own, raw input 25)"),
+    Options.optional
+  )
 } as const
 
 export type ScoreFlags = {
@@ -169,6 +174,7 @@ export const requestOptions = (
     subsample: optional(flags.subsample),
     frame_cnt: optional(flags.frameCnt),
     frame_skip_ref: optional(flags.frameSkipRef),
+    frame_rate: optional(flags.frameRate),
     per_frame: perFrame ? true : undefined
   }
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))

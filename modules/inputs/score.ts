@@ -152,7 +152,7 @@ const withInputs = (result: ScoreResult, inputs: InputsProvenance): ScoreResult 
  * and for encoded video its size with its pixel format's subsampling and depth.
  */
 /** The reference's frames per second as its header or container says; 0 when it does not (raw). */
-const frameRateOf = (side: Side): number =>
+export const frameRateOf = (side: Side): number =>
   side.format._tag === "Y4m" ? side.format.frameRate : side.format._tag === "Encoded" ? side.format.stream.frameRate : 0
 
 /** The input's Y'CbCr matrix from its colour metadata (ffprobe's color_space); BT.709 when unknown. */

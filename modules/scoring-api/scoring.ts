@@ -3,6 +3,7 @@
  * get a ScoreResult or a typed failure back. Validation, the shared concurrency cap, metrics and
  * the one structured log line per request all live here; the transports only translate.
  */
+import { extraFeatureList } from "../scorer/extra-features.ts"
 import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
 import { invalid } from "../config/env.ts"
 import { wireStatus } from "../errors/index.ts"
@@ -332,9 +333,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       })
 
     /** GET /v1/models and ListModels: the models a request may name (no score slot needed). */
-    const listModels: Effect.Effect<{ readonly models: ReadonlyArray<ModelInfo> }, ScorerNotReady> = Effect.flatMap(
-      state.scorer,
-      (scorer) => Effect.map(scorer.models.list, (models) => ({ models }))
+    const listModels: Effect.Effect<
+      { readonly models: ReadonlyArray<ModelInfo>; readonly features: ReturnType<typeof extraFeatureList> },
+      ScorerNotReady
+    > = Effect.flatMap(state.scorer, (scorer) =>
+      Effect.map(scorer.models.list, (models) => ({ models, features: extraFeatureList() }))
     )
 
     return { score, ladder, scoreStream, listModels, limit, readiness: state.readiness } as const
