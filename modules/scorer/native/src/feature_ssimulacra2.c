@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "extractor.h"
+#include "feature_ssimulacra2.h"
 
 static const char *const names[1] = { "ssimulacra2" };
 
@@ -149,16 +150,7 @@ static const double weight[108] = {
     0.00010854057858411537,
 };
 
-/* The recursive Gaussian: per cosine term k, y[n] = n2 (x[n-R-1] + x[n+R-1]) - d1 y[n-1] - y[n-2].
- * The reference runs the rows four outputs at a time, each output expanded over the four inputs
- * and the two outputs before the group (in[j], prev[j], prev2[j]: the multipliers of output j of a
- * group), with fused multiply-adds; svc evaluates the same expressions in the same order, so its
- * roundings are the reference's (SSIMULACRA 2 moves by about 0.02 when they differ). */
-typedef struct gauss {
-    int radius;
-    float n2[3], d1[3];
-    float in[3][4], prev[3][4], prev2[3][4];
-} gauss;
+typedef svc_s2_gauss gauss;
 
 /* Coefficients for sigma (Charalampidis 2016, eqs. 33-57, three cosines k = 1, 3, 5). */
 static gauss gauss_for(double sigma) {
@@ -212,7 +204,9 @@ typedef struct s2_state {
     float *xyb[2][3];       /* XYB of each side, the current scale */
     float *mu[2], *sig[3];  /* blurred planes of one channel: mu1, mu2, s11, s22, s12 */
     float *mul, *tmp;       /* a product before its blur; the horizontal pass */
-    float *col;             /* the vertical pass's state: 6 values per column */
+    float *col;             /* the column pass's state: 6 values per column (y[n-1], y[n-2] per cosine) */
+    float *rows8;           /* AVX2: eight rows transposed, in and out (16 w floats) */
+    int avx2;               /* the AVX2 kernels (with FMA) run the blur and the XYB conversion */
     float srgb_to_linear[256];
 } s2_state;
 
@@ -231,6 +225,7 @@ static void s2_destroy(void *state) {
     free(s->mul);
     free(s->tmp);
     free(s->col);
+    free(s->rows8);
     free(s);
 }
 
@@ -254,11 +249,12 @@ static float srgb_to_linear(int v) {
     return num / den;
 }
 
-static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int matrix) {
+static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int cpu, int matrix) {
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0 || matrix < SVC_MATRIX_BT709 || matrix > SVC_MATRIX_BT2020) return NULL;
     s2_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    *s = (s2_state){ .w = w, .h = h, .pix_fmt = pix_fmt, .bpc = bpc, .matrix = matrix, .g = gauss_for(1.5) };
+    *s = (s2_state){ .w = w, .h = h, .pix_fmt = pix_fmt, .bpc = bpc, .matrix = matrix, .g = gauss_for(1.5),
+                     .avx2 = cpu >= SVC_CPU_AVX2 && __builtin_cpu_supports("fma") };
     const size_t n = (size_t)w * (size_t)h;
     int ok = (s->rgb = malloc(3 * n)) != NULL;
     for (int k = 0; k < 2; k++)
@@ -272,6 +268,7 @@ static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int matrix) {
     ok &= (s->mul = malloc(sizeof(float) * n)) != NULL;
     ok &= (s->tmp = malloc(sizeof(float) * n)) != NULL;
     ok &= (s->col = malloc(sizeof(float) * 6 * (size_t)w)) != NULL;
+    ok &= (s->rows8 = malloc(sizeof(float) * 16 * (size_t)w)) != NULL;
     if (!ok) {
         s2_destroy(s);
         return NULL;
@@ -281,19 +278,14 @@ static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int matrix) {
 }
 
 static void *s2_create(int w, int h, int pix_fmt, int bpc, int cpu) {
-    (void)cpu;
-    return s2_create_matrix(w, h, pix_fmt, bpc, SVC_MATRIX_BT709);
+    return s2_create_matrix(w, h, pix_fmt, bpc, cpu, SVC_MATRIX_BT709);
 }
 
 static void *s2_create_for(int w, int h, int pix_fmt, int bpc, int cpu, int color_matrix) {
-    (void)cpu;
-    return s2_create_matrix(w, h, pix_fmt, bpc, color_matrix);
+    return s2_create_matrix(w, h, pix_fmt, bpc, cpu, color_matrix);
 }
 
-static const char *s2_backend(const void *state) {
-    (void)state;
-    return "scalar";
-}
+static const char *s2_backend(const void *state) { return ((const s2_state *)state)->avx2 ? "avx2" : "scalar"; }
 
 /* One output of the row pass, from the inputs' sum and the state of the three cosines. */
 static float blur_step(const gauss *g, float sum, float prev[3], float prev2[3]) {
@@ -344,7 +336,13 @@ static void blur_row(const gauss *g, const float *in, float *out, int n) {
 static void blur(s2_state *s, const float *in, float *out, int w, int h) {
     const gauss *g = &s->g;
     const int r = g->radius;
+    if (s->avx2) {
+        svc_s2_blur_rows_avx2(g, in, s->tmp, w, h, s->rows8);
+        svc_s2_blur_cols_avx2(g, s->tmp, out, w, h, s->col);
+        return;
+    }
     for (int y = 0; y < h; y++) blur_row(g, in + (size_t)y * w, s->tmp + (size_t)y * w, w);
+    /* Cosine k's y[n-1] at p1[k w + x], y[n-2] at p2[k w + x]. */
     float *p1 = s->col, *p2 = s->col + 3 * (size_t)w;
     memset(s->col, 0, sizeof(float) * 6 * (size_t)w);
     for (int i = -r + 1; i < h; i++) {
@@ -356,9 +354,10 @@ static void blur(s2_state *s, const float *in, float *out, int w, int h) {
             const float sum = a && b ? a[x] + b[x] : a ? a[x] : b ? b[x] : 0.0f;
             float v[3];
             for (int k = 0; k < 3; k++) {
-                v[k] = fmaf(g->n2[k], sum, fmaf(-g->d1[k], p1[3 * x + k], -p2[3 * x + k]));
-                p2[3 * x + k] = p1[3 * x + k];
-                p1[3 * x + k] = v[k];
+                const size_t at = (size_t)k * w + x;
+                v[k] = fmaf(g->n2[k], sum, fmaf(-g->d1[k], p1[at], -p2[at]));
+                p2[at] = p1[at];
+                p1[at] = v[k];
             }
             if (row) row[x] = v[0] + (v[1] + v[2]);
         }
@@ -386,13 +385,20 @@ static float cbrt_add(float x, float add) {
 
 /* Linear RGB to the rescaled XYB (opsin absorbance, cube root, then X * 14 + 0.42, Y + 0.01,
  * B - Y + 0.55). */
-static void to_xyb(const float *const lin[3], float *const xyb[3], size_t n) {
-    static const float m[3][3] = {
-        { 0.30f, 1.0f - 0.078f - 0.30f, 0.078f },
-        { 0.23f, 1.0f - 0.078f - 0.23f, 0.078f },
-        { 0.24342268924547819f, 0.20476744424496821f, 1.0f - 0.24342268924547819f - 0.20476744424496821f },
-    };
-    const float bias = 0.0037930732552754493f;
+const float svc_s2_opsin[3][3] = {
+    { 0.30f, 1.0f - 0.078f - 0.30f, 0.078f },
+    { 0.23f, 1.0f - 0.078f - 0.23f, 0.078f },
+    { 0.24342268924547819f, 0.20476744424496821f, 1.0f - 0.24342268924547819f - 0.20476744424496821f },
+};
+const float svc_s2_opsin_bias = 0.0037930732552754493f;
+
+static void to_xyb(const float *const lin[3], float *const xyb[3], size_t n, int avx2) {
+    if (avx2) {
+        svc_s2_xyb_avx2(lin, xyb, n);
+        return;
+    }
+    const float(*m)[3] = svc_s2_opsin;
+    const float bias = svc_s2_opsin_bias;
     const float neg_bias_cbrt = -cbrtf(bias);
     for (size_t i = 0; i < n; i++) {
         const float r = lin[0][i], g = lin[1][i], b = lin[2][i];
@@ -478,7 +484,7 @@ static double score_linear(s2_state *s) {
             h = (h + 1) / 2;
             /* The reference tests the size before halving: a scale may be smaller than 8. */
         }
-        for (int k = 0; k < 2; k++) to_xyb((const float *const *)s->lin[k], s->xyb[k], (size_t)w * h);
+        for (int k = 0; k < 2; k++) to_xyb((const float *const *)s->lin[k], s->xyb[k], (size_t)w * h, s->avx2);
         for (int c = 0; c < 3; c++) scale_norms(s, c, w, h, norms[scale][c]);
         scales++;
     }
