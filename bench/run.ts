@@ -1,19 +1,24 @@
 /**
  * `npm run bench`: prints throughput and latency figures. No targets are asserted here.
  * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf.
+ * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
  */
 import { benchController } from "./controller.ts"
 import { benchEncoded } from "./encoded.ts"
 import { benchJobStores } from "./job-store.ts"
 import { benchLadder } from "./ladder.ts"
+import { benchMetrics } from "./metrics.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchServer } from "./server.ts"
 import { benchVsReference } from "./vs-reference.ts"
 
 if (process.argv.includes("vs-reference")) {
   benchVsReference()
+} else if (process.argv.includes("metrics")) {
+  benchMetrics()
 } else {
   benchScorer()
+  benchMetrics()
   benchEncoded()
   benchLadder()
   await benchController()

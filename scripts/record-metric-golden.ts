@@ -15,8 +15,8 @@ import { spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { deflateSync } from "node:zlib"
 import { metricPairs, writeMetricPair } from "../modules/scorer/test/metric-pairs.ts"
+import { rgbPng } from "../modules/scorer/test/png.ts"
 
 const argument = (name: string): string => {
   const at = process.argv.indexOf(`--${name}`)
@@ -36,41 +36,6 @@ const run = (command: ReadonlyArray<string>, cwd: string): { stdout: string; std
   const result = spawnSync(file ?? "", args, { cwd, encoding: "utf8", maxBuffer: 64 << 20 })
   if (result.status !== 0) throw new Error(`${command.join(" ")} failed: ${result.stderr}`)
   return { stdout: result.stdout, stderr: result.stderr }
-}
-
-const crcTable = Array.from({ length: 256 }, (_, n) => {
-  let c = n
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-  return c >>> 0
-})
-const crc32 = (bytes: Uint8Array): number => {
-  let c = 0xffffffff
-  for (const byte of bytes) c = (crcTable[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8)
-  return (c ^ 0xffffffff) >>> 0
-}
-
-/** An 8-bit RGB PNG of one frame (interleaved rgb24 rows). */
-const png = (rgb: Uint8Array, width: number, height: number): Buffer => {
-  const chunk = (type: string, data: Uint8Array) => {
-    const body = Buffer.concat([Buffer.from(type, "latin1"), data])
-    const length = Buffer.alloc(4)
-    length.writeUInt32BE(data.length)
-    const crc = Buffer.alloc(4)
-    crc.writeUInt32BE(crc32(body))
-    return Buffer.concat([length, body, crc])
-  }
-  const header = Buffer.alloc(13)
-  header.writeUInt32BE(width, 0)
-  header.writeUInt32BE(height, 4)
-  header.set([8, 2, 0, 0, 0], 8) // 8 bits, truecolour, deflate, no filter, no interlace
-  const rows = Buffer.alloc((3 * width + 1) * height)
-  for (let y = 0; y < height; y++) rows.set(rgb.subarray(3 * width * y, 3 * width * (y + 1)), (3 * width + 1) * y + 1)
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk("IHDR", header),
-    chunk("IDAT", deflateSync(rows)),
-    chunk("IEND", new Uint8Array(0))
-  ])
 }
 
 const parseXpsnr = (line: string) => {
@@ -132,8 +97,8 @@ try {
     const frameBytes = 3 * pair.width * pair.height
     for (let frame = 0; frame < pair.frames; frame++) {
       const slice = (bytes: Buffer) => bytes.subarray(frame * frameBytes, (frame + 1) * frameBytes)
-      writeFileSync(join(work, `ref.${frame}.png`), png(slice(refRgb), pair.width, pair.height))
-      writeFileSync(join(work, `dis.${frame}.png`), png(slice(disRgb), pair.width, pair.height))
+      writeFileSync(join(work, `ref.${frame}.png`), rgbPng(slice(refRgb), pair.width, pair.height))
+      writeFileSync(join(work, `dis.${frame}.png`), rgbPng(slice(disRgb), pair.width, pair.height))
       const command = [ssimulacra2, `ref.${frame}.png`, `dis.${frame}.png`]
       ssimulacra2Frames.push(Number(run(command, work).stdout.trim()))
       if (frame === 0) ssimulacra2Commands.push(command.join(" ").replace(ssimulacra2, "ssimulacra2"))
