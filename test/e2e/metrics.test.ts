@@ -114,6 +114,24 @@ describe("gRPC Score", () => {
 })
 
 describe("svc score --feature", () => {
+  it("charts them in the HTML report", async () => {
+    const html = join(scratch, "metrics.html")
+    const run = await svc([
+      "score",
+      distorted.reference,
+      distorted.distorted,
+      "--feature",
+      "xpsnr",
+      "--feature",
+      "ssimulacra2",
+      "--html",
+      html
+    ])
+    expect(run.code, run.stderr).toBe(0)
+    const page = readFileSync(html, "utf8")
+    for (const name of ["xpsnr_y", "xpsnr_u", "xpsnr_v", "ssimulacra2"]) expect(page, name).toContain(name)
+  })
+
   it("scores xpsnr and ssimulacra2 locally, the same numbers as the server", async () => {
     const run = await svc([
       "score",

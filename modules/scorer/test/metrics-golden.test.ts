@@ -102,6 +102,25 @@ describe("xpsnr's frame rate", () => {
     expect(at50.frames.map((f) => f.metrics.ssimulacra2)).toEqual(atHeader.frames.map((f) => f.metrics.ssimulacra2))
   })
 
+  it("gives the scalar code's bits on every backend at odd sizes (partial vector groups)", async () => {
+    // 4:4:4 allows odd sizes: the AVX2 blur's partial row groups and masked column tails, at every scale.
+    const odd: MetricPair = {
+      name: "odd_444_8",
+      width: 123,
+      height: 77,
+      pixel_format: "444",
+      bitdepth: 8,
+      frame_rate: 50,
+      frames: 3
+    }
+    const scalar = await scorePair(odd, { backend: "scalar" })
+    const best = await scorePair(odd, { backend: "auto", threads: 2 })
+    expect(best.frames).toEqual(scalar.frames)
+    expect(best.provenance.feature_backends.find((entry) => entry.extractor === "ssimulacra2")?.backend).not.toBe(
+      "scalar"
+    )
+  })
+
   it("gives every thread count and backend the same values (the history follows frame order)", async () => {
     if (!pair) throw new Error("metric-pairs.ts lacks m1_420_8_24fps")
     const one = await scorePair(pair, { threads: 1, backend: "scalar" })
