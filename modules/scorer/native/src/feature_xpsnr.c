@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "extractor.h"
+#include "feature_xpsnr.h"
 
 static const char *const names[3] = { "xpsnr_y", "xpsnr_u", "xpsnr_v" };
 
@@ -35,10 +36,13 @@ typedef struct xpsnr_state {
     double scale;         /* the filter's sqrt(a_pic) */
     double *weights, *sse;
     uint16_t *org, *rec;  /* current reference and distorted luma, packed */
+    uint16_t *org_c, *rec_c; /* one chroma plane of each, packed */
+    int avx2;             /* the AVX2 kernels (12 bits at most, full-resolution path) */
 } xpsnr_state;
 
+static void xpsnr_destroy(void *state);
+
 static void *xpsnr_create(int w, int h, int pix_fmt, int bpc, int cpu) {
-    (void)cpu;
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0) return NULL;
     xpsnr_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
@@ -50,6 +54,7 @@ static void *xpsnr_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->bpc = bpc;
     s->block = 4 * (int)(32.0 * sqrt(uhd_share) + 0.5);
     s->downsampled = pixels > 2048u * 1152u;
+    s->avx2 = cpu >= SVC_CPU_AVX2 && bpc <= 12 && !s->downsampled;
     s->scale = sqrt(16.0 * (double)(1 << (2 * bpc - 9)) / sqrt(uhd_share > 0.00001 ? uhd_share : 0.00001));
     if (s->block >= 4) {
         s->w_blocks = (w + s->block - 1) / s->block;
@@ -59,21 +64,16 @@ static void *xpsnr_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->sse = malloc(sizeof(double) * (size_t)(s->n_blocks + 1));
     s->org = malloc(sizeof(uint16_t) * (size_t)pixels);
     s->rec = malloc(sizeof(uint16_t) * (size_t)pixels);
-    if (!s->weights || !s->sse || !s->org || !s->rec) {
-        free(s->weights);
-        free(s->sse);
-        free(s->org);
-        free(s->rec);
-        free(s);
+    s->org_c = malloc(sizeof(uint16_t) * (size_t)pixels);
+    s->rec_c = malloc(sizeof(uint16_t) * (size_t)pixels);
+    if (!s->weights || !s->sse || !s->org || !s->rec || !s->org_c || !s->rec_c) {
+        xpsnr_destroy(s);
         return NULL;
     }
     return s;
 }
 
-static const char *xpsnr_backend(const void *state) {
-    (void)state;
-    return "scalar";
-}
+static const char *xpsnr_backend(const void *state) { return ((const xpsnr_state *)state)->avx2 ? "avx2" : "scalar"; }
 
 static void xpsnr_destroy(void *state) {
     xpsnr_state *s = state;
@@ -82,21 +82,29 @@ static void xpsnr_destroy(void *state) {
     free(s->sse);
     free(s->org);
     free(s->rec);
+    free(s->org_c);
+    free(s->rec_c);
     free(s);
 }
 
-/* Sample x of row y of a plane, whatever its depth. */
-static inline int sample(const svc_plane *p, int bpc, int x, int y) {
-    const uint8_t *row = (const uint8_t *)p->data + (ptrdiff_t)y * p->stride;
-    return bpc == 8 ? row[x] : ((const uint16_t *)row)[x];
+/* Plane p packed as 16-bit samples (width p->w). */
+static void pack(const svc_plane *p, int bpc, uint16_t *dst) {
+    for (int y = 0; y < p->h; y++) {
+        const uint8_t *row = (const uint8_t *)p->data + (ptrdiff_t)y * p->stride;
+        uint16_t *out = dst + (size_t)y * (size_t)p->w;
+        if (bpc == 8) svc_widen_u8(row, out, p->w);
+        else memcpy(out, row, sizeof(uint16_t) * (size_t)p->w);
+    }
 }
 
-/* Sum of squared differences of a bw x bh block at (x0, y0) of two planes. */
-static uint64_t plane_block_sse(const svc_plane *a, const svc_plane *b, int bpc, int x0, int y0, int bw, int bh) {
+/* Sum of squared differences of the bw x bh block at (x0, y0) of two packed planes of width w. */
+static uint64_t block_sse(const xpsnr_state *s, const uint16_t *a, const uint16_t *b, int w, int x0, int y0, int bw,
+                          int bh) {
+    if (s->avx2) return svc_xpsnr_sse_avx2(a, b, w, x0, y0, bw, bh);
     uint64_t sse = 0;
     for (int y = y0; y < y0 + bh; y++)
         for (int x = x0; x < x0 + bw; x++) {
-            const int64_t e = sample(a, bpc, x, y) - sample(b, bpc, x, y);
+            const int64_t e = (int64_t)a[(ptrdiff_t)y * w + x] - b[(ptrdiff_t)y * w + x];
             sse += (uint64_t)(e * e);
         }
     return sse;
@@ -194,11 +202,14 @@ static int xpsnr_compute_history(void *state, const svc_picture *ref, const svc_
     const int w = s->w, h = s->h, b = s->block, bpc = s->bpc;
     uint64_t wsse[3] = { 0, 0, 0 };
     if (b < 4) {
-        for (int c = 0; c < 3; c++)
-            wsse[c] = plane_block_sse(&ref->plane[c], &dis->plane[c], bpc, 0, 0, ref->plane[c].w, ref->plane[c].h);
+        for (int c = 0; c < 3; c++) {
+            pack(&ref->plane[c], bpc, s->org_c);
+            pack(&dis->plane[c], bpc, s->rec_c);
+            wsse[c] = block_sse(s, s->org_c, s->rec_c, ref->plane[c].w, 0, 0, ref->plane[c].w, ref->plane[c].h);
+        }
     } else {
-        svc_luma_u16(ref, s->org);
-        svc_luma_u16(dis, s->rec);
+        pack(&ref->plane[0], bpc, s->org);
+        pack(&dis->plane[0], bpc, s->rec);
         const int second_order = past->frame_rate >= 32, bv = s->downsampled ? 2 : 1;
         const int smoothing = (uint32_t)w * (uint32_t)h <= 640u * 480u;
         const double floor_act = (double)(1 << (bpc - 6));
@@ -207,24 +218,22 @@ static int xpsnr_compute_history(void *state, const svc_picture *ref, const svc_
             const int bh = y + b > h ? h - y : b;
             for (int x = 0; x < w; x += b, idx++) {
                 const int bw = x + b > w ? w - x : b;
-                uint64_t sse = 0;
-                for (int yy = y; yy < y + bh; yy++)
-                    for (int xx = x; xx < x + bw; xx++) {
-                        const int64_t e = (int64_t)s->org[(ptrdiff_t)yy * w + xx] - s->rec[(ptrdiff_t)yy * w + xx];
-                        sse += (uint64_t)(e * e);
-                    }
-                s->sse[idx] = (double)sse;
+                s->sse[idx] = (double)block_sse(s, s->org, s->rec, w, x, y, bw, bh);
                 /* The activity window: the block less the picture's outer rows and columns. */
                 const int x_lo = x > 0 ? 0 : bv, y_lo = y > 0 ? 0 : bv;
                 const int x_hi = x + bw < w ? bw : bw - bv, y_hi = y + bh < h ? bh : bh - bv;
                 double act = 1.0;
                 if (x_hi > x_lo && y_hi > y_lo) {
                     uint64_t spatial = 0;
-                    if (!s->downsampled) spatial = spatial_full(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
+                    if (s->avx2) spatial = svc_xpsnr_spatial_avx2(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
+                    else if (!s->downsampled) spatial = spatial_full(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
                     else if (x_hi > 12) spatial = spatial_down(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
                     act = (double)spatial / ((double)(x_hi - x_lo) * (double)(y_hi - y_lo));
                     const uint64_t moving =
-                        temporal(s->org, past->luma[0], past->luma[1], second_order, s->downsampled, w, x, y, bw, bh);
+                        s->avx2 ? 2 * svc_xpsnr_temporal_avx2(s->org, past->luma[0], past->luma[1], second_order, w, x, y,
+                                                              bw, bh)
+                                : temporal(s->org, past->luma[0], past->luma[1], second_order, s->downsampled, w, x, y, bw,
+                                           bh);
                     act += (double)moving / ((double)bw * (double)bh);
                     if (act < floor_act) act = floor_act;
                     act *= act;
@@ -237,15 +246,16 @@ static int xpsnr_compute_history(void *state, const svc_picture *ref, const svc_
         for (int k = 0; k < idx; k++) luma += s->sse[k] * s->weights[k];
         wsse[0] = luma <= 0.0 ? 0 : (uint64_t)(luma * s->scale + 0.5);
         for (int c = 1; c < 3; c++) {
-            const svc_plane *a = &ref->plane[c], *d = &dis->plane[c];
-            const int wp = a->w, hp = a->h, bx = b * wp / w, by = b * hp / h;
+            const int wp = ref->plane[c].w, hp = ref->plane[c].h, bx = b * wp / w, by = b * hp / h;
+            pack(&ref->plane[c], bpc, s->org_c);
+            pack(&dis->plane[c], bpc, s->rec_c);
             double chroma = 0.0;
             int k = 0;
             for (int y = 0; y < hp; y += by) {
                 const int bh = y + by > hp ? hp - y : by;
                 for (int x = 0; x < wp; x += bx, k++) {
                     const int bw = x + bx > wp ? wp - x : bx;
-                    chroma += (double)plane_block_sse(a, d, bpc, x, y, bw, bh) * s->weights[k];
+                    chroma += (double)block_sse(s, s->org_c, s->rec_c, wp, x, y, bw, bh) * s->weights[k];
                 }
             }
             wsse[c] = chroma <= 0.0 ? 0 : (uint64_t)(chroma * s->scale + 0.5);
