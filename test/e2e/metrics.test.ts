@@ -96,6 +96,35 @@ describe("POST /v1/score", () => {
   })
 })
 
+describe("POST /v1/ladder", () => {
+  it("scores each rendition's xpsnr and ssimulacra2 as its pair alone", async () => {
+    const mild = pairOf("m1_420_8_24fps")
+    const response = await fetch(`${service.http}/v1/ladder`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        reference: mild.reference,
+        renditions: [
+          { label: "a", distorted: mild.distorted },
+          { label: "same", distorted: mild.reference }
+        ],
+        options: { features, per_frame: true }
+      })
+    })
+    expect(response.status).toBe(200)
+    const ladder = (await response.json()) as {
+      renditions: ReadonlyArray<{ label: string; features: Record<string, number | null> }>
+    }
+    const alone = (await (await post({ ...mild, options: { features } })).json()) as {
+      features: Record<string, number | null>
+    }
+    const [first, second] = ladder.renditions
+    for (const name of ["xpsnr_y", "xpsnr_u", "xpsnr_v", "ssimulacra2"])
+      expect(first?.features[name], name).toBe(alone.features[name])
+    expect(second?.features).toMatchObject({ xpsnr_y: null, ssimulacra2: 100 })
+  })
+})
+
 describe("gRPC Score", () => {
   it("gives the REST numbers, frame_rate included", async () => {
     const grpc = scoringClient(service.grpc ?? "")
