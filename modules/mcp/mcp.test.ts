@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { InFlightCalls } from "./cancellation.ts"
 import { DEFAULT_MCP_HTTP_ADDR, mcpConfig } from "./config.ts"
 import { admit } from "./http.ts"
-import { compareFrames, JobSchema, jobLine, jobView, worstFrames } from "./views.ts"
+import { compareFrames, JobSchema, jobLine, jobView, ScoreSummarySchema, scoreSummary, worstFrames } from "./views.ts"
 import type { WireFrameScore, WireJob } from "./wire.ts"
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] ?? null })
@@ -86,6 +86,20 @@ describe("result views", () => {
       [0, 80]
     ])
     expect(worstFrames(frames([1]), "psnr_y", 5)).toEqual([])
+  })
+
+  it("writes a non-finite feature (xpsnr of identical planes) as null, which its schema accepts", () => {
+    const infinite = { vmaf: 100, xpsnr_y: Number.POSITIVE_INFINITY, ssimulacra2: 100 }
+    const summary = scoreSummary({
+      score: 100,
+      features: infinite,
+      provenance: null,
+      frames: [],
+      frame_count: 3,
+      pooled: { min: infinite, max: infinite, harmonic_mean: infinite }
+    })
+    expect(summary.features).toEqual({ vmaf: 100, xpsnr_y: null, ssimulacra2: 100 })
+    expect(ScoreSummarySchema.safeParse(summary).success).toBe(true)
   })
 
   it("compares frame by frame, matching frames by index", () => {
