@@ -385,13 +385,6 @@ static float cbrt_add(float x, float add) {
 
 /* Linear RGB to the rescaled XYB (opsin absorbance, cube root, then X * 14 + 0.42, Y + 0.01,
  * B - Y + 0.55). */
-const float svc_s2_opsin[3][3] = {
-    { 0.30f, 1.0f - 0.078f - 0.30f, 0.078f },
-    { 0.23f, 1.0f - 0.078f - 0.23f, 0.078f },
-    { 0.24342268924547819f, 0.20476744424496821f, 1.0f - 0.24342268924547819f - 0.20476744424496821f },
-};
-const float svc_s2_opsin_bias = 0.0037930732552754493f;
-
 static void to_xyb(const float *const lin[3], float *const xyb[3], size_t n, int avx2) {
     if (avx2) {
         svc_s2_xyb_avx2(lin, xyb, n);

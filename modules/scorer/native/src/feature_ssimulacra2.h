@@ -26,8 +26,13 @@ void svc_s2_blur_rows_avx2(const svc_s2_gauss *g, const float *in, float *out, i
 void svc_s2_blur_cols_avx2(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *state);
 /* Linear RGB planes to the rescaled XYB planes, n samples. */
 void svc_s2_xyb_avx2(const float *const lin[3], float *const xyb[3], size_t n);
-/* The opsin absorbance matrix (rows: the three cone responses) and its bias. */
-extern const float svc_s2_opsin[3][3];
-extern const float svc_s2_opsin_bias;
+/* The opsin absorbance matrix (rows: the three cone responses) and its bias; the third column as
+ * the reference computes it, one minus the others in float. */
+static const float svc_s2_opsin[3][3] = {
+    { 0.30f, 1.0f - 0.078f - 0.30f, 0.078f },
+    { 0.23f, 1.0f - 0.078f - 0.23f, 0.078f },
+    { 0.24342268924547819f, 0.20476744424496821f, 1.0f - 0.24342268924547819f - 0.20476744424496821f },
+};
+static const float svc_s2_opsin_bias = 0.0037930732552754493f;
 
 #endif
