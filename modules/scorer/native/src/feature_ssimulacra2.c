@@ -207,6 +207,8 @@ typedef struct s2_state {
     float *col;             /* the column pass's state: 6 values per column (y[n-1], y[n-2] per cosine) */
     float *rows8;           /* AVX2: eight rows transposed, in and out (16 w floats) */
     int avx2;               /* the AVX2 kernels (with FMA) run the blur and the XYB conversion */
+    int *taps;              /* chroma upsampling: four source columns per column */
+    double *tap_weights;    /* and their weights */
     float srgb_to_linear[256];
 } s2_state;
 
@@ -226,6 +228,8 @@ static void s2_destroy(void *state) {
     free(s->tmp);
     free(s->col);
     free(s->rows8);
+    free(s->taps);
+    free(s->tap_weights);
     free(s);
 }
 
@@ -269,6 +273,8 @@ static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int cpu, int m
     ok &= (s->tmp = malloc(sizeof(float) * n)) != NULL;
     ok &= (s->col = malloc(sizeof(float) * 6 * (size_t)w)) != NULL;
     ok &= (s->rows8 = malloc(sizeof(float) * 16 * (size_t)w)) != NULL;
+    ok &= (s->taps = malloc(sizeof(int) * 4 * (size_t)w)) != NULL;
+    ok &= (s->tap_weights = malloc(sizeof(double) * 4 * (size_t)w)) != NULL;
     if (!ok) {
         s2_destroy(s);
         return NULL;
@@ -505,26 +511,31 @@ static double cubic(double t) {
 
 /* Chroma plane p (cw x ch) upsampled to w x h into out, through tmp (w x ch): centre-sited
  * samples, 4 taps per direction, edges repeated; a direction not subsampled is copied. */
-static void upsample(const svc_plane *p, int bpc, int w, int h, float *tmp, float *out) {
+static void upsample(const svc_plane *p, int bpc, int w, int h, float *tmp, float *out, int *taps, double *weights) {
     const int cw = p->w, ch = p->h;
+    /* Column x's four source columns (edges repeated) and their weights, the same for every row. */
+    for (int x = 0; cw != w && x < w; x++) {
+        const double u = (x + 0.5) * cw / w - 0.5;
+        const int base = (int)floor(u);
+        for (int k = -1; k <= 2; k++) {
+            const int at = base + k;
+            taps[4 * x + k + 1] = at < 0 ? 0 : at >= cw ? cw - 1 : at;
+            weights[4 * x + k + 1] = cubic(u - at);
+        }
+    }
     for (int y = 0; y < ch; y++) {
         const uint8_t *row = (const uint8_t *)p->data + (ptrdiff_t)y * p->stride;
+        const uint16_t *row16 = (const uint16_t *)row;
+        float *dst = tmp + (size_t)y * w;
         for (int x = 0; x < w; x++) {
-            float v;
             if (cw == w) {
-                v = bpc == 8 ? row[x] : ((const uint16_t *)row)[x];
-            } else {
-                const double u = (x + 0.5) * cw / w - 0.5;
-                const int base = (int)floor(u);
-                double sum = 0.0;
-                for (int k = -1; k <= 2; k++) {
-                    int at = base + k;
-                    at = at < 0 ? 0 : at >= cw ? cw - 1 : at;
-                    sum += cubic(u - (base + k)) * (bpc == 8 ? row[at] : ((const uint16_t *)row)[at]);
-                }
-                v = (float)sum;
+                dst[x] = bpc == 8 ? row[x] : row16[x];
+                continue;
             }
-            tmp[(size_t)y * w + x] = v;
+            double sum = 0.0;
+            for (int k = 0; k < 4; k++)
+                sum += weights[4 * x + k] * (bpc == 8 ? row[taps[4 * x + k]] : row16[taps[4 * x + k]]);
+            dst[x] = (float)sum;
         }
     }
     for (int y = 0; y < h; y++) {
@@ -569,8 +580,8 @@ static uint8_t to_8bit(int32_t v) { return (uint8_t)((v < 0 ? 0 : v > (1 << 30) 
 static void to_rgb8(s2_state *s, const svc_picture *p) {
     const int w = s->w, h = s->h, bpc = s->bpc;
     float *cb = s->sig[0], *cr = s->sig[1];
-    upsample(&p->plane[1], bpc, w, h, s->tmp, cb);
-    upsample(&p->plane[2], bpc, w, h, s->mul, cr);
+    upsample(&p->plane[1], bpc, w, h, s->tmp, cb, s->taps, s->tap_weights);
+    upsample(&p->plane[2], bpc, w, h, s->mul, cr, s->taps, s->tap_weights);
     const int32_t *gain = chroma_gain[s->matrix];
     const int32_t y_coeff = coefficient((int64_t)65536 * 255 / 219), y_offset = 16 << 9;
     const int32_t v2r = coefficient(gain[0]), u2b = coefficient(gain[1]), u2g = coefficient(-gain[2]),
