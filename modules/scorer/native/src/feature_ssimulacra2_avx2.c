@@ -101,17 +101,33 @@ TARGET void svc_s2_blur_cols_avx2(const svc_s2_gauss *g, const float *in, float 
         const float *a = top >= 0 ? in + (size_t)top * w : NULL;
         const float *b = bottom < h ? in + (size_t)bottom * w : NULL;
         float *row = i >= 0 ? out + (size_t)i * w : NULL;
-        for (int x = 0; x < w; x += 8) {
-            const __m256i on = lanes(w - x);
-            const __m256 va = a ? _mm256_maskload_ps(a + x, on) : _mm256_setzero_ps();
-            const __m256 vb = b ? _mm256_maskload_ps(b + x, on) : _mm256_setzero_ps();
+        int x = 0;
+        for (; x + 8 <= w; x += 8) {
+            const __m256 va = a ? _mm256_loadu_ps(a + x) : _mm256_setzero_ps();
+            const __m256 vb = b ? _mm256_loadu_ps(b + x) : _mm256_setzero_ps();
             /* One row in range: its value alone, as the scalar pass takes it. */
             const __m256 sum = a && b ? _mm256_add_ps(va, vb) : a ? va : vb;
             __m256 v[3];
             for (int k = 0; k < 3; k++) {
                 float *q1 = p1 + (size_t)k * w + x, *q2 = p2 + (size_t)k * w + x;
-                const __m256 y1 = _mm256_maskload_ps(q1, on), y2 = _mm256_maskload_ps(q2, on);
+                const __m256 y1 = _mm256_loadu_ps(q1), y2 = _mm256_loadu_ps(q2);
                 /* fmaf(n2, sum, fmaf(-d1, y1, -y2)) */
+                v[k] = _mm256_fmadd_ps(n2[k], sum, _mm256_fmsub_ps(neg_d1[k], y1, y2));
+                _mm256_storeu_ps(q2, y1);
+                _mm256_storeu_ps(q1, v[k]);
+            }
+            if (row) _mm256_storeu_ps(row + x, _mm256_add_ps(v[0], _mm256_add_ps(v[1], v[2])));
+        }
+        /* The last columns: the same with masked loads and stores. */
+        if (x < w) {
+            const __m256i on = lanes(w - x);
+            const __m256 va = a ? _mm256_maskload_ps(a + x, on) : _mm256_setzero_ps();
+            const __m256 vb = b ? _mm256_maskload_ps(b + x, on) : _mm256_setzero_ps();
+            const __m256 sum = a && b ? _mm256_add_ps(va, vb) : a ? va : vb;
+            __m256 v[3];
+            for (int k = 0; k < 3; k++) {
+                float *q1 = p1 + (size_t)k * w + x, *q2 = p2 + (size_t)k * w + x;
+                const __m256 y1 = _mm256_maskload_ps(q1, on), y2 = _mm256_maskload_ps(q2, on);
                 v[k] = _mm256_fmadd_ps(n2[k], sum, _mm256_fmsub_ps(neg_d1[k], y1, y2));
                 _mm256_maskstore_ps(q2, on, y1);
                 _mm256_maskstore_ps(q1, on, v[k]);
