@@ -198,8 +198,8 @@ int svc_job_run(svc_job *j, char *err, size_t err_len) {
 static double extractor_bytes_per_pixel(const svc_extractor *ex) {
     static const struct { const char *name; double bytes; } table[] = {
         { "integer_vif", 6 }, { "integer_adm", 21 }, { "psnr", 0.1 }, { "float_ssim", 10 }, { "float_ms_ssim", 36 },
-        /* xpsnr: the pair packed to 16 bits (a luma and a chroma plane each); ssimulacra2: linear RGB and XYB pictures of both sides and
-         * five blurred planes of each of the three channels, the first scale's dominating. */
+        /* xpsnr: the pair packed to 16 bits (a luma and a chroma plane each); ssimulacra2: linear RGB
+         * and XYB pictures of both sides and the blurred planes of a channel, the first scale's. */
         { "xpsnr", 9 }, { "ssimulacra2", 140 },
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
