@@ -166,9 +166,9 @@ TARGET void svc_s2_xyb_avx2(const float *const lin[3], float *const xyb[3], size
                      b = _mm256_maskload_ps(lin[2] + i, on);
         __m256 mixed[3];
         for (int k = 0; k < 3; k++) {
-            const __m256 v = _mm256_fmadd_ps(
-                _mm256_set1_ps(svc_s2_opsin[k][0]), r,
-                _mm256_fmadd_ps(_mm256_set1_ps(svc_s2_opsin[k][1]), g, _mm256_fmadd_ps(_mm256_set1_ps(svc_s2_opsin[k][2]), b, bias)));
+            const __m256 blue = _mm256_fmadd_ps(_mm256_set1_ps(svc_s2_opsin[k][2]), b, bias);
+            const __m256 green = _mm256_fmadd_ps(_mm256_set1_ps(svc_s2_opsin[k][1]), g, blue);
+            const __m256 v = _mm256_fmadd_ps(_mm256_set1_ps(svc_s2_opsin[k][0]), r, green);
             /* v > 0 ? v : 0 */
             mixed[k] = cbrt_add8(_mm256_and_ps(v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ)), neg_bias_cbrt);
         }

@@ -74,9 +74,10 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     w->id = j->n_workers++;
     pthread_mutex_unlock(&j->mu);
     for (int e = 0; e < j->n_ex; e++) {
-        w->state[e] = j->ex_custom[e]              ? j->ex[e]->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
-                      : j->ex[e]->create_for_matrix ? j->ex[e]->create_for_matrix(wd, ht, fmt, bpc, j->cpu, j->color_matrix)
-                                                    : j->ex[e]->create(wd, ht, fmt, bpc, j->cpu);
+        const svc_extractor *ex = j->ex[e];
+        w->state[e] = j->ex_custom[e]        ? ex->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
+                      : ex->create_for_matrix ? ex->create_for_matrix(wd, ht, fmt, bpc, j->cpu, j->color_matrix)
+                                              : ex->create(wd, ht, fmt, bpc, j->cpu);
         if (!w->state[e]) {
             const char *why = j->ex[e]->too_small ? j->ex[e]->too_small(wd, ht, fmt, j->ex_opts[e]) : NULL;
             if (why)
