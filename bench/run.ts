@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: prints throughput and latency figures. No targets are asserted here.
- * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf.
+ * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf;
  * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
+ * `bun bench/shots.ts`: only the cost of shot detection.
  */
 import { benchController } from "./controller.ts"
 import { benchEncoded } from "./encoded.ts"
@@ -10,6 +11,7 @@ import { benchLadder } from "./ladder.ts"
 import { benchMetrics } from "./metrics.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchServer } from "./server.ts"
+import { benchShots } from "./shots.ts"
 import { benchVsReference } from "./vs-reference.ts"
 
 if (process.argv.includes("vs-reference")) {
@@ -18,6 +20,7 @@ if (process.argv.includes("vs-reference")) {
   benchMetrics()
 } else {
   benchScorer()
+  benchShots()
   benchMetrics()
   benchEncoded()
   benchLadder()

@@ -65,6 +65,14 @@ export const scoreFlags = {
   frameSkipDist: count("frame_skip_dist", "skip the first N frames of the distorted video"),
   frameCnt: count("frame_cnt", "score at most N frames"),
   subsample: count("subsample", "score every Nth frame"),
+  shots: Options.boolean("shots").pipe(
+    Options.withDescription("find the reference's hard cuts and score each shot (shots, worst shots)")
+  ),
+  shotThreshold: spelled("shot_threshold", Options.float).pipe(
+    Options.withDescription("with --shots: histogram distance (0..1] a cut reaches (default 0.3)"),
+    Options.optional
+  ),
+  shotMinFrames: count("shot_min_frames", "with --shots: the shortest shot in frames; shorter is a flash (default 8)"),
   frameRate: Options.float("frame_rate").pipe(
     Options.withDescription("frames per second for xpsnr's temporal term (default: the input's own, raw input 25)"),
     Options.optional
@@ -175,7 +183,10 @@ export const requestOptions = (
     frame_cnt: optional(flags.frameCnt),
     frame_skip_ref: optional(flags.frameSkipRef),
     frame_rate: optional(flags.frameRate),
-    per_frame: perFrame ? true : undefined
+    per_frame: perFrame ? true : undefined,
+    shots: flags.shots ? true : undefined,
+    shot_threshold: optional(flags.shotThreshold),
+    shot_min_frames: optional(flags.shotMinFrames)
   }
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
 }

@@ -40,7 +40,8 @@ describe("jobMessage", () => {
       error: "",
       frames_done: 7,
       rendition_progress: [],
-      submitted_by: ""
+      submitted_by: "",
+      idempotency_key: ""
     })
   })
 

@@ -69,7 +69,8 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   error: job.error ?? "",
   frames_done: job.framesDone,
   rendition_progress: job.renditionProgress.map((entry) => ({ label: entry.label, frames_done: entry.framesDone })),
-  submitted_by: job.submittedBy ?? ""
+  submitted_by: job.submittedBy ?? "",
+  idempotency_key: job.idempotencyKey ?? ""
 })
 
 /** A ladder result with one page of every rendition's frames (at most MAX_FRAMES_PER_MESSAGE in all). */
@@ -102,14 +103,22 @@ const decoder = <A, I>(schema: Schema.Schema<A, I>) => {
 export const maxIdLength = 128
 
 /** An id field: at most `maxIdLength` characters; the refusal (prefixed with the field) quotes only its start. */
-const Id = Schema.String.pipe(
-  Schema.filter((id) => id.length <= maxIdLength, {
-    message: (issue) => {
-      const id = String(issue.actual)
-      return `"${id.slice(0, 32)}…" (${id.length} characters) is longer than ${maxIdLength} characters`
-    }
-  })
-)
+/** A string of at most `max` characters; the refusal quotes only its start. */
+const bounded = (max: number) =>
+  Schema.String.pipe(
+    Schema.filter((text) => text.length <= max, {
+      message: (issue) => {
+        const text = String(issue.actual)
+        return `"${text.slice(0, 32)}…" (${text.length} characters) is longer than ${max} characters`
+      }
+    })
+  )
+
+const Id = bounded(maxIdLength)
+
+/** RegisterNodeRequest.name and version: shown in ListNodes and as SvcNode names (DNS names: 253). */
+export const maxNodeNameLength = 253
+export const maxNodeVersionLength = 64
 
 export const decodeJobId = decoder(Schema.Struct({ id: Id }))
 
@@ -191,7 +200,7 @@ export const decodeSubmitJob = (input: unknown): Effect.Effect<SubmittedJob, Inv
   })
 
 export const decodeRegisterNode = decoder(
-  Schema.Struct({ name: Schema.String, slots: Schema.Number, version: Schema.String })
+  Schema.Struct({ name: bounded(maxNodeNameLength), slots: Schema.Number, version: bounded(maxNodeVersionLength) })
 )
 
 export const decodeHeartbeat = decoder(

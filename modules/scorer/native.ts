@@ -44,6 +44,7 @@ const symbols = {
   svc_job_frame_values: { args: [ptr, i32, ptr, i32], returns: i32 },
   svc_job_frame_values_from: { args: [ptr, i32, i32, ptr, i32], returns: i32 },
   svc_job_pooled: { args: [ptr, i32, i32, ptr], returns: i32 },
+  svc_job_frame_cuts: { args: [ptr, i32, ptr, i32], returns: i32 },
   svc_job_free: { args: [ptr], returns: none },
   svc_stream_create: { args: [ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_stream_frame_bytes: { args: [ptr], returns: i64 },
@@ -93,13 +94,14 @@ export const NativeOption = {
   referenceKind: 12,
   distortedKind: 13,
   maxFrames: 14,
-  /** Since ABI minor 10. */
-  frameRate: 15,
-  colorMatrix: 16,
-  count: 17
+  shots: 15,
+  /** Since ABI minor 11. */
+  frameRate: 16,
+  colorMatrix: 17,
+  count: 18
 } as const
 
-/** enum svc_color_matrix (since ABI minor 10). */
+/** enum svc_color_matrix (since ABI minor 11). */
 export const NativeColorMatrix = { bt709: 0, bt601: 1, bt2020: 2 } as const
 
 /** enum svc_input_kind; pipe (svc_stream_feed only) since ABI minor 8. */
@@ -107,7 +109,7 @@ export const NativeInputKind = { auto: 0, raw: 1, y4m: 2, pipe: 3 } as const
 
 /** enum svc_cpu; avx512 since ABI minor 3. */
 export const NativeCpu = { auto: 0, scalar: 1, avx2: 2, avx512: 3 } as const
-/** enum svc_feature_flag; float_vif and after since ABI minor 2, cambi since 5, xpsnr and ssimulacra2 since 10. */
+/** enum svc_feature_flag; float_vif and after since ABI minor 2, cambi since 5, xpsnr and ssimulacra2 since 11. */
 export const NativeFeature = {
   psnr: 1,
   float_ssim: 2,

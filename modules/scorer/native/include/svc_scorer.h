@@ -51,7 +51,7 @@ enum svc_feature_flag {
     SVC_FEAT_CIEDE = 1 << 7,        /* ciede2000 */
     SVC_FEAT_PSNR_HVS = 1 << 8,     /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
     SVC_FEAT_CAMBI = 1 << 9,        /* cambi (banding of the distorted luma); since ABI minor 5 */
-    /* Since ABI minor 10. */
+    /* Since ABI minor 11. */
     SVC_FEAT_XPSNR = 1 << 10,       /* xpsnr_y, xpsnr_u, xpsnr_v (FFmpeg's xpsnr filter; +inf for identical planes) */
     SVC_FEAT_SSIMULACRA2 = 1 << 11  /* ssimulacra2 (SSIMULACRA 2.1 on the frames as full-range 8-bit RGB) */
 };
@@ -83,9 +83,11 @@ enum svc_opt {
     SVC_OPT_DIS_KIND = 13,   /* svc_input_kind of the distorted alone; 0 = SVC_OPT_INPUT_KIND */
     SVC_OPT_MAX_FRAMES = 14, /* an input with more frames is refused up front; 0 = SVC_MAX_FRAMES_DEFAULT */
     /* Since ABI minor 10: */
-    SVC_OPT_FRAME_RATE = 15, /* whole frames per second (xpsnr's temporal term); 0 = the reference Y4M's F tag, else 25 */
-    SVC_OPT_COLOR_MATRIX = 16, /* svc_color_matrix of the inputs (ssimulacra2's RGB conversion) */
-    SVC_OPT_COUNT = 17
+    SVC_OPT_SHOTS = 15,      /* 1: measure each reference frame's cut from the previous one (svc_job_frame_cuts) */
+    /* Since ABI minor 11: */
+    SVC_OPT_FRAME_RATE = 16, /* whole frames per second (xpsnr's temporal term); 0 = the reference Y4M's F tag, else 25 */
+    SVC_OPT_COLOR_MATRIX = 17, /* svc_color_matrix of the inputs (ssimulacra2's RGB conversion) */
+    SVC_OPT_COUNT = 18
 };
 
 /* Y'CbCr matrix of the inputs (SVC_OPT_COLOR_MATRIX): how ssimulacra2 turns frames into RGB. */
@@ -95,7 +97,7 @@ enum svc_color_matrix { SVC_MATRIX_BT709 = 0, SVC_MATRIX_BT601 = 1, SVC_MATRIX_B
 #define SVC_MAX_FRAMES_DEFAULT 1000000
 
 /* Pooling methods for svc_job_pooled. */
-/* SVC_POOL_MEAN of xpsnr's outputs is the filter's own summary (svc_xpsnr_pooled), since ABI minor 10. */
+/* SVC_POOL_MEAN of xpsnr's outputs is the filter's own summary (svc_xpsnr_pooled), since ABI minor 11. */
 enum svc_pool { SVC_POOL_MEAN = 0, SVC_POOL_MIN = 1, SVC_POOL_MAX = 2, SVC_POOL_HARMONIC_MEAN = 3 };
 
 /* ---- library identity ---- */
@@ -176,6 +178,13 @@ int svc_job_frame_values(const svc_job *j, int metric, double *out, int n);
  * Since ABI minor 1. */
 int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *out, int n);
 int svc_job_pooled(const svc_job *j, int metric, int pool, double *out);
+/* Since ABI minor 10, with SVC_OPT_SHOTS: the hard-cut measure of scored frames first..first+n-1,
+ * out[k] for scored frame first+k: the largest histogram distance (0..1) of consecutive reference
+ * frames between the previous scored frame (excluded) and this one (included), so a cut inside a
+ * subsampled gap opens the first scored frame after it; 0 for scored frame 0. Each distance
+ * needs only the reference frame before, as motion does. Returns values written; SVC_E_INVALID_ARG
+ * when the job measured no cuts. */
+int svc_job_frame_cuts(const svc_job *j, int first, double *out, int n);
 void svc_job_free(svc_job *j); /* cancels and joins if still running */
 
 /* ---- streams: frames pushed from memory (gRPC ScoreStream) ---- */

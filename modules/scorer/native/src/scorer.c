@@ -75,6 +75,7 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     j->n_threads = threads ? (int)threads : 1;
     j->subsample = sub > 1 ? (int)sub : 1;
     j->frame_cap = (int)cnt;
+    j->shots = opt(opts, n_opts, SVC_OPT_SHOTS) != 0;
 
     return svc_loop_plan(j, feats, err, err_len);
 }
@@ -239,7 +240,8 @@ int64_t svc_job_memory(const svc_job *j) {
     /* A stream's raw frames (one reference and n_dis distorted pictures each): its window of frames
      * not yet final (a ladder's keep theirs until scored) and the one being read or pushed. */
     const double queued = j->total ? 0 : (svc_stream_window(j) + 1.0) * (1 + (j->n_dis > 1 ? j->n_dis : 1)) * frame;
-    const double ring = j->n_tm || j->history ? 2 * pixels * (j->n_tm > 1 ? j->n_tm : 1) * (j->n_threads + 2) : 0;
+    const double ring = (j->n_tm || j->history ? 2 * pixels * (j->n_tm > 1 ? j->n_tm : 1) * (j->n_threads + 2) : 0) +
+                        (j->shots ? 256.0 * (j->n_threads + 2) : 0);
     const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
     const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 * rows + 32);
@@ -311,7 +313,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 10; } /* 10: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses */
+int svc_abi_minor(void) { return 11; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX */
 int svc_abi_patch(void) { return 0; }
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
@@ -413,6 +415,24 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
     default: *out = n / inv_sum - 1.0; break; /* libvmaf's harmonic mean */
     }
     return SVC_OK;
+}
+
+int svc_job_frame_cuts(const svc_job *j, int first, double *out, int n) {
+    if (!j || !j->shots || !out || n < 0 || first < 0) return SVC_E_INVALID_ARG;
+    const int done = svc_job_frames_done(j);
+    if (first >= done) return 0;
+    const int cnt = n < done - first ? n : done - first;
+    const int sub = j->subsample;
+    pthread_mutex_lock((pthread_mutex_t *)&j->mu);
+    for (int k = 0; k < cnt; k++) {
+        const int scored = first + k;
+        double cut = 0.0;
+        for (int i = (scored - 1) * sub + 1; scored > 0 && i <= scored * sub; i++)
+            if (j->frames[i].cut > cut) cut = j->frames[i].cut;
+        out[k] = cut;
+    }
+    pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
+    return cnt;
 }
 
 void svc_job_free(svc_job *j) {
