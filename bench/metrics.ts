@@ -1,7 +1,8 @@
 /**
  * `npm run bench` (or `npm run bench -- metrics`): the cost of each extra metric per 1920x1080
  * 8-bit 4:2:0 frame next to VMAF's, svc's backends side by side with the reference tools when
- * they are there (../shared/reference: FFmpeg 7.1.5's xpsnr filter, the ssimulacra2 tool).
+ * given (yardsticks only: SVC_REFERENCE_FFMPEG, an FFmpeg 7.1.5 with its xpsnr filter;
+ * SVC_REFERENCE_SSIMULACRA2, the ssimulacra2 tool; unset: svc's rows alone, saying so).
  *
  * svc runs as `scorer_cli` (the native library's C driver, one thread) with VMAF alone, then
  * with each extra feature: a metric's cost is the difference of CPU time per frame. The
@@ -19,12 +20,8 @@ import { rgbPng } from "../modules/scorer/test/png.ts"
 const root = resolve(import.meta.dirname, "..")
 const scorerCli = join(root, "modules/scorer/native/build/scorer_cli")
 const model = join(root, "modules/scorer/models/vmaf_v0.6.1.json")
-const referenceFfmpeg = resolve(
-  process.env.SVC_REFERENCE_FFMPEG ?? join(root, "../shared/reference/ffmpeg-7.1.5/ffmpeg")
-)
-const referenceSsimulacra2 = resolve(
-  process.env.SVC_REFERENCE_SSIMULACRA2 ?? join(root, "../shared/reference/ssimulacra2/ssimulacra2")
-)
+const referenceFfmpeg = process.env.SVC_REFERENCE_FFMPEG ? resolve(process.env.SVC_REFERENCE_FFMPEG) : ""
+const referenceSsimulacra2 = process.env.SVC_REFERENCE_SSIMULACRA2 ? resolve(process.env.SVC_REFERENCE_SSIMULACRA2) : ""
 const workDir = join(process.env.TMPDIR ?? tmpdir(), "svc-bench")
 const runs = Number(process.env.SVC_BENCH_RUNS ?? 3)
 const frames = 6
@@ -71,7 +68,7 @@ export const benchMetrics = (): void => {
       `  svc ${backend.padEnd(6)}  vmaf_v0.6.1 ${ms(vmaf)}   xpsnr ${ms(xpsnr)}   ssimulacra2 ${ms(ssimulacra2)}`
     )
   }
-  if (existsSync(referenceFfmpeg)) {
+  if (referenceFfmpeg && existsSync(referenceFfmpeg)) {
     const xpsnr =
       medianOf([
         referenceFfmpeg,
@@ -88,9 +85,9 @@ export const benchMetrics = (): void => {
       ]) / frames
     console.log(`  FFmpeg 7.1.5 xpsnr filter (Y4M reading included)          xpsnr ${ms(xpsnr)}`)
   } else {
-    console.log(`  (no reference ffmpeg at ${referenceFfmpeg}: set SVC_REFERENCE_FFMPEG)`)
+    console.log("  (no reference ffmpeg: set SVC_REFERENCE_FFMPEG to an FFmpeg 7.1.5 with the xpsnr filter)")
   }
-  if (existsSync(referenceSsimulacra2) && existsSync(referenceFfmpeg)) {
+  if (referenceSsimulacra2 && referenceFfmpeg && existsSync(referenceSsimulacra2) && existsSync(referenceFfmpeg)) {
     // Frame 0 of each side as an RGB PNG, converted as svc converts (scripts/record-metric-golden.ts).
     const rgb = (input: string, output: string) =>
       cpuSeconds([
@@ -121,7 +118,9 @@ export const benchMetrics = (): void => {
     const tool = medianOf([referenceSsimulacra2, "metrics_ref.png", "metrics_dis.png"])
     console.log(`  ssimulacra2 tool (two PNGs decoded)                 ssimulacra2 ${ms(tool)}`)
   } else {
-    console.log(`  (no reference ssimulacra2 at ${referenceSsimulacra2}: set SVC_REFERENCE_SSIMULACRA2)`)
+    console.log(
+      "  (no reference ssimulacra2: set SVC_REFERENCE_SSIMULACRA2, and SVC_REFERENCE_FFMPEG for its RGB frames)"
+    )
   }
 }
 
