@@ -102,6 +102,15 @@ describe("xpsnr's frame rate", () => {
     expect(at50.frames.map((f) => f.metrics.ssimulacra2)).toEqual(atHeader.frames.map((f) => f.metrics.ssimulacra2))
   })
 
+  it("keeps its values when shots share the frame ring", async () => {
+    if (!pair) throw new Error("metric-pairs.ts lacks m1_420_8_24fps")
+    const alone = await scorePair(pair, { threads: 3 })
+    const withShots = await scorePair(pair, { threads: 3, shots: true })
+    for (const [index, frame] of alone.frames.entries())
+      for (const name of ["xpsnr_y", "xpsnr_u", "xpsnr_v", "ssimulacra2"])
+        expect(withShots.frames[index]?.metrics[name], `${name} frame ${index}`).toBe(frame.metrics[name])
+  })
+
   it("gives the scalar code's bits on every backend at odd sizes (partial vector groups)", async () => {
     // 4:4:4 allows odd sizes: the AVX2 blur's partial row groups and masked column tails, at every scale.
     const odd: MetricPair = {
