@@ -19,6 +19,7 @@ import type { Job, JobState } from "./model.ts"
 import type { PermissionDenied } from "../policy/errors.ts"
 import { isState, type JobRow, type RunningUpdateParams, runningUpdateParams, toJob } from "./rows.ts"
 import { planReport } from "./report.ts"
+import { makeWorkSignal } from "./work-signal.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob } from "./store.ts"
 
 export const BUSY_TIMEOUT_MILLIS = 5_000
@@ -141,7 +142,14 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
     const decodeOne = (operation: string, row: JobRow): Effect.Effect<Job, JobStoreFailure> =>
       Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail }))
 
-    const publish = (jobs: ReadonlyArray<Job>) => PubSub.publishAll(feed, jobs)
+    const work = makeWorkSignal()
+    const publish = (jobs: ReadonlyArray<Job>) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          for (const job of jobs) if (job.state === "pending") work.notify(job.tenantId, 1)
+        }),
+        PubSub.publishAll(feed, jobs)
+      )
 
     // A used idempotency key inserts nothing (no row returned); the key's job is then read.
     const insertJob = db.query<JobRow, [string, string, string, number, string | null, string | null]>(
@@ -357,7 +365,9 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
       changes: (tenantId) =>
         Effect.map(PubSub.subscribe(feed), (queue) =>
           Stream.fromQueue(queue).pipe(Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId))
-        )
+        ),
+
+      awaitWork: work.awaitWork
     }
     return store
   })
