@@ -50,7 +50,10 @@ enum svc_feature_flag {
     SVC_FEAT_FLOAT_PSNR = 1 << 6,   /* float_psnr */
     SVC_FEAT_CIEDE = 1 << 7,        /* ciede2000 */
     SVC_FEAT_PSNR_HVS = 1 << 8,     /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
-    SVC_FEAT_CAMBI = 1 << 9         /* cambi (banding of the distorted luma); since ABI minor 5 */
+    SVC_FEAT_CAMBI = 1 << 9,        /* cambi (banding of the distorted luma); since ABI minor 5 */
+    /* Since ABI minor 11. */
+    SVC_FEAT_XPSNR = 1 << 10,       /* xpsnr_y, xpsnr_u, xpsnr_v (FFmpeg's xpsnr filter; +inf for identical planes) */
+    SVC_FEAT_SSIMULACRA2 = 1 << 11  /* ssimulacra2 (SSIMULACRA 2.1 on the frames as full-range 8-bit RGB) */
 };
 
 enum svc_pix_fmt { SVC_PIX_420 = 420, SVC_PIX_422 = 422, SVC_PIX_444 = 444 };
@@ -81,13 +84,20 @@ enum svc_opt {
     SVC_OPT_MAX_FRAMES = 14, /* an input with more frames is refused up front; 0 = SVC_MAX_FRAMES_DEFAULT */
     /* Since ABI minor 10: */
     SVC_OPT_SHOTS = 15,      /* 1: measure each reference frame's cut from the previous one (svc_job_frame_cuts) */
-    SVC_OPT_COUNT = 16
+    /* Since ABI minor 11: */
+    SVC_OPT_FRAME_RATE = 16, /* whole frames per second (xpsnr's temporal term); 0 = the reference Y4M's F tag, else 25 */
+    SVC_OPT_COLOR_MATRIX = 17, /* svc_color_matrix of the inputs (ssimulacra2's RGB conversion) */
+    SVC_OPT_COUNT = 18
 };
+
+/* Y'CbCr matrix of the inputs (SVC_OPT_COLOR_MATRIX): how ssimulacra2 turns frames into RGB. */
+enum svc_color_matrix { SVC_MATRIX_BT709 = 0, SVC_MATRIX_BT601 = 1, SVC_MATRIX_BT2020 = 2 };
 
 /* Frames an input may hold when SVC_OPT_MAX_FRAMES is 0. */
 #define SVC_MAX_FRAMES_DEFAULT 1000000
 
 /* Pooling methods for svc_job_pooled. */
+/* SVC_POOL_MEAN of xpsnr's outputs is the filter's own summary (svc_xpsnr_pooled), since ABI minor 11. */
 enum svc_pool { SVC_POOL_MEAN = 0, SVC_POOL_MIN = 1, SVC_POOL_MAX = 2, SVC_POOL_HARMONIC_MEAN = 3 };
 
 /* ---- library identity ---- */
