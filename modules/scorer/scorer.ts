@@ -287,11 +287,10 @@ export const collectResult = (
   const extractorCount = symbols.svc_job_extractor_count(handle)
   const featureBackends = Array.from({ length: extractorCount }, (_, i) => {
     const extractor = String(symbols.svc_job_extractor_name(handle, i))
-    const implementation = implementationOf(extractor)
     return {
       extractor,
       backend: String(symbols.svc_job_extractor_backend(handle, i)),
-      ...(implementation ? { implementation } : {})
+      implementation: implementationOf(extractor)
     }
   })
   return {
