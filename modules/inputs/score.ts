@@ -22,6 +22,7 @@ import {
   type ScoreHooks,
   type ScoreResult,
   type Scorer,
+  segmentReadStart,
   unguarded
 } from "../scorer/scorer.ts"
 import { type Child, type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
@@ -271,19 +272,19 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       scorer,
       ref,
       job.reference,
-      { ...settings, skip: job.frameSkipRef, isDistorted: false },
+      { ...settings, skip: job.frameSkipRef + segmentReadStart(job.segment), isDistorted: false },
       target
     )
     const disSource = yield* frameSource(
       scorer,
       dis,
       job.distorted,
-      { ...settings, skip: job.frameSkipDist, isDistorted: true },
+      { ...settings, skip: job.frameSkipDist + segmentReadStart(job.segment), isDistorted: true },
       target
     )
     const scaling = disSource.scaling ?? refSource.scaling ?? "none"
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
-    // The skips are the sides' own; frame_cnt and subsample apply to the stream.
+    // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream.
     const streamJob: ScoreJob = { ...job, geometry: target, frameSkipRef: 0, frameSkipDist: 0 }
     const frames: Array<ScoreResult["frames"][number]> = []
     let done = 0

@@ -93,8 +93,14 @@ export const NativeOption = {
   referenceKind: 12,
   distortedKind: 13,
   maxFrames: 14,
-  count: 15
+  segmentFirst: 15,
+  segmentFrames: 16,
+  segmentContext: 17,
+  count: 18
 } as const
+
+/** enum svc_segment_context (ABI minor 10). */
+export const NativeSegmentContext = { before: 1, after: 2 } as const
 
 /** enum svc_input_kind; pipe (svc_stream_feed only) since ABI minor 8. */
 export const NativeInputKind = { auto: 0, raw: 1, y4m: 2, pipe: 3 } as const

@@ -100,6 +100,20 @@ export interface ScoreJob {
   readonly precision: Precision
   readonly perFrame: boolean
   readonly scale: ScaleMode
+  /** One segment of the title (a segment job's piece); absent: the whole title. */
+  readonly segment?: Segment | undefined
+}
+
+/**
+ * Frames [first, first + frames) of the title (after the frame skips), scored so that their
+ * values equal the same frames of one pass: the reference frame before and after are read as
+ * motion's context (none at the title's ends), subsampling follows the title's frame index.
+ */
+export interface Segment {
+  readonly first: number
+  readonly frames: number
+  /** Whether the segment ends the title (it then has no context frame after it). */
+  readonly last: boolean
 }
 
 /** The refusal of a raw input (known by its bytes) without geometry in the options. */

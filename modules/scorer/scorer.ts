@@ -28,6 +28,7 @@ import {
   NativeInputKind,
   NativeOption,
   NativePool,
+  NativeSegmentContext,
   type NativeSymbols,
   NativeStatus,
   type Pointer
@@ -163,7 +164,15 @@ const failureFor = (status: number, message: string): ScoreError => {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-const optionsArray = (job: ScoreJob, maxFrames = 0): Int32Array => {
+/** Frames of the title before the first frame a segment reads (its context frame, if any). */
+export const segmentReadStart = (segment: ScoreJob["segment"]): number =>
+  segment ? segment.first - (segment.first > 0 ? 1 : 0) : 0
+
+/**
+ * The native options of a job. A file job skips to its segment's first frame read in the options;
+ * a stream's sides skip there themselves (a stream takes no skips), `fileJob` false.
+ */
+const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int32Array => {
   const options = new Int32Array(NativeOption.count)
   options[NativeOption.inputKind] = 0 // by file suffix (path jobs), by signature (descriptors)
   // By suffix, as the request's geometry rule decides (raw unless .y4m).
@@ -181,14 +190,32 @@ const optionsArray = (job: ScoreJob, maxFrames = 0): Int32Array => {
   options[NativeOption.frameCount] = job.frameCount
   options[NativeOption.frameSkipRef] = job.frameSkipRef
   options[NativeOption.frameSkipDist] = job.frameSkipDist
+  const { segment } = job
+  if (segment) {
+    // The frames read start at the context frame before the segment (none at the title's start).
+    const start = fileJob ? segmentReadStart(segment) : 0
+    options[NativeOption.frameCount] = 0
+    options[NativeOption.frameSkipRef] = job.frameSkipRef + start
+    options[NativeOption.frameSkipDist] = job.frameSkipDist + start
+    options[NativeOption.segmentFirst] = segment.first
+    options[NativeOption.segmentFrames] = segment.frames
+    options[NativeOption.segmentContext] =
+      (segment.first > 0 ? NativeSegmentContext.before : 0) | (segment.last ? 0 : NativeSegmentContext.after)
+  }
   return options
+}
+
+/** The title's index of the k-th scored frame is `first + k * subsample` (after the frame skips). */
+export const firstScoredFrame = (job: Pick<ScoreJob, "subsample" | "segment">): number => {
+  const first = job.segment?.first ?? 0
+  return first + ((job.subsample - (first % job.subsample)) % job.subsample)
 }
 
 /** Reads every result of a finished native job (a file job or a stream's job view). */
 export const collectResult = (
   symbols: NativeSymbols,
   handle: Pointer,
-  job: Pick<ScoreJob, "precision" | "perFrame" | "subsample">,
+  job: Pick<ScoreJob, "precision" | "perFrame" | "subsample" | "segment">,
   set: ModelSet,
   library: NativeScorerLibrary["info"]
 ): ScoreResult => {
@@ -215,10 +242,11 @@ export const collectResult = (
       symbols.svc_job_frame_values(handle, i, values, frameCount)
       return values
     })
+    const firstFrame = firstScoredFrame(job)
     for (let frame = 0; frame < frameCount; frame++) {
       // With subsample N the k-th scored frame is input frame k·N (after the skips), as the reference numbers it.
       frames.push({
-        frame: frame * job.subsample,
+        frame: firstFrame + frame * job.subsample,
         metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
       })
     }
@@ -386,7 +414,7 @@ const acquireStream =
         Effect.suspend(() => {
           const slot = handleSlot()
           const error = errorBuffer()
-          const status = create(optionsArray(job, frameLimit), {
+          const status = create(optionsArray(job, frameLimit, false), {
             slot: slot.slot,
             error: error.buffer,
             errorLength: error.length
@@ -531,7 +559,7 @@ const makeStreamScoring = (
           const metrics = Object.fromEntries(
             names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)])
           )
-          events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
+          events.push({ _tag: "Frame", frame: { frame: firstScoredFrame(job) + frame * job.subsample, metrics } })
         }
         emitted = ready
         return events
@@ -549,7 +577,7 @@ const makeStreamScoring = (
               const result = collectResult(
                 symbols,
                 view,
-                { precision: job.precision, perFrame: false, subsample: job.subsample },
+                { precision: job.precision, perFrame: false, subsample: job.subsample, segment: job.segment },
                 set,
                 info
               )

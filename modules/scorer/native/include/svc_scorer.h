@@ -79,8 +79,26 @@ enum svc_opt {
     SVC_OPT_REF_KIND = 12,   /* svc_input_kind of the reference alone; 0 = SVC_OPT_INPUT_KIND */
     SVC_OPT_DIS_KIND = 13,   /* svc_input_kind of the distorted alone; 0 = SVC_OPT_INPUT_KIND */
     SVC_OPT_MAX_FRAMES = 14, /* an input with more frames is refused up front; 0 = SVC_MAX_FRAMES_DEFAULT */
-    SVC_OPT_COUNT = 15
+    /* Since ABI minor 10: one segment of a longer title, whose per-frame values equal, bit for bit,
+     * the same frames of one pass over the title (see "Segments" below). */
+    SVC_OPT_SEGMENT_FIRST = 15,   /* the title's index of the segment's first own frame */
+    SVC_OPT_SEGMENT_FRAMES = 16,  /* the segment's own frames; 0 = not a segment */
+    SVC_OPT_SEGMENT_CONTEXT = 17, /* svc_segment_context bits: which context frames are read */
+    SVC_OPT_COUNT = 18
 };
+
+/* Segments (since ABI minor 10). Motion at frame i compares reference frames i-1 and i, and its
+ * motion2/motion3 also read frame i+1, so a segment [first, first + frames) of a title reads one
+ * reference context frame on each side: the frame before it (unless first is 0, the title's first
+ * frame) and the frame after it (unless the segment ends the title). The inputs given (after the
+ * frame skips) start at the context frame before, or at the first own frame when there is none.
+ * Context frames are read (their reference only) and never scored or reported; "first" and "last"
+ * in libvmaf's motion rules are the title's; subsampling follows the title's frame index (a
+ * segment scores its frames whose title index is a multiple of SVC_OPT_SUBSAMPLE). The job reads
+ * exactly the context and own frames (SVC_OPT_FRAME_CNT must be 0) and fails with SVC_E_GEOMETRY
+ * when the inputs hold fewer. Results (frame values, pooling, frames done) cover the scored own
+ * frames; concatenated in segment order they are the one pass's. */
+enum svc_segment_context { SVC_SEGMENT_CONTEXT_BEFORE = 1, SVC_SEGMENT_CONTEXT_AFTER = 2 };
 
 /* Frames an input may hold when SVC_OPT_MAX_FRAMES is 0. */
 #define SVC_MAX_FRAMES_DEFAULT 1000000
