@@ -296,6 +296,41 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         )
       )
 
-    return { tools, probe, decode } as const
+    /**
+     * Frames of the first video stream behind `fd`, counted as its packets (ffprobe
+     * -count_packets: the container is read, nothing decoded): a segment job's plan. A stream
+     * whose packets do not each decode to one frame is caught when its segments are scored (each
+     * checks the frames it reads).
+     */
+    const countFrames = (fd: number): Effect.Effect<number, DecoderMissing | DecoderFailed> =>
+      Effect.gen(function* () {
+        const { ffprobe } = yield* tools
+        const text = yield* runToEnd(
+          [
+            ffprobe,
+            "-v",
+            "error",
+            ...confined,
+            "-select_streams",
+            "v:0",
+            "-count_packets",
+            "-show_entries",
+            "stream=nb_read_packets",
+            "-of",
+            "csv=p=0",
+            inputUrl
+          ],
+          fd,
+          "ffprobe"
+        )
+        const frames = Number.parseInt(text.trim(), 10)
+        if (!Number.isSafeInteger(frames) || frames <= 0)
+          return yield* new DecoderFailed({
+            detail: `ffprobe counted no video packets ("${text.trim().slice(0, 40)}")`
+          })
+        return frames
+      })
+
+    return { tools, probe, decode, countFrames } as const
   })
 }) {}

@@ -315,3 +315,54 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       }
     )
   })
+
+/**
+ * The plan of a segment job: the frames the whole title scores (after the frame skips and
+ * frame_cnt), each input opened once through the caller's guard. Raw and Y4M inputs are counted
+ * by the scorer as a score would read them; encoded inputs by their packets (ffprobe). Inputs of
+ * different lengths are refused as a score refuses them.
+ */
+export const countTitleFrames = <E = never>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E> = {}
+): Effect.Effect<number, ScoreError | E, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const ffmpeg = yield* Ffmpeg
+      const rawAllowed = job.geometry !== undefined
+      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
+      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
+      if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
+        return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      const count = (side: Side, path: string, skip: number) =>
+        side.format._tag === "Encoded"
+          ? Effect.map(ffmpeg.countFrames(side.input.fd).pipe(Effect.mapError(asScoreError(path))), (frames) =>
+              Math.max(0, frames - skip)
+            )
+          : // One input as both sides of a file job: the scorer reads its frames as a score would.
+            scorer.countFrames(
+              {
+                ...job,
+                reference: path,
+                distorted: path,
+                frameSkipRef: skip,
+                frameSkipDist: skip,
+                frameCount: 0,
+                subsample: 1,
+                segment: undefined
+              },
+              { reference: side.input, distorted: side.input }
+            )
+      const refFrames = yield* count(ref, job.reference, job.frameSkipRef)
+      const disFrames = yield* count(dis, job.distorted, job.frameSkipDist)
+      const shorter = Math.min(refFrames, disFrames)
+      if (job.frameCount > 0 && shorter >= job.frameCount) return job.frameCount
+      if (refFrames !== disFrames)
+        return yield* new InvalidGeometry({
+          message: `${job.reference} has ${refFrames} frames after skipping ${job.frameSkipRef}, ${job.distorted} has ${disFrames} after skipping ${job.frameSkipDist}: lengths differ`
+        })
+      if (shorter === 0) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
+      return shorter
+    })
+  )

@@ -57,7 +57,8 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     error: row.error ?? undefined,
     framesDone: row.frames_done,
     renditionProgress: progress.right,
-    submittedBy: row.submitted_by ?? undefined
+    submittedBy: row.submitted_by ?? undefined,
+    segments: []
   })
 }
 

@@ -28,6 +28,7 @@ const symbols = {
   svc_job_start: { args: [ptr, ptr, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_job_open_fd: { args: [ptr, i32, ptr, i32, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_job_opened: { args: [ptr], returns: i32 },
+  svc_job_input_frames: { args: [ptr], returns: i64 },
   svc_job_memory: { args: [ptr], returns: i64 },
   svc_job_run: { args: [ptr, ptr, u64], returns: i32 },
   svc_job_poll: { args: [ptr], returns: i32 },

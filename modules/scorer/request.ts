@@ -15,6 +15,15 @@ export const autoModel4kSize = { width: 3840, height: 2160 } as const
 /** Models of one `models` request (each extracted once over the union of their features). */
 export const maxModelsPerRequest = 16
 export const maxThreads = 64
+/**
+ * `options.segment_frames`: 0 scores the title in one piece; otherwise at least this many frames
+ * per segment (shorter segments spend more of their time on the context frames and, for encoded
+ * input, on decoding from the seek point).
+ */
+export const minSegmentFrames = 24
+export const maxSegmentFrames = 1_000_000_000
+/** Most segments of one job: a longer title gets longer segments (frames / this, rounded up). */
+export const maxSegmentsPerJob = 10_000
 
 const between = (min: number, max: number) =>
   Schema.Int.pipe(Schema.greaterThanOrEqualTo(min), Schema.lessThanOrEqualTo(max))
@@ -52,7 +61,11 @@ export const ScoreOptions = Schema.Struct({
     )
   ),
   per_frame: Schema.optional(Schema.Boolean),
-  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none"))
+  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none")),
+  // Segment jobs (issue 30): frames per segment; 0 one piece. Only the controller's jobs split.
+  segment_frames: Schema.optional(
+    Schema.Int.pipe(Schema.filter((value) => value === 0 || (value >= minSegmentFrames && value <= maxSegmentFrames)))
+  )
 })
 export type ScoreOptions = typeof ScoreOptions.Type
 
@@ -100,6 +113,8 @@ export interface ScoreJob {
   readonly precision: Precision
   readonly perFrame: boolean
   readonly scale: ScaleMode
+  /** Frames per segment of a controller job (0: one piece); a single score ignores it. */
+  readonly segmentFrames: number
   /** One segment of the title (a segment job's piece); absent: the whole title. */
   readonly segment?: Segment | undefined
 }
@@ -143,7 +158,8 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.frame_skip_ref": "is not a whole number from 0 to 1000000000",
   "options.frame_skip_dist": "is not a whole number from 0 to 1000000000",
   "options.precision": `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)`,
-  "options.per_frame": "is not true or false"
+  "options.per_frame": "is not true or false",
+  "options.segment_frames": `is not 0 (one piece) or a whole number from ${minSegmentFrames} to ${maxSegmentFrames}`
 }
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -249,7 +265,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     frameSkipDist: options.frame_skip_dist ?? 0,
     precision: parsePrecision(String(options.precision ?? "")),
     perFrame: options.per_frame ?? false,
-    scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale
+    scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale,
+    segmentFrames: options.segment_frames ?? 0
   })
 }
 

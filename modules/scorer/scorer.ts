@@ -936,6 +936,20 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         })
       ).pipe(Effect.withSpan("scorer.score"))
 
+    /**
+     * Frames a file job of `job` would score (after the skips and frame_cnt), its inputs checked
+     * as a score checks them: a segment job's plan of raw and Y4M inputs.
+     */
+    const countFrames = (job: ScoreJob, opened: OpenedPair): Effect.Effect<number, ScoreError> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const set = yield* acquireModels(symbols, models, job, opened.reference.fd)
+          const handle = yield* openJob(job, set, opened.reference, opened.distorted)
+          yield* awaitOpened(handle)
+          return Number(symbols.svc_job_input_frames(handle))
+        })
+      )
+
     const { scoreStream, scoreFed } = makeStreamScoring(symbols, models, library.info, frameLimit)
     const scoreLadder = makeLadderScoring(symbols, models, library.info, frameLimit)
     /** A pipe for a fed stream's decoder: the library reads `read`; `write` goes to the child. */
@@ -944,7 +958,17 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
     /** Refuses a frame of `geometry` below what a feature of the job accepts (frame-minimum.ts). */
     const checkFrame = (job: ScoreJob, geometry: RawGeometry) => checkFrameSize(models, job, geometry)
 
-    return { score, scoreStream, scoreFed, scoreLadder, pipe, checkFrame, library: library.info, models } as const
+    return {
+      score,
+      countFrames,
+      scoreStream,
+      scoreFed,
+      scoreLadder,
+      pipe,
+      checkFrame,
+      library: library.info,
+      models
+    } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}

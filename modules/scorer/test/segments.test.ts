@@ -9,6 +9,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { mergeSegmentResults } from "../merge.ts"
+import { parsePrecision } from "../precision.ts"
 import { parseScoreRequest, type ScoreJob } from "../request.ts"
 import { type FrameScore, Scorer, type ScoreResult, segmentReadStart } from "../scorer.ts"
 import { scorerRuntime } from "./runtime.ts"
@@ -173,6 +175,31 @@ describe("segments of a title", () => {
     const onePass = await scoreFile(whole)
     const pieces = await Promise.all(cuts(titleFrames, 11).map((segment) => scoreFed({ ...whole, segment })))
     expect(bits(pieces.flat())).toEqual(bits(onePass.frames))
+  })
+
+  it("the merge pools the concatenated frames exactly as one pass pools them (every pooling, every metric)", async () => {
+    const whole = await jobOf({ subsample: 2 }, "vmaf_v1.0.16_3d0h")
+    const onePass = await scoreFile(whole)
+    const pieces = await Promise.all(cuts(titleFrames, 10).map((segment) => scoreFile({ ...whole, segment })))
+    const merged = mergeSegmentResults(pieces, { precision: whole.precision, perFrame: true })
+    const hex = (values: Readonly<Record<string, number>>) =>
+      Object.fromEntries(
+        Object.entries(values).map(([name, value]) => [
+          name,
+          Buffer.from(Float64Array.of(value).buffer).toString("hex")
+        ])
+      )
+    expect(merged?.frame_count).toBe(onePass.frame_count)
+    expect(hex(merged?.features ?? {})).toEqual(hex(onePass.features))
+    expect(hex(merged?.pooled.min ?? {})).toEqual(hex(onePass.pooled.min))
+    expect(hex(merged?.pooled.max ?? {})).toEqual(hex(onePass.pooled.max))
+    expect(hex(merged?.pooled.harmonic_mean ?? {})).toEqual(hex(onePass.pooled.harmonic_mean))
+    expect(merged?.score).toBe(onePass.score)
+    // The job's precision applies after the merge, as it does to one pass.
+    const legacy = mergeSegmentResults(pieces, { precision: parsePrecision("legacy"), perFrame: false })
+    const legacyPass = await scoreFile({ ...whole, precision: parsePrecision("legacy"), perFrame: false })
+    expect(legacy?.features).toEqual(legacyPass.features)
+    expect(legacy?.frames).toEqual([])
   })
 
   it("scoring a segment alone, without its context, differs at its first frame (why context is read)", async () => {

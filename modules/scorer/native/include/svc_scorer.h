@@ -159,6 +159,10 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
                     const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
 int svc_job_opened(const svc_job *j);
+/* Since ABI minor 10: frames the opened job reads (after the skips and frame_cnt; a segment's
+ * with its context frames), once svc_job_opened returned 1; -1 before. A segment job's plan counts
+ * a title with it. */
+int64_t svc_job_input_frames(const svc_job *j);
 int64_t svc_job_memory(const svc_job *j); /* bytes, an upper estimate; < 0 on a NULL job */
 int svc_job_run(svc_job *j, char *err, size_t err_len);
 int svc_job_start_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,

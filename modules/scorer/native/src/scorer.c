@@ -321,6 +321,10 @@ const char *svc_version(void) { return "0.1.0"; }
 int svc_abi_minor(void) { return 10; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: segments (SVC_OPT_SEGMENT_*) */
 int svc_abi_patch(void) { return 0; }
 
+int64_t svc_job_input_frames(const svc_job *j) {
+    return j && atomic_load(&((svc_job *)j)->opened) == 1 ? j->total : -1;
+}
+
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
 
 int svc_job_frames_done(const svc_job *j) { return j ? atomic_load(&((svc_job *)j)->done_out) : 0; }
