@@ -119,29 +119,48 @@ const describeJob = (job: Job): string => {
   return `${job.id} ${shortState(job.state)}${score}${error}`
 }
 
-const submit = Command.make("submit", { ...scoreFlags, rendition: renditionFlag, controller }, (flags) =>
-  Effect.gen(function* () {
-    const models = yield* parseModels(flags.model)
-    if (models.length > 1 || models.some((model) => model.directory !== undefined))
-      return yield* new UsageError({ message: "a job scores with one model, named as the controller's nodes know it" })
-    const options = yield* controllerOptions(flags.controller)
-    if (flags.rendition.length > 0) {
-      // A ladder job: REF and its renditions (no DIS).
-      const reference = Option.orElse(flags.reference, () => flags.referenceFlag)
-      if (Option.isNone(reference) || Option.isSome(flags.distorted) || Option.isSome(flags.distortedFlag))
+/** `--segment_frames N` (also `--segment-frames`): split the job into segments of N frames. */
+const segmentFramesFlag = Options.integer("segment_frames").pipe(
+  Options.withAlias("segment-frames"),
+  Options.withDescription(
+    "split the title into segments of N frames scored in parallel by the controller's nodes and merged exactly (0: one piece; at least 24)"
+  ),
+  Options.optional
+)
+
+const submit = Command.make(
+  "submit",
+  { ...scoreFlags, rendition: renditionFlag, segmentFrames: segmentFramesFlag, controller },
+  (flags) =>
+    Effect.gen(function* () {
+      const models = yield* parseModels(flags.model)
+      if (models.length > 1 || models.some((model) => model.directory !== undefined))
         return yield* new UsageError({
-          message: "a ladder job takes the reference and its renditions: svc jobs submit REF --rendition LABEL=PATH ..."
+          message: "a job scores with one model, named as the controller's nodes know it"
         })
-      const renditions = yield* parseRenditions(flags.rendition)
-      const ladder = ladderRequest(reference.value, renditions, flags, models[0], false)
-      const job = yield* jobsCall<Job>(options, "SubmitJob", { ladder })
-      return yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
-    }
-    const inputs = yield* inputsOf(flags)
-    const request = scoreRequest(inputs, flags, models[0], false)
-    const job = yield* jobsCall<Job>(options, "SubmitJob", { request })
-    yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
-  })
+      const options = yield* controllerOptions(flags.controller)
+      if (flags.rendition.length > 0) {
+        // A ladder job: REF and its renditions (no DIS).
+        const reference = Option.orElse(flags.reference, () => flags.referenceFlag)
+        if (Option.isNone(reference) || Option.isSome(flags.distorted) || Option.isSome(flags.distortedFlag))
+          return yield* new UsageError({
+            message:
+              "a ladder job takes the reference and its renditions: svc jobs submit REF --rendition LABEL=PATH ..."
+          })
+        const renditions = yield* parseRenditions(flags.rendition)
+        const ladder = ladderRequest(reference.value, renditions, flags, models[0], false)
+        const job = yield* jobsCall<Job>(options, "SubmitJob", { ladder })
+        return yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
+      }
+      const inputs = yield* inputsOf(flags)
+      const scored = scoreRequest(inputs, flags, models[0], false)
+      const request = Option.match(flags.segmentFrames, {
+        onNone: () => scored,
+        onSome: (segmentFrames) => ({ ...scored, options: { ...scored.options, segment_frames: segmentFrames } })
+      })
+      const job = yield* jobsCall<Job>(options, "SubmitJob", { request })
+      yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
+    })
 ).pipe(
   Command.withDescription(
     "Queue a score (REF DIS) or a ladder (REF --rendition LABEL=PATH ...) on the controller's nodes; prints the job's id"
@@ -150,11 +169,11 @@ const submit = Command.make("submit", { ...scoreFlags, rendition: renditionFlag,
 
 const jobId = Args.text({ name: "JOB_ID" })
 
-const get = Command.make("get", { id: jobId, controller }, ({ id, controller }) =>
+const get = Command.make("get", { id: jobId, json: asJson, controller }, ({ id, controller }) =>
   Effect.flatMap(controllerOptions(controller), (options) =>
     Effect.flatMap(jobsCall<Job>(options, "GetJob", { id }), printJson)
   )
-).pipe(Command.withDescription("Print a job (JSON)"))
+).pipe(Command.withDescription("Print a job as JSON (--json says so explicitly), with its segments"))
 
 const list = Command.make(
   "list",

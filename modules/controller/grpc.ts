@@ -24,6 +24,7 @@ import {
   decodePullWork,
   decodeRegisterNode,
   decodeReportResult,
+  pulledJobMessage,
   decodeStreamJobs,
   decodeSubmitJob,
   jobMessage,
@@ -115,7 +116,7 @@ const nodesService: Handlers = {
         const { node_id, max_jobs } = yield* decodePullWork(request)
         const jobs = yield* JobService
         const pulled = yield* jobs.pullWork(principal, node_id, max_jobs)
-        return { jobs: pulled.map((job) => jobMessage(job, job.scoringRoots)) }
+        return { jobs: pulled.map(pulledJobMessage) }
       })
     ),
     ReportResult: unary((request, { context: principal }) =>

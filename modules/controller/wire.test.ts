@@ -17,7 +17,8 @@ const job: Job = {
   error: undefined,
   framesDone: 7,
   renditionProgress: [],
-  submittedBy: undefined
+  submittedBy: undefined,
+  segments: []
 }
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runSync(Effect.either(effect))

@@ -5,8 +5,12 @@
  * still cannot reach another tenant's row. The ReportResult rule of 5.6 is policy's
  * `decideReport`, applied by the store inside the report's write transaction (report.ts).
  */
-import { Clock, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
+import { Clock, type ConfigError, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
+import { mergeSegmentResults } from "../scorer/merge.ts"
+import { parsePrecision } from "../scorer/precision.ts"
+import { maxSegmentFrames, maxSegmentsPerJob, minSegmentFrames } from "../scorer/request.ts"
+import { defaultSegmentFrames } from "./config.ts"
 import type { Principal } from "../policy/principal.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
 import {
@@ -23,7 +27,7 @@ import {
   type ResultReport
 } from "./model.ts"
 import { type NodeInfo, NodeSessions, type Registration, type SessionView } from "./sessions.ts"
-import { type JobLookup, JobStore, type RunningUpdate, type StoreHealth } from "./store.ts"
+import { type JobLookup, JobStore, type RunningUpdate, type SegmentCut, type StoreHealth } from "./store.ts"
 
 /** Most jobs one PullWork hands out; larger requests are cut to this. */
 export const MAX_PULL = 64
@@ -274,6 +278,38 @@ const toUpdate = (nodeId: string, report: ResultReport, job: Job): Either.Either
   )
 }
 
+/** A pair job's `options.segment_frames` (0: one piece; ladders are scored in one piece). */
+export const segmentFramesOf = (request: JobRequest): number =>
+  isLadderRequest(request) ? 0 : (request.options?.segment_frames ?? 0)
+
+/**
+ * The segments of a title of `frames` frames cut every `segmentFrames` (longer when that would
+ * make more than maxSegmentsPerJob), the last one taking the rest.
+ */
+export const cutTitle = (frames: number, segmentFrames: number): ReadonlyArray<SegmentCut> => {
+  const size = Math.max(segmentFrames, Math.ceil(frames / maxSegmentsPerJob))
+  return Array.from({ length: Math.ceil(frames / size) }, (_, k) => ({
+    firstFrame: k * size,
+    frameCount: Math.min(size, frames - k * size)
+  }))
+}
+
+/** The merge of a segment job's results: exact, in segment order, with the job's output options. */
+const mergeJob = (
+  job: Job,
+  results: ReadonlyArray<NonNullable<Job["result"]>>
+): Either.Either<Job["result"], string> => {
+  if (isLadderRequest(job.request)) return Either.left("a ladder job has no segments")
+  const pairs = results.flatMap((result) => (isLadderResult(result) ? [] : [result]))
+  if (pairs.length !== results.length) return Either.left("a segment reported a ladder result")
+  const options = job.request.options ?? {}
+  const merged = mergeSegmentResults(pairs, {
+    precision: parsePrecision(String(options.precision ?? "")),
+    perFrame: options.per_frame ?? false
+  })
+  return merged === undefined ? Either.left("the segments hold no frames") : Either.right(merged)
+}
+
 const seconds = (from: number | undefined, to: number | undefined) =>
   from === undefined || to === undefined ? undefined : Math.max(0, to - from) / 1000
 
@@ -282,6 +318,9 @@ export const makeJobService = Effect.gen(function* () {
   const sessions = yield* NodeSessions
   const roots = yield* TenantRoots
   const hooks = yield* JobMetricsHooks
+  const segmentDefault = yield* defaultSegmentFrames(minSegmentFrames, maxSegmentFrames)
+  // Sessions that declared they score segments (RegisterNode scores_segments), on this replica.
+  const segmentNodes = new Set<string>()
 
   // The rule is decided by the store on the job as its write transaction holds it (report.ts);
   // here only what is not the job: the reporting session and the tenant's live sessions.
@@ -291,9 +330,48 @@ export const makeJobService = Effect.gen(function* () {
       const reporter = yield* sessions.state(nodeId)
       if (reporter.tenantId !== tenantId) return yield* PermissionDenied.jobNotAssigned(jobId, nodeId)
       const live = yield* sessions.ofTenant(tenantId)
-      const { job, written } = yield* store.report(tenantId, jobId, {
+      const context = {
         reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
-        liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId)),
+        liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId))
+      }
+      const planFrames = report.planFrames ?? 0
+      if (planFrames !== 0 || report.segmentIndex !== undefined) {
+        const segmentStore = store.segments
+        if (segmentStore === undefined)
+          return yield* new InvalidJobRequest({ message: "this controller's store does not split jobs into segments" })
+        if (planFrames !== 0) {
+          if (!Number.isSafeInteger(planFrames) || planFrames < 0 || report.final)
+            return yield* new InvalidJobRequest({
+              message: `plan_frames must be a whole number ≥ 0 on a progress report; got ${planFrames}`
+            })
+          const planned = yield* segmentStore.plan(tenantId, jobId, {
+            ...context,
+            cuts: (held) => {
+              const size = segmentFramesOf(held.request)
+              return size === 0
+                ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
+                : Either.right(cutTitle(planFrames, size))
+            }
+          })
+          return planned.job
+        }
+        const index = report.segmentIndex ?? 0
+        if (!Number.isSafeInteger(index) || index < 0)
+          return yield* new InvalidJobRequest({ message: `segment_index must be a whole number ≥ 0; got ${index}` })
+        const segmentReport = { ...report, renditionProgress: [] }
+        const { job, written } = yield* segmentStore.report(tenantId, jobId, index, {
+          ...context,
+          update: (stored) => toUpdate(nodeId, segmentReport, stored),
+          merge: mergeJob
+        })
+        if (written && (job.state === "finished" || job.state === "failed")) {
+          const duration = seconds(job.startedAt, job.finishedAt)
+          if (duration !== undefined) hooks.observeJobDuration(duration, job.state)
+        }
+        return job
+      }
+      const { job, written } = yield* store.report(tenantId, jobId, {
+        ...context,
         update: (stored) => toUpdate(nodeId, report, stored)
       })
       if (written && (job.state === "finished" || job.state === "failed")) {
@@ -333,10 +411,19 @@ export const makeJobService = Effect.gen(function* () {
             message: `idempotency_key is longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`
           })
         }
+        if (isLadderRequest(request) && (request.ladder.options?.segment_frames ?? 0) !== 0)
+          return yield* new InvalidJobRequest({
+            message: "options.segment_frames: a ladder job is scored in one piece (segments are for pair jobs)"
+          })
+        // The controller's default applies to a pair job that does not set it.
+        const stored =
+          !isLadderRequest(request) && segmentDefault > 0 && segmentFramesOf(request) === 0
+            ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
+            : request
         return yield* store.insert({
           id: crypto.randomUUID(),
           tenantId,
-          request,
+          request: stored,
           submittedBy: principal.subject,
           idempotencyKey: key
         })
@@ -377,7 +464,13 @@ export const makeJobService = Effect.gen(function* () {
       ),
 
     register: (principal, info) =>
-      Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
+      Effect.flatMap(ownTenant(principal), (tenantId) =>
+        Effect.tap(sessions.register(tenantId, info), (registration) =>
+          Effect.sync(() => {
+            if (info.scoresSegments === true) segmentNodes.add(registration.nodeId)
+          })
+        )
+      ),
 
     heartbeat: (principal, nodeId, runningJobIds) =>
       Effect.gen(function* () {
@@ -410,12 +503,24 @@ export const makeJobService = Effect.gen(function* () {
           return yield* PermissionDenied.otherTenant()
         if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
         const scoringRoots = yield* roots.rootsFor(session.tenantId)
-        const jobs = yield* store.claim(session.tenantId, nodeId, Math.min(Math.max(maxJobs, 1), MAX_PULL))
-        for (const job of jobs) {
-          const wait = seconds(job.createdAt, job.startedAt)
+        const max = Math.min(Math.max(maxJobs, 1), MAX_PULL)
+        const segmentStore = store.segments
+        // A node that scores segments gets a segment job's plan, then its segments, fairly; any
+        // other node gets jobs whole (a segment job not yet planned is scored in one piece).
+        const claimed =
+          segmentStore !== undefined && segmentNodes.has(nodeId)
+            ? yield* segmentStore.claim(session.tenantId, nodeId, max)
+            : Array.from(yield* store.claim(session.tenantId, nodeId, max), (job) => ({ job, segment: undefined }))
+        for (const { job, segment } of claimed) {
+          const wait = segment === undefined ? seconds(job.createdAt, job.startedAt) : undefined
           if (wait !== undefined) hooks.observeQueueWait(wait)
         }
-        return jobs.map((job) => ({ ...job, scoringRoots }))
+        return claimed.map(({ job, segment }) => ({
+          ...job,
+          scoringRoots,
+          segment,
+          plan: segment === undefined && segmentNodes.has(nodeId) && segmentFramesOf(job.request) > 0
+        }))
       }),
 
     reportResult,
@@ -437,5 +542,8 @@ export const makeJobService = Effect.gen(function* () {
 })
 
 /** JobService over the JobStore, NodeSessions, TenantRoots and JobMetricsHooks it is given. */
-export const jobServiceLayer: Layer.Layer<JobService, never, JobStore | NodeSessions | TenantRoots | JobMetricsHooks> =
-  Layer.scoped(JobService, makeJobService)
+export const jobServiceLayer: Layer.Layer<
+  JobService,
+  ConfigError.ConfigError,
+  JobStore | NodeSessions | TenantRoots | JobMetricsHooks
+> = Layer.scoped(JobService, makeJobService)
