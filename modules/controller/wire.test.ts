@@ -41,7 +41,8 @@ describe("jobMessage", () => {
       error: "",
       frames_done: 7,
       rendition_progress: [],
-      submitted_by: ""
+      submitted_by: "",
+      segments: []
     })
   })
 

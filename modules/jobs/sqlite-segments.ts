@@ -267,9 +267,8 @@ export const makeSqliteSegments = (
               const { expected } = plan.right
               if (releaseJob.get(tenantId, jobId, expected.nodeId, expected.fence) === null)
                 return { _tag: "Corrupt", detail: "the job changed inside its plan transaction" }
-              cuts.right.forEach((cut, index) =>
+              for (const [index, cut] of cuts.right.entries())
                 insertSegment.run(tenantId, jobId, index, cut.firstFrame, cut.frameCount)
-              )
               return { _tag: "Written", jobId }
             })
             .immediate()
