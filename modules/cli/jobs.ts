@@ -43,6 +43,17 @@ interface Job {
   readonly frames_done: number
   /** A ladder job's frames scored per rendition (absent from an older controller). */
   readonly rendition_progress?: ReadonlyArray<RenditionProgressLike> | null
+  /** A segment job's segments (absent from an older controller). */
+  readonly segments?: ReadonlyArray<{ readonly state: string; readonly node_id: string }> | null
+}
+
+/** "segments 4/6 on 3 nodes" for a segment job: finished of all, the nodes that took them. */
+const segmentsText = (job: Job): string => {
+  const segments = job.segments ?? []
+  if (segments.length === 0) return ""
+  const finished = segments.filter((segment) => segment.state === "JOB_STATE_FINISHED").length
+  const nodes = new Set(segments.map((segment) => segment.node_id).filter((id) => id !== "")).size
+  return `segments ${finished}/${segments.length} on ${nodes} node${nodes === 1 ? "" : "s"}`
 }
 
 const controller = Options.text("controller").pipe(
@@ -199,8 +210,12 @@ const list = Command.make(
         const created = seconds(job.created_at)
         const when = created === undefined ? "" : new Date(created * 1000).toISOString()
         const what = job.ladder ? `ladder of ${job.ladder.renditions.length}` : (job.request?.distorted ?? "")
-        const progress =
-          job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress ?? [], undefined) : ""
+        const progress = [
+          job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress ?? [], undefined) : "",
+          segmentsText(job)
+        ]
+          .filter((text) => text !== "")
+          .join("  ")
         return `${job.id}  ${shortState(job.state).padEnd(9)}  ${when}  ${what}${scoreText(job) === "" ? "" : `  ${scoreText(job)}`}${progress === "" ? "" : `  ${progress}`}`
       })
       yield* Effect.sync(() => process.stdout.write(lines.length > 0 ? `${lines.join("\n")}\n` : ""))
@@ -274,7 +289,12 @@ const wait = Command.make(
       const poll = Effect.gen(function* () {
         for (;;) {
           const job = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
-          progress.update(job.frames_done, renditionProgressText(job.rendition_progress ?? [], total))
+          progress.update(
+            job.frames_done,
+            [renditionProgressText(job.rendition_progress ?? [], total), segmentsText(job)]
+              .filter((text) => text !== "")
+              .join(" ")
+          )
           if (finalStates.has(job.state)) return job
           yield* Effect.sleep(Duration.millis(500))
         }
