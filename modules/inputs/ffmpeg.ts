@@ -158,6 +158,19 @@ const runToEnd = (argv: ReadonlyArray<string>, fd: number, what: string) =>
     })
   )
 
+/** A video stream's frames: how many, their presentation times (seconds) in order, its start. */
+export interface FrameTimes {
+  readonly frames: number
+  readonly times: ReadonlyArray<number> | undefined
+  readonly startSeconds: number
+}
+
+/** Part of a decode: from a time (seconds after the input's start; absent: its start), this many frames. */
+export interface DecodeWindow {
+  readonly seekSeconds: number | undefined
+  readonly frames: number
+}
+
 /** What ffprobe says about the first video stream of an input. */
 export interface ProbedStream {
   /** Demuxer name(s), for example "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm". */
@@ -262,7 +275,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
     const decode = (
       fd: number,
       target: DecodeTarget,
-      output: number
+      output: number,
+      window?: DecodeWindow
     ): Effect.Effect<Child, DecoderMissing | DecoderFailed, Scope.Scope> =>
       Effect.flatMap(tools, ({ ffmpeg }) =>
         spawnChild(
@@ -273,8 +287,11 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-loglevel",
             "error",
             ...confined,
+            // Input seeking: to the keyframe before the time, then frames before it are dropped.
+            ...(window?.seekSeconds === undefined ? [] : ["-ss", window.seekSeconds.toFixed(6)]),
             "-i",
             inputUrl,
+            ...(window === undefined ? [] : ["-frames:v", String(window.frames)]),
             "-map",
             "0:v:0",
             "-an",
@@ -297,15 +314,16 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       )
 
     /**
-     * Frames of the first video stream behind `fd`, counted as its packets (ffprobe
-     * -count_packets: the container is read, nothing decoded): a segment job's plan. A stream
-     * whose packets do not each decode to one frame is caught when its segments are scored (each
-     * checks the frames it reads).
+     * The presentation times of the first video stream behind `fd`, one per frame it decodes
+     * to, in presentation order, and the container's start time (ffprobe's packet listing: the
+     * container is read, nothing decoded). Packets the demuxer marks to discard (an edit list's
+     * pre-roll) are not frames. A segment job's plan counts the frames with it, and a segment's
+     * node finds where to seek.
      */
-    const countFrames = (fd: number): Effect.Effect<number, DecoderMissing | DecoderFailed> =>
+    const frameTimes = (fd: number): Effect.Effect<FrameTimes, DecoderMissing | DecoderFailed> =>
       Effect.gen(function* () {
         const { ffprobe } = yield* tools
-        const text = yield* runToEnd(
+        const json = yield* runToEnd(
           [
             ffprobe,
             "-v",
@@ -313,24 +331,34 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             ...confined,
             "-select_streams",
             "v:0",
-            "-count_packets",
             "-show_entries",
-            "stream=nb_read_packets",
+            "packet=pts_time,flags:format=start_time",
             "-of",
-            "csv=p=0",
+            "json",
             inputUrl
           ],
           fd,
           "ffprobe"
         )
-        const frames = Number.parseInt(text.trim(), 10)
-        if (!Number.isSafeInteger(frames) || frames <= 0)
-          return yield* new DecoderFailed({
-            detail: `ffprobe counted no video packets ("${text.trim().slice(0, 40)}")`
-          })
-        return frames
+        const parsed = yield* Effect.try({
+          try: () =>
+            JSON.parse(json) as {
+              packets?: ReadonlyArray<{ pts_time?: string; flags?: string }>
+              format?: { start_time?: string }
+            },
+          catch: () => new DecoderFailed({ detail: "ffprobe printed no JSON" })
+        })
+        const packets = (parsed.packets ?? []).filter((packet) => !(packet.flags ?? "").includes("D"))
+        if (packets.length === 0) return yield* new DecoderFailed({ detail: "no video packets" })
+        const times = packets.map((packet) => Number(packet.pts_time))
+        return {
+          frames: packets.length,
+          // Without a time for every frame there is nothing to seek by: decode from the start.
+          times: times.every(Number.isFinite) ? [...times].sort((a, b) => a - b) : undefined,
+          startSeconds: Number(parsed.format?.start_time ?? 0) || 0
+        }
       })
 
-    return { tools, probe, decode, countFrames } as const
+    return { tools, probe, decode, frameTimes } as const
   })
 }) {}

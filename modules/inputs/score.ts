@@ -194,6 +194,12 @@ export const frameSource = (
     readonly geometry: RawGeometry | undefined
     readonly scale: ScoreJob["scale"]
     readonly reference: string
+    /**
+     * A segment's frames of this side: `skip` is where they start in the input (the side's skip
+     * and the segment's start), `frames` how many are read (context frames included). An encoded
+     * side seeks there instead of decoding from its start.
+     */
+    readonly window?: { readonly frames: number } | undefined
   },
   target: RawGeometry
 ) =>
@@ -227,15 +233,19 @@ export const frameSource = (
         const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
         const decoder = (yield* ffmpeg.tools).version
         const pipe = yield* decoderPipe(scorer)
+        const seek = settings.window === undefined ? undefined : yield* seekPoint(ffmpeg, fd, settings.skip)
         const child = yield* ffmpeg
           .decode(
             fd,
             { width: target.width, height: target.height, pixelFormat: ffmpegPixelFormat(target), scale: algorithm },
-            pipe.write
+            pipe.write,
+            settings.window === undefined
+              ? undefined
+              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) }
           )
           .pipe(Effect.ensuring(pipe.handOver))
         return {
-          side: { fd: pipe.read, kind: "pipe", name: path, skip: settings.skip },
+          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? settings.skip : 0 },
           child,
           scaling: algorithm
             ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
@@ -249,6 +259,24 @@ export const frameSource = (
       error._tag === "DecoderMissing" || error._tag === "DecoderFailed" ? asScoreError(path)(error) : error
     )
   )
+
+/**
+ * Where a segment's decode of an encoded input starts: the time halfway between the frame before
+ * `first` and `first` itself, in presentation order (seconds after the input's start), so the
+ * decoder seeks to the keyframe at or before it (IDR or closed-GOP point; an open GOP's leading
+ * frames, shown before their keyframe, fall before it) and drops the frames before that time:
+ * the first frame out is frame `first`, whatever B-frames reorder or an edit list shifts.
+ * Undefined: decode from the start (a segment starting the input, or frames without times).
+ */
+const seekPoint = (ffmpeg: Ffmpeg, fd: number, first: number) =>
+  Effect.gen(function* () {
+    if (first === 0) return undefined
+    const { times, startSeconds } = yield* ffmpeg.frameTimes(fd)
+    const before = times?.[first - 1]
+    const at = times?.[first]
+    if (before === undefined || at === undefined) return undefined
+    return Math.max(0, (before + at) / 2 - startSeconds)
+  })
 
 /** The library's feed of sources (the reference first), judged by their decoders' exits. */
 export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry): Feed => ({
@@ -268,18 +296,24 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference }
+    // A segment reads its context frames and its own: an encoded side seeks to them.
+    const { segment } = job
+    const window =
+      segment === undefined
+        ? undefined
+        : { frames: (segment.first > 0 ? 1 : 0) + segment.frames + (segment.last ? 0 : 1) }
     const refSource = yield* frameSource(
       scorer,
       ref,
       job.reference,
-      { ...settings, skip: job.frameSkipRef + segmentReadStart(job.segment), isDistorted: false },
+      { ...settings, skip: job.frameSkipRef + segmentReadStart(job.segment), isDistorted: false, window },
       target
     )
     const disSource = yield* frameSource(
       scorer,
       dis,
       job.distorted,
-      { ...settings, skip: job.frameSkipDist + segmentReadStart(job.segment), isDistorted: true },
+      { ...settings, skip: job.frameSkipDist + segmentReadStart(job.segment), isDistorted: true, window },
       target
     )
     const scaling = disSource.scaling ?? refSource.scaling ?? "none"
@@ -337,8 +371,8 @@ export const countTitleFrames = <E = never>(
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
       const count = (side: Side, path: string, skip: number) =>
         side.format._tag === "Encoded"
-          ? Effect.map(ffmpeg.countFrames(side.input.fd).pipe(Effect.mapError(asScoreError(path))), (frames) =>
-              Math.max(0, frames - skip)
+          ? Effect.map(ffmpeg.frameTimes(side.input.fd).pipe(Effect.mapError(asScoreError(path))), (times) =>
+              Math.max(0, times.frames - skip)
             )
           : // One input as both sides of a file job: the scorer reads its frames as a score would.
             scorer.countFrames(
