@@ -7,6 +7,7 @@ import { benchEncoded } from "./encoded.ts"
 import { benchJobStores } from "./job-store.ts"
 import { benchLadder } from "./ladder.ts"
 import { benchScorer } from "./scorer.ts"
+import { benchSegments } from "./segments.ts"
 import { benchServer } from "./server.ts"
 import { benchVsReference } from "./vs-reference.ts"
 
@@ -16,6 +17,7 @@ if (process.argv.includes("vs-reference")) {
   benchScorer()
   benchEncoded()
   benchLadder()
+  await benchSegments()
   await benchController()
   await benchJobStores()
   await benchServer()
