@@ -134,6 +134,24 @@ const bits = (frames: ReadonlyArray<FrameScore>) =>
     )
   }))
 
+describe("options.segment_frames", () => {
+  it.each([-1, 5, 23, 1_000_000_001, 2.5])("%s is refused naming the field, its value and the range", async (value) => {
+    const refused = await Effect.runPromise(
+      Effect.flip(parseScoreRequest({ ...pair, options: { width, height, segment_frames: value } }))
+    )
+    expect(refused.message).toBe(
+      `options.segment_frames: ${value} is not 0 (one piece) or a whole number from 24 to 1000000000`
+    )
+  })
+
+  it.each([0, 24, 80])("%s is accepted", async (value) => {
+    const job = await Effect.runPromise(
+      parseScoreRequest({ ...pair, options: { width, height, segment_frames: value } })
+    )
+    expect(job.segmentFrames).toBe(value)
+  })
+})
+
 describe("segments of a title", () => {
   it.each([
     { label: "every frame, segments of 10", options: {}, size: 10, title: titleFrames },
