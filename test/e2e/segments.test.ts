@@ -163,6 +163,24 @@ describe("segment jobs on 3 nodes", () => {
     expect(JSON.parse(shown.stdout).segments).toHaveLength(6)
   }, 600_000)
 
+  it("subsample, frame skips and frame_cnt follow the title's frame index across segments", async () => {
+    const options = {
+      ...rawOptions,
+      per_frame: true,
+      subsample: 3,
+      frame_skip_ref: 5,
+      frame_skip_dist: 5,
+      frame_cnt: 400
+    }
+    const pair = { reference: path("ref.yuv"), distorted: path("dis.yuv") }
+    const whole = await finished(await submit({ ...pair, options }))
+    const split = await finished(await submit({ ...pair, options: { ...options, segment_frames: 50 } }))
+    expect(split.segments).toHaveLength(8)
+    expect(whole.result.frames.map((frame) => frame.frame).slice(0, 3)).toEqual([0, 3, 6])
+    expect(split.frames_done).toBe(whole.result.frame_count)
+    expect(bits(split)).toEqual(bits(whole))
+  }, 600_000)
+
   it("segments of 40 with a node killed -9 after the first segment finished: the same values", async () => {
     const pair = pairs.raw
     const whole = await finished(await submit(pair))
