@@ -1,8 +1,8 @@
 /**
  * Segment jobs (issue 30): one title scored as N segments by N processes at once (each as a node
  * scores its segment: reading one context frame on each side, an encoded input seeking to the
- * keyframe before it) against one process scoring it whole. The title: 720 frames of 640x360,
- * its distorted side H.264 .mp4 with a keyframe every 24 frames (30 GOPs); 3 segments of 240
+ * keyframe before it) against one process scoring it whole. The title: 480 frames of 1280x720,
+ * its distorted side H.264 .mp4 with a keyframe every 16 frames (30 GOPs); 3 segments of 160
  * frames (10 GOPs each). Prints CPU seconds per frame of the segments against one pass (the
  * issue's target: at most 1.1), the wall-time ratio (on a host with 3 free cores it approaches
  * 1/3; fewer cores share it), and checks the merged per-frame values equal the one pass's.
@@ -22,10 +22,10 @@ import { Scorer, type ScoreResult } from "../modules/scorer/scorer.ts"
 import { modelDirEnv } from "../test/support/executables.ts"
 import { workDir } from "./pair.ts"
 
-const width = 640
-const height = 360
-const frames = 720
-const gop = 24
+const width = 1280
+const height = 720
+const frames = 480
+const gop = 16
 const segments = 3
 
 const ffmpeg = (args: ReadonlyArray<string>) => {

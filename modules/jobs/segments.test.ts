@@ -1,32 +1,34 @@
 /**
- * Segment jobs in the job service on the SQLite store (issue 30): the plan, fair claiming, the
+ * Segment jobs in the job service on both stores (issue 30): the plan, fair claiming, the
  * 5.6 rule on a segment's lease with its byte-exact message, re-queue of a lost node's segment
  * with its maximum of attempts, an input error failing the job and cancelling its other
  * segments, cancel, the merge by the last segment, the controller default and the limits.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, TestClock } from "effect"
-import { join } from "node:path"
 import { PermissionDenied } from "../policy/errors.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
 import type { Job } from "./model.ts"
 import { MAX_SEGMENT_ATTEMPTS } from "./model.ts"
 import { cutTitle, JobService, type JobServiceShape } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
-import { node, request, result, serviceLayerAt, tempDir, writer } from "./testing/support.ts"
+import type { Backend } from "./testing/backends.ts"
+import { describeContract } from "./testing/contract.ts"
+import { node, request, result, serviceLayerAt, writer } from "./testing/support.ts"
 
 const info = { name: "host", slots: 4, version: "t", scoresSegments: true }
 const { ttlMillis, requeueGraceMillis, sweepIntervalMillis } = DEFAULT_SESSION_SETTINGS
 
-const run = <A, E>(body: (jobs: JobServiceShape) => Effect.Effect<A, E>, env: Record<string, string> = {}) =>
-  Effect.suspend(() => {
-    const { dir, cleanup } = tempDir()
-    return Effect.flatMap(JobService, body).pipe(
-      Effect.provide(serviceLayerAt(join(dir, "jobs.sqlite"))),
-      Effect.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
-      Effect.ensuring(Effect.sync(cleanup))
+/** The service on a fresh store of the backend, SVC_* settings from `env`. */
+const runOn =
+  (backend: () => Backend) =>
+  <A, E>(body: (jobs: JobServiceShape) => Effect.Effect<A, E>, env: Record<string, string> = {}) =>
+    Effect.suspend(() =>
+      Effect.flatMap(JobService, body).pipe(
+        Effect.provide(serviceLayerAt(backend())),
+        Effect.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      )
     )
-  })
 
 const segmentJob = (frames = 24) => ({ ...request("title"), options: { per_frame: true, segment_frames: frames } })
 
@@ -65,7 +67,7 @@ const finishSegment = (jobs: JobServiceShape, nodeId: string, job: Job, index: n
   })
 }
 
-describe("segment jobs", () => {
+describe("cutting a title", () => {
   it("cuts a title into segments of the asked size, the last taking the rest, at most 10000", () => {
     expect(cutTitle(100, 24)).toEqual([
       { firstFrame: 0, frameCount: 24 },
@@ -76,6 +78,10 @@ describe("segment jobs", () => {
     ])
     expect(cutTitle(1_000_000, 24)).toHaveLength(10_000)
   })
+})
+
+describeContract("segment jobs", ({ backend }) => {
+  const run = runOn(backend)
 
   it.effect("plan, segments on several nodes, and the exact merge by the last one", () =>
     run((jobs) =>
@@ -167,11 +173,18 @@ describe("segment jobs", () => {
       Effect.gen(function* () {
         const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
         yield* planned(jobs, 24)
+        // Another tenant's node keeps heartbeating: time passes with the store answering (a
+        // PostgreSQL store does not count time it could not be reached against sessions).
+        const watcher = (yield* jobs.register(node("b"), info)).nodeId
+        const tick = (millis: number) =>
+          Effect.forEach(Array.from({ length: millis / 1000 }), () =>
+            Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), watcher, []))
+          )
         const lose = Effect.gen(function* () {
           const { nodeId } = yield* jobs.register(node("a"), info)
           const [pulled] = yield* jobs.pullWork(node("a"), nodeId, 1)
           expect(pulled?.segment?.index).toBe(0)
-          yield* TestClock.adjust(ttlMillis + requeueGraceMillis + sweepIntervalMillis)
+          yield* tick(ttlMillis + requeueGraceMillis + sweepIntervalMillis)
           yield* jobs.requeueOrphans
           return yield* jobs.get(writer("a"), submitted.id)
         })

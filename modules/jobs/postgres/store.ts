@@ -41,6 +41,7 @@ import { type JobLookup, JobStore, type JobStoreShape, type NewJob } from "../st
 import type postgres from "postgres"
 import { openPool, query, redactedUrl, type Row, type Sql, transaction } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
+import { withPostgresSegments } from "./segments.ts"
 
 const COLUMNS =
   "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress"
@@ -470,7 +471,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           )
         )
     }
-    return store
+    // Segment jobs (issue 30): reads carry segments, and the segment operations (segments.ts).
+    return withPostgresSegments(sql, COLUMNS, toRow, store)
   })
 
 /** Node sessions as rows of `node_sessions`, shared by every replica. */
