@@ -147,23 +147,25 @@ if (import.meta.main && process.argv.length > 2) {
     )
   )
   // A node is a long-running process: what a segment costs is its score, not the process's start
-  // (nor loading the library and the models, done once per node).
+  // (nor loading the library and the models, or compiling the code, done once per node).
   await runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scorer.models.load("vmaf_v0.6.1")))
+  const score = (segment: { first: number; frames: number; last: boolean } | undefined) =>
+    runtime.runPromise(
+      parseScoreRequest({
+        reference,
+        distorted,
+        options: { width, height, pixel_format: "420", bitdepth: 8, per_frame: true }
+      }).pipe(
+        Effect.map((job) => ({ ...job, segment })),
+        Effect.flatMap((job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job))),
+        Effect.orDie
+      )
+    )
+  // Warm: a node has scored before (its code compiled, the input in the page cache).
+  await score({ first: 0, frames: 2, last: false })
   const before = process.cpuUsage()
   const childrenBefore = childrenCpuSeconds()
-  const result = await runtime.runPromise(
-    parseScoreRequest({
-      reference,
-      distorted,
-      options: { width, height, pixel_format: "420", bitdepth: 8, per_frame: true }
-    }).pipe(
-      Effect.map((job) =>
-        count === 0 ? job : { ...job, segment: { first, frames: count, last: first + count >= frames } }
-      ),
-      Effect.flatMap((job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job))),
-      Effect.orDie
-    )
-  )
+  const result = await score(count === 0 ? undefined : { first, frames: count, last: first + count >= frames })
   const used = process.cpuUsage(before)
   const cpuSeconds = (used.user + used.system) / 1e6 + childrenCpuSeconds() - childrenBefore
   await runtime.dispose()
