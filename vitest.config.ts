@@ -39,6 +39,7 @@ export default defineConfig({
   test: {
     include: ["modules/**/*.test.ts", "test/**/*.test.ts"],
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    globalSetup: ["./test/support/global-setup.ts"],
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -11,10 +11,10 @@ import { spawnSync } from "bun"
 import { existsSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { frames, generatePair, height, width } from "./pair.ts"
+import { referenceAbsence, referenceVmaf } from "./reference-tool.ts"
 
 const root = join(import.meta.dirname, "..")
-const referenceVmaf = resolve(process.env.SVC_REFERENCE_VMAF ?? join(root, "../shared/reference/vmaf"))
-const modelDir = resolve(process.env.SVC_MODEL_DIR ?? join(root, "../shared/models"))
+const modelDir = resolve(process.env.SVC_MODEL_DIR ?? join(root, "modules/scorer/models"))
 const runs = Number(process.env.SVC_BENCH_RUNS ?? 3)
 const threads = 2
 
@@ -124,11 +124,11 @@ export const benchLadder = (): void => {
   const pair = generatePair()
   const { mezzanine, renditions } = ladderMedia(pair.reference)
   const encoded = renditions.map((rendition) => rendition.encoded)
-  const withReference = existsSync(referenceVmaf)
+  const withReference = referenceAbsence === undefined
   console.log(
     `ladder: 6 renditions (${rungs.map((rung) => rung.name).join(", ")}) of a ${width}x${height} reference (${frames} frames), threads=${threads}, median of ${runs} alternating runs`
   )
-  if (!withReference) console.log(`  reference executable columns skipped: ${referenceVmaf} is absent`)
+  if (!withReference) console.log(`  reference executable columns skipped: ${referenceAbsence}`)
   for (const [label, reference] of [
     ["raw YUV reference", pair.reference],
     ["FFV1 .mkv reference", mezzanine]

@@ -25,9 +25,18 @@ export interface RunFigures {
   readonly cpuSeconds: number
 }
 
-/** Scores `distorted` against `reference` (the bench geometry) with `threads` in a child process. */
-export const runScore = (reference: string, distorted: string, threads: number): RunFigures => {
-  const child = spawnSync([process.execPath, import.meta.filename, reference, distorted, String(threads)], {
+/**
+ * Scores `distorted` against `reference` (the bench geometry) with `threads` in a child process;
+ * `options`: more request options (e.g. `{ shots: true }`).
+ */
+export const runScore = (
+  reference: string,
+  distorted: string,
+  threads: number,
+  options: Readonly<Record<string, unknown>> = {}
+): RunFigures => {
+  const argv = [process.execPath, import.meta.filename, reference, distorted, String(threads), JSON.stringify(options)]
+  const child = spawnSync(argv, {
     env: { ...process.env },
     stderr: "inherit"
   })
@@ -37,7 +46,7 @@ export const runScore = (reference: string, distorted: string, threads: number):
 }
 
 if (import.meta.main) {
-  const [reference, distorted, threadsText] = process.argv.slice(2)
+  const [reference, distorted, threadsText, optionsText] = process.argv.slice(2)
   const threads = Number(threadsText)
   const runtime = ManagedRuntime.make(
     Layer.merge(Scorer.Default, Ffmpeg.Default).pipe(
@@ -49,7 +58,7 @@ if (import.meta.main) {
     parseScoreRequest({
       reference,
       distorted,
-      options: { width, height, pixel_format: "420", bitdepth: 8, threads }
+      options: { width, height, pixel_format: "420", bitdepth: 8, threads, ...JSON.parse(optionsText ?? "{}") }
     }).pipe(
       Effect.flatMap((job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job))),
       Effect.orDie

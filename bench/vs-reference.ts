@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- vs-reference`: svc's scorer side by side with the reference `vmaf`
- * executable (libvmaf, `../shared/reference/vmaf`, a yardstick only) on the same generated
+ * executable (libvmaf's `vmaf`, a yardstick only, from SVC_REFERENCE_VMAF) on the same generated
  * 8-bit 4:2:0 pairs (1080p and 2160p), at 1, 2 and nproc threads.
  *
  * svc runs as `scorer_cli`, the C driver built beside the native library (same library, same
@@ -10,7 +10,7 @@
  * and prints the medians of wall time, CPU time (user + system) and peak RSS, and the
  * ratios svc / reference. The pooled VMAF means must agree within the golden bound (1e-4).
  * Environment: SVC_BENCH_RUNS, SVC_BENCH_SIZES (e.g. "1080" or "1080,2160"),
- * SVC_BENCH_THREADS (e.g. "1,2"), SVC_REFERENCE_VMAF (default ../shared/reference/vmaf),
+ * SVC_BENCH_THREADS (e.g. "1,2"), SVC_REFERENCE_VMAF (unset: svc's columns alone, saying so),
  * SVC_BENCH_MODEL (a built-in model's name, e.g. "vmaf_v1.0.16_3d0h"; default vmaf_v0.6.1),
  * SVC_BENCH_ISA: "avx2" emulates an AVX2-only host on an AVX-512 one (svc's backend forced to
  * avx2, the reference run with `--cpumask 48`, which clears its AVX-512 and AVX-512 ICL flags);
@@ -20,14 +20,14 @@ import { spawnSync } from "bun"
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { referenceAbsence, referenceVmaf } from "./reference-tool.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const benchModel = process.env.SVC_BENCH_MODEL
 const modelName = benchModel ?? "vmaf_v0.6.1"
 const modelPath = benchModel
   ? join(root, "modules/scorer/models", `${benchModel}.json`)
-  : resolve(process.env.SVC_MODEL_DIR ?? join(root, "../shared/models"), "vmaf_v0.6.1.json")
-const referenceVmaf = resolve(process.env.SVC_REFERENCE_VMAF ?? join(root, "../shared/reference/vmaf"))
+  : resolve(process.env.SVC_MODEL_DIR ?? join(root, "modules/scorer/models"), "vmaf_v0.6.1.json")
 const scorerCli = join(root, "modules/scorer/native/build/scorer_cli")
 const workDir = join(process.env.TMPDIR ?? tmpdir(), "svc-bench")
 const runs = Number(process.env.SVC_BENCH_RUNS ?? 5)
@@ -228,7 +228,7 @@ const figures = (s: ReturnType<typeof summary>) =>
 
 export const benchVsReference = (): void => {
   if (!existsSync(scorerCli)) throw new Error(`${scorerCli} is missing: run \`npx bun scripts/build.ts native\``)
-  const withReference = existsSync(referenceVmaf)
+  const withReference = referenceAbsence === undefined
   const isa = selectedIsa()
   const sizes = (process.env.SVC_BENCH_SIZES ?? "1080,2160").split(",")
   const threadCounts = [
@@ -237,7 +237,7 @@ export const benchVsReference = (): void => {
   console.log(
     `vs-reference: svc (scorer_cli, native library) against the reference vmaf, ${modelName}, 8-bit 4:2:0, median of ${runs} alternating runs; ${isa.label}`
   )
-  if (!withReference) console.log(`  reference columns skipped: ${referenceVmaf} is absent`)
+  if (!withReference) console.log(`  reference columns skipped: ${referenceAbsence}`)
   for (const clip of clips.filter((c) => sizes.some((s) => c.label.startsWith(s)))) {
     const pair = generatePair(clip)
     console.log(`  ${clip.label}: ${clip.width}x${clip.height}, ${clip.frames} frames (${pair.reference})`)

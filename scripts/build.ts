@@ -6,6 +6,7 @@
 import { $ } from "bun"
 import { mkdirSync } from "node:fs"
 import { testerReportBuildStep } from "../modules/report/build-step.ts"
+import { restoreFixtures } from "./fixtures.ts"
 
 export const executables = [
   "svc-server",
@@ -28,8 +29,10 @@ const wanted = (target: string) => targets.length === 0 || targets.includes(targ
 
 if (wanted("native")) await $`bash scripts/build-native.sh`
 
-// svc-tester-report embeds scalar reference values recorded with the library just built and
-// the build's image metadata (--define SVC_BUILD_IMAGE).
+// svc-tester-report embeds scalar reference values recorded with the library just built on the
+// repository's fixtures (restored from test/fixtures/yuv.tar.zst) and the build's image metadata
+// (--define SVC_BUILD_IMAGE).
+if (wanted("svc-tester-report")) await restoreFixtures()
 const testerReportArgs = wanted("svc-tester-report") ? await testerReportBuildStep() : []
 
 mkdirSync("dist", { recursive: true })

@@ -11,7 +11,8 @@
  * "cambi_hrs_1080_cmxv_17_vlt_0.06")
  *
  * Usage: bun scripts/golden-features.ts [REFERENCE_VMAF] [FIXTURE_DIR]
- * (defaults: ../shared/reference/vmaf and ../shared/fixtures beside the repository). Each output
+ * (defaults: SVC_REFERENCE_VMAF, and the repository's test/fixtures, whose raw pairs
+ * `npm run fixtures` restores). Each output
  * keeps the per-frame metrics and the command's version line, not the videos.
  */
 import { spawnSync } from "bun"
@@ -31,8 +32,10 @@ export const goldenFeatureExtractors = [
 ] as const
 
 const root = resolve(new URL("..", import.meta.url).pathname)
-const tool = resolve(process.argv[2] ?? join(root, "../shared/reference/vmaf"))
-const fixtureDir = resolve(process.argv[3] ?? join(root, "../shared/fixtures"))
+const toolArgument = process.argv[2] ?? process.env.SVC_REFERENCE_VMAF
+if (!toolArgument) throw new Error("the reference vmaf executable: give its path (argument or SVC_REFERENCE_VMAF)")
+const tool = resolve(toolArgument)
+const fixtureDir = resolve(process.argv[3] ?? join(root, "test/fixtures"))
 const outDir = join(root, "modules/scorer/test/golden-features")
 
 interface FixtureEntry {

@@ -9,7 +9,8 @@
  *
  *   npx bun scripts/golden-models.ts [path/to/vmaf] [path/to/fixtures] [run name...]
  *
- * Defaults: ../shared/reference/vmaf and ../shared/fixtures beside the repository, every run.
+ * Defaults: SVC_REFERENCE_VMAF, the repository's test/fixtures (`npm run fixtures` restores the
+ * raw pairs), every run.
  * The JSON is the tool's own output (--json) without its timing field ("fps"), so a rerun on the
  * same inputs writes the same bytes. Where the tool fails (it crashes on frames too small for
  * speed_chroma), the file records that: {"reference_failed": "<its exit status and stderr>"}.
@@ -24,9 +25,9 @@ import { goldenModelRuns } from "../modules/scorer/test/golden-models.ts"
 import { syntheticPairs, writeSyntheticPair } from "../modules/scorer/test/synthetic.ts"
 
 const root = join(import.meta.dirname, "..")
-const shared = join(root, "..", "shared")
-const tool = process.argv[2] ?? join(shared, "reference", "vmaf")
-const fixturesDir = process.argv[3] ?? join(shared, "fixtures")
+const tool = process.argv[2] ?? process.env.SVC_REFERENCE_VMAF
+if (!tool) throw new Error("the reference vmaf executable: give its path (argument or SVC_REFERENCE_VMAF)")
+const fixturesDir = process.argv[3] ?? join(root, "test", "fixtures")
 const only = process.argv.slice(4)
 const modelsDir = join(root, "modules", "scorer", "models")
 const outDir = join(root, "modules", "scorer", "test", "golden-models")

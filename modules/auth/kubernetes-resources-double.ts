@@ -13,8 +13,12 @@
  *   once an update leaves no finalizer.
  * - `injectConflicts(n)`: the next n writes answer 409 (as if someone else wrote first).
  * - Core resources under `/api/v1` (events) with `metadata.generateName`.
- * Not implemented: label/field selectors, paging, PATCH, admission or schema validation (the
- * tests validate samples against the CRDs separately), server-side apply, cluster-scoped kinds.
+ * - Lists page by `limit`/`continue` (the continue token is an offset into the collection at the
+ *   time of the request: no snapshot); `chunked` sends list bodies without a Content-Length, in
+ *   64 KiB chunks, as a real API server may; `ignoreLimit` answers every list whole (an old or
+ *   hostile server).
+ * Not implemented: label/field selectors, PATCH, admission or schema validation (the tests
+ * validate samples against the CRDs separately), server-side apply, cluster-scoped kinds.
  */
 import { LoopbackServer } from "./test-support.ts"
 
@@ -58,6 +62,10 @@ export class KubernetesResourcesDouble {
   private conflictsToInject = 0
   /** Every write the double answered, for assertions: "PUT svcjobs/j status 409". */
   readonly writes: Array<string> = []
+  /** List bodies are streamed without a Content-Length (chunked transfer encoding). */
+  chunked = false
+  /** Lists ignore `limit` and answer every item at once. */
+  ignoreLimit = false
 
   constructor(
     public token: string,
@@ -101,6 +109,16 @@ export class KubernetesResourcesDouble {
   ): ReadonlyArray<{ readonly type: string; readonly object: Resource }> {
     const collection = this.collectionKey(group, plural, namespace)
     return this.events.filter((event) => event.collection === collection).map((event) => structuredClone(event))
+  }
+
+  /** Writes an object's status as someone with rights on the status subresource would (no event kept apart). */
+  setStatus(group: string, plural: string, namespace: string, name: string, status: Record<string, unknown>): void {
+    const key = this.key(group, plural, namespace, name)
+    const stored = this.objects.get(key)
+    if (stored === undefined) throw new Error(`${name} not found`)
+    const next = this.stamp({ ...stored, status })
+    this.objects.set(key, next)
+    this.record(this.collectionKey(group, plural, namespace), "MODIFIED", next)
   }
 
   injectConflicts(count: number): void {
@@ -196,11 +214,19 @@ export class KubernetesResourcesDouble {
       if (request.method !== "GET") return fail(405, "MethodNotAllowed", "method not allowed")
       if (url.searchParams.get("watch") === "true")
         return this.watch(collection, url.searchParams.get("resourceVersion"))
-      return Response.json({
+      const items = this.list(group, plural, namespace)
+      const asked = Number(url.searchParams.get("limit") ?? "0")
+      const limit = this.ignoreLimit || !(asked > 0) ? items.length : asked
+      const offset = Number(url.searchParams.get("continue") ?? "0") || 0
+      const end = offset + limit
+      return this.listResponse({
         apiVersion: `${group}/${match[2]}`,
         kind: "List",
-        metadata: { resourceVersion: String(this.version) },
-        items: this.list(group, plural, namespace)
+        metadata: {
+          resourceVersion: String(this.version),
+          ...(end < items.length ? { continue: String(end) } : {})
+        },
+        items: items.slice(offset, end)
       })
     }
     const key = this.key(group, plural, namespace, decodeURIComponent(name))
@@ -222,6 +248,20 @@ export class KubernetesResourcesDouble {
       default:
         return fail(405, "MethodNotAllowed", "method not allowed")
     }
+  }
+
+  private listResponse(list: Record<string, unknown>): Response {
+    if (!this.chunked) return Response.json(list)
+    const bytes = new TextEncoder().encode(JSON.stringify(list))
+    let offset = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        if (offset >= bytes.byteLength) return controller.close()
+        controller.enqueue(bytes.slice(offset, offset + 65_536))
+        offset += 65_536
+      }
+    })
+    return new Response(body, { headers: { "content-type": "application/json" } })
   }
 
   private update(key: string, collection: string, stored: Resource | undefined, body: Resource, status: boolean) {

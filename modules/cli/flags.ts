@@ -63,7 +63,15 @@ export const scoreFlags = {
   frameSkipRef: count("frame_skip_ref", "skip the first N frames of the reference"),
   frameSkipDist: count("frame_skip_dist", "skip the first N frames of the distorted video"),
   frameCnt: count("frame_cnt", "score at most N frames"),
-  subsample: count("subsample", "score every Nth frame")
+  subsample: count("subsample", "score every Nth frame"),
+  shots: Options.boolean("shots").pipe(
+    Options.withDescription("find the reference's hard cuts and score each shot (shots, worst shots)")
+  ),
+  shotThreshold: spelled("shot_threshold", Options.float).pipe(
+    Options.withDescription("with --shots: histogram distance (0..1] a cut reaches (default 0.3)"),
+    Options.optional
+  ),
+  shotMinFrames: count("shot_min_frames", "with --shots: the shortest shot in frames; shorter is a flash (default 8)")
 } as const
 
 export type ScoreFlags = {
@@ -169,7 +177,10 @@ export const requestOptions = (
     subsample: optional(flags.subsample),
     frame_cnt: optional(flags.frameCnt),
     frame_skip_ref: optional(flags.frameSkipRef),
-    per_frame: perFrame ? true : undefined
+    per_frame: perFrame ? true : undefined,
+    shots: flags.shots ? true : undefined,
+    shot_threshold: optional(flags.shotThreshold),
+    shot_min_frames: optional(flags.shotMinFrames)
   }
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
 }

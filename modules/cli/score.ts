@@ -73,11 +73,9 @@ const relabel = (result: ScoreResult, label: string): ScoreResult => {
     ...result,
     features: rename(result.features),
     frames: result.frames.map((frame) => ({ frame: frame.frame, metrics: rename(frame.metrics) })),
-    pooled: {
-      min: rename(result.pooled.min),
-      max: rename(result.pooled.max),
-      harmonic_mean: rename(result.pooled.harmonic_mean)
-    }
+    pooled: Object.fromEntries(
+      Object.entries(result.pooled).map(([pool, values]) => [pool, rename(values ?? {})])
+    ) as ScoreResult["pooled"]
   }
 }
 
@@ -94,11 +92,13 @@ const merge = (results: ReadonlyArray<ScoreResult>): ScoreResult => {
       frame: frame.frame,
       metrics: union((result) => result.frames[index]?.metrics ?? {})
     })),
-    pooled: {
-      min: union((result) => result.pooled.min),
-      max: union((result) => result.pooled.max),
-      harmonic_mean: union((result) => result.pooled.harmonic_mean)
-    }
+    // Every pooling (min, max, harmonic mean, percentiles) of every model; shots stay the first model's.
+    pooled: Object.fromEntries(
+      Object.keys(first.pooled).map((pool) => [
+        pool,
+        union((result) => result.pooled[pool as keyof ScoreResult["pooled"]] ?? {})
+      ])
+    ) as ScoreResult["pooled"]
   }
 }
 

@@ -42,7 +42,8 @@ describe("jobMessage", () => {
       frames_done: 7,
       rendition_progress: [],
       submitted_by: "",
-      segments: []
+      segments: [],
+      idempotency_key: ""
     })
   })
 

@@ -72,6 +72,7 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   frames_done: job.framesDone,
   rendition_progress: job.renditionProgress.map((entry) => ({ label: entry.label, frames_done: entry.framesDone })),
   submitted_by: job.submittedBy ?? "",
+  idempotency_key: job.idempotencyKey ?? "",
   segments: job.segments.map(segmentMessage)
 })
 
@@ -123,14 +124,22 @@ const decoder = <A, I>(schema: Schema.Schema<A, I>) => {
 export const maxIdLength = 128
 
 /** An id field: at most `maxIdLength` characters; the refusal (prefixed with the field) quotes only its start. */
-const Id = Schema.String.pipe(
-  Schema.filter((id) => id.length <= maxIdLength, {
-    message: (issue) => {
-      const id = String(issue.actual)
-      return `"${id.slice(0, 32)}…" (${id.length} characters) is longer than ${maxIdLength} characters`
-    }
-  })
-)
+/** A string of at most `max` characters; the refusal quotes only its start. */
+const bounded = (max: number) =>
+  Schema.String.pipe(
+    Schema.filter((text) => text.length <= max, {
+      message: (issue) => {
+        const text = String(issue.actual)
+        return `"${text.slice(0, 32)}…" (${text.length} characters) is longer than ${max} characters`
+      }
+    })
+  )
+
+const Id = bounded(maxIdLength)
+
+/** RegisterNodeRequest.name and version: shown in ListNodes and as SvcNode names (DNS names: 253). */
+export const maxNodeNameLength = 253
+export const maxNodeVersionLength = 64
 
 export const decodeJobId = decoder(Schema.Struct({ id: Id }))
 
@@ -215,9 +224,9 @@ export const decodeRegisterNode = (input: unknown) =>
   Effect.map(
     decoder(
       Schema.Struct({
-        name: Schema.String,
+        name: bounded(maxNodeNameLength),
         slots: Schema.Number,
-        version: Schema.String,
+        version: bounded(maxNodeVersionLength),
         scores_segments: Schema.optionalWith(Schema.Boolean, { default: () => false })
       })
     )(input),

@@ -1,9 +1,11 @@
 /**
  * The HTML report of a score: one self-contained file (styles, data and the drawing script
  * inline; nothing is fetched), readable on a phone. A per-frame chart of VMAF with any other
- * feature selectable (checkboxes, or `#features=vmaf,psnr_y` in the address), the pooled table,
- * the ten worst frames and the provenance of the run.
+ * feature selectable (checkboxes, or `#features=vmaf,psnr_y` in the address), the pooled table
+ * (with the percentiles p1..p99), with shots the shots as bands on the chart and a table of them
+ * lowest score first, the ten worst frames and the provenance of the run.
  */
+import { percentileNames } from "../scorer/pooling.ts"
 import { formatValue, type LibvmafReport, pools } from "./libvmaf.ts"
 
 export interface HtmlReportFacts {
@@ -73,6 +75,18 @@ function draw() {
   const x = (index) => box.left + (plotWidth * index) / frameCount;
   const y = (value) => box.top + plotHeight * (1 - (value - low) / (high - low));
   chart.append(element("rect", { x: box.left, y: box.top, width: plotWidth, height: plotHeight, class: "plot" }));
+  // Shots as alternating bands behind the series, the worst shots tinted; each spans its frames.
+  data.shots.forEach((shot, index) => {
+    const left = shot.first === 0 ? box.left : (x(shot.first - 1) + x(shot.first)) / 2;
+    const end = shot.first + shot.count;
+    const right = end >= data.frames.length ? box.left + plotWidth : (x(end - 1) + x(end)) / 2;
+    const band = element("rect", { x: left, y: box.top, width: Math.max(0, right - left), height: plotHeight,
+      class: "shot" + (index % 2 ? " odd" : "") + (data.worstShots.includes(index) ? " worst" : ""),
+      "data-shot": index, "data-first": shot.first, "data-count": shot.count });
+    band.append(element("title", {}, "shot " + index + ": frames " + shot.first + "-" + (end - 1) + ", score " + shot.score.toFixed(3)));
+    chart.append(band);
+    if (index > 0) chart.append(element("line", { x1: left, x2: left, y1: box.top, y2: box.top + plotHeight, class: "cut" }));
+  });
   for (let step = 0; step <= 4; step++) {
     const value = low + ((high - low) * step) / 4;
     chart.append(element("line", { x1: box.left, x2: box.left + plotWidth, y1: y(value), y2: y(value), class: "grid" }));
@@ -126,16 +140,65 @@ h2 { font-size: 1.1rem; margin: 1.2em 0 0.4em; }
 #chart .grid { stroke: #e4e4e4; }
 #chart .tick { font-size: 11px; fill: #555; }
 #chart .series { fill: none; stroke-width: 1.5; }
+#chart .shot { fill: #eef3fb; }
+#chart .shot.odd { fill: #f7f7f7; }
+#chart .shot.worst { fill: #fbe9e9; }
+#chart .shot.worst.odd { fill: #f4dada; }
+#chart .cut { stroke: #999; stroke-dasharray: 3 3; }
 #features { display: flex; flex-wrap: wrap; gap: 4px 12px; font-size: 0.85rem; margin: 6px 0; }
 #features label { white-space: nowrap; }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85rem; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
+#pictures figure { display: inline-block; margin: 0 12px 8px 0; font-size: 0.85rem; }
+#pictures img { margin-right: 4px; image-rendering: pixelated; width: 192px; height: auto; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-size: 0.85rem; }
 dt { color: #555; }
 dd { margin: 0; word-break: break-all; }
 `
+
+/** The shots, lowest score first (their index is their place in frame order). */
+const shotTable = (shots: NonNullable<LibvmafReport["shots"]>, order: ReadonlyArray<number>) => `
+<h2>${shots.length} shot${shots.length === 1 ? "" : "s"}, lowest score first</h2>
+<div class="table-wrap"><table id="shots">
+<thead><tr><th>shot</th><th>frames</th><th>score</th><th>min</th><th>p5</th><th>harmonic_mean</th><th>worst frame</th></tr></thead>
+<tbody>
+${order
+  .map((index) => {
+    const shot = shots[index]
+    if (!shot) return ""
+    const cells = [
+      `${shot.first_frame}-${shot.first_frame + shot.frame_count - 1}`,
+      formatValue(shot.score),
+      formatValue(shot.min),
+      formatValue(shot.p5),
+      formatValue(shot.harmonic_mean),
+      String(shot.worst_frame)
+    ]
+    return `<tr data-shot="${index}"><td>${index}</td>${cells.map((cell) => `<td>${escapeHtml(cell)}</td>`).join("")}</tr>`
+  })
+  .join("\n")}
+</tbody></table></div>`
+
+/** The worst shots' worst frames, reference beside distorted (data: URLs: nothing is fetched). */
+const worstShotPictures = (report: LibvmafReport) => {
+  const thumbnails = report.thumbnails ?? []
+  if (thumbnails.length === 0) return ""
+  const shots = report.shots ?? []
+  const shotOf = (frame: number) => shots.findIndex((shot) => shot.worst_frame === frame)
+  const safe = (url: string) => (/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(url) ? url : "")
+  return `
+<h2>Worst shots' worst frames (reference, distorted)</h2>
+<div id="pictures">
+${thumbnails
+  .map(
+    (picture) =>
+      `<figure data-frame="${picture.frame}"><img alt="reference, frame ${picture.frame}" src="${safe(picture.reference)}"><img alt="distorted, frame ${picture.frame}" src="${safe(picture.distorted)}"><figcaption>shot ${shotOf(picture.frame)}, frame ${picture.frame}</figcaption></figure>`
+  )
+  .join("\n")}
+</div>`
+}
 
 export const renderHtml = (report: LibvmafReport, facts: HtmlReportFacts, scoreName = "vmaf"): string => {
   const score = report.pooled[scoreName]?.mean ?? Number.NaN
@@ -170,10 +233,15 @@ export const renderHtml = (report: LibvmafReport, facts: HtmlReportFacts, scoreN
     ["client", facts.client],
     ["generated", facts.generatedAt.toISOString()]
   ]
+  const shots = report.shots ?? []
+  const ranks = report.percentiles ? percentileNames : []
+  const shotOrder = [...shots.keys()].sort((a, b) => (shots[a]?.score ?? 0) - (shots[b]?.score ?? 0) || a - b)
   const data = {
     score: scoreName,
     features: report.features,
-    frames: report.frames.map((frame) => ({ frameNum: frame.frame, metrics: frame.metrics }))
+    frames: report.frames.map((frame) => ({ frameNum: frame.frame, metrics: frame.metrics })),
+    shots: shots.map((shot) => ({ first: shot.first_frame, count: shot.frame_count, score: shot.score })),
+    worstShots: report.worstShots ?? []
   }
   return `<!DOCTYPE html>
 <html lang="en">
@@ -193,17 +261,19 @@ export const renderHtml = (report: LibvmafReport, facts: HtmlReportFacts, scoreN
 <div id="features" role="group" aria-label="features shown"></div>
 <h2>Pooled</h2>
 <div class="table-wrap"><table id="pooled">
-<thead><tr><th>feature</th>${pools.map((pool) => `<th>${pool}</th>`).join("")}</tr></thead>
+<thead><tr><th>feature</th>${[...pools, ...ranks].map((pool) => `<th>${pool}</th>`).join("")}</tr></thead>
 <tbody>
 ${report.features
   .map(
     (name) =>
       `<tr><td>${escapeHtml(name)}</td>${pools
         .map((pool) => `<td>${escapeHtml(formatValue(report.pooled[name]?.[pool] ?? Number.NaN))}</td>`)
+        .join("")}${ranks
+        .map((p) => `<td>${escapeHtml(formatValue(report.percentiles?.[name]?.[p] ?? Number.NaN))}</td>`)
         .join("")}</tr>`
   )
   .join("\n")}
-</tbody></table></div>
+</tbody></table></div>${shots.length === 0 ? "" : shotTable(shots, shotOrder)}${worstShotPictures(report)}
 <h2>${worst.length} worst frames</h2>
 <div class="table-wrap"><table id="worst">
 <thead><tr><th>frame</th>${worstColumns.map((name) => `<th>${escapeHtml(name)}</th>`).join("")}</tr></thead>

@@ -5,7 +5,10 @@
  * (JSON and XML carry `provenance`). Numbers follow the reference's printf rules, so scripts
  * that parse the reference's files parse these.
  */
+import { type PercentileName, percentileNames } from "../scorer/pooling.ts"
 import type { FrameScore, Provenance, ScoreResult } from "../scorer/scorer.ts"
+import type { Shot } from "../scorer/shots.ts"
+import type { Thumbnail } from "../scorer/thumbnails.ts"
 
 export const libvmafFormats = ["json", "xml", "csv", "sub"] as const
 export type LibvmafFormat = (typeof libvmafFormats)[number]
@@ -27,6 +30,11 @@ export interface LibvmafReport {
   readonly frames: ReadonlyArray<FrameScore>
   readonly pooled: Readonly<Record<string, Readonly<Record<Pool, number>>>>
   readonly provenance: Provenance | undefined
+  /** svc's additions, which no reference layout prints (the table and the HTML report do). */
+  readonly percentiles?: Readonly<Record<string, Readonly<Record<PercentileName, number>>>>
+  readonly shots?: ReadonlyArray<Shot>
+  readonly worstShots?: ReadonlyArray<number>
+  readonly thumbnails?: ReadonlyArray<Thumbnail>
 }
 
 // The reference's feature order for its default model: the extractors' order of first output,
@@ -257,6 +265,16 @@ export const reportOf = (result: ScoreResult, facts: RunFacts): LibvmafReport =>
       }
     ])
   )
+  const hasPercentiles = percentileNames.every((p) => result.pooled[p] !== undefined)
+  const percentiles = Object.fromEntries(
+    names.map((name) => [
+      name,
+      Object.fromEntries(percentileNames.map((p) => [p, result.pooled[p]?.[name] ?? Number.NaN])) as Record<
+        PercentileName,
+        number
+      >
+    ])
+  )
   return {
     version: result.provenance.library.version,
     fps: facts.seconds > 0 ? result.frame_count / facts.seconds : Number.NaN,
@@ -265,6 +283,9 @@ export const reportOf = (result: ScoreResult, facts: RunFacts): LibvmafReport =>
     features,
     frames: result.frames,
     pooled,
-    provenance: result.provenance
+    provenance: result.provenance,
+    ...(hasPercentiles ? { percentiles } : {}),
+    ...(result.shots && result.shots.length > 0 ? { shots: result.shots, worstShots: result.worst_shots ?? [] } : {}),
+    ...(result.thumbnails && result.thumbnails.length > 0 ? { thumbnails: result.thumbnails } : {})
   }
 }

@@ -359,6 +359,72 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         }
       })
 
-    return { tools, probe, decode, frameTimes } as const
+    /**
+     * Decodes the frames `indices` (decode order, from 0) of the input behind `fd` to raw frames
+     * of `target` and hands each to `onFrame` as it arrives (ascending index; one frame held at a
+     * time, whatever the clip's length). For thumbnails: the frames of a decoded input are not kept.
+     */
+    const decodeSelected = (
+      fd: number,
+      target: DecodeTarget,
+      indices: ReadonlyArray<number>,
+      frameBytes: number,
+      onFrame: (index: number, frame: Buffer) => Promise<void>
+    ): Effect.Effect<void, DecoderMissing | DecoderFailed> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { ffmpeg } = yield* tools
+          const wanted = [...new Set(indices)].sort((a, b) => a - b)
+          if (wanted.length === 0) return
+          const select = `select='${wanted.map((index) => `eq(n\\,${index})`).join("+")}'`
+          const scale =
+            target.scale === undefined ? "" : `,scale=${target.width}:${target.height}:flags=${target.scale}`
+          const child = yield* spawnChild(
+            [
+              ffmpeg,
+              "-hide_banner",
+              "-nostdin",
+              "-loglevel",
+              "error",
+              ...confined,
+              "-i",
+              inputUrl,
+              "-map",
+              "0:v:0",
+              "-an",
+              "-sn",
+              "-dn",
+              "-vf",
+              `${select}${scale}`,
+              "-fps_mode",
+              "passthrough",
+              "-pix_fmt",
+              target.pixelFormat,
+              "-f",
+              "rawvideo",
+              "pipe:1"
+            ],
+            fd,
+            "pipe"
+          )
+          yield* Effect.promise(async () => {
+            let pending = Buffer.alloc(0)
+            let next = 0
+            for await (const chunk of child.stdout) {
+              pending = Buffer.concat([pending, chunk])
+              while (pending.length >= frameBytes && next < wanted.length) {
+                await onFrame(wanted[next] as number, pending.subarray(0, frameBytes))
+                pending = Buffer.from(pending.subarray(frameBytes))
+                next++
+              }
+            }
+          })
+          const code = yield* Effect.promise(() => child.exited)
+          if (code !== 0)
+            return yield* new DecoderFailed({ detail: `ffmpeg: ${readable(child.stderr()) || `exit status ${code}`}` })
+        })
+      )
+
+    return { tools, probe, decode, frameTimes, decodeSelected } as const
   })
 }) {}

@@ -17,7 +17,8 @@ import {
   type RenditionSummary,
   worstFrameCount
 } from "../scorer/ladder.ts"
-import { bitrateOf, nearestRank, upperHull, worstFrames } from "../scorer/ladder-summary.ts"
+import { bitrateOf, upperHull, worstFrames } from "../scorer/ladder-summary.ts"
+import { nearestRank } from "../scorer/pooling.ts"
 import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
 import type { ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
 import { scoreFeature } from "../scorer/scorer.ts"

@@ -29,6 +29,7 @@ import { type Child, type DecoderFailed, type DecoderMissing, Ffmpeg } from "./f
 import { decoderPipe, decoderVerdict } from "./frames.ts"
 import type { OpenedInput, OpenInputError } from "./open.ts"
 import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type UnusableInput } from "./probe.ts"
+import { filePictures, pairThumbnails, thumbnailFrames, thumbnailOf } from "../scorer/thumbnails.ts"
 
 /** The provenance fields of the inputs. */
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
@@ -288,6 +289,54 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
 })
 
 /**
+ * The thumbnails of scored frames `frames` (shots.ts's worst shots) of a pair scored through a
+ * fed stream: a raw/Y4M side read from its descriptor, an encoded side decoded again by ffmpeg
+ * (only those frames come out, scaled to the reference's size as when scored), one frame held at
+ * a time. Best effort: a side that cannot give them leaves the result without thumbnails.
+ */
+const sidePictures = (
+  job: ScoreJob,
+  target: RawGeometry,
+  frames: ReadonlyArray<number>,
+  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>
+) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const pictures = yield* Effect.forEach(sides, ({ side, skip, isDistorted }) => {
+      const { fd } = side.input
+      if (side.format._tag !== "Encoded")
+        return Effect.promise(() =>
+          filePictures({ fd, y4m: side.format._tag === "Y4m", skip }, target, job.subsample, frames)
+        )
+      const { stream } = side.format
+      const resize = stream.width !== target.width || stream.height !== target.height
+      const byFrame = new Map<number, string>()
+      return ffmpeg
+        .decodeSelected(
+          fd,
+          {
+            width: target.width,
+            height: target.height,
+            pixelFormat: ffmpegPixelFormat(target),
+            scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
+          },
+          frames.map((frame) => skip + frame * job.subsample),
+          frameBytes(target),
+          async (index, raw) => {
+            const url = await thumbnailOf(raw, target)
+            if (url) byFrame.set((index - skip) / job.subsample, url)
+          }
+        )
+        .pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
+    })
+    const [reference = new Map(), distorted = new Map()] = pictures
+    return pairThumbnails(frames, reference, distorted)
+  }).pipe(
+    Effect.orElseSucceed(() => []),
+    Effect.catchAllDefect(() => Effect.succeed([]))
+  )
+
+/**
  * Scores through a fed stream (the library reads both sides on its own thread): at least one
  * side is decoded, or a name disagrees with its bytes.
  */
@@ -339,8 +388,14 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
         })
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
+    const thumbnails = job.shots
+      ? yield* sidePictures(job, target, thumbnailFrames(aggregate.shots, aggregate.worst_shots), [
+          { side: ref, skip: job.frameSkipRef, isDistorted: false },
+          { side: dis, skip: job.frameSkipDist, isDistorted: true }
+        ])
+      : []
     return withInputs(
-      { ...aggregate, frames },
+      { ...aggregate, frames, thumbnails },
       {
         decoder,
         reference_input: provenanceOf(ref, job.geometry),

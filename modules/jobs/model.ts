@@ -5,6 +5,7 @@
 import { Either, Schema } from "effect"
 import { LadderRequest, type LadderResult } from "../scorer/ladder.ts"
 import { ScoreRequest } from "../scorer/request.ts"
+import { type PercentileName, percentileNames } from "../scorer/pooling.ts"
 import type { ScoreResult } from "../scorer/scorer.ts"
 
 /** A ladder job's request: one reference, many renditions (stored as `{"ladder": ...}`). */
@@ -59,6 +60,8 @@ export interface Job {
   readonly submittedBy: string | undefined
   /** A segment job's segments in frame order, once planned (segments.ts); empty otherwise. */
   readonly segments: ReadonlyArray<JobSegment>
+  /** SubmitJobRequest.idempotency_key (svc-operator: the SvcJob's uid), so a client can prove a job is its own. */
+  readonly idempotencyKey?: string | undefined
 }
 
 /**
@@ -182,7 +185,33 @@ const ScoreResultSchema = Schema.Struct({
   }),
   frames: Schema.Array(Schema.Struct({ frame: Schema.Number, metrics: NumberMap })),
   frame_count: Schema.Number,
-  pooled: Schema.Struct({ min: NumberMap, max: NumberMap, harmonic_mean: NumberMap })
+  pooled: Schema.Struct({
+    min: NumberMap,
+    max: NumberMap,
+    harmonic_mean: NumberMap,
+    ...Object.fromEntries(percentileNames.map((name) => [name, Schema.optional(NumberMap)]))
+  } as {
+    min: typeof NumberMap
+    max: typeof NumberMap
+    harmonic_mean: typeof NumberMap
+  } & { [name in PercentileName]: Schema.optional<typeof NumberMap> }),
+  shots: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        first_frame: Schema.Number,
+        frame_count: Schema.Number,
+        score: StoredNumber,
+        harmonic_mean: StoredNumber,
+        min: StoredNumber,
+        p5: StoredNumber,
+        worst_frame: Schema.Number
+      })
+    )
+  ),
+  worst_shots: Schema.optional(Schema.Array(Schema.Number)),
+  thumbnails: Schema.optional(
+    Schema.Array(Schema.Struct({ frame: Schema.Number, reference: Schema.String, distorted: Schema.String }))
+  )
 })
 
 // Compile-time proof that the schema decodes exactly the scorer's result type.

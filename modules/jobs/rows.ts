@@ -29,6 +29,8 @@ export interface JobRow {
   readonly fence: number
   /** JSON of a ladder job's per-rendition progress (SQLite migration 4, PostgreSQL 5); NULL: none. */
   readonly rendition_progress: string | null
+  /** SubmitJobRequest.idempotency_key; NULL for a job submitted without one. */
+  readonly idempotency_key: string | null
 }
 
 export const isState = (text: string): text is JobState => (JOB_STATES as ReadonlyArray<string>).includes(text)
@@ -58,7 +60,8 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     framesDone: row.frames_done,
     renditionProgress: progress.right,
     submittedBy: row.submitted_by ?? undefined,
-    segments: []
+    segments: [],
+    idempotencyKey: row.idempotency_key ?? undefined
   })
 }
 

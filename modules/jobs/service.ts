@@ -415,9 +415,15 @@ export const makeJobService = Effect.gen(function* () {
           return yield* new InvalidJobRequest({
             message: "options.segment_frames: a ladder job is scored in one piece (segments are for pair jobs)"
           })
-        // The controller's default applies to a pair job that does not set it.
+        // Shots need the whole title's cuts: a job with shots is scored in one piece.
+        const shots = !isLadderRequest(request) && request.options?.shots === true
+        if (shots && segmentFramesOf(request) > 0)
+          return yield* new InvalidJobRequest({
+            message: "options.segment_frames: a job with options.shots is scored in one piece"
+          })
+        // The controller's default applies to a pair job that does not set it (and has no shots).
         const stored =
-          !isLadderRequest(request) && segmentDefault > 0 && segmentFramesOf(request) === 0
+          !isLadderRequest(request) && !shots && segmentDefault > 0 && segmentFramesOf(request) === 0
             ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
             : request
         return yield* store.insert({

@@ -4,7 +4,16 @@ import { describe, expect, it } from "vitest"
 import { InFlightCalls } from "./cancellation.ts"
 import { DEFAULT_MCP_HTTP_ADDR, mcpConfig } from "./config.ts"
 import { admit } from "./http.ts"
-import { compareFrames, JobSchema, jobLine, jobView, worstFrames } from "./views.ts"
+import {
+  compareFrames,
+  JobSchema,
+  jobLine,
+  jobView,
+  ScoreSummarySchema,
+  scoreSummary,
+  worstFrames,
+  worstShotsOf
+} from "./views.ts"
 import type { WireFrameScore, WireJob } from "./wire.ts"
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] ?? null })
@@ -194,5 +203,42 @@ describe("calls in flight (cancellation across stateless requests)", () => {
     expect(tracked.signal.aborted).toBe(true)
     tracked.release()
     expect(calls.size).toBe(0)
+  })
+})
+
+describe("shots and percentiles in the views", () => {
+  const shot = (first_frame: number, frame_count: number, score: number) => ({
+    first_frame,
+    frame_count,
+    score,
+    harmonic_mean: score,
+    min: score - 1,
+    p5: score,
+    worst_frame: first_frame
+  })
+
+  it("names the worst shots in the order the result ranks them", () => {
+    const shots = [shot(0, 30, 90), shot(30, 45, 60), shot(75, 35, 70)]
+    expect(worstShotsOf(shots, [1, 2, 0])).toEqual([
+      { shot: 1, first_frame: 30, frame_count: 45, score: 60, min: 59, worst_frame: 30 },
+      { shot: 2, first_frame: 75, frame_count: 35, score: 70, min: 69, worst_frame: 75 },
+      { shot: 0, first_frame: 0, frame_count: 30, score: 90, min: 89, worst_frame: 0 }
+    ])
+    // A result scored without shots (proto's empty list) names none.
+    expect(worstShotsOf([], [])).toBeUndefined()
+    expect(worstShotsOf(undefined, undefined)).toBeUndefined()
+  })
+
+  it("carries the percentiles, an infinite value as null", () => {
+    const summary = scoreSummary({
+      score: 80,
+      features: { vmaf: 80 },
+      provenance: null,
+      frames: [],
+      frame_count: 3,
+      pooled: { min: {}, max: {}, harmonic_mean: {}, p1: { vmaf: 70, ciede2000: Number.POSITIVE_INFINITY } }
+    })
+    expect(summary.percentiles).toEqual({ p1: { vmaf: 70, ciede2000: null } })
+    expect(ScoreSummarySchema.parse(summary).percentiles?.["p1"]?.["vmaf"]).toBe(70)
   })
 })

@@ -36,7 +36,8 @@ import {
   scoreSummary,
   toWireState,
   WorstFramesSchema,
-  worstFrames
+  worstFrames,
+  worstShotsOf
 } from "./views.ts"
 import type { WireLadderRequest, WireRenditionOptions, WireScoreOptions, WireScoreRequest } from "./wire.ts"
 
@@ -103,7 +104,20 @@ const ScoreOptionsSchema = z
     frame_cnt: z.number().int().min(1).optional().describe("Score at most this many frames"),
     frame_skip_ref: z.number().int().min(0).optional().describe("Frames to skip at the start of the reference"),
     frame_skip_dist: z.number().int().min(0).optional().describe("Frames to skip at the start of the distorted clip"),
-    threads: z.number().int().min(1).max(64).optional().describe("Threads for this score (results do not change)")
+    threads: z.number().int().min(1).max(64).optional().describe("Threads for this score (results do not change)"),
+    shots: z
+      .boolean()
+      .optional()
+      .describe(
+        "Find the reference's hard cuts and score each shot (scene); describe_worst_frames then names the worst shots"
+      ),
+    shot_threshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe("Cut threshold, a histogram distance 0..1 (default 0.3)"),
+    shot_min_frames: z.number().int().min(0).max(100000).optional().describe("Shortest shot in frames (default 8)")
   })
   .describe("Geometry of raw input and scoring options; .y4m inputs need none")
 
@@ -483,15 +497,27 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
           if (frames.length === 0)
             return yield* new ToolRefusal({ message: `job ${job_id} has no per-frame values of "${ranking}"` })
           const listed = frames.map((frame) => `frame ${frame.frame}: ${frame.value.toFixed(3)}`).join(", ")
+          const shots = worstShotsOf(result.shots, result.worst_shots)
+          const shotText =
+            shots === undefined
+              ? ""
+              : `; worst shots: ${shots
+                  .map(
+                    (shot) =>
+                      `shot ${shot.shot} (frames ${shot.first_frame}-${shot.first_frame + shot.frame_count - 1}): ` +
+                      `${shot.score.toFixed(3)}, min ${shot.min.toFixed(3)} at frame ${shot.worst_frame}`
+                  )
+                  .join("; ")}`
           return {
             structured: {
               job_id,
               metric: ranking,
               frame_count: result.frame_count,
               score: result.score,
-              frames
+              frames,
+              ...(shots === undefined ? {} : { worst_shots: shots })
             },
-            text: `worst ${frames.length} of ${result.frame_count} frames by ${ranking} (score ${result.score.toFixed(3)}): ${listed}`
+            text: `worst ${frames.length} of ${result.frame_count} frames by ${ranking} (score ${result.score.toFixed(3)}): ${listed}${shotText}`
           }
         })
       )

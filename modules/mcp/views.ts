@@ -4,6 +4,7 @@
  * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
  */
 import * as z from "zod"
+import { percentileNames } from "../scorer/pooling.ts"
 import type {
   WireFrameScore,
   WireJob,
@@ -11,6 +12,7 @@ import type {
   WireLadderResponse,
   WireModelList,
   WireScoreResponse,
+  WireShot,
   WireTimestamp
 } from "./wire.ts"
 
@@ -53,6 +55,12 @@ export const ScoreSummarySchema = z.object({
   min: FeatureMap.describe("Smallest per-frame value of every feature"),
   max: FeatureMap.describe("Largest per-frame value of every feature"),
   harmonic_mean: FeatureMap.describe("Harmonic mean of every feature (weighs bad frames more than the mean)"),
+  percentiles: z
+    .record(z.string(), z.record(z.string(), z.number().nullable()))
+    .optional()
+    .describe(
+      "Nearest-rank percentiles p1, p5, p10, p25, p50, p75, p90, p95, p99 of every feature (p1 of vmaf: the '1% low'); null: infinite"
+    ),
   model: z.string().describe("Model used"),
   model_sha256: z.string().describe("SHA-256 of the model file used"),
   backend: z.string().describe("CPU kernels used: scalar or avx2 (identical numbers)")
@@ -201,6 +209,26 @@ const isoOf = (timestamp: WireTimestamp | null): string | undefined =>
 const defined = <T extends Record<string, unknown>>(record: T): T =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined && value !== "")) as T
 
+/** The result's percentile maps, infinite values as null (JSON has no infinity); none in an older result. */
+const percentilesOf = (wire: WireScoreResponse): Pick<ScoreSummary, "percentiles"> => {
+  const pooled = wire.pooled
+  const present = percentileNames.filter((name) => Object.keys(pooled?.[name] ?? {}).length > 0)
+  if (present.length === 0) return {}
+  return {
+    percentiles: Object.fromEntries(
+      present.map((name) => [
+        name,
+        Object.fromEntries(
+          Object.entries(pooled?.[name] ?? {}).map(([feature, value]) => [
+            feature,
+            Number.isFinite(value) ? value : null
+          ])
+        )
+      ])
+    )
+  }
+}
+
 export const scoreSummary = (wire: WireScoreResponse): ScoreSummary => ({
   score: wire.score,
   frame_count: wire.frame_count,
@@ -208,6 +236,7 @@ export const scoreSummary = (wire: WireScoreResponse): ScoreSummary => ({
   min: { ...wire.pooled?.min },
   max: { ...wire.pooled?.max },
   harmonic_mean: { ...wire.pooled?.harmonic_mean },
+  ...percentilesOf(wire),
   model: wire.provenance?.model ?? "",
   model_sha256: wire.provenance?.model_sha256 ?? "",
   backend: wire.provenance?.backend_used ?? ""
@@ -313,9 +342,45 @@ export const WorstFramesSchema = z.object({
         metrics: FeatureMap.describe("Every feature of this frame by libvmaf name")
       })
     )
-    .describe("The lowest-scoring frames, worst first")
+    .describe("The lowest-scoring frames, worst first"),
+  worst_shots: z
+    .array(
+      z.object({
+        shot: z.number().int().describe("The shot's index among the clip's shots in frame order"),
+        first_frame: z.number().int().describe("Its first frame (scored-frame index)"),
+        frame_count: z.number().int(),
+        score: z.number().describe("Mean VMAF over the shot"),
+        min: z.number().describe("Its lowest per-frame VMAF"),
+        worst_frame: z.number().int().describe("The frame of that lowest score")
+      })
+    )
+    .optional()
+    .describe("With options.shots: the (at most 5) lowest-scoring shots (scenes between hard cuts), worst first")
 })
 export type WorstFrames = z.infer<typeof WorstFramesSchema>
+
+/** The worst shots of a result scored with options.shots, worst first; undefined without shots. */
+export const worstShotsOf = (
+  shots: ReadonlyArray<WireShot> | undefined,
+  worst: ReadonlyArray<number> | undefined
+): WorstFrames["worst_shots"] => {
+  if (!shots || shots.length === 0) return undefined
+  return (worst ?? []).flatMap((index) => {
+    const shot = shots[index]
+    return shot
+      ? [
+          {
+            shot: index,
+            first_frame: shot.first_frame,
+            frame_count: shot.frame_count,
+            score: shot.score,
+            min: shot.min,
+            worst_frame: shot.worst_frame
+          }
+        ]
+      : []
+  })
+}
 
 export const worstFrames = (
   frames: ReadonlyArray<WireFrameScore>,

@@ -1,4 +1,5 @@
 /** The controller's messages as grpc-js decodes them (proto field names, enums as names). */
+import type { PercentileName } from "../scorer/pooling.ts"
 
 export type WireJobState =
   | "JOB_STATE_UNSPECIFIED"
@@ -29,6 +30,9 @@ export interface WireScoreOptions {
   readonly per_frame?: boolean
   /** Jobs: frames per segment (0: one piece). */
   readonly segment_frames?: number
+  readonly shots?: boolean
+  readonly shot_threshold?: number
+  readonly shot_min_frames?: number
 }
 
 export interface WireScoreRequest {
@@ -55,11 +59,26 @@ export interface WireScoreResponse {
   } | null
   readonly frames: ReadonlyArray<WireFrameScore>
   readonly frame_count: number
-  readonly pooled: {
-    readonly min: Readonly<Record<string, number>>
-    readonly max: Readonly<Record<string, number>>
-    readonly harmonic_mean: Readonly<Record<string, number>>
-  } | null
+  readonly pooled:
+    | ({
+        readonly min: Readonly<Record<string, number>>
+        readonly max: Readonly<Record<string, number>>
+        readonly harmonic_mean: Readonly<Record<string, number>>
+      } & { readonly [name in PercentileName]?: Readonly<Record<string, number>> })
+    | null
+  /** options.shots: the reference's shots (empty without it) and the worst ones' indices. */
+  readonly shots?: ReadonlyArray<WireShot>
+  readonly worst_shots?: ReadonlyArray<number>
+}
+
+export interface WireShot {
+  readonly first_frame: number
+  readonly frame_count: number
+  readonly score: number
+  readonly harmonic_mean: number
+  readonly min: number
+  readonly p5: number
+  readonly worst_frame: number
 }
 
 export interface WireRenditionOptions {

@@ -4,20 +4,24 @@
  * with HTTP probes on SVC_HTTP_ADDR.
  */
 import { HttpRouter } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
+import { ConfigError, Effect, Either, Layer } from "effect"
 import { inClusterAccess } from "../auth/tenant-source.ts"
 import { jsonResponse, livenessRoutes, httpServiceLayer } from "../transport/http/server.ts"
 import { operatorConfig } from "./config.ts"
 import { makeKubeClient } from "./kube.ts"
 import { runOperator } from "./operator.ts"
+import { planTenants } from "./tenants.ts"
 
 const started = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* operatorConfig
     const access = yield* inClusterAccess(undefined, config.serviceAccountDir)
     const kube = yield* makeKubeClient(access)
-    const watched = Option.getOrElse(config.namespaces, () => [access.namespace])
-    yield* runOperator({ config, kube, namespace: access.namespace, watched })
+    const plan = planTenants(config, access.namespace)
+    // A start-up refusal like any setting's: it names the variables.
+    if (Either.isLeft(plan))
+      return yield* Effect.fail(ConfigError.InvalidData(["SVC_CONTROLLER_TOKEN_FILE"], plan.left))
+    yield* runOperator({ config, kube, namespace: access.namespace, tenants: plan.right })
   })
 )
 

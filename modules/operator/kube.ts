@@ -50,8 +50,78 @@ export interface WatchEvent<T> {
 }
 
 const REQUEST_TIMEOUT = Duration.seconds(15)
-/** Largest response read from the API (a list page of SvcJobs). */
-const MAX_BODY_BYTES = 16 * 1024 * 1024
+/**
+ * Most bytes read of one response or one watch event, however the response is framed (a
+ * Content-Length, chunked, or neither): counted as they arrive, the read stops past it. The
+ * API server stores objects of at most about 1.5 MB (etcd's request limit), so one object always
+ * fits; a list page that does not is asked again with a smaller `limit` (operator.ts).
+ */
+export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+
+const tooLarge = (what: string) =>
+  new KubeError({ status: 0, reason: "TooLarge", message: `${what}: more than ${MAX_RESPONSE_BYTES} bytes` })
+
+export const isTooLarge = (error: KubeError) => error.reason === "TooLarge"
+
+/**
+ * Reads a body up to `limit` bytes; past it, cancels the body and answers undefined. A declared
+ * length is read into one buffer of that size (no copy to join the chunks).
+ */
+const readCapped = async (
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+  declared = 0
+): Promise<string | undefined> => {
+  if (body === null) return ""
+  const reader = body.getReader()
+  let buffer = new Uint8Array(declared > 0 && declared <= limit ? declared : 64 * 1024)
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    if (total + value.byteLength > limit) {
+      await reader.cancel().catch(() => undefined)
+      return undefined
+    }
+    if (total + value.byteLength > buffer.byteLength) {
+      const grown = new Uint8Array(Math.min(limit, Math.max(buffer.byteLength * 2, total + value.byteLength)))
+      grown.set(buffer.subarray(0, total))
+      buffer = grown
+    }
+    buffer.set(value, total)
+    total += value.byteLength
+  }
+  return new TextDecoder().decode(buffer.subarray(0, total))
+}
+
+/** Lines of a watch stream, each at most `limit` bytes (a longer one fails the watch). */
+async function* cappedLines(body: ReadableStream<Uint8Array>, limit: number, what: string): AsyncGenerator<string> {
+  const reader = body.getReader()
+  let pending: Array<Uint8Array> = []
+  let pendingBytes = 0
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      let start = 0
+      for (let newline = value.indexOf(10); newline >= 0; newline = value.indexOf(10, start)) {
+        const part = value.subarray(start, newline)
+        if (pendingBytes + part.byteLength > limit) throw tooLarge(what)
+        const line = new TextDecoder().decode(Buffer.concat([...pending, part]))
+        pending = []
+        pendingBytes = 0
+        start = newline + 1
+        yield line
+      }
+      const rest = value.subarray(start)
+      pendingBytes += rest.byteLength
+      if (pendingBytes > limit) throw tooLarge(what)
+      if (rest.byteLength > 0) pending.push(rest)
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined)
+  }
+}
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
@@ -122,14 +192,15 @@ export const makeKubeClient = (access: KubeAccess): Effect.Effect<KubeClient, Ku
         (abort) =>
           Effect.gen(function* () {
             const response = yield* send(method, path, body, abort.signal)
+            // A declared length over the cap is refused unread; any other body is counted as it comes.
             const length = Number(response.headers.get("content-length") ?? "0")
-            if (length > MAX_BODY_BYTES)
-              return yield* new KubeError({ status: 0, reason: "TooLarge", message: `${path}: response too large` })
+            if (length > MAX_RESPONSE_BYTES) return yield* tooLarge(`${method} ${path}`)
             const text = yield* Effect.tryPromise({
-              try: () => response.text(),
+              try: () => readCapped(response.body, MAX_RESPONSE_BYTES, length),
               catch: (cause) =>
                 new KubeError({ status: 0, reason: "Unreachable", message: `${method} ${path}: ${describe(cause)}` })
             })
+            if (text === undefined) return yield* tooLarge(`${method} ${path}`)
             if (response.status >= 300) return yield* failure(method, path, response.status, text)
             return JSON.parse(text) as T
           }).pipe(
@@ -152,17 +223,19 @@ export const makeKubeClient = (access: KubeAccess): Effect.Effect<KubeClient, Ku
           const url = `${path}${separator}watch=true&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion)}`
           const response = yield* send("GET", url, undefined, abort.signal)
           if (response.status >= 300 || response.body === null) {
-            const text = yield* Effect.promise(() => response.text().catch(() => ""))
+            const text = yield* Effect.promise(() =>
+              readCapped(response.body, 64 * 1024)
+                .then((read) => read ?? "")
+                .catch(() => "")
+            )
             return yield* failure("GET", url, response.status, text)
           }
           const body = response.body
-          return Stream.fromReadableStream({
-            evaluate: () => body,
-            onError: (cause) =>
-              new KubeError({ status: 0, reason: "Unreachable", message: `watch ${path}: ${describe(cause)}` })
-          }).pipe(
-            Stream.decodeText(),
-            Stream.splitLines,
+          return Stream.fromAsyncIterable(cappedLines(body, MAX_RESPONSE_BYTES, `watch ${path}`), (cause) =>
+            cause instanceof KubeError
+              ? cause
+              : new KubeError({ status: 0, reason: "Unreachable", message: `watch ${path}: ${describe(cause)}` })
+          ).pipe(
             Stream.filter((line) => line.trim() !== ""),
             Stream.map((line) => JSON.parse(line) as WatchEvent<T>)
           )

@@ -5,6 +5,7 @@ const NOW = "2026-11-23T17:00:00.000Z"
 const job = (state: string, extra: Partial<WireJob> = {}): WireJob => ({
   id: "j-1",
   state,
+  idempotency_key: "uid-1",
   node_id: "",
   frames_done: 0,
   error: "",

@@ -68,6 +68,8 @@ export interface SegmentsStatus {
 export interface WireJob {
   readonly id: string
   readonly state: string
+  /** SubmitJobRequest.idempotency_key: the SvcJob's uid for a job the operator submitted. */
+  readonly idempotency_key: string
   readonly node_id: string
   readonly frames_done: number
   readonly error: string
@@ -112,6 +114,12 @@ const finite = (values: Readonly<Record<string, number>> | undefined): Record<st
   return kept.length === 0 ? undefined : Object.fromEntries(kept)
 }
 
+/** Longest error or condition message written (the CRDs' maxLength). */
+export const MAX_MESSAGE_LENGTH = 4096
+
+/** A text cut to `max` characters (the CRDs bound every string; a longer write would be refused). */
+export const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
 /** Sets a condition, keeping its transition time while its status does not change. */
 export const withCondition = (
   conditions: ReadonlyArray<Condition> | undefined,
@@ -121,7 +129,10 @@ export const withCondition = (
   const previous = (conditions ?? []).find((condition) => condition.type === next.type)
   const lastTransitionTime =
     previous !== undefined && previous.status === next.status ? previous.lastTransitionTime : now
-  return [...(conditions ?? []).filter((condition) => condition.type !== next.type), { ...next, lastTransitionTime }]
+  return [
+    ...(conditions ?? []).filter((condition) => condition.type !== next.type),
+    { ...next, message: clip(next.message, MAX_MESSAGE_LENGTH), lastTransitionTime }
+  ]
 }
 
 const compact = <T extends object>(value: T): T =>
@@ -158,7 +169,7 @@ export const statusOfJob = (
     score: finished && Number.isFinite(job.result?.score) ? job.result?.score : undefined,
     features: finished ? finite(job.result?.features) : undefined,
     scores: finished ? finite(job.result?.scores) : undefined,
-    error: job.error,
+    error: clip(job.error, MAX_MESSAGE_LENGTH),
     segments: segmentsOf(job),
     startedAt: isoTime(job.started_at),
     finishedAt: isoTime(job.finished_at),
@@ -176,7 +187,7 @@ export const refusedStatus = (
   now: string
 ): JobStatus => ({
   phase: "Failed",
-  error: message,
+  error: clip(message, MAX_MESSAGE_LENGTH),
   observedGeneration: generation,
   conditions: withCondition(
     withCondition(previous?.conditions, { type: "Submitted", status: "False", reason, message }, now),
@@ -219,11 +230,11 @@ export const statusOfNode = (
   const seconds = Number.isFinite(age) ? `${Math.round(age / 1000)} s` : "ever"
   return compact({
     nodeId: node.node_id,
-    name: node.name,
-    version: node.version,
+    name: clip(node.name, 253),
+    version: clip(node.version, 64),
     slots: node.slots,
     lastHeartbeat,
-    runningJobs: [...node.running_job_ids],
+    runningJobs: node.running_job_ids.slice(0, 1024),
     conditions: withCondition(
       previous?.conditions,
       ready
@@ -239,10 +250,30 @@ export const statusOfNode = (
   })
 }
 
-/** A DNS-1123 name for a node name (SvcNode metadata.name). */
-export const resourceNameOf = (nodeName: string): string =>
+/** A node name in DNS-1123 characters, whole. */
+const dnsCharacters = (nodeName: string): string =>
   nodeName
     .toLowerCase()
     .replace(/[^a-z0-9-.]+/g, "-")
-    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "")
-    .slice(0, 253) || "node"
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "") || "node"
+
+/** A DNS-1123 name for a node name (SvcNode metadata.name). */
+export const resourceNameOf = (nodeName: string): string => dnsCharacters(nodeName).slice(0, 253)
+
+/** FNV-1a of a text, 8 hex digits: a short, stable suffix that keeps truncated names apart. */
+export const shortHash = (text: string): string => {
+  let hash = 0x811c9dc5
+  for (const byte of new TextEncoder().encode(text)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0
+  return hash.toString(16).padStart(8, "0")
+}
+
+/**
+ * The SvcNode name of one tenant namespace's node: `<namespace>.<node>`, every tenant's nodes
+ * side by side in the operator's namespace. A name over 253 characters is cut and given a hash
+ * of the whole, so two long names never meet.
+ */
+export const svcNodeNameOf = (namespace: string, nodeName: string): string => {
+  const full = `${namespace}.${dnsCharacters(nodeName)}`
+  if (full.length <= 253) return full
+  return `${full.slice(0, 244).replace(/[^a-z0-9]+$/, "")}-${shortHash(full)}`
+}

@@ -3,7 +3,8 @@
  * on the scalar path with the library just built and writes the per-frame values to
  * reference/scalar-reference.json, which svc-tester-report embeds. Without a fixture set it
  * writes why, and `run` reports reference_equivalence `missing`.
- * Fixtures: SVC_FIXTURES_DIR, else ../shared/fixtures beside the repository; models likewise.
+ * Fixtures: SVC_FIXTURES_DIR, else the repository's test/fixtures (raw pairs restored by the
+ * build first); models: SVC_MODEL_DIR, else the built-in ones.
  */
 import { ConfigProvider, Effect, Either, Layer } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
@@ -20,8 +21,7 @@ import { type RecordedReference, recordTable, referenceFile } from "./reference.
 import { reportScorerLayer } from "./scorer-layer.ts"
 
 const root = join(import.meta.dirname, "..", "..")
-const shared = join(root, "..", "shared")
-const fixturesDir = process.env.SVC_FIXTURES_DIR ?? join(shared, "fixtures")
+const fixturesDir = process.env.SVC_FIXTURES_DIR ?? join(root, "test", "fixtures")
 // Unset: the built-in models (a model directory adds to them and may override one).
 const modelSettings: Array<[string, string]> = process.env.SVC_MODEL_DIR
   ? [["SVC_MODEL_DIR", process.env.SVC_MODEL_DIR]]

@@ -1,16 +1,9 @@
 /**
  * What a ladder user reads about each rendition, as pure functions of its per-frame scores and
- * of the ladder's (bitrate, score) points: nearest-rank percentiles, the worst frames, and the
- * upper convex hull (the renditions no mix of two others beats at the same bitrate).
+ * of the ladder's (bitrate, score) points: the worst frames, and the
+ * upper convex hull (the renditions no mix of two others beats at the same bitrate). Its
+ * percentiles are pooling.ts's, as every result's.
  */
-
-/** Nearest-rank percentile: the smallest value with at least p% of the values at or below it. */
-export const nearestRank = (values: ReadonlyArray<number>, percent: number): number => {
-  if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  const rank = Math.max(1, Math.ceil((percent / 100) * sorted.length))
-  return sorted[Math.min(rank, sorted.length) - 1] as number
-}
 
 export interface WorstFrame {
   readonly frame: number

@@ -2,7 +2,8 @@ import { Effect, Either } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { maxRenditions, parseLadderRequest } from "./ladder.ts"
-import { bitrateOf, nearestRank, type RatePoint, upperHull, worstFrames } from "./ladder-summary.ts"
+import { bitrateOf, type RatePoint, upperHull, worstFrames } from "./ladder-summary.ts"
+import { nearestRank } from "./pooling.ts"
 
 const parse = (input: unknown) => Effect.runSync(Effect.either(parseLadderRequest(input)))
 const refusal = (input: unknown) => {

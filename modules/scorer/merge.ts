@@ -5,43 +5,43 @@
  * scorer's svc_job_pooled over one pass (a running sum, a running sum of 1 / (v + 1), min and
  * max; mean = sum / n, harmonic mean = n / that sum - 1). So the merged result is the one pass's,
  * bit for bit; the job's precision and per_frame apply afterwards, as they do to one pass.
+ * Percentiles come from `percentilesOf` over the merged frames, as one pass computes them.
  */
+import { harmonicMean, mean, type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
 import { applyPrecision, type Precision, precisionLabel } from "./precision.ts"
 import type { FrameScore, ScoreResult } from "./scorer.ts"
 
-/** The four poolings of every metric over frames, in frame order. */
+/** Every pooling of every metric over frames, in frame order. */
 export interface Pooled {
   readonly mean: Readonly<Record<string, number>>
   readonly min: Readonly<Record<string, number>>
   readonly max: Readonly<Record<string, number>>
   readonly harmonic_mean: Readonly<Record<string, number>>
+  readonly percentiles: Readonly<Record<PercentileName, Readonly<Record<string, number>>>>
 }
 
-/** Pools each metric of `frames` (every frame holds the same metrics) as svc_job_pooled does. */
+/**
+ * Pools each metric of `frames` (every frame holds the same metrics): mean and harmonic mean by
+ * pooling.ts (svc_job_pooled's arithmetic, in frame order), min, max, and the percentiles by
+ * `percentilesOf`, as one pass pools them.
+ */
 export const poolFrames = (frames: ReadonlyArray<FrameScore>): Pooled => {
   const names = Object.keys(frames[0]?.metrics ?? {})
-  const mean: Record<string, number> = {}
-  const min: Record<string, number> = {}
-  const max: Record<string, number> = {}
-  const harmonic: Record<string, number> = {}
-  for (const name of names) {
-    let sum = 0
-    let inverseSum = 0
-    let low = 0
-    let high = 0
-    frames.forEach((frame, k) => {
-      const value = frame.metrics[name] ?? Number.NaN
-      sum += value
-      inverseSum += 1 / (value + 1)
-      if (k === 0 || value < low) low = value
-      if (k === 0 || value > high) high = value
-    })
-    mean[name] = sum / frames.length
-    min[name] = low
-    max[name] = high
-    harmonic[name] = frames.length / inverseSum - 1
+  const column = (name: string) => frames.map((frame) => frame.metrics[name] ?? Number.NaN)
+  const each = (pool: (values: ReadonlyArray<number>) => number) =>
+    Object.fromEntries(names.map((name) => [name, pool(column(name))]))
+  const extreme = (pick: (value: number, best: number) => boolean) => (values: ReadonlyArray<number>) =>
+    values.reduce((best, value, k) => (k === 0 || pick(value, best) ? value : best), 0)
+  const ranked = Object.fromEntries(names.map((name) => [name, percentilesOf(column(name))]))
+  return {
+    mean: each(mean),
+    min: each(extreme((value, best) => value < best)),
+    max: each(extreme((value, best) => value > best)),
+    harmonic_mean: each(harmonicMean),
+    percentiles: Object.fromEntries(
+      percentileNames.map((p) => [p, Object.fromEntries(names.map((name) => [name, ranked[name]?.[p] ?? Number.NaN]))])
+    ) as Record<PercentileName, Record<string, number>>
   }
-  return { mean, min, max, harmonic_mean: harmonic }
 }
 
 const rounded = (values: Readonly<Record<string, number>>, round: (value: number) => number) =>
@@ -78,8 +78,13 @@ export const mergeSegmentResults = (
     pooled: {
       min: rounded(pooled.min, round),
       max: rounded(pooled.max, round),
-      harmonic_mean: rounded(pooled.harmonic_mean, round)
+      harmonic_mean: rounded(pooled.harmonic_mean, round),
+      ...Object.fromEntries(percentileNames.map((p) => [p, rounded(pooled.percentiles[p], round)]))
     },
+    // Segment jobs do not measure shots (refused at submission): empty, as one pass without them.
+    shots: [],
+    worst_shots: [],
+    thumbnails: [],
     provenance: { ...first.provenance, precision: precisionLabel(output.precision) }
   }
 }

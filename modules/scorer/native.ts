@@ -45,6 +45,7 @@ const symbols = {
   svc_job_frame_values: { args: [ptr, i32, ptr, i32], returns: i32 },
   svc_job_frame_values_from: { args: [ptr, i32, i32, ptr, i32], returns: i32 },
   svc_job_pooled: { args: [ptr, i32, i32, ptr], returns: i32 },
+  svc_job_frame_cuts: { args: [ptr, i32, ptr, i32], returns: i32 },
   svc_job_free: { args: [ptr], returns: none },
   svc_stream_create: { args: [ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_stream_frame_bytes: { args: [ptr], returns: i64 },
@@ -94,13 +95,14 @@ export const NativeOption = {
   referenceKind: 12,
   distortedKind: 13,
   maxFrames: 14,
-  segmentFirst: 15,
-  segmentFrames: 16,
-  segmentContext: 17,
-  count: 18
+  shots: 15,
+  segmentFirst: 16,
+  segmentFrames: 17,
+  segmentContext: 18,
+  count: 19
 } as const
 
-/** enum svc_segment_context (ABI minor 10). */
+/** enum svc_segment_context (ABI minor 11). */
 export const NativeSegmentContext = { before: 1, after: 2 } as const
 
 /** enum svc_input_kind; pipe (svc_stream_feed only) since ABI minor 8. */

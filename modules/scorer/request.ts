@@ -6,6 +6,7 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { InvalidScoreRequest } from "./errors.ts"
 import { parsePrecision, type Precision, precisionPattern, precisionRule } from "./precision.ts"
+import { defaultShotMinFrames, defaultShotThreshold, type ShotOptions } from "./shots.ts"
 
 export const defaultModel = "vmaf_v0.6.1"
 /** `model: "auto"`: the 4K model for a reference of at least 3840x2160, else the default. */
@@ -65,12 +66,24 @@ export const ScoreOptions = Schema.Struct({
   // Segment jobs (issue 30): frames per segment; 0 one piece. Only the controller's jobs split.
   segment_frames: Schema.optional(
     Schema.Int.pipe(Schema.filter((value) => value === 0 || (value >= minSegmentFrames && value <= maxSegmentFrames)))
-  )
+  ),
+  shots: Schema.optional(Schema.Boolean),
+  shot_threshold: Schema.optional(
+    Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(1), Schema.finite())
+  ),
+  shot_min_frames: Schema.optional(between(0, 100_000))
 })
 export type ScoreOptions = typeof ScoreOptions.Type
 
 /** Model names are file names in SVC_MODEL_DIR without ".json": no paths. */
+export const maxModelNameLength = 128
 export const modelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+/**
+ * Longest reference or distorted input (PATH_MAX). Inputs are echoed in refusals (seed 000 5.5's
+ * message names the input), so a longer one is refused first, without echoing it: a refusal's
+ * text travels in one HTTP/2 header, and a megabyte there ends the call with RST_STREAM.
+ */
+export const maxInputLength = 4096
 
 export const ScoreRequest = Schema.Struct({
   reference: Schema.String,
@@ -117,6 +130,8 @@ export interface ScoreJob {
   readonly segmentFrames: number
   /** One segment of the title (a segment job's piece); absent: the whole title. */
   readonly segment?: Segment | undefined
+  /** `options.shots`: how cuts are found (shots.ts); undefined: no shots. */
+  readonly shots: ShotOptions | undefined
 }
 
 /**
@@ -159,7 +174,10 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.frame_skip_dist": "is not a whole number from 0 to 1000000000",
   "options.precision": `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)`,
   "options.per_frame": "is not true or false",
-  "options.segment_frames": `is not 0 (one piece) or a whole number from ${minSegmentFrames} to ${maxSegmentFrames}`
+  "options.segment_frames": `is not 0 (one piece) or a whole number from ${minSegmentFrames} to ${maxSegmentFrames}`,
+  "options.shots": "is not true or false",
+  "options.shot_threshold": `is not a number from 0 to 1 (0: ${defaultShotThreshold})`,
+  "options.shot_min_frames": `is not a whole number from 0 to 100000 (0: ${defaultShotMinFrames})`
 }
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -215,6 +233,10 @@ const refuse = (message: string) => Either.left(new InvalidScoreRequest({ messag
 
 /** Turns decoded fields into a ScoreJob, applying defaults and the cross-field rules. */
 const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreRequest> => {
+  for (const field of ["reference", "distorted"] as const) {
+    if (request[field].length > maxInputLength)
+      return refuse(`${field}: is longer than ${maxInputLength} characters (${request[field].length} given)`)
+  }
   if (request.reference.trim() === "") return refuse("reference: is required")
   if (request.distorted.trim() === "") return refuse("distorted: is required")
   const listed = request.models ?? []
@@ -227,8 +249,11 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     listed.length > 0 ? listed : [request.model === undefined || request.model === "" ? defaultModel : request.model]
   const model = models[0] ?? defaultModel
   for (const name of models) {
+    // The name is shown shortened: it may be megabytes long.
     if (!modelNamePattern.test(name)) {
-      return refuse(`model: "${name}" is not a model name (letters, digits, ".", "_", "-"; no paths)`)
+      return refuse(
+        `model: ${shown(name)} is not a model name (1 to ${maxModelNameLength} letters, digits, ".", "_", "-"; no paths)`
+      )
     }
   }
   const options = request.options ?? {}
@@ -266,7 +291,13 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     precision: parsePrecision(String(options.precision ?? "")),
     perFrame: options.per_frame ?? false,
     scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale,
-    segmentFrames: options.segment_frames ?? 0
+    segmentFrames: options.segment_frames ?? 0,
+    shots: options.shots
+      ? {
+          threshold: options.shot_threshold || defaultShotThreshold,
+          minFrames: options.shot_min_frames || defaultShotMinFrames
+        }
+      : undefined
   })
 }
 

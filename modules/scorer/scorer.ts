@@ -34,7 +34,10 @@ import {
   type Pointer
 } from "./native.ts"
 import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame-minimum.ts"
+import { type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
+import { type Shot, scoreShots, shotStarts, worstShots } from "./shots.ts"
+import { renderThumbnails, type Thumbnail, thumbnailFrames } from "./thumbnails.ts"
 import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type RawGeometry, type ScoreJob } from "./request.ts"
 
 export interface FrameScore {
@@ -100,12 +103,21 @@ export interface ScoreResult {
   readonly provenance: Provenance
   readonly frames: ReadonlyArray<FrameScore>
   readonly frame_count: number
-  readonly pooled: {
-    readonly min: Readonly<Record<string, number>>
-    readonly max: Readonly<Record<string, number>>
-    readonly harmonic_mean: Readonly<Record<string, number>>
-  }
+  readonly pooled: PooledFeatures
+  /** With `options.shots`: the reference's shots in frame order, scored with the first model (else empty). */
+  readonly shots?: ReadonlyArray<Shot>
+  /** Indices into `shots` of the (at most 5) lowest-scoring shots, lowest first. */
+  readonly worst_shots?: ReadonlyArray<number>
+  /** With shots, for raw/Y4M inputs: small pictures of the worst shots' worst frames (thumbnails.ts). */
+  readonly thumbnails?: ReadonlyArray<Thumbnail>
 }
+
+/** The poolings besides the mean (`features`): min, max, harmonic mean, and the percentiles p1..p99. */
+export type PooledFeatures = {
+  readonly min: Readonly<Record<string, number>>
+  readonly max: Readonly<Record<string, number>>
+  readonly harmonic_mean: Readonly<Record<string, number>>
+} & { readonly [name in PercentileName]?: Readonly<Record<string, number>> }
 
 /**
  * Who may be read: the scoring roots of the caller, applied around the one open of each input.
@@ -190,6 +202,7 @@ const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int32Array 
   options[NativeOption.frameCount] = job.frameCount
   options[NativeOption.frameSkipRef] = job.frameSkipRef
   options[NativeOption.frameSkipDist] = job.frameSkipDist
+  options[NativeOption.shots] = job.shots ? 1 : 0
   const { segment } = job
   if (segment) {
     // The frames read start at the context frame before the segment (none at the title's start).
@@ -211,11 +224,26 @@ export const firstScoredFrame = (job: Pick<ScoreJob, "subsample" | "segment">): 
   return first + ((job.subsample - (first % job.subsample)) % job.subsample)
 }
 
+/** The shots of a finished job measured with SVC_OPT_SHOTS, scored with `scores` (the first model's). */
+const shotsOf = (
+  symbols: NativeSymbols,
+  handle: Pointer,
+  options: NonNullable<ScoreJob["shots"]>,
+  scores: Float64Array | undefined
+): ReadonlyArray<Shot> => {
+  const frameCount = symbols.svc_job_frame_count(handle)
+  const cuts = new Float64Array(frameCount)
+  if (!scores || symbols.svc_job_frame_cuts(handle, 0, cuts, frameCount) !== frameCount) {
+    throw new Error("the scorer measured no cuts for a job with shots")
+  }
+  return scoreShots(shotStarts(cuts, options), scores)
+}
+
 /** Reads every result of a finished native job (a file job or a stream's job view). */
 export const collectResult = (
   symbols: NativeSymbols,
   handle: Pointer,
-  job: Pick<ScoreJob, "precision" | "perFrame" | "subsample" | "segment">,
+  job: Pick<ScoreJob, "precision" | "perFrame" | "subsample" | "segment" | "shots">,
   set: ModelSet,
   library: NativeScorerLibrary["info"]
 ): ScoreResult => {
@@ -235,13 +263,21 @@ export const collectResult = (
     )
   }
   const features = pooled(NativePool.mean)
+  // Every metric's per-frame values: the percentiles need them all, the frames when asked for.
+  const columns = names.map((_, i) => {
+    const values = new Float64Array(frameCount)
+    symbols.svc_job_frame_values(handle, i, values, frameCount)
+    return values
+  })
+  const ranked = columns.map((values) => percentilesOf(values))
+  const percentilePools = Object.fromEntries(
+    percentileNames.map((p) => [
+      p,
+      Object.fromEntries(names.map((name, i) => [name, round(ranked[i]?.[p] ?? Number.NaN)]))
+    ])
+  ) as Record<PercentileName, Record<string, number>>
   const frames: Array<FrameScore> = []
   if (job.perFrame) {
-    const columns = names.map((_, i) => {
-      const values = new Float64Array(frameCount)
-      symbols.svc_job_frame_values(handle, i, values, frameCount)
-      return values
-    })
     const firstFrame = firstScoredFrame(job)
     for (let frame = 0; frame < frameCount; frame++) {
       // With subsample N the k-th scored frame is input frame k·N (after the skips), as the reference numbers it.
@@ -251,6 +287,14 @@ export const collectResult = (
       })
     }
   }
+  const shots = job.shots ? shotsOf(symbols, handle, job.shots, columns[names.indexOf(scoreFeatureOf(set, model))]) : []
+  const roundedShots = shots.map((shot) => ({
+    ...shot,
+    score: round(shot.score),
+    harmonic_mean: round(shot.harmonic_mean),
+    min: round(shot.min),
+    p5: round(shot.p5)
+  }))
   const extractorCount = symbols.svc_job_extractor_count(handle)
   const featureBackends = Array.from({ length: extractorCount }, (_, i) => ({
     extractor: String(symbols.svc_job_extractor_name(handle, i)),
@@ -267,8 +311,12 @@ export const collectResult = (
     pooled: {
       min: pooled(NativePool.min),
       max: pooled(NativePool.max),
-      harmonic_mean: pooled(NativePool.harmonic_mean)
+      harmonic_mean: pooled(NativePool.harmonic_mean),
+      ...percentilePools
     },
+    // Always present, as proto3 repeated fields are (empty without options.shots).
+    shots: roundedShots,
+    worst_shots: worstShots(shots),
     provenance: {
       library: { ...library, n_extractors: extractorCount },
       model: model.name,
@@ -577,7 +625,13 @@ const makeStreamScoring = (
               const result = collectResult(
                 symbols,
                 view,
-                { precision: job.precision, perFrame: false, subsample: job.subsample, segment: job.segment },
+                {
+                  precision: job.precision,
+                  perFrame: false,
+                  subsample: job.subsample,
+                  segment: job.segment,
+                  shots: job.shots
+                },
                 set,
                 info
               )
@@ -932,7 +986,27 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
           if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(handle)))
           yield* run(handle)
           yield* awaitDone(handle, hooks)
-          return collectResult(symbols, handle, job, set, library.info)
+          const result = collectResult(symbols, handle, job, set, library.info)
+          if (!job.shots) return { ...result, thumbnails: [] }
+          const layout = new Int32Array(4)
+          symbols.svc_job_geometry(handle, layout)
+          const [width = 0, height = 0, pixelFormat = 420, bitdepth = 8] = layout
+          const worst = thumbnailFrames(result.shots, result.worst_shots)
+          const thumbnails = yield* renderThumbnails(
+            {
+              reference: { fd: reference.fd, y4m: isY4m(job.reference), skip: job.frameSkipRef },
+              distorted: { fd: distorted.fd, y4m: isY4m(job.distorted), skip: job.frameSkipDist }
+            },
+            {
+              width,
+              height,
+              pixelFormat: pixelFormat as RawGeometry["pixelFormat"],
+              bitdepth: bitdepth as RawGeometry["bitdepth"]
+            },
+            job.subsample,
+            worst
+          )
+          return { ...result, thumbnails }
         })
       ).pipe(Effect.withSpan("scorer.score"))
 

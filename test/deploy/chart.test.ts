@@ -161,20 +161,44 @@ const checkInvariants = (manifests: ReadonlyArray<Manifest>, values: ValuesShape
     const subjects = (binding as { subjects?: Array<{ name: string }> }).subjects ?? []
     const roleRef = (binding as { roleRef?: { name: string } }).roleRef
     expect(subjects.map((subject) => subject.name)).toEqual([
-      roleRef?.name === `${release}-${namespace}-operator`
+      roleRef?.name === `${release}-${namespace}-operator` || roleRef?.name === `${release}-operator-home`
         ? operatorAccount(values)
         : `${values.serviceAccount?.name ?? "svc"}-controller`
     ])
   }
   for (const role of [...ofKind(manifests, "Role"), ...ofKind(manifests, "ClusterRole")]) {
+    if (isOperatorRole(role) || role.metadata.name === `${release}-operator-home`)
+      for (const rule of rulesOf(role)) expect(rule.resources.filter((r) => r.startsWith("svctenant"))).toEqual([])
     if (isOperatorRole(role)) {
       expect(role.kind).toBe("ClusterRole")
-      for (const rule of rulesOf(role)) expect(rule.resources.filter((r) => r.startsWith("svctenant"))).toEqual([])
       expect(ofKind(manifests, "ClusterRoleBinding")).toEqual([])
+    } else if (role.metadata.name === `${release}-operator-home`) {
+      expect(role.kind).toBe("Role")
+      expect(role.metadata.namespace).toBe(namespace)
     } else {
       expect(role.metadata.name).toBe(`${release}-tenant-reader`)
     }
+    // Lease and SvcNode rights (issue 34): only in a Role of the release namespace, never in the
+    // ClusterRole that watched namespaces bind.
+    const homeOnly = rulesOf(role).flatMap((rule) =>
+      rule.resources.filter((resource) => resource.startsWith("leases") || resource.startsWith("svcnodes"))
+    )
+    if (homeOnly.length > 0) {
+      expect(role.kind).toBe("Role")
+      expect(role.metadata.namespace).toBe(namespace)
+    }
   }
+  // Every emptyDir is bounded (issue 34).
+  for (const deployment of ofKind(manifests, "Deployment") as Array<Workload>) {
+    for (const volume of (deployment.spec.template.spec.volumes ?? []) as Array<{ emptyDir?: { sizeLimit?: string } }>)
+      if (volume.emptyDir !== undefined) expect(volume.emptyDir.sizeLimit).toMatch(/^\d+(Ki|Mi|Gi)$/)
+  }
+  // The operator, when there is one under network policies, has its own egress policy.
+  const operatorWorkload = workload(manifests, "operator")
+  if (operatorWorkload && values.networkPolicy?.enabled)
+    expect(ofKind(manifests, "NetworkPolicy").map((policy) => policy.metadata.name)).toContain(
+      `${release}-operator-egress`
+    )
   for (const deployment of [server, node]) {
     if (deployment) expect(deployment.spec.template.spec.serviceAccountName).toBe(values.serviceAccount?.name ?? "svc")
   }
@@ -213,6 +237,7 @@ const checkInvariants = (manifests: ReadonlyArray<Manifest>, values: ValuesShape
 
 type ValuesShape = {
   serviceAccount?: { name?: string }
+  networkPolicy?: { enabled?: boolean }
   operator?: { enabled?: boolean; controllerToken?: string }
   auth?: { tenants?: ReadonlyArray<unknown>; tenantSource?: string; disabled?: boolean; enabled?: boolean }
 }
@@ -400,7 +425,7 @@ describe("deployment chart: helm lint and template", () => {
     await validateAll(manifests)
   })
 
-  it("operator: its own account, a role on svcjobs/svcnodes/leases/events only, bound in each watched namespace, the token mounted", async () => {
+  it("operator: its own account, svcjobs and events in each watched namespace, svcnodes and leases at home only, the token mounted", async () => {
     const values = {
       ...single,
       operator: { enabled: true, controllerToken: "svc-operator-token", namespaces: ["batch"] }
@@ -416,7 +441,9 @@ describe("deployment chart: helm lint and template", () => {
     const env = envOf(operator)
     expect(env.SVC_CONTROLLER_TOKEN_FILE).toBe("/var/run/svc/controller-token/token")
     expect(env.SVC_CONTROLLER_ADDR).toBe("svc-controller:50051")
-    expect(env.SVC_OPERATOR_NAMESPACES).toBe("media,batch")
+    // A shared token serves one namespace: the one listed.
+    expect(env.SVC_OPERATOR_NAMESPACES).toBe("batch")
+    expect(env.SVC_OPERATOR_TENANT_TOKENS).toBeUndefined()
     expect(env.SVC_OPERATOR_IDENTITY).toBe("(from)")
     expect(authVariables(env)).toEqual([])
     expect(pod.volumes?.find((volume) => volume.name === "controller-token")?.secret?.secretName).toBe(
@@ -427,13 +454,21 @@ describe("deployment chart: helm lint and template", () => {
     expect(role && rulesOf(role).map((rule) => [rule.apiGroups, rule.resources, rule.verbs])).toEqual([
       [["svc.dev"], ["svcjobs"], ["get", "list", "watch", "update", "patch"]],
       [["svc.dev"], ["svcjobs/status"], ["get", "update", "patch"]],
-      [["svc.dev"], ["svcnodes"], ["get", "list", "watch", "create", "update", "patch", "delete"]],
-      [["svc.dev"], ["svcnodes/status"], ["get", "update", "patch"]],
-      [["coordination.k8s.io"], ["leases"], ["get", "list", "watch", "create", "update", "patch"]],
       [["", "events.k8s.io"], ["events"], ["create", "patch"]]
     ])
+    const home = ofKind(manifests, "Role").find((entry) => entry.metadata.name === "svc-operator-home")
+    expect(home?.metadata.namespace).toBe(namespace)
+    expect(home && rulesOf(home).map((rule) => [rule.apiGroups, rule.resources, rule.verbs])).toEqual([
+      [["svc.dev"], ["svcnodes"], ["get", "list", "watch", "create", "update", "patch", "delete"]],
+      [["svc.dev"], ["svcnodes/status"], ["get", "update", "patch"]],
+      [["coordination.k8s.io"], ["leases"], ["get", "list", "watch", "create", "update", "patch"]]
+    ])
     const bindings = ofKind(manifests, "RoleBinding").filter((binding) => binding.metadata.name === "svc-operator")
-    expect(bindings.map((binding) => binding.metadata.namespace).sort()).toEqual(["batch", "media"])
+    expect(bindings.map((binding) => binding.metadata.namespace).sort()).toEqual(["batch"])
+    const homeBinding = ofKind(manifests, "RoleBinding").find(
+      (binding) => binding.metadata.name === "svc-operator-home"
+    )
+    expect(homeBinding?.metadata.namespace).toBe(namespace)
     // No other workload runs under the operator's account, and it is not bound to the tenant reader.
     for (const deployment of ofKind(manifests, "Deployment") as Array<Workload>) {
       if (deployment !== operator) expect(deployment.spec.template.spec.serviceAccountName).not.toBe("svc-operator")
@@ -447,6 +482,139 @@ describe("deployment chart: helm lint and template", () => {
         .map((binding) => binding.metadata.namespace)
     ).toEqual([namespace])
     expect(workload(rendered(single), "operator")).toBeUndefined()
+  })
+
+  it("operator tenants: a token secret per namespace mounted and mapped, extra namespaces watched without one", async () => {
+    const values = {
+      ...single,
+      networkPolicy: { enabled: true },
+      operator: {
+        enabled: true,
+        tenants: [
+          { namespace: "acme", controllerToken: "acme-writer" },
+          { namespace: "globex", controllerToken: "globex-writer", controllerTokenKey: "jwt" }
+        ],
+        namespaces: ["stray"]
+      }
+    }
+    expect(lint(values).ok, lint(values).output).toBe(true)
+    const manifests = rendered(values)
+    await validateAll(manifests)
+    checkInvariants(manifests, values)
+    const operator = mustWorkload(manifests, "operator")
+    const env = envOf(operator)
+    expect(env.SVC_OPERATOR_TENANT_TOKENS).toBe(
+      "acme=/var/run/svc/tenants/acme/token,globex=/var/run/svc/tenants/globex/jwt"
+    )
+    expect(env.SVC_OPERATOR_NAMESPACES).toBe("acme,globex,stray")
+    expect(env.SVC_CONTROLLER_TOKEN_FILE).toBeUndefined()
+    const pod = operator.spec.template.spec
+    expect(pod.volumes?.map((volume) => [volume.name, volume.secret?.secretName])).toEqual([
+      ["tenant-acme", "acme-writer"],
+      ["tenant-globex", "globex-writer"]
+    ])
+    expect(pod.containers[0]?.volumeMounts?.map((mount) => mount.mountPath)).toEqual([
+      "/var/run/svc/tenants/acme",
+      "/var/run/svc/tenants/globex"
+    ])
+    expect(
+      ofKind(manifests, "RoleBinding")
+        .filter((binding) => binding.metadata.name === "svc-operator")
+        .map((binding) => binding.metadata.namespace)
+    ).toEqual(["acme", "globex", "stray"])
+    // Egress of the operator: DNS, the orchestrator API, the controller's gRPC port; nothing else.
+    const policy = ofKind(manifests, "NetworkPolicy").find((entry) => entry.metadata.name === "svc-operator-egress") as
+      | (Manifest & {
+          spec: { policyTypes: Array<string>; egress: Array<{ ports: Array<{ port: number }>; to?: unknown }> }
+        })
+      | undefined
+    expect(policy?.spec.policyTypes).toEqual(["Egress"])
+    expect(policy?.spec.egress.map((rule) => rule.ports.map((port) => port.port))).toEqual([
+      [53, 53],
+      [443, 6443],
+      [50051]
+    ])
+    expect(policy?.spec.egress[2]?.to).toEqual([
+      {
+        podSelector: {
+          matchLabels: {
+            "app.kubernetes.io/name": "svc",
+            "app.kubernetes.io/instance": release,
+            "app.kubernetes.io/component": "controller"
+          }
+        }
+      }
+    ])
+    const narrowed = rendered({ ...values, networkPolicy: { enabled: true, apiServerCIDRs: ["10.0.0.1/32"] } })
+    const narrowedPolicy = ofKind(narrowed, "NetworkPolicy").find(
+      (entry) => entry.metadata.name === "svc-operator-egress"
+    ) as (Manifest & { spec: { egress: Array<{ to?: unknown }> } }) | undefined
+    expect(narrowedPolicy?.spec.egress[1]?.to).toEqual([{ ipBlock: { cidr: "10.0.0.1/32" } }])
+  })
+
+  it("svc-server ingress policy: opt-in, pods of the release namespace by default, or the peers given", async () => {
+    expect(ofKind(rendered({}), "NetworkPolicy")).toEqual([])
+    const manifests = rendered({ networkPolicy: { serverIngress: { enabled: true } } })
+    await validateAll(manifests)
+    type Ingress = Manifest & {
+      spec: { policyTypes: Array<string>; ingress: Array<{ from: unknown; ports: Array<{ port: number }> }> }
+    }
+    const [policy, ...rest] = ofKind(manifests, "NetworkPolicy") as Array<Ingress>
+    expect(rest).toEqual([])
+    expect(policy?.metadata.name).toBe("svc-server-ingress")
+    expect(policy?.spec.policyTypes).toEqual(["Ingress"])
+    expect(policy?.spec.ingress).toEqual([
+      {
+        from: [{ podSelector: {} }],
+        ports: [
+          { port: 8080, protocol: "TCP" },
+          { port: 50051, protocol: "TCP" }
+        ]
+      }
+    ])
+    const from = [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "studio" } } }]
+    const custom = rendered({ networkPolicy: { serverIngress: { enabled: true, from } } })
+    expect((ofKind(custom, "NetworkPolicy")[0] as Ingress).spec.ingress[0]?.from).toEqual(from)
+  })
+
+  it("every emptyDir has a size limit", async () => {
+    const manifests = rendered({
+      ...single,
+      controller: { enabled: true, persistence: { enabled: false, size: "2Gi" }, tmpSizeLimit: "64Mi" }
+    })
+    await validateAll(manifests)
+    const limits = (ofKind(manifests, "Deployment") as Array<Workload>).flatMap((deployment) =>
+      ((deployment.spec.template.spec.volumes ?? []) as Array<{ name: string; emptyDir?: { sizeLimit?: string } }>)
+        .filter((volume) => volume.emptyDir !== undefined)
+        .map((volume) => [deployment.metadata.name, volume.name, volume.emptyDir?.sizeLimit])
+    )
+    expect(limits).toEqual([
+      ["svc-controller", "tmp", "64Mi"],
+      ["svc-controller", "data", "2Gi"],
+      ["svc-node", "tmp", "1Gi"],
+      ["svc-server", "tmp", "1Gi"]
+    ])
+  })
+
+  it("two long tenantIds that share their first 59 characters get distinct SvcTenant names", async () => {
+    const prefix = "a".repeat(59)
+    const values = {
+      ...registry,
+      auth: { ...registry.auth, tenants: [{ tenantId: `${prefix}-one` }, { tenantId: `${prefix}-two` }] }
+    }
+    const manifests = rendered(values)
+    await validateAll(manifests)
+    const names = ofKind(manifests, "SvcTenant").map((tenant) => tenant.metadata.name)
+    expect(new Set(names).size).toBe(2)
+    for (const name of names) {
+      expect(name.length).toBeLessThanOrEqual(63)
+      expect(name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+    }
+    // A short one keeps its plain name.
+    expect(ofKind(rendered(registry), "SvcTenant").map((tenant) => tenant.metadata.name)).toEqual([
+      "svc-acme",
+      "svc-globex"
+    ])
   })
 
   it("optional PodDisruptionBudgets and ServiceMonitor", async () => {
@@ -551,7 +719,78 @@ const refusals: ReadonlyArray<readonly [string, unknown, RegExp]> = [
     "an unknown role (schema)",
     { auth: { tenants: [{ tenantId: "a", rbac: { allowedRoles: ["svc:root"] } }] } },
     /svc:root|allowedRoles/
-  ]
+  ],
+  [
+    "defaultRole svc:node (schema, as the SvcTenant definition)",
+    {
+      ...registry,
+      auth: {
+        ...registry.auth,
+        tenants: [{ tenantId: "a", rbac: { defaultRole: "svc:node", allowedRoles: ["svc:reader", "svc:node"] } }]
+      }
+    },
+    /defaultRole/
+  ],
+  [
+    "a defaultRole outside allowedRoles (the SvcTenant definition's rule)",
+    {
+      ...registry,
+      auth: {
+        ...registry.auth,
+        tenants: [{ tenantId: "a", rbac: { defaultRole: "svc:admin", allowedRoles: ["svc:reader"] } }]
+      }
+    },
+    /auth\.tenants\[0\] \(a\): rbac\.defaultRole svc:admin is not in rbac\.allowedRoles/
+  ],
+  [
+    "a plain-http JWKS endpoint off loopback (schema, as the SvcTenant definition)",
+    {
+      ...registry,
+      auth: {
+        ...registry.auth,
+        tenants: [{ tenantId: "a", oidc: { issuer: "https://a.example", jwksEndpoint: "http://a.example/jwks" } }]
+      }
+    },
+    /jwksEndpoint/
+  ],
+  [
+    "a tenantId over 63 characters (schema)",
+    { ...registry, auth: { ...registry.auth, tenants: [{ tenantId: "a".repeat(64) }] } },
+    /tenantId/
+  ],
+  [
+    "a shared operator token with several namespaces",
+    { ...single, operator: { enabled: true, controllerToken: "op", namespaces: ["acme", "globex"] } },
+    /operator\.controllerToken is one tenant's token: an operator watching several namespaces \(operator\.namespaces: acme, globex\) needs operator\.tenants/
+  ],
+  [
+    "a shared operator token next to operator.tenants",
+    {
+      ...single,
+      operator: { enabled: true, controllerToken: "op", tenants: [{ namespace: "acme", controllerToken: "a" }] }
+    },
+    /operator\.controllerToken and operator\.tenants: give one or the other/
+  ],
+  [
+    "a namespace listed twice in operator.tenants",
+    {
+      ...single,
+      operator: {
+        enabled: true,
+        tenants: [
+          { namespace: "acme", controllerToken: "a" },
+          { namespace: "acme", controllerToken: "b" }
+        ]
+      }
+    },
+    /operator\.tenants\[1\]: namespace "acme" is listed twice/
+  ],
+  [
+    "an operator tenant without its token secret (schema)",
+    { ...single, operator: { enabled: true, tenants: [{ namespace: "acme" }] } },
+    /controllerToken/
+  ],
+  ["an emptyDir size that is not a quantity (schema)", { server: { tmpSizeLimit: "lots" } }, /tmpSizeLimit/]
 ]
 
 describe("deployment chart: refusals", () => {
@@ -583,7 +822,10 @@ const knownFailures = [
   /single-provider mode needs auth\.jwksEndpoint and auth\.issuer/,
   /node\.controllerToken .* is required while authentication is on/,
   /operator\.enabled requires controller\.enabled/,
-  /operator\.controllerToken .* is required while authentication is on/
+  /operator\.controllerToken .* is required while authentication is on/,
+  /operator\.controllerToken is one tenant's token/,
+  /operator\.controllerToken and operator\.tenants: give one or the other/,
+  /is not in rbac\.allowedRoles/
 ]
 
 describe("deployment chart: random values", () => {
@@ -631,11 +873,22 @@ describe("deployment chart: random values", () => {
           {
             enabled: fc.boolean(),
             controllerToken: fc.constantFrom("", "operator-token"),
+            tenants: fc.constantFrom(
+              [],
+              [{ namespace: "acme", controllerToken: "acme-writer" }],
+              [
+                { namespace: "acme", controllerToken: "acme-writer" },
+                { namespace: "globex", controllerToken: "globex-writer" }
+              ]
+            ),
             namespaces: fc.constantFrom([], ["batch"], ["media", "batch"])
           },
           { requiredKeys: [] }
         ),
-        networkPolicy: fc.record({ enabled: fc.boolean() }, { requiredKeys: [] }),
+        networkPolicy: fc.record(
+          { enabled: fc.boolean(), serverIngress: fc.record({ enabled: fc.boolean() }) },
+          { requiredKeys: [] }
+        ),
         store: fc.record(
           { postgres: fc.record({ enabled: fc.boolean(), urlSecret: fc.constant({ name: "pg" }) }) },
           { requiredKeys: [] }

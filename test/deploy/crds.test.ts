@@ -46,6 +46,42 @@ const untyped = (node: unknown, path = ""): Array<string> => {
   return found
 }
 
+/**
+ * Bounded schema (issue 34): every string has a maxLength, every list a maxItems, every map a
+ * maxProperties, so the API server refuses an oversized object before any controller reads it
+ * (and CEL rules get a cost bound).
+ */
+const unbounded = (node: unknown, path = ""): Array<string> => {
+  if (typeof node !== "object" || node === null) return []
+  const schema = node as Record<string, unknown>
+  const found: Array<string> = []
+  if (schema.type === "string" && typeof schema.maxLength !== "number") found.push(`${path} (maxLength)`)
+  if (schema.type === "array" && typeof schema.maxItems !== "number") found.push(`${path} (maxItems)`)
+  if (typeof schema.additionalProperties === "object" && typeof schema.maxProperties !== "number")
+    found.push(`${path} (maxProperties)`)
+  for (const [key, child] of Object.entries((schema.properties as Record<string, unknown>) ?? {}))
+    found.push(...unbounded(child, `${path}.${key}`))
+  if (schema.items !== undefined) found.push(...unbounded(schema.items, `${path}[]`))
+  if (typeof schema.additionalProperties === "object")
+    found.push(...unbounded(schema.additionalProperties, `${path}{}`))
+  return found
+}
+
+describe("every definition is bounded", () => {
+  it.each(["svcjob", "svcnode", "svctenant"])("%s: a limit on every string, list and map", (name) => {
+    expect(unbounded(v1(crdOf(name)).schema.openAPIV3Schema)).toEqual([])
+  })
+
+  it("refuses a SvcJob with a 1.4 MB model name, a 5000-character path or 17 models", () => {
+    const validate = validator("svcjob")
+    const base = { reference: "/media/a/ref.y4m", distorted: "/media/a/dis.y4m" }
+    expect(validate(job(base))).toBe(true)
+    expect(validate(job({ ...base, model: "m".repeat(1_400_000) }))).toBe(false)
+    expect(validate(job({ ...base, reference: `/${"r".repeat(5000)}` }))).toBe(false)
+    expect(validate(job({ ...base, models: Array.from({ length: 17 }, (_, i) => `model${i}`) }))).toBe(false)
+  })
+})
+
 const job = (spec: Record<string, unknown>, status?: Record<string, unknown>) => ({
   apiVersion: "svc.dev/v1",
   kind: "SvcJob",

@@ -31,10 +31,6 @@ import {
   v01,
   waitFor
 } from "./controller-support.ts"
-import { skipWithoutFixtures } from "../support/fixtures.ts"
-
-/** Without the golden fixture set these suites are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("the error table over gRPC and HTTP, which submits the v01 fixture pair")
 
 const INVALID_TOKEN = "invalid or missing token"
 const v01Request = { reference: v01.reference, distorted: v01.distorted, options: v01.options }
@@ -224,7 +220,7 @@ const rows: ReadonlyArray<Row> = [
   }
 ]
 
-describe.skipIf(withoutFixtures)("seed 000 section 7 over gRPC and HTTP", () => {
+describe("seed 000 section 7 over gRPC and HTTP", () => {
   it.each(rows)("$condition", async (row) => {
     const token = await row.token()
     const message = typeof row.message === "string" ? row.message : row.message()

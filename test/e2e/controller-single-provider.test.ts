@@ -17,10 +17,6 @@ import {
   startController,
   v01
 } from "./controller-support.ts"
-import { skipWithoutFixtures } from "../support/fixtures.ts"
-
-/** Without the golden fixture set these suites are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("single-provider mode, whose roots and scores use the v01 fixture pair")
 
 const ISSUER = "https://login.example.test"
 const key = makeKey("single-key")
@@ -66,7 +62,7 @@ afterAll(async () => {
   scratch.remove()
 })
 
-describe.skipIf(withoutFixtures)("svc-controller, single provider", () => {
+describe("svc-controller, single provider", () => {
   it("scores for any tenant the provider names, under that tenant's substituted root", async () => {
     const response = await postScore(controller.http, pairIn("acme"), await token("acme", ["svc:writer"]))
     expect(response.status).toBe(200)

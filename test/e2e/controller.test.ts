@@ -29,10 +29,6 @@ import {
   v01,
   waitFor
 } from "./controller-support.ts"
-import { skipWithoutFixtures } from "../support/fixtures.ts"
-
-/** Without the golden fixture set these suites are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("the controller suites that submit and score the v01 fixture pair")
 
 // Real processes, 600-frame scores and restarts: a loaded machine makes these tests slower, never
 // wrong, so their limits are generous (a passing step returns as soon as its state is reached).
@@ -50,7 +46,7 @@ beforeAll(async () => {
 })
 afterAll(() => idp.stop())
 
-describe.skipIf(withoutFixtures)("svc-controller with two tenants and a's node", () => {
+describe("svc-controller with two tenants and a's node", () => {
   const scratch = new Scratch()
   let controller: RunningService
   let node: RunningService
@@ -390,7 +386,7 @@ const frozen = (pid: number) =>
     `process ${pid} to stop`
   )
 
-describe.skipIf(withoutFixtures)("kill -9 of the controller", () => {
+describe("kill -9 of the controller", () => {
   const scratch = new Scratch()
   let env: Record<string, string>
   let controller: RunningService

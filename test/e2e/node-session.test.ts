@@ -15,7 +15,6 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { startService } from "../support/executables.ts"
-import { skipWithoutFixtures } from "../support/fixtures.ts"
 import { waitFor } from "./controller-support.ts"
 import { repeatFile, v01 } from "./server-support.ts"
 
@@ -101,9 +100,7 @@ describe("svc-node sessions", () => {
   })
 })
 
-const withoutFixtures = skipWithoutFixtures("a 600-frame job handed to the node")
-
-describe.skipIf(withoutFixtures)("svc-node and a job that is no longer its own", () => {
+describe("svc-node and a job that is no longer its own", () => {
   const media = mkdtempSync(join(tmpdir(), "svc-node-session-"))
   const reference = join(media, "long.ref.yuv")
   const distorted = join(media, "long.dis.yuv")

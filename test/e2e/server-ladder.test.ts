@@ -12,11 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { LadderResult } from "../../modules/scorer/ladder.ts"
 import type { ScoreResult } from "../../modules/scorer/scorer.ts"
 import { type RunningService, startService } from "../support/executables.ts"
-import { fixture, skipWithoutFixtures } from "../support/fixtures.ts"
+import { fixture } from "../support/fixtures.ts"
 import { ffmpegPixelFormatOf, ffmpegRun, rawInput, scratchDir } from "../support/media.ts"
 import { isGrpcFailure, scoringClient } from "./server-support.ts"
 
-const withoutFixtures = skipWithoutFixtures("the ladder suites (they encode the v01 fixture)")
 const scratch = scratchDir("svc-ladder-e2e-")
 afterAll(() => scratch.remove())
 
@@ -29,7 +28,7 @@ const postTo = (service: RunningService, path: string, body: unknown) =>
 
 const perFrame = (result: Pick<ScoreResult, "frames">) => result.frames.map((frame) => frame.metrics)
 
-describe.skipIf(withoutFixtures)("svc-server ladders", () => {
+describe("svc-server ladders", () => {
   let service: RunningService
   let grpc: ReturnType<typeof scoringClient>
   const media = join(scratch.dir, "media")

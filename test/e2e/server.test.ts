@@ -21,11 +21,7 @@ import {
   type RunningService,
   startService
 } from "../support/executables.ts"
-import { skipWithoutFixtures } from "../support/fixtures.ts"
 import { isGrpcFailure, repeatFile, scoringClient, v01, v01Frames } from "./server-support.ts"
-
-/** Without the golden fixture set the suites that score its v01 pair are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("the suites that score the v01 fixture pair")
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-server-e2e-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -122,7 +118,7 @@ describe("svc-server", () => {
     })
   })
 
-  describe.skipIf(withoutFixtures)("POST /v1/score", () => {
+  describe("POST /v1/score", () => {
     it("scores the fixture pair: score, features, provenance, lossless numbers", async () => {
       const response = await post(service, v01Request)
       expect(response.status).toBe(200)
@@ -251,7 +247,7 @@ describe("svc-server", () => {
     })
   })
 
-  describe.skipIf(withoutFixtures)("gRPC svc.v1.SvcScoring", () => {
+  describe("gRPC svc.v1.SvcScoring", () => {
     it("Score gives exactly the HTTP result for the same request", async () => {
       const request = { ...v01Request, options: { ...v01.options, per_frame: true, features: ["psnr"] } }
       const [http, viaGrpc] = await Promise.all([
@@ -318,7 +314,7 @@ describe("svc-server", () => {
     })
   })
 
-  describe.skipIf(withoutFixtures)("GET /metrics", () => {
+  describe("GET /metrics", () => {
     it("exposes Prometheus text: requests, durations, in flight, scores, frames, errors, build, process", async () => {
       await post(service, v01Request)
       await post(service, "{")
@@ -340,7 +336,7 @@ describe("svc-server", () => {
     })
   })
 
-  describe.skipIf(withoutFixtures)("API documentation", () => {
+  describe("API documentation", () => {
     it("GET /apidocs is an HTML page naming the spec URL, assets from the pinned CDN, Try it out off", async () => {
       const response = await fetch(`${service.http}/apidocs`)
       expect(response.status).toBe(200)
@@ -443,7 +439,7 @@ describe("svc-server", () => {
   })
 })
 
-describe.skipIf(withoutFixtures)("svc-server with SVC_MAX_CONCURRENT_SCORES=1", () => {
+describe("svc-server with SVC_MAX_CONCURRENT_SCORES=1", () => {
   let service: RunningService
   let grpc: ReturnType<typeof scoringClient>
   const long = {
@@ -509,7 +505,7 @@ const untilScoring = async (service: { readonly http?: string | undefined }, cal
   }
 }
 
-describe.skipIf(withoutFixtures)("svc-server shutdown", () => {
+describe("svc-server shutdown", () => {
   it("SIGTERM lets an in-flight gRPC score finish (tryShutdown), then exits 0", async () => {
     const long = {
       reference: join(scratch, "drain.ref.yuv"),
@@ -534,7 +530,7 @@ describe.skipIf(withoutFixtures)("svc-server shutdown", () => {
   })
 })
 
-describe.skipIf(withoutFixtures)("svc-server HTTP shutdown", () => {
+describe("svc-server HTTP shutdown", () => {
   it("SIGTERM lets an in-flight POST /v1/score finish with 200, then exits 0", async () => {
     const long = {
       reference: join(scratch, "drain-http.ref.yuv"),
@@ -557,7 +553,7 @@ describe.skipIf(withoutFixtures)("svc-server HTTP shutdown", () => {
   })
 })
 
-describe.skipIf(withoutFixtures)("svc-server readiness", () => {
+describe("svc-server readiness", () => {
   it("/readyz turns 503 when SVC_MODEL_DIR stops being a directory; /v1/ready stays 200", async () => {
     const models = join(scratch, "models")
     mkdirSync(models)

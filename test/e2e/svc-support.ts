@@ -1,13 +1,9 @@
-/** Helpers of the `svc` client's end-to-end tests: running it, the reference tool, parsing layouts. */
-import { existsSync, mkdtempSync } from "node:fs"
+/** Helpers of the `svc` client's end-to-end tests: running it, the reference tool's layouts, parsing them. */
+import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Fixture } from "../support/fixtures.ts"
-import { builtinModelDir, modelDirEnv, requireBuilt, runCommand, sharedDir } from "../support/executables.ts"
-
-/** The reference libvmaf command-line tool: a yardstick for the layouts, never shipped or called by svc. */
-export const referenceTool = join(sharedDir, "reference", "vmaf")
-export const haveReferenceTool = existsSync(referenceTool)
+import { builtinModelDir, fixturesDir, modelDirEnv, requireBuilt, runCommand } from "../support/executables.ts"
 
 export const extraFeatures = ["psnr", "float_ssim", "float_ms_ssim"] as const
 
@@ -31,23 +27,12 @@ export const geometryArgs = (entry: Fixture) => [
   String(entry.bitdepth)
 ]
 
-/** The reference tool's output of a fixture in one layout, written to `file`. */
-export const referenceOutput = async (entry: Fixture, format: string, file: string) => {
-  const args = [
-    "-r",
-    entry.reference,
-    "-d",
-    entry.distorted,
-    ...["-w", String(entry.width), "-h", String(entry.height), "-p", entry.pixel_format, "-b", String(entry.bitdepth)],
-    ...extraFeatures.flatMap((feature) => ["--feature", feature]),
-    `--${format}`,
-    "-o",
-    file,
-    "-q"
-  ]
-  const result = await runCommand([referenceTool, ...args])
-  if (result.code !== 0) throw new Error(`reference tool failed: ${result.stderr}`)
-}
+/**
+ * The reference libvmaf tool's output of a fixture in one layout (json, xml, csv, sub), recorded
+ * once with the fixture's extra features (`bun scripts/fixtures.ts record`, test/fixtures/README.md).
+ */
+export const referenceOutput = (entry: Fixture, format: string): string =>
+  readFileSync(join(fixturesDir, `${entry.name}.layout.${format}`), "utf8")
 
 /** Elements of an XML text as [tag, attribute names] (closing tags included as "/tag"). */
 export const xmlShape = (text: string): ReadonlyArray<readonly [string, ReadonlyArray<string>]> =>

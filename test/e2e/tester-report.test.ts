@@ -18,10 +18,6 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ReportV3 } from "../../modules/report/schema.ts"
 import { fixturesDir, modelDirEnv, repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
-import { skipWithoutFixtures } from "../support/fixtures.ts"
-
-/** Without the golden fixture set the runs that measure it are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("svc-tester-report runs over the fixture set")
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-tester-report-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -47,7 +43,7 @@ const copyFixtures = (name: string): string => {
   return dir
 }
 
-describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => {
+describe("svc-tester-report run on this machine", () => {
   let report: ReportV3
   let code: number
 
@@ -130,7 +126,8 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       "ladder",
       "parallel",
       "ladder_backends",
-      "transform"
+      "transform",
+      "shots"
     ])
     expect(Object.keys(report.unit_tests.cases?.["feed_test"] ?? {})).toEqual([
       "setup",
@@ -164,8 +161,8 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
       ["vif_ladder_rows", "pass"]
     ])
     expect(simdCases).toEqual(expected)
-    // scorer_test 8 cases, reader_test 4, feed_test 8.
-    expect(report.unit_tests.total).toBe(20 + Object.keys(simdCases).length)
+    // scorer_test 9 cases, reader_test 4, feed_test 8.
+    expect(report.unit_tests.total).toBe(21 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {
@@ -188,7 +185,7 @@ describe.skipIf(withoutFixtures)("svc-tester-report run on this machine", () => 
   })
 })
 
-describe.skipIf(withoutFixtures)("svc-tester-report run with a corrupted golden value", () => {
+describe("svc-tester-report run with a corrupted golden value", () => {
   it(
     "fails the golden gate and the verdict, writing the report to SVC_REPORT_OUT",
     async () => {

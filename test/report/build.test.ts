@@ -1,5 +1,5 @@
 import { Arbitrary, Effect, FastCheck as fc, Schema } from "effect"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
@@ -119,21 +119,25 @@ describe("buildReport", () => {
       not_exercised: fc.array(Arbitrary.make(NotExercisedItem), { maxLength: 3 }),
       note: fc.string({ maxLength: 700 })
     })
-    await fc.assert(
-      fc.asyncProperty(inputsArbitrary, async (measured) => {
-        const report = buildReport({
-          ...passingInputs,
-          ...measured,
-          accelerator: { ...measured, not_exercised: [] }
-        })
-        // Round trip through JSON first: the checker sees what the file holds.
-        expect(checkReport(JSON.parse(serializeReport(report)))).toEqual([])
-        const file = join(scratch, "report.json")
-        writeFileSync(file, serializeReport(report))
-        const output = { out: () => undefined, err: () => undefined }
-        expect(await Effect.runPromise(testerReportCli(["check", file], output))).toBe(ExitCode.valid)
-      }),
-      { numRuns: 30 }
-    )
+    try {
+      await fc.assert(
+        fc.asyncProperty(inputsArbitrary, async (measured) => {
+          const report = buildReport({
+            ...passingInputs,
+            ...measured,
+            accelerator: { ...measured, not_exercised: [] }
+          })
+          // Round trip through JSON first: the checker sees what the file holds.
+          expect(checkReport(JSON.parse(serializeReport(report)))).toEqual([])
+          const file = join(scratch, "report.json")
+          writeFileSync(file, serializeReport(report))
+          const output = { out: () => undefined, err: () => undefined }
+          expect(await Effect.runPromise(testerReportCli(["check", file], output))).toBe(ExitCode.valid)
+        }),
+        { numRuns: 30 }
+      )
+    } finally {
+      rmSync(scratch, { recursive: true, force: true })
+    }
   })
 })

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { reportDigest } from "../../modules/report/canonical.ts"
 import { checkReport } from "../../modules/report/check.ts"
 import { type CliOutput, ExitCode, testerReportCli } from "../../modules/report/cli.ts"
@@ -31,6 +31,7 @@ const invalidDocument = (invalid: InvalidCase): unknown => {
 }
 
 const scratch = mkdtempSync(join(tmpdir(), "tester-report-"))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const writeScratch = (name: string, text: string): string => {
   const file = join(scratch, name)
   writeFileSync(file, text)

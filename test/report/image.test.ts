@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
@@ -7,11 +7,16 @@ import { fileSha256 } from "../../modules/report/image.ts"
 
 describe("fileSha256", () => {
   it("digests a file's bytes", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "tester-report-image-")), "abc")
-    writeFileSync(file, "abc")
-    expect(await Effect.runPromise(fileSha256(file))).toBe(
-      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    )
+    const dir = mkdtempSync(join(tmpdir(), "tester-report-image-"))
+    try {
+      const file = join(dir, "abc")
+      writeFileSync(file, "abc")
+      expect(await Effect.runPromise(fileSha256(file))).toBe(
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("is null for a file that cannot be read", async () => {

@@ -23,7 +23,7 @@ import { repoRoot } from "../support/executables.ts"
 
 /** A field as the three documents can all say it. */
 interface Shape {
-  readonly type: "string" | "integer" | "boolean" | "array" | "object" | "string-or-integer"
+  readonly type: "string" | "integer" | "number" | "boolean" | "array" | "object" | "string-or-integer"
   readonly enum?: ReadonlyArray<string | number>
   readonly minimum?: number
   readonly maximum?: number
@@ -55,7 +55,11 @@ const shapeOf = (node: Node, resolve: (ref: string) => Node): Shape => {
   const type =
     declared === "number" && values?.every((value) => Number.isInteger(value))
       ? "integer"
-      : declared === "integer" || declared === "string" || declared === "boolean" || declared === "array"
+      : declared === "integer" ||
+          declared === "number" ||
+          declared === "string" ||
+          declared === "boolean" ||
+          declared === "array"
         ? declared
         : declared === "object"
           ? "object"
@@ -131,6 +135,7 @@ const protoScalar: Readonly<Record<string, Shape["type"]>> = {
   int32: "integer",
   int64: "integer",
   uint32: "integer",
+  double: "number",
   bool: "boolean"
 }
 

@@ -8,14 +8,14 @@ import { join } from "node:path"
 
 export const repoRoot = join(import.meta.dirname, "..", "..")
 export const distPath = (name: string): string => join(repoRoot, "dist", name)
-export const sharedDir = join(repoRoot, "..", "shared")
 /** A model directory the test run was given (SVC_MODEL_DIR); unset, the built-in models serve. */
 export const modelDirEnv: Readonly<Record<string, string>> = process.env.SVC_MODEL_DIR
   ? { SVC_MODEL_DIR: process.env.SVC_MODEL_DIR }
   : {}
 /** The built-in models' source directory (data files beside the code). */
 export const builtinModelDir = join(repoRoot, "modules", "scorer", "models")
-export const fixturesDir = join(sharedDir, "fixtures")
+/** The golden fixture set in the repository; the raw pairs are restored by the build and the test set-up. */
+export const fixturesDir = join(repoRoot, "test", "fixtures")
 
 export const requireBuilt = (name: string): string => {
   const path = distPath(name)

@@ -1,11 +1,10 @@
 /**
- * The golden fixtures in ../shared/fixtures: geometry, checksums and libvmaf's values. A clone
- * outside this workspace has no fixture set: `fixturesPresent` is false, the lists are empty,
- * and the tests that need it skip with one line saying so (`skipWithoutFixtures`).
+ * The golden fixtures in test/fixtures: geometry, checksums and libvmaf's values. The raw pairs
+ * are restored from test/fixtures/yuv.tar.zst by the build and by the test run's global set-up
+ * (test/support/global-setup.ts), so every test finds them.
  */
 import { createHash } from "node:crypto"
-import { existsSync, readFileSync } from "node:fs"
-import { it } from "vitest"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fixturesDir } from "./executables.ts"
 
@@ -25,26 +24,7 @@ export interface GoldenOutput {
   readonly pooled_metrics: Readonly<Record<string, Readonly<Record<"min" | "max" | "mean" | "harmonic_mean", number>>>>
 }
 
-/** The fixture set is there (its index): golden and fixture-scoring tests can run. */
-export const fixturesPresent = existsSync(join(fixturesDir, "index.jsonl"))
-
-/** Title prefix of the one skipped test that stands for a file's fixture tests (the summary reporter reads it). */
-export const fixturesSkipTitle = "skipped: needs the golden fixture set"
-
-/**
- * Without the fixture set, declares one skipped test saying what did not run and why, and
- * returns true; the caller skips its fixture suites (`describe.skipIf(...)`, or declares none).
- * The summary reporter prints that title with the number of the file's skipped tests.
- */
-export const skipWithoutFixtures = (what: string): boolean => {
-  if (fixturesPresent) return false
-  it.skip(`${fixturesSkipTitle} (${fixturesDir}, absent here): ${what}`, () => {})
-  return true
-}
-
-export const fixtures: ReadonlyArray<Fixture> = (
-  fixturesPresent ? readFileSync(join(fixturesDir, "index.jsonl"), "utf8") : ""
-)
+export const fixtures: ReadonlyArray<Fixture> = readFileSync(join(fixturesDir, "index.jsonl"), "utf8")
   .split("\n")
   .filter((line) => line.trim() !== "")
   .map((line) => {
@@ -56,20 +36,7 @@ export const fixtures: ReadonlyArray<Fixture> = (
     }
   })
 
-/** Stands in for a fixture while the set is absent: its suites are skipped, never run. */
-const absentFixture = (name: string): Fixture => ({
-  name,
-  width: 0,
-  height: 0,
-  pixel_format: "420",
-  bitdepth: 8,
-  frames: 0,
-  reference: join(fixturesDir, `${name}.ref.yuv`),
-  distorted: join(fixturesDir, `${name}.dis.yuv`)
-})
-
 export const fixture = (name: string): Fixture => {
-  if (!fixturesPresent) return absentFixture(name)
   const found = fixtures.find((entry) => entry.name === name || entry.name.startsWith(`${name}_`))
   if (!found) throw new Error(`no fixture ${name}`)
   return found
@@ -79,7 +46,7 @@ export const golden = (entry: Fixture): GoldenOutput =>
   JSON.parse(readFileSync(join(fixturesDir, `${entry.name}.libvmaf.json`), "utf8")) as GoldenOutput
 
 const checksums = new Map(
-  (fixturesPresent ? readFileSync(join(fixturesDir, "SHA256SUMS"), "utf8") : "")
+  readFileSync(join(fixturesDir, "SHA256SUMS"), "utf8")
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => {

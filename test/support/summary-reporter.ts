@@ -24,25 +24,9 @@ const count = (task: RunnerTask, counts: Counts): void => {
   else counts.skipped++
 }
 
-/** The title that stands for a file's fixture tests when the fixture set is absent (test/support/fixtures.ts). */
-const fixturesSkipTitle = "skipped: needs the golden fixture set"
-
-const tests = (task: RunnerTask): ReadonlyArray<RunnerTask> =>
-  task.type === "suite" ? task.tasks.flatMap(tests) : [task]
-
 export default class SummaryReporter implements Reporter {
   onFinished(files: ReadonlyArray<RunnerTestFile>, errors: ReadonlyArray<unknown>): void {
     const counts: Counts = { passed: 0, failed: 0, skipped: 0 }
-    // One line per file whose fixture tests were skipped: how many, and why.
-    for (const file of files) {
-      const all = file.tasks.flatMap(tests)
-      const marker = all.find((task) => task.name.startsWith(fixturesSkipTitle))
-      if (!marker) continue
-      const skipped = all.filter(
-        (task) => task !== marker && task.result?.state !== "pass" && task.result?.state !== "fail"
-      )
-      process.stdout.write(`${file.name}: ${Math.max(skipped.length, 1)} skipped, ${marker.name}\n`)
-    }
     for (const file of files) {
       // A file that failed to load has a failed result and no tests.
       if (file.result?.state === "fail" && file.tasks.length === 0) counts.failed++

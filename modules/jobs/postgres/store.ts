@@ -44,7 +44,7 @@ import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
 import { withPostgresSegments } from "./segments.ts"
 
 const COLUMNS =
-  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress"
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
@@ -89,7 +89,8 @@ const toRow = (row: Row): JobRow => ({
   frames_done: num(row["frames_done"]),
   submitted_by: textOrNull(row["submitted_by"]),
   fence: num(row["fence"]),
-  rendition_progress: textOrNull(row["rendition_progress"])
+  rendition_progress: textOrNull(row["rendition_progress"]),
+  idempotency_key: textOrNull(row["idempotency_key"])
 })
 
 const decodeRows = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>

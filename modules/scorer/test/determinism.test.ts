@@ -1,12 +1,9 @@
 /** Same numbers whatever the backend and the thread count. */
 import { afterAll, describe, expect, it } from "vitest"
-import { fixture, rawOptions, skipWithoutFixtures } from "../../../test/support/fixtures.ts"
+import { fixture, rawOptions } from "../../../test/support/fixtures.ts"
 import { NativeCpu, openNativeLibrary } from "../native.ts"
 import type { ScoreResult } from "../scorer.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
-
-/** Without the golden fixture set these suites are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("scalar, AVX2 and thread counts give identical numbers on fixture pairs")
 
 const runtime = scorerRuntime()
 afterAll(() => runtime.dispose())
@@ -36,7 +33,7 @@ const simdPaths = (() => {
   }
 })()
 
-describe.skipIf(withoutFixtures).each(["v01", "v03", "v04", "v05"])("fixture %s", (name) => {
+describe.each(["v01", "v03", "v04", "v05"])("fixture %s", (name) => {
   it.each(["avx2", "avx512"] as const)("gives identical values on the %s path and the scalar path", async (path) => {
     if (!simdPaths.includes(path)) {
       console.log(`SKIP ${path} on fixture ${name}: this CPU lacks it`)
@@ -66,7 +63,7 @@ describe.skipIf(withoutFixtures).each(["v01", "v03", "v04", "v05"])("fixture %s"
   })
 })
 
-describe.skipIf(withoutFixtures)("dispatch", () => {
+describe("dispatch", () => {
   it("reports the AVX2 kernels when the CPU has them and the request allows them", async () => {
     const auto = await score("v01", {})
     const best = auto.provenance.library.active_backend

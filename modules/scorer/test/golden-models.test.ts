@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { fixtures, type GoldenOutput, rawOptions, skipWithoutFixtures } from "../../../test/support/fixtures.ts"
+import { fixtures, type GoldenOutput, rawOptions } from "../../../test/support/fixtures.ts"
 import { goldenTolerance as tolerance } from "../golden.ts"
 import { goldenModelRuns, type ReferenceFailure } from "./golden-models.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
@@ -53,105 +53,101 @@ const synthetic = (): ReadonlyArray<Pair> => {
   return syntheticInputs
 }
 
-if (!skipWithoutFixtures(`${goldenModelRuns.length} model runs x every fixture pair (golden-models.test.ts)`)) {
-  const runtime = scorerRuntime()
-  afterAll(() => runtime.dispose())
-  const worst = new Map<string, number>()
-  afterAll(() => {
-    const table = [...worst.entries()].map(([metric, diff]) => `${metric.padEnd(34)} ${diff.toExponential(2)}`)
-    console.log(`largest |ours - libvmaf| per metric, built-in models:\n${table.join("\n")}`)
-  })
+const runtime = scorerRuntime()
+afterAll(() => runtime.dispose())
+const worst = new Map<string, number>()
+afterAll(() => {
+  const table = [...worst.entries()].map(([metric, diff]) => `${metric.padEnd(34)} ${diff.toExponential(2)}`)
+  console.log(`largest |ours - libvmaf| per metric, built-in models:\n${table.join("\n")}`)
+})
 
-  it("the NEG options give bit-identical numbers on the scalar and AVX2 paths", async () => {
-    const [entry] = fixtures
-    if (!entry) throw new Error("no fixture")
-    const score = (backend: string) =>
-      runtime.runPromise(
-        scoreBody({
-          reference: entry.reference,
-          distorted: entry.distorted,
-          models: ["vmaf_v0.6.1neg", "vmaf_4k_v0.6.1neg"],
-          options: { ...rawOptions(entry), backend, per_frame: true }
-        })
-      )
-    const [scalar, simd] = await Promise.all([score("scalar"), score("auto")])
-    expect(simd.frames).toEqual(scalar.frames)
-    expect(scalar.frames[0]?.metrics).toHaveProperty("integer_adm2_egl_1")
-    // The optioned instances are named in the provenance as their outputs are.
-    expect(simd.provenance.feature_backends.map((entry) => entry.extractor)).toEqual(
-      expect.arrayContaining(["integer_adm_egl_1", "integer_vif_egl_1"])
+it("the NEG options give bit-identical numbers on the scalar and AVX2 paths", async () => {
+  const [entry] = fixtures
+  if (!entry) throw new Error("no fixture")
+  const score = (backend: string) =>
+    runtime.runPromise(
+      scoreBody({
+        reference: entry.reference,
+        distorted: entry.distorted,
+        models: ["vmaf_v0.6.1neg", "vmaf_4k_v0.6.1neg"],
+        options: { ...rawOptions(entry), backend, per_frame: true }
+      })
     )
-  })
+  const [scalar, simd] = await Promise.all([score("scalar"), score("auto")])
+  expect(simd.frames).toEqual(scalar.frames)
+  expect(scalar.frames[0]?.metrics).toHaveProperty("integer_adm2_egl_1")
+  // The optioned instances are named in the provenance as their outputs are.
+  expect(simd.provenance.feature_backends.map((entry) => entry.extractor)).toEqual(
+    expect.arrayContaining(["integer_adm_egl_1", "integer_vif_egl_1"])
+  )
+})
 
-  describe.each(goldenModelRuns)("$name", (run) => {
-    const bound = run.bound ?? tolerance
-    const pairs: ReadonlyArray<Pair & { readonly synthetic?: boolean }> = [
-      ...fixtures,
-      ...(run.synthetic
-        ? syntheticPairs.map((pair) => ({ ...pair, reference: "", distorted: "", synthetic: true }))
-        : [])
-    ]
-    it.each(pairs)(`matches libvmaf per frame within ${bound} on $name`, { timeout: 120_000 }, async (listed) => {
-      const entry = listed.synthetic ? (synthetic().find((pair) => pair.name === listed.name) ?? listed) : listed
-      const expected = goldenOf(entry.name, run.name)
-      const models = run.models.length > 1 ? { models: run.models } : { model: run.models[0] }
-      if ("reference_failed" in expected) {
-        // The reference crashes here; svc refuses the pair and says why.
-        const refused = await runtime.runPromise(
-          Effect.flip(
-            scoreBody({ reference: entry.reference, distorted: entry.distorted, ...models, options: rawOptions(entry) })
-          )
+describe.each(goldenModelRuns)("$name", (run) => {
+  const bound = run.bound ?? tolerance
+  const pairs: ReadonlyArray<Pair & { readonly synthetic?: boolean }> = [
+    ...fixtures,
+    ...(run.synthetic ? syntheticPairs.map((pair) => ({ ...pair, reference: "", distorted: "", synthetic: true })) : [])
+  ]
+  it.each(pairs)(`matches libvmaf per frame within ${bound} on $name`, { timeout: 120_000 }, async (listed) => {
+    const entry = listed.synthetic ? (synthetic().find((pair) => pair.name === listed.name) ?? listed) : listed
+    const expected = goldenOf(entry.name, run.name)
+    const models = run.models.length > 1 ? { models: run.models } : { model: run.models[0] }
+    if ("reference_failed" in expected) {
+      // The reference crashes here; svc refuses the pair and says why.
+      const refused = await runtime.runPromise(
+        Effect.flip(
+          scoreBody({ reference: entry.reference, distorted: entry.distorted, ...models, options: rawOptions(entry) })
         )
-        expect(expected.reference_failed).toContain("SpEED: image too small")
-        expect(refused.message).toMatch(
-          /speed_chroma cannot run on .*: its chroma planes, times speed_prescale, must be at least 80x80/
-        )
-        return
-      }
-      const result = await runtime.runPromise(
-        scoreBody({
-          reference: entry.reference,
-          distorted: entry.distorted,
-          ...models,
-          options: { ...rawOptions(entry), per_frame: true }
-        })
       )
-      expect(result.frames).toHaveLength(expected.frames.length)
-      for (const [index, frame] of expected.frames.entries()) {
-        const ours = result.frames[index]?.metrics ?? {}
-        for (const [metric, theirs] of Object.entries(frame.metrics)) {
-          const diff = Math.abs((ours[metric] ?? Number.NaN) - theirs)
-          const key = `${run.name}: ${metric}`
-          worst.set(key, Math.max(worst.get(key) ?? 0, diff))
-          expect(diff, `${metric} frame ${index}: ours ${ours[metric]}, libvmaf ${theirs}`).toBeLessThanOrEqual(bound)
-          if (run.bound === undefined) {
-            expect(diff, `${metric} frame ${index} rounds to the golden's 6 decimals`).toBeLessThanOrEqual(
-              printRounding + (metric.startsWith("vmaf") ? (run.scoreBeyondPrint ?? 0) : 0)
-            )
-          }
+      expect(expected.reference_failed).toContain("SpEED: image too small")
+      expect(refused.message).toMatch(
+        /speed_chroma cannot run on .*: its chroma planes, times speed_prescale, must be at least 80x80/
+      )
+      return
+    }
+    const result = await runtime.runPromise(
+      scoreBody({
+        reference: entry.reference,
+        distorted: entry.distorted,
+        ...models,
+        options: { ...rawOptions(entry), per_frame: true }
+      })
+    )
+    expect(result.frames).toHaveLength(expected.frames.length)
+    for (const [index, frame] of expected.frames.entries()) {
+      const ours = result.frames[index]?.metrics ?? {}
+      for (const [metric, theirs] of Object.entries(frame.metrics)) {
+        const diff = Math.abs((ours[metric] ?? Number.NaN) - theirs)
+        const key = `${run.name}: ${metric}`
+        worst.set(key, Math.max(worst.get(key) ?? 0, diff))
+        expect(diff, `${metric} frame ${index}: ours ${ours[metric]}, libvmaf ${theirs}`).toBeLessThanOrEqual(bound)
+        if (run.bound === undefined) {
+          expect(diff, `${metric} frame ${index} rounds to the golden's 6 decimals`).toBeLessThanOrEqual(
+            printRounding + (metric.startsWith("vmaf") ? (run.scoreBeyondPrint ?? 0) : 0)
+          )
         }
       }
-      // Pooled: every model output as the reference pools it.
-      for (const [metric, pooled] of Object.entries(expected.pooled_metrics)) {
-        if (!metric.startsWith("vmaf")) continue
-        expect(Math.abs((result.features[metric] ?? Number.NaN) - pooled.mean), `${metric} mean`).toBeLessThanOrEqual(
-          bound
-        )
-        expect(Math.abs((result.pooled.min[metric] ?? Number.NaN) - pooled.min), `${metric} min`).toBeLessThanOrEqual(
-          bound
-        )
-        expect(Math.abs((result.pooled.max[metric] ?? Number.NaN) - pooled.max), `${metric} max`).toBeLessThanOrEqual(
-          bound
-        )
-        expect(
-          Math.abs((result.pooled.harmonic_mean[metric] ?? Number.NaN) - pooled.harmonic_mean),
-          `${metric} harmonic mean`
-        ).toBeLessThanOrEqual(bound)
-      }
-      for (const model of run.models) {
-        expect(result.scores?.[model], model).toBe(result.features[run.models.length > 1 ? model : "vmaf"])
-      }
-      expect(result.provenance.models?.map((entry) => entry.model)).toEqual(run.models)
-    })
+    }
+    // Pooled: every model output as the reference pools it.
+    for (const [metric, pooled] of Object.entries(expected.pooled_metrics)) {
+      if (!metric.startsWith("vmaf")) continue
+      expect(Math.abs((result.features[metric] ?? Number.NaN) - pooled.mean), `${metric} mean`).toBeLessThanOrEqual(
+        bound
+      )
+      expect(Math.abs((result.pooled.min[metric] ?? Number.NaN) - pooled.min), `${metric} min`).toBeLessThanOrEqual(
+        bound
+      )
+      expect(Math.abs((result.pooled.max[metric] ?? Number.NaN) - pooled.max), `${metric} max`).toBeLessThanOrEqual(
+        bound
+      )
+      expect(
+        Math.abs((result.pooled.harmonic_mean[metric] ?? Number.NaN) - pooled.harmonic_mean),
+        `${metric} harmonic mean`
+      ).toBeLessThanOrEqual(bound)
+    }
+    for (const model of run.models) {
+      expect(result.scores?.[model], model).toBe(result.features[run.models.length > 1 ? model : "vmaf"])
+    }
+    expect(result.provenance.models?.map((entry) => entry.model)).toEqual(run.models)
   })
-}
+})

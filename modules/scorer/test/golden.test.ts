@@ -3,7 +3,7 @@
  * compared with what the reference implementation (libvmaf) printed for it.
  */
 import { afterAll, describe, expect, it } from "vitest"
-import { checksum, fixtures, golden, rawOptions, skipWithoutFixtures } from "../../../test/support/fixtures.ts"
+import { checksum, fixtures, golden, rawOptions } from "../../../test/support/fixtures.ts"
 import { goldenExtraFeatures, goldenFeatures, goldenTolerance as tolerance } from "../golden.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 
@@ -21,8 +21,6 @@ afterAll(() => {
   )
   console.log(`largest |ours - libvmaf| per feature over all fixtures:\n${table.join("\n")}`)
 })
-
-skipWithoutFixtures("every fixture pair compared with libvmaf's printed values")
 
 describe.each(fixtures)("$name", (entry) => {
   it("reads the files the fixture set records", () => {

@@ -7,23 +7,24 @@
  * the fed-stream test (a library thread reading a raw file and pipes: ends, lengths, skips, cancel).
  */
 import { spawnSync } from "bun"
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
-import { repoRoot, sharedDir } from "../../../test/support/executables.ts"
-import { skipWithoutFixtures } from "../../../test/support/fixtures.ts"
-
-/** The ABI test scores fixture pairs: without the golden fixture set it is skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("the native ABI test (scorer_test), which scores fixture pairs")
+import { afterAll, describe, expect, it } from "vitest"
+import { builtinModelDir, fixturesDir, repoRoot } from "../../../test/support/executables.ts"
 
 const buildDir = join(repoRoot, "modules/scorer/native/build")
 
-/** Programs that read fixture pairs from the shared directory. */
-const needsFixtures = new Set(["scorer_test", "feed_test"])
+// The ABI and feed tests read models/ and fixtures/ under the folder they are given: two links
+// to the repository's built-in models and fixture set stand for it.
+const dataDir = mkdtempSync(join(tmpdir(), "svc-native-data-"))
+symlinkSync(builtinModelDir, join(dataDir, "models"))
+symlinkSync(fixturesDir, join(dataDir, "fixtures"))
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 describe.each(["scorer_test", "reader_test", "simd_test", "feed_test"])("native %s", (program) => {
-  it.skipIf(needsFixtures.has(program) && withoutFixtures)("passes every case", () => {
-    // The ABI and feed tests read models/ and fixtures/ under the shared directory they are given.
-    const run = spawnSync([join(buildDir, program), sharedDir], { cwd: buildDir })
+  it("passes every case", () => {
+    const run = spawnSync([join(buildDir, program), dataDir], { cwd: buildDir })
     const output = `${run.stdout.toString()}${run.stderr.toString()}`
     const summary = /(\d+) passed, (\d+) failed/.exec(output)
     expect(summary, output).not.toBeNull()

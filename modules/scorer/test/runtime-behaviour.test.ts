@@ -3,12 +3,9 @@ import { spawnSync } from "bun"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { repoRoot } from "../../../test/support/executables.ts"
-import { fixture, rawOptions, skipWithoutFixtures } from "../../../test/support/fixtures.ts"
+import { fixture, rawOptions } from "../../../test/support/fixtures.ts"
 import type { ScoreResult } from "../scorer.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
-
-/** Without the golden fixture set these suites are skipped, one line saying so. */
-const withoutFixtures = skipWithoutFixtures("scoring a fixture pair off the JavaScript thread")
 
 const runtime = scorerRuntime()
 afterAll(() => runtime.dispose())
@@ -19,7 +16,7 @@ const request = {
   options: { ...rawOptions(v02), backend: "scalar" }
 }
 
-describe.skipIf(withoutFixtures)("scoring", () => {
+describe("scoring", () => {
   it("leaves the event loop free while a clip scores (native threads, polled)", async () => {
     let ticks = 0
     const ticker = setInterval(() => ticks++, 5)

@@ -104,13 +104,23 @@ export class GrpcBindError extends Data.TaggedError("GrpcBindError")<{
   }
 }
 
+/**
+ * Longest status message sent (characters). The message travels as the grpc-message trailer, one
+ * HTTP/2 header: an unbounded one (a refusal quoting a huge field) would exceed the peer's header
+ * limit and end the stream with RST_STREAM instead of the status.
+ */
+export const MAX_STATUS_MESSAGE_LENGTH = 4096
+
+const bounded = (message: string) =>
+  message.length > MAX_STATUS_MESSAGE_LENGTH ? `${message.slice(0, MAX_STATUS_MESSAGE_LENGTH - 1)}…` : message
+
 /** The wire status of a call's end; internal details only go to the log. */
 const statusOfCause = (cause: Cause.Cause<unknown>): grpc.StatusObject => {
   if (Cause.isInterruptedOnly(cause))
     return { code: grpc.status.CANCELLED, details: "cancelled", metadata: new grpc.Metadata() }
   const failure = Cause.failureOption(cause)
   const wire = grpcStatusOf(failure._tag === "Some" ? failure.value : undefined)
-  return { code: wire.code, details: wire.message, metadata: new grpc.Metadata() }
+  return { code: wire.code, details: bounded(wire.message), metadata: new grpc.Metadata() }
 }
 
 const hostPort = (address: ListenAddress) =>

@@ -40,6 +40,39 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "svc.operatorAccount" -}}{{ printf "%s-operator" .Values.serviceAccount.name }}{{- end -}}
 {{- define "svc.controllerAccount" -}}{{ printf "%s-controller" .Values.serviceAccount.name }}{{- end -}}
 
+{{/*
+The namespaces svc-operator watches, as a JSON list: those of operator.tenants and
+operator.namespaces; none given, the release namespace.
+*/}}
+{{- define "svc.operatorNamespaces" -}}
+{{- $listed := list -}}
+{{- range .Values.operator.tenants }}{{ $listed = append $listed .namespace }}{{ end -}}
+{{- $listed = concat $listed .Values.operator.namespaces | uniq -}}
+{{- if eq (len $listed) 0 }}{{ $listed = list .Release.Namespace }}{{ end -}}
+{{- toJson $listed -}}
+{{- end -}}
+
+{{/* SVC_OPERATOR_TENANT_TOKENS: namespace=token file, one per operator.tenants entry. */}}
+{{- define "svc.operatorTenantTokens" -}}
+{{- $entries := list -}}
+{{- range .Values.operator.tenants -}}
+{{- $entries = append $entries (printf "%s=/var/run/svc/tenants/%s/%s" .namespace .namespace (.controllerTokenKey | default "token")) -}}
+{{- end -}}
+{{- join "," $entries -}}
+{{- end -}}
+
+{{/*
+A resource name of at most 63 characters: kept whole when it fits, else cut and given the first
+8 hex digits of the whole name's SHA-256, so two long names that share a prefix never meet.
+*/}}
+{{- define "svc.boundedName" -}}
+{{- if le (len .) 63 -}}
+{{- . -}}
+{{- else -}}
+{{- printf "%s-%s" (trunc 54 . | trimSuffix "-") (sha256sum . | trunc 8) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Registry mode: tenants listed in the values, or resources managed outside the chart. */}}
 {{- define "svc.registry" -}}
 {{- if or (gt (len .Values.auth.tenants) 0) (eq .Values.auth.tenantSource "orchestrator") -}}true{{- end -}}
@@ -126,6 +159,12 @@ Refusals of the controller contract (deployment values). Each names the offendin
 {{- if and (hasKey $rbac "allowedRoles") (eq (len $rbac.allowedRoles) 0) -}}
 {{- fail (printf "auth.tenants[%d] (%s): rbac.allowedRoles is empty" $i $t.tenantId) -}}
 {{- end -}}
+{{- /* The SvcTenant definition's rule: the default role is one of the allowed roles. */ -}}
+{{- $allowed := $rbac.allowedRoles | default (list "svc:reader" "svc:writer") -}}
+{{- $default := $rbac.defaultRole | default "svc:reader" -}}
+{{- if not (has $default $allowed) -}}
+{{- fail (printf "auth.tenants[%d] (%s): rbac.defaultRole %s is not in rbac.allowedRoles" $i $t.tenantId $default) -}}
+{{- end -}}
 {{- end -}}
 {{- if regexMatch "(^|/)svc-controller(:|@|$)" $v.image.repository -}}
 {{- fail (printf "image.repository %q names a controller image: the server workload runs svc-server" $v.image.repository) -}}
@@ -145,7 +184,21 @@ Refusals of the controller contract (deployment values). Each names the offendin
 {{- if and $v.operator.enabled (not $v.controller.enabled) -}}
 {{- fail "operator.enabled requires controller.enabled: svc-operator submits to the controller" -}}
 {{- end -}}
-{{- if and (include "svc.authOn" .) $v.operator.enabled (not $v.operator.controllerToken) -}}
-{{- fail "operator.controllerToken (a secret holding an svc:writer token) is required while authentication is on" -}}
+{{- if and (include "svc.authOn" .) $v.operator.enabled (not $v.operator.controllerToken) (not $v.operator.tenants) -}}
+{{- fail "operator.tenants (a secret per namespace holding its tenant's svc:writer token) or operator.controllerToken (one namespace) is required while authentication is on" -}}
+{{- end -}}
+{{- if and $v.operator.controllerToken $v.operator.tenants -}}
+{{- fail "operator.controllerToken and operator.tenants: give one or the other (operator.tenants holds a token per namespace)" -}}
+{{- end -}}
+{{- $watched := include "svc.operatorNamespaces" . | fromJsonArray -}}
+{{- if and $v.operator.controllerToken (gt (len $watched) 1) -}}
+{{- fail (printf "operator.controllerToken is one tenant's token: an operator watching several namespaces (operator.namespaces: %s) needs operator.tenants, a token per namespace" (join ", " $watched)) -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $i, $t := $v.operator.tenants -}}
+{{- if hasKey $seen $t.namespace -}}
+{{- fail (printf "operator.tenants[%d]: namespace %q is listed twice" $i $t.namespace) -}}
+{{- end -}}
+{{- $_ := set $seen $t.namespace true -}}
 {{- end -}}
 {{- end -}}

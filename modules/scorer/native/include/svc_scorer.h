@@ -79,15 +79,17 @@ enum svc_opt {
     SVC_OPT_REF_KIND = 12,   /* svc_input_kind of the reference alone; 0 = SVC_OPT_INPUT_KIND */
     SVC_OPT_DIS_KIND = 13,   /* svc_input_kind of the distorted alone; 0 = SVC_OPT_INPUT_KIND */
     SVC_OPT_MAX_FRAMES = 14, /* an input with more frames is refused up front; 0 = SVC_MAX_FRAMES_DEFAULT */
-    /* Since ABI minor 10: one segment of a longer title, whose per-frame values equal, bit for bit,
+    /* Since ABI minor 10: */
+    SVC_OPT_SHOTS = 15,      /* 1: measure each reference frame's cut from the previous one (svc_job_frame_cuts) */
+    /* Since ABI minor 11: one segment of a longer title, whose per-frame values equal, bit for bit,
      * the same frames of one pass over the title (see "Segments" below). */
-    SVC_OPT_SEGMENT_FIRST = 15,   /* the title's index of the segment's first own frame */
-    SVC_OPT_SEGMENT_FRAMES = 16,  /* the segment's own frames; 0 = not a segment */
-    SVC_OPT_SEGMENT_CONTEXT = 17, /* svc_segment_context bits: which context frames are read */
-    SVC_OPT_COUNT = 18
+    SVC_OPT_SEGMENT_FIRST = 16,   /* the title's index of the segment's first own frame */
+    SVC_OPT_SEGMENT_FRAMES = 17,  /* the segment's own frames; 0 = not a segment */
+    SVC_OPT_SEGMENT_CONTEXT = 18, /* svc_segment_context bits: which context frames are read */
+    SVC_OPT_COUNT = 19
 };
 
-/* Segments (since ABI minor 10). Motion at frame i compares reference frames i-1 and i, and its
+/* Segments (since ABI minor 11). Motion at frame i compares reference frames i-1 and i, and its
  * motion2/motion3 also read frame i+1, so a segment [first, first + frames) of a title reads one
  * reference context frame on each side: the frame before it (unless first is 0, the title's first
  * frame) and the frame after it (unless the segment ends the title). The inputs given (after the
@@ -159,7 +161,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
                     const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
 int svc_job_opened(const svc_job *j);
-/* Since ABI minor 10: frames the opened job reads (after the skips and frame_cnt; a segment's
+/* Since ABI minor 11: frames the opened job reads (after the skips and frame_cnt; a segment's
  * with its context frames), once svc_job_opened returned 1; -1 before. A segment job's plan counts
  * a title with it. */
 int64_t svc_job_input_frames(const svc_job *j);
@@ -188,6 +190,13 @@ int svc_job_frame_values(const svc_job *j, int metric, double *out, int n);
  * Since ABI minor 1. */
 int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *out, int n);
 int svc_job_pooled(const svc_job *j, int metric, int pool, double *out);
+/* Since ABI minor 10, with SVC_OPT_SHOTS: the hard-cut measure of scored frames first..first+n-1,
+ * out[k] for scored frame first+k: the largest histogram distance (0..1) of consecutive reference
+ * frames between the previous scored frame (excluded) and this one (included), so a cut inside a
+ * subsampled gap opens the first scored frame after it; 0 for scored frame 0. Each distance
+ * needs only the reference frame before, as motion does. Returns values written; SVC_E_INVALID_ARG
+ * when the job measured no cuts. */
+int svc_job_frame_cuts(const svc_job *j, int first, double *out, int n);
 void svc_job_free(svc_job *j); /* cancels and joins if still running */
 
 /* ---- streams: frames pushed from memory (gRPC ScoreStream) ---- */

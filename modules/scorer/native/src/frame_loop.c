@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "shot_cut.h"
 
 typedef struct {
     int id;
@@ -44,6 +45,13 @@ static int is_scored(const svc_job *j, int i) { return svc_scored_frame(j, i); }
 
 /* Distorted pictures per frame: the renditions of a ladder, else one. */
 static int renditions(const svc_job *j) { return j->n_dis > 1 ? j->n_dis : 1; }
+
+/* Frames need their neighbour's reference: for motion, and for the cut measure of shots. */
+static int uses_ring(const svc_job *j) { return j->n_tm || j->shots; }
+
+static uint32_t *shot_slot(const svc_job *j, int i) {
+    return j->shot_ring + (size_t)(i % j->ring_len) * SVC_SHOT_BINS;
+}
 
 static uint16_t *ring_slot(const svc_job *j, int i) {
     return j->ring + (size_t)(i % j->ring_len) * j->luma_len;
@@ -97,13 +105,12 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     pthread_mutex_lock(&j->mu);
     for (int e = 0; e < j->n_ex; e++) j->backend[e] = j->ex[e]->backend(w->state[e]);
     for (int t = 0; t < j->n_tm; t++) j->backend[j->n_ex + t] = j->tm[t]->backend(w->tm_state[t]);
-    if (j->n_tm) {
-        if (!j->ring) {
-            j->luma_len = (size_t)wd * (size_t)ht;
-            j->ring = malloc(sizeof *j->ring * j->luma_len * (size_t)j->ring_len);
-        }
+    if (j->n_tm && !j->ring) {
+        j->luma_len = (size_t)wd * (size_t)ht;
+        j->ring = malloc(sizeof *j->ring * j->luma_len * (size_t)j->ring_len);
     }
-    const int ok = !j->n_tm || j->ring;
+    if (j->shots && !j->shot_ring) j->shot_ring = malloc(sizeof *j->shot_ring * SVC_SHOT_BINS * (size_t)j->ring_len);
+    const int ok = (!j->n_tm || j->ring) && (!j->shots || j->shot_ring);
     pthread_mutex_unlock(&j->mu);
     if (!ok) {
         snprintf(err, SVC_ERR_LEN, "out of memory for the motion frame ring");
@@ -144,7 +151,7 @@ static void advance(svc_job *j) {
         const int f = j->final_next;
         const svc_frame_rec *fr = &j->frames[f];
         const int has_next = f + 1 < j->n_frames;
-        if (!fr->done || (j->n_tm && (!fr->sad_done || (has_next ? !j->frames[f + 1].sad_done : !j->finished))))
+        if (!fr->done || (uses_ring(j) && (!fr->sad_done || (has_next ? !j->frames[f + 1].sad_done : !j->finished))))
             break;
         if (is_scored(j, f)) {
             /* Copied under the lock: a push may move the frame array meanwhile. */
@@ -194,14 +201,15 @@ static int load_frame(svc_job *j, svc_frame_slot *s, int i, const uint8_t *raw, 
     return rc;
 }
 
-/* Stores frame i's luma (from its reference picture ref) and computes the SADs that became
- * computable. */
+/* Stores frame i's luma (from its reference picture ref) and, with shots, its histogram, and
+ * computes the SADs and cut measures that became computable. */
 static int motion_step(svc_job *j, worker_ctx *w, const svc_picture *ref, int i, char *err) {
     if (ref->plane[0].w != j->geo[0] || ref->plane[0].h != j->geo[1]) {
         snprintf(err, SVC_ERR_LEN, "frame %d: motion failed", i);
         return SVC_E_INTERNAL;
     }
-    svc_luma_u16(ref, ring_slot(j, i));
+    if (j->n_tm) svc_luma_u16(ref, ring_slot(j, i));
+    if (j->shots) svc_shot_histogram(ref, shot_slot(j, i));
     pthread_mutex_lock(&j->mu);
     j->frames[i].stored = 1;
     if (i == 0) j->frames[0].sad_done = 1; /* sad[0] = 0 */
@@ -215,13 +223,17 @@ static int motion_step(svc_job *j, worker_ctx *w, const svc_picture *ref, int i,
         sad_prev[t] = do_prev ? j->tm[t]->diff(w->tm_state[t], ring_slot(j, i - 1), ring_slot(j, i)) : 0.0;
         sad_next[t] = do_next ? j->tm[t]->diff(w->tm_state[t], ring_slot(j, i), ring_slot(j, i + 1)) : 0.0;
     }
+    const double cut_prev = j->shots && do_prev ? svc_shot_distance(shot_slot(j, i - 1), shot_slot(j, i)) : 0.0;
+    const double cut_next = j->shots && do_next ? svc_shot_distance(shot_slot(j, i), shot_slot(j, i + 1)) : 0.0;
     pthread_mutex_lock(&j->mu);
     if (do_prev) {
         memcpy(j->frames[i].sad, sad_prev, sizeof sad_prev);
+        j->frames[i].cut = cut_prev;
         j->frames[i].sad_done = 1;
     }
     if (do_next) {
         memcpy(j->frames[i + 1].sad, sad_next, sizeof sad_next);
+        j->frames[i + 1].cut = cut_next;
         j->frames[i + 1].sad_done = 1;
     }
     pthread_cond_broadcast(&j->cv); /* ring slots may have been freed */
@@ -283,7 +295,7 @@ static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, c
 /* Frame i may use its ring slot once both SADs that read the slot's previous frame k are done. */
 static int slot_free(const svc_job *j, int i) {
     const int k = i - j->ring_len;
-    return !j->n_tm || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
+    return !uses_ring(j) || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
 }
 
 /* Units of frame i: one per extractor of a scored frame; a ladder's frame is one unit (its
@@ -414,7 +426,7 @@ static void *worker(void *arg) {
             pthread_cond_broadcast(&j->cv); /* its units can be taken */
             pthread_mutex_unlock(&j->mu);
             free(raw);
-            if (!rc && j->n_tm) rc = motion_step(j, &w, &s->ref, i, err);
+            if (!rc && uses_ring(j)) rc = motion_step(j, &w, &s->ref, i, err);
             pthread_mutex_lock(&j->mu);
             if (rc) {
                 fail_locked(j, rc, err);
@@ -772,6 +784,7 @@ void svc_loop_destroy(svc_job *j) {
     }
     free(j->slots);
     free(j->ring);
+    free(j->shot_ring);
     free(j->metric_names);
     free(j->names_buf);
     if (j->ref) svc_video_close(j->ref);

@@ -23,6 +23,7 @@ typedef struct svc_frame_rec {
     double *vals;  /* metric values; scored frames only */
     uint8_t *raw;  /* stream: pushed ref then dis bytes until a worker decodes them */
     double sad[SVC_TEMPORAL_MAX]; /* diff with the previous frame, per temporal extractor */
+    double cut;    /* shot detection: histogram distance of its reference from the previous one */
     unsigned char stored, sad_done, done;
 } svc_frame_rec;
 
@@ -48,6 +49,7 @@ struct svc_job {
      * per such extractor instance per frame, whatever n_dis. */
     atomic_llong ref_analyses;
     int frame_cap;        /* streams: frames scored at most (0 = no cap) */
+    int shots;            /* SVC_OPT_SHOTS: each frame's cut measure (shot_cut.c) beside motion */
     int total;            /* file jobs: frames to read; their records are added as workers claim them */
     int64_t max_frames;   /* an input with more frames is refused */
     /* Descriptor jobs (scorer.c): the inputs are validated on this thread (a Y4M is walked frame
@@ -81,6 +83,7 @@ struct svc_job {
     int n_frames, cap, finished; /* frames known so far; no more will come */
     int next_claim, final_next, finalising, active;
     uint16_t *ring;
+    uint32_t *shot_ring; /* with shots: each ring slot's luma histogram (SVC_SHOT_BINS) */
     size_t luma_len;
     int ring_len;
     /* Frames in flight (frame_loop.c): a frame's pictures, loaded once by the worker that claims

@@ -56,6 +56,7 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
                                   ? "unknown segment context bits"
                               : !seg_own && (seg_first || seg_ctx) ? "a segment needs its frames (SVC_OPT_SEGMENT_FRAMES)"
                               : seg_own && cnt ? "frame_cnt does not apply to a segment (it reads its own frames)"
+                              : seg_own && opt(opts, n_opts, SVC_OPT_SHOTS) ? "shots are not measured on a segment"
                               : before != (seg_first > 0)
                                   ? "a segment has a context frame before it exactly when it does not start the title"
                               : NULL;
@@ -86,6 +87,7 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
         j->seg_tail = (seg_ctx & SVC_SEGMENT_CONTEXT_AFTER) != 0;
         j->frame_cap = j->seg_lead + j->seg_own + j->seg_tail; /* exactly these are read */
     }
+    j->shots = opt(opts, n_opts, SVC_OPT_SHOTS) != 0;
 
     return svc_loop_plan(j, feats, err, err_len);
 }
@@ -246,7 +248,7 @@ int64_t svc_job_memory(const svc_job *j) {
     /* A stream's raw frames (one reference and n_dis distorted pictures each): its window of frames
      * not yet final (a ladder's keep theirs until scored) and the one being read or pushed. */
     const double queued = j->total ? 0 : (svc_stream_window(j) + 1.0) * (1 + (j->n_dis > 1 ? j->n_dis : 1)) * frame;
-    const double ring = j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0;
+    const double ring = (j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0) + (j->shots ? 256.0 * (j->n_threads + 2) : 0);
     const int64_t scored = svc_scored_before(j, j->total);
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
     const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 * rows + 32);
@@ -318,7 +320,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 10; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: segments (SVC_OPT_SEGMENT_*) */
+int svc_abi_minor(void) { return 11; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames) */
 int svc_abi_patch(void) { return 0; }
 
 int64_t svc_job_input_frames(const svc_job *j) {
@@ -411,6 +413,24 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
     default: *out = n / inv_sum - 1.0; break; /* libvmaf's harmonic mean */
     }
     return SVC_OK;
+}
+
+int svc_job_frame_cuts(const svc_job *j, int first, double *out, int n) {
+    if (!j || !j->shots || !out || n < 0 || first < 0) return SVC_E_INVALID_ARG;
+    const int done = svc_job_frames_done(j);
+    if (first >= done) return 0;
+    const int cnt = n < done - first ? n : done - first;
+    const int sub = j->subsample;
+    pthread_mutex_lock((pthread_mutex_t *)&j->mu);
+    for (int k = 0; k < cnt; k++) {
+        const int scored = first + k;
+        double cut = 0.0;
+        for (int i = (scored - 1) * sub + 1; scored > 0 && i <= scored * sub; i++)
+            if (j->frames[i].cut > cut) cut = j->frames[i].cut;
+        out[k] = cut;
+    }
+    pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
+    return cnt;
 }
 
 void svc_job_free(svc_job *j) {

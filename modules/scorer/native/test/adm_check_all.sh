@@ -5,7 +5,7 @@
 # Usage: test/adm_check_all.sh [scalar] [avx2]   (from modules/scorer/native)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FIX=${FIXTURES:-/work/shared/fixtures}
+FIX=${FIXTURES:-../../../test/fixtures}  # raw pairs restored by npm run fixtures
 BIN=${TMPDIR:-/tmp}/adm_dev
 srcs=(test/extractor_dev.c src/picture.c src/cpu.c src/feature_integer_adm.c)
 extra=()

@@ -3,7 +3,7 @@
  * svc_stream_push (bit for bit); pipe ends inside a frame, sides of different lengths, frame
  * skips on a pipe, a ladder of pipes, and cancel/free while a writer blocks on its full pipe or
  * the reader waits on a silent one.
- * Usage: feed_test [SHARED_DIR]   (default ../shared: models/ and fixtures/)
+ * Usage: feed_test [DATA_DIR]   (default .: the folder holding models/ and fixtures/)
  * Prints "N passed, M failed"; exit status 0 only when nothing failed. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -354,7 +354,7 @@ static void test_arguments(const svc_model *m) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
+    if (argc > 1) snprintf(data_dir, sizeof data_dir, "%s", argv[1]);
     signal(SIGPIPE, SIG_IGN); /* writers see EPIPE as an error code */
     size_t len, rl, dl;
     uint8_t *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
@@ -363,7 +363,7 @@ int main(int argc, char **argv) {
     ref_fd = open(path("fixtures/v01_testsrc2_420_8_x264.ref.yuv"), O_RDONLY | O_CLOEXEC);
     int setup_passed = passed, setup_failed = failed;
     CHECK(json && ref_frames && dis_frames && ref_fd >= 0 && rl == (size_t)NF * FB && dl == (size_t)NF * FB,
-          "read the model and the v01 fixture under %s", shared);
+          "read the model and the v01 fixture under %s", data_dir);
     svc_model *m = NULL;
     CHECK(json && svc_model_load((const char *)json, len, &m, err, sizeof err) == SVC_OK, "model: %s", err);
     report_case("setup", setup_passed, setup_failed);

@@ -5,7 +5,7 @@
 # test. Run from anywhere; exits non-zero on any failure.
 set -eu
 cd "$(dirname "$0")/.."
-FIX=${FIXTURES:-/work/shared/fixtures}
+FIX=${FIXTURES:-../../../test/fixtures}  # raw pairs restored by npm run fixtures
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 CC=${CC:-cc}

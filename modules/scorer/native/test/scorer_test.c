@@ -1,6 +1,6 @@
 /* Self-contained test of the scorer's public ABI: model parsing errors, job errors, determinism
  * across threads and backends, streams against files, cancellation.
- * Usage: scorer_test [SHARED_DIR]   (default ../shared: the models/ and fixtures/ folders)
+ * Usage: scorer_test [DATA_DIR]   (default .: the folder holding models/ and fixtures/)
  * Exit 0 when every check passed; prints "N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -707,10 +707,67 @@ static void test_descriptors(svc_model *m) {
     close(dfd2);
 }
 
+/* Streams `n` synthetic frames (the reference as the distorted picture) whose luma is a ramp of
+ * 16 levels from 60, or from 180 from frame `cut` on, shifted by one sample per frame, with
+ * SVC_OPT_SHOTS and `subsample`; the per-scored-frame cut measures into out (n_out of them). */
+static int shot_stream(const svc_model *m, int n, int cut, int subsample, int threads, double *out, int n_out) {
+    int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = threads,
+                                  [SVC_OPT_SUBSAMPLE] = subsample, [SVC_OPT_SHOTS] = 1 };
+    svc_stream *s;
+    if (svc_stream_create(m, so, SVC_OPT_COUNT, &s, err, sizeof err) != SVC_OK) return -1;
+    uint8_t *frame = malloc(FRAME_BYTES);
+    int rc = frame ? SVC_OK : SVC_E_NOMEM;
+    for (int f = 0; f < n && rc == SVC_OK; f++) {
+        const int base = f < cut ? 60 : 180;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) frame[y * W + x] = (uint8_t)(base + (x + f) % 16);
+        memset(frame + W * H, 128, FRAME_BYTES - W * H);
+        rc = svc_stream_push(s, frame, FRAME_BYTES, frame, FRAME_BYTES, err, sizeof err);
+    }
+    svc_stream_finish(s);
+    const struct timespec tick = { 0, 1000000 };
+    while (rc == SVC_OK && (rc = svc_stream_poll(s)) == 0) nanosleep(&tick, NULL);
+    const int got = rc == 1 ? svc_job_frame_cuts(svc_stream_job(s), 0, out, n_out) : -1;
+    svc_stream_free(s);
+    free(frame);
+    return got;
+}
+
+/* The hard-cut measure of shots: 0 between frames of one ramp (the same histogram), 1 at the cut
+ * (disjoint histograms), at any thread count; with subsample 3 the cut at input frame 20 lands on
+ * scored frame 7 (input 21); a job without SVC_OPT_SHOTS has no measure. */
+static void test_shots(const svc_model *m) {
+    double one[40], two[40], sub[14];
+    CHECK(shot_stream(m, 40, 20, 1, 1, one, 40) == 40, "40 cut measures: %s", err);
+    CHECK(shot_stream(m, 40, 20, 1, 3, two, 40) == 40, "40 cut measures at 3 threads: %s", err);
+    int zero_elsewhere = 1, same = 1;
+    for (int f = 0; f < 40; f++) {
+        if (f != 20 && one[f] != 0.0) zero_elsewhere = 0;
+        if (one[f] != two[f]) same = 0;
+    }
+    CHECK(one[20] == 1.0, "the cut's measure is 1: %g", one[20]);
+    CHECK(zero_elsewhere, "0 within each ramp");
+    CHECK(same, "the same measures at 1 and 3 threads");
+    CHECK(shot_stream(m, 40, 20, 3, 2, sub, 14) == 14, "14 scored frames with subsample 3: %s", err);
+    int only_seven = 1;
+    for (int k = 0; k < 14; k++)
+        if ((k == 7) != (sub[k] == 1.0) || (k != 7 && sub[k] != 0.0)) only_seven = 0;
+    CHECK(only_seven, "with subsample 3 the cut opens scored frame 7 alone");
+    int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = 8 };
+    svc_stream *s;
+    if (svc_stream_create(m, so, SVC_OPT_COUNT, &s, err, sizeof err) == SVC_OK) {
+        double cut;
+        CHECK(svc_job_frame_cuts(svc_stream_job(s), 0, &cut, 1) == SVC_E_INVALID_ARG, "no measure without shots");
+        svc_stream_free(s);
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc > 1) snprintf(shared, sizeof shared, "%s", argv[1]);
+    if (argc > 1) snprintf(data_dir, sizeof data_dir, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
-    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 9, "version and ABI minor");
+    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 10, "version and ABI minor");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
@@ -725,6 +782,7 @@ int main(int argc, char **argv) {
             RUN_CASE("parallel", test_parallel(m));
             RUN_CASE("ladder_backends", test_ladder_backends(m));
             RUN_CASE("transform", test_transform(json, m));
+            RUN_CASE("shots", test_shots(m));
             svc_model_free(m);
         }
     }

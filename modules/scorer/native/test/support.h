@@ -1,5 +1,6 @@
-/* Helpers shared by the native tests that read the shared folder (models/ and fixtures/):
- * shared, its path (set from argv[1] by main), path() and slurp(). */
+/* Helpers of the native tests that read a data folder holding models/ and fixtures/ (the test
+ * run lays one out from modules/scorer/models and test/fixtures): data_dir, its path (set from
+ * argv[1] by main), path() and slurp(). */
 #ifndef SVC_TEST_SUPPORT_H
 #define SVC_TEST_SUPPORT_H
 
@@ -7,14 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static char shared[512] = "../shared";
+static char data_dir[512] = ".";
 
-/* shared/rel, in one of 8 rotating buffers (so a call can take several paths). */
+/* data_dir/rel, in one of 8 rotating buffers (so a call can take several paths). */
 static char *path(const char *rel) {
     static char bufs[8][640];
     static int next;
     char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", shared, rel);
+    snprintf(b, sizeof bufs[0], "%s/%s", data_dir, rel);
     return b;
 }
 

@@ -4,7 +4,7 @@
 # the synthetic scalar/AVX2 stress test. Run from anywhere; exits non-zero on any failure.
 set -eu
 cd "$(dirname "$0")/.."
-FIX=${FIXTURES:-/work/shared/fixtures}
+FIX=${FIXTURES:-../../../test/fixtures}  # raw pairs restored by npm run fixtures
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 CC=${CC:-cc}

@@ -1,0 +1,98 @@
+/**
+ * Shots: where the reference cuts, and each shot's score. The native library measures, for every
+ * scored frame, how far its reference's luma histogram moved from the previous frame's
+ * (svc_job_frame_cuts, 0..1; one frame of context, as motion). Here that series becomes shots:
+ *
+ * - a frame opens a shot when its measure is at least `threshold` and at least 1.5 times every
+ *   other measure within two frames of it (adaptive: fast motion, a pan or flickering content
+ *   move the histogram on every frame, a cut moves it once; a flash of one or two frames moves
+ *   it in and out within that window, so neither move stands out);
+ * - a stretch shorter than `minFrames` between two such frames is a flash (or too short to be
+ *   judged): both its cuts are dropped and it stays in the shot around it; a first or last
+ *   stretch that short joins its neighbour. A clip without a cut is one shot.
+ *
+ * Each shot is scored with the first model's per-frame score, pooled by pooling.ts.
+ */
+import { harmonicMean, mean, nearestRank } from "./pooling.ts"
+
+export const defaultShotThreshold = 0.3
+export const defaultShotMinFrames = 8
+/** `worst_shots`: the indices of this many lowest-scoring shots. */
+export const worstShotCount = 5
+/** How far a cut's measure must stand above its neighbours', and over how many frames each side. */
+const standOut = 1.5
+const neighbourhood = 2
+
+export interface ShotOptions {
+  /** Histogram distance (0..1] a cut must reach. */
+  readonly threshold: number
+  /** The shortest shot, in scored frames. */
+  readonly minFrames: number
+}
+
+export interface Shot {
+  /** Scored-frame index of its first frame (after skips and subsampling). */
+  readonly first_frame: number
+  readonly frame_count: number
+  /** Mean of the first model's per-frame score over the shot. */
+  readonly score: number
+  readonly harmonic_mean: number
+  readonly min: number
+  /** Nearest-rank 5th percentile. */
+  readonly p5: number
+  /** Scored-frame index of its lowest score (the first such frame). */
+  readonly worst_frame: number
+}
+
+/** The first scored frame of every shot, ascending, starting with 0 (none for no frames). */
+export const shotStarts = (cuts: ArrayLike<number>, options: ShotOptions): ReadonlyArray<number> => {
+  const n = cuts.length
+  if (n === 0) return []
+  const at = (k: number) => (k >= 1 && k < n ? (cuts[k] as number) : 0)
+  const boundaries = [0]
+  for (let k = 1; k < n; k++) {
+    const value = at(k)
+    let around = 0
+    for (let d = 1; d <= neighbourhood; d++) around = Math.max(around, at(k - d), at(k + d))
+    if (value >= options.threshold && value >= standOut * around) boundaries.push(k)
+  }
+  boundaries.push(n)
+  // Drop too-short stretches, first one first, until none is left.
+  for (;;) {
+    const short = boundaries.findIndex(
+      (start, i) => i + 1 < boundaries.length && (boundaries[i + 1] as number) - start < options.minFrames
+    )
+    if (short < 0 || boundaries.length <= 2) break
+    const last = short + 1 === boundaries.length - 1
+    if (short === 0) boundaries.splice(1, 1)
+    else if (last) boundaries.splice(short, 1)
+    else boundaries.splice(short, 2)
+  }
+  return boundaries.slice(0, -1)
+}
+
+/** Each shot's figures from the per-frame scores (one per scored frame). */
+export const scoreShots = (starts: ReadonlyArray<number>, scores: ArrayLike<number>): ReadonlyArray<Shot> =>
+  starts.map((first, i) => {
+    const end = starts[i + 1] ?? scores.length
+    const values = Array.from({ length: end - first }, (_, k) => scores[first + k] as number)
+    let worst = 0
+    for (let k = 1; k < values.length; k++) if ((values[k] as number) < (values[worst] as number)) worst = k
+    return {
+      first_frame: first,
+      frame_count: values.length,
+      score: mean(values),
+      harmonic_mean: harmonicMean(values),
+      min: values[worst] as number,
+      p5: nearestRank(values, 5),
+      worst_frame: first + worst
+    }
+  })
+
+/** Indices of the `count` lowest-scoring shots, lowest first (ties: the earlier shot). */
+export const worstShots = (shots: ReadonlyArray<Pick<Shot, "score">>, count = worstShotCount): ReadonlyArray<number> =>
+  shots
+    .map((shot, index) => ({ score: shot.score, index }))
+    .sort((a, b) => a.score - b.score || a.index - b.index)
+    .slice(0, count)
+    .map((entry) => entry.index)

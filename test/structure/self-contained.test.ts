@@ -1,0 +1,61 @@
+/**
+ * The repository is self-contained (issue 26): no test, source, script, bench or CI file reads a
+ * folder beside the checkout (`../shared` with the fixtures, models and reference tools of the
+ * workspace it was written in). A clone with nothing beside it runs the whole suite; the inputs
+ * and golden values live in test/fixtures, the models in modules/scorer/models.
+ */
+import { spawnSync } from "bun"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { repoRoot } from "../support/executables.ts"
+
+/** Spellings of a path into a sibling `shared` folder: `../shared`, `join(root, "..", "shared")`, `/shared/fixtures`. */
+const siblingShared = [
+  /\.\.\/shared\b/,
+  /["'`]\.\.["'`]\s*,\s*["'`]shared["'`]/,
+  /\/shared\/(?:fixtures|models|reference|seeds)\b/
+]
+
+/** The lines of `text` that name a sibling `shared` folder, as "LINE: text". */
+const sharedReads = (text: string): ReadonlyArray<string> =>
+  text
+    .split("\n")
+    .flatMap((line, index) =>
+      siblingShared.some((pattern) => pattern.test(line)) ? [`${index + 1}: ${line.trim()}`] : []
+    )
+
+/** Code and configuration: what runs (prose in Markdown may mention the workspace). */
+const code = /\.(?:[cm]?[jt]s|c|h|sh|json|ya?ml|toml)$|(?:^|\/)(?:run|Dockerfile)$/
+const thisFile = "test/structure/self-contained.test.ts"
+
+const trackedCode = (): ReadonlyArray<string> =>
+  spawnSync(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: repoRoot })
+    .stdout.toString()
+    .split("\0")
+    .filter((file) => code.test(file) && file !== thisFile && file !== "package-lock.json")
+
+describe("no reader of a folder beside the repository", () => {
+  it("recognises each spelling of such a path, and not other uses of the word", () => {
+    expect(sharedReads('const dir = join(root, "..", "shared")')).toHaveLength(1)
+    expect(sharedReads("FIX=$FIXTURES:-../shared/fixtures")).toHaveLength(1)
+    expect(sharedReads('static char dir[64] = "/work/shared/reference/vmaf";')).toHaveLength(1)
+    expect(sharedReads("import x from '@modelcontextprotocol/sdk/shared/protocol.js'\nshared libraries")).toEqual([])
+  })
+
+  it("finds none in any test, source, script, bench or CI file", () => {
+    const files = trackedCode()
+    expect(files).toContain(".ci/run")
+    expect(files).toContain("test/support/fixtures.ts")
+    const found = files.flatMap((file) => {
+      let text: string
+      try {
+        text = readFileSync(join(repoRoot, file), "utf8")
+      } catch {
+        return [] // listed by git but deleted in the working tree
+      }
+      return sharedReads(text).map((line) => `${file}:${line}`)
+    })
+    expect(found).toEqual([])
+  })
+})
