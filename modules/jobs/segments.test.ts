@@ -278,6 +278,13 @@ describeContract("segment jobs", ({ backend }) => {
             })
           )
           expect(ladder.message).toMatch(/^options.segment_frames: a ladder job is scored in one piece/)
+          // Shots need the whole title: refused with segments, the default not applied.
+          const shots = yield* Effect.flip(
+            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, shots: true } })
+          )
+          expect(shots.message).toBe("options.segment_frames: a job with options.shots is scored in one piece")
+          const whole = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
+          expect("ladder" in whole.request ? undefined : whole.request.options?.segment_frames).toBeUndefined()
         }),
       { SVC_SEGMENT_FRAMES: "48" }
     )
