@@ -1,22 +1,34 @@
 /**
  * The job store under load: jobs per second from SubmitJob to the final ReportResult, through
- * one SQLite controller, one PostgreSQL replica and two PostgreSQL replicas on one database, with
- * the latency of PullWork calls that claimed jobs (p50/p99). The nodes are gRPC clients of the
- * bench that report a fixed result at once, so the figures are the store's and the gateway's,
- * not the scorer's (a trivial clip). PostgreSQL is Debian's 15, started here (fsync on).
+ * one SQLite controller, one PostgreSQL replica and two PostgreSQL replicas on one database,
+ * with 4, 16 and 64 simulated nodes draining a full queue or running while jobs are submitted
+ * (mixed), and the latency of PullWork calls that claimed jobs (p50/p99). The nodes are gRPC
+ * clients of the bench that report a fixed result at once, so the figures are the store's and
+ * the gateway's, not the scorer's. PostgreSQL is Debian's 15, started here (fsync on). The last
+ * line of each store is the mixed run with nodes polling every few milliseconds instead of
+ * long-polling, as nodes did before issue 35.
  */
 import * as grpc from "@grpc/grpc-js"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { postgresAvailable, startPostgres } from "../modules/jobs/testing/postgres-server.ts"
 import { serviceDefinition, type ServiceName } from "../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../test/support/executables.ts"
 
-const JOBS = 600
-const NODES = 4
+/** Jobs per run. */
+const JOBS = 1_000
 const SUBMITTERS = 4
+/** Jobs a node claims per PullWork (and reports per ReportResults). */
 const PULL = 4
+/** Node counts of the runs (SVC_BENCH_NODES=16 for one). */
+const NODE_COUNTS = (process.env["SVC_BENCH_NODES"] ?? "4,16,64").split(",").map(Number)
+/** Runs of each case; the medians are printed (SVC_BENCH_RUNS). */
+const RUNS = Math.max(1, Number(process.env["SVC_BENCH_RUNS"] ?? "1"))
+/** PullWork's long-poll wait in the bench (short: nodes still waiting at the end return soon). */
+const WAIT_MS = 1_000
+/** How often a polling node (no long-poll, as before issue 35) asks again after an empty answer. */
+const POLL_MS = 5
 
 const jobRequest = {
   reference: join(fixturesDir, "v01_testsrc2_420_8_x264.ref.yuv"),
@@ -63,71 +75,145 @@ const caller = (address: string) => {
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
 
-/** JOBS jobs submitted round-robin through the replicas and run by NODES bench nodes. */
-const run = async (replicas: ReadonlyArray<RunningService>) => {
+/** How the simulated nodes run: drain a full queue, or run while the jobs are being submitted. */
+type Mode = "drain" | "mixed"
+
+interface Figures {
+  readonly perSecond: number
+  readonly p50: number
+  readonly p99: number
+  /** PullWork calls that came back empty. */
+  readonly empty: number
+  readonly failed: number
+}
+
+/**
+ * JOBS jobs through the replicas (submissions round-robin) run by `nodes` simulated nodes, each
+ * on a replica in turn: PullWork of PULL jobs (long-polling `WAIT_MS`, or polling every POLL_MS),
+ * then one ReportResults with every result. `drain`: all jobs are queued before the nodes start.
+ */
+const run = async (
+  replicas: ReadonlyArray<RunningService>,
+  nodes: number,
+  mode: Mode,
+  longPoll = true
+): Promise<Figures> => {
   const callers = replicas.map((replica) => caller(replica.grpc ?? ""))
   const via = (i: number) => callers[i % callers.length] ?? callers[0]
   const claims: Array<number> = []
   let finished = 0
+  let failed = 0
+  let empty = 0
   let submitted = 0
-  const started = performance.now()
-  const submitters = Array.from({ length: SUBMITTERS }, async () => {
-    while (submitted < JOBS) {
-      const i = submitted++
-      await via(i)?.call("svc.v1.Jobs", "SubmitJob", { request: jobRequest })
-    }
-  })
-  const nodes = Array.from({ length: NODES }, async (_, n) => {
-    const replica = via(n)
-    if (replica === undefined) return
-    const { node_id } = await replica.call<{ node_id: string }>("svc.v1.Nodes", "RegisterNode", {
-      name: `bench-${n}`,
-      slots: PULL,
-      version: "bench"
+  let done = 0
+  const submit = () =>
+    Promise.all(
+      Array.from({ length: SUBMITTERS }, async () => {
+        while (submitted < JOBS) {
+          const i = submitted++
+          await via(i)?.call("svc.v1.Jobs", "SubmitJob", { request: jobRequest })
+        }
+      })
+    )
+  const registered = await Promise.all(
+    Array.from({ length: nodes }, async (_, n) => {
+      const replica = via(n)
+      if (replica === undefined) throw new Error("no replica")
+      const { node_id } = await replica.call<{ node_id: string }>("svc.v1.Nodes", "RegisterNode", {
+        name: `bench-${n}`,
+        slots: PULL,
+        version: "bench"
+      })
+      return { replica, node_id }
     })
+  )
+  // Sessions stay live however long a run takes (TTL 30 s).
+  const heartbeats = setInterval(() => {
+    for (const { replica, node_id } of registered)
+      replica.call("svc.v1.Nodes", "Heartbeat", { node_id, running_job_ids: [] }).catch(() => undefined)
+  }, 5_000)
+  if (mode === "drain") await submit()
+  const started = performance.now()
+  const work = registered.map(async ({ replica, node_id }) => {
     while (finished < JOBS) {
       const before = performance.now()
       const { jobs } = await replica.call<{ jobs: ReadonlyArray<{ id: string }> }>("svc.v1.Nodes", "PullWork", {
         node_id,
-        max_jobs: PULL
+        max_jobs: PULL,
+        wait_ms: longPoll ? WAIT_MS : 0
       })
       if (jobs.length === 0) {
-        await Bun.sleep(5)
+        empty++
+        if (!longPoll) await Bun.sleep(POLL_MS)
         continue
       }
       claims.push(performance.now() - before)
-      await Promise.all(
-        jobs.map((job) =>
-          replica.call("svc.v1.Nodes", "ReportResult", {
-            node_id,
+      const { outcomes } = await replica.call<{ outcomes: ReadonlyArray<{ code: number }> }>(
+        "svc.v1.Nodes",
+        "ReportResults",
+        {
+          node_id,
+          reports: jobs.map((job) => ({
             job_id: job.id,
             final: true,
             result: fixedResult,
             error: "",
             frames_done: 1
-          })
-        )
+          }))
+        }
       )
+      failed += outcomes.filter((outcome) => outcome.code !== 0).length
       finished += jobs.length
+      if (finished >= JOBS && done === 0) done = performance.now()
     }
   })
-  await Promise.all([...submitters, ...nodes])
-  const elapsed = (performance.now() - started) / 1000
+  await Promise.all([...(mode === "mixed" ? [submit()] : []), ...work])
+  clearInterval(heartbeats)
+  const elapsed = ((done || performance.now()) - started) / 1000
   for (const one of callers) one.close()
   const sorted = [...claims].sort((a, b) => a - b)
-  return { perSecond: JOBS / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99) }
+  return { perSecond: JOBS / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), empty, failed }
 }
 
-const line = (label: string, figures: Awaited<ReturnType<typeof run>>) =>
+const line = (label: string, figures: Figures) =>
   console.log(
-    `  ${label.padEnd(28)} ${figures.perSecond.toFixed(1).padStart(7)} jobs/s   claim p50 ${figures.p50.toFixed(
+    `  ${label.padEnd(40)} ${figures.perSecond.toFixed(1).padStart(7)} jobs/s   claim p50 ${figures.p50.toFixed(
       2
-    )} ms, p99 ${figures.p99.toFixed(2)} ms`
+    )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed`
   )
+
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+
+/** RUNS runs of one case; each figure is the median over them. */
+const medianOf = async (once: () => Promise<Figures>): Promise<Figures> => {
+  const runs: Array<Figures> = []
+  for (let i = 0; i < RUNS; i++) runs.push(await once())
+  return {
+    perSecond: median(runs.map((one) => one.perSecond)),
+    p50: median(runs.map((one) => one.p50)),
+    p99: median(runs.map((one) => one.p99)),
+    empty: median(runs.map((one) => one.empty)),
+    failed: runs.reduce((sum, one) => sum + one.failed, 0)
+  }
+}
+
+/** Every case on one store: drain and mixed at each node count, and mixed at 64 nodes polling. */
+const runAll = async (store: string, replicas: ReadonlyArray<RunningService>) => {
+  for (const nodes of NODE_COUNTS)
+    for (const mode of ["drain", "mixed"] as const)
+      line(`${store}, ${nodes} nodes, ${mode}:`, await medianOf(() => run(replicas, nodes, mode)))
+  if (NODE_COUNTS.includes(64))
+    line(`${store}, 64 nodes, mixed, polling ${POLL_MS} ms:`, await medianOf(() => run(replicas, 64, "mixed", false)))
+}
+
+/** Lines of the controllers' logs and the PostgreSQL log that would mean a transaction did not hold. */
+const transactionTrouble = (texts: ReadonlyArray<string>) =>
+  texts.join("\n").match(/already a transaction in progress|UNSAFE_TRANSACTION|no transaction in progress/g)?.length ??
+  0
 
 export const benchJobStores = async (): Promise<void> => {
   console.log(
-    `job store: ${JOBS} jobs submit → finished (${SUBMITTERS} submitters, ${NODES} nodes pulling ${PULL}), claims = PullWork calls that got jobs`
+    `job store (${RUNS === 1 ? "one run" : `medians of ${RUNS} runs`}): ${JOBS} jobs submit → finished (${SUBMITTERS} submitters), nodes pulling ${PULL} (long-poll ${WAIT_MS} ms) and reporting them in one ReportResults; drain: queued first; mixed: submitted meanwhile; claims = PullWork calls that got jobs`
   )
   const scratch = mkdtempSync(join(tmpdir(), "svc-bench-store-"))
   const common = { SVC_AUTH_DISABLED: "true", SVC_SCORING_ROOTS: fixturesDir, SVC_LOG_LEVEL: "info" }
@@ -135,7 +221,7 @@ export const benchJobStores = async (): Promise<void> => {
     startService("svc-controller", { env: { ...common, ...env }, listeners: ["http", "grpc"] })
   const sqlite = await start({ SVC_STORE_PATH: join(scratch, "jobs.sqlite") })
   try {
-    line("SQLite, 1 controller:", await run([sqlite]))
+    await runAll("SQLite, 1 controller", [sqlite])
   } finally {
     await sqlite.stop()
   }
@@ -152,10 +238,17 @@ export const benchJobStores = async (): Promise<void> => {
       const env = { SVC_STORE_URL: pg.url(database), SVC_STORE_PASSWORD_FILE: pg.passwordFile }
       const replicas = await Promise.all(Array.from({ length: count }, () => start(env)))
       try {
-        line(`PostgreSQL, ${count} replica${count === 1 ? "" : "s"}:`, await run(replicas))
+        await runAll(`PostgreSQL, ${count} replica${count === 1 ? "" : "s"}`, replicas)
       } finally {
         for (const replica of replicas) await replica.stop()
       }
+      const logs = replicas.map((replica) => JSON.stringify(replica.logs))
+      console.log(
+        `  PostgreSQL, ${count} replica${count === 1 ? "" : "s"}: ${transactionTrouble([
+          ...logs,
+          readFileSync(join(pg.dir, "log"), "utf8")
+        ])} transaction warnings or UNSAFE_TRANSACTION in the controller and PostgreSQL logs`
+      )
     }
   } finally {
     pg.stop()

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: prints throughput and latency figures. No targets are asserted here.
  * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf;
+ * `npm run bench -- job-store`: only the job stores under load (SQLite, PostgreSQL 1 and 2 replicas);
  * `bun bench/shots.ts`: only the cost of shot detection.
  */
 import { benchController } from "./controller.ts"
@@ -15,6 +16,8 @@ import { benchVsReference } from "./vs-reference.ts"
 
 if (process.argv.includes("vs-reference")) {
   benchVsReference()
+} else if (process.argv.includes("job-store")) {
+  await benchJobStores()
 } else {
   benchScorer()
   benchShots()

@@ -5,8 +5,7 @@
  *
  *   vmaf -r three_sources.ref.yuv -d three_sources.dis.yuv -w 320 -h 240 -p 420 -b 8 --json -q -o OUT
  *
- * Usage: bun scripts/golden-shots.ts [REFERENCE_VMAF] (default: ../shared/reference/vmaf beside the
- * repository). The output keeps the per-frame scores, the command, the tool's version line, and
+ * Usage: bun scripts/golden-shots.ts [REFERENCE_VMAF] (default: SVC_REFERENCE_VMAF). The output keeps the per-frame scores, the command, the tool's version line, and
  * the MD5 sums of the two raw files (the test checks its own clip against them first).
  */
 import { spawnSync } from "bun"
@@ -16,7 +15,9 @@ import { clipGeometry, md5Of, writeThreeSources } from "../modules/scorer/test/s
 import { scratchDir } from "../test/support/media.ts"
 
 const root = join(import.meta.dirname, "..")
-const vmaf = resolve(process.argv[2] ?? join(root, "..", "shared", "reference", "vmaf"))
+const toolArgument = process.argv[2] ?? process.env.SVC_REFERENCE_VMAF
+if (!toolArgument) throw new Error("the reference vmaf executable: give its path (argument or SVC_REFERENCE_VMAF)")
+const vmaf = resolve(toolArgument)
 const scratch = scratchDir("svc-golden-shots-")
 try {
   const clip = writeThreeSources(scratch.dir)

@@ -4,13 +4,13 @@ import { runService } from "../../modules/runtime/main.ts"
 import { scoringGrpcLayer } from "../../modules/scoring-api/grpc.ts"
 import { openGate } from "../../modules/scoring-api/gate.ts"
 import { scoringHttpLayer } from "../../modules/scoring-api/http.ts"
-import { inputRootsWarning, ScoringApi } from "../../modules/scoring-api/scoring.ts"
+import { inputRootsNotice, ScoringApi } from "../../modules/scoring-api/scoring.ts"
 
 const name = "svc-server"
 
 runService(
   { executable: name },
-  Layer.mergeAll(scoringHttpLayer(name, openGate), scoringGrpcLayer(name), inputRootsWarning).pipe(
+  Layer.mergeAll(scoringHttpLayer(name, openGate), scoringGrpcLayer(name), inputRootsNotice).pipe(
     Layer.provide(ScoringApi.layer(name))
   )
 )

@@ -2,11 +2,14 @@
  * The scoring flags of `svc score` and `svc jobs submit`, spelled as the reference `vmaf` tool
  * spells them (underscores), each also with hyphens (`--pixel_format` and `--pixel-format`),
  * and the short forms that do not clash (`-w`, `-p`, `-b`, `-m`; never `-h`, which is help).
+ * Feature, model and scale choices come from the score request's own lists.
  */
 import { Args, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { basename, dirname } from "node:path"
 import { UsageError } from "./errors.ts"
+import { builtinModelFiles } from "../scorer/models/index.ts"
+import { defaultModel, ExtraFeature, ScoreOptions } from "../scorer/request.ts"
 import type { FrameWindow, Geometry } from "./inputs.ts"
 
 /** A long flag with its hyphenated alias when the name has underscores. */
@@ -14,42 +17,64 @@ const spelled = <A>(name: string, make: (name: string) => Options.Options<A>): O
   name.includes("_") ? make(name).pipe(Options.withAlias(name.replace(/_/g, "-"))) : make(name)
 
 const count = (name: string, description: string) =>
-  spelled(name, Options.integer).pipe(Options.withDescription(description), Options.optional)
+  spelled(name, Options.integer).pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription(description),
+    Options.optional
+  )
+
+/** The built-in models' names, for the help text (SVC_MODEL_DIR may add more). */
+const builtinModels = [...builtinModelFiles.keys()].sort().join(", ")
+
+const scaleChoices = ScoreOptions.fields.scale.from.literals.filter((choice) => choice !== "")
 
 export const scoreFlags = {
   reference: Args.text({ name: "REF" }).pipe(
-    Args.withDescription("reference (pristine) video: raw .yuv or .y4m"),
+    Args.withDescription(
+      "reference (pristine) video, recognised by its bytes: a container or stream ffmpeg decodes (.mp4, .mkv, .mov, .webm, ...), .y4m, or raw YUV (.yuv, with --width and --height)"
+    ),
     Args.optional
   ),
-  distorted: Args.text({ name: "DIS" }).pipe(Args.withDescription("distorted (encoded) video"), Args.optional),
+  distorted: Args.text({ name: "DIS" }).pipe(
+    Args.withDescription("distorted (encoded) video, in any form REF takes; another size is scaled to REF's (--scale)"),
+    Args.optional
+  ),
   referenceFlag: Options.text("reference").pipe(
     Options.withAlias("r"),
+    Options.withPseudoName("FILE"),
     Options.withDescription("reference video (instead of REF)"),
     Options.optional
   ),
   distortedFlag: Options.text("distorted").pipe(
     Options.withAlias("d"),
+    Options.withPseudoName("FILE"),
     Options.withDescription("distorted video (instead of DIS)"),
     Options.optional
   ),
   model: Options.text("model").pipe(
     Options.withAlias("m"),
+    Options.withPseudoName("MODEL"),
     Options.withDescription(
-      "model: a name in SVC_MODEL_DIR, or the reference's colon-separated params version=NAME, path=FILE.json, name=LABEL; repeat for several models"
+      `model: a name (built in: ${builtinModels}; auto: the 4K model for a 4K reference; SVC_MODEL_DIR adds its NAME.json files), a FILE.json, or the reference tool's params version=NAME:path=FILE.json:name=LABEL; repeat for several models (default ${defaultModel})`
     ),
     Options.repeated
   ),
-  feature: Options.text("feature").pipe(
-    Options.withDescription("extra feature: psnr, float_ssim, float_ms_ssim; repeatable"),
+  feature: Options.choice("feature", ExtraFeature.literals).pipe(
+    Options.withDescription("an extra feature to compute beside the model's; repeat for several"),
     Options.repeated
   ),
   threads: count("threads", "worker threads (results do not depend on it)"),
   width: Options.integer("width").pipe(
     Options.withAlias("w"),
-    Options.withDescription("width of raw .yuv input"),
+    Options.withPseudoName("N"),
+    Options.withDescription("width of raw YUV input"),
     Options.optional
   ),
-  height: Options.integer("height").pipe(Options.withDescription("height of raw .yuv input"), Options.optional),
+  height: Options.integer("height").pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription("height of raw YUV input (-h is help: write --height)"),
+    Options.optional
+  ),
   pixelFormat: spelled("pixel_format", (name) => Options.choice(name, ["420", "422", "444"])).pipe(
     Options.withAlias("p"),
     Options.withDescription("chroma subsampling of raw input"),
@@ -58,6 +83,12 @@ export const scoreFlags = {
   bitdepth: Options.choice("bitdepth", ["8", "10", "12", "16"]).pipe(
     Options.withAlias("b"),
     Options.withDescription("bits per sample of raw input (above 8: 16-bit little-endian words)"),
+    Options.optional
+  ),
+  scale: Options.choice("scale", scaleChoices).pipe(
+    Options.withDescription(
+      "how a distorted video of another size is scaled to the reference's (default bicubic; none: a size mismatch is an error)"
+    ),
     Options.optional
   ),
   frameSkipRef: count("frame_skip_ref", "skip the first N frames of the reference"),
@@ -174,6 +205,7 @@ export const requestOptions = (
     bitdepth: Option.getOrUndefined(Option.map(flags.bitdepth, Number)),
     threads: optional(flags.threads),
     features: flags.feature.length > 0 ? flags.feature : undefined,
+    scale: optional(flags.scale),
     subsample: optional(flags.subsample),
     frame_cnt: optional(flags.frameCnt),
     frame_skip_ref: optional(flags.frameSkipRef),

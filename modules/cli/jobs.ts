@@ -18,6 +18,7 @@ import { writeLadderOutputs } from "./ladder.ts"
 import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
 import { expectedFrames } from "./inputs.ts"
 import { chosenFormat, type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
+import { hintingRoots, sentPath } from "./paths.ts"
 import { type RenditionProgressLike, renditionProgressText, startProgress } from "./progress.ts"
 
 /** A job as the controller sends it (proto field names). */
@@ -57,6 +58,7 @@ const segmentsText = (job: Job): string => {
 }
 
 const controller = Options.text("controller").pipe(
+  Options.withPseudoName("HOST:PORT"),
   Options.withDescription(
     `the controller's gRPC address host:port (default: SVC_CONTROLLER_ADDR, else ${defaultControllerAddress})`
   ),
@@ -124,6 +126,20 @@ const scoreText = (job: Job): string =>
         ? job.result.score.toFixed(6)
         : ""
 
+/** Rows as columns two spaces apart (the last one unpadded), one line each. */
+const columns = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = (rows[0] ?? []).map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)))
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+        .join("  ")
+        .trimEnd()
+    )
+    .map((line) => `${line}\n`)
+    .join("")
+}
+
 const describeJob = (job: Job): string => {
   const score = scoreText(job) === "" ? "" : ` score ${scoreText(job)}`
   const error = job.error === "" ? "" : ` error: ${job.error}`
@@ -159,17 +175,32 @@ const submit = Command.make(
               "a ladder job takes the reference and its renditions: svc jobs submit REF --rendition LABEL=PATH ..."
           })
         const renditions = yield* parseRenditions(flags.rendition)
-        const ladder = ladderRequest(reference.value, renditions, flags, models[0], false)
-        const job = yield* jobsCall<Job>(options, "SubmitJob", { ladder })
+        const ladder = ladderRequest(
+          sentPath(reference.value),
+          renditions.map((rendition) => ({ ...rendition, distorted: sentPath(rendition.distorted) })),
+          flags,
+          models[0],
+          false
+        )
+        const typed = [reference.value, ...renditions.map((rendition) => rendition.distorted)]
+        const job = yield* hintingRoots(typed, jobsCall<Job>(options, "SubmitJob", { ladder }))
         return yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
       }
       const inputs = yield* inputsOf(flags)
-      const scored = scoreRequest(inputs, flags, models[0], false)
+      const scored = scoreRequest(
+        { reference: sentPath(inputs.reference), distorted: sentPath(inputs.distorted) },
+        flags,
+        models[0],
+        false
+      )
       const request = Option.match(flags.segmentFrames, {
         onNone: () => scored,
         onSome: (segmentFrames) => ({ ...scored, options: { ...scored.options, segment_frames: segmentFrames } })
       })
-      const job = yield* jobsCall<Job>(options, "SubmitJob", { request })
+      const job = yield* hintingRoots(
+        [inputs.reference, inputs.distorted],
+        jobsCall<Job>(options, "SubmitJob", { request })
+      )
       yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
     })
 ).pipe(
@@ -206,19 +237,24 @@ const list = Command.make(
         limit: Option.getOrElse(flags.limit, () => 0)
       })
       if (flags.json) return yield* printJson(jobs)
-      const lines = jobs.map((job) => {
+      const rows = jobs.map((job) => {
         const created = seconds(job.created_at)
-        const when = created === undefined ? "" : new Date(created * 1000).toISOString()
         const what = job.ladder ? `ladder of ${job.ladder.renditions.length}` : (job.request?.distorted ?? "")
-        const progress = [
-          job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress ?? [], undefined) : "",
-          segmentsText(job)
-        ]
-          .filter((text) => text !== "")
+        const progress =
+          job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress ?? [], undefined) : ""
+        // What became of it: the score, the progress, or why it failed.
+        const outcome = [scoreText(job), progress, segmentsText(job), job.error === "" ? "" : `error: ${job.error}`]
+          .filter((part) => part !== "")
           .join("  ")
-        return `${job.id}  ${shortState(job.state).padEnd(9)}  ${when}  ${what}${scoreText(job) === "" ? "" : `  ${scoreText(job)}`}${progress === "" ? "" : `  ${progress}`}`
+        return [
+          job.id,
+          shortState(job.state),
+          created === undefined ? "" : new Date(created * 1000).toISOString(),
+          what,
+          outcome
+        ]
       })
-      yield* Effect.sync(() => process.stdout.write(lines.length > 0 ? `${lines.join("\n")}\n` : ""))
+      yield* Effect.sync(() => process.stdout.write(columns([["JOB", "STATE", "CREATED", "INPUT", "RESULT"], ...rows])))
     })
 ).pipe(Command.withDescription("List your tenant's jobs, newest first"))
 
@@ -321,9 +357,11 @@ const wait = Command.make(
       const started = seconds(job.started_at)
       const finished = seconds(job.finished_at)
       const features = rawOptions["features"]
+      // The size scored: the raw options', else what the node's pipeline read (Y4M, any container).
+      const scored = job.result.provenance.reference_input
       const report = reportOf(job.result, {
-        width: raw?.width ?? 0,
-        height: raw?.height ?? 0,
+        width: raw?.width ?? scored?.width ?? 0,
+        height: raw?.height ?? scored?.height ?? 0,
         seconds: started !== undefined && finished !== undefined ? finished - started : 0,
         extras: Array.isArray(features) ? features.map(String) : undefined
       })
@@ -331,7 +369,8 @@ const wait = Command.make(
         reference: request?.reference ?? "",
         distorted: request?.distorted ?? "",
         scoredOn: `controller ${options.address}, node ${job.node_id || "?"}`,
-        scoreName: "vmaf"
+        scoreName: "vmaf",
+        quiet: flags.quiet
       })
     })
 ).pipe(Command.withDescription("Wait for a job to end (progress on a terminal), then print its result like svc score"))

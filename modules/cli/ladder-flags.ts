@@ -9,6 +9,7 @@ import { UsageError } from "./errors.ts"
 import { type ModelChoice, requestOptions, type ScoreFlags } from "./flags.ts"
 
 export const renditionFlag = Options.text("rendition").pipe(
+  Options.withPseudoName("LABEL=PATH"),
   Options.withDescription(
     "a rendition of the ladder as LABEL=PATH (label: letters, digits, . _ + -); repeat for each, in ladder order"
   ),

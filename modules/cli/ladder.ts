@@ -18,7 +18,8 @@ import { CommandFailed, UsageError } from "./errors.ts"
 import { frameWindow, parseModels, rawGeometry, scoreFlags } from "./flags.ts"
 import { expectedFrames } from "./inputs.ts"
 import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
-import { scoreLadderLocally } from "./ladder-local.ts"
+import { scoreLadderLocally } from "./local.ts"
+import { hintingRoots, sentPath } from "./paths.ts"
 import { startProgress } from "./progress.ts"
 
 const {
@@ -42,6 +43,7 @@ const outputFlags = {
     Options.withDefault("table" as const)
   ),
   output: Options.directory("output", { exists: "either" }).pipe(
+    Options.withPseudoName("DIR"),
     Options.withAlias("o"),
     Options.withDescription("write one file per rendition, LABEL.<layout>, in the reference tool's layout, to DIR"),
     Options.optional
@@ -51,11 +53,13 @@ const outputFlags = {
     Options.withDefault("json" as LibvmafFormat)
   ),
   html: Options.text("html").pipe(
+    Options.withPseudoName("FILE"),
     Options.withDescription("also write a self-contained HTML report comparing the renditions to FILE"),
     Options.optional
   ),
   quiet: Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress bar")),
   server: Options.text("server").pipe(
+    Options.withPseudoName("URL"),
     Options.withDescription("score on this scoring server or controller (http://host:port) instead of locally"),
     Options.optional
   )
@@ -162,8 +166,20 @@ const run = (flags: LadderCommandFlags) =>
     const started = performance.now()
     const response = yield* (
       Option.isSome(flags.server)
-        ? scoreLadderOnServer(flags.server.value, request)
-        : scoreLadderLocally(request, model?.directory, (frames) => progress.update(frames))
+        ? hintingRoots(
+            [flags.reference, ...renditions.map((rendition) => rendition.distorted)],
+            scoreLadderOnServer(
+              flags.server.value,
+              ladderRequest(
+                sentPath(flags.reference),
+                renditions.map((rendition) => ({ ...rendition, distorted: sentPath(rendition.distorted) })),
+                flags,
+                model,
+                true
+              )
+            )
+          )
+        : scoreLadderLocally(request, model, (frames) => progress.update(frames))
     ).pipe(Effect.ensuring(Effect.sync(progress.finish)))
     const byLabel = new Map(renditions.map((rendition) => [rendition.label, rendition.distorted]))
     yield* writeLadderOutputs(flags, response, {

@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import { writeFile } from "node:fs/promises"
 import { renderHtml } from "../formats/html.ts"
 import { type LibvmafReport, libvmafFormats, renderLibvmaf } from "../formats/libvmaf.ts"
-import { renderTable } from "../formats/table.ts"
+import { renderTable, scoreSummary } from "../formats/table.ts"
 import { versionLine } from "../runtime/build-info.ts"
 import { CommandFailed } from "./errors.ts"
 
@@ -28,10 +28,14 @@ export const outputFlags = {
   sub: Options.boolean("sub").pipe(Options.withDescription("same as --format sub")),
   output: Options.text("output").pipe(
     Options.withAlias("o"),
-    Options.withDescription("write the output to FILE instead of stdout"),
+    Options.withPseudoName("FILE"),
+    Options.withDescription(
+      "write the output to FILE instead of stdout (the score's summary line still goes to stderr, unless -q)"
+    ),
     Options.optional
   ),
   html: Options.text("html").pipe(
+    Options.withPseudoName("FILE"),
     Options.withDescription("also write a self-contained HTML report (chart, pooled table, worst frames) to FILE"),
     Options.optional
   )
@@ -70,14 +74,21 @@ export interface ReportContext {
   readonly scoredOn: string
   /** Column of the score shown first (the first model's). */
   readonly scoreName: string
+  /** -q: no summary line on stderr when the output goes to a file. */
+  readonly quiet: boolean
 }
 
 export const writeOutputs = (choice: OutputChoice, report: LibvmafReport, context: ReportContext) =>
   Effect.gen(function* () {
     const format = chosenFormat(choice)
     const text = format === "table" ? renderTable(report, context.scoreName) : renderLibvmaf(format, report)
-    if (Option.isSome(choice.output)) yield* write(choice.output.value, text)
-    else yield* Effect.sync(() => process.stdout.write(text))
+    if (Option.isSome(choice.output)) {
+      const file = choice.output.value
+      yield* write(file, text)
+      // The file holds the result; the terminal still learns the score (not with -q).
+      if (!context.quiet)
+        yield* Effect.sync(() => process.stderr.write(`${scoreSummary(report, context.scoreName)} -> ${file}\n`))
+    } else yield* Effect.sync(() => process.stdout.write(text))
     if (Option.isSome(choice.html)) {
       const html = renderHtml(
         report,

@@ -5,12 +5,11 @@
  * score column each, named as the reference tool names them.
  */
 import { Command, Options } from "@effect/cli"
-import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { reportOf } from "../formats/libvmaf.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
-import { type ScoreResult, Scorer, scoreFeature } from "../scorer/scorer.ts"
+import { type ScoreResult, scoreFeature } from "../scorer/scorer.ts"
 import { postJson } from "./connection.ts"
-import { CommandFailed, UsageError } from "./errors.ts"
+import { UsageError } from "./errors.ts"
 import {
   frameWindow,
   inputsOf,
@@ -23,46 +22,26 @@ import {
 } from "./flags.ts"
 import { expectedFrames, inputGeometry } from "./inputs.ts"
 import { type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
+import { scoreLocally } from "./local.ts"
+import { withServerModelNames } from "./models.ts"
+import { hintingRoots, sentPath } from "./paths.ts"
 import { startProgress } from "./progress.ts"
 
-const quiet = Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress bar"))
+const quiet = Options.boolean("quiet").pipe(
+  Options.withAlias("q"),
+  Options.withDescription("no progress bar, and no summary line with -o")
+)
 const server = Options.text("server").pipe(
+  Options.withPseudoName("URL"),
   Options.withDescription("score on this scoring server or controller (http://host:port) instead of locally"),
   Options.optional
 )
 
-/** The embedded scorer, reading models from `directory` (else SVC_MODEL_DIR). */
-const localScorer = (directory: string | undefined) => {
-  const provider =
-    directory === undefined
-      ? ConfigProvider.fromEnv()
-      : ConfigProvider.fromMap(new Map([["SVC_MODEL_DIR", directory]])).pipe(
-          ConfigProvider.orElse(() => ConfigProvider.fromEnv())
-        )
-  return Scorer.Default.pipe(Layer.provide(Layer.setConfigProvider(provider)))
-}
-
-const scoreLocally = (request: unknown, model: ModelChoice | undefined, onProgress: (frames: number) => void) =>
-  Effect.gen(function* () {
-    // The request's rules name its fields ("options.width"); the user typed flags (--width).
-    const job = yield* parseScoreRequest(request).pipe(
-      Effect.mapError((error) => new UsageError({ message: error.message.replace(/\boptions\./g, "--") }))
-    )
-    const scorer = yield* Scorer
-    return yield* scorer
-      .score(job, { onProgress: (frames) => Effect.sync(() => onProgress(frames)) })
-      .pipe(
-        Effect.mapError(
-          (error) => new CommandFailed({ message: error._tag === "ScorerInternal" ? error.detail : error.message })
-        )
-      )
-  }).pipe(
-    Effect.provide(localScorer(model?.directory)),
-    Effect.catchTag("ConfigError", (error) => Effect.fail(new UsageError({ message: String(error) })))
-  )
-
 const scoreOnServer = (base: string, request: unknown) =>
-  Effect.map(postJson(base, "/v1/score", request), (body) => body as ScoreResult)
+  postJson(base, "/v1/score", request).pipe(
+    Effect.map((body) => body as ScoreResult),
+    Effect.catchTag("CommandFailed", withServerModelNames(base))
+  )
 
 /** Renames a result's "vmaf" columns to `label` (several models side by side). */
 const relabel = (result: ScoreResult, label: string): ScoreResult => {
@@ -120,16 +99,34 @@ const run = (flags: ScoreFlags & OutputChoice & { readonly quiet: boolean; reado
     })
     const started = performance.now()
     const results = yield* Effect.forEach(choices, (model, index) => {
-      const request = scoreRequest(inputs, flags, model, true)
       const scored = Option.isSome(flags.server)
-        ? scoreOnServer(flags.server.value, request)
-        : scoreLocally(request, model, (frames) => progress.update(index * (perModel ?? 0) + frames))
+        ? hintingRoots(
+            [inputs.reference, inputs.distorted],
+            scoreOnServer(
+              flags.server.value,
+              scoreRequest(
+                { reference: sentPath(inputs.reference), distorted: sentPath(inputs.distorted) },
+                flags,
+                model,
+                true
+              )
+            )
+          )
+        : scoreLocally(scoreRequest(inputs, flags, model, true), model, (frames) =>
+            progress.update(index * (perModel ?? 0) + frames)
+          )
       return Effect.map(scored, (result) => relabel(result, model?.label ?? scoreFeature))
     }).pipe(Effect.ensuring(Effect.sync(progress.finish)))
     const seconds = (performance.now() - started) / 1000
-    const geometry = yield* Effect.promise(() => inputGeometry(inputs.reference, raw))
+    const merged = merge(results)
+    // The size scored: the pipeline's (any container), else the Y4M header or the raw flags here.
+    const scored = merged.provenance.reference_input
+    const geometry =
+      scored !== undefined && scored.width > 0
+        ? scored
+        : yield* Effect.promise(() => inputGeometry(inputs.reference, raw))
     const labels = choices.map((model) => model?.label ?? scoreFeature)
-    const report = reportOf(merge(results), {
+    const report = reportOf(merged, {
       width: geometry?.width ?? 0,
       height: geometry?.height ?? 0,
       seconds: seconds / choices.length,
@@ -140,7 +137,8 @@ const run = (flags: ScoreFlags & OutputChoice & { readonly quiet: boolean; reado
       reference: inputs.reference,
       distorted: inputs.distorted,
       scoredOn: Option.getOrElse(flags.server, () => "this machine (embedded scorer)"),
-      scoreName: labels[0] ?? scoreFeature
+      scoreName: labels[0] ?? scoreFeature,
+      quiet: flags.quiet
     })
   })
 

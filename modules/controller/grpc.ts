@@ -4,9 +4,10 @@
  * `controllerInterceptor` first (token, then role table); handlers receive the principal and call
  * the job service or the shared scoring path with it.
  */
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Either, Layer, Stream } from "effect"
 import type { AuthMetrics, AuthStatus, Authenticator } from "../auth/index.ts"
 import { ScoringRoots } from "../auth/index.ts"
+import { GRPC_CODES, wireStatus } from "../errors/index.ts"
 import { JobService } from "../jobs/index.ts"
 import type { Principal } from "../policy/index.ts"
 import { grpcCallMetrics, scoringService } from "../scoring-api/grpc.ts"
@@ -25,6 +26,7 @@ import {
   decodeRegisterNode,
   decodeReportResult,
   pulledJobMessage,
+  decodeReportResults,
   decodeStreamJobs,
   decodeSubmitJob,
   jobMessage,
@@ -113,9 +115,9 @@ const nodesService: Handlers = {
     ),
     PullWork: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const { node_id, max_jobs } = yield* decodePullWork(request)
+        const { node_id, max_jobs, wait_ms } = yield* decodePullWork(request)
         const jobs = yield* JobService
-        const pulled = yield* jobs.pullWork(principal, node_id, max_jobs)
+        const pulled = yield* jobs.pullWork(principal, node_id, max_jobs, wait_ms)
         return { jobs: pulled.map(pulledJobMessage) }
       })
     ),
@@ -124,6 +126,36 @@ const nodesService: Handlers = {
         const { nodeId, jobId, report } = yield* decodeReportResult(request)
         const jobs = yield* JobService
         return { job: jobMessage(yield* jobs.reportResult(principal, nodeId, jobId, report)) }
+      })
+    ),
+    // Each report is decoded and decided on its own: one that is refused (or malformed) is that
+    // report's outcome, with the status ReportResult would answer; a store failure fails the call.
+    ReportResults: unary((request, { context: principal }) =>
+      Effect.gen(function* () {
+        const { node_id, reports } = yield* decodeReportResults(request)
+        const decoded = yield* Effect.forEach(reports, (report) =>
+          Effect.either(decodeReportResult({ ...(report as object), node_id }))
+        )
+        const valid = decoded.flatMap((one) => (Either.isRight(one) ? [one.right] : []))
+        const jobs = yield* JobService
+        const applied = yield* jobs.reportResults(principal, node_id, valid)
+        let next = 0
+        const jobIdOf = (report: unknown) =>
+          typeof report === "object" && report !== null && "job_id" in report ? String(report.job_id) : ""
+        const refused = (jobId: string, error: unknown) => {
+          const status = wireStatus(error)
+          return { job_id: jobId, job: null, code: GRPC_CODES[status.grpc], message: status.message }
+        }
+        return {
+          outcomes: decoded.map((one, index) => {
+            if (Either.isLeft(one)) return refused(jobIdOf(reports[index]), one.left)
+            const outcome = applied[next++]
+            if (outcome === undefined) return refused(one.right.jobId, undefined)
+            return Either.isLeft(outcome)
+              ? refused(one.right.jobId, outcome.left)
+              : { job_id: one.right.jobId, job: jobMessage(outcome.right.job), code: 0, message: "" }
+          })
+        }
       })
     )
   }

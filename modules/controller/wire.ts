@@ -237,7 +237,18 @@ export const decodeHeartbeat = decoder(
   Schema.Struct({ node_id: Id, running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }) })
 )
 
-export const decodePullWork = decoder(Schema.Struct({ node_id: Id, max_jobs: Schema.Number }))
+export const decodePullWork = decoder(
+  Schema.Struct({
+    node_id: Id,
+    max_jobs: Schema.Number,
+    wait_ms: Schema.optionalWith(Schema.Number, { default: () => 0 })
+  })
+)
+
+/** ReportResultsRequest → the node and its raw reports (each decoded as a ReportResultRequest). */
+export const decodeReportResults = decoder(
+  Schema.Struct({ node_id: Id, reports: Schema.Array(Schema.Unknown).pipe(Schema.maxItems(64)) })
+)
 
 const ReportResultRequest = Schema.Struct({
   node_id: Id,

@@ -4,6 +4,12 @@ import { formatValue, type LibvmafReport, pools } from "./libvmaf.ts"
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width))
 
+/** The one-line summary: `VMAF score: 63.140808  (10 frames, model vmaf_v0.6.1)`. */
+export const scoreSummary = (report: LibvmafReport, scoreName = "vmaf"): string => {
+  const score = report.pooled[scoreName]?.mean
+  return `VMAF score: ${score === undefined ? "n/a" : formatValue(score)}  (${report.frames.length > 0 ? report.frames.length : "?"} frames, model ${report.provenance?.model ?? "?"})`
+}
+
 /** With shots: one line per shot, lowest score first. */
 const shotLines = (report: LibvmafReport): ReadonlyArray<string> => {
   const shots = report.shots ?? []
@@ -35,13 +41,6 @@ export const renderTable = (report: LibvmafReport, scoreName = "vmaf"): string =
       .map((cell, column) => pad(cell, widths[column] ?? 0, column > 0))
       .join("  ")
       .trimEnd()
-  const score = report.pooled[scoreName]?.mean
-  const lines = [
-    `VMAF score: ${score === undefined ? "n/a" : formatValue(score)}  (${report.frames.length > 0 ? report.frames.length : "?"} frames, model ${report.provenance?.model ?? "?"})`,
-    "",
-    line(header),
-    ...rows.map(line),
-    ...shotLines(report)
-  ]
+  const lines = [scoreSummary(report, scoreName), "", line(header), ...rows.map(line), ...shotLines(report)]
   return `${lines.join("\n")}\n`
 }

@@ -19,11 +19,20 @@ import {
 } from "../scorer/ladder.ts"
 import { bitrateOf, upperHull, worstFrames } from "../scorer/ladder-summary.ts"
 import { nearestRank } from "../scorer/pooling.ts"
-import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
+import type { RawGeometry, ScoreJob } from "../scorer/request.ts"
 import type { ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
 import { scoreFeature } from "../scorer/scorer.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
-import { feedOf, frameBytes, frameSource, geometryOf, openAndProbe, provenanceOf, type Side } from "./score.ts"
+import {
+  feedOf,
+  frameBytes,
+  frameSource,
+  geometryOf,
+  notAVideo,
+  openAndProbe,
+  provenanceOf,
+  type Side
+} from "./score.ts"
 
 export interface LadderHooks<E> extends ScoreHooks<E> {
   /** Frames read or decoded so far by rendition `index` (request order). */
@@ -79,12 +88,24 @@ export const scoreLadderInputs = <E = never>(
       if (first === undefined) return yield* new InvalidScoreRequest({ message: "renditions: none given" })
       // The ladder-wide settings are every rendition's (they were merged into each rendition's job).
       const shared: ScoreJob = first.job
-      const reference = yield* openAndProbe(ladder.reference, ladder.referenceGeometry !== undefined, hooks)
+      const reference = yield* openAndProbe(
+        ladder.reference,
+        ladder.referenceGeometry !== undefined,
+        hooks,
+        ladder.referenceAsSent
+      )
       const sides: Array<Side> = []
       for (const rendition of ladder.renditions)
-        sides.push(yield* openAndProbe(rendition.job.distorted, rendition.job.geometry !== undefined, hooks))
+        sides.push(
+          yield* openAndProbe(
+            rendition.job.distorted,
+            rendition.job.geometry !== undefined,
+            hooks,
+            rendition.job.distortedAsSent
+          )
+        )
       const target = geometryOf(reference, ladder.referenceGeometry)
-      if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      if (target === undefined) return yield* notAVideo(ladder.reference)
 
       const referenceSource = yield* frameSource(
         scorer,
@@ -95,7 +116,8 @@ export const scoreLadderInputs = <E = never>(
           isDistorted: false,
           geometry: ladder.referenceGeometry,
           scale: shared.scale,
-          reference: ladder.reference
+          reference: ladder.reference,
+          threads: shared.threads
         },
         target
       )
@@ -109,7 +131,8 @@ export const scoreLadderInputs = <E = never>(
             isDistorted: true,
             geometry: rendition.job.geometry,
             scale: rendition.job.scale,
-            reference: ladder.reference
+            reference: ladder.reference,
+            threads: shared.threads
           },
           target
         )

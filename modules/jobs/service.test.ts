@@ -1,9 +1,29 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, ConfigProvider, Context, Effect, Layer, type Option, Schedule, Stream, TestClock } from "effect"
+import {
+  Chunk,
+  Clock,
+  ConfigProvider,
+  Context,
+  Effect,
+  Either,
+  Fiber,
+  Layer,
+  Option,
+  Schedule,
+  Stream,
+  TestClock
+} from "effect"
 import { join } from "node:path"
 import { JobServiceLive } from "./index.ts"
 import type { Job } from "./model.ts"
-import { JobMetricsHooks, JobService, type JobServiceShape, jobServiceLayer, MAX_PULL } from "./service.ts"
+import {
+  JobMetricsHooks,
+  JobService,
+  type JobServiceShape,
+  jobServiceLayer,
+  MAX_PULL,
+  MAX_PULL_WAIT_MILLIS
+} from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS, NodeSessions, type NodeSessionsShape } from "./sessions.ts"
 import { JobStore, type JobStoreShape } from "./store.ts"
 import type { Backend } from "./testing/backends.ts"
@@ -39,7 +59,10 @@ const nodeWithJobs = (jobs: JobServiceShape, tenant: string, max = 1) =>
 /**
  * A controller whose next ReportResult is interleaved: the effect given to `between` runs after the
  * service has read the sessions it passes to the store (its last read) and before the store's
- * write transaction, i.e. the job changes between the report's reads and its commit.
+ * write transaction, i.e. the job changes between the report's reads and its commit. A store that
+ * reads the sessions itself (PostgreSQL's `sessionBound`) gets the change just before its call;
+ * its own read-to-write window is covered by postgres-store.test.ts (a report's write waiting on
+ * a row lock).
  */
 const racing = <A, E>(
   target: Backend,
@@ -57,13 +80,26 @@ const racing = <A, E>(
     Effect.gen(function* () {
       const store = yield* JobStore
       const sessions = yield* NodeSessions
+      const interleave = Effect.suspend(() => {
+        const pending = change
+        change = undefined
+        return pending === undefined ? Effect.void : Effect.orDie(pending())
+      })
       const ofTenant: NodeSessionsShape["ofTenant"] = (tenantId) =>
-        Effect.suspend(() => {
-          const pending = change
-          change = undefined
-          return pending === undefined ? Effect.void : Effect.orDie(pending())
-        }).pipe(Effect.zipRight(sessions.ofTenant(tenantId)))
-      return Context.make(JobStore, store).pipe(Context.add(NodeSessions, { ...sessions, ofTenant }))
+        interleave.pipe(Effect.zipRight(sessions.ofTenant(tenantId)))
+      const bound = store.sessionBound
+      const interleaved: JobStoreShape =
+        bound === undefined
+          ? store
+          : {
+              ...store,
+              sessionBound: {
+                ...bound,
+                report: (tenantId, nodeId, reports) =>
+                  interleave.pipe(Effect.zipRight(bound.report(tenantId, nodeId, reports)))
+              }
+            }
+      return Context.make(JobStore, interleaved).pipe(Context.add(NodeSessions, { ...sessions, ofTenant }))
     })
   ).pipe(Layer.provide(target.layer(DEFAULT_SESSION_SETTINGS)))
   const layer = Layer.merge(
@@ -295,6 +331,56 @@ describeContract("job service", ({ name, backend }) => {
           expect(pulled.length).toBe(MAX_PULL)
           const { nodeId } = yield* jobs.register(node("a"), info)
           expect((yield* Effect.flip(jobs.pullWork(node("a"), nodeId, -1)))._tag).toBe("InvalidJobRequest")
+        })
+      )
+    )
+
+    it.effect("long-poll: an idle PullWork is woken by a submit; it answers none when its wait is up", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const first = yield* jobs.register(node("a"), info)
+          const second = yield* jobs.register(node("a"), info)
+          const woken = yield* Effect.fork(jobs.pullWork(node("a"), first.nodeId, 1, 20_000))
+          const submitted = yield* jobs.submit(writer("a"), request())
+          expect((yield* Fiber.join(woken)).map((job) => job.id)).toEqual([submitted.id])
+          // Nothing pending: the wait runs out (the test clock moves until the call answers).
+          const idle = yield* Effect.fork(jobs.pullWork(node("a"), second.nodeId, 1, 20_000))
+          let answer = yield* Fiber.poll(idle)
+          for (let step = 0; Option.isNone(answer) && step < 500; step++) {
+            yield* TestClock.adjust(1_000)
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+            answer = yield* Fiber.poll(idle)
+          }
+          expect(yield* Fiber.join(idle)).toEqual([])
+          const refused = yield* Effect.flip(jobs.pullWork(node("a"), second.nodeId, 1, MAX_PULL_WAIT_MILLIS + 1))
+          expect(refused._tag).toBe("InvalidJobRequest")
+        })
+      )
+    )
+
+    it.effect("reportResults: several reports in one call; a refused one changes nothing, the others apply", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          yield* Effect.forEach([1, 2], () => jobs.submit(writer("a"), request()))
+          const { nodeId, pulled } = yield* nodeWithJobs(jobs, "a", 2)
+          const [one, two] = pulled.map((job) => job.id)
+          const waiting = yield* jobs.submit(writer("a"), request())
+          const outcomes = yield* jobs.reportResults(node("a"), nodeId, [
+            { jobId: one ?? "", report: { final: true, result: result(70), framesDone: 2 } },
+            { jobId: waiting.id, report: { final: true, result: result(70), framesDone: 2 } },
+            { jobId: two ?? "", report: { final: false, result: result(60, 1), framesDone: 1 } },
+            { jobId: two ?? "", report: { final: true, result: result(60), framesDone: 2 } }
+          ])
+          expect(
+            outcomes.map((outcome) => (Either.isRight(outcome) ? outcome.right.job.state : outcome.left.message))
+          ).toEqual(["finished", notAssigned(waiting.id, nodeId), "running", "finished"])
+          expect(yield* jobs.get(writer("a"), waiting.id)).toMatchObject({ state: "pending", nodeId: undefined })
+          expect(yield* jobs.get(writer("a"), two ?? "")).toMatchObject({ state: "finished", framesDone: 2 })
+          // Another tenant's token: every report refused.
+          const foreign = yield* jobs.reportResults(node("b"), nodeId, [
+            { jobId: waiting.id, report: { final: false, framesDone: 1 } }
+          ])
+          expect(foreign.map(Either.isLeft)).toEqual([true])
         })
       )
     )

@@ -27,10 +27,25 @@ import {
   type ResultReport
 } from "./model.ts"
 import { type NodeInfo, NodeSessions, type Registration, type SessionView } from "./sessions.ts"
-import { type JobLookup, JobStore, type RunningUpdate, type SegmentCut, type StoreHealth } from "./store.ts"
+import {
+  type Claimed,
+  type JobLookup,
+  JobStore,
+  type ReportContext,
+  type ReportResults,
+  type RunningUpdate,
+  type SegmentCut,
+  type StoreHealth
+} from "./store.ts"
 
 /** Most jobs one PullWork hands out; larger requests are cut to this. */
 export const MAX_PULL = 64
+
+/** Longest wait of a long-polling PullWork (well below a gRPC client's usual deadline). */
+export const MAX_PULL_WAIT_MILLIS = 20_000
+
+/** Most reports one ReportResults call carries. */
+export const MAX_REPORTS = 64
 
 /** Port: the scoring roots of a tenant (auth registry or SVC_SCORING_ROOTS), read at each PullWork. */
 export class TenantRoots extends Context.Tag("svc/jobs/TenantRoots")<
@@ -104,15 +119,29 @@ export interface JobServiceShape {
     nodeId: string,
     runningJobIds: ReadonlyArray<string>
   ) => Effect.Effect<boolean, JobStoreError>
-  /** PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node. */
+  /**
+   * PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node.
+   * With `waitMillis` (at most MAX_PULL_WAIT_MILLIS) and none pending, waits until a job arrives
+   * or the time is up (then answers with none).
+   */
   readonly pullWork: (
     principal: Principal,
     nodeId: string,
-    maxJobs: number
+    maxJobs: number,
+    waitMillis?: number
   ) => Effect.Effect<
     ReadonlyArray<PulledJob>,
     PermissionDenied | NodeSessionNotLive | InvalidJobRequest | JobStoreError
   >
+  /**
+   * ReportResults: several reports of one node in one call, each decided as `reportResult`; the
+   * outcomes in the order given. Refusals are per report and change nothing.
+   */
+  readonly reportResults: (
+    principal: Principal,
+    nodeId: string,
+    reports: ReadonlyArray<{ readonly jobId: string; readonly report: ResultReport }>
+  ) => Effect.Effect<ReportResults, JobStoreError>
   /** ReportResult (seed 5.6). */
   readonly reportResult: (
     principal: Principal,
@@ -310,6 +339,9 @@ const mergeJob = (
   return merged === undefined ? Either.left("the segments hold no frames") : Either.right(merged)
 }
 
+/** A plan or a segment's report (decided on the segment tables), not the job's own. */
+const isSegmentReport = (report: ResultReport) => (report.planFrames ?? 0) !== 0 || report.segmentIndex !== undefined
+
 const seconds = (from: number | undefined, to: number | undefined) =>
   from === undefined || to === undefined ? undefined : Math.max(0, to - from) / 1000
 
@@ -322,63 +354,151 @@ export const makeJobService = Effect.gen(function* () {
   // Sessions that declared they score segments (RegisterNode scores_segments), on this replica.
   const segmentNodes = new Set<string>()
 
+  /** A plan or a segment's report (issue 30), decided on the segment tables. */
+  const segmentReport = (
+    tenantId: string,
+    nodeId: string,
+    jobId: string,
+    report: ResultReport,
+    context: Pick<ReportContext, "reporter" | "liveNodeIds">
+  ) =>
+    Effect.gen(function* () {
+      const segmentStore = store.segments
+      if (segmentStore === undefined)
+        return yield* new InvalidJobRequest({ message: "this controller's store does not split jobs into segments" })
+      const planFrames = report.planFrames ?? 0
+      if (planFrames !== 0) {
+        if (!Number.isSafeInteger(planFrames) || planFrames < 0 || report.final)
+          return yield* new InvalidJobRequest({
+            message: `plan_frames must be a whole number ≥ 0 on a progress report; got ${planFrames}`
+          })
+        return yield* segmentStore.plan(tenantId, jobId, {
+          ...context,
+          cuts: (held) => {
+            const size = segmentFramesOf(held.request)
+            return size === 0
+              ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
+              : Either.right(cutTitle(planFrames, size))
+          }
+        })
+      }
+      const index = report.segmentIndex ?? 0
+      if (!Number.isSafeInteger(index) || index < 0)
+        return yield* new InvalidJobRequest({ message: `segment_index must be a whole number ≥ 0; got ${index}` })
+      const segmentReport = { ...report, renditionProgress: [] }
+      return yield* segmentStore.report(tenantId, jobId, index, {
+        ...context,
+        update: (stored) => toUpdate(nodeId, segmentReport, stored),
+        merge: mergeJob
+      })
+    })
+
   // The rule is decided by the store on the job as its write transaction holds it (report.ts);
   // here only what is not the job: the reporting session and the tenant's live sessions.
-  const reportResult: JobServiceShape["reportResult"] = (principal, nodeId, jobId, report) =>
+  // A store holding the sessions (PostgreSQL) reads them with the jobs, in its own statement.
+  const reportResults: JobServiceShape["reportResults"] = (principal, nodeId, reports) =>
     Effect.gen(function* () {
       const tenantId = principal.tenantId
-      const reporter = yield* sessions.state(nodeId)
-      if (reporter.tenantId !== tenantId) return yield* PermissionDenied.jobNotAssigned(jobId, nodeId)
-      const live = yield* sessions.ofTenant(tenantId)
-      const context = {
-        reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
-        liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId))
-      }
-      const planFrames = report.planFrames ?? 0
-      if (planFrames !== 0 || report.segmentIndex !== undefined) {
-        const segmentStore = store.segments
-        if (segmentStore === undefined)
-          return yield* new InvalidJobRequest({ message: "this controller's store does not split jobs into segments" })
-        if (planFrames !== 0) {
-          if (!Number.isSafeInteger(planFrames) || planFrames < 0 || report.final)
-            return yield* new InvalidJobRequest({
-              message: `plan_frames must be a whole number ≥ 0 on a progress report; got ${planFrames}`
+      const bound = store.sessionBound
+      // Plans and segments' reports are decided on the segment tables (segmentReport), one by one.
+      const segmental = reports.some(({ report }) => isSegmentReport(report))
+      const outcomes: ReportResults =
+        bound !== undefined && !segmental
+          ? yield* bound.report(
+              tenantId,
+              nodeId,
+              reports.map(({ jobId, report }) => ({ jobId, update: (stored: Job) => toUpdate(nodeId, report, stored) }))
+            )
+          : yield* Effect.gen(function* () {
+              const reporter = yield* sessions.state(nodeId)
+              if (reporter.tenantId !== tenantId)
+                return reports.map(({ jobId }) => Either.left(PermissionDenied.jobNotAssigned(jobId, nodeId)))
+              const live = yield* sessions.ofTenant(tenantId)
+              const context = {
+                reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
+                liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId))
+              }
+              // A refusal is that report's outcome; a store failure fails the call.
+              return yield* Effect.forEach(reports, ({ jobId, report }) =>
+                (isSegmentReport(report)
+                  ? segmentReport(tenantId, nodeId, jobId, report, context)
+                  : store.report(tenantId, jobId, { ...context, update: (stored) => toUpdate(nodeId, report, stored) })
+                ).pipe(
+                  Effect.map((outcome) => Either.right(outcome)),
+                  Effect.catchIf(
+                    (error): error is PermissionDenied | InvalidJobRequest =>
+                      error instanceof PermissionDenied || error instanceof InvalidJobRequest,
+                    (refusal) => Effect.succeed(Either.left(refusal))
+                  )
+                )
+              )
             })
-          const planned = yield* segmentStore.plan(tenantId, jobId, {
-            ...context,
-            cuts: (held) => {
-              const size = segmentFramesOf(held.request)
-              return size === 0
-                ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
-                : Either.right(cutTitle(planFrames, size))
-            }
-          })
-          return planned.job
-        }
-        const index = report.segmentIndex ?? 0
-        if (!Number.isSafeInteger(index) || index < 0)
-          return yield* new InvalidJobRequest({ message: `segment_index must be a whole number ≥ 0; got ${index}` })
-        const segmentReport = { ...report, renditionProgress: [] }
-        const { job, written } = yield* segmentStore.report(tenantId, jobId, index, {
-          ...context,
-          update: (stored) => toUpdate(nodeId, segmentReport, stored),
-          merge: mergeJob
-        })
+      for (const outcome of outcomes) {
+        if (Either.isLeft(outcome)) continue
+        const { job, written } = outcome.right
         if (written && (job.state === "finished" || job.state === "failed")) {
           const duration = seconds(job.startedAt, job.finishedAt)
           if (duration !== undefined) hooks.observeJobDuration(duration, job.state)
         }
-        return job
       }
-      const { job, written } = yield* store.report(tenantId, jobId, {
-        ...context,
-        update: (stored) => toUpdate(nodeId, report, stored)
-      })
-      if (written && (job.state === "finished" || job.state === "failed")) {
-        const duration = seconds(job.startedAt, job.finishedAt)
-        if (duration !== undefined) hooks.observeJobDuration(duration, job.state)
+      return outcomes
+    })
+
+  const reportResult: JobServiceShape["reportResult"] = (principal, nodeId, jobId, report) =>
+    Effect.flatMap(reportResults(principal, nodeId, [{ jobId, report }]), ([outcome]) =>
+      outcome === undefined
+        ? Effect.die(new Error("a report without an outcome"))
+        : Either.match(outcome, {
+            onLeft: (error) => Effect.fail(error),
+            onRight: ({ job }) => Effect.succeed(job)
+          })
+    )
+
+  /** One claim: the session must be the caller's tenant's and live. */
+  const claimOnce = (principal: Principal, nodeId: string, max: number) =>
+    Effect.gen(function* () {
+      const whole = (jobs: ReadonlyArray<Job>): ReadonlyArray<Claimed> => jobs.map((job) => ({ job }))
+      const bound = store.sessionBound
+      const segmentStore = store.segments
+      // A node that scores segments gets a segment job's plan, then its segments, fairly; any
+      // other node gets jobs whole (a segment job not yet planned is scored in one piece).
+      const segmental = segmentStore !== undefined && segmentNodes.has(nodeId)
+      if (bound !== undefined && !segmental) {
+        const claimed = yield* bound.claim(principal.tenantId, nodeId, max)
+        if (claimed._tag === "OtherTenant") return yield* PermissionDenied.otherTenant()
+        if (claimed._tag === "NotLive") return yield* new NodeSessionNotLive({ nodeId })
+        return whole(claimed.jobs)
       }
-      return job
+      const session = yield* sessions.state(nodeId)
+      // Another tenant's session (live or not) is refused without naming its tenant.
+      if (session.tenantId !== undefined && session.tenantId !== principal.tenantId)
+        return yield* PermissionDenied.otherTenant()
+      if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
+      return segmentStore !== undefined && segmental
+        ? yield* segmentStore.claim(session.tenantId, nodeId, max)
+        : whole(yield* store.claim(session.tenantId, nodeId, max))
+    })
+
+  /**
+   * Claims; with nothing pending and time left, waits for a wake-up and claims again. The wait
+   * is subscribed before each claim, so a job that arrives in between wakes it.
+   */
+  const claimWaiting = (principal: Principal, nodeId: string, max: number, waitMillis: number) =>
+    Effect.gen(function* () {
+      const deadline = (yield* Clock.currentTimeMillis) + waitMillis
+      for (;;) {
+        const outcome = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const woken = yield* store.awaitWork(principal.tenantId)
+            const jobs = yield* claimOnce(principal, nodeId, max)
+            const left = deadline - (yield* Clock.currentTimeMillis)
+            if (jobs.length > 0 || left <= 0) return Option.some(jobs)
+            const wakeUp = yield* Effect.timeout(woken, left).pipe(Effect.option)
+            return Option.isSome(wakeUp) ? Option.none() : Option.some(jobs)
+          })
+        )
+        if (Option.isSome(outcome)) return outcome.value
+      }
     })
 
   // Safe if two replicas run it at once: a dead session never becomes live again, and
@@ -498,30 +618,28 @@ export const makeJobService = Effect.gen(function* () {
         return true
       }),
 
-    pullWork: (principal, nodeId, maxJobs) =>
+    pullWork: (principal, nodeId, maxJobs, waitMillis = 0) =>
       Effect.gen(function* () {
         if (!Number.isSafeInteger(maxJobs) || maxJobs < 0) {
           return yield* new InvalidJobRequest({ message: `max_jobs must be a whole number ≥ 0; got ${maxJobs}` })
         }
-        const session = yield* sessions.state(nodeId)
-        // Another tenant's session (live or not) is refused without naming its tenant.
-        if (session.tenantId !== undefined && session.tenantId !== principal.tenantId)
-          return yield* PermissionDenied.otherTenant()
-        if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
-        const scoringRoots = yield* roots.rootsFor(session.tenantId)
+        if (!Number.isSafeInteger(waitMillis) || waitMillis < 0 || waitMillis > MAX_PULL_WAIT_MILLIS) {
+          return yield* new InvalidJobRequest({
+            message: `wait_ms must be a whole number from 0 to ${MAX_PULL_WAIT_MILLIS}; got ${waitMillis}`
+          })
+        }
         const max = Math.min(Math.max(maxJobs, 1), MAX_PULL)
-        const segmentStore = store.segments
-        // A node that scores segments gets a segment job's plan, then its segments, fairly; any
-        // other node gets jobs whole (a segment job not yet planned is scored in one piece).
-        const claimed =
-          segmentStore !== undefined && segmentNodes.has(nodeId)
-            ? yield* segmentStore.claim(session.tenantId, nodeId, max)
-            : Array.from(yield* store.claim(session.tenantId, nodeId, max), (job) => ({ job, segment: undefined }))
-        for (const { job, segment } of claimed) {
+        const jobs =
+          waitMillis === 0
+            ? yield* claimOnce(principal, nodeId, max)
+            : yield* claimWaiting(principal, nodeId, max, waitMillis)
+        if (jobs.length === 0) return []
+        const scoringRoots = yield* roots.rootsFor(principal.tenantId)
+        for (const { job, segment } of jobs) {
           const wait = segment === undefined ? seconds(job.createdAt, job.startedAt) : undefined
           if (wait !== undefined) hooks.observeQueueWait(wait)
         }
-        return claimed.map(({ job, segment }) => ({
+        return jobs.map(({ job, segment }) => ({
           ...job,
           scoringRoots,
           segment,
@@ -530,6 +648,7 @@ export const makeJobService = Effect.gen(function* () {
       }),
 
     reportResult,
+    reportResults,
     requeueOrphans,
 
     storeHealth: store.health,

@@ -20,6 +20,7 @@ import type { PermissionDenied } from "../policy/errors.ts"
 import { isState, type JobRow, type RunningUpdateParams, runningUpdateParams, toJob } from "./rows.ts"
 import { planReport } from "./report.ts"
 import { makeSqliteSegments } from "./sqlite-segments.ts"
+import { makeWorkSignal } from "./work-signal.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob } from "./store.ts"
 
 export const BUSY_TIMEOUT_MILLIS = 5_000
@@ -164,7 +165,14 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           : Effect.succeed(jobs[0])
       )
 
-    const publish = (jobs: ReadonlyArray<Job>) => PubSub.publishAll(feed, jobs)
+    const work = makeWorkSignal()
+    const publish = (jobs: ReadonlyArray<Job>) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          for (const job of jobs) if (job.state === "pending") work.notify(job.tenantId, 1)
+        }),
+        PubSub.publishAll(feed, jobs)
+      )
 
     // A used idempotency key inserts nothing (no row returned); the key's job is then read.
     const insertJob = db.query<JobRow, [string, string, string, number, string | null, string | null]>(
@@ -407,7 +415,9 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
       changes: (tenantId) =>
         Effect.map(PubSub.subscribe(feed), (queue) =>
           Stream.fromQueue(queue).pipe(Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId))
-        )
+        ),
+
+      awaitWork: work.awaitWork
     }
     return store
   })

@@ -137,6 +137,38 @@ export interface SegmentStoreShape {
   ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
 }
 
+/** A claim that checked the node's session in the same statement. */
+export type SessionClaim =
+  | { readonly _tag: "Claimed"; readonly jobs: ReadonlyArray<Job> }
+  /** The session belongs to another tenant. */
+  | { readonly _tag: "OtherTenant" }
+  /** Unknown or expired session of the caller's tenant. */
+  | { readonly _tag: "NotLive" }
+
+/** One report of a node's batch: the job, and the write an accepted report makes on it as stored. */
+export interface NodeReport {
+  readonly jobId: string
+  readonly update: (job: Job) => Either.Either<RunningUpdate, InvalidJobRequest>
+}
+
+/** Each report's outcome, in the order given: applied (or already final), or refused. */
+export type ReportResults = ReadonlyArray<Either.Either<ReportOutcome, PermissionDenied | InvalidJobRequest>>
+
+/**
+ * A store that keeps the node sessions in the same database (PostgreSQL) checks them inside the
+ * call that claims or reports, instead of the service reading sessions first (round trips).
+ */
+export interface SessionBoundStore {
+  /** PullWork's claim: the session must be the tenant's and live. */
+  readonly claim: (tenantId: string, nodeId: string, max: number) => Effect.Effect<SessionClaim, JobStoreError>
+  /** ReportResult(s) of one node (seed 000 §5.6), the sessions read with the jobs. */
+  readonly report: (
+    tenantId: string,
+    nodeId: string,
+    reports: ReadonlyArray<NodeReport>
+  ) => Effect.Effect<ReportResults, JobStoreError>
+}
+
 export interface JobStoreShape {
   /** Segment jobs; absent: this store hands every job out whole. */
   readonly segments?: SegmentStoreShape | undefined
@@ -201,6 +233,14 @@ export interface JobStoreShape {
    * may have been missed, so the follower lists again.
    */
   readonly changes: (tenantId: string) => Effect.Effect<Stream.Stream<Job, JobStoreError>, never, Scope.Scope>
+  /**
+   * A long-polling PullWork's wake-up: subscribes when run; the effect it returns completes once
+   * a job of the tenant may have become pending since (a submit or re-queue on any replica). It
+   * may also complete without one (then the claim finds nothing and waits again).
+   */
+  readonly awaitWork: (tenantId: string) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
+  /** Present when node sessions live in the store's database (see `SessionBoundStore`). */
+  readonly sessionBound?: SessionBoundStore | undefined
 }
 
 export class JobStore extends Context.Tag("svc/jobs/JobStore")<JobStore, JobStoreShape>() {}

@@ -6,21 +6,30 @@
  * registers again and reports, under its new session, what it finished meanwhile.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
+import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
 import { parsePrecision } from "../scorer/precision.ts"
+import { ScoreTooLarge } from "../scorer/errors.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, callUnary, type GrpcCallError, makeClient } from "../transport/grpc/client.ts"
 import { nodeConfig } from "./config.ts"
 import { makeTokenSource, type TokenFileError } from "../config/token-file.ts"
+
+/**
+ * How long PullWork may hold an idle node's call until a job arrives (long-poll, issue 35):
+ * within the controller's 20 s bound and the client's 30 s deadline. A node with free slots is
+ * answered as soon as work is submitted, instead of at its next poll.
+ */
+const PULL_WAIT_MS = 15_000
 
 /** A job as PullWork hands it out (proto field names). */
 interface WireJob {
@@ -166,6 +175,15 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const config = yield* nodeConfig
     const scorer = yield* Scorer
     const ffmpeg = yield* Ffmpeg
+    // The same memory budget as svc-server's (SVC_MAX_SCORE_MEMORY), decoders included: a job that
+    // can never fit fails with the reason; one that may fit later waits, holding its slot (so the
+    // node pulls no more work meanwhile), until the jobs in flight give the memory back.
+    const budget = yield* maxScoreMemory
+    const memory = yield* Effect.makeSemaphore(budget)
+    const admitMemory = (bytes: number) =>
+      bytes > budget
+        ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
+        : Effect.acquireRelease(memory.take(bytes), () => memory.release(bytes)).pipe(Effect.asVoid)
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const clients = yield* Effect.acquireRelease(
@@ -408,7 +426,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
         const outcome = yield* withProgress(job.id, (onProgress) =>
-          Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)
+          Effect.provideService(
+            scoreInputs(scorer, scoreJob, { onProgress, guard, admitMemory, memoryBudget: budget }),
+            Ffmpeg,
+            ffmpeg
+          )
         )
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
@@ -449,6 +471,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
               scoreLadderInputs(scorer, ladder, {
                 onProgress,
                 guard,
+                admitMemory,
+                memoryBudget: budget,
                 onRenditionProgress: (index, frames) =>
                   Effect.sync(() => {
                     read[index] = frames
@@ -596,8 +620,13 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
+        const asked = yield* Clock.currentTimeMillis
         const pulled = yield* Effect.either(
-          call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", { node_id: current.nodeId, max_jobs: free })
+          call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", {
+            node_id: current.nodeId,
+            max_jobs: free,
+            wait_ms: PULL_WAIT_MS
+          })
         )
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
@@ -611,7 +640,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           // decoders killed (an unfinished job is re-queued by the controller).
           yield* Effect.forkIn(runJob(job), agentScope)
         }
-        if (pulled.right.jobs.length === 0) yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
+        // The controller held the call until work arrived or the wait was up; one that answers
+        // "none" at once does not long-poll (an older controller): poll at the interval.
+        const answeredAfter = (yield* Clock.currentTimeMillis) - asked
+        if (pulled.right.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
+          yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }
     })
 

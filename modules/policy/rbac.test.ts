@@ -39,7 +39,9 @@ const SEED_TABLE: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["/svc.v1.NodeStatus/ListNodes", ["reader", "writer", "admin"]],
   // Added with ladders (issue 18): scores, like Score.
   ["/svc.v1.SvcScoring/ScoreLadder", ["writer", "admin"]],
-  ["POST /v1/ladder", ["writer", "admin"]]
+  ["POST /v1/ladder", ["writer", "admin"]],
+  // Added with batched reports (issue 35): several ReportResult calls in one, node only.
+  ["/svc.v1.Nodes/ReportResults", ["node"]]
 ]
 const seedRoles = new Map(SEED_TABLE.map(([method, roles]) => [method, roles.map((role) => `svc:${role}`)]))
 

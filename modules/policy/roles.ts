@@ -27,6 +27,7 @@ export const GrpcMethods = {
   Heartbeat: grpcMethod("Nodes", "Heartbeat"),
   PullWork: grpcMethod("Nodes", "PullWork"),
   ReportResult: grpcMethod("Nodes", "ReportResult"),
+  ReportResults: grpcMethod("Nodes", "ReportResults"),
   Score: grpcMethod("SvcScoring", "Score"),
   ScoreStream: grpcMethod("SvcScoring", "ScoreStream"),
   Health: grpcMethod("SvcScoring", "Health"),
@@ -69,6 +70,8 @@ export const ROLE_TABLE: ReadonlyMap<string, ReadonlyArray<Role>> = new Map<stri
   [GrpcMethods.Heartbeat, NODE],
   [GrpcMethods.PullWork, NODE],
   [GrpcMethods.ReportResult, NODE],
+  // Not in the seed (issue 35): several ReportResult calls in one, the same node-only API.
+  [GrpcMethods.ReportResults, NODE],
   [HTTP_SCORE_ROUTE, WRITE],
   [HTTP_LADDER_ROUTE, WRITE],
   [HTTP_MODELS_ROUTE, READ]

@@ -111,6 +111,9 @@ export interface RawGeometry {
 export interface ScoreJob {
   readonly reference: string
   readonly distorted: string
+  /** The inputs as the request wrote them (a file:// URL), where that differs from the path: refusals quote these. */
+  readonly referenceAsSent?: string
+  readonly distortedAsSent?: string
   readonly model: string
   /** Every model asked for (`models`, or just `model`), in request order; "auto" unresolved. */
   readonly models: ReadonlyArray<string>
@@ -167,7 +170,7 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.backend": 'is not one of "auto", "cpu", "scalar", "avx2" ("": auto)',
   "options.threads": `is not a whole number from 0 to ${maxThreads}`,
   "options.features": "is not a list of features",
-  "options.features[]": 'is not one of "psnr", "float_ssim", "float_ms_ssim"',
+  "options.features[]": `is not one of ${ExtraFeature.literals.map((feature) => `"${feature}"`).join(", ")}`,
   "options.subsample": "is not a whole number from 0 to 1000",
   "options.frame_cnt": "is not a whole number from 0 to 1000000000 (0: every frame)",
   "options.frame_skip_ref": "is not a whole number from 0 to 1000000000",
@@ -275,6 +278,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
   return Either.right({
     reference,
     distorted,
+    ...(reference === request.reference ? {} : { referenceAsSent: request.reference }),
+    ...(distorted === request.distorted ? {} : { distortedAsSent: request.distorted }),
     model,
     models,
     geometry:

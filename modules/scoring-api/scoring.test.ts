@@ -7,7 +7,8 @@
  */
 import { HttpApp, HttpRouter } from "@effect/platform"
 import { status as GrpcStatus } from "@grpc/grpc-js"
-import { Effect, Layer, Logger, ManagedRuntime, Option } from "effect"
+import { ConfigProvider, Effect, Layer, Logger, ManagedRuntime, Option } from "effect"
+import { dirname } from "node:path"
 import { describe, expect, it } from "vitest"
 import { fixture, rawOptions } from "../../test/support/fixtures.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
@@ -51,6 +52,14 @@ describe("a scorer's internal failure", () => {
     })
     const layer = ScoringApi.Default.pipe(
       Layer.provideMerge(scorerState),
+      // svc-server reads only under its roots (default: the working directory): the inputs' folder.
+      Layer.provide(
+        Layer.setConfigProvider(
+          ConfigProvider.fromMap(new Map([["SVC_INPUT_ROOTS", dirname(v01.reference)]])).pipe(
+            ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+          )
+        )
+      ),
       Layer.provideMerge(ScoringMetricsService.layer("test")),
       Layer.provideMerge(Logger.replace(Logger.defaultLogger, capture))
     )

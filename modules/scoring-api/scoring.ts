@@ -3,6 +3,7 @@
  * get a ScoreResult or a typed failure back. Validation, the shared concurrency cap, metrics and
  * the one structured log line per request all live here; the transports only translate.
  */
+import { isAbsolute, resolve } from "node:path"
 import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
 import { invalid } from "../config/env.ts"
 import { wireStatus } from "../errors/index.ts"
@@ -10,20 +11,15 @@ import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
+import { Gauge } from "prom-client"
 import type { PermissionDenied } from "../policy/errors.ts"
 import { parseRoot, RootSet, splitRootList } from "../policy/scoring-roots.ts"
-import {
-  InvalidScoreRequest,
-  type ScoreError,
-  ScoreMemoryBusy,
-  ScorerBusy,
-  ScorerInternal,
-  ScoreTooLarge
-} from "../scorer/errors.ts"
+import { InputNotFound, InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
 import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
+import { memoryBudget } from "../scorer/memory-budget.ts"
 import type { ModelInfo } from "../scorer/models.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
-import { type InputGuard, type ScoreResult, type StreamEvent, unguarded } from "../scorer/scorer.ts"
+import type { InputGuard, ScoreResult, StreamEvent } from "../scorer/scorer.ts"
 import { inputRoots, maxConcurrentScores, maxScoreMemory, tenantMaxConcurrentScores } from "./config.ts"
 import { type ScorerNotReady, TenantScoresBusy } from "./errors.ts"
 import { ScorerState } from "./scorer-state.ts"
@@ -41,36 +37,61 @@ export interface ScoreCall {
 
 export type ScoringError = ScoreError | ScorerNotReady | PermissionDenied | TenantScoresBusy
 
-/**
- * The guard of calls that bring none (svc-server): SVC_INPUT_ROOTS when set, else any path.
- * An invalid entry stops the start.
- */
-const defaultGuard = Effect.flatMap(
-  inputRoots,
-  Option.match({
-    onNone: () => Effect.succeed<InputGuard<PermissionDenied>>(unguarded),
-    onSome: (text) =>
-      Effect.map(
-        Effect.forEach(splitRootList(text), (entry) =>
-          Either.match(parseRoot(entry), {
-            onLeft: (why) => Effect.fail(invalid("SVC_INPUT_ROOTS", `entry "${entry}" ${why}`)),
-            onRight: () => Effect.succeed(entry)
-          })
-        ),
-        (entries) => RootSet.fromValidTexts(entries).inputGuard()
-      )
+/** svc-server's input roots as written: SVC_INPUT_ROOTS, else its working directory alone. */
+const serverRootTexts = Effect.map(inputRoots, (roots) =>
+  Option.match(roots, {
+    onNone: () => ({ texts: [process.cwd()], configured: false }),
+    onSome: (text) => ({ texts: splitRootList(text), configured: true })
   })
 )
 
-/** svc-server's start-up warning when SVC_INPUT_ROOTS leaves every file of the host readable. */
-export const inputRootsWarning = Layer.effectDiscard(
-  Effect.flatMap(inputRoots, (roots) =>
-    Option.isNone(roots)
-      ? Effect.logWarning(
-          "SVC_INPUT_ROOTS is not set: POST /v1/score and Score may read any file this process can open; set it to the directories of your media"
-        )
-      : Effect.void
+/**
+ * The guard of calls that bring none (svc-server): its roots, an invalid entry stopping the
+ * start. A relative input is the server's own working directory's (as the open reads it), so
+ * it is checked there; the controller, which brings its callers' guards, refuses them.
+ */
+const defaultGuard = Effect.flatMap(serverRootTexts, ({ texts }) =>
+  Effect.map(
+    Effect.forEach(texts, (entry) =>
+      Either.match(parseRoot(entry), {
+        onLeft: (why) => Effect.fail(invalid("SVC_INPUT_ROOTS", `entry "${entry}" ${why}`)),
+        onRight: () => Effect.succeed(entry)
+      })
+    ),
+    (entries): InputGuard<PermissionDenied> => {
+      const guard = RootSet.fromValidTexts(entries).inputGuard()
+      const here = (path: string) =>
+        path === "" || isAbsolute(path) || /^:?[A-Za-z0-9_][A-Za-z0-9_.+@-]*:/.test(path) ? path : resolve(path)
+      return {
+        // A NUL byte is refused by the open itself, before any system call, naming it.
+        beforeOpen: (path) => (path.includes("\0") ? Effect.void : guard.beforeOpen(here(path))),
+        opened: guard.opened,
+        missing: (path) =>
+          guard
+            .missing(here(path))
+            .pipe(Effect.catchTag("InputNotFound", () => Effect.fail(new InputNotFound({ path }))))
+      }
+    }
   )
+)
+
+/**
+ * svc-server's start-up line saying where inputs may come from: its working directory when
+ * SVC_INPUT_ROOTS is unset, the configured roots otherwise, and a warning when a root is `/`.
+ */
+export const inputRootsNotice = Layer.effectDiscard(
+  Effect.flatMap(serverRootTexts, ({ texts, configured }) => {
+    const annotations = { roots: texts, source: configured ? "SVC_INPUT_ROOTS" : "working directory" }
+    return texts.includes("/")
+      ? Effect.logWarning(
+          "input roots include /: POST /v1/score and Score may read any file this process can open"
+        ).pipe(Effect.annotateLogs(annotations))
+      : Effect.logInfo(
+          configured
+            ? "inputs confined to SVC_INPUT_ROOTS"
+            : "inputs confined to the working directory (SVC_INPUT_ROOTS unset; set it to your media directories, or / for any file)"
+        ).pipe(Effect.annotateLogs(annotations))
+  })
 )
 
 /** The first message of a ScoreStream: model and options (raw geometry required). */
@@ -138,21 +159,25 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         : sharedSlot
 
     // Memory: admitted on the library's estimate, before anything per frame is allocated.
-    const budget = yield* maxScoreMemory
-    const memoryInUse = yield* Ref.make(0)
-    const admitMemory = (bytes: number) =>
-      bytes > budget
-        ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
-        : Effect.acquireRelease(
-            Effect.flatMap(
-              Ref.modify(memoryInUse, (used): readonly [boolean, number] =>
-                used + bytes <= budget ? [true, used + bytes] : [false, used]
-              ),
-              (admitted) => (admitted ? Effect.void : Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget })))
-            ),
-            () => Ref.update(memoryInUse, (used) => used - bytes)
-          )
+    const admitMemory = yield* Effect.flatMap(maxScoreMemory, memoryBudget)
     const serverGuard = yield* defaultGuard
+    // The decoders' share of the budget, as /metrics shows it: admitted, and the peak observed.
+    new Gauge({
+      name: "svc_decoder_memory_reserved_bytes",
+      help: "Memory admitted for the running decoders (counted in SVC_MAX_SCORE_MEMORY with the scorer's).",
+      registers: [metrics.registry],
+      collect() {
+        this.set(ffmpeg.usage.reserved)
+      }
+    })
+    new Gauge({
+      name: "svc_decoder_memory_peak_bytes",
+      help: "Highest resident memory (VmHWM) a decoder of this process reached, sampled every 250 ms.",
+      registers: [metrics.registry],
+      collect() {
+        this.set(ffmpeg.usage.peak)
+      }
+    })
 
     /** What a request got to before it ended, for its log line. */
     interface Progress {
@@ -233,7 +258,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               yield* slot(call)
               seen.ran = true
               const result = yield* Effect.provideService(
-                scoreInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                scoreInputs<G | PermissionDenied>(scorer, job, {
+                  guard: guard ?? serverGuard,
+                  admitMemory,
+                  memoryBudget: budget
+                }),
                 Ffmpeg,
                 ffmpeg
               )
@@ -265,7 +294,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               yield* slot(call)
               seen.ran = true
               const result = yield* Effect.provideService(
-                scoreLadderInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                scoreLadderInputs<G | PermissionDenied>(scorer, job, {
+                  guard: guard ?? serverGuard,
+                  admitMemory,
+                  memoryBudget: budget
+                }),
                 Ffmpeg,
                 ffmpeg
               )

@@ -264,6 +264,10 @@ describe("deployment chart: helm lint and template", () => {
       "prometheus.io/port": "8080"
     })
     expect(server.spec.template.spec.automountServiceAccountToken).toBe(false)
+    // Inputs confined to server.inputRoots (default /media), never the pod's whole file system.
+    expect(envOf(server).SVC_INPUT_ROOTS).toBe("/media")
+    const opened = mustWorkload(rendered({ server: { inputRoots: ["/", "/srv/clips"] } }), "server")
+    expect(envOf(opened).SVC_INPUT_ROOTS).toBe("/,/srv/clips")
     checkInvariants(manifests, {})
     await validateAll(manifests)
     const crds = render({})
@@ -713,6 +717,13 @@ const refusals: ReadonlyArray<readonly [string, unknown, RegExp]> = [
     { ...single, controller: { enabled: true, replicas: 2 } },
     /controller\.replicas 2 requires store\.postgres\.enabled/
   ],
+  [
+    "SVC_INPUT_ROOTS in the server's env",
+    { env: { SVC_INPUT_ROOTS: "/" } },
+    /env\.SVC_INPUT_ROOTS is refused: set server\.inputRoots/
+  ],
+  ["no input root (schema)", { server: { inputRoots: [] } }, /inputRoots/],
+  ["a relative input root (schema)", { server: { inputRoots: ["media"] } }, /inputRoots/],
   ["an unknown key (schema)", { serverr: {} }, /additional properties 'serverr' not allowed/],
   ["a wrong type (schema)", { controller: { enabled: "yes" } }, /controller\/enabled|got string, want boolean/],
   [

@@ -172,6 +172,65 @@ describe("svc-controller with two tenants and a's node", () => {
     expect(report).toEqual({ ok: false, code: GrpcStatus.PERMISSION_DENIED, details: notAssigned(jobId, sessionA) })
   })
 
+  it("PullWork long-polls until a job arrives (issue 35); ReportResults answers each report on its own", async () => {
+    const nodeB = String(
+      expectOk(
+        await client.unary(
+          "svc.v1.Nodes",
+          "RegisterNode",
+          { name: "probe-b-batch", slots: 4, version: "t" },
+          tokens.bNode
+        )
+      ).node_id
+    )
+    const input = join(scratch.rootB, "clip.yuv")
+    const submit = async () =>
+      String(
+        expectOk(await client.submit({ reference: input, distorted: input, options: v01.options }, tokens.bWriter)).id
+      )
+    // b has no node of its own: the call waits until the submit (or claims it at once if it came second).
+    const waiting = client.unary(
+      "svc.v1.Nodes",
+      "PullWork",
+      { node_id: nodeB, max_jobs: 1, wait_ms: 20_000 },
+      tokens.bNode
+    )
+    const first = await submit()
+    const pulled = expectOk(await waiting).jobs as ReadonlyArray<Record<string, unknown>>
+    expect(pulled.map((job) => job.id)).toEqual([first])
+    const pending = await submit()
+    const batch = expectOk(
+      await client.unary(
+        "svc.v1.Nodes",
+        "ReportResults",
+        {
+          node_id: nodeB,
+          reports: [
+            { job_id: first, final: true, error: "failed on purpose", frames_done: 0 },
+            { job_id: pending, final: true, error: "not mine", frames_done: 0 }
+          ]
+        },
+        tokens.bNode
+      )
+    )
+    expect(batch.outcomes).toMatchObject([
+      { job_id: first, code: 0, job: { id: first, state: "JOB_STATE_FAILED" } },
+      { job_id: pending, code: GrpcStatus.PERMISSION_DENIED, message: notAssigned(pending, nodeB), job: null }
+    ])
+    // The refused report changed nothing: the job is still pending, and a PullWork hands it out.
+    const again = expectOk(
+      await client.unary("svc.v1.Nodes", "PullWork", { node_id: nodeB, max_jobs: 1 }, tokens.bNode)
+    )
+    expect((again.jobs as ReadonlyArray<Record<string, unknown>>).map((job) => job.id)).toEqual([pending])
+    const refused = await client.unary(
+      "svc.v1.Nodes",
+      "PullWork",
+      { node_id: nodeB, max_jobs: 1, wait_ms: 20_001 },
+      tokens.bNode
+    )
+    expect(refused).toMatchObject({ ok: false, code: GrpcStatus.INVALID_ARGUMENT })
+  })
+
   it("ReportResult follows 5.6: own job yes; pending, live node's, other tenant's, unknown job no; repeated final unchanged", async () => {
     const register = async (token: string, name: string) =>
       String(

@@ -118,7 +118,13 @@ describe("inputs that are not regular files, or do not fit", () => {
     ["1x1 against a 100 MB file", () => raw(big, 1, 1), 400, /^a 1x1 frame is too small: adm needs at least 33x33/],
     ["16384x16384 against a 100 MB file", () => raw(big, 16384, 16384), 400, /not a whole number/],
     ["a name that starts with -", () => raw("-i"), 404, /input "-i" does not exist/],
-    ["a concat: protocol name", () => raw(`concat:${v01.distorted}|${v01.distorted}`), 404, /does not exist/],
+    // A prefixed form is no local file: outside any directory root, even "/".
+    [
+      "a concat: protocol name",
+      () => raw(`concat:${v01.distorted}|${v01.distorted}`),
+      403,
+      /is outside the tenant's scoring roots/
+    ],
     ["a missing file", () => raw(join(media, "missing.yuv")), 404, /does not exist/]
   ]
 
@@ -333,11 +339,15 @@ describe("SVC_INPUT_ROOTS", () => {
     expect([missing.status, missing.json.error]).toEqual([404, `input "${join(inside, "missing.yuv")}" does not exist`])
   })
 
-  it("warns at start-up when it is unset", () => {
-    expect(
-      server.logs.some((line) => line.logLevel === "WARN" && /SVC_INPUT_ROOTS is not set/.test(line.message))
-    ).toBe(true)
-    expect(rooted.logs.some((line) => /SVC_INPUT_ROOTS is not set/.test(line.message))).toBe(false)
+  it("logs its roots at start-up, with a warning when one is / (every file)", () => {
+    expect(server.logs.some((line) => line.logLevel === "WARN" && /^input roots include \/:/.test(line.message))).toBe(
+      true
+    )
+    expect(rooted.logs.find((line) => line.message === "inputs confined to SVC_INPUT_ROOTS")?.annotations).toEqual({
+      roots: [join(scratch, "allowed")],
+      source: "SVC_INPUT_ROOTS"
+    })
+    expect(rooted.logs.some((line) => line.logLevel === "WARN" && /input roots/.test(line.message))).toBe(false)
   })
 })
 

@@ -9,9 +9,9 @@ export const extraFeatures = ["psnr", "float_ssim", "float_ms_ssim"] as const
 
 export const scratchDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix))
 
-/** Runs the compiled svc with SVC_MODEL_DIR set. */
-export const svc = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  runCommand([requireBuilt("svc"), ...args], { env: { ...modelDirEnv, ...env } })
+/** Runs the compiled svc with SVC_MODEL_DIR set (in `cwd`, default the repository). */
+export const svc = (args: ReadonlyArray<string>, env: Record<string, string> = {}, cwd?: string) =>
+  runCommand([requireBuilt("svc"), ...args], { env: { ...modelDirEnv, ...env }, ...(cwd === undefined ? {} : { cwd }) })
 
 /** The file a model name resolves to for this run: SVC_MODEL_DIR's, else the built-in. */
 export const modelFile = (name: string) => join(process.env.SVC_MODEL_DIR || builtinModelDir, `${name}.json`)

@@ -114,7 +114,7 @@ describe("svc command line", () => {
     expect(missingFile.stderr).toMatch(/^svc: .*absent\.yuv/)
     const unknownModel = await svc(["score", ...pairArgs(), "--model", "no_such_model"])
     expect(unknownModel.code).toBe(1)
-    expect(unknownModel.stderr).toBe('svc: unknown model "no_such_model"\n')
+    expect(unknownModel.stderr).toMatch(/^svc: unknown model "no_such_model"; the models are: vmaf_4k_v0\.6\.1, .*\n$/)
     expect(missingGeometry.stdout + unknownFlag.stdout + missingFile.stdout + unknownModel.stdout).toBe("")
   })
 
@@ -143,7 +143,9 @@ describe("svc command line", () => {
   it("svc models lists what the model store loads, with the SHA-256 scores name", async () => {
     const result = await svc(["models", "--json"])
     expect(result.code).toBe(0)
-    const models = JSON.parse(result.stdout) as ReadonlyArray<{ name: string; usable: boolean; reason?: string }>
+    const { models } = JSON.parse(result.stdout) as {
+      models: ReadonlyArray<{ name: string; usable: boolean; reason?: string }>
+    }
     const sha = createHash("sha256")
       .update(readFileSync(modelFile("vmaf_v0.6.1")))
       .digest("hex")
@@ -159,8 +161,12 @@ describe("progress bar", () => {
     const shown = await underTerminal([requireBuilt("svc"), "score", ...pairArgs(), "-o", output])
     expect(shown.code).toBe(0)
     expect(shown.stdout).toMatch(/scoring \[[#-]+\] \d+\/30 frames {2}[\d.]+ fps {2}ETA /)
-    // Erased at the end: the last thing on the terminal is the line clear.
-    expect(shown.stdout.trimEnd().endsWith("\x1b[K")).toBe(true)
+    // Erased at the end: the line clear, then only the summary line (the result is in the file).
+    const cleared = shown.stdout.lastIndexOf("\x1b[K")
+    expect(cleared).toBeGreaterThan(0)
+    expect(shown.stdout.slice(cleared + 3)).toMatch(
+      /^\r?\n?VMAF score: [\d.]+ {2}\(30 frames, model vmaf_v0\.6\.1\) -> .*\r?\n$/
+    )
     expect(JSON.parse(readFileSync(output, "utf8")).frames).toHaveLength(30)
   })
 
@@ -170,10 +176,10 @@ describe("progress bar", () => {
     expect(shown.stdout).not.toContain("fps")
   })
 
-  it("is absent when stderr is a pipe", async () => {
+  it("is absent when stderr is a pipe: only the summary line", async () => {
     const result = await svc(["score", ...pairArgs(), "-o", output])
     expect(result.code).toBe(0)
-    expect(result.stderr).toBe("")
+    expect(result.stderr).toBe(`VMAF score: ${v01Vmaf.toFixed(6)}  (30 frames, model vmaf_v0.6.1) -> ${output}\n`)
   })
 })
 
@@ -285,7 +291,7 @@ describe("jobs on a controller and a node", () => {
       ["jobs", "wait", id, "--timeout", "120", "-o", output, "--html", join(scratch, "job.html")],
       env
     )
-    expect(waited.stderr).toBe("")
+    expect(waited.stderr).toMatch(/^VMAF score: [\d.]+ {2}\(30 frames, model vmaf_v0\.6\.1\) -> .*job\.json\n$/)
     expect(waited.code).toBe(0)
     const report = JSON.parse(readFileSync(output, "utf8"))
     expect(report.frames).toHaveLength(30)

@@ -85,6 +85,9 @@ export const startService = async (name: string, options: StartOptions = {}): Pr
       TMPDIR: process.env.TMPDIR ?? "/tmp",
       SVC_HTTP_ADDR: "127.0.0.1:0",
       SVC_GRPC_ADDR: "127.0.0.1:0",
+      // svc-server reads the tests' media wherever they are (temporary folders): every file,
+      // explicitly. Tests of the roots set their own.
+      SVC_INPUT_ROOTS: "/",
       ...modelDirEnv,
       SVC_LOG_LEVEL: "debug",
       ...options.env

@@ -19,7 +19,7 @@ import {
   scratchDir,
   writeLongClip
 } from "../../../test/support/media.ts"
-import { parseScoreRequest, rawGeometryRequired } from "../../scorer/request.ts"
+import { parseScoreRequest } from "../../scorer/request.ts"
 import { parseLadderRequest } from "../../scorer/ladder.ts"
 import { Scorer } from "../../scorer/scorer.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
@@ -328,7 +328,10 @@ describe("robustness", () => {
     for (const [name, text] of Object.entries(playlists)) {
       writeFileSync(file(name), text)
       const exit = await scoreExit({ reference: file(name), distorted: file(name) })
-      expect(failure(exit), name).toMatchObject({ _tag: "InvalidScoreRequest", message: rawGeometryRequired })
+      expect(failure(exit), name).toMatchObject({
+        _tag: "InvalidScoreRequest",
+        message: `input "${file(name)}" is not a video: neither Y4M nor a format ffmpeg recognises (raw YUV needs options.width and options.height)`
+      })
     }
   })
 

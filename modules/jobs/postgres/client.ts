@@ -71,6 +71,13 @@ const connectionLost = (cause: unknown): boolean => {
  * continuation of the previous one (no timer in between), so the socket cannot close unseen.
  * (A reserved connection, `sql.reserve`, has the same write after a close, and its release would
  * put the dead connection back in the pool.)
+ *
+ * Only the start-up migrations use it, before the pool serves anything. The client (3.4.9, the
+ * latest published; porsager/postgres #823, #1189, fixed by the unreleased PR #1218) can send
+ * `sql.begin`'s BEGIN on a connection it did not reserve when BEGIN fills a busy connection's
+ * pipeline: the transaction then stays open on the server and unrelated statements of the pool
+ * run inside it. So nothing that serves calls sends BEGIN: every store operation is one
+ * statement (migration 8's functions), a transaction of its own that commits before it answers.
  */
 export const transaction = <A>(sql: Sql, body: (tx: postgres.TransactionSql) => Promise<A>): Promise<A> =>
   sql.begin(async (tx) => {

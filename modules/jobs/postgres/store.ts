@@ -2,27 +2,35 @@
  * JobStore and NodeSessions on PostgreSQL, for several controller replicas in front of one
  * database (SVC_STORE_URL). Every replica can serve every call:
  *
+ * - One statement per operation: each is a call of a migration-8 function that sets the tenant
+ *   for row-level security and runs the statement in the same implicit transaction. No BEGIN or
+ *   COMMIT is ever sent while serving, so the client's transaction race (postgres 3.4.9 could
+ *   send BEGIN on a connection it had not reserved, leaving a transaction open on a shared
+ *   connection) cannot occur, and a call answers only after its statement committed. Tagged
+ *   statements are prepared once per connection: one round trip per call.
  * - Jobs: the SQLite store's statements, tenant-scoped the same way (`tenant_id = $1 AND $1 <> ''`).
  * - Claims: `SELECT … FOR UPDATE SKIP LOCKED` picks the tenant's oldest pending jobs, so replicas
- *   claiming at once never hand one job out twice and never wait on each other. A claim sets the
- *   lease (node, whose session row carries the expiry its heartbeats extend) and increments the
- *   fencing counter. A report locks its job row (`SELECT … FOR UPDATE`), is decided by the seed
- *   5.6 rule on that row and written in the same transaction (`report`).
+ *   claiming at once never hand one job out twice and never wait on each other. The claim checks
+ *   the node's session in the same call (`sessionBound`). It sets the lease (node, whose session
+ *   row carries the expiry its heartbeats extend) and increments the fencing counter.
+ * - Reports: one call reads the jobs with the reporter's and the owners' sessions; the seed 5.6
+ *   rule decides on those rows; one call writes every accepted report as a compare-and-set on the
+ *   lease and `revision` it was decided on. A row that changed in between is read and decided
+ *   again, so the decision always holds for the state the write commits on.
  * - Node sessions are rows (`node_sessions`), live while `expires_at` lies ahead.
  * - The re-queue sweep runs under a lease row (`sweep_lease`), so one replica at a time sweeps;
  *   the sweep is also safe when two run. Time when the database was unreachable does not count
  *   against node sessions (`controller_clock`, see `bridgeOutage`).
- * - Transactions run on a reserved connection that is never written to again once it failed
- *   (see `transaction`): a dropped connection is a `JobStoreUnavailable`, never an uncaught error.
- * - Change feed: an AFTER INSERT OR UPDATE trigger sends `NOTIFY svc_jobs '<tenant>\n<id>'` at
- *   commit; every replica LISTENs, reads the job and publishes it to its followers. A follower
- *   therefore sees changes made on any replica, in commit order, within a round trip.
+ * - Change feed: statement-level triggers send `NOTIFY svc_jobs` with `[tenant, id, state,
+ *   fence]` lines at commit, and only while some replica has a `change_listeners` row: a replica
+ *   LISTENs and keeps its row while it has followers (StreamJobs) or waiting PullWork calls, and
+ *   for a while after. A follower reads the jobs its tenant's notes name; its queue is bounded.
  *
  * Times are the replicas' clocks (Effect `Clock`), as in the SQLite store: replicas need
  * synchronised clocks (NTP), well within the 30 s session TTL.
  * PostgreSQL text cannot hold NUL: an id or tenant containing one matches nothing.
  */
-import { Clock, Context, Effect, Either, Layer, Option, PubSub, Queue, Ref, type Scope, Stream } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, Queue, Ref, Schedule, type Scope, Stream } from "effect"
 import { STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
 import { PermissionDenied } from "../../policy/errors.ts"
 import {
@@ -32,19 +40,27 @@ import {
   type JobStoreError,
   JobStoreUnavailable
 } from "../errors.ts"
-import type { Job, JobState } from "../model.ts"
-import { isState, type JobRow, runningUpdateParams, toJob } from "../rows.ts"
+import { encodeRenditionProgress, encodeResult, type Job, type JobState } from "../model.ts"
+import { isState, type JobRow, toJob } from "../rows.ts"
 import { NodeSessions, type NodeSessionsShape, type SessionSettings, type SessionState } from "../sessions.ts"
 import { CHANGE_FEED_CAPACITY } from "../sqlite-store.ts"
 import { planReport } from "../report.ts"
-import { type JobLookup, JobStore, type JobStoreShape, type NewJob } from "../store.ts"
-import type postgres from "postgres"
-import { openPool, query, redactedUrl, type Row, type Sql, transaction } from "./client.ts"
+import {
+  type JobLookup,
+  JobStore,
+  type JobStoreShape,
+  type Lease,
+  type NewJob,
+  type ReportContext,
+  type ReportOutcome,
+  type ReportResults,
+  type RunningUpdate,
+  type SessionBoundStore
+} from "../store.ts"
+import { makeWorkSignal } from "../work-signal.ts"
+import { openPool, query, redactedUrl, type Row, type Sql } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
 import { withPostgresSegments } from "./segments.ts"
-
-const COLUMNS =
-  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
@@ -58,21 +74,36 @@ const SWEEP_LEASE_MILLIS = 30_000
 /** Health probe: a database that does not answer within this is "not ready". */
 const HEALTH_TIMEOUT_MILLIS = 2_000
 
+/** A change_listeners row lapses this long after its last refresh (a replica that died). */
+const LISTENER_TTL_SECONDS = 60
+/** How often a listening replica refreshes its row and checks whether it is still wanted. */
+const LISTENER_REFRESH_MILLIS = 10_000
+/** A replica stops listening once nobody followed or waited for this long. */
+const LISTENER_LINGER_MILLIS = 30_000
+
+/** Longest wait for the writes in progress when a replica starts listening (see `startListening`). */
+const LISTEN_BARRIER_MILLIS = 1_000
+
+/** Reads and compare-and-set writes of one report before it gives up (the row kept changing). */
+const MAX_REPORT_ROUNDS = 50
+
 const hasNul = (...texts: ReadonlyArray<string>) => texts.some((text) => text.includes("\u0000"))
 
-/** What a report's transaction did. */
-type ReportStep =
-  | { readonly _tag: "Corrupt"; readonly detail: string }
-  | { readonly _tag: "Refused"; readonly error: PermissionDenied | InvalidJobRequest }
-  | { readonly _tag: "Unchanged"; readonly job: Job }
-  | { readonly _tag: "Written"; readonly row: Row }
-
-/** Whose rows a transaction may touch under row-level security: one tenant's, or all (maintenance). */
-type RowScope = { readonly tenantId: string } | "maintenance"
+/** What a report's read says about the sessions it is decided with. */
+interface ReportRead {
+  readonly reporterTenantId: string | undefined
+  readonly reporterLive: boolean
+  /** Nodes of the read jobs whose sessions are live. */
+  readonly liveOwners: ReadonlySet<string>
+}
 
 const num = (value: unknown): number => Number(value)
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
 const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+
+/** A job row's columns, as `toRow` reads them (segments.ts selects jobs with them). */
+const JOB_COLUMNS =
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key"
 
 const toRow = (row: Row): JobRow => ({
   seq: num(row["seq"]),
@@ -132,92 +163,302 @@ export const openPostgres = (settings: PostgresSettings): Effect.Effect<Sql, Job
     return sql
   })
 
+/** One change as the notification carries it (migration 8): enough to wake and to route. */
+interface ChangeNote {
+  readonly tenantId: string
+  readonly id: string
+  readonly state: string
+}
+
+/** A follower's queue of changes; `behind` once a change could not be queued (it lists again). */
+interface Follower {
+  readonly tenantId: string
+  readonly queue: Queue.Queue<ChangeNote | typeof INTERRUPTED>
+  behind: boolean
+}
+
+/** A job row of migration 8's functions (JSON or a plain row), with its report revision. */
+const revisionOf = (row: Row): number => Number(row["revision"] ?? 0)
+
+/** The write of a report decided on `expected`, as svc_report_write takes it. */
+const reportWrite = (jobId: string, expected: Lease & { readonly revision: number }, update: RunningUpdate) => ({
+  id: jobId,
+  expected_node: expected.nodeId,
+  expected_fence: expected.fence,
+  expected_revision: expected.revision,
+  node_id: update.nodeId,
+  result: update.result === undefined ? null : encodeResult(update.result),
+  frames_done: update.framesDone,
+  rendition_progress: encodeRenditionProgress(update.renditionProgress),
+  state: update.outcome?.state ?? null,
+  error: update.outcome?.error ?? null
+})
+
+/** Lines of JSON `[tenant, id, state, fence]`; a line that does not parse is skipped. */
+const parseNotes = (payload: string): ReadonlyArray<ChangeNote> =>
+  payload.split("\n").flatMap((line) => {
+    if (line === "") return []
+    try {
+      const [tenantId, id, state] = JSON.parse(line) as [unknown, unknown, unknown]
+      return typeof tenantId === "string" && typeof id === "string" && typeof state === "string"
+        ? [{ tenantId, id, state }]
+        : []
+    } catch {
+      return []
+    }
+  })
+
 /** The PostgreSQL JobStore over an open, migrated pool. */
 export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, JobStoreStartupError, Scope.Scope> =>
   Effect.gen(function* () {
-    // `Interrupted`: changes may have been missed (the LISTEN connection was lost, or a changed
-    // job could not be read); followers then end with UNAVAILABLE and list again.
-    const feed = yield* Effect.acquireRelease(
-      PubSub.sliding<Job | typeof INTERRUPTED>(CHANGE_FEED_CAPACITY),
-      PubSub.shutdown
-    )
-    const notifications = yield* Effect.acquireRelease(Queue.unbounded<string | typeof INTERRUPTED>(), Queue.shutdown)
-
-    /**
-     * Runs `statement` in a transaction that first tells row-level security whose rows it may see
-     * (migration v2): a second wall behind the tenant clause of every statement.
-     */
-    const scoped = (scope: RowScope, statement: (tx: postgres.TransactionSql) => Promise<ReadonlyArray<Row>>) =>
-      transaction(sql, async (tx) => {
-        const tenant = scope === "maintenance" ? "" : scope.tenantId
-        const maintenance = scope === "maintenance" ? "on" : "off"
-        await tx`SELECT set_config('svc.tenant', ${tenant}, true), set_config('svc.maintenance', ${maintenance}, true)`
-        return statement(tx)
-      }) as Promise<ReadonlyArray<Row>>
-
-    /** Who holds the sweep lease: this replica (a fresh id per process). */
+    /** Who holds the sweep lease and the change_listeners row: this replica (a fresh id per process). */
     const replicaId = crypto.randomUUID()
-
-    const own = (tenantId: string, jobId: string) =>
-      scoped({ tenantId }, (tx) =>
-        tx.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND id = $2`, [tenantId, jobId])
-      )
 
     const lookupNow = (tenantId: string, jobId: string): Effect.Effect<JobLookup, JobStoreError> =>
       hasNul(tenantId, jobId)
         ? Effect.succeed({ _tag: "Missing" })
         : Effect.gen(function* () {
-            const [row] = yield* query("lookup", () => own(tenantId, jobId))
+            const [row] = yield* query("lookup", () => sql`SELECT * FROM svc_lookup(${tenantId}, ${jobId})`)
             if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("lookup", row) } as const
-            const [other] = yield* query("lookup", () =>
-              scoped(
-                "maintenance",
-                (tx) => tx`SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ${jobId} AND tenant_id <> ${tenantId}) AS other`
-              )
-            )
+            const [other] = yield* query("lookup", () => sql`SELECT svc_other_tenant(${tenantId}, ${jobId}) AS other`)
             return other?.["other"] === true ? ({ _tag: "OtherTenant" } as const) : ({ _tag: "Missing" } as const)
           })
 
-    // Notifications → the job as committed → followers. One fiber, so followers see commit order.
+    // Change notifications, only while this replica has followers or waiting PullWork calls:
+    // LISTEN and a change_listeners row (without any row no trigger sends anything).
+    const followers = new Set<Follower>()
+    const work = makeWorkSignal()
+    const demand = () => followers.size + work.waiting()
+    const listening = yield* Ref.make<{ readonly unlisten: () => Promise<void> } | undefined>(undefined)
+    const lastDemand = yield* Ref.make(0)
+    const listenLock = yield* Effect.makeSemaphore(1)
+
+    const deliver = (note: ChangeNote | typeof INTERRUPTED) => {
+      for (const follower of followers) {
+        if (note !== INTERRUPTED && note.tenantId !== follower.tenantId) continue
+        if (!Queue.unsafeOffer(follower.queue, note)) follower.behind = true
+      }
+      if (note === INTERRUPTED) work.notifyAll()
+      else if (note.state === "pending") work.notify(note.tenantId, 1)
+    }
+
+    const registerListener = query(
+      "listen",
+      () => sql`INSERT INTO change_listeners (replica, expires_at)
+        VALUES (${replicaId}, now() + make_interval(secs => ${LISTENER_TTL_SECONDS}))
+        ON CONFLICT (replica) DO UPDATE SET expires_at = excluded.expires_at`
+    )
+
+    /**
+     * Starts listening. A write whose trigger ran before the change_listeners row was committed
+     * sent no notification; it is waited out (every transaction in progress at the row's commit
+     * ends, for at most LISTEN_BARRIER_MILLIS: store writes are single statements), so a listing
+     * made after this sees it. Real time (not the Effect clock, which a test may hold still).
+     */
+    const startListening = Effect.gen(function* () {
+      let listens = 0
+      const listener = yield* query("listen", () =>
+        sql.listen(
+          CHANGE_CHANNEL,
+          (payload) => {
+            for (const note of parseNotes(payload)) deliver(note)
+          },
+          () => {
+            // The client LISTENs again by itself after a lost connection and calls back each time.
+            listens += 1
+            if (listens > 1) deliver(INTERRUPTED)
+          }
+        )
+      )
+      const registered = Effect.gen(function* () {
+        yield* registerListener
+        const [mark] = yield* query(
+          "listen",
+          () => sql`SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax`
+        )
+        const xmax = String(mark?.["xmax"] ?? "0")
+        const giveUp = performance.now() + LISTEN_BARRIER_MILLIS
+        for (;;) {
+          const [ended] = yield* query(
+            "listen",
+            () => sql`SELECT txid_snapshot_xmin(txid_current_snapshot()) >= ${xmax}::bigint AS done`
+          )
+          if (ended?.["done"] === true || performance.now() > giveUp) return
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+        }
+      })
+      // Listening only counts once the row is in: otherwise the next follower tries again.
+      yield* Effect.tapError(registered, () => Effect.promise(() => listener.unlisten().catch(() => undefined)))
+      yield* Ref.set(listening, listener)
+    })
+
+    /** Listening when this returns (or the database did not answer: followers then end at once). */
+    const ensureListening = listenLock.withPermits(1)(
+      Effect.flatMap(Ref.get(listening), (current) => (current === undefined ? startListening : Effect.void))
+    )
+
+    const stopListening = Effect.flatMap(Ref.getAndSet(listening, undefined), (current) =>
+      current === undefined
+        ? Effect.void
+        : Effect.zipRight(
+            Effect.promise(() => current.unlisten().catch(() => undefined)),
+            Effect.ignore(query("unlisten", () => sql`DELETE FROM change_listeners WHERE replica = ${replicaId}`))
+          )
+    )
+
+    // Keeps the row fresh while wanted; stops listening once nobody wanted it for a while.
     yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.gen(function* () {
-          const payload = yield* Queue.take(notifications)
-          if (payload === INTERRUPTED) {
-            yield* Effect.logWarning("change feed: LISTEN reconnected; followers end so that they list again")
-            return yield* PubSub.publish(feed, INTERRUPTED)
-          }
-          const split = payload.indexOf("\n")
-          const lookup = yield* Effect.either(lookupNow(payload.slice(0, split), payload.slice(split + 1)))
-          if (Either.isRight(lookup) && lookup.right._tag === "Found") yield* PubSub.publish(feed, lookup.right.job)
-          else if (Either.isLeft(lookup)) {
-            yield* Effect.logWarning(`change feed: ${lookup.left.message}`)
-            yield* PubSub.publish(feed, INTERRUPTED)
-          }
-        })
+      Effect.repeat(
+        listenLock.withPermits(1)(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            if (demand() > 0) yield* Ref.set(lastDemand, now)
+            if ((yield* Ref.get(listening)) === undefined) return
+            if (now - (yield* Ref.get(lastDemand)) > LISTENER_LINGER_MILLIS) yield* stopListening
+            else yield* Effect.ignore(registerListener)
+          })
+        ),
+        Schedule.spaced(LISTENER_REFRESH_MILLIS)
       )
     )
-    yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => {
-          // The client LISTENs again by itself after a lost connection and calls back each time.
-          let listens = 0
-          return sql.listen(
-            CHANGE_CHANNEL,
-            (payload) => Queue.unsafeOffer(notifications, payload),
-            () => {
-              listens += 1
-              if (listens > 1) Queue.unsafeOffer(notifications, INTERRUPTED)
-            }
+    yield* Effect.addFinalizer(() => stopListening)
+
+    // Followers that could not start the notifications end at once (UNAVAILABLE: they list
+    // again); a waiting PullWork keeps its bounded wait (waking it would turn into a busy loop).
+    const wanted = <A, R>(acquire: Effect.Effect<A, never, R>) =>
+      Effect.tap(acquire, () =>
+        Effect.zipRight(
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(lastDemand, now)),
+          Effect.catchAll(ensureListening, (error) =>
+            Effect.zipRight(
+              Effect.logWarning(`change feed: cannot listen: ${error.message}`),
+              Effect.sync(() => {
+                for (const follower of followers)
+                  if (!Queue.unsafeOffer(follower.queue, INTERRUPTED)) follower.behind = true
+              })
+            )
           )
-        },
-        catch: (cause) =>
-          new JobStoreStartupError({
-            message: `${STORE_URL_VARIABLE}: cannot LISTEN for job changes: ${String(cause)}`
-          })
-      }),
-      (listener) => Effect.promise(() => listener.unlisten().catch(() => undefined))
-    )
+        )
+      )
+
+    /** Reports of one node, each decided on the job it read and written if it is unchanged since. */
+    const applyReports = (
+      tenantId: string,
+      reporterNodeId: string,
+      items: ReadonlyArray<{ readonly jobId: string; readonly context: (read: ReportRead) => ReportContext }>
+    ): Effect.Effect<ReportResults, JobStoreError> =>
+      Effect.gen(function* () {
+        const results: Array<ReportResults[number] | undefined> = items.map(() => undefined)
+        let pending = items.map((_, index) => index)
+        for (let round = 0; pending.length > 0; round++) {
+          if (round === MAX_REPORT_ROUNDS) {
+            return yield* new JobStoreFailure({ operation: "report", detail: "the job kept changing under the report" })
+          }
+          const now = yield* Clock.currentTimeMillis
+          const ids = [...new Set(pending.map((index) => items[index]?.jobId ?? ""))]
+          const rows = yield* query(
+            "report",
+            () => sql`SELECT * FROM svc_report_read(${tenantId}, ${JSON.stringify(ids)}, ${reporterNodeId})`
+          )
+          const [session, ...found] = rows
+          const sessionTenant = session?.["session_tenant"]
+          const read: ReportRead = {
+            reporterTenantId: typeof sessionTenant === "string" ? sessionTenant : undefined,
+            reporterLive: Number(session?.["session_expires"] ?? 0) > now,
+            liveOwners: new Set(
+              found.flatMap((row) => {
+                const job = row["job"] as Row
+                return Number(row["session_expires"] ?? 0) > now && typeof job["node_id"] === "string"
+                  ? [job["node_id"]]
+                  : []
+              })
+            )
+          }
+          const stored = new Map<string, { readonly job: Job; readonly revision: number }>()
+          for (const row of found) {
+            const raw = row["job"] as Row
+            stored.set(String(raw["id"]), { job: yield* decodeOne("report", raw), revision: revisionOf(raw) })
+          }
+          // One write per job and round: a second report of the batch on it waits for the next.
+          const writes: Array<{ readonly index: number; readonly write: ReturnType<typeof reportWrite> }> = []
+          const deferred: Array<number> = []
+          const decided = new Set<string>()
+          for (const index of pending) {
+            const item = items[index]
+            if (item === undefined) continue
+            if (decided.has(item.jobId)) {
+              deferred.push(index)
+              continue
+            }
+            decided.add(item.jobId)
+            const entry = stored.get(item.jobId)
+            const plan = planReport(tenantId, item.jobId, entry?.job, item.context(read))
+            if (Either.isLeft(plan)) results[index] = Either.left(plan.left)
+            else if (plan.right._tag === "Unchanged")
+              results[index] = Either.right({ job: plan.right.job, written: false })
+            else if (entry !== undefined)
+              writes.push({
+                index,
+                write: reportWrite(item.jobId, { ...plan.right.expected, revision: entry.revision }, plan.right.update)
+              })
+          }
+          const written =
+            writes.length === 0
+              ? []
+              : yield* query(
+                  "report",
+                  () =>
+                    sql`SELECT * FROM svc_report_write(${tenantId}, ${JSON.stringify(writes.map((one) => one.write))}, ${now})`
+                )
+          const byId = new Map(written.map((row) => [String(row["id"]), row]))
+          pending = deferred
+          for (const { index, write } of writes) {
+            const row = byId.get(write.id)
+            if (row === undefined) pending.push(index)
+            else results[index] = Either.right({ job: yield* decodeOne("report", row), written: true })
+          }
+          pending.sort((a, b) => a - b)
+        }
+        return results.flatMap((result) => (result === undefined ? [] : [result]))
+      })
+
+    const sessionBound: SessionBoundStore = {
+      claim: (tenantId, nodeId, max) =>
+        hasNul(tenantId, nodeId)
+          ? Effect.succeed({ _tag: "NotLive" })
+          : Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const [session, ...claimed] = yield* query(
+                "claim",
+                () => sql`SELECT * FROM svc_claim(${tenantId}, ${nodeId}, ${now}, ${max})`
+              )
+              const sessionTenant = session?.["session_tenant"]
+              if (typeof sessionTenant === "string" && sessionTenant !== tenantId)
+                return { _tag: "OtherTenant" } as const
+              if (sessionTenant === undefined || sessionTenant === null || Number(session?.["session_expires"]) <= now)
+                return { _tag: "NotLive" } as const
+              const jobs = yield* decodeRows(
+                "claim",
+                claimed.map((row) => row["job"] as Row)
+              )
+              return { _tag: "Claimed", jobs } as const
+            }),
+      report: (tenantId, nodeId, reports) =>
+        hasNul(tenantId, nodeId)
+          ? Effect.succeed(reports.map((report) => Either.left(PermissionDenied.jobNotAssigned(report.jobId, nodeId))))
+          : applyReports(
+              tenantId,
+              nodeId,
+              reports.map((report) => ({
+                jobId: report.jobId,
+                context: (read) => ({
+                  reporter: { nodeId, sessionTenantId: read.reporterTenantId, live: read.reporterLive },
+                  liveNodeIds: read.liveOwners,
+                  update: report.update
+                })
+              }))
+            )
+    }
 
     const store: JobStoreShape = {
       insert: (job: NewJob) =>
@@ -230,22 +471,13 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           if (key !== null && hasNul(key)) {
             return yield* new JobStoreFailure({ operation: "insert", detail: "an idempotency key cannot contain NUL" })
           }
-          // A key the tenant already used inserts nothing; that key's job is read in the same transaction.
-          const [row] = yield* query("insert", () =>
-            scoped({ tenantId: job.tenantId }, async (tx) => {
-              const inserted = await tx.unsafe(
-                `INSERT INTO jobs (id, tenant_id, state, request, created_at, submitted_by, idempotency_key)
-               VALUES ($2, $1, 'pending', $3, $4, $5, $6)
-               ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-               RETURNING ${COLUMNS}`,
-                [job.tenantId, job.id, JSON.stringify(job.request), now, job.submittedBy ?? null, key]
-              )
-              if (inserted.length > 0 || key === null) return inserted
-              return tx.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND idempotency_key = $2`, [
-                job.tenantId,
-                key
-              ])
-            })
+          // A key the tenant already used inserts nothing; that key's job is read in the same call.
+          const [row] = yield* query(
+            "insert",
+            () =>
+              sql`SELECT * FROM svc_insert(${job.tenantId}, ${job.id}, ${JSON.stringify(job.request)}, ${now}, ${
+                job.submittedBy ?? null
+              }, ${key})`
           )
           if (row === undefined) return yield* new JobStoreFailure({ operation: "insert", detail: "no row returned" })
           return yield* decodeOne("insert", row)
@@ -257,22 +489,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         hasNul(tenantId)
           ? Effect.succeed([])
           : Effect.flatMap(
-              query("list", () =>
-                scoped({ tenantId }, (tx) =>
-                  states.length === 0
-                    ? tx.unsafe(
-                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' ORDER BY seq DESC LIMIT $2`,
-                        [tenantId, limit]
-                      )
-                    : tx.unsafe(
-                        `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = ANY(string_to_array($2, ','))
-                       ORDER BY seq DESC LIMIT $3`,
-                        // States are the closed set of job states (no comma); the client binds no
-                        // array without fetching array types (off: see the pool).
-                        [tenantId, states.join(","), limit]
-                      )
-                )
-              ),
+              // States are the closed set of job states (no comma).
+              query("list", () => sql`SELECT * FROM svc_list(${tenantId}, ${states.join(",")}, ${limit})`),
               (rows) => Effect.map(decodeRows("list", rows), (jobs) => [...jobs].reverse())
             ),
 
@@ -281,102 +499,44 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           ? Effect.succeed({ _tag: "Missing" })
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
-              const [row] = yield* query("cancel", () =>
-                scoped({ tenantId: tenantId }, (tx) =>
-                  tx.unsafe(
-                    `UPDATE jobs SET state = 'cancelled', finished_at = $3
-                   WHERE tenant_id = $1 AND $1 <> '' AND id = $2 AND state IN ('pending', 'running')
-                   RETURNING ${COLUMNS}`,
-                    [tenantId, jobId, now]
-                  )
-                )
-              )
+              const [row] = yield* query("cancel", () => sql`SELECT * FROM svc_cancel(${tenantId}, ${jobId}, ${now})`)
               if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("cancel", row) } as const
               return yield* lookupNow(tenantId, jobId)
             }),
 
+      // The contract's claim, for a node whose session the caller checked (svc_claim with the
+      // session check skipped is the same statement; the service uses `sessionBound.claim`).
       claim: (tenantId, nodeId, max) =>
         hasNul(tenantId, nodeId)
           ? Effect.succeed([])
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
-              const rows = yield* query("claim", () =>
-                scoped({ tenantId: tenantId }, (tx) =>
-                  tx.unsafe(
-                    `WITH picked AS (
-                     SELECT seq FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND state = 'pending'
-                     ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)
-                   UPDATE jobs SET state = 'running', node_id = $2, started_at = $3, fence = jobs.fence + 1
-                   FROM picked WHERE jobs.seq = picked.seq AND jobs.tenant_id = $1
-                   RETURNING ${COLUMNS.split(", ")
-                     .map((column) => `jobs.${column}`)
-                     .join(", ")}`,
-                    [tenantId, nodeId, now, max]
-                  )
-                )
+              const [, ...claimed] = yield* query(
+                "claim",
+                () => sql`SELECT * FROM svc_claim(${tenantId}, ${nodeId}, ${now}, ${max}, false)`
               )
-              return yield* decodeRows("claim", rows)
+              return yield* decodeRows(
+                "claim",
+                claimed.map((row) => row["job"] as Row)
+              )
             }),
 
       report: (tenantId, jobId, context) =>
         hasNul(tenantId, jobId, context.reporter.nodeId)
           ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, context.reporter.nodeId))
-          : Effect.gen(function* () {
-              const now = yield* Clock.currentTimeMillis
-              // The row is locked (FOR UPDATE) from the read the rule decides on to the write's commit.
-              const outcome = yield* query("report", () =>
-                transaction(sql, async (tx): Promise<ReportStep> => {
-                  await tx`SELECT set_config('svc.tenant', ${tenantId}, true), set_config('svc.maintenance', 'off', true)`
-                  const [row] = await tx.unsafe(
-                    `SELECT ${COLUMNS} FROM jobs WHERE tenant_id = $1 AND $1 <> '' AND id = $2 FOR UPDATE`,
-                    [tenantId, jobId]
-                  )
-                  const job = row === undefined ? Either.right(undefined) : toJob(toRow(row))
-                  if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
-                  const plan = planReport(tenantId, jobId, job.right, context)
-                  if (Either.isLeft(plan)) return { _tag: "Refused", error: plan.left }
-                  if (plan.right._tag === "Unchanged") return { _tag: "Unchanged", job: plan.right.job }
-                  const { expected, update } = plan.right
-                  const [written] = await tx.unsafe(
-                    `UPDATE jobs SET node_id = $4, result = coalesce($5, result), frames_done = $6, rendition_progress = $11,
-                     state = coalesce($7, state), error = CASE WHEN $7::text IS NULL THEN error ELSE $8 END,
-                     finished_at = CASE WHEN $7::text IS NULL THEN finished_at ELSE $9 END,
-                     fence = CASE WHEN $4 = $3 THEN fence ELSE fence + 1 END
-                   WHERE tenant_id = $1 AND $1 <> '' AND id = $2 AND state = 'running' AND node_id = $3 AND fence = $10
-                   RETURNING ${COLUMNS}`,
-                    runningUpdateParams(tenantId, jobId, expected, update, now)
-                  )
-                  return written === undefined
-                    ? { _tag: "Corrupt", detail: "the job changed under its row lock" }
-                    : { _tag: "Written", row: written }
-                })
-              )
-              switch (outcome._tag) {
-                case "Corrupt":
-                  return yield* new JobStoreFailure({ operation: "report", detail: outcome.detail })
-                case "Refused":
-                  return yield* outcome.error
-                case "Unchanged":
-                  return { job: outcome.job, written: false }
-                case "Written":
-                  return { job: yield* decodeOne("report", outcome.row), written: true }
-              }
-            }),
+          : Effect.flatMap(
+              applyReports(tenantId, context.reporter.nodeId, [{ jobId, context: () => context }]),
+              ([outcome]): Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError> =>
+                outcome === undefined
+                  ? Effect.fail(new JobStoreFailure({ operation: "report", detail: "no outcome" }))
+                  : outcome
+            ),
 
       requeueNode: (tenantId, nodeId) =>
         hasNul(tenantId, nodeId)
           ? Effect.succeed([])
           : Effect.flatMap(
-              query("requeue", () =>
-                scoped({ tenantId: tenantId }, (tx) =>
-                  tx.unsafe(
-                    `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
-                     frames_done = 0, rendition_progress = NULL, fence = fence + 1
-                   WHERE tenant_id = $1 AND $1 <> '' AND node_id = $2 AND state = 'running' RETURNING ${COLUMNS}`,
-                    [tenantId, nodeId]
-                  )
-                )
-              ),
+              query("requeue", () => sql`SELECT * FROM svc_requeue(${tenantId}, ${nodeId}, NULL, NULL)`),
               (rows) => decodeRows("requeue", rows)
             ),
 
@@ -384,35 +544,21 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         hasNul(tenantId, nodeId, ...listed)
           ? Effect.succeed([])
           : Effect.flatMap(
-              query("requeue", () =>
-                scoped({ tenantId: tenantId }, (tx) =>
-                  tx.unsafe(
-                    `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
-                     frames_done = 0, rendition_progress = NULL, fence = fence + 1
-                   WHERE tenant_id = $1 AND $1 <> '' AND node_id = $2 AND state = 'running' AND started_at < $3
-                     AND id NOT IN (SELECT jsonb_array_elements_text($4::text::jsonb)) RETURNING ${COLUMNS}`,
-                    [tenantId, nodeId, claimedBefore, JSON.stringify(listed)]
-                  )
-                )
+              query(
+                "requeue",
+                () =>
+                  sql`SELECT * FROM svc_requeue(${tenantId}, ${nodeId}, ${claimedBefore}, ${JSON.stringify(listed)})`
               ),
               (rows) => decodeRows("requeue", rows)
             ),
 
       runningAssignments: Effect.map(
-        query("assignments", () =>
-          scoped(
-            "maintenance",
-            (tx) => tx`SELECT DISTINCT tenant_id, node_id FROM jobs
-                WHERE state = 'running' AND tenant_id <> '' AND node_id IS NOT NULL`
-          )
-        ),
+        query("assignments", () => sql`SELECT * FROM svc_running_assignments()`),
         (rows) => rows.map((row) => ({ tenantId: String(row["tenant_id"]), nodeId: String(row["node_id"]) }))
       ),
 
       countByState: Effect.map(
-        query("count", () =>
-          scoped("maintenance", (tx) => tx`SELECT state, count(*) AS n FROM jobs WHERE tenant_id <> '' GROUP BY state`)
-        ),
+        query("count", () => sql`SELECT * FROM svc_count_by_state()`),
         (rows) => {
           const counts: Record<JobState, number> = { pending: 0, running: 0, finished: 0, cancelled: 0, failed: 0 }
           for (const row of rows) {
@@ -454,32 +600,70 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         Effect.catchAll((error) => Effect.succeed({ ready: false, reason: error.message }))
       ),
 
+      // Each follower reads the jobs its notes name (only followed tenants' changes are read).
+      // Its queue is bounded: a follower that falls behind ends with UNAVAILABLE and lists again.
       changes: (tenantId) =>
-        Effect.map(PubSub.subscribe(feed), (queue) =>
-          Stream.fromQueue(queue).pipe(
-            Stream.mapEffect((change) =>
-              change === INTERRUPTED
-                ? Effect.fail(
-                    new JobStoreUnavailable({
-                      operation: "follow",
-                      detail:
-                        "the change feed lost its database connection and may have missed changes; list the jobs again"
-                    })
-                  )
-                : Effect.succeed(change)
-            ),
-            Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId)
-          )
-        )
+        Effect.map(
+          wanted(
+            Effect.acquireRelease(
+              Effect.map(Queue.dropping<ChangeNote | typeof INTERRUPTED>(CHANGE_FEED_CAPACITY), (queue) => {
+                const follower: Follower = { tenantId, queue, behind: false }
+                followers.add(follower)
+                return follower
+              }),
+              (follower) =>
+                Effect.zipRight(
+                  Effect.sync(() => followers.delete(follower)),
+                  Queue.shutdown(follower.queue)
+                )
+            )
+          ),
+          (follower) =>
+            Stream.fromQueue(follower.queue).pipe(
+              Stream.mapEffect((note) =>
+                note === INTERRUPTED || follower.behind
+                  ? Effect.fail(
+                      new JobStoreUnavailable({
+                        operation: "follow",
+                        detail:
+                          note === INTERRUPTED
+                            ? "the change feed lost its database connection and may have missed changes; list the jobs again"
+                            : "the change feed fell behind and dropped changes; list the jobs again"
+                      })
+                    )
+                  : Effect.map(lookupNow(note.tenantId, note.id), (lookup) =>
+                      lookup._tag === "Found" ? [lookup.job] : []
+                    )
+              ),
+              Stream.flattenIterables,
+              Stream.filter((job) => tenantId !== "" && job.tenantId === tenantId)
+            )
+        ),
+
+      awaitWork: (tenantId) => wanted(work.awaitWork(tenantId)),
+
+      sessionBound
     }
     // Segment jobs (issue 30): reads carry segments, and the segment operations (segments.ts).
-    return withPostgresSegments(sql, COLUMNS, toRow, store)
+    return withPostgresSegments(sql, JOB_COLUMNS, toRow, store)
   })
 
 /** Node sessions as rows of `node_sessions`, shared by every replica. */
 export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): Effect.Effect<NodeSessionsShape> =>
   Effect.gen(function* () {
     const bootTime = yield* Clock.currentTimeMillis
+    /**
+     * Runs `statement` in a transaction that tells row-level security (migration v6) whose
+     * sessions it may see: the caller's tenant's, or every tenant's for maintenance (the session
+     * lookup behind seed 000 §5.5.4's answers, the outage bridge, the prune).
+     */
+    const rows = (scope: RowScope, statement: (tx: postgres.TransactionSql) => Promise<ReadonlyArray<Row>>) =>
+      transaction(sql, async (tx) => {
+        const tenant = scope === "maintenance" ? "" : scope.tenantId
+        const maintenance = scope === "maintenance" ? "on" : "off"
+        await tx`SELECT set_config('svc.tenant', ${tenant}, true), set_config('svc.maintenance', ${maintenance}, true)`
+        return statement(tx)
+      }) as Promise<ReadonlyArray<Row>>
     // Normally some replica reaches the database at least every heartbeat or sweep interval.
     const outageThreshold = settings.heartbeatIntervalMillis + settings.sweepIntervalMillis
     const tickEvery = Math.min(CLOCK_TICK_MILLIS, outageThreshold / 4)
@@ -497,9 +681,10 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
       Effect.flatMap(Ref.get(lastTick), (last) =>
         now - last < tickEvery
           ? Effect.void
-          : query(
-              "clock",
-              () => sql`WITH previous AS (
+          : query("clock", () =>
+              rows(
+                "maintenance",
+                (tx) => tx`WITH previous AS (
                   SELECT last_seen FROM controller_clock WHERE id = 1 AND last_seen < ${now} FOR UPDATE),
                 tick AS (
                   UPDATE controller_clock SET last_seen = ${now} FROM previous WHERE controller_clock.id = 1
@@ -507,6 +692,7 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
                 UPDATE node_sessions SET expires_at = node_sessions.expires_at + (${now}::bigint - tick.last_seen)
                 FROM tick WHERE tick.last_seen > 0 AND ${now}::bigint - tick.last_seen > ${outageThreshold}
                   AND node_sessions.expires_at > tick.last_seen`
+              )
             ).pipe(Effect.zipRight(Ref.set(lastTick, now)))
       )
     const sessions: NodeSessionsShape = {
@@ -518,12 +704,14 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           }
           const now = yield* Clock.currentTimeMillis
           const nodeId = crypto.randomUUID()
-          yield* query(
-            "register",
-            () => sql`INSERT INTO node_sessions
+          yield* query("register", () =>
+            rows(
+              { tenantId },
+              (tx) => tx`INSERT INTO node_sessions
               (node_id, tenant_id, name, slots, version, registered_at, last_heartbeat, expires_at)
               VALUES (${nodeId}, ${tenantId}, ${info.name}, ${info.slots}, ${info.version}, ${now}, ${now},
                       ${now + settings.ttlMillis})`
+            )
           )
           return {
             nodeId,
@@ -540,10 +728,14 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
               Effect.map(
                 Effect.zipRight(
                   bridgeOutage(now),
-                  query(
-                    "heartbeat",
-                    () => sql`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
+                  query("heartbeat", () =>
+                    rows(
+                      { tenantId },
+                      (
+                        tx
+                      ) => tx`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
                     WHERE node_id = ${nodeId} AND tenant_id = ${tenantId} AND expires_at > ${now} RETURNING node_id`
+                    )
                   )
                 ),
                 (rows) => rows.length === 1
@@ -556,9 +748,11 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               yield* bridgeOutage(now)
-              const [row] = yield* query(
-                "session",
-                () => sql`SELECT tenant_id, expires_at FROM node_sessions WHERE node_id = ${nodeId}`
+              const [row] = yield* query("session", () =>
+                rows(
+                  "maintenance",
+                  (tx) => tx`SELECT tenant_id, expires_at FROM node_sessions WHERE node_id = ${nodeId}`
+                )
               )
               if (row === undefined) return { _tag: "NotLive", tenantId: undefined, since: bootTime } as SessionState
               const tenantId = String(row["tenant_id"])
@@ -572,10 +766,12 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
         Effect.map(
           Effect.zipRight(
             bridgeOutage(now),
-            query(
-              "sessions",
-              () => sql`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
+            query("sessions", () =>
+              rows(
+                "maintenance",
+                (tx) => tx`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
               WHERE expires_at > ${now} ORDER BY registered_at, node_id`
+              )
             )
           ),
           (rows) =>
@@ -594,10 +790,12 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           ? Effect.succeed([])
           : Effect.flatMap(Clock.currentTimeMillis, (now) =>
               Effect.map(
-                query(
-                  "sessions",
-                  () => sql`SELECT node_id, tenant_id, name, slots, version, last_heartbeat, expires_at
+                query("sessions", () =>
+                  rows(
+                    { tenantId },
+                    (tx) => tx`SELECT node_id, tenant_id, name, slots, version, last_heartbeat, expires_at
                     FROM node_sessions WHERE tenant_id = ${tenantId} ORDER BY registered_at, node_id`
+                  )
                 ),
                 (rows) =>
                   rows.map((row) => ({
@@ -616,9 +814,11 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
         Effect.asVoid(
           Effect.zipRight(
             bridgeOutage(now),
-            query(
-              "prune",
-              () => sql`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
+            query("prune", () =>
+              rows(
+                "maintenance",
+                (tx) => tx`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
+              )
             )
           )
         )

@@ -5,7 +5,14 @@ import { methodPaths, packageDefinition, serviceDefinition } from "./proto.ts"
 
 const seedMethods = {
   "svc.v1.Jobs": { SubmitJob: "unary", GetJob: "unary", StreamJobs: "server-stream", CancelJob: "unary" },
-  "svc.v1.Nodes": { RegisterNode: "unary", Heartbeat: "unary", PullWork: "unary", ReportResult: "unary" },
+  // ReportResults: several reports in one call (issue 35).
+  "svc.v1.Nodes": {
+    RegisterNode: "unary",
+    Heartbeat: "unary",
+    PullWork: "unary",
+    ReportResult: "unary",
+    ReportResults: "unary"
+  },
   // ListNodes: added for svc-operator's SvcNode status (issue 21), outside the node-only service.
   "svc.v1.NodeStatus": { ListNodes: "unary" },
   // ListModels: added with the built-in models (issue 14), beside the seed's three; ScoreLadder: ladders (issue 18).
@@ -36,7 +43,7 @@ describe("svc.v1 proto", () => {
 
   it("lists method paths as gRPC sees them", () => {
     expect(methodPaths()).toContain("/svc.v1.Jobs/SubmitJob")
-    expect(methodPaths()).toHaveLength(14)
+    expect(methodPaths()).toHaveLength(15)
   })
 
   it("Heartbeat returns a boolean ok and PullWork returns jobs carrying scoring_roots", () => {

@@ -94,6 +94,11 @@ export interface GrpcServerOptions<Ctx, R> {
   readonly shutdownTimeout?: Duration.DurationInput
 }
 
+// grpc-js writes its own unstructured lines to stderr ("E No address added out of total 1
+// resolved" on a port in use): a service's log is JSON lines, and every failure reaches it as a
+// typed error. GRPC_VERBOSITY, when set, still asks grpc-js for its own lines.
+if (process.env.GRPC_VERBOSITY === undefined) grpc.setLogVerbosity(grpc.logVerbosity.NONE)
+
 /** The server could not bind its address (port in use, bad host). */
 export class GrpcBindError extends Data.TaggedError("GrpcBindError")<{
   readonly address: string
@@ -219,6 +224,9 @@ const implement = <Ctx, R>(
   return implementation
 }
 
+/** grpc-js's bind failure in a few words: "address already in use" rather than its resolver's account. */
+const bindReason = (message: string) => (/EADDRINUSE/.test(message) ? "address already in use" : message)
+
 /** Serves `options.services` at `address` for the lifetime of the Layer. */
 export const serveGrpc = <Ctx, R>(
   address: ListenAddress,
@@ -236,7 +244,7 @@ export const serveGrpc = <Ctx, R>(
           server.bindAsync(requested, grpc.ServerCredentials.createInsecure(), (error, bound) =>
             resume(
               error
-                ? Effect.fail(new GrpcBindError({ address: requested, reason: error.message }))
+                ? Effect.fail(new GrpcBindError({ address: requested, reason: bindReason(error.message) }))
                 : Effect.succeed(bound)
             )
           )

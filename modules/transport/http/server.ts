@@ -4,9 +4,20 @@
  */
 import { HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { BunHttpServer } from "@effect/platform-bun"
-import { Duration, Effect, Fiber, Layer, Ref, Schedule } from "effect"
+import { Cause, Data, Duration, Effect, Fiber, Layer, Ref, Schedule } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
 import { defaultListenAddress } from "../../config/ports.ts"
+
+/** The server could not bind its address (port in use, bad host). */
+export class HttpBindError extends Data.TaggedError("HttpBindError")<{
+  readonly address: string
+  readonly reason: unknown
+}> {
+  override get message() {
+    const reason = this.reason instanceof Error ? this.reason.message : String(this.reason)
+    return `SVC_HTTP_ADDR: cannot listen on ${this.address}: ${reason}`
+  }
+}
 
 /** JSON body with the right content type; the shape of every response of this service. */
 export const jsonResponse = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
@@ -64,7 +75,19 @@ export const serveHttp = <E, R>(router: HttpRouter.HttpRouter<E, R>, address: Li
             Effect.logInfo("listening").pipe(Effect.annotateLogs({ transport: "http", address: bound, service: name }))
           )
         ),
-        Layer.provide(BunHttpServer.layer({ hostname: address.host, port: address.port }))
+        Layer.provide(
+          BunHttpServer.layer({ hostname: address.host, port: address.port }).pipe(
+            // Bun's own words ("Failed to start server. Is port 8080 in use?") name no host.
+            Layer.catchAllCause((cause) =>
+              Layer.fail(
+                new HttpBindError({
+                  address: `${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`,
+                  reason: /in use/i.test(Cause.pretty(cause)) ? "address already in use" : Cause.squash(cause)
+                })
+              )
+            )
+          )
+        )
       )
       const idle = Effect.repeat(Ref.get(inFlight), {
         until: (n) => n === 0,

@@ -141,6 +141,9 @@ Refusals of the controller contract (deployment values). Each names the offendin
 {{- if or (hasPrefix "SVC_AUTH_" $name) (hasPrefix "SVC_JWKS_" $name) -}}
 {{- fail (printf "env.%s is refused: the server takes no auth settings" $name) -}}
 {{- end -}}
+{{- if eq "SVC_INPUT_ROOTS" $name -}}
+{{- fail "env.SVC_INPUT_ROOTS is refused: set server.inputRoots" -}}
+{{- end -}}
 {{- end -}}
 {{- range $name, $_ := $v.controller.env -}}
 {{- if or (hasPrefix "SVC_AUTH_" $name) (hasPrefix "SVC_JWKS_" $name) (eq "SVC_SCORING_ROOTS" $name) -}}

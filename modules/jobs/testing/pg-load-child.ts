@@ -1,0 +1,99 @@
+/**
+ * Child process of the PostgreSQL transaction tests: one controller on a small pool (2
+ * connections) that submits, claims (several jobs per call) and reports (several results per
+ * call) as many nodes at once, forever. Each write is printed to stdout only after the service
+ * acknowledged it: `submitted <id>`, `finished <id>`. The parent kills it with SIGKILL.
+ *
+ * Usage: pg-load-child.ts <postgres url> <password file>
+ */
+import { Effect, Option } from "effect"
+
+import { writeSync } from "node:fs"
+import { postgresBackend } from "../postgres/store.ts"
+import { DEFAULT_SESSION_SETTINGS } from "../sessions.ts"
+import type { Backend } from "./backends.ts"
+import { node, request, result, withController, writer } from "./support.ts"
+
+const [url, passwordFile] = process.argv.slice(2)
+if (url === undefined || passwordFile === undefined) throw new Error("usage: pg-load-child.ts <url> <password file>")
+
+const backend: Backend = {
+  name: "postgres",
+  sharedSessions: true,
+  layer: (settings) => postgresBackend({ url, passwordFile: Option.some(passwordFile), poolMax: 2 }, settings),
+  rows: () => Promise.resolve([])
+}
+
+const NODES = 12
+const SUBMITTERS = 24
+const info = { name: "load", slots: 8, version: "t" }
+
+// Synchronous writes: the parent sees an acknowledgement as soon as it is made.
+const acknowledge = (line: string) => Effect.sync(() => writeSync(1, `${line}\n`))
+
+const program = withController(
+  backend,
+  (jobs) =>
+    Effect.gen(function* () {
+      const submitter = Effect.forever(
+        Effect.flatMap(jobs.submit(writer("load"), request()), (job) => acknowledge(`submitted ${job.id}`))
+      )
+      const worker = Effect.scoped(
+        Effect.gen(function* () {
+          const { nodeId } = yield* jobs.register(node("load"), info)
+          yield* Effect.forkScoped(
+            Effect.forever(Effect.zipRight(Effect.sleep("5 seconds"), jobs.heartbeat(node("load"), nodeId, [])))
+          )
+          yield* Effect.forever(
+            Effect.gen(function* () {
+              const pulled = yield* jobs.pullWork(node("load"), nodeId, 4, 50)
+              // Half the jobs in one ReportResults call, the rest one ReportResult each, at once.
+              const batch = pulled.slice(0, Math.ceil(pulled.length / 2))
+              const single = pulled.slice(batch.length)
+              yield* Effect.all(
+                [
+                  Effect.flatMap(
+                    jobs.reportResults(
+                      node("load"),
+                      nodeId,
+                      batch.map((job) => ({
+                        jobId: job.id,
+                        report: { final: true, result: result(80), framesDone: 2 }
+                      }))
+                    ),
+                    (outcomes) =>
+                      Effect.forEach(outcomes, (outcome) =>
+                        outcome._tag === "Right" ? acknowledge(`finished ${outcome.right.job.id}`) : Effect.void
+                      )
+                  ),
+                  Effect.forEach(
+                    single,
+                    (job) =>
+                      Effect.flatMap(
+                        jobs.reportResult(node("load"), nodeId, job.id, {
+                          final: true,
+                          result: result(80),
+                          framesDone: 2
+                        }),
+                        (done) => acknowledge(`finished ${done.id}`)
+                      ),
+                    { concurrency: "unbounded" }
+                  )
+                ],
+                { concurrency: "unbounded" }
+              )
+            })
+          )
+        })
+      )
+      yield* Effect.all(
+        [...Array.from({ length: SUBMITTERS }, () => submitter), ...Array.from({ length: NODES }, () => worker)],
+        {
+          concurrency: "unbounded"
+        }
+      )
+    }),
+  DEFAULT_SESSION_SETTINGS
+)
+
+await Effect.runPromise(program)

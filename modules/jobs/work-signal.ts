@@ -1,0 +1,83 @@
+/**
+ * Wake-ups of long-polling PullWork calls: a waiter per call, queued by tenant, and one waiter
+ * woken per job that became pending (a submit or re-queue). Waking one instead of all keeps a
+ * submit from turning into one claim per waiting node, of which all but one would come back
+ * empty. A waiter that was woken but leaves without using the wake (its claim before the wait
+ * found other work) passes it on to the next waiter, so no pending job is left to a timeout.
+ */
+import { Deferred, Effect, FiberId, type Scope } from "effect"
+
+export interface WorkSignal {
+  /** `count` jobs of the tenant may have become pending: wake as many waiters. */
+  readonly notify: (tenantId: string, count: number) => void
+  /** Every waiter (changes may have been missed: the claims find out). */
+  readonly notifyAll: () => void
+  /** How many waiters there are (the PostgreSQL store listens for changes while there are any). */
+  readonly waiting: () => number
+  /** Subscribes when run; the returned effect completes at the waiter's wake-up. */
+  readonly awaitWork: (tenantId: string) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
+}
+
+interface Waiter {
+  readonly woken: Deferred.Deferred<void>
+  used: boolean
+}
+
+export const makeWorkSignal = (): WorkSignal => {
+  const queues = new Map<string, Array<Waiter>>()
+  let count = 0
+
+  const remove = (tenantId: string, waiter: Waiter) => {
+    const queue = queues.get(tenantId)
+    if (queue === undefined) return
+    const index = queue.indexOf(waiter)
+    if (index < 0) return
+    queue.splice(index, 1)
+    count -= 1
+    if (queue.length === 0) queues.delete(tenantId)
+  }
+
+  const notify = (tenantId: string, jobs: number) => {
+    for (let woken = 0; woken < jobs; woken++) {
+      const waiter = queues.get(tenantId)?.[0]
+      if (waiter === undefined) return
+      remove(tenantId, waiter)
+      Deferred.unsafeDone(waiter.woken, Effect.void)
+    }
+  }
+
+  return {
+    notify,
+    notifyAll: () => {
+      for (const [tenantId, queue] of [...queues]) notify(tenantId, queue.length)
+    },
+    waiting: () => count,
+    awaitWork: (tenantId) =>
+      Effect.map(
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const waiter: Waiter = { woken: Deferred.unsafeMake<void>(FiberId.none), used: false }
+            const queue = queues.get(tenantId) ?? []
+            queue.push(waiter)
+            queues.set(tenantId, queue)
+            count += 1
+            return waiter
+          }),
+          (waiter) =>
+            Effect.flatMap(Deferred.isDone(waiter.woken), (done) =>
+              Effect.sync(() => {
+                if (!done) remove(tenantId, waiter)
+                else if (!waiter.used) notify(tenantId, 1)
+              })
+            )
+        ),
+        (waiter) =>
+          Effect.zipRight(
+            Deferred.await(waiter.woken),
+            Effect.sync(() => {
+              waiter.used = true
+            })
+          )
+      )
+  }
+}
