@@ -169,7 +169,12 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
     const publish = (jobs: ReadonlyArray<Job>) =>
       Effect.zipRight(
         Effect.sync(() => {
-          for (const job of jobs) if (job.state === "pending") work.notify(job.tenantId, 1)
+          // A pending job, or a segment job's pending segments (after its plan or a re-queue).
+          for (const job of jobs) {
+            const units =
+              job.state === "pending" ? 1 : job.segments.filter((segment) => segment.state === "pending").length
+            if (units > 0) work.notify(job.tenantId, units)
+          }
         }),
         PubSub.publishAll(feed, jobs)
       )
