@@ -2,12 +2,14 @@
  * `npm run bench`: prints throughput and latency figures. No targets are asserted here.
  * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf;
  * `npm run bench -- job-store`: only the job stores under load (SQLite, PostgreSQL 1 and 2 replicas);
+ * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
  * `bun bench/shots.ts`: only the cost of shot detection.
  */
 import { benchController } from "./controller.ts"
 import { benchEncoded } from "./encoded.ts"
 import { benchJobStores } from "./job-store.ts"
 import { benchLadder } from "./ladder.ts"
+import { benchMetrics } from "./metrics.ts"
 import { benchScorer } from "./scorer.ts"
 import { benchSegments } from "./segments.ts"
 import { benchServer } from "./server.ts"
@@ -18,9 +20,12 @@ if (process.argv.includes("vs-reference")) {
   benchVsReference()
 } else if (process.argv.includes("job-store")) {
   await benchJobStores()
+} else if (process.argv.includes("metrics")) {
+  benchMetrics()
 } else {
   benchScorer()
   benchShots()
+  benchMetrics()
   benchEncoded()
   benchLadder()
   await benchSegments()

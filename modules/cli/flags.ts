@@ -102,7 +102,11 @@ export const scoreFlags = {
     Options.withDescription("with --shots: histogram distance (0..1] a cut reaches (default 0.3)"),
     Options.optional
   ),
-  shotMinFrames: count("shot_min_frames", "with --shots: the shortest shot in frames; shorter is a flash (default 8)")
+  shotMinFrames: count("shot_min_frames", "with --shots: the shortest shot in frames; shorter is a flash (default 8)"),
+  frameRate: Options.float("frame_rate").pipe(
+    Options.withDescription("frames per second for xpsnr's temporal term (default: the input's own, raw input 25)"),
+    Options.optional
+  )
 } as const
 
 export type ScoreFlags = {
@@ -209,6 +213,7 @@ export const requestOptions = (
     subsample: optional(flags.subsample),
     frame_cnt: optional(flags.frameCnt),
     frame_skip_ref: optional(flags.frameSkipRef),
+    frame_rate: optional(flags.frameRate),
     per_frame: perFrame ? true : undefined,
     shots: flags.shots ? true : undefined,
     shot_threshold: optional(flags.shotThreshold),

@@ -57,7 +57,10 @@ const modelFeaturesAfterExtras = ["integer_motion2", "integer_motion3"]
 const extraFeatureMetrics: Readonly<Record<string, ReadonlyArray<string>>> = {
   psnr: ["psnr_y", "psnr_cb", "psnr_cr"],
   float_ssim: ["float_ssim"],
-  float_ms_ssim: ["float_ms_ssim"]
+  float_ms_ssim: ["float_ms_ssim"],
+  // svc's own extra metrics, after the reference's (it has no xpsnr or ssimulacra2 extractor).
+  xpsnr: ["xpsnr_y", "xpsnr_u", "xpsnr_v"],
+  ssimulacra2: ["ssimulacra2"]
 }
 
 /**

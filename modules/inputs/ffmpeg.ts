@@ -242,6 +242,10 @@ export interface ProbedStream {
    * times its average frame rate; undefined when it declares neither (raw H.264, MPEG-TS).
    */
   readonly declaredFrames: number | undefined
+  /** Frames per second (the stream's r_frame_rate); 0 when it does not say. */
+  readonly frameRate: number
+  /** The stream's Y'CbCr matrix (ffprobe's color_space, e.g. "bt709", "smpte170m"); "" when unknown. */
+  readonly colorSpace: string
 }
 
 interface ProbeJson {
@@ -255,6 +259,8 @@ interface ProbeJson {
     readonly nb_frames?: string
     readonly duration?: string
     readonly avg_frame_rate?: string
+    readonly r_frame_rate?: string
+    readonly color_space?: string
   }>
   readonly format?: { readonly format_name?: string; readonly duration?: string }
 }
@@ -332,6 +338,12 @@ export interface DecodeLimits extends ChildLimits {
   readonly maxFrames: number
 }
 
+/** "num/den" (ffprobe's rates) as frames per second; 0 when absent or malformed. */
+const rateOf = (text: string | undefined): number => {
+  const [num, den] = (text ?? "").split("/").map(Number)
+  return num !== undefined && den !== undefined && num > 0 && den > 0 ? num / den : 0
+}
+
 export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
   effect: Effect.gen(function* () {
     const configured = yield* Config.option(Config.string("SVC_FFMPEG"))
@@ -389,7 +401,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-select_streams",
             "v:0",
             "-show_entries",
-            "stream=codec_name,width,height,pix_fmt,refs,has_b_frames,nb_frames,duration,avg_frame_rate:format=format_name,duration",
+            "stream=codec_name,width,height,pix_fmt,refs,has_b_frames,nb_frames,duration,avg_frame_rate,r_frame_rate,color_space:format=format_name,duration",
             "-of",
             "json",
             inputUrl
@@ -412,7 +424,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
           pixelFormat: stream.pix_fmt ?? "unknown",
           durationSeconds: Number(parsed.format?.duration ?? 0) || 0,
           heldFrames: Math.min(32, Math.max(1, stream.refs ?? 1) + Math.max(0, stream.has_b_frames ?? 0)),
-          declaredFrames: declaredFramesOf(stream, parsed.format)
+          declaredFrames: declaredFramesOf(stream, parsed.format),
+          frameRate: rateOf(stream.r_frame_rate),
+          colorSpace: stream.color_space ?? ""
         }
       })
 

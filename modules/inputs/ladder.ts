@@ -24,8 +24,10 @@ import type { ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
 import { scoreFeature } from "../scorer/scorer.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
 import {
+  colorMatrixOf,
   feedOf,
   frameBytes,
+  frameRateOf,
   frameSource,
   geometryOf,
   notAVideo,
@@ -138,7 +140,16 @@ export const scoreLadderInputs = <E = never>(
         )
       )
       // Per-frame values are always read back: the summary's percentiles and worst frames need them.
-      const streamJob: ScoreJob = { ...shared, geometry: target, frameSkipRef: 0, frameSkipDist: 0, perFrame: true }
+      const streamJob: ScoreJob = {
+        ...shared,
+        geometry: target,
+        frameSkipRef: 0,
+        frameSkipDist: 0,
+        perFrame: true,
+        // The library reads no header of a fed side: xpsnr's rate and ssimulacra2's matrix come from here.
+        frameRate: shared.frameRate || frameRateOf(reference),
+        colorMatrix: colorMatrixOf(reference)
+      }
       const { onRenditionProgress } = hooks
       const scores = yield* scorer.scoreLadder<never, never, E>(
         streamJob,

@@ -18,7 +18,7 @@ import {
   ScoreTooLarge,
   UnreadableInput
 } from "../scorer/errors.ts"
-import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
+import { type ColorMatrix, rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
 import {
   type Feed,
   type FedSide,
@@ -189,6 +189,19 @@ const withInputs = (result: ScoreResult, inputs: InputsProvenance): ScoreResult 
  * The raw layout a side is scored in: the options' geometry for raw YUV, the header's for Y4M,
  * and for encoded video its size with its pixel format's subsampling and depth.
  */
+/** The reference's frames per second as its header or container says; 0 when it does not (raw). */
+export const frameRateOf = (side: Side): number =>
+  side.format._tag === "Y4m" ? side.format.frameRate : side.format._tag === "Encoded" ? side.format.stream.frameRate : 0
+
+/** The input's Y'CbCr matrix from its colour metadata (ffprobe's color_space); BT.709 when unknown. */
+export const colorMatrixOf = (side: Side): ColorMatrix => {
+  if (side.format._tag !== "Encoded") return "bt709"
+  const space = side.format.stream.colorSpace
+  if (["smpte170m", "bt470bg", "fcc"].includes(space)) return "bt601"
+  if (space.startsWith("bt2020")) return "bt2020"
+  return "bt709"
+}
+
 export const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeometry | undefined => {
   switch (side.format._tag) {
     case "Raw":
@@ -468,8 +481,16 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     )
     const scaling = disSource.scaling ?? refSource.scaling ?? "none"
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
-    // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream.
-    const streamJob: ScoreJob = { ...job, geometry: target, frameSkipRef: 0, frameSkipDist: 0 }
+    // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream. The library reads
+    // no header of a fed side: the reference's rate (xpsnr) and matrix (ssimulacra2) come from here.
+    const streamJob: ScoreJob = {
+      ...job,
+      geometry: target,
+      frameSkipRef: 0,
+      frameSkipDist: 0,
+      frameRate: job.frameRate || frameRateOf(ref),
+      colorMatrix: colorMatrixOf(ref)
+    }
     const frames: Array<ScoreResult["frames"][number]> = []
     let done = 0
     let aggregate: ScoreResult | undefined

@@ -176,7 +176,13 @@ const ScoreResultSchema = Schema.Struct({
       Schema.Array(Schema.Struct({ model: Schema.String, model_sha256: Schema.String, model_source: Schema.String }))
     ),
     backend_used: Schema.String,
-    feature_backends: Schema.Array(Schema.Struct({ extractor: Schema.String, backend: Schema.String })),
+    feature_backends: Schema.Array(
+      Schema.Struct({
+        extractor: Schema.String,
+        backend: Schema.String,
+        implementation: Schema.optional(Schema.String)
+      })
+    ),
     precision: Schema.String,
     decoder: Schema.optional(Schema.String),
     reference_input: Schema.optionalWith(InputInfoSchema, { nullable: true }),

@@ -285,6 +285,11 @@ describeContract("segment jobs", ({ backend }) => {
           expect(shots.message).toBe("options.segment_frames: a job with options.shots is scored in one piece")
           const whole = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
           expect("ladder" in whole.request ? undefined : whole.request.options?.segment_frames).toBeUndefined()
+          // xpsnr's temporal term reads two frames before each frame (a segment has one): likewise.
+          const xpsnr = yield* Effect.flip(
+            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, features: ["xpsnr"] } })
+          )
+          expect(xpsnr.message).toBe("options.segment_frames: a job with the xpsnr feature is scored in one piece")
         }),
       { SVC_SEGMENT_FRAMES: "48" }
     )

@@ -535,15 +535,21 @@ export const makeJobService = Effect.gen(function* () {
           return yield* new InvalidJobRequest({
             message: "options.segment_frames: a ladder job is scored in one piece (segments are for pair jobs)"
           })
-        // Shots need the whole title's cuts: a job with shots is scored in one piece.
+        // Shots need the whole title's cuts, and xpsnr's temporal term two reference frames before
+        // each frame (a segment reads one): such a job is scored in one piece.
         const shots = !isLadderRequest(request) && request.options?.shots === true
         if (shots && segmentFramesOf(request) > 0)
           return yield* new InvalidJobRequest({
             message: "options.segment_frames: a job with options.shots is scored in one piece"
           })
-        // The controller's default applies to a pair job that does not set it (and has no shots).
+        const xpsnr = !isLadderRequest(request) && (request.options?.features ?? []).includes("xpsnr")
+        if (xpsnr && segmentFramesOf(request) > 0)
+          return yield* new InvalidJobRequest({
+            message: "options.segment_frames: a job with the xpsnr feature is scored in one piece"
+          })
+        // The controller's default applies to a pair job that does not set it (and has neither).
         const stored =
-          !isLadderRequest(request) && !shots && segmentDefault > 0 && segmentFramesOf(request) === 0
+          !isLadderRequest(request) && !shots && !xpsnr && segmentDefault > 0 && segmentFramesOf(request) === 0
             ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
             : request
         return yield* store.insert({

@@ -104,6 +104,20 @@ describe("result views", () => {
     expect(worstFrames(frames([1]), "psnr_y", 5)).toEqual([])
   })
 
+  it("writes a non-finite feature (xpsnr of identical planes) as null, which its schema accepts", () => {
+    const infinite = { vmaf: 100, xpsnr_y: Number.POSITIVE_INFINITY, ssimulacra2: 100 }
+    const summary = scoreSummary({
+      score: 100,
+      features: infinite,
+      provenance: null,
+      frames: [],
+      frame_count: 3,
+      pooled: { min: infinite, max: infinite, harmonic_mean: infinite }
+    })
+    expect(summary.features).toEqual({ vmaf: 100, xpsnr_y: null, ssimulacra2: 100 })
+    expect(ScoreSummarySchema.safeParse(summary).success).toBe(true)
+  })
+
   it("compares frame by frame, matching frames by index", () => {
     const summary = compareFrames(frames([50, 60, 70]), frames([55, 60, 65, 99]), "vmaf")
     expect(summary).toMatchObject({

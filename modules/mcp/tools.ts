@@ -99,7 +99,9 @@ const ScoreOptionsSchema = z
       .array(z.string().min(1))
       .max(32)
       .optional()
-      .describe("Extra metrics besides VMAF's own features, by libvmaf name: psnr, float_ssim, float_ms_ssim, ..."),
+      .describe(
+        "Extra metrics besides VMAF's own features: psnr, float_ssim, float_ms_ssim, float_vif, float_adm, float_motion, float_psnr, ciede, psnr_hvs, cambi, xpsnr (FFmpeg's XPSNR per plane; identical planes give null, infinity), ssimulacra2 (SSIMULACRA 2.1, 100 = identical)"
+      ),
     subsample: z.number().int().min(1).max(1000).optional().describe("Score every Nth frame only (faster)"),
     frame_cnt: z.number().int().min(1).optional().describe("Score at most this many frames"),
     frame_skip_ref: z.number().int().min(0).optional().describe("Frames to skip at the start of the reference"),
@@ -117,7 +119,13 @@ const ScoreOptionsSchema = z
       .max(1)
       .optional()
       .describe("Cut threshold, a histogram distance 0..1 (default 0.3)"),
-    shot_min_frames: z.number().int().min(0).max(100000).optional().describe("Shortest shot in frames (default 8)")
+    shot_min_frames: z.number().int().min(0).max(100000).optional().describe("Shortest shot in frames (default 8)"),
+    frame_rate: z
+      .number()
+      .min(0)
+      .max(1000)
+      .optional()
+      .describe("Frames per second for xpsnr's temporal term; default the input's own (raw input: 25)")
   })
   .describe("Geometry of raw input and scoring options; .y4m inputs need none")
 

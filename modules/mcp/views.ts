@@ -42,7 +42,12 @@ export const stateOf = (wire: WireJobState): JobState =>
 
 export const isFinal = (state: JobState): boolean => state === "finished" || state === "cancelled" || state === "failed"
 
-const FeatureMap = z.record(z.string(), z.number())
+// JSON has no infinity or NaN: such a value (xpsnr of identical planes) is null, as in the REST API.
+const FeatureMap = z.record(z.string(), z.number().nullable())
+
+/** A feature map with its non-finite values as null. */
+const finiteOrNull = (values: Readonly<Record<string, number>> | undefined): Record<string, number | null> =>
+  Object.fromEntries(Object.entries(values ?? {}).map(([name, value]) => [name, Number.isFinite(value) ? value : null]))
 
 export const ScoreSummarySchema = z.object({
   score: z
@@ -232,10 +237,10 @@ const percentilesOf = (wire: WireScoreResponse): Pick<ScoreSummary, "percentiles
 export const scoreSummary = (wire: WireScoreResponse): ScoreSummary => ({
   score: wire.score,
   frame_count: wire.frame_count,
-  features: { ...wire.features },
-  min: { ...wire.pooled?.min },
-  max: { ...wire.pooled?.max },
-  harmonic_mean: { ...wire.pooled?.harmonic_mean },
+  features: finiteOrNull(wire.features),
+  min: finiteOrNull(wire.pooled?.min),
+  max: finiteOrNull(wire.pooled?.max),
+  harmonic_mean: finiteOrNull(wire.pooled?.harmonic_mean),
   ...percentilesOf(wire),
   model: wire.provenance?.model ?? "",
   model_sha256: wire.provenance?.model_sha256 ?? "",
@@ -389,7 +394,11 @@ export const worstFrames = (
 ): WorstFrames["frames"] =>
   frames
     .filter((frame) => typeof frame.metrics[metric] === "number")
-    .map((frame) => ({ frame: frame.frame, value: frame.metrics[metric] ?? Number.NaN, metrics: { ...frame.metrics } }))
+    .map((frame) => ({
+      frame: frame.frame,
+      value: frame.metrics[metric] ?? Number.NaN,
+      metrics: finiteOrNull(frame.metrics)
+    }))
     .sort((left, right) => left.value - right.value || left.frame - right.frame)
     .slice(0, count)
 

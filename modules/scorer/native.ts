@@ -96,13 +96,21 @@ export const NativeOption = {
   distortedKind: 13,
   maxFrames: 14,
   shots: 15,
-  segmentFirst: 16,
-  segmentFrames: 17,
-  segmentContext: 18,
-  count: 19
+  /** Since ABI minor 11. */
+  frameRate: 16,
+  colorMatrix: 17,
+
+  /** Since ABI minor 12. */
+  segmentFirst: 18,
+  segmentFrames: 19,
+  segmentContext: 20,
+  count: 21
 } as const
 
-/** enum svc_segment_context (ABI minor 11). */
+/** enum svc_color_matrix (since ABI minor 11). */
+export const NativeColorMatrix = { bt709: 0, bt601: 1, bt2020: 2 } as const
+
+/** enum svc_segment_context (ABI minor 12). */
 export const NativeSegmentContext = { before: 1, after: 2 } as const
 
 /** enum svc_input_kind; pipe (svc_stream_feed only) since ABI minor 8. */
@@ -110,7 +118,7 @@ export const NativeInputKind = { auto: 0, raw: 1, y4m: 2, pipe: 3 } as const
 
 /** enum svc_cpu; avx512 since ABI minor 3. */
 export const NativeCpu = { auto: 0, scalar: 1, avx2: 2, avx512: 3 } as const
-/** enum svc_feature_flag; float_vif and after since ABI minor 2, cambi since 5. */
+/** enum svc_feature_flag; float_vif and after since ABI minor 2, cambi since 5, xpsnr and ssimulacra2 since 11. */
 export const NativeFeature = {
   psnr: 1,
   float_ssim: 2,
@@ -121,7 +129,9 @@ export const NativeFeature = {
   float_psnr: 64,
   ciede: 128,
   psnr_hvs: 256,
-  cambi: 512
+  cambi: 512,
+  xpsnr: 1024,
+  ssimulacra2: 2048
 } as const
 export const NativePool = { mean: 0, min: 1, max: 2, harmonic_mean: 3 } as const
 

@@ -39,9 +39,18 @@ export const ExtraFeature = Schema.Literal(
   "float_psnr",
   "ciede",
   "psnr_hvs",
-  "cambi"
+  "cambi",
+  "xpsnr",
+  "ssimulacra2"
 )
 export type ExtraFeature = typeof ExtraFeature.Type
+
+/** Frames per second xpsnr's temporal term assumes for raw input when the request gives none (FFmpeg's rawvideo default). */
+export const defaultFrameRate = 25
+export const maxFrameRate = 1000
+
+/** Y'CbCr matrices ssimulacra2's RGB conversion knows (the input's colour metadata; BT.709 when it has none). */
+export type ColorMatrix = "bt709" | "bt601" | "bt2020"
 
 export const ScoreOptions = Schema.Struct({
   width: Schema.optional(between(0, 16384)),
@@ -71,7 +80,11 @@ export const ScoreOptions = Schema.Struct({
   shot_threshold: Schema.optional(
     Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(1), Schema.finite())
   ),
-  shot_min_frames: Schema.optional(between(0, 100_000))
+  shot_min_frames: Schema.optional(between(0, 100_000)),
+  // xpsnr's temporal term: frames per second (whole frames count, as FFmpeg's filter sees it).
+  frame_rate: Schema.optional(
+    Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(maxFrameRate))
+  )
 })
 export type ScoreOptions = typeof ScoreOptions.Type
 
@@ -135,6 +148,13 @@ export interface ScoreJob {
   readonly segment?: Segment | undefined
   /** `options.shots`: how cuts are found (shots.ts); undefined: no shots. */
   readonly shots: ShotOptions | undefined
+  /**
+   * Frames per second for xpsnr's temporal term (options.frame_rate); 0 or absent: the reference
+   * Y4M's F tag or the container's rate, else 25.
+   */
+  readonly frameRate?: number
+  /** The inputs' Y'CbCr matrix from their colour metadata (ssimulacra2); absent: BT.709. */
+  readonly colorMatrix?: ColorMatrix
 }
 
 /**
@@ -180,7 +200,8 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.segment_frames": `is not 0 (one piece) or a whole number from ${minSegmentFrames} to ${maxSegmentFrames}`,
   "options.shots": "is not true or false",
   "options.shot_threshold": `is not a number from 0 to 1 (0: ${defaultShotThreshold})`,
-  "options.shot_min_frames": `is not a whole number from 0 to 100000 (0: ${defaultShotMinFrames})`
+  "options.shot_min_frames": `is not a whole number from 0 to 100000 (0: ${defaultShotMinFrames})`,
+  "options.frame_rate": `is not a number of frames per second from 0 to ${maxFrameRate} (0: the input's own, else ${defaultFrameRate})`
 }
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -302,7 +323,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
           threshold: options.shot_threshold || defaultShotThreshold,
           minFrames: options.shot_min_frames || defaultShotMinFrames
         }
-      : undefined
+      : undefined,
+    frameRate: options.frame_rate ?? 0
   })
 }
 

@@ -3,6 +3,7 @@
  * the native library's own threads; this side only starts, polls and collects, so the event
  * loop keeps answering probes while a long clip scores. Interrupting a score cancels it.
  */
+import { implementationOf } from "./extra-features.ts"
 import { ptr } from "bun:ffi"
 import { Duration, Effect, Option, type Scope, Stream } from "effect"
 import { read } from "node:fs"
@@ -26,6 +27,7 @@ import {
   NativeCpu,
   NativeFeature,
   NativeInputKind,
+  NativeColorMatrix,
   NativeOption,
   NativePool,
   NativeSegmentContext,
@@ -60,7 +62,12 @@ export interface Provenance {
   /** Every model scored (one, or those of `models`), in request order. */
   readonly models?: ReadonlyArray<ModelProvenance>
   readonly backend_used: string
-  readonly feature_backends: ReadonlyArray<{ readonly extractor: string; readonly backend: string }>
+  /** Each extractor run, its backend, and for an extra feature the implementation it follows ("SSIMULACRA 2.1"). */
+  readonly feature_backends: ReadonlyArray<{
+    readonly extractor: string
+    readonly backend: string
+    readonly implementation?: string
+  }>
   readonly precision: string
   /** First line of `ffmpeg -version` when an input was decoded; "" when none was (modules/inputs). */
   readonly decoder?: string
@@ -210,6 +217,9 @@ const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int32Array 
   options[NativeOption.frameSkipRef] = job.frameSkipRef
   options[NativeOption.frameSkipDist] = job.frameSkipDist
   options[NativeOption.shots] = job.shots ? 1 : 0
+  // Whole frames per second, as FFmpeg's xpsnr filter divides the rate (29.97 is 29).
+  options[NativeOption.frameRate] = Math.floor(job.frameRate ?? 0)
+  options[NativeOption.colorMatrix] = NativeColorMatrix[job.colorMatrix ?? "bt709"]
   const { segment } = job
   if (segment) {
     // The frames read start at the context frame before the segment (none at the title's start).
@@ -303,10 +313,15 @@ export const collectResult = (
     p5: round(shot.p5)
   }))
   const extractorCount = symbols.svc_job_extractor_count(handle)
-  const featureBackends = Array.from({ length: extractorCount }, (_, i) => ({
-    extractor: String(symbols.svc_job_extractor_name(handle, i)),
-    backend: String(symbols.svc_job_extractor_backend(handle, i))
-  }))
+  const featureBackends = Array.from({ length: extractorCount }, (_, i) => {
+    const extractor = String(symbols.svc_job_extractor_name(handle, i))
+    const implementation = implementationOf(extractor)
+    return {
+      extractor,
+      backend: String(symbols.svc_job_extractor_backend(handle, i)),
+      ...(implementation ? { implementation } : {})
+    }
+  })
   return {
     score: features[scoreFeatureOf(set, model)] ?? Number.NaN,
     features,

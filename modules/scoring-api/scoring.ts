@@ -4,6 +4,7 @@
  * the one structured log line per request all live here; the transports only translate.
  */
 import { isAbsolute, resolve } from "node:path"
+import { extraFeatureList } from "../scorer/extra-features.ts"
 import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
 import { invalid } from "../config/env.ts"
 import { wireStatus } from "../errors/index.ts"
@@ -366,9 +367,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
       })
 
     /** GET /v1/models and ListModels: the models a request may name (no score slot needed). */
-    const listModels: Effect.Effect<{ readonly models: ReadonlyArray<ModelInfo> }, ScorerNotReady> = Effect.flatMap(
-      state.scorer,
-      (scorer) => Effect.map(scorer.models.list, (models) => ({ models }))
+    const listModels: Effect.Effect<
+      { readonly models: ReadonlyArray<ModelInfo>; readonly features: ReturnType<typeof extraFeatureList> },
+      ScorerNotReady
+    > = Effect.flatMap(state.scorer, (scorer) =>
+      Effect.map(scorer.models.list, (models) => ({ models, features: extraFeatureList() }))
     )
 
     return { score, ladder, scoreStream, listModels, limit, readiness: state.readiness } as const

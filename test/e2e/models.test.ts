@@ -37,6 +37,18 @@ const listOver = async (service: RunningService) => {
   return ((await response.json()) as { models: ReadonlyArray<ModelEntry> }).models
 }
 
+interface ExtraFeatureEntry {
+  readonly name: string
+  readonly outputs: ReadonlyArray<string>
+  readonly implementation: string
+}
+
+const extraFeaturesOver = async (service: RunningService) => {
+  const response = await fetch(`${service.http}/v1/models`)
+  expect(response.status).toBe(200)
+  return ((await response.json()) as { features: ReadonlyArray<ExtraFeatureEntry> }).features
+}
+
 describe("svc-server without SVC_MODEL_DIR", () => {
   let service: RunningService
   beforeAll(async () => {
@@ -66,6 +78,17 @@ describe("svc-server without SVC_MODEL_DIR", () => {
     })
   })
 
+  it("GET /v1/models lists the extra features a request may name, xpsnr and ssimulacra2 among them", async () => {
+    const features = await extraFeaturesOver(service)
+    expect(features.map((feature) => feature.name)).toEqual(expect.arrayContaining(["psnr", "cambi"]))
+    expect(features).toEqual(
+      expect.arrayContaining([
+        { name: "xpsnr", outputs: ["xpsnr_y", "xpsnr_u", "xpsnr_v"], implementation: "FFmpeg 7.1 xpsnr filter" },
+        { name: "ssimulacra2", outputs: ["ssimulacra2"], implementation: "SSIMULACRA 2.1" }
+      ])
+    )
+  })
+
   it("gRPC ListModels answers the same list", async () => {
     const grpc = scoringClient(service.grpc ?? "")
     try {
@@ -75,6 +98,8 @@ describe("svc-server without SVC_MODEL_DIR", () => {
         rest.map((model) => [model.name, model.source, model.sha256, model.usable])
       )
       expect(answer.models[0]?.features).toEqual(rest[0]?.features)
+      const extras = (await grpc.listModels()) as { features: ReadonlyArray<ExtraFeatureEntry> }
+      expect(extras.features).toEqual(await extraFeaturesOver(service))
     } finally {
       grpc.close()
     }

@@ -154,7 +154,8 @@ describe("svc-tester-report run on this machine", () => {
               [`${path}_cambi_random_sizes`, "pass"],
               [`${path}_speed_chroma`, "pass"],
               ...(path === "avx512" ? [["avx512_adm_decouple_s32_kernel", "pass"]] : []),
-              [`${path}_adm_dwt_s32_kernels`, "pass"]
+              [`${path}_adm_dwt_s32_kernels`, "pass"],
+              [`${path}_xpsnr_ssimulacra2`, "pass"]
             ]
           : [[path, "skip"]]
       ),

@@ -1,5 +1,5 @@
 /**
- * Segments (ABI minor 11): a title scored as segments, each reading one reference context frame
+ * Segments (ABI minor 12): a title scored as segments, each reading one reference context frame
  * on each side, gives per-frame values that, concatenated in segment order, are the one pass's
  * bit for bit (motion, motion2, motion3 and the models' scores), with subsampling and frame
  * skips following the title's frame index; for file jobs and fed streams alike.

@@ -50,7 +50,10 @@ enum svc_feature_flag {
     SVC_FEAT_FLOAT_PSNR = 1 << 6,   /* float_psnr */
     SVC_FEAT_CIEDE = 1 << 7,        /* ciede2000 */
     SVC_FEAT_PSNR_HVS = 1 << 8,     /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
-    SVC_FEAT_CAMBI = 1 << 9         /* cambi (banding of the distorted luma); since ABI minor 5 */
+    SVC_FEAT_CAMBI = 1 << 9,        /* cambi (banding of the distorted luma); since ABI minor 5 */
+    /* Since ABI minor 11. */
+    SVC_FEAT_XPSNR = 1 << 10,       /* xpsnr_y, xpsnr_u, xpsnr_v (FFmpeg's xpsnr filter; +inf for identical planes) */
+    SVC_FEAT_SSIMULACRA2 = 1 << 11  /* ssimulacra2 (SSIMULACRA 2.1 on the frames as full-range 8-bit RGB) */
 };
 
 enum svc_pix_fmt { SVC_PIX_420 = 420, SVC_PIX_422 = 422, SVC_PIX_444 = 444 };
@@ -81,15 +84,18 @@ enum svc_opt {
     SVC_OPT_MAX_FRAMES = 14, /* an input with more frames is refused up front; 0 = SVC_MAX_FRAMES_DEFAULT */
     /* Since ABI minor 10: */
     SVC_OPT_SHOTS = 15,      /* 1: measure each reference frame's cut from the previous one (svc_job_frame_cuts) */
-    /* Since ABI minor 11: one segment of a longer title, whose per-frame values equal, bit for bit,
+    /* Since ABI minor 11: */
+    SVC_OPT_FRAME_RATE = 16, /* whole frames per second (xpsnr's temporal term); 0 = the reference Y4M's F tag, else 25 */
+    SVC_OPT_COLOR_MATRIX = 17, /* svc_color_matrix of the inputs (ssimulacra2's RGB conversion) */
+    /* Since ABI minor 12: one segment of a longer title, whose per-frame values equal, bit for bit,
      * the same frames of one pass over the title (see "Segments" below). */
-    SVC_OPT_SEGMENT_FIRST = 16,   /* the title's index of the segment's first own frame */
-    SVC_OPT_SEGMENT_FRAMES = 17,  /* the segment's own frames; 0 = not a segment */
-    SVC_OPT_SEGMENT_CONTEXT = 18, /* svc_segment_context bits: which context frames are read */
-    SVC_OPT_COUNT = 19
+    SVC_OPT_SEGMENT_FIRST = 18,   /* the title's index of the segment's first own frame */
+    SVC_OPT_SEGMENT_FRAMES = 19,  /* the segment's own frames; 0 = not a segment */
+    SVC_OPT_SEGMENT_CONTEXT = 20, /* svc_segment_context bits: which context frames are read */
+    SVC_OPT_COUNT = 21
 };
 
-/* Segments (since ABI minor 11). Motion at frame i compares reference frames i-1 and i, and its
+/* Segments (since ABI minor 12). Motion at frame i compares reference frames i-1 and i, and its
  * motion2/motion3 also read frame i+1, so a segment [first, first + frames) of a title reads one
  * reference context frame on each side: the frame before it (unless first is 0, the title's first
  * frame) and the frame after it (unless the segment ends the title). The inputs given (after the
@@ -102,10 +108,14 @@ enum svc_opt {
  * frames; concatenated in segment order they are the one pass's. */
 enum svc_segment_context { SVC_SEGMENT_CONTEXT_BEFORE = 1, SVC_SEGMENT_CONTEXT_AFTER = 2 };
 
+/* Y'CbCr matrix of the inputs (SVC_OPT_COLOR_MATRIX): how ssimulacra2 turns frames into RGB. */
+enum svc_color_matrix { SVC_MATRIX_BT709 = 0, SVC_MATRIX_BT601 = 1, SVC_MATRIX_BT2020 = 2 };
+
 /* Frames an input may hold when SVC_OPT_MAX_FRAMES is 0. */
 #define SVC_MAX_FRAMES_DEFAULT 1000000
 
 /* Pooling methods for svc_job_pooled. */
+/* SVC_POOL_MEAN of xpsnr's outputs is the filter's own summary (svc_xpsnr_pooled), since ABI minor 11. */
 enum svc_pool { SVC_POOL_MEAN = 0, SVC_POOL_MIN = 1, SVC_POOL_MAX = 2, SVC_POOL_HARMONIC_MEAN = 3 };
 
 /* ---- library identity ---- */
@@ -161,7 +171,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
                     const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
 int svc_job_opened(const svc_job *j);
-/* Since ABI minor 11: frames the opened job reads (after the skips and frame_cnt; a segment's
+/* Since ABI minor 12: frames the opened job reads (after the skips and frame_cnt; a segment's
  * with its context frames), once svc_job_opened returned 1; -1 before. A segment job's plan counts
  * a title with it. */
 int64_t svc_job_input_frames(const svc_job *j);

@@ -22,6 +22,16 @@ typedef struct svc_extractor_option {
     const char *const *choices;
 } svc_extractor_option;
 
+/* What an extractor with history (xpsnr's temporal term) reads besides the frame pair. */
+typedef struct svc_history {
+    /* Reference lumas of frames i-1 and i-2 as svc_luma_u16 packs them; NULL before the first frame. */
+    const uint16_t *luma[2];
+    int frame_rate; /* whole frames per second (num / den, as FFmpeg's filters see the rate) */
+} svc_history;
+
+/* Earlier reference lumas an extractor may ask for. */
+#define SVC_HISTORY_MAX 2
+
 typedef struct svc_extractor {
     const char *name;                 /* "integer_vif", "integer_adm", "psnr", "float_ssim", ... */
     int n_outputs;
@@ -53,6 +63,14 @@ typedef struct svc_extractor {
      * for each pair), or a negative status. */
     int (*ladder_prepare)(void *state, const svc_picture *ref);
     int (*ladder_compute)(void *state, const svc_picture *ref, const svc_picture *dis, double *out);
+    /* Optional, instead of compute: an extractor that reads the previous `history` reference lumas
+     * (at most SVC_HISTORY_MAX) and the frame rate. The frame loop keeps those lumas in its ring and
+     * runs the unit once they are stored. */
+    int history;
+    int (*compute_history)(void *state, const svc_picture *ref, const svc_picture *dis, const svc_history *past,
+                           double *out);
+    /* Optional, instead of create: a state for inputs of that svc_color_matrix (ssimulacra2's RGB). */
+    void *(*create_for_matrix)(int w, int h, int pix_fmt, int bpc, int cpu, int color_matrix);
 } svc_extractor;
 
 /* ladder_prepare's answer when the state scores ladders pair by pair. */
@@ -96,7 +114,13 @@ extern const svc_extractor svc_extractor_ciede;         /* ciede2000 */
 extern const svc_extractor svc_extractor_psnr_hvs;      /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
 extern const svc_extractor svc_extractor_cambi;         /* cambi */
 extern const svc_extractor svc_extractor_speed_chroma;  /* speed_chroma_u, speed_chroma_v, speed_chroma_uv */
+extern const svc_extractor svc_extractor_xpsnr;         /* xpsnr_y, xpsnr_u, xpsnr_v */
+extern const svc_extractor svc_extractor_ssimulacra2;   /* ssimulacra2 */
 extern const svc_temporal svc_temporal_integer_motion;  /* integer_motion2, integer_motion3, ..._sad_score */
 extern const svc_temporal svc_temporal_float_motion;    /* motion2, motion3, motion */
+
+/* xpsnr's pooled value of a plane of w x h samples from its per-frame dB values, as the filter's
+ * summary: the square-mean-root of the weighted distortions, else the mean of the dB values. */
+double svc_xpsnr_pooled(const double *db, int n, int w, int h, int bpc);
 
 #endif

@@ -47,7 +47,8 @@ static int is_scored(const svc_job *j, int i) { return svc_scored_frame(j, i); }
 static int renditions(const svc_job *j) { return j->n_dis > 1 ? j->n_dis : 1; }
 
 /* Frames need their neighbour's reference: for motion, and for the cut measure of shots. */
-static int uses_ring(const svc_job *j) { return j->n_tm || j->shots; }
+/* Frames keep their reference side in the rings: lumas for motion and history extractors, histograms for shots. */
+static int uses_ring(const svc_job *j) { return j->n_tm || j->shots || j->history; }
 
 static uint32_t *shot_slot(const svc_job *j, int i) {
     return j->shot_ring + (size_t)(i % j->ring_len) * SVC_SHOT_BINS;
@@ -82,8 +83,10 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     w->id = j->n_workers++;
     pthread_mutex_unlock(&j->mu);
     for (int e = 0; e < j->n_ex; e++) {
-        w->state[e] = j->ex_custom[e] ? j->ex[e]->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
-                                      : j->ex[e]->create(wd, ht, fmt, bpc, j->cpu);
+        const svc_extractor *ex = j->ex[e];
+        w->state[e] = j->ex_custom[e]        ? ex->create_with(wd, ht, fmt, bpc, j->cpu, j->ex_opts[e])
+                      : ex->create_for_matrix ? ex->create_for_matrix(wd, ht, fmt, bpc, j->cpu, j->color_matrix)
+                                              : ex->create(wd, ht, fmt, bpc, j->cpu);
         if (!w->state[e]) {
             const char *why = j->ex[e]->too_small ? j->ex[e]->too_small(wd, ht, fmt, j->ex_opts[e]) : NULL;
             if (why)
@@ -105,12 +108,12 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     pthread_mutex_lock(&j->mu);
     for (int e = 0; e < j->n_ex; e++) j->backend[e] = j->ex[e]->backend(w->state[e]);
     for (int t = 0; t < j->n_tm; t++) j->backend[j->n_ex + t] = j->tm[t]->backend(w->tm_state[t]);
-    if (j->n_tm && !j->ring) {
+    if ((j->n_tm || j->history) && !j->ring) {
         j->luma_len = (size_t)wd * (size_t)ht;
         j->ring = malloc(sizeof *j->ring * j->luma_len * (size_t)j->ring_len);
     }
     if (j->shots && !j->shot_ring) j->shot_ring = malloc(sizeof *j->shot_ring * SVC_SHOT_BINS * (size_t)j->ring_len);
-    const int ok = (!j->n_tm || j->ring) && (!j->shots || j->shot_ring);
+    const int ok = (!(j->n_tm || j->history) || j->ring) && (!j->shots || j->shot_ring);
     pthread_mutex_unlock(&j->mu);
     if (!ok) {
         snprintf(err, SVC_ERR_LEN, "out of memory for the motion frame ring");
@@ -208,7 +211,7 @@ static int motion_step(svc_job *j, worker_ctx *w, const svc_picture *ref, int i,
         snprintf(err, SVC_ERR_LEN, "frame %d: motion failed", i);
         return SVC_E_INTERNAL;
     }
-    if (j->n_tm) svc_luma_u16(ref, ring_slot(j, i));
+    if (j->n_tm || j->history) svc_luma_u16(ref, ring_slot(j, i));
     if (j->shots) svc_shot_histogram(ref, shot_slot(j, i));
     pthread_mutex_lock(&j->mu);
     j->frames[i].stored = 1;
@@ -241,12 +244,35 @@ static int motion_step(svc_job *j, worker_ctx *w, const svc_picture *ref, int i,
     return SVC_OK;
 }
 
+/* The reference lumas of the frames before frame i that ex reads, once their loaders stored them
+ * (frames are claimed in order and a loader never waits on a unit, so they come). */
+static int wait_history(svc_job *j, const svc_extractor *ex, int i, svc_history *past) {
+    memset(past, 0, sizeof *past);
+    past->frame_rate = j->frame_rate;
+    pthread_mutex_lock(&j->mu);
+    for (int h = 1; h <= ex->history && i - h >= 0; h++) {
+        while (!j->frames[i - h].stored && !stopped(j)) pthread_cond_wait(&j->cv, &j->mu);
+        past->luma[h - 1] = ring_slot(j, i - h);
+    }
+    const int rc = stopped(j) ? SVC_E_CANCELLED : SVC_OK;
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 /* Extractor e of frame i into its columns of the row v: its ladder path when ladder is set
  * (ladder_prepare saw ref on this worker's state), else its pair path. */
 static int compute_one(svc_job *j, worker_ctx *w, int e, const svc_picture *ref, const svc_picture *dis, int i,
                        int ladder, double *v, char *err) {
     if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
     const svc_extractor *ex = j->ex[e];
+    if (ex->compute_history) {
+        svc_history past;
+        int rc = wait_history(j, ex, i, &past);
+        if (rc) return rc;
+        rc = ex->compute_history(w->state[e], ref, dis, &past, v + j->ex_col[e]);
+        if (rc != SVC_OK) snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, ex->name, rc);
+        return rc;
+    }
     const int rc = ladder ? ex->ladder_compute(w->state[e], ref, dis, v + j->ex_col[e])
                           : ex->compute(w->state[e], ref, dis, v + j->ex_col[e]);
     if (rc != SVC_OK) snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, ex->name, rc);
@@ -292,10 +318,15 @@ static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, c
     return SVC_OK;
 }
 
-/* Frame i may use its ring slot once both SADs that read the slot's previous frame k are done. */
+/* Frame i may use its ring slot once both SADs that read the slot's previous frame k are done, and
+ * the frames whose history reads frame k. */
 static int slot_free(const svc_job *j, int i) {
     const int k = i - j->ring_len;
-    return !uses_ring(j) || k < 0 || (j->frames[k].sad_done && j->frames[k + 1].sad_done);
+    if (k < 0) return 1;
+    if ((j->n_tm || j->shots) && !(j->frames[k].sad_done && j->frames[k + 1].sad_done)) return 0;
+    for (int h = 1; h <= j->history; h++)
+        if (!j->frames[k + h].done) return 0;
+    return 1;
 }
 
 /* Units of frame i: one per extractor of a scored frame; a ladder's frame is one unit (its
@@ -461,6 +492,13 @@ static void *worker(void *arg) {
 }
 
 int64_t svc_loop_units_shared(const svc_job *j) { return atomic_load(&((svc_job *)j)->units_shared); }
+
+int svc_loop_xpsnr_plane(const svc_job *j, int metric) {
+    for (int e = 0; e < j->n_ex; e++)
+        if (j->ex[e] == &svc_extractor_xpsnr && metric >= j->ex_col[e] && metric < j->ex_col[e] + 3)
+            return metric - j->ex_col[e];
+    return -1;
+}
 
 /* ------------------------------------------------------------- planning ---- */
 
@@ -681,6 +719,8 @@ int svc_loop_plan(svc_job *j, int64_t feats, char *err, size_t err_len) {
         if (need[e]) add_instance(j, svc_registry_at(e)->ex, NULL);
     for (int k = 0; k < n_model; k++)
         if (use[k].custom && use[k].ex) add_instance(j, use[k].ex, use[k].opts);
+    for (int e = 0; e < j->n_ex; e++)
+        if (j->ex[e]->history > j->history) j->history = j->ex[e]->history;
     j->n_outputs = svc_model_output_count(j->model);
     j->n_metrics = j->n_outputs;
     for (int e = 0; e < j->n_ex; e++) {

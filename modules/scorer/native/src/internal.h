@@ -60,6 +60,8 @@ int svc_video_open_fd(int fd, const char *name, int kind, int w, int h, int pix_
                       svc_video **out, char *err, size_t err_len);
 void svc_video_geometry(const svc_video *v, int *w, int *h, int *pix_fmt, int *bpc);
 int64_t svc_video_frame_count(const svc_video *v);
+/* Whole frames per second from a Y4M header's F tag (num / den); 0 for raw input or no tag. */
+int svc_video_frame_rate(const svc_video *v);
 /* Bytes of one frame in the file layout. */
 int64_t svc_video_frame_bytes(const svc_video *v);
 /* Reads frame idx's bytes (file layout, svc_video_frame_bytes of them) into buf. Thread-safe (pread). */

@@ -13,6 +13,8 @@
 #include "registry.h"
 
 #define SVC_MAX_THREADS 256
+/* Frames per second of raw input when the request gives none: FFmpeg's rawvideo default. */
+#define SVC_DEFAULT_FRAME_RATE 25
 #define SVC_ERR_LEN 512
 /* Extractor instances of a job: each registered extractor, plus one per other set of option
  * values that the model's features ask for. */
@@ -50,6 +52,9 @@ struct svc_job {
     atomic_llong ref_analyses;
     int frame_cap;        /* streams: frames scored at most (0 = no cap) */
     int shots;            /* SVC_OPT_SHOTS: each frame's cut measure (shot_cut.c) beside motion */
+    int frame_rate, frame_rate_given; /* whole frames per second (xpsnr); given by the options */
+    int color_matrix;     /* svc_color_matrix (ssimulacra2) */
+    int history;          /* earlier reference lumas some extractor reads (svc_extractor.history) */
     int total;            /* file jobs: frames to read; their records are added as workers claim them */
     int64_t max_frames;   /* an input with more frames is refused */
     /* Descriptor jobs (scorer.c): the inputs are validated on this thread (a Y4M is walked frame
@@ -151,6 +156,8 @@ void svc_loop_destroy(svc_job *j);
  * Not in the public ABI: the native tests declare it to show a frame's extractors spreading over
  * the threads. */
 int64_t svc_loop_units_shared(const svc_job *j);
+/* The plane (0..2) whose xpsnr value metric holds, or -1: xpsnr pools as the filter summarises. */
+int svc_loop_xpsnr_plane(const svc_job *j, int metric);
 /* Tests only, not in the public ABI: while on, a worker never runs the units of a frame it loaded
  * (another worker does), so a test sees a frame's extractors spread over the threads on any
  * scheduler. Needs 2 threads or more per job. */

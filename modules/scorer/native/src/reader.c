@@ -16,7 +16,7 @@
  *    unchanged, as libvmaf does; nothing is masked or clamped.
  *  - Y4M: C420, C420jpeg, C420paldv, C420mpeg2, C422, C444, with optional p10/p12/p16 suffixes
  *    (little-endian 16-bit words); no C tag means 4:2:0 8-bit. Cmono and other colour spaces
- *    are refused. F, I, A, X and unknown tags are ignored (interlaced content is scored as
+ *    are refused. F gives the frame rate (xpsnr's temporal term); I, A, X and unknown tags are ignored (interlaced content is scored as
  *    frames). FRAME lines may carry parameters, which are ignored.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -38,6 +38,7 @@ struct svc_video {
     int w, h, pix_fmt, bpc;
     int64_t frame_bytes;
     int64_t nframes;
+    int frame_rate; /* whole frames per second from a Y4M F tag (num / den), 0 when absent */
     /* Payload offset of each frame for Y4M (FRAME lines vary in length); NULL for raw. */
     int64_t *offsets;
 };
@@ -146,7 +147,18 @@ static int parse_y4m_header(char *line, const char *path, svc_video *v, char *er
                 return SVC_E_GEOMETRY;
             }
             break;
-        default: break; /* F, I, A, X and unknown tags do not change the sample layout */
+        case 'F': {
+            /* F<num>:<den>; kept as FFmpeg's filters see it (integer num / den), junk ignored. */
+            long num = 0, den = 0;
+            char *colon = strchr(tok + 1, ':');
+            if (colon) {
+                num = strtol(tok + 1, NULL, 10);
+                den = strtol(colon + 1, NULL, 10);
+            }
+            v->frame_rate = num > 0 && den > 0 && num / den < 100000 ? (int)(num / den) : 0;
+            break;
+        }
+        default: break; /* I, A, X and unknown tags do not change the sample layout */
         }
     }
     if (w < 0 || h < 0) {
@@ -351,6 +363,8 @@ int svc_video_open(const char *path, int kind, int w, int h, int pix_fmt, int bp
     }
     return video_finish(v, open_video(path, kind, w, h, pix_fmt, bpc, SVC_MAX_FRAMES_DEFAULT, v, err, err_len), out);
 }
+
+int svc_video_frame_rate(const svc_video *v) { return v->frame_rate; }
 
 void svc_video_geometry(const svc_video *v, int *w, int *h, int *pix_fmt, int *bpc) {
     if (w) *w = v->w;

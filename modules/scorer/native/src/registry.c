@@ -16,6 +16,8 @@ static const svc_registry_entry entries[] = {
     { &svc_extractor_psnr_hvs, SVC_FEAT_PSNR_HVS },
     { &svc_extractor_cambi, SVC_FEAT_CAMBI },
     { &svc_extractor_speed_chroma, 0 },
+    { &svc_extractor_xpsnr, SVC_FEAT_XPSNR },
+    { &svc_extractor_ssimulacra2, SVC_FEAT_SSIMULACRA2 },
 };
 #define N_ENTRIES ((int)(sizeof entries / sizeof entries[0]))
 _Static_assert(N_ENTRIES <= SVC_REGISTRY_MAX, "raise SVC_REGISTRY_MAX");

@@ -77,6 +77,15 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
                     cpu == SVC_CPU_AVX512 ? "avx512" : "avx2", cpu == SVC_CPU_AVX512 ? "AVX-512" : "AVX2");
         return SVC_E_INVALID_ARG;
     }
+    const int64_t rate = opt(opts, n_opts, SVC_OPT_FRAME_RATE), matrix = opt(opts, n_opts, SVC_OPT_COLOR_MATRIX);
+    if (rate < 0 || rate > 100000 || matrix < SVC_MATRIX_BT709 || matrix > SVC_MATRIX_BT2020) {
+        svc_set_err(err, err_len, "options: %s", rate < 0 || rate > 100000 ? "frame_rate must be 0..100000"
+                                                                           : "color matrix must be 0 (bt709), 1 (bt601) or 2 (bt2020)");
+        return SVC_E_INVALID_ARG;
+    }
+    j->frame_rate = rate ? (int)rate : SVC_DEFAULT_FRAME_RATE;
+    j->frame_rate_given = rate > 0;
+    j->color_matrix = (int)matrix;
     j->n_threads = threads ? (int)threads : 1;
     j->subsample = sub > 1 ? (int)sub : 1;
     j->frame_cap = (int)cnt;
@@ -168,6 +177,7 @@ static int open_inputs(svc_job *j, const char *ref_name, const char *dis_name, c
                     j->geo[1], j->geo[2], j->geo[3], dis_name, gd[0], gd[1], gd[2], gd[3]);
         return SVC_E_GEOMETRY;
     }
+    if (!j->frame_rate_given && svc_video_frame_rate(j->ref)) j->frame_rate = svc_video_frame_rate(j->ref);
     const int n = frame_count(j, ref_name, dis_name, err, err_len);
     if (n < 0) return SVC_E_GEOMETRY;
     j->total = n;
@@ -210,6 +220,9 @@ int svc_job_run(svc_job *j, char *err, size_t err_len) {
 static double extractor_bytes_per_pixel(const svc_extractor *ex) {
     static const struct { const char *name; double bytes; } table[] = {
         { "integer_vif", 6 }, { "integer_adm", 21 }, { "psnr", 0.1 }, { "float_ssim", 10 }, { "float_ms_ssim", 36 },
+        /* xpsnr: the pair packed to 16 bits (a luma and a chroma plane each); ssimulacra2: linear RGB
+         * and XYB pictures of both sides and the blurred planes of a channel, the first scale's. */
+        { "xpsnr", 9 }, { "ssimulacra2", 140 },
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].name, ex->name) == 0) return table[i].bytes;
@@ -248,7 +261,8 @@ int64_t svc_job_memory(const svc_job *j) {
     /* A stream's raw frames (one reference and n_dis distorted pictures each): its window of frames
      * not yet final (a ladder's keep theirs until scored) and the one being read or pushed. */
     const double queued = j->total ? 0 : (svc_stream_window(j) + 1.0) * (1 + (j->n_dis > 1 ? j->n_dis : 1)) * frame;
-    const double ring = (j->n_tm ? 2 * pixels * j->n_tm * (j->n_threads + 2) : 0) + (j->shots ? 256.0 * (j->n_threads + 2) : 0);
+    const double ring = (j->n_tm || j->history ? 2 * pixels * (j->n_tm > 1 ? j->n_tm : 1) * (j->n_threads + 2) : 0) +
+                        (j->shots ? 256.0 * (j->n_threads + 2) : 0);
     const int64_t scored = svc_scored_before(j, j->total);
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
     const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 * rows + 32);
@@ -320,7 +334,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 11; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames) */
+int svc_abi_minor(void) { return 12; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames) */
 int svc_abi_patch(void) { return 0; }
 
 int64_t svc_job_input_frames(const svc_job *j) {
@@ -392,6 +406,17 @@ int svc_job_frame_values(const svc_job *j, int metric, double *out, int n) {
     return svc_job_frame_values_from(j, metric, 0, out, n);
 }
 
+/* xpsnr's mean: the filter's summary over the scored frames' values of that plane. */
+static int xpsnr_mean(const svc_job *j, int metric, int plane, int n, double *out) {
+    double *db = malloc(sizeof *db * (size_t)n);
+    if (!db) return SVC_E_NOMEM;
+    svc_job_frame_values(j, metric, db, n);
+    const int shift_w = plane && j->geo[2] != SVC_PIX_444, shift_h = plane && j->geo[2] == SVC_PIX_420;
+    *out = svc_xpsnr_pooled(db, n, (j->geo[0] + shift_w) >> shift_w, (j->geo[1] + shift_h) >> shift_h, j->geo[3]);
+    free(db);
+    return SVC_OK;
+}
+
 int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
     const int n = svc_job_frames_done(j);
     if (!j || !out || metric < 0 || metric >= j->n_metrics || pool < SVC_POOL_MEAN || pool > SVC_POOL_HARMONIC_MEAN || n == 0)
@@ -406,6 +431,8 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
         if (k == 0 || v > mx) mx = v;
     }
     pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
+    const int xpsnr_plane = svc_loop_xpsnr_plane(j, metric);
+    if (pool == SVC_POOL_MEAN && xpsnr_plane >= 0) return xpsnr_mean(j, metric, xpsnr_plane, n, out);
     switch (pool) {
     case SVC_POOL_MEAN: *out = sum / n; break;
     case SVC_POOL_MIN: *out = mn; break;

@@ -603,6 +603,71 @@ static void random_sizes(int cpu, int n) {
     }
 }
 
+/* xpsnr and ssimulacra2 on the scalar path and on `cpu` for a textured pair of w x h (chroma of
+ * pix_fmt), xpsnr with the previous two reference lumas of a moved copy as its history, at a low
+ * and a high frame rate (first- and second-order temporal term). */
+static void metrics_case(int cpu, int w, int h, int pix_fmt, int bpc) {
+    svc_picture r, d, prev;
+    if (svc_picture_alloc(&r, w, h, pix_fmt, bpc) || svc_picture_alloc(&d, w, h, pix_fmt, bpc) ||
+        svc_picture_alloc(&prev, w, h, pix_fmt, bpc)) {
+        CHECK(0, "picture alloc %dx%d", w, h);
+        return;
+    }
+    fill_banded(&r);
+    fill_banded(&d);
+    fill_banded(&prev);
+    fill_chroma(&r, &d);
+    /* The distorted luma: the reference's plus noise of a few levels; the history: another noise. */
+    const int maxv = (1 << bpc) - 1;
+    for (int k = 0; k < 2; k++) {
+        const svc_plane *p = k ? &prev.plane[0] : &d.plane[0];
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                uint8_t *row = (uint8_t *)p->data + y * p->stride;
+                const int v = (bpc == 8 ? row[x] : ((uint16_t *)row)[x]) + (int)(next_rand() % 9) - 4;
+                const int c = v < 0 ? 0 : v > maxv ? maxv : v;
+                if (bpc == 8) row[x] = (uint8_t)c;
+                else ((uint16_t *)row)[x] = (uint16_t)c;
+            }
+    }
+    uint16_t *luma[2] = { malloc(sizeof(uint16_t) * (size_t)w * h), malloc(sizeof(uint16_t) * (size_t)w * h) };
+    svc_luma_u16(&prev, luma[0]);
+    svc_luma_u16(&d, luma[1]);
+    for (int which = 0; which < 2; which++) {
+        const svc_extractor *ex = which ? &svc_extractor_ssimulacra2 : &svc_extractor_xpsnr;
+        void *s0 = ex->create(w, h, pix_fmt, bpc, SVC_CPU_SCALAR), *s1 = ex->create(w, h, pix_fmt, bpc, cpu);
+        CHECK(s0 && s1, "%s: create failed at %dx%d %d-bit", ex->name, w, h, bpc);
+        for (int rate = 0; s0 && s1 && rate < 2; rate++) {
+            const svc_history past = { .luma = { luma[0], luma[1] }, .frame_rate = rate ? 60 : 24 };
+            double o0[3], o1[3];
+            const int rc0 = ex->compute_history ? ex->compute_history(s0, &r, &d, &past, o0) : ex->compute(s0, &r, &d, o0);
+            const int rc1 = ex->compute_history ? ex->compute_history(s1, &r, &d, &past, o1) : ex->compute(s1, &r, &d, o1);
+            CHECK(rc0 == SVC_OK && rc1 == SVC_OK, "%s: compute failed", ex->name);
+            for (int k = 0; k < ex->n_outputs; k++)
+                CHECK(memcmp(&o0[k], &o1[k], sizeof o0[k]) == 0, "%s %s at %dx%d %d %d-bit: scalar %.17g, %s %.17g",
+                      ex->output_names[k], ex->backend(s1), w, h, pix_fmt, bpc, o0[k], cpu_name(cpu), o1[k]);
+        }
+        if (s0) ex->destroy(s0);
+        if (s1) ex->destroy(s1);
+    }
+    free(luma[0]);
+    free(luma[1]);
+    svc_picture_free(&r);
+    svc_picture_free(&d);
+    svc_picture_free(&prev);
+}
+
+static void metrics_sizes(int cpu, int rounds) {
+    static const int fmts[] = { SVC_PIX_420, SVC_PIX_422, SVC_PIX_444 }, depths[] = { 8, 10, 12, 16 };
+    metrics_case(cpu, 64, 48, SVC_PIX_420, 8);
+    metrics_case(cpu, 123, 77, SVC_PIX_444, 10);
+    for (int r = 0; r < rounds; r++) {
+        const int fmt = fmts[next_rand() % 3];
+        const int w = 8 + (int)(next_rand() % 300), h = 8 + (int)(next_rand() % 120);
+        metrics_case(cpu, fmt == SVC_PIX_444 ? w : w & ~1, fmt == SVC_PIX_420 ? h & ~1 : h, fmt, depths[next_rand() % 4]);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) rng = (uint32_t)strtoul(argv[1], NULL, 10) | 1u;
     const int rounds = argc > 2 ? atoi(argv[2]) : 1;
@@ -629,6 +694,8 @@ int main(int argc, char **argv) {
         if (cpu == SVC_CPU_AVX512) RUN_CASE("avx512_adm_decouple_s32_kernel", decouple_s32_case());
         snprintf(name, sizeof name, "%s_adm_dwt_s32_kernels", cpu_name(cpu));
         RUN_CASE(name, dwt_s32_case(cpu));
+        snprintf(name, sizeof name, "%s_xpsnr_ssimulacra2", cpu_name(cpu));
+        RUN_CASE(name, metrics_sizes(cpu, 6 * rounds));
     }
     RUN_CASE("vif_ladder_rows", vif_ladder_rows());
     return finish_checks();
