@@ -61,6 +61,7 @@ import { makeWorkSignal } from "../work-signal.ts"
 import type postgres from "postgres"
 import { openPool, query, redactedUrl, type Row, type Sql, transaction } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
+import { withPostgresSegments } from "./segments.ts"
 
 /** Whose rows a node-session statement may see under row-level security (migration v6). */
 type RowScope = { readonly tenantId: string } | "maintenance"
@@ -103,6 +104,10 @@ interface ReportRead {
 const num = (value: unknown): number => Number(value)
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
 const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+
+/** A job row's columns, as `toRow` reads them (segments.ts selects jobs with them). */
+const JOB_COLUMNS =
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key"
 
 const toRow = (row: Row): JobRow => ({
   seq: num(row["seq"]),
@@ -643,7 +648,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 
       sessionBound
     }
-    return store
+    // Segment jobs (issue 30): reads carry segments, and the segment operations (segments.ts).
+    return withPostgresSegments(sql, JOB_COLUMNS, toRow, store)
   })
 
 /** Node sessions as rows of `node_sessions`, shared by every replica. */
