@@ -11,6 +11,7 @@ import { benchJobStores } from "./job-store.ts"
 import { benchLadder } from "./ladder.ts"
 import { benchMetrics } from "./metrics.ts"
 import { benchScorer } from "./scorer.ts"
+import { benchSegments } from "./segments.ts"
 import { benchServer } from "./server.ts"
 import { benchShots } from "./shots.ts"
 import { benchVsReference } from "./vs-reference.ts"
@@ -27,6 +28,7 @@ if (process.argv.includes("vs-reference")) {
   benchMetrics()
   benchEncoded()
   benchLadder()
+  await benchSegments()
   await benchController()
   await benchJobStores()
   await benchServer()

@@ -44,6 +44,17 @@ interface Job {
   readonly frames_done: number
   /** A ladder job's frames scored per rendition (absent from an older controller). */
   readonly rendition_progress?: ReadonlyArray<RenditionProgressLike> | null
+  /** A segment job's segments (absent from an older controller). */
+  readonly segments?: ReadonlyArray<{ readonly state: string; readonly node_id: string }> | null
+}
+
+/** "segments 4/6 on 3 nodes" for a segment job: finished of all, the nodes that took them. */
+const segmentsText = (job: Job): string => {
+  const segments = job.segments ?? []
+  if (segments.length === 0) return ""
+  const finished = segments.filter((segment) => segment.state === "JOB_STATE_FINISHED").length
+  const nodes = new Set(segments.map((segment) => segment.node_id).filter((id) => id !== "")).size
+  return `segments ${finished}/${segments.length} on ${nodes} node${nodes === 1 ? "" : "s"}`
 }
 
 const controller = Options.text("controller").pipe(
@@ -135,44 +146,63 @@ const describeJob = (job: Job): string => {
   return `${job.id} ${shortState(job.state)}${score}${error}`
 }
 
-const submit = Command.make("submit", { ...scoreFlags, rendition: renditionFlag, controller }, (flags) =>
-  Effect.gen(function* () {
-    const models = yield* parseModels(flags.model)
-    if (models.length > 1 || models.some((model) => model.directory !== undefined))
-      return yield* new UsageError({ message: "a job scores with one model, named as the controller's nodes know it" })
-    const options = yield* controllerOptions(flags.controller)
-    if (flags.rendition.length > 0) {
-      // A ladder job: REF and its renditions (no DIS).
-      const reference = Option.orElse(flags.reference, () => flags.referenceFlag)
-      if (Option.isNone(reference) || Option.isSome(flags.distorted) || Option.isSome(flags.distortedFlag))
+/** `--segment_frames N` (also `--segment-frames`): split the job into segments of N frames. */
+const segmentFramesFlag = Options.integer("segment_frames").pipe(
+  Options.withAlias("segment-frames"),
+  Options.withDescription(
+    "split the title into segments of N frames scored in parallel by the controller's nodes and merged exactly (0: one piece; at least 24)"
+  ),
+  Options.optional
+)
+
+const submit = Command.make(
+  "submit",
+  { ...scoreFlags, rendition: renditionFlag, segmentFrames: segmentFramesFlag, controller },
+  (flags) =>
+    Effect.gen(function* () {
+      const models = yield* parseModels(flags.model)
+      if (models.length > 1 || models.some((model) => model.directory !== undefined))
         return yield* new UsageError({
-          message: "a ladder job takes the reference and its renditions: svc jobs submit REF --rendition LABEL=PATH ..."
+          message: "a job scores with one model, named as the controller's nodes know it"
         })
-      const renditions = yield* parseRenditions(flags.rendition)
-      const ladder = ladderRequest(
-        sentPath(reference.value),
-        renditions.map((rendition) => ({ ...rendition, distorted: sentPath(rendition.distorted) })),
+      const options = yield* controllerOptions(flags.controller)
+      if (flags.rendition.length > 0) {
+        // A ladder job: REF and its renditions (no DIS).
+        const reference = Option.orElse(flags.reference, () => flags.referenceFlag)
+        if (Option.isNone(reference) || Option.isSome(flags.distorted) || Option.isSome(flags.distortedFlag))
+          return yield* new UsageError({
+            message:
+              "a ladder job takes the reference and its renditions: svc jobs submit REF --rendition LABEL=PATH ..."
+          })
+        const renditions = yield* parseRenditions(flags.rendition)
+        const ladder = ladderRequest(
+          sentPath(reference.value),
+          renditions.map((rendition) => ({ ...rendition, distorted: sentPath(rendition.distorted) })),
+          flags,
+          models[0],
+          false
+        )
+        const typed = [reference.value, ...renditions.map((rendition) => rendition.distorted)]
+        const job = yield* hintingRoots(typed, jobsCall<Job>(options, "SubmitJob", { ladder }))
+        return yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
+      }
+      const inputs = yield* inputsOf(flags)
+      const scored = scoreRequest(
+        { reference: sentPath(inputs.reference), distorted: sentPath(inputs.distorted) },
         flags,
         models[0],
         false
       )
-      const typed = [reference.value, ...renditions.map((rendition) => rendition.distorted)]
-      const job = yield* hintingRoots(typed, jobsCall<Job>(options, "SubmitJob", { ladder }))
-      return yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
-    }
-    const inputs = yield* inputsOf(flags)
-    const request = scoreRequest(
-      { reference: sentPath(inputs.reference), distorted: sentPath(inputs.distorted) },
-      flags,
-      models[0],
-      false
-    )
-    const job = yield* hintingRoots(
-      [inputs.reference, inputs.distorted],
-      jobsCall<Job>(options, "SubmitJob", { request })
-    )
-    yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
-  })
+      const request = Option.match(flags.segmentFrames, {
+        onNone: () => scored,
+        onSome: (segmentFrames) => ({ ...scored, options: { ...scored.options, segment_frames: segmentFrames } })
+      })
+      const job = yield* hintingRoots(
+        [inputs.reference, inputs.distorted],
+        jobsCall<Job>(options, "SubmitJob", { request })
+      )
+      yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
+    })
 ).pipe(
   Command.withDescription(
     "Queue a score (REF DIS) or a ladder (REF --rendition LABEL=PATH ...) on the controller's nodes; prints the job's id"
@@ -181,11 +211,11 @@ const submit = Command.make("submit", { ...scoreFlags, rendition: renditionFlag,
 
 const jobId = Args.text({ name: "JOB_ID" })
 
-const get = Command.make("get", { id: jobId, controller }, ({ id, controller }) =>
+const get = Command.make("get", { id: jobId, json: asJson, controller }, ({ id, controller }) =>
   Effect.flatMap(controllerOptions(controller), (options) =>
     Effect.flatMap(jobsCall<Job>(options, "GetJob", { id }), printJson)
   )
-).pipe(Command.withDescription("Print a job (JSON)"))
+).pipe(Command.withDescription("Print a job as JSON (--json says so explicitly), with its segments"))
 
 const list = Command.make(
   "list",
@@ -213,7 +243,7 @@ const list = Command.make(
         const progress =
           job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress ?? [], undefined) : ""
         // What became of it: the score, the progress, or why it failed.
-        const outcome = [scoreText(job), progress, job.error === "" ? "" : `error: ${job.error}`]
+        const outcome = [scoreText(job), progress, segmentsText(job), job.error === "" ? "" : `error: ${job.error}`]
           .filter((part) => part !== "")
           .join("  ")
         return [
@@ -295,7 +325,12 @@ const wait = Command.make(
       const poll = Effect.gen(function* () {
         for (;;) {
           const job = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
-          progress.update(job.frames_done, renditionProgressText(job.rendition_progress ?? [], total))
+          progress.update(
+            job.frames_done,
+            [renditionProgressText(job.rendition_progress ?? [], total), segmentsText(job)]
+              .filter((text) => text !== "")
+              .join(" ")
+          )
           if (finalStates.has(job.state)) return job
           yield* Effect.sleep(Duration.millis(500))
         }

@@ -25,6 +25,7 @@ import {
   decodePullWork,
   decodeRegisterNode,
   decodeReportResult,
+  pulledJobMessage,
   decodeReportResults,
   decodeStreamJobs,
   decodeSubmitJob,
@@ -117,7 +118,7 @@ const nodesService: Handlers = {
         const { node_id, max_jobs, wait_ms } = yield* decodePullWork(request)
         const jobs = yield* JobService
         const pulled = yield* jobs.pullWork(principal, node_id, max_jobs, wait_ms)
-        return { jobs: pulled.map((job) => jobMessage(job, job.scoringRoots)) }
+        return { jobs: pulled.map(pulledJobMessage) }
       })
     ),
     ReportResult: unary((request, { context: principal }) =>

@@ -17,7 +17,8 @@ const job: Job = {
   error: undefined,
   framesDone: 7,
   renditionProgress: [],
-  submittedBy: undefined
+  submittedBy: undefined,
+  segments: []
 }
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runSync(Effect.either(effect))
@@ -41,6 +42,7 @@ describe("jobMessage", () => {
       frames_done: 7,
       rendition_progress: [],
       submitted_by: "",
+      segments: [],
       idempotency_key: ""
     })
   })

@@ -14,7 +14,9 @@ import {
   type LadderJobRequest,
   InvalidJobRequest,
   type Job,
+  type JobSegment,
   JOB_STATES,
+  type PulledJob,
   type JobState,
   MAX_FRAMES_PER_MESSAGE,
   type NodeView,
@@ -70,7 +72,26 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   frames_done: job.framesDone,
   rendition_progress: job.renditionProgress.map((entry) => ({ label: entry.label, frames_done: entry.framesDone })),
   submitted_by: job.submittedBy ?? "",
-  idempotency_key: job.idempotencyKey ?? ""
+  idempotency_key: job.idempotencyKey ?? "",
+  segments: job.segments.map(segmentMessage)
+})
+
+/** svc.v1.JobSegment. */
+export const segmentMessage = (segment: JobSegment) => ({
+  index: segment.index,
+  first_frame: segment.firstFrame,
+  frame_count: segment.frameCount,
+  state: WIRE_STATE[segment.state],
+  node_id: segment.nodeId ?? "",
+  attempts: segment.attempts,
+  frames_done: segment.framesDone
+})
+
+/** A job as PullWork hands it out: its roots, and the segment to score or the plan to make. */
+export const pulledJobMessage = (job: PulledJob) => ({
+  ...jobMessage(job, job.scoringRoots),
+  segment: job.segment === undefined ? null : segmentMessage(job.segment),
+  plan: job.plan === true
 })
 
 /** A ladder result with one page of every rendition's frames (at most MAX_FRAMES_PER_MESSAGE in all). */
@@ -199,9 +220,18 @@ export const decodeSubmitJob = (input: unknown): Effect.Effect<SubmittedJob, Inv
     return { _tag: "Score", request: stored, job } as const
   })
 
-export const decodeRegisterNode = decoder(
-  Schema.Struct({ name: bounded(maxNodeNameLength), slots: Schema.Number, version: bounded(maxNodeVersionLength) })
-)
+export const decodeRegisterNode = (input: unknown) =>
+  Effect.map(
+    decoder(
+      Schema.Struct({
+        name: bounded(maxNodeNameLength),
+        slots: Schema.Number,
+        version: bounded(maxNodeVersionLength),
+        scores_segments: Schema.optionalWith(Schema.Boolean, { default: () => false })
+      })
+    )(input),
+    ({ scores_segments, ...info }) => ({ ...info, scoresSegments: scores_segments })
+  )
 
 export const decodeHeartbeat = decoder(
   Schema.Struct({ node_id: Id, running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }) })
@@ -233,7 +263,10 @@ const ReportResultRequest = Schema.Struct({
   rendition_progress: Schema.optionalWith(
     Schema.Array(Schema.Struct({ label: Schema.String, frames_done: Schema.Number })).pipe(Schema.maxItems(64)),
     { default: () => [] }
-  )
+  ),
+  segment: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  segment_index: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  plan_frames: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 
 // The domain's own result schemas (through their JSON form, which keeps NaN scores) check the shape.
@@ -272,7 +305,9 @@ export const decodeReportResult = (input: unknown) =>
       renditionProgress: request.rendition_progress.map((entry) => ({
         label: entry.label,
         framesDone: entry.frames_done
-      }))
+      })),
+      segmentIndex: request.segment ? request.segment_index : undefined,
+      planFrames: request.plan_frames === 0 ? undefined : request.plan_frames
     }
     return { nodeId: request.node_id, jobId: request.job_id, report }
   })

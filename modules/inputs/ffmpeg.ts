@@ -211,6 +211,19 @@ const runToEnd = (argv: ReadonlyArray<string>, fd: number, what: string, limits:
     })
   )
 
+/** A video stream's frames: how many, their presentation times (seconds) in order, its start. */
+export interface FrameTimes {
+  readonly frames: number
+  readonly times: ReadonlyArray<number> | undefined
+  readonly startSeconds: number
+}
+
+/** Part of a decode: from a time (seconds after the input's start; absent: its start), this many frames. */
+export interface DecodeWindow {
+  readonly seekSeconds: number | undefined
+  readonly frames: number
+}
+
 /** What ffprobe says about the first video stream of an input. */
 export interface ProbedStream {
   /** Demuxer name(s), for example "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm". */
@@ -426,7 +439,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       fd: number,
       target: DecodeTarget,
       output: number,
-      limits: DecodeLimits
+      limits: DecodeLimits,
+      window?: DecodeWindow
     ): Effect.Effect<Child, DecoderMissing | DecoderFailed, Scope.Scope> =>
       Effect.flatMap(tools, ({ ffmpeg }) =>
         spawnChild(
@@ -443,6 +457,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             // (the default would rebuild the filters and silently rescale it).
             "-reinit_filter",
             "0",
+            // Input seeking: to the keyframe before the time, then frames before it are dropped.
+            ...(window?.seekSeconds === undefined ? [] : ["-ss", window.seekSeconds.toFixed(6)]),
             "-i",
             inputUrl,
             "-map",
@@ -454,7 +470,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "passthrough",
             ...(target.scale === undefined ? ["-vf", unchanging(target.source)] : ["-vf", scaled(target)]),
             "-frames:v",
-            String(limits.maxFrames),
+            // A segment's window stops the decoder after its frames (below the input's cap).
+            String(window === undefined ? limits.maxFrames : Math.min(window.frames, limits.maxFrames)),
             "-pix_fmt",
             target.pixelFormat,
             "-f",
@@ -466,6 +483,53 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
           limits
         )
       )
+
+    /**
+     * The presentation times of the first video stream behind `fd`, one per frame it decodes
+     * to, in presentation order, and the container's start time (ffprobe's packet listing: the
+     * container is read, nothing decoded). Packets the demuxer marks to discard (an edit list's
+     * pre-roll) are not frames. A segment job's plan counts the frames with it, and a segment's
+     * node finds where to seek.
+     */
+    const frameTimes = (fd: number, limits: ChildLimits): Effect.Effect<FrameTimes, DecoderMissing | DecoderFailed> =>
+      Effect.gen(function* () {
+        const { ffprobe } = yield* tools
+        const json = yield* runToEnd(
+          [
+            ffprobe,
+            "-v",
+            "error",
+            ...confined,
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "packet=pts_time,flags:format=start_time",
+            "-of",
+            "json",
+            inputUrl
+          ],
+          fd,
+          "ffprobe",
+          limits
+        )
+        const parsed = yield* Effect.try({
+          try: () =>
+            JSON.parse(json) as {
+              packets?: ReadonlyArray<{ pts_time?: string; flags?: string }>
+              format?: { start_time?: string }
+            },
+          catch: () => new DecoderFailed({ detail: "ffprobe printed no JSON" })
+        })
+        const packets = (parsed.packets ?? []).filter((packet) => !(packet.flags ?? "").includes("D"))
+        if (packets.length === 0) return yield* new DecoderFailed({ detail: "no video packets" })
+        const times = packets.map((packet) => Number(packet.pts_time))
+        return {
+          frames: packets.length,
+          // Without a time for every frame there is nothing to seek by: decode from the start.
+          times: times.every(Number.isFinite) ? [...times].sort((a, b) => a - b) : undefined,
+          startSeconds: Number(parsed.format?.start_time ?? 0) || 0
+        }
+      })
 
     /**
      * Decodes the frames `indices` (decode order, from 0) of the input behind `fd` to raw frames
@@ -567,6 +631,6 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         )
       })
 
-    return { tools, probe, decode, decodeSelected, usage, watch, limits } as const
+    return { tools, probe, decode, frameTimes, decodeSelected, usage, watch, limits } as const
   })
 }) {}

@@ -28,9 +28,10 @@ import {
   type ScoreHooks,
   type ScoreResult,
   type Scorer,
+  segmentReadStart,
   unguarded
 } from "../scorer/scorer.ts"
-import { decoderLimits, decoderMemory } from "./decoder-memory.ts"
+import { decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
 import {
   type Child,
   type DecoderFailed,
@@ -264,6 +265,12 @@ export const frameSource = (
     readonly reference: string
     /** The decoder's threads (the request's). */
     readonly threads: number
+    /**
+     * A segment's frames of this side: `skip` is where they start in the input (the side's skip
+     * and the segment's start), `frames` how many are read (context frames included). An encoded
+     * side seeks there instead of decoding from its start.
+     */
+    readonly window?: { readonly frames: number } | undefined
   },
   target: RawGeometry
 ) =>
@@ -301,6 +308,10 @@ export const frameSource = (
         const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
         const decoder = (yield* ffmpeg.tools).version
         const pipe = yield* decoderPipe(scorer)
+        const seek =
+          settings.window === undefined
+            ? undefined
+            : yield* seekPoint(ffmpeg, fd, settings.skip).pipe(Effect.mapError(asScoreError(path)))
         const threads = Math.max(1, settings.threads)
         const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
         const frames = frameCapOf(stream.declaredFrames, ffmpeg.limits.maxFrames)
@@ -319,7 +330,11 @@ export const frameSource = (
             },
             pipe.write,
             // One frame past the cap: an overrun shows as a frame too many, and stops there.
-            { ...decoderLimits(memory, cpuSeconds), threads, maxFrames: frames.allowed + settings.skip + 1 }
+            { ...decoderLimits(memory, cpuSeconds), threads, maxFrames: frames.allowed + settings.skip + 1 },
+            // A segment: from its seek point (or the start), just its frames and context.
+            settings.window === undefined
+              ? undefined
+              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) }
           )
           .pipe(
             Effect.tap((started) => {
@@ -331,7 +346,7 @@ export const frameSource = (
             Effect.mapError(asScoreError(path))
           )
         return {
-          side: { fd: pipe.read, kind: "pipe", name: path, skip: settings.skip },
+          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? settings.skip : 0 },
           child: () => child,
           changed: (frame: number) =>
             settings.isDistorted
@@ -348,6 +363,24 @@ export const frameSource = (
       }
     }
   }).pipe(Effect.mapError((error) => (error._tag === "DecoderMissing" ? asScoreError(path)(error) : error)))
+
+/**
+ * Where a segment's decode of an encoded input starts: the time halfway between the frame before
+ * `first` and `first` itself, in presentation order (seconds after the input's start), so the
+ * decoder seeks to the keyframe at or before it (IDR or closed-GOP point; an open GOP's leading
+ * frames, shown before their keyframe, fall before it) and drops the frames before that time:
+ * the first frame out is frame `first`, whatever B-frames reorder or an edit list shifts.
+ * Undefined: decode from the start (a segment starting the input, or frames without times).
+ */
+const seekPoint = (ffmpeg: Ffmpeg, fd: number, first: number) =>
+  Effect.gen(function* () {
+    if (first === 0) return undefined
+    const { times, startSeconds } = yield* ffmpeg.frameTimes(fd, headerProbeLimits)
+    const before = times?.[first - 1]
+    const at = times?.[first]
+    if (before === undefined || at === undefined) return undefined
+    return Math.max(0, (before + at) / 2 - startSeconds)
+  })
 
 /**
  * The library's feed of sources (the reference first), judged by their decoders' exits and frame
@@ -426,23 +459,29 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
+    // A segment reads its context frames and its own: an encoded side seeks to them.
+    const { segment } = job
+    const window =
+      segment === undefined
+        ? undefined
+        : { frames: (segment.first > 0 ? 1 : 0) + segment.frames + (segment.last ? 0 : 1) }
     const refSource = yield* frameSource(
       scorer,
       ref,
       job.reference,
-      { ...settings, skip: job.frameSkipRef, isDistorted: false },
+      { ...settings, skip: job.frameSkipRef + segmentReadStart(job.segment), isDistorted: false, window },
       target
     )
     const disSource = yield* frameSource(
       scorer,
       dis,
       job.distorted,
-      { ...settings, skip: job.frameSkipDist, isDistorted: true },
+      { ...settings, skip: job.frameSkipDist + segmentReadStart(job.segment), isDistorted: true, window },
       target
     )
     const scaling = disSource.scaling ?? refSource.scaling ?? "none"
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
-    // The skips are the sides' own; frame_cnt and subsample apply to the stream. The library reads
+    // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream. The library reads
     // no header of a fed side: the reference's rate (xpsnr) and matrix (ssimulacra2) come from here.
     const streamJob: ScoreJob = {
       ...job,
@@ -487,3 +526,55 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       }
     )
   })
+
+/**
+ * The plan of a segment job: the frames the whole title scores (after the frame skips and
+ * frame_cnt), each input opened once through the caller's guard. Raw and Y4M inputs are counted
+ * by the scorer as a score would read them; encoded inputs by their packets (ffprobe). Inputs of
+ * different lengths are refused as a score refuses them.
+ */
+export const countTitleFrames = <E = never>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E> = {}
+): Effect.Effect<number, ScoreError | E, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const ffmpeg = yield* Ffmpeg
+      const rawAllowed = job.geometry !== undefined
+      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
+      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
+      if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
+        return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      const count = (side: Side, path: string, skip: number) =>
+        side.format._tag === "Encoded"
+          ? Effect.map(
+              ffmpeg.frameTimes(side.input.fd, headerProbeLimits).pipe(Effect.mapError(asScoreError(path))),
+              (times) => Math.max(0, times.frames - skip)
+            )
+          : // One input as both sides of a file job: the scorer reads its frames as a score would.
+            scorer.countFrames(
+              {
+                ...job,
+                reference: path,
+                distorted: path,
+                frameSkipRef: skip,
+                frameSkipDist: skip,
+                frameCount: 0,
+                subsample: 1,
+                segment: undefined
+              },
+              { reference: side.input, distorted: side.input }
+            )
+      const refFrames = yield* count(ref, job.reference, job.frameSkipRef)
+      const disFrames = yield* count(dis, job.distorted, job.frameSkipDist)
+      const shorter = Math.min(refFrames, disFrames)
+      if (job.frameCount > 0 && shorter >= job.frameCount) return job.frameCount
+      if (refFrames !== disFrames)
+        return yield* new InvalidGeometry({
+          message: `${job.reference} has ${refFrames} frames after skipping ${job.frameSkipRef}, ${job.distorted} has ${disFrames} after skipping ${job.frameSkipDist}: lengths differ`
+        })
+      if (shorter === 0) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
+      return shorter
+    })
+  )

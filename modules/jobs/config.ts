@@ -48,3 +48,16 @@ export const storeSelection: Config.Config<StoreSelection> = Config.map(
       onSome: (url) => ({ _tag: "Postgres", settings: { url, passwordFile, poolMax } })
     })
 )
+
+export const SEGMENT_FRAMES_VARIABLE = "SVC_SEGMENT_FRAMES"
+
+/**
+ * The controller's default `options.segment_frames` for pair jobs that do not set it (0: one
+ * piece); 0 or within the option's range (minSegmentFrames..maxSegmentFrames).
+ */
+export const defaultSegmentFrames = (min: number, max: number): Config.Config<number> =>
+  Config.mapOrFail(integerIn(SEGMENT_FRAMES_VARIABLE, 0, 0, max), (value) =>
+    value === 0 || value >= min
+      ? Either.right(value)
+      : Either.left(invalid(SEGMENT_FRAMES_VARIABLE, `must be 0 (one piece) or from ${min} to ${max}; got ${value}`))
+  )

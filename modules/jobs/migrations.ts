@@ -61,6 +61,35 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
     // A ladder job's frames scored per rendition (issue 18): JSON [{label, frames_done}], NULL
     // for pair jobs and before a node reports; existing rows read as "none reported".
     sql: "ALTER TABLE jobs ADD COLUMN rendition_progress TEXT;"
+  },
+  // Versions 5 and 6 are PostgreSQL's (jobs_rendition_progress there, row-level security of
+  // issue 27); the SQLite ledger skips them.
+  {
+    version: 7,
+    name: "job_segments",
+    // Segment jobs (issue 30): a job's segments once its plan is reported, each with its own
+    // lease (node_id, fence), hand-outs (attempts) and result (lossless per-frame values, merged
+    // into the job's result when the last one finishes).
+    sql: `
+      CREATE TABLE job_segments (
+        tenant_id    TEXT    NOT NULL,
+        job_id       TEXT    NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+        idx          INTEGER NOT NULL,
+        first_frame  INTEGER NOT NULL,
+        frame_count  INTEGER NOT NULL,
+        state        TEXT    NOT NULL CHECK (state IN ('pending', 'running', 'finished', 'cancelled', 'failed')),
+        node_id      TEXT,
+        fence        INTEGER NOT NULL DEFAULT 0,
+        attempts     INTEGER NOT NULL DEFAULT 0,
+        claimed_at   INTEGER,
+        frames_done  INTEGER NOT NULL DEFAULT 0,
+        result       TEXT,
+        error        TEXT,
+        PRIMARY KEY (job_id, idx)
+      );
+      CREATE INDEX job_segments_tenant_state ON job_segments (tenant_id, state, job_id, idx);
+      CREATE INDEX job_segments_state_node ON job_segments (state, node_id);
+    `
   }
 ]
 

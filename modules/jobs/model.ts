@@ -58,13 +58,38 @@ export interface Job {
   readonly renditionProgress: ReadonlyArray<RenditionProgress>
   /** `sub` of the submitting token. */
   readonly submittedBy: string | undefined
+  /** A segment job's segments in frame order, once planned (segments.ts); empty otherwise. */
+  readonly segments: ReadonlyArray<JobSegment>
   /** SubmitJobRequest.idempotency_key (svc-operator: the SvcJob's uid), so a client can prove a job is its own. */
   readonly idempotencyKey?: string | undefined
 }
 
+/**
+ * One segment of a segment job: frames [firstFrame, firstFrame + frameCount) of the title, with
+ * a lease of its own (node and fence) while running.
+ */
+export interface JobSegment {
+  readonly index: number
+  readonly firstFrame: number
+  readonly frameCount: number
+  readonly state: JobState
+  readonly nodeId: string | undefined
+  readonly fence: number
+  /** Hand-outs so far; a segment lost this many times fails its job (MAX_SEGMENT_ATTEMPTS). */
+  readonly attempts: number
+  readonly framesDone: number
+}
+
+/** Hand-outs of one segment at most: a segment whose node is lost this many times fails the job. */
+export const MAX_SEGMENT_ATTEMPTS = 3
+
 /** A job handed to a node by PullWork: it carries its tenant's scoring roots (seed 5.5.5). */
 export interface PulledJob extends Job {
   readonly scoringRoots: ReadonlyArray<string>
+  /** The segment handed out (a segment-capable node); absent: the whole job or its plan. */
+  readonly segment?: JobSegment | undefined
+  /** The node counts the job's frames and reports them (the plan of a segment job). */
+  readonly plan?: boolean | undefined
 }
 
 /** What StreamJobs/list select: states (empty or absent: all) and the size of the initial listing. */
@@ -107,6 +132,10 @@ export interface ResultReport {
   readonly framesDone: number
   /** A ladder job's frames scored per rendition label (absent or empty: unchanged). */
   readonly renditionProgress?: ReadonlyArray<RenditionProgress> | undefined
+  /** The segment reported on (its frames_offset and frames_done count within it); absent: the job. */
+  readonly segmentIndex?: number | undefined
+  /** A plan: the title's frames to score, reported on a job handed out with `plan`. */
+  readonly planFrames?: number | undefined
 }
 
 // JSON has no NaN or infinities, yet pooled features can be NaN: they are stored as these strings.

@@ -63,7 +63,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 8])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -186,6 +186,42 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         const admin = postgres(server.adminUrl(name), { max: 1, onnotice: () => undefined })
         expect(count(yield* Effect.promise(() => admin`SELECT count(*) AS n FROM jobs`))).toBe(2)
         yield* Effect.promise(() => admin.end({ timeout: 1 }))
+      })
+    )
+  )
+
+  it.live("row-level security on job_segments (migration 7): a transaction sees and writes only its tenant's", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { name, backend } = yield* Effect.promise(freshDatabase)
+        const jobs = yield* replica(backend)
+        const a = yield* jobs.submit(writer("a"), request("a"))
+        const b = yield* jobs.submit(writer("b"), request("b"))
+        const admin = postgres(server.adminUrl(name), { max: 1, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => admin.end({ timeout: 1 })))
+        yield* Effect.promise(
+          () => admin`INSERT INTO job_segments (tenant_id, job_id, idx, first_frame, frame_count, state)
+            VALUES ('a', ${a.id}, 0, 0, 24, 'pending'), ('b', ${b.id}, 0, 0, 24, 'pending')`
+        )
+        const own = postgres(server.url(name), { max: 1, password: server.password, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => own.end({ timeout: 1 })))
+        const asA = yield* Effect.promise(() =>
+          own.begin(async (tx) => {
+            await tx`SELECT set_config('svc.tenant', 'a', true)`
+            return tx`SELECT tenant_id FROM job_segments`
+          })
+        )
+        expect(asA.map((row) => row["tenant_id"])).toEqual(["a"])
+        const smuggled = yield* Effect.either(
+          Effect.tryPromise(() =>
+            own.begin(async (tx) => {
+              await tx`SELECT set_config('svc.tenant', 'a', true)`
+              return tx`INSERT INTO job_segments (tenant_id, job_id, idx, first_frame, frame_count, state)
+                VALUES ('b', ${b.id}, 1, 24, 24, 'pending')`
+            })
+          )
+        )
+        expect(Either.isLeft(smuggled) && String(smuggled.left.error)).toMatch(/row-level security/)
       })
     )
   )

@@ -8,7 +8,7 @@ import { Either } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
 import { decideReport } from "../policy/node-reports.ts"
 import type { InvalidJobRequest } from "./errors.ts"
-import type { Job } from "./model.ts"
+import type { Job, JobSegment } from "./model.ts"
 import type { Lease, ReportContext, RunningUpdate } from "./store.ts"
 
 /** `Write`: apply `update` to the running job under `expected`. `Unchanged`: the job is already final. */
@@ -38,6 +38,42 @@ export const planReport = (
     return Either.map(context.update(job), (update) => ({
       _tag: "Write",
       expected: { nodeId: owner, fence: job.fence },
+      update
+    }))
+  })
+}
+
+/**
+ * The decision on a segment's report, with the segment's lease in the job's place: the same
+ * rule (`decideReport`), refusals naming the job. A job already final (cancelled, failed by
+ * another segment, finished) returns it unchanged, so the node stops.
+ */
+export const planSegmentReport = (
+  tenantId: string,
+  jobId: string,
+  job: Job | undefined,
+  segment: JobSegment | undefined,
+  /** The segment's result so far (its pages), on which the report's page is built. */
+  segmentResult: Job["result"],
+  context: ReportContext
+): Either.Either<ReportPlan, PermissionDenied | InvalidJobRequest> => {
+  const refuse = Either.left(PermissionDenied.jobNotAssigned(jobId, context.reporter.nodeId))
+  if (job === undefined || segment === undefined) return refuse
+  const owner = segment.nodeId
+  const decision = decideReport({
+    callerTenantId: tenantId,
+    jobId,
+    job: { id: job.id, tenantId: job.tenantId, state: segment.state, assignedNodeId: owner },
+    reporter: context.reporter,
+    assignedNodeLive: owner !== undefined && context.liveNodeIds.has(owner)
+  })
+  return Either.flatMap(decision, (verdict): Either.Either<ReportPlan, PermissionDenied | InvalidJobRequest> => {
+    if (owner === undefined || verdict === "unchanged" || job.state !== "running")
+      return Either.right({ _tag: "Unchanged", job })
+    const view: Job = { ...job, result: segmentResult, framesDone: segment.framesDone, renditionProgress: [] }
+    return Either.map(context.update(view), (update) => ({
+      _tag: "Write",
+      expected: { nodeId: owner, fence: segment.fence },
       update
     }))
   })

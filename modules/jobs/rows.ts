@@ -60,6 +60,7 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     framesDone: row.frames_done,
     renditionProgress: progress.right,
     submittedBy: row.submitted_by ?? undefined,
+    segments: [],
     idempotencyKey: row.idempotency_key ?? undefined
   })
 }

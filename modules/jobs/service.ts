@@ -5,8 +5,12 @@
  * still cannot reach another tenant's row. The ReportResult rule of 5.6 is policy's
  * `decideReport`, applied by the store inside the report's write transaction (report.ts).
  */
-import { Clock, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
+import { Clock, type ConfigError, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
+import { mergeSegmentResults } from "../scorer/merge.ts"
+import { parsePrecision } from "../scorer/precision.ts"
+import { maxSegmentFrames, maxSegmentsPerJob, minSegmentFrames } from "../scorer/request.ts"
+import { defaultSegmentFrames } from "./config.ts"
 import type { Principal } from "../policy/principal.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
 import {
@@ -23,7 +27,16 @@ import {
   type ResultReport
 } from "./model.ts"
 import { type NodeInfo, NodeSessions, type Registration, type SessionView } from "./sessions.ts"
-import { type JobLookup, JobStore, type ReportResults, type RunningUpdate, type StoreHealth } from "./store.ts"
+import {
+  type Claimed,
+  type JobLookup,
+  JobStore,
+  type ReportContext,
+  type ReportResults,
+  type RunningUpdate,
+  type SegmentCut,
+  type StoreHealth
+} from "./store.ts"
 
 /** Most jobs one PullWork hands out; larger requests are cut to this. */
 export const MAX_PULL = 64
@@ -294,6 +307,41 @@ const toUpdate = (nodeId: string, report: ResultReport, job: Job): Either.Either
   )
 }
 
+/** A pair job's `options.segment_frames` (0: one piece; ladders are scored in one piece). */
+export const segmentFramesOf = (request: JobRequest): number =>
+  isLadderRequest(request) ? 0 : (request.options?.segment_frames ?? 0)
+
+/**
+ * The segments of a title of `frames` frames cut every `segmentFrames` (longer when that would
+ * make more than maxSegmentsPerJob), the last one taking the rest.
+ */
+export const cutTitle = (frames: number, segmentFrames: number): ReadonlyArray<SegmentCut> => {
+  const size = Math.max(segmentFrames, Math.ceil(frames / maxSegmentsPerJob))
+  return Array.from({ length: Math.ceil(frames / size) }, (_, k) => ({
+    firstFrame: k * size,
+    frameCount: Math.min(size, frames - k * size)
+  }))
+}
+
+/** The merge of a segment job's results: exact, in segment order, with the job's output options. */
+const mergeJob = (
+  job: Job,
+  results: ReadonlyArray<NonNullable<Job["result"]>>
+): Either.Either<Job["result"], string> => {
+  if (isLadderRequest(job.request)) return Either.left("a ladder job has no segments")
+  const pairs = results.flatMap((result) => (isLadderResult(result) ? [] : [result]))
+  if (pairs.length !== results.length) return Either.left("a segment reported a ladder result")
+  const options = job.request.options ?? {}
+  const merged = mergeSegmentResults(pairs, {
+    precision: parsePrecision(String(options.precision ?? "")),
+    perFrame: options.per_frame ?? false
+  })
+  return merged === undefined ? Either.left("the segments hold no frames") : Either.right(merged)
+}
+
+/** A plan or a segment's report (decided on the segment tables), not the job's own. */
+const isSegmentReport = (report: ResultReport) => (report.planFrames ?? 0) !== 0 || report.segmentIndex !== undefined
+
 const seconds = (from: number | undefined, to: number | undefined) =>
   from === undefined || to === undefined ? undefined : Math.max(0, to - from) / 1000
 
@@ -302,6 +350,48 @@ export const makeJobService = Effect.gen(function* () {
   const sessions = yield* NodeSessions
   const roots = yield* TenantRoots
   const hooks = yield* JobMetricsHooks
+  const segmentDefault = yield* defaultSegmentFrames(minSegmentFrames, maxSegmentFrames)
+  // Sessions that declared they score segments (RegisterNode scores_segments), on this replica.
+  const segmentNodes = new Set<string>()
+
+  /** A plan or a segment's report (issue 30), decided on the segment tables. */
+  const segmentReport = (
+    tenantId: string,
+    nodeId: string,
+    jobId: string,
+    report: ResultReport,
+    context: Pick<ReportContext, "reporter" | "liveNodeIds">
+  ) =>
+    Effect.gen(function* () {
+      const segmentStore = store.segments
+      if (segmentStore === undefined)
+        return yield* new InvalidJobRequest({ message: "this controller's store does not split jobs into segments" })
+      const planFrames = report.planFrames ?? 0
+      if (planFrames !== 0) {
+        if (!Number.isSafeInteger(planFrames) || planFrames < 0 || report.final)
+          return yield* new InvalidJobRequest({
+            message: `plan_frames must be a whole number ≥ 0 on a progress report; got ${planFrames}`
+          })
+        return yield* segmentStore.plan(tenantId, jobId, {
+          ...context,
+          cuts: (held) => {
+            const size = segmentFramesOf(held.request)
+            return size === 0
+              ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
+              : Either.right(cutTitle(planFrames, size))
+          }
+        })
+      }
+      const index = report.segmentIndex ?? 0
+      if (!Number.isSafeInteger(index) || index < 0)
+        return yield* new InvalidJobRequest({ message: `segment_index must be a whole number ≥ 0; got ${index}` })
+      const segmentReport = { ...report, renditionProgress: [] }
+      return yield* segmentStore.report(tenantId, jobId, index, {
+        ...context,
+        update: (stored) => toUpdate(nodeId, segmentReport, stored),
+        merge: mergeJob
+      })
+    })
 
   // The rule is decided by the store on the job as its write transaction holds it (report.ts);
   // here only what is not the job: the reporting session and the tenant's live sessions.
@@ -310,8 +400,10 @@ export const makeJobService = Effect.gen(function* () {
     Effect.gen(function* () {
       const tenantId = principal.tenantId
       const bound = store.sessionBound
+      // Plans and segments' reports are decided on the segment tables (segmentReport), one by one.
+      const segmental = reports.some(({ report }) => isSegmentReport(report))
       const outcomes: ReportResults =
-        bound !== undefined
+        bound !== undefined && !segmental
           ? yield* bound.report(
               tenantId,
               nodeId,
@@ -322,23 +414,23 @@ export const makeJobService = Effect.gen(function* () {
               if (reporter.tenantId !== tenantId)
                 return reports.map(({ jobId }) => Either.left(PermissionDenied.jobNotAssigned(jobId, nodeId)))
               const live = yield* sessions.ofTenant(tenantId)
-              const liveNodeIds = new Set(live.filter((session) => session.live).map((session) => session.nodeId))
+              const context = {
+                reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
+                liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId))
+              }
               // A refusal is that report's outcome; a store failure fails the call.
               return yield* Effect.forEach(reports, ({ jobId, report }) =>
-                store
-                  .report(tenantId, jobId, {
-                    reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
-                    liveNodeIds,
-                    update: (stored) => toUpdate(nodeId, report, stored)
-                  })
-                  .pipe(
-                    Effect.map((outcome) => Either.right(outcome)),
-                    Effect.catchIf(
-                      (error): error is PermissionDenied | InvalidJobRequest =>
-                        error instanceof PermissionDenied || error instanceof InvalidJobRequest,
-                      (refusal) => Effect.succeed(Either.left(refusal))
-                    )
+                (isSegmentReport(report)
+                  ? segmentReport(tenantId, nodeId, jobId, report, context)
+                  : store.report(tenantId, jobId, { ...context, update: (stored) => toUpdate(nodeId, report, stored) })
+                ).pipe(
+                  Effect.map((outcome) => Either.right(outcome)),
+                  Effect.catchIf(
+                    (error): error is PermissionDenied | InvalidJobRequest =>
+                      error instanceof PermissionDenied || error instanceof InvalidJobRequest,
+                    (refusal) => Effect.succeed(Either.left(refusal))
                   )
+                )
               )
             })
       for (const outcome of outcomes) {
@@ -365,19 +457,26 @@ export const makeJobService = Effect.gen(function* () {
   /** One claim: the session must be the caller's tenant's and live. */
   const claimOnce = (principal: Principal, nodeId: string, max: number) =>
     Effect.gen(function* () {
+      const whole = (jobs: ReadonlyArray<Job>): ReadonlyArray<Claimed> => jobs.map((job) => ({ job }))
       const bound = store.sessionBound
-      if (bound !== undefined) {
+      const segmentStore = store.segments
+      // A node that scores segments gets a segment job's plan, then its segments, fairly; any
+      // other node gets jobs whole (a segment job not yet planned is scored in one piece).
+      const segmental = segmentStore !== undefined && segmentNodes.has(nodeId)
+      if (bound !== undefined && !segmental) {
         const claimed = yield* bound.claim(principal.tenantId, nodeId, max)
         if (claimed._tag === "OtherTenant") return yield* PermissionDenied.otherTenant()
         if (claimed._tag === "NotLive") return yield* new NodeSessionNotLive({ nodeId })
-        return claimed.jobs
+        return whole(claimed.jobs)
       }
       const session = yield* sessions.state(nodeId)
       // Another tenant's session (live or not) is refused without naming its tenant.
       if (session.tenantId !== undefined && session.tenantId !== principal.tenantId)
         return yield* PermissionDenied.otherTenant()
       if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
-      return yield* store.claim(session.tenantId, nodeId, max)
+      return segmentStore !== undefined && segmental
+        ? yield* segmentStore.claim(session.tenantId, nodeId, max)
+        : whole(yield* store.claim(session.tenantId, nodeId, max))
     })
 
   /**
@@ -432,10 +531,31 @@ export const makeJobService = Effect.gen(function* () {
             message: `idempotency_key is longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`
           })
         }
+        if (isLadderRequest(request) && (request.ladder.options?.segment_frames ?? 0) !== 0)
+          return yield* new InvalidJobRequest({
+            message: "options.segment_frames: a ladder job is scored in one piece (segments are for pair jobs)"
+          })
+        // Shots need the whole title's cuts, and xpsnr's temporal term two reference frames before
+        // each frame (a segment reads one): such a job is scored in one piece.
+        const shots = !isLadderRequest(request) && request.options?.shots === true
+        if (shots && segmentFramesOf(request) > 0)
+          return yield* new InvalidJobRequest({
+            message: "options.segment_frames: a job with options.shots is scored in one piece"
+          })
+        const xpsnr = !isLadderRequest(request) && (request.options?.features ?? []).includes("xpsnr")
+        if (xpsnr && segmentFramesOf(request) > 0)
+          return yield* new InvalidJobRequest({
+            message: "options.segment_frames: a job with the xpsnr feature is scored in one piece"
+          })
+        // The controller's default applies to a pair job that does not set it (and has neither).
+        const stored =
+          !isLadderRequest(request) && !shots && !xpsnr && segmentDefault > 0 && segmentFramesOf(request) === 0
+            ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
+            : request
         return yield* store.insert({
           id: crypto.randomUUID(),
           tenantId,
-          request,
+          request: stored,
           submittedBy: principal.subject,
           idempotencyKey: key
         })
@@ -476,7 +596,13 @@ export const makeJobService = Effect.gen(function* () {
       ),
 
     register: (principal, info) =>
-      Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
+      Effect.flatMap(ownTenant(principal), (tenantId) =>
+        Effect.tap(sessions.register(tenantId, info), (registration) =>
+          Effect.sync(() => {
+            if (info.scoresSegments === true) segmentNodes.add(registration.nodeId)
+          })
+        )
+      ),
 
     heartbeat: (principal, nodeId, runningJobIds) =>
       Effect.gen(function* () {
@@ -515,11 +641,16 @@ export const makeJobService = Effect.gen(function* () {
             : yield* claimWaiting(principal, nodeId, max, waitMillis)
         if (jobs.length === 0) return []
         const scoringRoots = yield* roots.rootsFor(principal.tenantId)
-        for (const job of jobs) {
-          const wait = seconds(job.createdAt, job.startedAt)
+        for (const { job, segment } of jobs) {
+          const wait = segment === undefined ? seconds(job.createdAt, job.startedAt) : undefined
           if (wait !== undefined) hooks.observeQueueWait(wait)
         }
-        return jobs.map((job) => ({ ...job, scoringRoots }))
+        return jobs.map(({ job, segment }) => ({
+          ...job,
+          scoringRoots,
+          segment,
+          plan: segment === undefined && segmentNodes.has(nodeId) && segmentFramesOf(job.request) > 0
+        }))
       }),
 
     reportResult,
@@ -542,5 +673,8 @@ export const makeJobService = Effect.gen(function* () {
 })
 
 /** JobService over the JobStore, NodeSessions, TenantRoots and JobMetricsHooks it is given. */
-export const jobServiceLayer: Layer.Layer<JobService, never, JobStore | NodeSessions | TenantRoots | JobMetricsHooks> =
-  Layer.scoped(JobService, makeJobService)
+export const jobServiceLayer: Layer.Layer<
+  JobService,
+  ConfigError.ConfigError,
+  JobStore | NodeSessions | TenantRoots | JobMetricsHooks
+> = Layer.scoped(JobService, makeJobService)

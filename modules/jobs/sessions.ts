@@ -37,6 +37,8 @@ export interface NodeInfo {
   readonly name: string
   readonly slots: number
   readonly version: string
+  /** The node scores segments and plans segment jobs (RegisterNode scores_segments). */
+  readonly scoresSegments?: boolean | undefined
 }
 
 export interface Registration {

@@ -19,6 +19,7 @@ import type { Job, JobState } from "./model.ts"
 import type { PermissionDenied } from "../policy/errors.ts"
 import { isState, type JobRow, type RunningUpdateParams, runningUpdateParams, toJob } from "./rows.ts"
 import { planReport } from "./report.ts"
+import { makeSqliteSegments } from "./sqlite-segments.ts"
 import { makeWorkSignal } from "./work-signal.ts"
 import { type JobLookup, JobStore, type JobStoreShape, type NewJob } from "./store.ts"
 
@@ -133,20 +134,47 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
     const attempt = <A>(operation: string, run: () => A): Effect.Effect<A, JobStoreFailure> =>
       Effect.try({ try: run, catch: (cause) => new JobStoreFailure({ operation, detail: describe(cause) }) })
 
+    // Jobs are read with their segments (segment jobs, issue 30): one query per batch of rows.
+    let segments: ReturnType<typeof makeSqliteSegments> | undefined
     const decode = (
       operation: string,
       rows: ReadonlyArray<JobRow>
     ): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>
-      Effect.forEach(rows, (row) => Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail })))
+      Effect.flatMap(
+        Effect.forEach(rows, (row) =>
+          Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail }))
+        ),
+        (jobs) =>
+          Effect.try({
+            try: () => {
+              const byTenant = new Map<string, Array<string>>()
+              for (const job of jobs) byTenant.set(job.tenantId, [...(byTenant.get(job.tenantId) ?? []), job.id])
+              const found = new Map<string, ReadonlyArray<Job["segments"][number]>>()
+              for (const [tenantId, ids] of byTenant)
+                for (const [id, list] of segments?.segmentsOf(tenantId, ids) ?? []) found.set(id, list)
+              return jobs.map((job) => ({ ...job, segments: found.get(job.id) ?? [] }))
+            },
+            catch: (cause) => new JobStoreFailure({ operation, detail: describe(cause) })
+          })
+      )
 
     const decodeOne = (operation: string, row: JobRow): Effect.Effect<Job, JobStoreFailure> =>
-      Either.mapLeft(toJob(row), (detail) => new JobStoreFailure({ operation, detail }))
+      Effect.flatMap(decode(operation, [row]), (jobs) =>
+        jobs[0] === undefined
+          ? Effect.fail(new JobStoreFailure({ operation, detail: "no row" }))
+          : Effect.succeed(jobs[0])
+      )
 
     const work = makeWorkSignal()
     const publish = (jobs: ReadonlyArray<Job>) =>
       Effect.zipRight(
         Effect.sync(() => {
-          for (const job of jobs) if (job.state === "pending") work.notify(job.tenantId, 1)
+          // A pending job, or a segment job's pending segments (after its plan or a re-queue).
+          for (const job of jobs) {
+            const units =
+              job.state === "pending" ? 1 : job.segments.filter((segment) => segment.state === "pending").length
+            if (units > 0) work.notify(job.tenantId, units)
+          }
         }),
         PubSub.publishAll(feed, jobs)
       )
@@ -217,7 +245,21 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
 
     const bySeq = (rows: ReadonlyArray<JobRow>) => [...rows].sort((a, b) => a.seq - b.seq)
 
+    segments = makeSqliteSegments(
+      db,
+      COLUMNS,
+      (tenantId, jobId) =>
+        Effect.flatMap(
+          attempt("lookup", () => selectOwn.get(tenantId, jobId)),
+          (row) => (row === null ? Effect.succeed(undefined) : decodeOne("lookup", row))
+        ),
+      publish
+    )
+    const segmentStore = segments
+
     const store: JobStoreShape = {
+      segments: segmentStore.shape,
+
       insert: (job: NewJob) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
@@ -262,7 +304,14 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           const now = yield* Clock.currentTimeMillis
           // One transaction: the state read afterwards is the one the update left.
           const found = yield* attempt("cancel", () =>
-            db.transaction(() => cancelOwn.get(tenantId, jobId, now) ?? lookupNow(tenantId, jobId)).immediate()
+            db
+              .transaction(() => {
+                const cancelled = cancelOwn.get(tenantId, jobId, now)
+                if (cancelled === null) return lookupNow(tenantId, jobId)
+                segmentStore.cancelSegments(tenantId, jobId)
+                return cancelled
+              })
+              .immediate()
           )
           const lookup = yield* resolve("cancel", found)
           if (!("_tag" in found) && lookup._tag === "Found") yield* publish([lookup.job])
@@ -319,7 +368,8 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           const rows = yield* attempt("requeue", () => requeueOwn.all(tenantId, nodeId))
           const jobs = yield* decode("requeue", bySeq(rows))
           yield* publish(jobs)
-          return jobs
+          const segmentJobs = yield* segmentStore.requeueNode(tenantId, nodeId)
+          return [...jobs, ...segmentJobs]
         }),
 
       requeueUnlisted: (tenantId, nodeId, listed, claimedBefore) =>
@@ -329,12 +379,17 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           )
           const jobs = yield* decode("requeue", bySeq(rows))
           yield* publish(jobs)
-          return jobs
+          const segmentJobs = yield* segmentStore.requeueNode(tenantId, nodeId, claimedBefore, listed)
+          return [...jobs, ...segmentJobs]
         }),
 
       runningAssignments: Effect.map(
-        attempt("assignments", () => selectAssignments.all()),
-        (rows) => rows.map((row) => ({ tenantId: row.tenant_id, nodeId: row.node_id }))
+        attempt("assignments", () => [...selectAssignments.all(), ...segmentStore.runningAssignments()]),
+        (rows) => [
+          ...new Map(
+            rows.map((row) => [`${row.tenant_id}\n${row.node_id}`, { tenantId: row.tenant_id, nodeId: row.node_id }])
+          ).values()
+        ]
       ),
 
       countByState: Effect.map(

@@ -12,7 +12,7 @@ import { Context, type Effect, type Either, type Option, type Scope, type Stream
 import type { PermissionDenied } from "../policy/errors.ts"
 import type { Reporter } from "../policy/node-reports.ts"
 import type { InvalidJobRequest, JobStoreError } from "./errors.ts"
-import type { Job, JobState, RenditionProgress } from "./model.ts"
+import type { Job, JobSegment, JobState, RenditionProgress } from "./model.ts"
 
 /** A tenant-scoped lookup: the job, or why there is none (another tenant's id is never shown). */
 export type JobLookup =
@@ -74,6 +74,69 @@ export interface ReportContext {
   readonly update: (job: Job) => Either.Either<RunningUpdate, InvalidJobRequest>
 }
 
+/** A job handed out to a segment-capable node: the job (its plan, or whole) or one of its segments. */
+export interface Claimed {
+  readonly job: Job
+  readonly segment?: JobSegment | undefined
+}
+
+/** A segment of a plan: frames [firstFrame, firstFrame + frameCount) of the title. */
+export interface SegmentCut {
+  readonly firstFrame: number
+  readonly frameCount: number
+}
+
+/** What a plan report is decided and written on besides the job (the 5.6 rule, as a report). */
+export interface PlanContext {
+  readonly reporter: Reporter
+  readonly liveNodeIds: ReadonlySet<string>
+  /** The segments of the job as it is held (refused: not a segment job, or already planned). */
+  readonly cuts: (job: Job) => Either.Either<ReadonlyArray<SegmentCut>, InvalidJobRequest>
+}
+
+/** What a segment's report is decided and written on (the 5.6 rule with the segment's lease). */
+export interface SegmentReportContext extends ReportContext {
+  /** The job's result from its segments' results (in segment order), once every one finished. */
+  readonly merge: (job: Job, results: ReadonlyArray<NonNullable<Job["result"]>>) => Either.Either<Job["result"], string>
+}
+
+/**
+ * Segment jobs (issue 30): a store that has them hands segments to segment-capable nodes. The
+ * job is `running` with no node of its own once planned; each segment carries its own lease.
+ */
+export interface SegmentStoreShape {
+  /**
+   * Up to `max` units for a segment-capable node, fairly within the tenant: each pick is the
+   * pending job or the next pending segment of the job with the fewest units running now (ties:
+   * the oldest job), so a title's many segments do not hold back the tenant's short jobs.
+   */
+  readonly claim: (
+    tenantId: string,
+    nodeId: string,
+    max: number
+  ) => Effect.Effect<ReadonlyArray<Claimed>, JobStoreError>
+  /**
+   * A plan report on a job handed out to be planned: decided as a report (5.6) on the job, then
+   * the segments are written pending and the job keeps running without a node.
+   */
+  readonly plan: (
+    tenantId: string,
+    jobId: string,
+    context: PlanContext
+  ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
+  /**
+   * A segment's report: 5.6 decided on the segment's lease (its node; refusals name the job).
+   * A final error fails the job and cancels its other segments; the last segment to finish
+   * merges the job's result (`context.merge`) and finishes it.
+   */
+  readonly report: (
+    tenantId: string,
+    jobId: string,
+    index: number,
+    context: SegmentReportContext
+  ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
+}
+
 /** A claim that checked the node's session in the same statement. */
 export type SessionClaim =
   | { readonly _tag: "Claimed"; readonly jobs: ReadonlyArray<Job> }
@@ -107,6 +170,8 @@ export interface SessionBoundStore {
 }
 
 export interface JobStoreShape {
+  /** Segment jobs; absent: this store hands every job out whole. */
+  readonly segments?: SegmentStoreShape | undefined
   /**
    * Stores a pending job; it is durable when the effect succeeds. With an idempotency key already
    * used by the tenant, stores nothing and returns that key's job.

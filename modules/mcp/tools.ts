@@ -144,6 +144,19 @@ const scoreInput = {
   options: ScoreOptionsSchema.optional()
 }
 
+/** submit_job's input: a score's, and how to split it into segments across the nodes. */
+const submitInput = {
+  ...scoreInput,
+  segment_frames: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Split a long clip into segments of this many frames (at least 24), scored in parallel by the tenant's nodes and merged exactly (the same values as one pass); 0 or absent: one piece (or the controller's default)"
+    )
+}
+
 type ScoreOptionsInput = z.infer<typeof ScoreOptionsSchema>
 
 const ladderInput = {
@@ -210,7 +223,7 @@ const wireRequest = (
   reference: string,
   distorted: string,
   model: string | undefined,
-  options: ScoreOptionsInput | undefined,
+  options: (ScoreOptionsInput & { readonly segment_frames?: number }) | undefined,
   perFrame: boolean
 ): WireScoreRequest => {
   const wireOptions: WireScoreOptions = { ...options, per_frame: perFrame }
@@ -291,14 +304,24 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
       description:
         "Queue an asynchronous VMAF score of a distorted clip against its reference; a compute node runs it. " +
         "Returns the job (id and state). Follow it with wait_job or get_job. Needs the svc:writer role.",
-      inputSchema: scoreInput,
+      inputSchema: submitInput,
       outputSchema: JobSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
     },
-    ({ reference, distorted, model, options }, extra) =>
+    ({ reference, distorted, model, options, segment_frames }, extra) =>
       run("submit_job", extra, (token) =>
-        Effect.map(controller.submitJob(token, wireRequest(reference, distorted, model, options, false)), (job) =>
-          jobAnswer(jobView(job))
+        Effect.map(
+          controller.submitJob(
+            token,
+            wireRequest(
+              reference,
+              distorted,
+              model,
+              segment_frames === undefined ? options : { ...options, segment_frames },
+              false
+            )
+          ),
+          (job) => jobAnswer(jobView(job))
         )
       )
   )

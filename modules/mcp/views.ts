@@ -184,7 +184,24 @@ export const JobSchema = z.object({
     )
     .optional()
     .describe("A ladder job: frames scored per rendition as its node last reported them (absent before the first)"),
-  ladder: LadderViewSchema.optional().describe("A ladder job's final result: every rendition's scores and the hull")
+  ladder: LadderViewSchema.optional().describe("A ladder job's final result: every rendition's scores and the hull"),
+  segments: z
+    .array(
+      z.object({
+        index: z.number().int(),
+        first_frame: z.number().int().describe("The segment's first frame in the clip"),
+        frame_count: z.number().int(),
+        state: JobStateSchema,
+        node_id: z.string().describe("Node session scoring it, or that scored it"),
+        attempts: z
+          .number()
+          .int()
+          .describe("Times it was handed to a node (a lost node's segment is handed out again)"),
+        frames_done: z.number().int()
+      })
+    )
+    .optional()
+    .describe("A segment job (segment_frames): its segments once planned, in frame order")
 })
 export type JobView = z.infer<typeof JobSchema>
 
@@ -268,8 +285,30 @@ export const jobView = (wire: WireJob): JobView => {
       : {}),
     ...(ladder !== undefined && state === "finished" && wire.ladder_result
       ? { ladder: ladderView(ladder.reference, wire.ladder_result, distortedOf, false) }
+      : {}),
+    ...((wire.segments ?? []).length > 0
+      ? {
+          segments: (wire.segments ?? []).map((segment) => ({
+            index: segment.index,
+            first_frame: segment.first_frame,
+            frame_count: segment.frame_count,
+            state: stateOf(segment.state),
+            node_id: segment.node_id,
+            attempts: segment.attempts,
+            frames_done: segment.frames_done
+          }))
+        }
       : {})
   }
+}
+
+/** "segments: 4 of 6 finished on 3 nodes" for a segment job, "" otherwise. */
+const segmentsText = (job: JobView): string => {
+  const segments = job.segments ?? []
+  if (segments.length === 0) return ""
+  const finished = segments.filter((segment) => segment.state === "finished").length
+  const nodes = new Set(segments.map((segment) => segment.node_id).filter((id) => id !== "")).size
+  return `, segments: ${finished} of ${segments.length} finished on ${nodes} node${nodes === 1 ? "" : "s"}`
 }
 
 /** One line a person (or a model) reads first. */
@@ -286,7 +325,7 @@ export const jobLine = (job: JobView): string => {
     job.state === "running"
       ? `, ${job.frames_done} frames scored so far${renditions === "" ? "" : ` (${renditions})`}`
       : ""
-  return `job ${job.id} is ${job.state}${progress}${score}${error}`
+  return `job ${job.id} is ${job.state}${progress}${segmentsText(job)}${score}${error}`
 }
 
 export const scoreLine = (summary: ScoreSummary): string =>

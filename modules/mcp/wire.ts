@@ -28,6 +28,8 @@ export interface WireScoreOptions {
   readonly frame_skip_dist?: number
   readonly precision?: string
   readonly per_frame?: boolean
+  /** Jobs: frames per segment (0: one piece). */
+  readonly segment_frames?: number
   readonly shots?: boolean
   readonly shot_threshold?: number
   readonly shot_min_frames?: number
@@ -145,6 +147,19 @@ export interface WireJob {
   /** A ladder job's frames scored per rendition (absent from an older controller). */
   readonly rendition_progress?: ReadonlyArray<{ readonly label: string; readonly frames_done: number }> | null
   readonly submitted_by: string
+  /** A segment job's segments (absent from an older controller). */
+  readonly segments?: ReadonlyArray<WireJobSegment> | null
+}
+
+/** svc.v1.JobSegment. */
+export interface WireJobSegment {
+  readonly index: number
+  readonly first_frame: number
+  readonly frame_count: number
+  readonly state: WireJobState
+  readonly node_id: string
+  readonly attempts: number
+  readonly frames_done: number
 }
 
 export interface WireModelList {

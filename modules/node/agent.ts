@@ -11,11 +11,12 @@ import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
-import { scoreInputs } from "../inputs/score.ts"
+import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
+import { parsePrecision } from "../scorer/precision.ts"
 import { ScoreTooLarge } from "../scorer/errors.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
@@ -42,6 +43,17 @@ interface WireJob {
   /** A ladder job (request is then null). */
   readonly ladder?: object | null
   readonly scoring_roots: ReadonlyArray<string>
+  /** A segment job: its segments (once planned), the one to score, or its plan to make. */
+  readonly segments?: ReadonlyArray<WireSegment>
+  readonly segment?: WireSegment | null
+  readonly plan?: boolean
+}
+
+/** svc.v1.JobSegment. */
+interface WireSegment {
+  readonly index: number
+  readonly first_frame: number
+  readonly frame_count: number
 }
 
 interface Session {
@@ -59,7 +71,20 @@ interface Report {
   readonly frames_done: number
   /** A ladder job's frames scored per rendition. */
   readonly rendition_progress?: ReadonlyArray<RenditionProgressEntry>
+  /** A segment's report: its index (frames_done and pages count within it). */
+  readonly segment_index?: number
+  /** A plan: the title's frames. */
+  readonly plan_frames?: number
 }
+
+/** What this node holds of a job: the job, or one of its segments ("<job id>#<index>"). */
+const workKey = (jobId: string, segment: number | undefined) => (segment === undefined ? jobId : `${jobId}#${segment}`)
+const jobIdOf = (key: string) => key.split("#")[0] ?? key
+const reportKey = (report: Report) => workKey(report.job_id, report.segment_index)
+
+/** A segment report's marker fields (none for a job's own report). */
+const segmentFields = (report: Report) =>
+  report.segment_index === undefined ? {} : { segment: true, segment_index: report.segment_index }
 
 /** svc.v1.RenditionProgress. */
 interface RenditionProgressEntry {
@@ -77,7 +102,7 @@ const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> =
   if (report.ladder_result !== undefined) return ladderReportMessages(nodeId, report, report.ladder_result)
   const frames = report.result?.frames ?? []
   if (report.result === undefined || frames.length <= MAX_FRAMES_PER_MESSAGE) {
-    return [{ node_id: nodeId, ...report, frames_offset: 0 }]
+    return [{ node_id: nodeId, ...report, ...segmentFields(report), frames_offset: 0 }]
   }
   const messages: Array<object> = []
   for (let offset = 0; offset < frames.length; offset += MAX_FRAMES_PER_MESSAGE) {
@@ -89,7 +114,8 @@ const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> =
       result: { ...report.result, frames: frames.slice(offset, offset + MAX_FRAMES_PER_MESSAGE) },
       error: report.error ?? "",
       frames_done: report.frames_done,
-      frames_offset: offset
+      frames_offset: offset,
+      ...segmentFields(report)
     })
   }
   return messages
@@ -202,7 +228,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       const response = yield* call<{ node_id: string; heartbeat_interval_ms: number }>("RegisterNode", {
         name: config.name,
         slots: config.slots,
-        version: buildInfo.version
+        version: buildInfo.version,
+        scores_segments: true
       })
       const registered: Session = {
         nodeId: response.node_id,
@@ -258,7 +285,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * long ago that it does not list (the PullWork answer never arrived).
      */
     const heldJobIds = Effect.map(Effect.all([Ref.get(running), Ref.get(unreported)]), ([scoring, finished]) => [
-      ...new Set([...scoring, ...finished.keys()])
+      ...new Set([...scoring, ...finished.keys()].map(jobIdOf))
     ])
 
     /** True unless the controller says the session is gone (a failed call proves nothing). */
@@ -274,7 +301,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const forget = (report: Report) =>
       report.final
         ? Ref.update(unreported, (map) => {
-            map.delete(report.job_id)
+            map.delete(reportKey(report))
             return map
           })
         : Effect.void
@@ -299,7 +326,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* Effect.logWarning(`report refused for job ${report.job_id}: ${error.message}`)
           return yield* forget(report)
         }
-        if (report.final) yield* Ref.update(unreported, (map) => map.set(report.job_id, report))
+        if (report.final) yield* Ref.update(unreported, (map) => map.set(reportKey(report), report))
         yield* Effect.logWarning(`report for job ${report.job_id} not delivered: ${error.message}`)
       })
 
@@ -317,7 +344,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const reportProgress = (
       jobId: string,
       framesDone: number,
-      renditionProgress: ReadonlyArray<RenditionProgressEntry>
+      renditionProgress: ReadonlyArray<RenditionProgressEntry>,
+      segment?: number
     ): Effect.Effect<boolean> =>
       Effect.gen(function* () {
         const { nodeId } = yield* currentSession
@@ -327,10 +355,14 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
             job_id: jobId,
             final: false,
             frames_done: framesDone,
-            rendition_progress: renditionProgress
+            rendition_progress: renditionProgress,
+            ...(segment === undefined ? {} : { segment: true, segment_index: segment })
           })
         )
-        if (sent._tag === "Right") return sent.right.job?.state === "JOB_STATE_CANCELLED"
+        const state = sent._tag === "Right" ? sent.right.job?.state : undefined
+        // A segment stops too once its job failed (another segment's input error) or finished.
+        if (segment !== undefined && (state === "JOB_STATE_FAILED" || state === "JOB_STATE_FINISHED")) return true
+        if (sent._tag === "Right") return state === "JOB_STATE_CANCELLED"
         const refusal = sent.left
         if (
           refusal._tag === "GrpcCallError" &&
@@ -358,7 +390,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const withProgress = <A, E>(
       jobId: string,
       score: (onProgress: (framesDone: number) => Effect.Effect<void>) => Effect.Effect<A, E>,
-      renditionsAt: (framesDone: number) => ReadonlyArray<RenditionProgressEntry> = () => []
+      renditionsAt: (framesDone: number) => ReadonlyArray<RenditionProgressEntry> = () => [],
+      segment?: number
     ) =>
       Effect.gen(function* () {
         const lastProgress = yield* Ref.make(0)
@@ -371,7 +404,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
               ? Effect.void
               : Effect.zipRight(
                   Ref.set(lastProgress, Date.now()),
-                  Effect.flatMap(reportProgress(jobId, framesDone, renditionsAt(framesDone)), (gone) =>
+                  Effect.flatMap(reportProgress(jobId, framesDone, renditionsAt(framesDone), segment), (gone) =>
                     gone ? Deferred.succeed(withdrawn, undefined) : Effect.void
                   )
                 )
@@ -469,6 +502,73 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         })
       })
 
+    /**
+     * The plan of a segment job: counts the title's frames (its inputs checked against the roots
+     * as a score checks them) and reports them; the controller cuts the job into segments. An
+     * input error fails the job.
+     */
+    const runPlan = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+      Effect.gen(function* () {
+        const parsed = yield* Effect.either(parseScoreRequest(request))
+        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+        const counted = yield* Effect.either(
+          Effect.provideService(countTitleFrames(scorer, parsed.right, { guard }), Ffmpeg, ffmpeg)
+        )
+        if (counted._tag === "Left") return yield* fail(job, counted.left.message)
+        yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: counted.right }))
+        yield* sendReport({ job_id: job.id, final: false, frames_done: 0, plan_frames: counted.right })
+      })
+
+    /**
+     * Scores one segment of a segment job: its frames and one reference context frame on each
+     * side (none at the title's ends), lossless and per frame, so the controller's merge is
+     * exact; reports count within the segment. An input error fails the segment, and with it
+     * the job.
+     */
+    const runSegment = (
+      job: WireJob,
+      request: object,
+      segment: WireSegment,
+      guard: ReturnType<RootSet["inputGuard"]>
+    ) =>
+      Effect.gen(function* () {
+        const segmentFail = (message: string) =>
+          Effect.zipRight(
+            Effect.logWarning(`job ${job.id} segment ${segment.index} failed: ${message}`),
+            sendReport({ job_id: job.id, segment_index: segment.index, final: true, error: message, frames_done: 0 })
+          )
+        const parsed = yield* Effect.either(parseScoreRequest(request))
+        if (parsed._tag === "Left") return yield* segmentFail(parsed.left.message)
+        const count = job.segments?.length ?? 0
+        const scoreJob = {
+          ...parsed.right,
+          perFrame: true,
+          precision: parsePrecision("lossless"),
+          threads: Math.max(parsed.right.threads, config.threadsPerJob),
+          segment: { first: segment.first_frame, frames: segment.frame_count, last: segment.index === count - 1 }
+        }
+        const outcome = yield* withProgress(
+          job.id,
+          (onProgress) => Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg),
+          () => [],
+          segment.index
+        )
+        if (Option.isNone(outcome))
+          return yield* Effect.logInfo(`job ${job.id} segment ${segment.index} withdrawn; scoring stopped`)
+        const scored = outcome.value
+        if (scored._tag === "Left") return yield* segmentFail(scored.left.message)
+        yield* Effect.logInfo("segment finished").pipe(
+          Effect.annotateLogs({ job_id: job.id, segment: segment.index, frames: scored.right.frame_count })
+        )
+        yield* sendReport({
+          job_id: job.id,
+          segment_index: segment.index,
+          final: true,
+          result: scored.right,
+          frames_done: scored.right.frame_count
+        })
+      })
+
     const runJob = (job: WireJob): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
@@ -476,11 +576,14 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
         if (job.ladder !== undefined && job.ladder !== null) return yield* runLadder(job, job.ladder, guard)
         if (job.request === null) return yield* fail(job, "job carries no score request")
+        if (job.segment !== undefined && job.segment !== null)
+          return yield* runSegment(job, job.request, job.segment, guard)
+        if (job.plan === true) return yield* runPlan(job, job.request, guard)
         return yield* runPair(job, job.request, guard)
       }).pipe(
         Effect.ensuring(
           Ref.update(running, (set) => {
-            set.delete(job.id)
+            set.delete(workKey(job.id, job.segment?.index))
             return set
           })
         ),
@@ -532,7 +635,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           continue
         }
         for (const job of pulled.right.jobs) {
-          yield* Ref.update(running, (set) => set.add(job.id))
+          yield* Ref.update(running, (set) => set.add(workKey(job.id, job.segment?.index)))
           // In the agent's scope: when the node stops, running jobs are interrupted and their
           // decoders killed (an unfinished job is re-queued by the controller).
           yield* Effect.forkIn(runJob(job), agentScope)

@@ -16,6 +16,21 @@ const job = (state: string, extra: Partial<WireJob> = {}): WireJob => ({
 })
 
 describe("SvcJob status from a controller job", () => {
+  it("summarises a segment job's segments (total, finished, running, nodes); none for a job in one piece", () => {
+    const segments = [
+      { state: "JOB_STATE_FINISHED", node_id: "n1" },
+      { state: "JOB_STATE_RUNNING", node_id: "n2" },
+      { state: "JOB_STATE_PENDING", node_id: "" }
+    ]
+    expect(statusOfJob(job("JOB_STATE_RUNNING", { segments }), undefined, 1, NOW).segments).toEqual({
+      total: 3,
+      finished: 1,
+      running: 1,
+      nodes: 2
+    })
+    expect(statusOfJob(job("JOB_STATE_RUNNING"), undefined, 1, NOW).segments).toBeUndefined()
+  })
+
   it("maps every state to its phase, in order", () => {
     const phases = ["JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_FINISHED"].map(
       (state) => statusOfJob(job(state), undefined, 1, NOW).phase

@@ -49,10 +49,19 @@ export interface JobStatus {
   readonly features?: Readonly<Record<string, number>>
   readonly scores?: Readonly<Record<string, number>>
   readonly error?: string
+  /** A segment job's segments: how many, finished, running, and on how many nodes (not each one: bounded). */
+  readonly segments?: SegmentsStatus
   readonly startedAt?: string
   readonly finishedAt?: string
   readonly observedGeneration?: number
   readonly conditions?: ReadonlyArray<Condition>
+}
+
+export interface SegmentsStatus {
+  readonly total: number
+  readonly finished: number
+  readonly running: number
+  readonly nodes: number
 }
 
 /** svc.v1.Job as proto-loader hands it over (field names kept, enums as names). */
@@ -72,6 +81,20 @@ export interface WireJob {
     readonly scores: Readonly<Record<string, number>>
     readonly frame_count: number
   } | null
+  /** A segment job's segments (absent from an older controller). */
+  readonly segments?: ReadonlyArray<{ readonly state: string; readonly node_id: string }> | null
+}
+
+/** The summary of a segment job's segments; undefined for a job in one piece. */
+const segmentsOf = (job: WireJob): SegmentsStatus | undefined => {
+  const segments = job.segments ?? []
+  if (segments.length === 0) return undefined
+  return {
+    total: segments.length,
+    finished: segments.filter((segment) => segment.state === "JOB_STATE_FINISHED").length,
+    running: segments.filter((segment) => segment.state === "JOB_STATE_RUNNING").length,
+    nodes: new Set(segments.map((segment) => segment.node_id).filter((id) => id !== "")).size
+  }
 }
 
 export interface WireTimestamp {
@@ -147,6 +170,7 @@ export const statusOfJob = (
     features: finished ? finite(job.result?.features) : undefined,
     scores: finished ? finite(job.result?.scores) : undefined,
     error: clip(job.error, MAX_MESSAGE_LENGTH),
+    segments: segmentsOf(job),
     startedAt: isoTime(job.started_at),
     finishedAt: isoTime(job.finished_at),
     observedGeneration: generation,

@@ -38,10 +38,14 @@ const extractorFeature: Readonly<Record<string, ExtraFeature>> = Object.fromEntr
   (Object.keys(extraFeatures) as ReadonlyArray<ExtraFeature>).map((feature) => [feature, feature])
 )
 
-/** The implementation an extractor of a score's provenance follows; undefined for the models' own. */
-export const implementationOf = (extractor: string): string | undefined => {
+/**
+ * The implementation an extractor of a score's provenance follows: an extra feature's own, and
+ * libvmaf's for the models' extractors (integer_vif, integer_adm, integer_motion, ...), so every
+ * entry names one (gRPC has no absent string: HTTP and gRPC answer alike).
+ */
+export const implementationOf = (extractor: string): string => {
   const feature = extractorFeature[extractor]
-  return feature === undefined ? undefined : extraFeatures[feature].implementation
+  return feature === undefined ? libvmaf : extraFeatures[feature].implementation
 }
 
 /** GET /v1/models' and ListModels' list of extra features. */

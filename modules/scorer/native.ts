@@ -28,6 +28,7 @@ const symbols = {
   svc_job_start: { args: [ptr, ptr, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_job_open_fd: { args: [ptr, i32, ptr, i32, ptr, ptr, i32, ptr, ptr, u64], returns: i32 },
   svc_job_opened: { args: [ptr], returns: i32 },
+  svc_job_input_frames: { args: [ptr], returns: i64 },
   svc_job_memory: { args: [ptr], returns: i64 },
   svc_job_run: { args: [ptr, ptr, u64], returns: i32 },
   svc_job_poll: { args: [ptr], returns: i32 },
@@ -98,11 +99,19 @@ export const NativeOption = {
   /** Since ABI minor 11. */
   frameRate: 16,
   colorMatrix: 17,
-  count: 18
+
+  /** Since ABI minor 12. */
+  segmentFirst: 18,
+  segmentFrames: 19,
+  segmentContext: 20,
+  count: 21
 } as const
 
 /** enum svc_color_matrix (since ABI minor 11). */
 export const NativeColorMatrix = { bt709: 0, bt601: 1, bt2020: 2 } as const
+
+/** enum svc_segment_context (ABI minor 12). */
+export const NativeSegmentContext = { before: 1, after: 2 } as const
 
 /** enum svc_input_kind; pipe (svc_stream_feed only) since ABI minor 8. */
 export const NativeInputKind = { auto: 0, raw: 1, y4m: 2, pipe: 3 } as const

@@ -16,6 +16,15 @@ export const autoModel4kSize = { width: 3840, height: 2160 } as const
 /** Models of one `models` request (each extracted once over the union of their features). */
 export const maxModelsPerRequest = 16
 export const maxThreads = 64
+/**
+ * `options.segment_frames`: 0 scores the title in one piece; otherwise at least this many frames
+ * per segment (shorter segments spend more of their time on the context frames and, for encoded
+ * input, on decoding from the seek point).
+ */
+export const minSegmentFrames = 24
+export const maxSegmentFrames = 1_000_000_000
+/** Most segments of one job: a longer title gets longer segments (frames / this, rounded up). */
+export const maxSegmentsPerJob = 10_000
 
 const between = (min: number, max: number) =>
   Schema.Int.pipe(Schema.greaterThanOrEqualTo(min), Schema.lessThanOrEqualTo(max))
@@ -63,6 +72,10 @@ export const ScoreOptions = Schema.Struct({
   ),
   per_frame: Schema.optional(Schema.Boolean),
   scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none")),
+  // Segment jobs (issue 30): frames per segment; 0 one piece. Only the controller's jobs split.
+  segment_frames: Schema.optional(
+    Schema.Int.pipe(Schema.filter((value) => value === 0 || (value >= minSegmentFrames && value <= maxSegmentFrames)))
+  ),
   shots: Schema.optional(Schema.Boolean),
   shot_threshold: Schema.optional(
     Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(1), Schema.finite())
@@ -129,6 +142,10 @@ export interface ScoreJob {
   readonly precision: Precision
   readonly perFrame: boolean
   readonly scale: ScaleMode
+  /** Frames per segment of a controller job (0: one piece); a single score ignores it. */
+  readonly segmentFrames: number
+  /** One segment of the title (a segment job's piece); absent: the whole title. */
+  readonly segment?: Segment | undefined
   /** `options.shots`: how cuts are found (shots.ts); undefined: no shots. */
   readonly shots: ShotOptions | undefined
   /**
@@ -138,6 +155,18 @@ export interface ScoreJob {
   readonly frameRate?: number
   /** The inputs' Y'CbCr matrix from their colour metadata (ssimulacra2); absent: BT.709. */
   readonly colorMatrix?: ColorMatrix
+}
+
+/**
+ * Frames [first, first + frames) of the title (after the frame skips), scored so that their
+ * values equal the same frames of one pass: the reference frame before and after are read as
+ * motion's context (none at the title's ends), subsampling follows the title's frame index.
+ */
+export interface Segment {
+  readonly first: number
+  readonly frames: number
+  /** Whether the segment ends the title (it then has no context frame after it). */
+  readonly last: boolean
 }
 
 /** The refusal of a raw input (known by its bytes) without geometry in the options. */
@@ -168,6 +197,7 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.frame_skip_dist": "is not a whole number from 0 to 1000000000",
   "options.precision": `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)`,
   "options.per_frame": "is not true or false",
+  "options.segment_frames": `is not 0 (one piece) or a whole number from ${minSegmentFrames} to ${maxSegmentFrames}`,
   "options.shots": "is not true or false",
   "options.shot_threshold": `is not a number from 0 to 1 (0: ${defaultShotThreshold})`,
   "options.shot_min_frames": `is not a whole number from 0 to 100000 (0: ${defaultShotMinFrames})`,
@@ -287,6 +317,7 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     precision: parsePrecision(String(options.precision ?? "")),
     perFrame: options.per_frame ?? false,
     scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale,
+    segmentFrames: options.segment_frames ?? 0,
     shots: options.shots
       ? {
           threshold: options.shot_threshold || defaultShotThreshold,

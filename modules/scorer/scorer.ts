@@ -30,6 +30,7 @@ import {
   NativeColorMatrix,
   NativeOption,
   NativePool,
+  NativeSegmentContext,
   type NativeSymbols,
   NativeStatus,
   type Pointer
@@ -189,7 +190,15 @@ const failureFor = (status: number, message: string): ScoreError => {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-const optionsArray = (job: ScoreJob, maxFrames = 0): Int32Array => {
+/** Frames of the title before the first frame a segment reads (its context frame, if any). */
+export const segmentReadStart = (segment: ScoreJob["segment"]): number =>
+  segment ? segment.first - (segment.first > 0 ? 1 : 0) : 0
+
+/**
+ * The native options of a job. A file job skips to its segment's first frame read in the options;
+ * a stream's sides skip there themselves (a stream takes no skips), `fileJob` false.
+ */
+const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int32Array => {
   const options = new Int32Array(NativeOption.count)
   options[NativeOption.inputKind] = 0 // by file suffix (path jobs), by signature (descriptors)
   // By suffix, as the request's geometry rule decides (raw unless .y4m).
@@ -211,7 +220,25 @@ const optionsArray = (job: ScoreJob, maxFrames = 0): Int32Array => {
   // Whole frames per second, as FFmpeg's xpsnr filter divides the rate (29.97 is 29).
   options[NativeOption.frameRate] = Math.floor(job.frameRate ?? 0)
   options[NativeOption.colorMatrix] = NativeColorMatrix[job.colorMatrix ?? "bt709"]
+  const { segment } = job
+  if (segment) {
+    // The frames read start at the context frame before the segment (none at the title's start).
+    const start = fileJob ? segmentReadStart(segment) : 0
+    options[NativeOption.frameCount] = 0
+    options[NativeOption.frameSkipRef] = job.frameSkipRef + start
+    options[NativeOption.frameSkipDist] = job.frameSkipDist + start
+    options[NativeOption.segmentFirst] = segment.first
+    options[NativeOption.segmentFrames] = segment.frames
+    options[NativeOption.segmentContext] =
+      (segment.first > 0 ? NativeSegmentContext.before : 0) | (segment.last ? 0 : NativeSegmentContext.after)
+  }
   return options
+}
+
+/** The title's index of the k-th scored frame is `first + k * subsample` (after the frame skips). */
+export const firstScoredFrame = (job: Pick<ScoreJob, "subsample" | "segment">): number => {
+  const first = job.segment?.first ?? 0
+  return first + ((job.subsample - (first % job.subsample)) % job.subsample)
 }
 
 /** The shots of a finished job measured with SVC_OPT_SHOTS, scored with `scores` (the first model's). */
@@ -233,7 +260,7 @@ const shotsOf = (
 export const collectResult = (
   symbols: NativeSymbols,
   handle: Pointer,
-  job: Pick<ScoreJob, "precision" | "perFrame" | "subsample" | "shots">,
+  job: Pick<ScoreJob, "precision" | "perFrame" | "subsample" | "segment" | "shots">,
   set: ModelSet,
   library: NativeScorerLibrary["info"]
 ): ScoreResult => {
@@ -268,10 +295,11 @@ export const collectResult = (
   ) as Record<PercentileName, Record<string, number>>
   const frames: Array<FrameScore> = []
   if (job.perFrame) {
+    const firstFrame = firstScoredFrame(job)
     for (let frame = 0; frame < frameCount; frame++) {
       // With subsample N the k-th scored frame is input frame k·N (after the skips), as the reference numbers it.
       frames.push({
-        frame: frame * job.subsample,
+        frame: firstFrame + frame * job.subsample,
         metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
       })
     }
@@ -287,11 +315,10 @@ export const collectResult = (
   const extractorCount = symbols.svc_job_extractor_count(handle)
   const featureBackends = Array.from({ length: extractorCount }, (_, i) => {
     const extractor = String(symbols.svc_job_extractor_name(handle, i))
-    const implementation = implementationOf(extractor)
     return {
       extractor,
       backend: String(symbols.svc_job_extractor_backend(handle, i)),
-      ...(implementation ? { implementation } : {})
+      implementation: implementationOf(extractor)
     }
   })
   return {
@@ -456,7 +483,7 @@ const acquireStream =
         Effect.suspend(() => {
           const slot = handleSlot()
           const error = errorBuffer()
-          const status = create(optionsArray(job, frameLimit), {
+          const status = create(optionsArray(job, frameLimit, false), {
             slot: slot.slot,
             error: error.buffer,
             errorLength: error.length
@@ -608,7 +635,7 @@ const makeStreamScoring = (
           const metrics = Object.fromEntries(
             names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)])
           )
-          events.push({ _tag: "Frame", frame: { frame: frame * job.subsample, metrics } })
+          events.push({ _tag: "Frame", frame: { frame: firstScoredFrame(job) + frame * job.subsample, metrics } })
         }
         emitted = ready
         return events
@@ -626,7 +653,13 @@ const makeStreamScoring = (
               const result = collectResult(
                 symbols,
                 view,
-                { precision: job.precision, perFrame: false, subsample: job.subsample, shots: job.shots },
+                {
+                  precision: job.precision,
+                  perFrame: false,
+                  subsample: job.subsample,
+                  segment: job.segment,
+                  shots: job.shots
+                },
                 set,
                 info
               )
@@ -1009,6 +1042,20 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         })
       ).pipe(Effect.withSpan("scorer.score"))
 
+    /**
+     * Frames a file job of `job` would score (after the skips and frame_cnt), its inputs checked
+     * as a score checks them: a segment job's plan of raw and Y4M inputs.
+     */
+    const countFrames = (job: ScoreJob, opened: OpenedPair): Effect.Effect<number, ScoreError> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const set = yield* acquireModels(symbols, models, job, opened.reference.fd)
+          const handle = yield* openJob(job, set, opened.reference, opened.distorted)
+          yield* awaitOpened(handle)
+          return Number(symbols.svc_job_input_frames(handle))
+        })
+      )
+
     const { scoreStream, scoreFed } = makeStreamScoring(symbols, models, library.info, frameLimit)
     const scoreLadder = makeLadderScoring(symbols, models, library.info, frameLimit)
     /** A pipe for a fed stream's decoder: the library reads `read`; `write` goes to the child. */
@@ -1017,7 +1064,17 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
     /** Refuses a frame of `geometry` below what a feature of the job accepts (frame-minimum.ts). */
     const checkFrame = (job: ScoreJob, geometry: RawGeometry) => checkFrameSize(models, job, geometry)
 
-    return { score, scoreStream, scoreFed, scoreLadder, pipe, checkFrame, library: library.info, models } as const
+    return {
+      score,
+      countFrames,
+      scoreStream,
+      scoreFed,
+      scoreLadder,
+      pipe,
+      checkFrame,
+      library: library.info,
+      models
+    } as const
   }),
   dependencies: [ModelStore.Default, NativeScorerLibrary.Default]
 }) {}

@@ -25,6 +25,7 @@ const detail = "status -6: worker thread failed to allocate its ring"
 
 const failingScorer = Scorer.make({
   score: () => Effect.fail(new ScorerInternal({ detail })),
+  countFrames: () => Effect.fail(new ScorerInternal({ detail })),
   checkFrame: () => Effect.void,
   scoreStream: () => Effect.fail(new ScorerInternal({ detail })),
   scoreFed: () => Effect.fail(new ScorerInternal({ detail })),

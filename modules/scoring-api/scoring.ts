@@ -65,12 +65,13 @@ const defaultGuard = Effect.flatMap(serverRootTexts, ({ texts }) =>
         path === "" || isAbsolute(path) || /^:?[A-Za-z0-9_][A-Za-z0-9_.+@-]*:/.test(path) ? path : resolve(path)
       return {
         // A NUL byte is refused by the open itself, before any system call, naming it.
-        beforeOpen: (path) => (path.includes("\0") ? Effect.void : guard.beforeOpen(here(path))),
+        // Refusals quote the input as sent (`shown`: a file:// URL, a relative path).
+        beforeOpen: (path, shown = path) => (path.includes("\0") ? Effect.void : guard.beforeOpen(here(path), shown)),
         opened: guard.opened,
-        missing: (path) =>
+        missing: (path, shown = path) =>
           guard
-            .missing(here(path))
-            .pipe(Effect.catchTag("InputNotFound", () => Effect.fail(new InputNotFound({ path }))))
+            .missing(here(path), shown)
+            .pipe(Effect.catchTag("InputNotFound", () => Effect.fail(new InputNotFound({ path: shown }))))
       }
     }
   )

@@ -139,7 +139,9 @@ describe("svc-server", () => {
         model: "vmaf_v0.6.1",
         model_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
         backend_used: expect.stringMatching(/^(scalar|avx2|avx512)$/),
-        feature_backends: expect.arrayContaining([{ extractor: "integer_vif", backend: expect.any(String) }]),
+        feature_backends: expect.arrayContaining([
+          { extractor: "integer_vif", backend: expect.any(String), implementation: "libvmaf 3.2.0" }
+        ]),
         precision: "lossless"
       })
       // Lossless: the printed number is the double's shortest round-trip form.

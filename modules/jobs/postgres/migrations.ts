@@ -145,6 +145,40 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
     `
   },
   {
+    version: 7,
+    name: "job_segments",
+    // Segment jobs (issue 30): the SQLite store's migration 7, with row-level security like
+    // jobs (the same policy; postgres/segments.ts).
+    sql: `
+      CREATE TABLE job_segments (
+        tenant_id    TEXT    NOT NULL,
+        job_id       TEXT    NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+        idx          INTEGER NOT NULL,
+        first_frame  BIGINT  NOT NULL,
+        frame_count  BIGINT  NOT NULL,
+        state        TEXT    NOT NULL CHECK (state IN ('pending', 'running', 'finished', 'cancelled', 'failed')),
+        node_id      TEXT,
+        fence        BIGINT  NOT NULL DEFAULT 0,
+        attempts     INTEGER NOT NULL DEFAULT 0,
+        claimed_at   BIGINT,
+        frames_done  BIGINT  NOT NULL DEFAULT 0,
+        result       TEXT,
+        error        TEXT,
+        PRIMARY KEY (job_id, idx)
+      );
+      CREATE INDEX job_segments_tenant_state ON job_segments (tenant_id, state, job_id, idx);
+      CREATE INDEX job_segments_state_node ON job_segments (state, node_id);
+      ALTER TABLE job_segments ENABLE ROW LEVEL SECURITY;
+      ALTER TABLE job_segments FORCE ROW LEVEL SECURITY;
+      CREATE POLICY job_segments_tenant ON job_segments
+        USING (
+          current_setting('svc.maintenance', true) = 'on'
+          OR (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true))
+        )
+        WITH CHECK (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true));
+    `
+  },
+  {
     version: 8,
     name: "one statement per operation, notifications only while listened",
     // Issue 35. (6 and 7 belong to other work; migratePostgres applies every version missing

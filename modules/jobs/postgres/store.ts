@@ -60,6 +60,7 @@ import {
 import { makeWorkSignal } from "../work-signal.ts"
 import { openPool, query, redactedUrl, type Row, type Sql } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
+import { withPostgresSegments } from "./segments.ts"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
@@ -99,6 +100,10 @@ interface ReportRead {
 const num = (value: unknown): number => Number(value)
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
 const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+
+/** A job row's columns, as `toRow` reads them (segments.ts selects jobs with them). */
+const JOB_COLUMNS =
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key"
 
 const toRow = (row: Row): JobRow => ({
   seq: num(row["seq"]),
@@ -639,7 +644,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 
       sessionBound
     }
-    return store
+    // Segment jobs (issue 30): reads carry segments, and the segment operations (segments.ts).
+    return withPostgresSegments(sql, JOB_COLUMNS, toRow, store)
   })
 
 /**

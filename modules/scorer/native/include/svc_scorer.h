@@ -87,8 +87,26 @@ enum svc_opt {
     /* Since ABI minor 11: */
     SVC_OPT_FRAME_RATE = 16, /* whole frames per second (xpsnr's temporal term); 0 = the reference Y4M's F tag, else 25 */
     SVC_OPT_COLOR_MATRIX = 17, /* svc_color_matrix of the inputs (ssimulacra2's RGB conversion) */
-    SVC_OPT_COUNT = 18
+    /* Since ABI minor 12: one segment of a longer title, whose per-frame values equal, bit for bit,
+     * the same frames of one pass over the title (see "Segments" below). */
+    SVC_OPT_SEGMENT_FIRST = 18,   /* the title's index of the segment's first own frame */
+    SVC_OPT_SEGMENT_FRAMES = 19,  /* the segment's own frames; 0 = not a segment */
+    SVC_OPT_SEGMENT_CONTEXT = 20, /* svc_segment_context bits: which context frames are read */
+    SVC_OPT_COUNT = 21
 };
+
+/* Segments (since ABI minor 12). Motion at frame i compares reference frames i-1 and i, and its
+ * motion2/motion3 also read frame i+1, so a segment [first, first + frames) of a title reads one
+ * reference context frame on each side: the frame before it (unless first is 0, the title's first
+ * frame) and the frame after it (unless the segment ends the title). The inputs given (after the
+ * frame skips) start at the context frame before, or at the first own frame when there is none.
+ * Context frames are read (their reference only) and never scored or reported; "first" and "last"
+ * in libvmaf's motion rules are the title's; subsampling follows the title's frame index (a
+ * segment scores its frames whose title index is a multiple of SVC_OPT_SUBSAMPLE). The job reads
+ * exactly the context and own frames (SVC_OPT_FRAME_CNT must be 0) and fails with SVC_E_GEOMETRY
+ * when the inputs hold fewer. Results (frame values, pooling, frames done) cover the scored own
+ * frames; concatenated in segment order they are the one pass's. */
+enum svc_segment_context { SVC_SEGMENT_CONTEXT_BEFORE = 1, SVC_SEGMENT_CONTEXT_AFTER = 2 };
 
 /* Y'CbCr matrix of the inputs (SVC_OPT_COLOR_MATRIX): how ssimulacra2 turns frames into RGB. */
 enum svc_color_matrix { SVC_MATRIX_BT709 = 0, SVC_MATRIX_BT601 = 1, SVC_MATRIX_BT2020 = 2 };
@@ -153,6 +171,10 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 int svc_job_open_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,
                     const int32_t *opts, int n_opts, svc_job **out, char *err, size_t err_len);
 int svc_job_opened(const svc_job *j);
+/* Since ABI minor 12: frames the opened job reads (after the skips and frame_cnt; a segment's
+ * with its context frames), once svc_job_opened returned 1; -1 before. A segment job's plan counts
+ * a title with it. */
+int64_t svc_job_input_frames(const svc_job *j);
 int64_t svc_job_memory(const svc_job *j); /* bytes, an upper estimate; < 0 on a NULL job */
 int svc_job_run(svc_job *j, char *err, size_t err_len);
 int svc_job_start_fd(const svc_model *m, int ref_fd, const char *ref_name, int dis_fd, const char *dis_name,

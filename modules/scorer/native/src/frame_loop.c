@@ -41,7 +41,7 @@ typedef struct svc_frame_slot {
     int units, next_unit, pending; /* units; the next to claim; parts (units + the loader's) unfinished */
 } svc_frame_slot;
 
-static int is_scored(const svc_job *j, int i) { return i % j->subsample == 0; }
+static int is_scored(const svc_job *j, int i) { return svc_scored_frame(j, i); }
 
 /* Distorted pictures per frame: the renditions of a ladder, else one. */
 static int renditions(const svc_job *j) { return j->n_dis > 1 ? j->n_dis : 1; }
@@ -128,7 +128,8 @@ static void finalise_frame(svc_job *j, int f, double *v, const double *sad, cons
     double motion[SVC_LOOP_MAX_TEMPORAL_SETS][SVC_TEMPORAL_MAX_OUTPUTS];
     for (int s = 0; s < j->n_tmo; s++) {
         const int t = j->tmo_tm[s];
-        j->tm[t]->derive(sad[t], sad_next[t], f == 0, last, j->tmo_opts[s], motion[s]);
+        /* The title's first frame, not the segment's: a segment after it read its context frame. */
+        j->tm[t]->derive(sad[t], sad_next[t], j->seg_first + f - j->seg_lead == 0, last, j->tmo_opts[s], motion[s]);
     }
     for (int r = 0; r < renditions(j); r++) {
         double *row = v + (size_t)r * (size_t)j->n_metrics;
@@ -168,7 +169,7 @@ static void advance(svc_job *j) {
             pthread_mutex_lock(&j->mu);
         }
         j->final_next++;
-        atomic_store(&j->done_out, (j->final_next + j->subsample - 1) / j->subsample);
+        atomic_store(&j->done_out, svc_scored_before(j, j->final_next));
     }
     j->finalising = 0;
     pthread_cond_broadcast(&j->cv); /* a feeding thread waits for room in its window (feed.c) */
@@ -477,6 +478,13 @@ static void *worker(void *arg) {
     if (--j->active == 0) {
         /* Complete unless a failure or a cancel stopped the work first. */
         const int complete = j->finished && j->final_next == j->n_frames;
+        const int want = j->seg_lead + j->seg_own + j->seg_tail;
+        if (complete && !j->err_code && j->seg_own && j->n_frames != want) {
+            j->err_code = SVC_E_GEOMETRY;
+            snprintf(j->err_msg, sizeof j->err_msg,
+                     "segment of %d frames from frame %d: %d frames read, %d expected (with its context frames)",
+                     j->seg_own, j->seg_first, j->n_frames, want);
+        }
         atomic_store(&j->state, j->err_code ? j->err_code : complete ? 1 : SVC_E_CANCELLED);
     }
     pthread_mutex_unlock(&j->mu);

@@ -33,6 +33,10 @@ struct svc_job {
     const svc_model *model;
     int geo[4]; /* width, height, pix_fmt, bitdepth */
     int cpu, n_threads, subsample;
+    /* Segments (SVC_OPT_SEGMENT_*): the title index of the first own frame, the context frames
+     * read before (0/1) and after (0/1) the own frames, and the own frames (0: not a segment, every
+     * frame read is the job's own). Frame i read is the title's frame seg_first + i - seg_lead. */
+    int seg_first, seg_lead, seg_tail, seg_own;
     svc_video *ref, *dis; /* file jobs */
     int64_t skip_ref, skip_dis;
     int64_t frame_bytes;  /* streams: bytes of one picture */
@@ -104,6 +108,29 @@ struct svc_job {
     atomic_int cancel;
     atomic_int done_out;  /* scored frames finalised */
 };
+
+/* Whether frame i read is one of the job's own frames (not a segment's context frame). */
+static inline int svc_own_frame(const svc_job *j, int i) {
+    return i >= j->seg_lead && (!j->seg_own || i < j->seg_lead + j->seg_own);
+}
+
+/* Frame i read is scored: an own frame whose title index is a multiple of the subsampling. */
+static inline int svc_scored_frame(const svc_job *j, int i) {
+    return svc_own_frame(j, i) && (j->seg_first + i - j->seg_lead) % j->subsample == 0;
+}
+
+/* The frame read that is the k-th scored frame. */
+static inline int svc_scored_index(const svc_job *j, int k) {
+    const int skip = (j->subsample - j->seg_first % j->subsample) % j->subsample;
+    return j->seg_lead + skip + k * j->subsample;
+}
+
+/* Scored frames among the first n frames read. */
+static inline int svc_scored_before(const svc_job *j, int n) {
+    if (j->seg_own && n > j->seg_lead + j->seg_own) n = j->seg_lead + j->seg_own;
+    const int first = svc_scored_index(j, 0);
+    return n > first ? (n - first + j->subsample - 1) / j->subsample : 0;
+}
 
 /* Frames a stream holds not yet final (feed.c's window, the same the caller's pushes keep): a ladder's
  * frame takes a worker n_dis times longer than a pair's. */

@@ -8,6 +8,8 @@
  *    fails with SVC_E_GEOMETRY, as the CLI fails on inputs of different lengths.
  *  - subsample N scores frames 0, N, 2N, ... of those read; motion still compares
  *    consecutive input frames. Results and pooling cover the scored frames only.
+ *  - Segments (SVC_OPT_SEGMENT_*, svc_scorer.h): the frames read are the segment's context and
+ *    own frames; subsampling and motion's first/last follow the title's frame index.
  *  - Streams: frame_cnt caps the pushed pairs that are scored (later pushes are accepted and
  *    ignored); frame skips are rejected (a stream has nothing to skip to).
  */
@@ -46,7 +48,19 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     j->max_frames = max_frames > 0 ? max_frames : SVC_MAX_FRAMES_DEFAULT;
     j->skip_ref = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_REF);
     j->skip_dis = opt(opts, n_opts, SVC_OPT_FRAME_SKIP_DIST);
-    const char *bad = threads < 0 || threads > SVC_MAX_THREADS ? "threads must be 0..256"
+    const int64_t seg_first = opt(opts, n_opts, SVC_OPT_SEGMENT_FIRST), seg_own = opt(opts, n_opts, SVC_OPT_SEGMENT_FRAMES);
+    const int64_t seg_ctx = opt(opts, n_opts, SVC_OPT_SEGMENT_CONTEXT);
+    const int before = (seg_ctx & SVC_SEGMENT_CONTEXT_BEFORE) != 0;
+    const char *bad_segment = seg_first < 0 || seg_own < 0 ? "segment first frame and frames must not be negative"
+                              : seg_ctx & ~(int64_t)(SVC_SEGMENT_CONTEXT_BEFORE | SVC_SEGMENT_CONTEXT_AFTER)
+                                  ? "unknown segment context bits"
+                              : !seg_own && (seg_first || seg_ctx) ? "a segment needs its frames (SVC_OPT_SEGMENT_FRAMES)"
+                              : seg_own && cnt ? "frame_cnt does not apply to a segment (it reads its own frames)"
+                              : seg_own && opt(opts, n_opts, SVC_OPT_SHOTS) ? "shots are not measured on a segment"
+                              : before != (seg_first > 0)
+                                  ? "a segment has a context frame before it exactly when it does not start the title"
+                              : NULL;
+    const char *bad = bad_segment ? bad_segment : threads < 0 || threads > SVC_MAX_THREADS ? "threads must be 0..256"
                       : cpu < SVC_CPU_AUTO || cpu > SVC_CPU_AVX512 ? "cpu must be 0 (auto), 1 (scalar), 2 (avx2) or 3 (avx512)"
                       : feats & ~(int64_t)svc_registry_flags() ? "unknown feature flag"
                       : sub < 0 ? "subsample must not be negative"
@@ -75,6 +89,13 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     j->n_threads = threads ? (int)threads : 1;
     j->subsample = sub > 1 ? (int)sub : 1;
     j->frame_cap = (int)cnt;
+    if (seg_own) {
+        j->seg_first = (int)seg_first;
+        j->seg_own = (int)seg_own;
+        j->seg_lead = before;
+        j->seg_tail = (seg_ctx & SVC_SEGMENT_CONTEXT_AFTER) != 0;
+        j->frame_cap = j->seg_lead + j->seg_own + j->seg_tail; /* exactly these are read */
+    }
     j->shots = opt(opts, n_opts, SVC_OPT_SHOTS) != 0;
 
     return svc_loop_plan(j, feats, err, err_len);
@@ -242,7 +263,7 @@ int64_t svc_job_memory(const svc_job *j) {
     const double queued = j->total ? 0 : (svc_stream_window(j) + 1.0) * (1 + (j->n_dis > 1 ? j->n_dis : 1)) * frame;
     const double ring = (j->n_tm || j->history ? 2 * pixels * (j->n_tm > 1 ? j->n_tm : 1) * (j->n_threads + 2) : 0) +
                         (j->shots ? 256.0 * (j->n_threads + 2) : 0);
-    const int64_t scored = ((int64_t)j->total + j->subsample - 1) / j->subsample;
+    const int64_t scored = svc_scored_before(j, j->total);
     const int rows = j->n_dis > 1 ? j->n_dis : 1;
     const double records = (double)j->total * sizeof(svc_frame_rec) + (double)scored * (j->n_metrics * 8.0 * rows + 32);
     const double index = j->ref ? 8.0 * (double)(svc_video_frame_count(j->ref) + svc_video_frame_count(j->dis)) : 0;
@@ -313,8 +334,12 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 11; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX */
+int svc_abi_minor(void) { return 12; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames) */
 int svc_abi_patch(void) { return 0; }
+
+int64_t svc_job_input_frames(const svc_job *j) {
+    return j && atomic_load(&((svc_job *)j)->opened) == 1 ? j->total : -1;
+}
 
 int svc_job_poll(svc_job *j) { return j ? atomic_load(&j->state) : SVC_E_INVALID_ARG; }
 
@@ -372,7 +397,7 @@ int svc_job_frame_values_from(const svc_job *j, int metric, int first, double *o
     /* A fed stream's thread (or a file job's worker) may move the frame array meanwhile. */
     pthread_mutex_lock((pthread_mutex_t *)&j->mu);
     for (int k = 0; k < cnt; k++)
-        out[k] = j->frames[(size_t)(first + k) * (size_t)j->subsample].vals[j->vals_offset + metric];
+        out[k] = j->frames[svc_scored_index(j, first + k)].vals[j->vals_offset + metric];
     pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
     return cnt;
 }
@@ -399,7 +424,7 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
     double sum = 0.0, inv_sum = 0.0, mn = 0.0, mx = 0.0;
     pthread_mutex_lock((pthread_mutex_t *)&j->mu);
     for (int k = 0; k < n; k++) {
-        const double v = j->frames[(size_t)k * (size_t)j->subsample].vals[j->vals_offset + metric];
+        const double v = j->frames[svc_scored_index(j, k)].vals[j->vals_offset + metric];
         sum += v;
         inv_sum += 1.0 / (v + 1.0);
         if (k == 0 || v < mn) mn = v;

@@ -1,0 +1,122 @@
+/**
+ * Segments of encoded inputs (issue 30) with the machine's ffmpeg: a segment's node seeks to the
+ * keyframe before its context frame and starts at the right frame by presentation time, so the
+ * concatenated segments equal one pass bit for bit, for H.264 with B-frames in mp4 (an edit list
+ * shifts its times) and HEVC with open GOPs and B-frames; and a plan counts the title's frames.
+ */
+import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { modelDirEnv } from "../../../test/support/executables.ts"
+import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
+import { parseScoreRequest, type ScoreJob } from "../../scorer/request.ts"
+import { type FrameScore, Scorer } from "../../scorer/scorer.ts"
+import { Ffmpeg } from "../ffmpeg.ts"
+import { countTitleFrames, scoreInputs } from "../score.ts"
+
+const runtime = ManagedRuntime.make(
+  Layer.merge(Scorer.Default, Ffmpeg.Default).pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv)))))
+  )
+)
+const scratch = scratchDir("svc-segments-encoded-")
+afterAll(async () => {
+  await runtime.dispose()
+  scratch.remove()
+})
+
+const file = (name: string) => join(scratch.dir, name)
+const frames = 96
+const size = { width: 320, height: 240 }
+
+ffmpegRun([
+  "-f",
+  "lavfi",
+  "-i",
+  `testsrc2=size=${size.width}x${size.height}:rate=24`,
+  "-frames:v",
+  String(frames),
+  "-pix_fmt",
+  "yuv420p",
+  "-f",
+  "rawvideo",
+  "-y",
+  file("ref.yuv")
+])
+const rawIn = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${size.width}x${size.height}`, "-r", "24"]
+const encodings = {
+  "H.264 with B-frames, a keyframe every 12, mp4": [
+    "-c:v",
+    "libx264",
+    "-preset",
+    "fast",
+    "-bf",
+    "3",
+    "-g",
+    "12",
+    "-keyint_min",
+    "12",
+    "-sc_threshold",
+    "0",
+    "-crf",
+    "30",
+    file("dis.h264.mp4")
+  ],
+  "HEVC with open GOPs and B-frames, mkv": [
+    "-c:v",
+    "libx265",
+    "-preset",
+    "fast",
+    "-x265-params",
+    "keyint=24:min-keyint=24:open-gop=1:bframes=4:scenecut=0:log-level=error",
+    "-crf",
+    "30",
+    file("dis.hevc.mkv")
+  ]
+} as const
+for (const args of Object.values(encodings))
+  ffmpegRun([...rawIn, "-i", file("ref.yuv"), ...args.slice(0, -1), "-y", args.at(-1) ?? ""])
+
+const jobOf = (distorted: string): Promise<ScoreJob> =>
+  Effect.runPromise(
+    parseScoreRequest({
+      reference: file("ref.yuv"),
+      distorted,
+      options: { ...size, per_frame: true, features: ["psnr"] }
+    })
+  )
+
+const score = (job: ScoreJob) => runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job)))
+
+const bits = (list: ReadonlyArray<FrameScore>) =>
+  list.map((frame) => ({
+    frame: frame.frame,
+    metrics: Object.fromEntries(
+      Object.entries(frame.metrics).map(([name, value]) => [
+        name,
+        Buffer.from(Float64Array.of(value).buffer).toString("hex")
+      ])
+    )
+  }))
+
+describe("segments of encoded inputs", () => {
+  it.each(Object.entries(encodings))(
+    "%s: seeking segments concatenate to the one pass, bit for bit",
+    async (_label, args) => {
+      const whole = await jobOf(args.at(-1) ?? "")
+      const counted = await runtime.runPromise(Effect.flatMap(Scorer, (scorer) => countTitleFrames(scorer, whole)))
+      expect(counted).toBe(frames)
+      const onePass = await score(whole)
+      expect(onePass.frames).toHaveLength(frames)
+      // Segments of 20 start mid-GOP (keyframes every 12 or 24 frames).
+      const cuts = Array.from({ length: frames / 20 + 1 }, (_, k) => ({
+        first: k * 20,
+        frames: Math.min(20, frames - k * 20),
+        last: (k + 1) * 20 >= frames
+      }))
+      const pieces = await Promise.all(cuts.map((segment) => score({ ...whole, segment })))
+      expect(bits(pieces.flatMap((piece) => piece.frames))).toEqual(bits(onePass.frames))
+    },
+    300_000
+  )
+})

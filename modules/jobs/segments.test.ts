@@ -1,0 +1,297 @@
+/**
+ * Segment jobs in the job service on both stores (issue 30): the plan, fair claiming, the
+ * 5.6 rule on a segment's lease with its byte-exact message, re-queue of a lost node's segment
+ * with its maximum of attempts, an input error failing the job and cancelling its other
+ * segments, cancel, the merge by the last segment, the controller default and the limits.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer, TestClock } from "effect"
+import { PermissionDenied } from "../policy/errors.ts"
+import type { ScoreResult } from "../scorer/scorer.ts"
+import type { Job } from "./model.ts"
+import { MAX_SEGMENT_ATTEMPTS } from "./model.ts"
+import { cutTitle, JobService, type JobServiceShape } from "./service.ts"
+import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
+import type { Backend } from "./testing/backends.ts"
+import { describeContract } from "./testing/contract.ts"
+import { node, request, result, serviceLayerAt, writer } from "./testing/support.ts"
+
+const info = { name: "host", slots: 4, version: "t", scoresSegments: true }
+const { ttlMillis, requeueGraceMillis, sweepIntervalMillis } = DEFAULT_SESSION_SETTINGS
+
+/** The service on a fresh store of the backend, SVC_* settings from `env`. */
+const runOn =
+  (backend: () => Backend) =>
+  <A, E>(body: (jobs: JobServiceShape) => Effect.Effect<A, E>, env: Record<string, string> = {}) =>
+    Effect.suspend(() =>
+      Effect.flatMap(JobService, body).pipe(
+        Effect.provide(serviceLayerAt(backend())),
+        Effect.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      )
+    )
+
+const segmentJob = (frames = 24) => ({ ...request("title"), options: { per_frame: true, segment_frames: frames } })
+
+/** A segment's lossless result: its frames numbered from `first`, each scored `score + frame`. */
+const segmentResult = (first: number, count: number): ScoreResult => {
+  const base = result(0, count)
+  return {
+    ...base,
+    frames: Array.from({ length: count }, (_, k) => ({ frame: first + k, metrics: { vmaf: 50 + ((first + k) % 7) } }))
+  }
+}
+
+/** A node that pulls the job's plan and reports `frames`. */
+const planned = (jobs: JobServiceShape, frames: number) =>
+  Effect.gen(function* () {
+    const { nodeId } = yield* jobs.register(node("a"), info)
+    const [plan] = yield* jobs.pullWork(node("a"), nodeId, 1)
+    if (plan === undefined) throw new Error("no plan handed out")
+    expect(plan.plan).toBe(true)
+    const job = yield* jobs.reportResult(node("a"), nodeId, plan.id, {
+      final: false,
+      framesDone: 0,
+      planFrames: frames
+    })
+    return { nodeId, job }
+  })
+
+const finishSegment = (jobs: JobServiceShape, nodeId: string, job: Job, index: number) => {
+  const segment = job.segments[index]
+  if (segment === undefined) throw new Error(`no segment ${index}`)
+  return jobs.reportResult(node("a"), nodeId, job.id, {
+    final: true,
+    segmentIndex: index,
+    result: segmentResult(segment.firstFrame, segment.frameCount),
+    framesDone: segment.frameCount
+  })
+}
+
+describe("cutting a title", () => {
+  it("cuts a title into segments of the asked size, the last taking the rest, at most 10000", () => {
+    expect(cutTitle(100, 24)).toEqual([
+      { firstFrame: 0, frameCount: 24 },
+      { firstFrame: 24, frameCount: 24 },
+      { firstFrame: 48, frameCount: 24 },
+      { firstFrame: 72, frameCount: 24 },
+      { firstFrame: 96, frameCount: 4 }
+    ])
+    expect(cutTitle(1_000_000, 24)).toHaveLength(10_000)
+  })
+})
+
+describeContract("segment jobs", ({ backend }) => {
+  const run = runOn(backend)
+
+  it.effect("plan, segments on several nodes, and the exact merge by the last one", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+        const { nodeId: planner, job } = yield* planned(jobs, 60)
+        expect(job.state).toBe("running")
+        expect(job.nodeId).toBeUndefined()
+        expect(job.segments.map((s) => [s.index, s.firstFrame, s.frameCount, s.state])).toEqual([
+          [0, 0, 24, "pending"],
+          [1, 24, 24, "pending"],
+          [2, 48, 12, "pending"]
+        ])
+        const other = (yield* jobs.register(node("a"), info)).nodeId
+        const mine = yield* jobs.pullWork(node("a"), planner, 2)
+        const theirs = yield* jobs.pullWork(node("a"), other, 2)
+        expect(mine.map((pulled) => pulled.segment?.index)).toEqual([0, 1])
+        expect(theirs.map((pulled) => pulled.segment?.index)).toEqual([2])
+        // Progress sums the segments'.
+        const progressed = yield* jobs.reportResult(node("a"), planner, submitted.id, {
+          final: false,
+          segmentIndex: 0,
+          framesDone: 10
+        })
+        expect(progressed.framesDone).toBe(10)
+        yield* finishSegment(jobs, other, progressed, 2)
+        yield* finishSegment(jobs, planner, progressed, 0)
+        const done = yield* finishSegment(jobs, planner, progressed, 1)
+        expect(done.state).toBe("finished")
+        expect(done.framesDone).toBe(60)
+        expect(done.segments.every((s) => s.state === "finished" && s.attempts === 1)).toBe(true)
+        const merged = done.result as ScoreResult
+        expect(merged.frames.map((frame) => frame.frame)).toEqual(Array.from({ length: 60 }, (_, k) => k))
+        const values = merged.frames.map((frame) => frame.metrics.vmaf ?? 0)
+        expect(merged.features.vmaf).toBe(values.reduce((sum, v) => sum + v, 0) / 60)
+        expect(merged.score).toBe(merged.features.vmaf)
+        expect(merged.pooled.min.vmaf).toBe(50)
+        expect(merged.pooled.max.vmaf).toBe(56)
+        // A repeated final report changes nothing.
+        expect((yield* finishSegment(jobs, planner, progressed, 1)).state).toBe("finished")
+      })
+    )
+  )
+
+  it.effect("a segment's report by another live node is refused with the job's 5.6 message", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+        const { nodeId } = yield* planned(jobs, 48)
+        yield* jobs.pullWork(node("a"), nodeId, 1)
+        const intruder = (yield* jobs.register(node("a"), info)).nodeId
+        const refused = yield* Effect.flip(
+          jobs.reportResult(node("a"), intruder, submitted.id, { final: false, segmentIndex: 0, framesDone: 1 })
+        )
+        expect(refused).toBeInstanceOf(PermissionDenied)
+        expect(refused.message).toBe(`job "${submitted.id}" is not assigned to node "${intruder}"`)
+        // A pending segment (not handed out) is refused the same way.
+        const pending = yield* Effect.flip(
+          jobs.reportResult(node("a"), nodeId, submitted.id, { final: false, segmentIndex: 1, framesDone: 1 })
+        )
+        expect(pending.message).toBe(`job "${submitted.id}" is not assigned to node "${nodeId}"`)
+        // Another tenant's node cannot report on it either.
+        const b = (yield* jobs.register(node("b"), info)).nodeId
+        const other = yield* Effect.flip(
+          jobs.reportResult(node("b"), b, submitted.id, { final: false, segmentIndex: 0, framesDone: 1 })
+        )
+        expect(other.message).toBe(`job "${submitted.id}" is not assigned to node "${b}"`)
+      })
+    )
+  )
+
+  it.effect("a short job of the tenant is handed out before a title's further segments", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        yield* jobs.submit(writer("a"), segmentJob(24))
+        const { nodeId } = yield* planned(jobs, 240)
+        const short = yield* jobs.submit(writer("a"), request("short"))
+        const [segment, next] = yield* jobs.pullWork(node("a"), nodeId, 2)
+        // The title has no unit running and is older: its first segment; then the short job (0
+        // units running) before the title's second segment (1 running).
+        expect(segment?.segment?.index).toBe(0)
+        expect(next?.id).toBe(short.id)
+      })
+    )
+  )
+
+  it.effect("a lost node's segment is handed out again; lost too often, it fails the job", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+        yield* planned(jobs, 24)
+        // Another tenant's node keeps heartbeating: time passes with the store answering (a
+        // PostgreSQL store does not count time it could not be reached against sessions).
+        const watcher = (yield* jobs.register(node("b"), info)).nodeId
+        const tick = (millis: number) =>
+          Effect.forEach(Array.from({ length: millis / 1000 }), () =>
+            Effect.zipRight(TestClock.adjust(1000), jobs.heartbeat(node("b"), watcher, []))
+          )
+        const lose = Effect.gen(function* () {
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          const [pulled] = yield* jobs.pullWork(node("a"), nodeId, 1)
+          expect(pulled?.segment?.index).toBe(0)
+          yield* tick(ttlMillis + requeueGraceMillis + sweepIntervalMillis)
+          yield* jobs.requeueOrphans
+          return yield* jobs.get(writer("a"), submitted.id)
+        })
+        for (let attempt = 1; attempt < MAX_SEGMENT_ATTEMPTS; attempt++) {
+          const job = yield* lose
+          expect(job.state).toBe("running")
+          expect(job.segments[0]).toMatchObject({ state: "pending", attempts: attempt, nodeId: undefined })
+        }
+        const failed = yield* lose
+        expect(failed.state).toBe("failed")
+        expect(failed.error).toBe(
+          `segment 0 was lost with its node ${MAX_SEGMENT_ATTEMPTS} times (at most ${MAX_SEGMENT_ATTEMPTS} attempts)`
+        )
+      })
+    )
+  )
+
+  it.effect("an input error fails the job and cancels its other segments; the other nodes stop", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+        const { nodeId } = yield* planned(jobs, 72)
+        yield* jobs.pullWork(node("a"), nodeId, 2)
+        const failed = yield* jobs.reportResult(node("a"), nodeId, submitted.id, {
+          final: true,
+          segmentIndex: 1,
+          error: "input is not a video",
+          framesDone: 0
+        })
+        expect(failed.state).toBe("failed")
+        expect(failed.error).toBe("segment 1: input is not a video")
+        expect(failed.segments.map((s) => s.state)).toEqual(["cancelled", "failed", "cancelled"])
+        // The node scoring segment 0 learns it from its next progress report.
+        const seen = yield* jobs.reportResult(node("a"), nodeId, submitted.id, {
+          final: false,
+          segmentIndex: 0,
+          framesDone: 3
+        })
+        expect(seen.state).toBe("failed")
+        expect(yield* jobs.pullWork(node("a"), nodeId, 4)).toEqual([])
+      })
+    )
+  )
+
+  it.effect("cancelling the job cancels every segment", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+        const { nodeId } = yield* planned(jobs, 72)
+        yield* jobs.pullWork(node("a"), nodeId, 1)
+        const cancelled = yield* jobs.cancel(writer("a"), submitted.id)
+        expect(cancelled.state).toBe("cancelled")
+        expect(cancelled.segments.map((s) => s.state)).toEqual(["cancelled", "cancelled", "cancelled"])
+        expect(yield* jobs.pullWork(node("a"), nodeId, 4)).toEqual([])
+      })
+    )
+  )
+
+  it.effect("a node that does not score segments gets the job whole, before any plan", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+        const { nodeId } = yield* jobs.register(node("a"), { name: "old", slots: 1, version: "t" })
+        const [whole] = yield* jobs.pullWork(node("a"), nodeId, 1)
+        expect(whole).toMatchObject({ id: submitted.id, plan: false, segment: undefined })
+        const done = yield* jobs.reportResult(node("a"), nodeId, submitted.id, {
+          final: true,
+          result: result(70),
+          framesDone: 2
+        })
+        expect(done).toMatchObject({ state: "finished", segments: [] })
+      })
+    )
+  )
+
+  it.effect("SVC_SEGMENT_FRAMES is the default of pair jobs that do not set it; ladders are refused", () =>
+    run(
+      (jobs) =>
+        Effect.gen(function* () {
+          const job = yield* jobs.submit(writer("a"), request("plain"))
+          expect("ladder" in job.request ? undefined : job.request.options?.segment_frames).toBe(48)
+          const own = yield* jobs.submit(writer("a"), segmentJob(30))
+          expect("ladder" in own.request ? undefined : own.request.options?.segment_frames).toBe(30)
+          const ladder = yield* Effect.flip(
+            jobs.submit(writer("a"), {
+              ladder: {
+                reference: "/media/a/ref.y4m",
+                renditions: [{ label: "x", distorted: "/media/a/x.mp4" }],
+                options: { segment_frames: 48 }
+              }
+            })
+          )
+          expect(ladder.message).toMatch(/^options.segment_frames: a ladder job is scored in one piece/)
+          // Shots need the whole title: refused with segments, the default not applied.
+          const shots = yield* Effect.flip(
+            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, shots: true } })
+          )
+          expect(shots.message).toBe("options.segment_frames: a job with options.shots is scored in one piece")
+          const whole = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
+          expect("ladder" in whole.request ? undefined : whole.request.options?.segment_frames).toBeUndefined()
+          // xpsnr's temporal term reads two frames before each frame (a segment has one): likewise.
+          const xpsnr = yield* Effect.flip(
+            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, features: ["xpsnr"] } })
+          )
+          expect(xpsnr.message).toBe("options.segment_frames: a job with the xpsnr feature is scored in one piece")
+        }),
+      { SVC_SEGMENT_FRAMES: "48" }
+    )
+  )
+})

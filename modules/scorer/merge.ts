@@ -1,0 +1,90 @@
+/**
+ * The exact merge of a segment job (issue 30): the segments' per-frame values (lossless, each
+ * frame numbered by its place in the title) concatenated in frame order, and every pooled value
+ * computed over them by `poolFrames`, the same arithmetic in the same order as the native
+ * scorer's svc_job_pooled over one pass (a running sum, a running sum of 1 / (v + 1), min and
+ * max; mean = sum / n, harmonic mean = n / that sum - 1). So the merged result is the one pass's,
+ * bit for bit; the job's precision and per_frame apply afterwards, as they do to one pass.
+ * Percentiles come from `percentilesOf` over the merged frames, as one pass computes them.
+ */
+import { harmonicMean, mean, type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
+import { applyPrecision, type Precision, precisionLabel } from "./precision.ts"
+import type { FrameScore, ScoreResult } from "./scorer.ts"
+
+/** Every pooling of every metric over frames, in frame order. */
+export interface Pooled {
+  readonly mean: Readonly<Record<string, number>>
+  readonly min: Readonly<Record<string, number>>
+  readonly max: Readonly<Record<string, number>>
+  readonly harmonic_mean: Readonly<Record<string, number>>
+  readonly percentiles: Readonly<Record<PercentileName, Readonly<Record<string, number>>>>
+}
+
+/**
+ * Pools each metric of `frames` (every frame holds the same metrics): mean and harmonic mean by
+ * pooling.ts (svc_job_pooled's arithmetic, in frame order), min, max, and the percentiles by
+ * `percentilesOf`, as one pass pools them.
+ */
+export const poolFrames = (frames: ReadonlyArray<FrameScore>): Pooled => {
+  const names = Object.keys(frames[0]?.metrics ?? {})
+  const column = (name: string) => frames.map((frame) => frame.metrics[name] ?? Number.NaN)
+  const each = (pool: (values: ReadonlyArray<number>) => number) =>
+    Object.fromEntries(names.map((name) => [name, pool(column(name))]))
+  const extreme = (pick: (value: number, best: number) => boolean) => (values: ReadonlyArray<number>) =>
+    values.reduce((best, value, k) => (k === 0 || pick(value, best) ? value : best), 0)
+  const ranked = Object.fromEntries(names.map((name) => [name, percentilesOf(column(name))]))
+  return {
+    mean: each(mean),
+    min: each(extreme((value, best) => value < best)),
+    max: each(extreme((value, best) => value > best)),
+    harmonic_mean: each(harmonicMean),
+    percentiles: Object.fromEntries(
+      percentileNames.map((p) => [p, Object.fromEntries(names.map((name) => [name, ranked[name]?.[p] ?? Number.NaN]))])
+    ) as Record<PercentileName, Record<string, number>>
+  }
+}
+
+const rounded = (values: Readonly<Record<string, number>>, round: (value: number) => number) =>
+  Object.fromEntries(Object.entries(values).map(([name, value]) => [name, round(value)]))
+
+/**
+ * One result from the segments' results (in segment order, lossless, per frame): frames
+ * concatenated, pooled over them, then the job's precision and per_frame applied. Provenance is
+ * the first segment's (every segment ran the same models; backends give identical numbers).
+ */
+export const mergeSegmentResults = (
+  segments: ReadonlyArray<ScoreResult>,
+  output: { readonly precision: Precision; readonly perFrame: boolean }
+): ScoreResult | undefined => {
+  const [first] = segments
+  if (first === undefined) return undefined
+  const frames = segments.flatMap((segment) => segment.frames)
+  if (frames.length === 0) return undefined
+  const pooled = poolFrames(frames)
+  const round = applyPrecision(output.precision)
+  const features = rounded(pooled.mean, round)
+  const modelNames = first.provenance.models?.map((model) => model.model) ?? [first.provenance.model]
+  // The score of each model: "vmaf" alone, its own name among several (as one pass names them).
+  const scoreOf = (name: string) => features[modelNames.length > 1 ? name : "vmaf"] ?? Number.NaN
+  return {
+    ...first,
+    score: scoreOf(modelNames[0] ?? ""),
+    features,
+    scores: Object.fromEntries(modelNames.map((name) => [name, scoreOf(name)])),
+    frames: output.perFrame
+      ? frames.map((frame) => ({ frame: frame.frame, metrics: rounded(frame.metrics, round) }))
+      : [],
+    frame_count: frames.length,
+    pooled: {
+      min: rounded(pooled.min, round),
+      max: rounded(pooled.max, round),
+      harmonic_mean: rounded(pooled.harmonic_mean, round),
+      ...Object.fromEntries(percentileNames.map((p) => [p, rounded(pooled.percentiles[p], round)]))
+    },
+    // Segment jobs do not measure shots (refused at submission): empty, as one pass without them.
+    shots: [],
+    worst_shots: [],
+    thumbnails: [],
+    provenance: { ...first.provenance, precision: precisionLabel(output.precision) }
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * Segments (ABI minor 12): a title scored as segments, each reading one reference context frame
+ * on each side, gives per-frame values that, concatenated in segment order, are the one pass's
+ * bit for bit (motion, motion2, motion3 and the models' scores), with subsampling and frame
+ * skips following the title's frame index; for file jobs and fed streams alike.
+ */
+import { Effect, Stream } from "effect"
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { mergeSegmentResults } from "../merge.ts"
+import { parsePrecision } from "../precision.ts"
+import { parseScoreRequest, type ScoreJob } from "../request.ts"
+import { type FrameScore, Scorer, type ScoreResult, segmentReadStart } from "../scorer.ts"
+import { scorerRuntime } from "./runtime.ts"
+
+const width = 224
+const height = 216
+const titleFrames = 37
+
+/**
+ * A raw 4:2:0 pair whose picture moves by a different step every frame (so every motion value
+ * differs) and whose distorted side is the reference with deterministic noise.
+ */
+const writePair = (dir: string): { reference: string; distorted: string } => {
+  const reference = join(dir, "ref.yuv")
+  const distorted = join(dir, "dis.yuv")
+  const ref = openSync(reference, "w")
+  const dis = openSync(distorted, "w")
+  let state = 12345
+  const rand = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
+    return state >>> 27 // 0..31
+  }
+  let offset = 0
+  for (let f = 0; f < titleFrames; f++) {
+    offset += 1 + ((f * 7) % 5)
+    const luma = new Uint8Array(width * height)
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        const u = x + offset
+        luma[y * width + x] = (40 + ((u * 3 + y * 5) % 120) + (((u >> 4) + (y >> 4)) & 1) * 60) & 0xff
+      }
+    const chroma = new Uint8Array((width / 2) * (height / 2) * 2).fill(128)
+    writeSync(ref, luma)
+    writeSync(ref, chroma)
+    writeSync(
+      dis,
+      luma.map((v) => Math.max(0, Math.min(255, v + rand() - 16)))
+    )
+    writeSync(dis, chroma)
+  }
+  closeSync(ref)
+  closeSync(dis)
+  return { reference, distorted }
+}
+
+const dir = mkdtempSync(join(tmpdir(), "svc-segments-"))
+const pair = writePair(dir)
+const runtime = scorerRuntime()
+afterAll(async () => {
+  await runtime.dispose()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const jobOf = (options: Record<string, unknown>, model = "vmaf_v0.6.1"): Promise<ScoreJob> =>
+  Effect.runPromise(
+    parseScoreRequest({
+      ...pair,
+      model,
+      options: { width, height, per_frame: true, features: ["float_motion", "psnr"], ...options }
+    })
+  )
+
+const scoreFile = (job: ScoreJob): Promise<ScoreResult> =>
+  runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scorer.score(job)))
+
+/** The same job as a fed stream of raw sides (the path encoded inputs take). */
+const scoreFed = (job: ScoreJob): Promise<ReadonlyArray<FrameScore>> =>
+  runtime.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const scorer = yield* Scorer
+        const ref = yield* Effect.acquireRelease(
+          Effect.sync(() => openSync(job.reference, "r")),
+          (fd) => Effect.sync(() => closeSync(fd))
+        )
+        const dis = yield* Effect.acquireRelease(
+          Effect.sync(() => openSync(job.distorted, "r")),
+          (fd) => Effect.sync(() => closeSync(fd))
+        )
+        const start = segmentReadStart(job.segment)
+        const frames: Array<FrameScore> = []
+        yield* scorer
+          .scoreFed(
+            { ...job, frameSkipRef: 0, frameSkipDist: 0 },
+            {
+              sides: [
+                { fd: ref, kind: "raw", name: job.reference, skip: job.frameSkipRef + start },
+                { fd: dis, kind: "raw", name: job.distorted, skip: job.frameSkipDist + start }
+              ],
+              verdict: () => Effect.void
+            }
+          )
+          .pipe(
+            Stream.runForEach((event) =>
+              Effect.sync(() => {
+                if (event._tag === "Frame") frames.push(event.frame)
+              })
+            )
+          )
+        return frames
+      })
+    )
+  )
+
+/** Segment bounds of a title of n frames cut every `size` frames. */
+const cuts = (n: number, size: number) =>
+  Array.from({ length: Math.ceil(n / size) }, (_, k) => ({
+    first: k * size,
+    frames: Math.min(size, n - k * size),
+    last: (k + 1) * size >= n
+  }))
+
+const bits = (frames: ReadonlyArray<FrameScore>) =>
+  frames.map((frame) => ({
+    frame: frame.frame,
+    metrics: Object.fromEntries(
+      Object.entries(frame.metrics).map(([name, value]) => [
+        name,
+        Buffer.from(Float64Array.of(value).buffer).toString("hex")
+      ])
+    )
+  }))
+
+describe("options.segment_frames", () => {
+  it.each([-1, 5, 23, 1_000_000_001, 2.5])("%s is refused naming the field, its value and the range", async (value) => {
+    const refused = await Effect.runPromise(
+      Effect.flip(parseScoreRequest({ ...pair, options: { width, height, segment_frames: value } }))
+    )
+    expect(refused.message).toBe(
+      `options.segment_frames: ${value} is not 0 (one piece) or a whole number from 24 to 1000000000`
+    )
+  })
+
+  it.each([0, 24, 80])("%s is accepted", async (value) => {
+    const job = await Effect.runPromise(
+      parseScoreRequest({ ...pair, options: { width, height, segment_frames: value } })
+    )
+    expect(job.segmentFrames).toBe(value)
+  })
+})
+
+describe("segments of a title", () => {
+  it.each([
+    { label: "every frame, segments of 10", options: {}, size: 10, title: titleFrames },
+    { label: "segments of 2 (each one frame of context on both sides)", options: {}, size: 2, title: titleFrames },
+    {
+      label: "subsample 3, segments of 8 (not multiples of 3)",
+      options: { subsample: 3 },
+      size: 8,
+      title: titleFrames
+    },
+    {
+      label: "frame skips 2 and 3, segments of 7",
+      options: { frame_skip_ref: 2, frame_skip_dist: 2 },
+      size: 7,
+      title: titleFrames - 2
+    }
+  ])("$label: concatenated per-frame values are the one pass's, bit for bit", async ({ options, size, title }) => {
+    const whole = await jobOf(options)
+    const onePass = await scoreFile(whole)
+    expect(onePass.frames.length).toBeGreaterThan(5)
+    const pieces = await Promise.all(cuts(title, size).map((segment) => scoreFile({ ...whole, segment })))
+    const merged = pieces.flatMap((piece) => piece.frames)
+    expect(bits(merged)).toEqual(bits(onePass.frames))
+    // Motion is not trivially zero at the cuts: the context frames were read.
+    expect(
+      merged.some((frame) => frame.frame % size === 0 && frame.frame > 0 && (frame.metrics.motion2 ?? 0) > 0)
+    ).toBe(true)
+  })
+
+  it("motion3 of the vmaf_v1.0.16 model (capped) and its score are one pass's across cuts", async () => {
+    const whole = await jobOf({}, "vmaf_v1.0.16_3d0h")
+    const onePass = await scoreFile(whole)
+    const pieces = await Promise.all(cuts(titleFrames, 9).map((segment) => scoreFile({ ...whole, segment })))
+    expect(bits(pieces.flatMap((piece) => piece.frames))).toEqual(bits(onePass.frames))
+  })
+
+  it("a fed stream's segments (the encoded path) are the one pass's too", async () => {
+    const whole = await jobOf({ subsample: 2 })
+    const onePass = await scoreFile(whole)
+    const pieces = await Promise.all(cuts(titleFrames, 11).map((segment) => scoreFed({ ...whole, segment })))
+    expect(bits(pieces.flat())).toEqual(bits(onePass.frames))
+  })
+
+  it("the merge pools the concatenated frames exactly as one pass pools them (every pooling, every metric)", async () => {
+    const whole = await jobOf({ subsample: 2 }, "vmaf_v1.0.16_3d0h")
+    const onePass = await scoreFile(whole)
+    const pieces = await Promise.all(cuts(titleFrames, 10).map((segment) => scoreFile({ ...whole, segment })))
+    const merged = mergeSegmentResults(pieces, { precision: whole.precision, perFrame: true })
+    const hex = (values: Readonly<Record<string, number>>) =>
+      Object.fromEntries(
+        Object.entries(values).map(([name, value]) => [
+          name,
+          Buffer.from(Float64Array.of(value).buffer).toString("hex")
+        ])
+      )
+    expect(merged?.frame_count).toBe(onePass.frame_count)
+    expect(hex(merged?.features ?? {})).toEqual(hex(onePass.features))
+    expect(hex(merged?.pooled.min ?? {})).toEqual(hex(onePass.pooled.min))
+    expect(hex(merged?.pooled.max ?? {})).toEqual(hex(onePass.pooled.max))
+    expect(hex(merged?.pooled.harmonic_mean ?? {})).toEqual(hex(onePass.pooled.harmonic_mean))
+    expect(merged?.score).toBe(onePass.score)
+    // The job's precision applies after the merge, as it does to one pass.
+    const legacy = mergeSegmentResults(pieces, { precision: parsePrecision("legacy"), perFrame: false })
+    const legacyPass = await scoreFile({ ...whole, precision: parsePrecision("legacy"), perFrame: false })
+    expect(legacy?.features).toEqual(legacyPass.features)
+    expect(legacy?.frames).toEqual([])
+  })
+
+  it("scoring a segment alone, without its context, differs at its first frame (why context is read)", async () => {
+    const whole = await jobOf({})
+    const onePass = await scoreFile(whole)
+    const alone = await scoreFile({ ...whole, frameSkipRef: 10, frameSkipDist: 10, frameCount: 10 })
+    expect(alone.frames[0]?.metrics.motion2).toBe(0)
+    expect(onePass.frames[10]?.metrics.motion2).toBeGreaterThan(0)
+  })
+
+  it("a segment past the title's end fails naming the frames read and expected", async () => {
+    const whole = await jobOf({})
+    await expect(scoreFile({ ...whole, segment: { first: 30, frames: 10, last: false } })).rejects.toThrow(
+      /segment of 10 frames from frame 30: 8 frames read, 12 expected/
+    )
+  })
+})

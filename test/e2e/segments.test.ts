@@ -1,0 +1,215 @@
+/**
+ * Segment jobs across nodes (issue 30), with the compiled controller (auth disabled, SQLite) and
+ * three compiled nodes: a 480-frame 640x360 pair, raw and as mp4 with a keyframe every 48
+ * frames, submitted with `svc jobs submit --segment-frames 80`, finishes as 6 segments scored on
+ * at least 2 nodes with per-frame values (every metric) bit-identical to the same job unsplit,
+ * whose exactness against one pass the scorer's tests prove. With segments of 40 and a node
+ * killed -9 after the first segment finished, the job still finishes with the same values (the
+ * lost node's segment is handed out again once its session is gone: 90-100 s).
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningService, requireBuilt, startService } from "../support/executables.ts"
+import { ffmpegRun, scratchDir } from "../support/media.ts"
+import { ControllerClient, expectOk, jobInState, waitFor } from "./controller-support.ts"
+import { svc } from "./svc-support.ts"
+
+const token = "unused-in-disabled-mode"
+const width = 640
+const height = 360
+const frames = 480
+
+interface Segment {
+  readonly index: number
+  readonly first_frame: number
+  readonly frame_count: number
+  readonly state: string
+  readonly node_id: string
+  readonly attempts: number
+}
+
+interface JobView {
+  readonly id: string
+  readonly state: string
+  readonly frames_done: number
+  readonly error: string
+  readonly segments: ReadonlyArray<Segment>
+  readonly result: {
+    readonly score: number
+    readonly frame_count: number
+    readonly features: Record<string, number>
+    readonly pooled: Record<string, Record<string, number>>
+    readonly frames: ReadonlyArray<{ readonly frame: number; readonly metrics: Record<string, number> }>
+  }
+}
+
+const media = scratchDir("svc-segments-e2e-")
+const path = (name: string) => join(media.dir, name)
+const rawOptions = { width, height, pixel_format: "420", bitdepth: 8 }
+const gop = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "48", "-keyint_min", "48", "-sc_threshold", "0"]
+
+let controller: RunningService
+let nodes: Array<RunningService> = []
+let client: ControllerClient
+
+const startNode = (name: string) =>
+  startService("svc-node", {
+    env: { SVC_CONTROLLER_ADDR: controller.grpc ?? "", SVC_NODE_POLL_INTERVAL_MS: "100", SVC_NODE_NAME: name }
+  })
+
+const nodeIdOf = (node: RunningService) =>
+  String(node.logs.find((line) => line.message === "registered")?.annotations.node_id ?? "")
+
+beforeAll(async () => {
+  requireBuilt("svc")
+  ffmpegRun([
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${width}x${height}:rate=24`,
+    "-frames:v",
+    String(frames),
+    "-pix_fmt",
+    "yuv420p",
+    "-f",
+    "rawvideo",
+    "-y",
+    path("ref.yuv")
+  ])
+  const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", path("ref.yuv")]
+  ffmpegRun([...raw, ...gop, "-crf", "34", "-y", path("dis.mp4")])
+  ffmpegRun([...raw, ...gop, "-qp", "0", "-y", path("ref.mp4")])
+  ffmpegRun(["-i", path("dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("dis.yuv")])
+  controller = await startService("svc-controller", {
+    listeners: ["http", "grpc"],
+    env: {
+      SVC_AUTH_DISABLED: "true",
+      SVC_SCORING_ROOTS: media.dir,
+      SVC_STORE_PATH: path("jobs.sqlite"),
+      SVC_LOG_LEVEL: "info"
+    }
+  })
+  client = new ControllerClient(controller.grpc ?? "")
+  nodes = await Promise.all(["node-1", "node-2", "node-3"].map(startNode))
+}, 300_000)
+
+afterAll(async () => {
+  client?.close()
+  await Promise.all(nodes.map((node) => node.stop()))
+  await controller?.stop()
+  media.remove()
+})
+
+const submit = async (request: object): Promise<string> => String(expectOk(await client.submit(request, token)).id)
+
+const finished = async (id: string, timeoutMs = 240_000): Promise<JobView> =>
+  (await jobInState(client, id, token, "JOB_STATE_FINISHED", timeoutMs)) as unknown as JobView
+
+/** Every per-frame value and pooled value as the bits of its double. */
+const bits = (job: JobView) => {
+  const hex = (value: number) => Buffer.from(Float64Array.of(value).buffer).toString("hex")
+  const map = (values: Record<string, number>) =>
+    Object.fromEntries(Object.entries(values).map(([k, v]) => [k, hex(v)]))
+  return {
+    frames: job.result.frames.map((frame) => ({ frame: frame.frame, metrics: map(frame.metrics) })),
+    features: map(job.result.features),
+    pooled: Object.fromEntries(Object.entries(job.result.pooled).map(([k, v]) => [k, map(v)]))
+  }
+}
+
+const pairs = {
+  raw: { reference: path("ref.yuv"), distorted: path("dis.yuv"), options: { ...rawOptions, per_frame: true } },
+  mp4: { reference: path("ref.mp4"), distorted: path("dis.mp4"), options: { per_frame: true } }
+} as const
+
+describe("segment jobs on 3 nodes", () => {
+  it.each([
+    "raw",
+    "mp4"
+  ] as const)("a %s pair with --segment-frames 80 finishes as 6 segments on at least 2 nodes, bit-identical to the job unsplit", async (kind) => {
+    const pair = pairs[kind]
+    const whole = await finished(await submit(pair))
+    expect(whole.segments).toEqual([])
+    expect(whole.result.frame_count).toBe(frames)
+
+    const geometry =
+      kind === "raw" ? ["--width", String(width), "--height", String(height), "--pixel_format", "420"] : []
+    const submitted = await svc(
+      ["jobs", "submit", pair.reference, pair.distorted, ...geometry, "--segment-frames", "80"],
+      { SVC_CONTROLLER_ADDR: controller.grpc ?? "" }
+    )
+    expect(submitted.stderr).toBe("")
+    const id = submitted.stdout.trim()
+    const split = await finished(id)
+    expect(split.segments.map((segment) => [segment.index, segment.first_frame, segment.frame_count])).toEqual(
+      [0, 1, 2, 3, 4, 5].map((index) => [index, index * 80, 80])
+    )
+    expect(split.segments.every((segment) => segment.state === "JOB_STATE_FINISHED")).toBe(true)
+    expect(new Set(split.segments.map((segment) => segment.node_id)).size).toBeGreaterThanOrEqual(2)
+    expect(split.frames_done).toBe(frames)
+    // per_frame was not asked for on the command line: the merged job has none, the pooled values agree.
+    expect(split.result.frames).toEqual([])
+    expect(bits(split).features).toEqual(bits(whole).features)
+    expect(bits(split).pooled).toEqual(bits(whole).pooled)
+
+    // The same split with per-frame values: every frame's every metric bit-identical.
+    const perFrame = await finished(await submit({ ...pair, options: { ...pair.options, segment_frames: 80 } }))
+    expect(perFrame.segments).toHaveLength(6)
+    expect(bits(perFrame)).toEqual(bits(whole))
+
+    // `svc jobs get ID --json` prints the job with its segments.
+    const shown = await svc(["jobs", "get", id, "--json"], { SVC_CONTROLLER_ADDR: controller.grpc ?? "" })
+    expect(JSON.parse(shown.stdout).segments).toHaveLength(6)
+  }, 600_000)
+
+  it("subsample, frame skips and frame_cnt follow the title's frame index across segments", async () => {
+    const options = {
+      ...rawOptions,
+      per_frame: true,
+      subsample: 3,
+      frame_skip_ref: 5,
+      frame_skip_dist: 5,
+      frame_cnt: 400
+    }
+    const pair = { reference: path("ref.yuv"), distorted: path("dis.yuv") }
+    const whole = await finished(await submit({ ...pair, options }))
+    const split = await finished(await submit({ ...pair, options: { ...options, segment_frames: 50 } }))
+    expect(split.segments).toHaveLength(8)
+    expect(whole.result.frames.map((frame) => frame.frame).slice(0, 3)).toEqual([0, 3, 6])
+    expect(split.frames_done).toBe(whole.result.frame_count)
+    expect(bits(split)).toEqual(bits(whole))
+  }, 600_000)
+
+  it("segments of 40 with a node killed -9 after the first segment finished: the same values", async () => {
+    const pair = pairs.raw
+    const whole = await finished(await submit(pair))
+    const id = await submit({ ...pair, options: { ...pair.options, segment_frames: 40 } })
+    // Once one segment finished, a node that holds a running segment is killed.
+    const victim = await waitFor(
+      async () => {
+        const job = expectOk(await client.getJob(id, token)) as unknown as JobView
+        if (!job.segments.some((segment) => segment.state === "JOB_STATE_FINISHED")) return undefined
+        const busy = new Set(
+          job.segments.filter((segment) => segment.state === "JOB_STATE_RUNNING").map((segment) => segment.node_id)
+        )
+        return nodes.find((node) => busy.has(nodeIdOf(node)))
+      },
+      240_000,
+      "a finished segment and a node scoring another"
+    )
+    victim.process.kill("SIGKILL")
+    await victim.process.exited
+    const lostId = nodeIdOf(victim)
+    nodes = nodes.filter((node) => node !== victim)
+    const done = await finished(id, 400_000)
+    expect(done.segments).toHaveLength(12)
+    // The lost node's segment was handed out again and scored by another node.
+    const retried = done.segments.filter((segment) => segment.attempts > 1)
+    expect(retried.length).toBeGreaterThanOrEqual(1)
+    expect(retried.every((segment) => segment.node_id !== lostId)).toBe(true)
+    expect(bits(done)).toEqual(bits(whole))
+    // The job's store file holds the segments (migration 7).
+    expect(readFileSync(path("jobs.sqlite")).includes(Buffer.from("job_segments"))).toBe(true)
+  }, 600_000)
+})
