@@ -244,6 +244,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
               WHERE c.relkind = 'r' AND k.table_schema = 'public' ORDER BY c.relname`
           )
           expect(tables.map((row) => [row["relname"], row["relrowsecurity"], row["relforcerowsecurity"]])).toEqual([
+            ["job_segments", true, true],
             ["jobs", true, true],
             ["node_sessions", true, true]
           ])
