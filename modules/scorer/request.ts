@@ -74,7 +74,7 @@ export const ScoreOptions = Schema.Struct({
   scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none")),
   // Segment jobs (issue 30): frames per segment; 0 one piece. Only the controller's jobs split.
   segment_frames: Schema.optional(
-    Schema.Int.pipe(Schema.filter((value) => value === 0 || (value >= minSegmentFrames && value <= maxSegmentFrames)))
+    between(0, maxSegmentFrames).pipe(Schema.filter((value) => value === 0 || value >= minSegmentFrames))
   ),
   shots: Schema.optional(Schema.Boolean),
   shot_threshold: Schema.optional(
