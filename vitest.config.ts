@@ -28,7 +28,7 @@ const bunImportAttributes = (): Plugin => ({
       return `export default ${JSON.stringify(id.slice(jsonFilePrefix.length, -jsonFileSuffix.length))}`
     const path = id.split("?")[0] ?? id
     if (/\.(proto|html)$/.test(path)) return `export default ${JSON.stringify(readFileSync(path, "utf8"))}`
-    if (/\.so$/.test(path)) return `export default ${JSON.stringify(path)}`
+    if (/(\.so|\/svc-exec)$/.test(path)) return `export default ${JSON.stringify(path)}`
     return undefined
   }
 })

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the native scorer: modules/scorer/native/build/libsvc_scorer.so and the C test programs
-# (scorer_cli, scorer_test, reader_test, simd_test, feed_test) beside it. From the environment: CC, EXTRA_CFLAGS (e.g.
+# (scorer_cli, scorer_test, reader_test, simd_test, feed_test) beside it, and svc-exec (the
+# decoders' launcher, modules/inputs/native/svc_exec.c) there too. From the environment: CC, EXTRA_CFLAGS (e.g.
 # -fsanitize=address,undefined) and OUT_DIR (another build folder, e.g. for sanitizer builds).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,4 +35,7 @@ for prog in scorer_cli scorer_test reader_test simd_test feed_test; do
     "$cc" "${cflags[@]}" "$native/test/$prog.c" -L"$out" -Wl,-rpath,'$ORIGIN' -lsvc_scorer -lm \
         -o "$out/$prog"
 done
-echo "built $out/libsvc_scorer.so"
+# Static: the executables embed it and run it on hosts without a C library of the same version.
+"$cc" -std=c11 -O2 -Wall -Wextra -Werror -static -s ${EXTRA_CFLAGS:-} "$root/modules/inputs/native/svc_exec.c" -o "$out/svc-exec" 2>/dev/null ||
+    "$cc" -std=c11 -O2 -Wall -Wextra -Werror ${EXTRA_CFLAGS:-} "$root/modules/inputs/native/svc_exec.c" -o "$out/svc-exec"
+echo "built $out/libsvc_scorer.so and $out/svc-exec"

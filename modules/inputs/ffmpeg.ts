@@ -8,11 +8,22 @@
  * (no `concat:`, `subfile,`, network or device inputs), only the demuxers of real video files
  * are (no playlists or image sequences that would open other files), and every other argument
  * comes from the probed geometry and a fixed set of scaling names.
+ *
+ * Every child is started by svc-exec (modules/inputs/native/svc_exec.c, embedded like the
+ * scorer library), which acts between fork and exec where Bun.spawn cannot: the child is killed
+ * by the kernel when this process ends, however it ends (kill -9, the OOM killer), and runs under
+ * its share of the memory budget (an address-space limit) and, where asked, a CPU-time limit.
+ * `MALLOC_ARENA_MAX` and `-threads` keep the allocator's arenas and the decoder's threads (and
+ * so the address space they reserve) few and known.
  */
-import { Config, Data, Effect, Option, type Scope } from "effect"
+import { Config, Data, Duration, Effect, Option, Schedule, type Scope } from "effect"
 import { constants } from "node:fs"
-import { access } from "node:fs/promises"
+import { access, readFile } from "node:fs/promises"
 import { delimiter, dirname, join } from "node:path"
+import { integerIn } from "../config/env.ts"
+import { materialise } from "../scorer/native.ts"
+import { maxFrames } from "../scorer/scorer.ts"
+import embeddedLauncher from "../scorer/native/build/svc-exec" with { type: "file" }
 
 /** The child sees the input as this descriptor. */
 const inputFd = 3
@@ -104,8 +115,38 @@ const onPath = async (name: string): Promise<string | undefined> => {
   return undefined
 }
 
+/** The walls a child runs in (0: none). */
+export interface ChildLimits {
+  /** RLIMIT_AS: bytes of address space. */
+  readonly addressSpace: number
+  /** RLIMIT_CPU: seconds of CPU time. */
+  readonly cpuSeconds: number
+}
+
+/** The launcher's path: the build output, or the embedded copy written out once per process. */
+let launcher: string | undefined
+const launcherPath = () => {
+  launcher ??= materialise(embeddedLauncher)
+  return launcher
+}
+
+/** Malloc arenas per child: one per thread by default, each reserving address space (64 MiB). */
+const mallocArenas = "2"
+
+/** CPU seconds `ffmpeg -version` may take. */
+const versionCpuSeconds = 60
+
+/** A process's resident peak in bytes (VmHWM), 0 once it is gone. */
+const residentPeak = (pid: number): Promise<number> =>
+  readFile(`/proc/${pid}/status`, "utf8").then(
+    (status) => Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024,
+    () => 0
+  )
+
 /** A running child and how to end it; the scope's release kills it and waits for its exit. */
 export interface Child {
+  /** The child's process id (its /proc entry gives its memory while it runs). */
+  readonly pid: number
   readonly exited: Promise<number>
   readonly stderr: () => string
   /** Resolves once stderr is fully read (after exit). */
@@ -116,12 +157,13 @@ export interface Child {
  * Starts `argv` with `fd` as its descriptor 3, stdin closed, stdout a new pipe ("pipe") or the
  * given descriptor (a pipe's write end: the child writes it directly, nothing passes through this
  * process); killed (SIGKILL) and reaped when the scope closes, whether the request ended, was
- * cancelled or the service is stopping.
+ * cancelled or the service is stopping, and by the kernel when this process dies.
  */
 const spawnChild = <Out extends "pipe" | number>(
   argv: ReadonlyArray<string>,
   fd: number,
-  stdout: Out
+  stdout: Out,
+  limits: ChildLimits
 ): Effect.Effect<
   Child & { readonly stdout: Bun.Subprocess<"ignore", Out, "pipe">["stdout"] },
   DecoderFailed,
@@ -129,7 +171,18 @@ const spawnChild = <Out extends "pipe" | number>(
 > =>
   Effect.acquireRelease(
     Effect.try({
-      try: () => Bun.spawn([...argv], { stdio: ["ignore", stdout, "pipe", fd] }),
+      try: () =>
+        Bun.spawn(
+          [
+            launcherPath(),
+            String(process.pid),
+            String(Math.ceil(limits.addressSpace)),
+            String(Math.ceil(limits.cpuSeconds)),
+            "--",
+            ...argv
+          ],
+          { stdio: ["ignore", stdout, "pipe", fd], env: { ...process.env, MALLOC_ARENA_MAX: mallocArenas } }
+        ),
       catch: (cause) => new DecoderFailed({ detail: `cannot start ${argv[0]}: ${String(cause)}` })
     }),
     (child) =>
@@ -140,15 +193,15 @@ const spawnChild = <Out extends "pipe" | number>(
   ).pipe(
     Effect.map((child) => {
       const tail = captureTail(child.stderr)
-      return { stdout: child.stdout, exited: child.exited, stderr: tail.text, stderrDone: tail.done }
+      return { pid: child.pid, stdout: child.stdout, exited: child.exited, stderr: tail.text, stderrDone: tail.done }
     })
   )
 
 /** Runs a child to its end and returns its stdout (small outputs only: probes, -version). */
-const runToEnd = (argv: ReadonlyArray<string>, fd: number, what: string) =>
+const runToEnd = (argv: ReadonlyArray<string>, fd: number, what: string, limits: ChildLimits) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const child = yield* spawnChild(argv, fd, "pipe")
+      const child = yield* spawnChild(argv, fd, "pipe", limits)
       const [stdout, code] = yield* Effect.promise(() =>
         Promise.all([new Response(child.stdout).text(), child.exited, child.stderrDone])
       )
@@ -165,9 +218,17 @@ export interface ProbedStream {
   readonly codec: string
   readonly width: number
   readonly height: number
+  /** ffmpeg's name; "unknown" after a headers-only probe of a container that does not say. */
   readonly pixelFormat: string
   /** The container's duration in seconds; 0 when it does not say. */
   readonly durationSeconds: number
+  /** Frames a decoder keeps besides the one it decodes: reference frames and reorder delay. */
+  readonly heldFrames: number
+  /**
+   * Frames the container declares: the smaller of the stream's frame count and its duration
+   * times its average frame rate; undefined when it declares neither (raw H.264, MPEG-TS).
+   */
+  readonly declaredFrames: number | undefined
 }
 
 interface ProbeJson {
@@ -176,8 +237,34 @@ interface ProbeJson {
     readonly width?: number
     readonly height?: number
     readonly pix_fmt?: string
+    readonly refs?: number
+    readonly has_b_frames?: number
+    readonly nb_frames?: string
+    readonly duration?: string
+    readonly avg_frame_rate?: string
   }>
   readonly format?: { readonly format_name?: string; readonly duration?: string }
+}
+
+/** A positive finite number from ffprobe's text, or undefined ("N/A", "0/0", absent). */
+const positive = (text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined
+  const [num, den] = text.split("/").map(Number)
+  const value = den === undefined ? num : num !== undefined && den > 0 ? num / den : Number.NaN
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : undefined
+}
+
+/** The smaller of the declarations of a stream's length (each may be absent). */
+const declaredFramesOf = (
+  stream: NonNullable<ProbeJson["streams"]>[number],
+  format: ProbeJson["format"]
+): number | undefined => {
+  const counted = positive(stream.nb_frames)
+  const rate = positive(stream.avg_frame_rate)
+  const seconds = positive(stream.duration) ?? positive(format?.duration)
+  const timed = rate !== undefined && seconds !== undefined ? Math.ceil(seconds * rate) : undefined
+  if (counted === undefined) return timed
+  return timed === undefined ? counted : Math.min(counted, timed)
 }
 
 /** The scaling algorithms `options.scale` may name (ffmpeg's `flags` of the scale filter). */
@@ -190,11 +277,56 @@ interface DecodeTarget {
   readonly pixelFormat: string
   /** Scale to width x height with this algorithm; undefined: the decoded size already matches. */
   readonly scale: ScaleAlgorithm | undefined
+  /** What the stream is, as probed; without scaling, a frame of another shape fails the decode. */
+  readonly source: SourceShape
+}
+
+/**
+ * The decoded stream as the probe saw it: a frame of another size or chroma subsampling is a
+ * change (the scale filter's `hsub`/`vsub` are the input's chroma subsampling factors).
+ */
+export interface SourceShape {
+  readonly width: number
+  readonly height: number
+  readonly hsub: number
+  readonly vsub: number
+}
+
+/**
+ * A filter that passes frames of `source`'s shape unchanged and fails on the first other one,
+ * naming its index: evaluated per frame, it asks for an impossible width and a height of the
+ * frame's index plus one, which ffmpeg reports as "Picture size 0x<index+1> is invalid"
+ * (`changedFrameOf` reads it back).
+ */
+const unchanging = (source: SourceShape) => {
+  const same = `eq(iw\\,${source.width})*eq(ih\\,${source.height})*eq(hsub\\,${source.hsub})*eq(vsub\\,${source.vsub})`
+  return `scale=w='if(${same}\\,${source.width}\\,1e12)':h='if(${same}\\,${source.height}\\,n+1)':eval=frame`
+}
+
+/** Scales every frame to the target, also frames whose size changes mid-stream. */
+const scaled = (target: DecodeTarget) => `scale=${target.width}:${target.height}:flags=${target.scale}:eval=frame`
+
+/** The index of the frame where a stream decoded through `unchanging` changed, from ffmpeg's stderr. */
+export const changedFrameOf = (stderr: string): number | undefined => {
+  const height = /Picture size 0x(\d+) is invalid/.exec(stderr)?.[1]
+  return height === undefined ? undefined : Number(height) - 1
+}
+
+/** How a decoder runs: its threads, its walls and the most frames it may write. */
+export interface DecodeLimits extends ChildLimits {
+  readonly threads: number
+  /** Output stops after this many frames (one past what may be scored: an overrun shows). */
+  readonly maxFrames: number
 }
 
 export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
   effect: Effect.gen(function* () {
     const configured = yield* Config.option(Config.string("SVC_FFMPEG"))
+    /** What a decoder may do: SVC_MAX_FRAMES frames where its container declares none, CPU seconds each. */
+    const limits = {
+      maxFrames: yield* maxFrames,
+      cpuSeconds: yield* integerIn("SVC_DECODER_CPU_SECONDS", 600, 1, 604_800)
+    } as const
     let found: DecoderTools | undefined
 
     const locate = Effect.promise(async (): Promise<DecoderTools | string> => {
@@ -205,7 +337,10 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       if (!(await isExecutable(ffmpeg))) return `SVC_FFMPEG "${ffmpeg}" is not an executable file`
       const ffprobe = join(dirname(ffmpeg), "ffprobe")
       if (!(await isExecutable(ffprobe))) return `ffprobe was not found beside ${ffmpeg}`
-      const proc = Bun.spawn([ffmpeg, "-hide_banner", "-version"], { stdio: ["ignore", "pipe", "ignore"] })
+      const proc = Bun.spawn(
+        [launcherPath(), String(process.pid), "0", String(versionCpuSeconds), "--", ffmpeg, "-hide_banner", "-version"],
+        { stdio: ["ignore", "pipe", "ignore"] }
+      )
       const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
       if (code !== 0) return `${ffmpeg} -version failed (exit status ${code})`
       found = { ffmpeg, ffprobe, version: out.split("\n")[0]?.trim() ?? "ffmpeg" }
@@ -217,8 +352,16 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       typeof result === "string" ? Effect.fail(new DecoderMissing({ reason: result })) : Effect.succeed(result)
     )
 
-    /** The first video stream of the input behind `fd`; DecoderFailed when ffprobe finds none. */
-    const probe = (fd: number): Effect.Effect<ProbedStream, DecoderMissing | DecoderFailed> =>
+    /**
+     * The first video stream of the input behind `fd`; DecoderFailed when ffprobe finds none.
+     * `headersOnly`: no frame is decoded (`-skip_frame all`), so the probe's memory does not grow
+     * with the frame size, but a container that does not store the pixel format leaves it unknown.
+     */
+    const probe = (
+      fd: number,
+      headersOnly: boolean,
+      limits: ChildLimits
+    ): Effect.Effect<ProbedStream, DecoderMissing | DecoderFailed> =>
       Effect.gen(function* () {
         const { ffprobe } = yield* tools
         const json = yield* runToEnd(
@@ -227,16 +370,20 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-v",
             "error",
             ...confined,
+            "-threads",
+            "1",
+            ...(headersOnly ? ["-skip_frame", "all"] : []),
             "-select_streams",
             "v:0",
             "-show_entries",
-            "stream=codec_name,width,height,pix_fmt:format=format_name,duration",
+            "stream=codec_name,width,height,pix_fmt,refs,has_b_frames,nb_frames,duration,avg_frame_rate:format=format_name,duration",
             "-of",
             "json",
             inputUrl
           ],
           fd,
-          "ffprobe"
+          "ffprobe",
+          limits
         )
         const parsed = yield* Effect.try({
           try: () => JSON.parse(json) as ProbeJson,
@@ -250,7 +397,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
           width: stream.width,
           height: stream.height,
           pixelFormat: stream.pix_fmt ?? "unknown",
-          durationSeconds: Number(parsed.format?.duration ?? 0) || 0
+          durationSeconds: Number(parsed.format?.duration ?? 0) || 0,
+          heldFrames: Math.min(32, Math.max(1, stream.refs ?? 1) + Math.max(0, stream.has_b_frames ?? 0)),
+          declaredFrames: declaredFramesOf(stream, parsed.format)
         }
       })
 
@@ -262,7 +411,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
     const decode = (
       fd: number,
       target: DecodeTarget,
-      output: number
+      output: number,
+      limits: DecodeLimits
     ): Effect.Effect<Child, DecoderMissing | DecoderFailed, Scope.Scope> =>
       Effect.flatMap(tools, ({ ffmpeg }) =>
         spawnChild(
@@ -273,6 +423,12 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-loglevel",
             "error",
             ...confined,
+            "-threads",
+            String(limits.threads),
+            // A frame of another size or format mid-stream reaches the one filter below as it is
+            // (the default would rebuild the filters and silently rescale it).
+            "-reinit_filter",
+            "0",
             "-i",
             inputUrl,
             "-map",
@@ -282,9 +438,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-dn",
             "-fps_mode",
             "passthrough",
-            ...(target.scale === undefined
-              ? []
-              : ["-vf", `scale=${target.width}:${target.height}:flags=${target.scale}`]),
+            ...(target.scale === undefined ? ["-vf", unchanging(target.source)] : ["-vf", scaled(target)]),
+            "-frames:v",
+            String(limits.maxFrames),
             "-pix_fmt",
             target.pixelFormat,
             "-f",
@@ -292,7 +448,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "pipe:1"
           ],
           fd,
-          output
+          output,
+          limits
         )
       )
 
@@ -303,7 +460,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
      */
     const decodeSelected = (
       fd: number,
-      target: DecodeTarget,
+      target: Omit<DecodeTarget, "source">,
       indices: ReadonlyArray<number>,
       frameBytes: number,
       onFrame: (index: number, frame: Buffer) => Promise<void>
@@ -342,7 +499,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               "pipe:1"
             ],
             fd,
-            "pipe"
+            "pipe",
+            // An input already decoded once within its limits: the death signal and the CPU time.
+            { addressSpace: 0, cpuSeconds: limits.cpuSeconds }
           )
           yield* Effect.promise(async () => {
             let pending = Buffer.alloc(0)
@@ -362,6 +521,38 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         })
       )
 
-    return { tools, probe, decode, decodeSelected } as const
+    /**
+     * The decoders' memory for /metrics: what the running ones were admitted with, and the
+     * highest resident peak (/proc VmHWM) any decoder reached, sampled while it runs.
+     */
+    const usage = { reserved: 0, peak: 0 }
+
+    /** Holds `bytes` as reserved and samples the child's peak until the scope closes. */
+    const watch = (child: Child, bytes: number): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.gen(function* () {
+        yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            usage.reserved += bytes
+          }),
+          () =>
+            Effect.sync(() => {
+              usage.reserved -= bytes
+            })
+        )
+        const sample = Effect.flatMap(
+          Effect.promise(() => residentPeak(child.pid)),
+          (peak) =>
+            Effect.sync(() => {
+              usage.peak = Math.max(usage.peak, peak)
+            })
+        )
+        yield* Effect.forkScoped(
+          Effect.repeat(sample, { while: () => true, schedule: Schedule.spaced(Duration.millis(250)) }).pipe(
+            Effect.raceFirst(Effect.promise(() => child.exited))
+          )
+        )
+      })
+
+    return { tools, probe, decode, decodeSelected, usage, watch, limits } as const
   })
 }) {}

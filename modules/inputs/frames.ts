@@ -8,7 +8,7 @@ import { Effect, type Scope } from "effect"
 import { closeSync } from "node:fs"
 import { InvalidGeometry, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
 import type { FeedVerdict, Scorer } from "../scorer/scorer.ts"
-import { type Child, readable } from "./ffmpeg.ts"
+import { type Child, changedFrameOf, readable } from "./ffmpeg.ts"
 
 /** A pipe for one decoder: the library reads `read`, the child alone writes `write`. */
 export interface DecoderPipe {
@@ -41,22 +41,58 @@ export const decoderPipe = (scorer: Scorer): Effect.Effect<DecoderPipe, ScoreErr
     })
   )
 
-/** After a decoder's output ended: fails unless the child exited with status 0. */
-const exitedCleanly = (child: Child, path: string) =>
+/**
+ * After a decoder's output ended: fails unless the child exited with status 0; a decode stopped
+ * by a change of the stream's shape is refused with the frame where it changed.
+ */
+const exitedCleanly = (child: Child, path: string, changed: ((frame: number) => string) | undefined) =>
   Effect.gen(function* () {
     const code = yield* Effect.promise(() => child.exited)
     yield* Effect.promise(() => child.stderrDone)
+    const frame = code === 0 || changed === undefined ? undefined : changedFrameOf(child.stderr())
+    if (frame !== undefined && changed !== undefined) return yield* new InvalidGeometry({ message: changed(frame) })
     if (code !== 0)
       return yield* new UnreadableInput({
         message: `${path}: ffmpeg could not decode it: ${readable(child.stderr()) || `exit status ${code}`}`
       })
   })
 
-/** What the verdict needs of one side: its path and, for a decoded side, its child. */
+/** What the verdict needs of one side: its path and, for a decoded side, its child once started. */
 export interface VerdictSide {
   readonly path: string
-  readonly child: Child | undefined
+  readonly child: () => Child | undefined
+  /** The refusal of a decode stopped by a change of the stream's shape at a frame. */
+  readonly changed: ((frame: number) => string) | undefined
+  /** Frames skipped at the side's start (read from the decoder, not counted by the library). */
+  readonly skip: number
+  /** A decoded side's frame cap: what its container declares and what may be decoded. */
+  readonly frames: FrameCap | undefined
 }
+
+/**
+ * How many frames a decoder may write. A container's declaration (the smaller of its frame count
+ * and its duration times its frame rate) plus a margin of 1 % and at least 2 frames (rounding of
+ * durations, a last frame's duration): a file that decodes more, for example an edit list
+ * repeating its frames thousands of times, is refused. Nothing declared: SVC_MAX_FRAMES.
+ */
+export interface FrameCap {
+  readonly declared: number | undefined
+  readonly allowed: number
+}
+
+export const frameCapOf = (declared: number | undefined, maxFrames: number): FrameCap => ({
+  declared,
+  allowed: declared === undefined ? maxFrames : Math.min(maxFrames, declared + Math.max(2, Math.ceil(declared / 100)))
+})
+
+/** The refusal of a decode that ran past its cap (the decoder stops one frame past it). */
+const overrun = (side: VerdictSide, cap: FrameCap) =>
+  new InvalidGeometry({
+    message:
+      cap.declared === undefined
+        ? `input "${side.path}" decodes more than ${cap.allowed} frames (SVC_MAX_FRAMES)`
+        : `input "${side.path}" decodes more frames than its container declares: ${cap.declared} declared, more than ${cap.allowed} decoded`
+  })
 
 /**
  * The end of a decoded side's pipe is the end of the clip only when its ffmpeg exited with status
@@ -66,14 +102,18 @@ export interface VerdictSide {
  */
 export const decoderVerdict =
   (sides: ReadonlyArray<VerdictSide>, frameBytes: number): FeedVerdict =>
-  (ends) =>
+  (ends, _failure, framesRead) =>
     Effect.forEach(
       sides,
       (side, index) => {
+        // An overrun outranks everything: the decoder was stopped there, so its end is not the clip's.
+        const cap = side.frames
+        if (cap !== undefined && framesRead + side.skip > cap.allowed) return Effect.fail(overrun(side, cap))
         const end = ends[index] ?? -1
-        if (side.child === undefined || end < 0) return Effect.void
+        const child = side.child()
+        if (child === undefined || end < 0) return Effect.void
         return Effect.zipRight(
-          exitedCleanly(side.child, side.path),
+          exitedCleanly(child, side.path, side.changed),
           end > 0
             ? Effect.fail(
                 new InvalidGeometry({

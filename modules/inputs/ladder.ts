@@ -88,10 +88,22 @@ export const scoreLadderInputs = <E = never>(
       if (first === undefined) return yield* new InvalidScoreRequest({ message: "renditions: none given" })
       // The ladder-wide settings are every rendition's (they were merged into each rendition's job).
       const shared: ScoreJob = first.job
-      const reference = yield* openAndProbe(ladder.reference, ladder.referenceGeometry !== undefined, hooks)
+      const reference = yield* openAndProbe(
+        ladder.reference,
+        ladder.referenceGeometry !== undefined,
+        hooks,
+        ladder.referenceAsSent
+      )
       const sides: Array<Side> = []
       for (const rendition of ladder.renditions)
-        sides.push(yield* openAndProbe(rendition.job.distorted, rendition.job.geometry !== undefined, hooks))
+        sides.push(
+          yield* openAndProbe(
+            rendition.job.distorted,
+            rendition.job.geometry !== undefined,
+            hooks,
+            rendition.job.distortedAsSent
+          )
+        )
       const target = geometryOf(reference, ladder.referenceGeometry)
       if (target === undefined) return yield* notAVideo(ladder.reference)
 
@@ -104,7 +116,8 @@ export const scoreLadderInputs = <E = never>(
           isDistorted: false,
           geometry: ladder.referenceGeometry,
           scale: shared.scale,
-          reference: ladder.reference
+          reference: ladder.reference,
+          threads: shared.threads
         },
         target
       )
@@ -118,7 +131,8 @@ export const scoreLadderInputs = <E = never>(
             isDistorted: true,
             geometry: rendition.job.geometry,
             scale: rendition.job.scale,
-            reference: ladder.reference
+            reference: ladder.reference,
+            threads: shared.threads
           },
           target
         )

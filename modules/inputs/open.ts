@@ -4,9 +4,14 @@
  * never on the path again: a path can be swapped (rename, symlink) between a check and a use, a
  * descriptor cannot.
  *
- * The open follows symlinks (seed 000 §5.5.4: what counts is where the opened file really is) and
- * uses O_NONBLOCK, so a FIFO or a device cannot hold the event loop; the caller refuses anything
- * that is not a regular file before reading.
+ * Two steps, so that nothing is opened for reading before it is known to be allowed: the path is
+ * first resolved to an `O_PATH` descriptor (symlinks followed, seed 000 §5.5.4: what counts is
+ * where the file really is), which names the file without opening it (a FIFO's writer is not
+ * released, a device's driver is not called); the caller checks its real path and kind on that
+ * descriptor; only then is a regular file opened for reading through `/proc/self/fd/N`, which
+ * reopens the very file the descriptor names (the rename race stays closed). The read open uses
+ * O_NONBLOCK in any case. What an `O_PATH` walk still does: it crosses the directories on the
+ * way, so an automount point on the way is mounted by the walk (README, "Inputs").
  */
 import { Data, Effect, type Scope } from "effect"
 import { constants } from "node:fs"
@@ -15,16 +20,21 @@ import { type FileHandle, open, readlink } from "node:fs/promises"
 /** What the opened descriptor is, in words a caller's error message can use. */
 export type InputKind = "regular file" | "directory" | "FIFO" | "socket" | "character device" | "block device" | "other"
 
-export interface OpenedInput {
+export interface LocatedInput {
   /** The input as the caller wrote it. */
   readonly path: string
-  /** The open descriptor; closed when the scope closes. */
-  readonly fd: number
+  /** An `O_PATH` descriptor: names the file, reads nothing; closed when the scope closes. */
+  readonly pathFd: number
   /** Where the descriptor really points (`/proc/self/fd/N`), symlinks resolved. */
   readonly realPath: string
   readonly kind: InputKind
   /** Bytes, for a regular file. */
   readonly size: number
+}
+
+export interface OpenedInput extends LocatedInput {
+  /** The descriptor open for reading; closed when the scope closes. */
+  readonly fd: number
 }
 
 /** The path does not exist (or a link in it dangles). */
@@ -61,32 +71,49 @@ const errorCode = (cause: unknown): string =>
 // Linux value; node:fs does not export it. A child process inherits a descriptor only when it is
 // mapped into the child explicitly, never by accident.
 const O_CLOEXEC = 0o2000000
+const O_PATH = 0o10000000
+const locateFlags = O_PATH | O_CLOEXEC
 const openFlags = constants.O_RDONLY | constants.O_NONBLOCK | O_CLOEXEC
 
 /** The kernel's name for the file behind a descriptor; a deleted file keeps its old name plus a marker. */
 const realPathOf = (fd: number) => Effect.promise(() => readlink(`/proc/self/fd/${fd}`))
 
+const failure = (path: string) => (cause: unknown) =>
+  errorCode(cause) === "ENOENT" || errorCode(cause) === "ENOTDIR"
+    ? new InputMissing({ path })
+    : new InputUnopenable({ path, reason: errorCode(cause) })
+
+/** An open, closed with the scope. */
+const scopedOpen = (target: string, flags: number, path: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({ try: () => open(target, flags), catch: failure(path) }),
+    (opened: FileHandle) => Effect.promise(() => opened.close())
+  )
+
 /**
- * Opens `path` read-only, once, for the lifetime of the enclosing scope. A path with a NUL byte
- * is refused before the system sees it (the C string would end there and name another file).
+ * Resolves `path` to an `O_PATH` descriptor for the lifetime of the enclosing scope: where it
+ * really is and what it is, with nothing opened for reading. A path with a NUL byte is refused
+ * before the system sees it (the C string would end there and name another file).
  */
-export const openInput = (path: string): Effect.Effect<OpenedInput, OpenInputError, Scope.Scope> =>
+export const locateInput = (path: string): Effect.Effect<LocatedInput, OpenInputError, Scope.Scope> =>
   Effect.gen(function* () {
     if (path.includes("\0")) return yield* new InputUnopenable({ path, reason: "contains a NUL byte" })
-    const handle: FileHandle = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => open(path, openFlags),
-        catch: (cause) =>
-          errorCode(cause) === "ENOENT" || errorCode(cause) === "ENOTDIR"
-            ? new InputMissing({ path })
-            : new InputUnopenable({ path, reason: errorCode(cause) })
-      }),
-      (opened) => Effect.promise(() => opened.close())
-    )
+    const handle = yield* scopedOpen(path, locateFlags, path)
     const stats = yield* Effect.tryPromise({
       try: () => handle.stat(),
       catch: (cause) => new InputUnopenable({ path, reason: errorCode(cause) })
     })
     const realPath = yield* realPathOf(handle.fd)
-    return { path, fd: handle.fd, realPath, kind: kindOf(stats), size: stats.size }
+    return { path, pathFd: handle.fd, realPath, kind: kindOf(stats), size: stats.size }
   })
+
+/**
+ * Opens a located regular file for reading, through its `O_PATH` descriptor (never the path
+ * again), for the lifetime of the enclosing scope. The caller checks the kind first: only a
+ * regular file gets here.
+ */
+export const openLocated = (located: LocatedInput): Effect.Effect<OpenedInput, OpenInputError, Scope.Scope> =>
+  Effect.map(scopedOpen(`/proc/self/fd/${located.pathFd}`, openFlags, located.path), (handle) => ({
+    ...located,
+    fd: handle.fd
+  }))

@@ -6,6 +6,7 @@
 import { Data, Effect } from "effect"
 import { read } from "node:fs"
 import type { RawGeometry } from "../scorer/request.ts"
+import { blindProbeLimits, decoderMemoryAtLeast, headerProbeLimits, probeLimits } from "./decoder-memory.ts"
 import { type DecoderFailed, type DecoderMissing, Ffmpeg, type ProbedStream } from "./ffmpeg.ts"
 
 export type InputFormat =
@@ -21,6 +22,40 @@ export type InputFormat =
 
 /** The input's bytes say what it is, but it cannot be used (bad Y4M header, unsupported layout). */
 export class UnusableInput extends Data.TaggedError("UnusableInput")<{ readonly message: string }> {}
+
+/** Decoding the input can never fit the memory budget (known from its headers, before any frame is decoded). */
+export class DecoderTooLarge extends Data.TaggedError("DecoderTooLarge")<{
+  readonly needed: number
+  readonly budget: number
+}> {}
+
+/**
+ * An encoded input's stream: its headers first (no frame decoded), then, when the container does
+ * not store the pixel format, a probe that decodes a frame, under a hard limit for its size, and
+ * only when the smallest decoder of that size fits `budget` (SVC_MAX_SCORE_MEMORY; undefined: no
+ * budget). A 16000x16000 stream in a small file is refused here, before anything is decoded.
+ */
+const probeEncoded = (
+  fd: number,
+  budget: number | undefined
+): Effect.Effect<ProbedStream, DecoderTooLarge | DecoderMissing | DecoderFailed, Ffmpeg> =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const fits = (stream: ProbedStream) => {
+      const least = decoderMemoryAtLeast(stream)
+      return budget !== undefined && least > budget
+        ? Effect.fail(new DecoderTooLarge({ needed: least, budget }))
+        : Effect.succeed(stream)
+    }
+    const headers = yield* Effect.either(ffmpeg.probe(fd, true, headerProbeLimits))
+    // An elementary stream (raw H.264, HEVC) has no container header: its size is known only
+    // from decoding, under a wall of the budget's size (or the largest frame's, without one).
+    if (headers._tag === "Left") return yield* Effect.flatMap(ffmpeg.probe(fd, false, blindProbeLimits(budget)), fits)
+    yield* fits(headers.right)
+    if (headers.right.pixelFormat !== "unknown") return headers.right
+    const decoded = yield* ffmpeg.probe(fd, false, probeLimits(headers.right))
+    return { ...decoded, declaredFrames: headers.right.declaredFrames ?? decoded.declaredFrames }
+  })
 
 /** Reads up to `length` bytes at `position` without blocking the event loop. */
 export const readAt = (fd: number, buffer: Uint8Array, position: number): Effect.Effect<number, UnusableInput> =>
@@ -113,18 +148,20 @@ const y4mHeader = (head: Uint8Array, path: string): Effect.Effect<InputFormat, U
 export const probeInput = (
   fd: number,
   path: string,
-  rawAllowed: boolean
-): Effect.Effect<InputFormat, UnusableInput | DecoderMissing | DecoderFailed, Ffmpeg> =>
+  rawAllowed: boolean,
+  budget: number | undefined
+): Effect.Effect<InputFormat, UnusableInput | DecoderTooLarge | DecoderMissing | DecoderFailed, Ffmpeg> =>
   Effect.gen(function* () {
     const head = new Uint8Array(512)
     const length = yield* readAt(fd, head, 0)
     const bytes = head.subarray(0, length)
     if (ascii(bytes, 0, 10) === "YUV4MPEG2 ") return yield* y4mHeader(bytes, path)
     const ffmpeg = yield* Ffmpeg
-    if (hasVideoMagic(bytes)) return { _tag: "Encoded", stream: yield* ffmpeg.probe(fd) } as const
+    if (hasVideoMagic(bytes)) return { _tag: "Encoded", stream: yield* probeEncoded(fd, budget) } as const
     if (rawAllowed) return { _tag: "Raw" } as const
-    const probed = yield* Effect.either(ffmpeg.probe(fd))
-    return probed._tag === "Right" ? ({ _tag: "Encoded", stream: probed.right } as const) : ({ _tag: "Raw" } as const)
+    const recognised = yield* Effect.either(ffmpeg.probe(fd, true, headerProbeLimits))
+    if (recognised._tag === "Left") return { _tag: "Raw" } as const
+    return { _tag: "Encoded", stream: yield* probeEncoded(fd, budget) } as const
   })
 
 /**

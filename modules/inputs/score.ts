@@ -10,8 +10,14 @@
  * depth are the target; a distorted video of another size is scaled to it (`options.scale`,
  * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
  */
-import { Effect, Stream } from "effect"
-import { InvalidGeometry, InvalidScoreRequest, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
+import { Effect, type Scope, Stream } from "effect"
+import {
+  InvalidGeometry,
+  InvalidScoreRequest,
+  type ScoreError,
+  ScoreTooLarge,
+  UnreadableInput
+} from "../scorer/errors.ts"
 import { rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
 import {
   type Feed,
@@ -24,10 +30,25 @@ import {
   type Scorer,
   unguarded
 } from "../scorer/scorer.ts"
-import { type Child, type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
-import { decoderPipe, decoderVerdict } from "./frames.ts"
+import { decoderLimits, decoderMemory } from "./decoder-memory.ts"
+import {
+  type Child,
+  type DecoderFailed,
+  type DecoderMissing,
+  Ffmpeg,
+  type ProbedStream,
+  type SourceShape
+} from "./ffmpeg.ts"
+import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf } from "./frames.ts"
 import type { OpenedInput, OpenInputError } from "./open.ts"
-import { ffmpegPixelFormat, type InputFormat, layoutOf, probeInput, type UnusableInput } from "./probe.ts"
+import {
+  type DecoderTooLarge,
+  ffmpegPixelFormat,
+  type InputFormat,
+  layoutOf,
+  probeInput,
+  type UnusableInput
+} from "./probe.ts"
 import { filePictures, pairThumbnails, thumbnailFrames, thumbnailOf } from "../scorer/thumbnails.ts"
 
 /** The provenance fields of the inputs. */
@@ -49,7 +70,7 @@ const sameGeometry = (a: RawGeometry, b: RawGeometry) =>
 
 const isY4mName = (path: string) => /\.y4m$/i.test(path)
 
-type InputError = OpenInputError | UnusableInput | DecoderMissing | DecoderFailed
+type InputError = OpenInputError | UnusableInput | DecoderTooLarge | DecoderMissing | DecoderFailed
 
 /** The scorer's typed errors for failures of opening, probing and decoding. */
 export const asScoreError =
@@ -62,6 +83,8 @@ export const asScoreError =
         return new UnreadableInput({ message: `input "${path}" cannot be opened (${error.reason})` })
       case "UnusableInput":
         return new InvalidGeometry({ message: error.message })
+      case "DecoderTooLarge":
+        return new ScoreTooLarge({ needed: error.needed, budget: error.budget })
       case "DecoderMissing":
         return new InvalidScoreRequest({
           message: `input "${path}" is encoded video, which needs ffmpeg to decode: ${error.reason}`
@@ -86,10 +109,12 @@ export interface Side {
 }
 
 /** Opens an input once through the caller's scoring-roots guard (regular files only), then probes its bytes. */
-export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>) =>
+export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>, shown: string = path) =>
   Effect.gen(function* () {
-    const input = yield* openChecked(path, hooks.guard ?? unguarded)
-    const format = yield* probeInput(input.fd, path, rawAllowed).pipe(Effect.mapError(asScoreError(path)))
+    const input = yield* openChecked(path, hooks.guard ?? unguarded, shown)
+    const format = yield* probeInput(input.fd, path, rawAllowed, hooks.memoryBudget).pipe(
+      Effect.mapError(asScoreError(path))
+    )
     return { input, format }
   })
 
@@ -127,8 +152,8 @@ export const scoreInputs = <E = never>(
   Effect.scoped(
     Effect.gen(function* () {
       const rawAllowed = job.geometry !== undefined
-      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
-      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
+      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks, job.referenceAsSent)
+      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks, job.distortedAsSent)
       if (job.geometry === undefined) {
         if (ref.format._tag === "Raw") return yield* notAVideo(job.reference)
         if (dis.format._tag === "Raw") return yield* notAVideo(job.distorted)
@@ -176,12 +201,31 @@ export const geometryOf = (side: Side, options: RawGeometry | undefined): RawGeo
   }
 }
 
+/** The shape a decoded stream keeps: its size and its chroma subsampling factors. */
+const shapeOf = (stream: ProbedStream): SourceShape => {
+  const { pixelFormat } = layoutOf(stream.pixelFormat)
+  return {
+    width: stream.width,
+    height: stream.height,
+    hsub: pixelFormat === 444 ? 1 : 2,
+    vsub: pixelFormat === 420 ? 2 : 1
+  }
+}
+
 /** How one side is read by the library, and how it was scaled and decoded. */
 export interface FrameSource {
   /** The side as the library's reading thread reads it (raw/Y4M file, or the decoder's pipe). */
   readonly side: FedSide
-  /** The ffmpeg child writing the side's pipe; its exit decides whether the pipe's end is the clip's. */
-  readonly child: Child | undefined
+  /** The ffmpeg child writing the side's pipe once started; its exit decides whether the pipe's end is the clip's. */
+  readonly child: () => Child | undefined
+  /** The refusal of a decode that changed shape at a frame (undefined for a file). */
+  readonly changed: ((frame: number) => string) | undefined
+  /** The decoder's admitted memory (0 for a file the library reads). */
+  readonly memory: number
+  /** Starts the decoder (after admission), for the scope of the score. */
+  readonly start: Effect.Effect<void, ScoreError, Scope.Scope>
+  /** The decoder's frame cap (undefined for a file). */
+  readonly frames: FrameCap | undefined
   /** "bicubic 960x540 -> 1920x1080" when the side is scaled; undefined otherwise. */
   readonly scaling: string | undefined
   /** `ffmpeg -version`'s first line when an ffmpeg child decodes the side. */
@@ -205,6 +249,8 @@ export const frameSource = (
     readonly geometry: RawGeometry | undefined
     readonly scale: ScoreJob["scale"]
     readonly reference: string
+    /** The decoder's threads (the request's). */
+    readonly threads: number
   },
   target: RawGeometry
 ) =>
@@ -223,7 +269,11 @@ export const frameSource = (
         const kind = side.format._tag === "Raw" ? "raw" : "y4m"
         return {
           side: { fd, kind, name: path, skip: settings.skip },
-          child: undefined,
+          child: () => undefined,
+          changed: undefined,
+          memory: 0,
+          start: Effect.void,
+          frames: undefined,
           scaling: undefined,
           decoder: undefined
         } satisfies FrameSource
@@ -238,16 +288,45 @@ export const frameSource = (
         const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
         const decoder = (yield* ffmpeg.tools).version
         const pipe = yield* decoderPipe(scorer)
-        const child = yield* ffmpeg
+        const threads = Math.max(1, settings.threads)
+        const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
+        const frames = frameCapOf(stream.declaredFrames, ffmpeg.limits.maxFrames)
+        const { cpuSeconds } = ffmpeg.limits
+        let child: Child | undefined
+        const start = ffmpeg
           .decode(
             fd,
-            { width: target.width, height: target.height, pixelFormat: ffmpegPixelFormat(target), scale: algorithm },
-            pipe.write
+            {
+              width: target.width,
+              height: target.height,
+              pixelFormat: ffmpegPixelFormat(target),
+              // A distorted side that may be scaled is scaled frame by frame, also after a change.
+              scale: settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined,
+              source: shapeOf(stream)
+            },
+            pipe.write,
+            // One frame past the cap: an overrun shows as a frame too many, and stops there.
+            { ...decoderLimits(memory, cpuSeconds), threads, maxFrames: frames.allowed + settings.skip + 1 }
           )
-          .pipe(Effect.ensuring(pipe.handOver))
+          .pipe(
+            Effect.tap((started) => {
+              child = started
+              return ffmpeg.watch(started, memory)
+            }),
+            Effect.ensuring(pipe.handOver),
+            Effect.asVoid,
+            Effect.mapError(asScoreError(path))
+          )
         return {
           side: { fd: pipe.read, kind: "pipe", name: path, skip: settings.skip },
-          child,
+          child: () => child,
+          changed: (frame: number) =>
+            settings.isDistorted
+              ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
+              : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
+          memory,
+          start,
+          frames,
           scaling: algorithm
             ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
             : undefined,
@@ -255,19 +334,26 @@ export const frameSource = (
         } satisfies FrameSource
       }
     }
-  }).pipe(
-    Effect.mapError((error) =>
-      error._tag === "DecoderMissing" || error._tag === "DecoderFailed" ? asScoreError(path)(error) : error
-    )
-  )
+  }).pipe(Effect.mapError((error) => (error._tag === "DecoderMissing" ? asScoreError(path)(error) : error)))
 
-/** The library's feed of sources (the reference first), judged by their decoders' exits. */
+/**
+ * The library's feed of sources (the reference first), judged by their decoders' exits and frame
+ * caps; the decoders' memory is admitted with the scorer's before any of them starts.
+ */
 export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry): Feed => ({
   sides: sources.map((source) => source.side),
   verdict: decoderVerdict(
-    sources.map((source) => ({ path: source.side.name, child: source.child })),
+    sources.map((source) => ({
+      path: source.side.name,
+      child: source.child,
+      changed: source.changed,
+      skip: source.side.skip,
+      frames: source.frames
+    })),
     frameBytes(target)
-  )
+  ),
+  memory: sources.reduce((sum, source) => sum + source.memory, 0),
+  start: Effect.forEach(sources, (source) => source.start, { discard: true })
 })
 
 /**
@@ -326,7 +412,7 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
   Effect.gen(function* () {
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
-    const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference }
+    const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
     const refSource = yield* frameSource(
       scorer,
       ref,

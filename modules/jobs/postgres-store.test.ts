@@ -63,7 +63,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 8])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 8])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -188,6 +188,57 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         yield* Effect.promise(() => admin.end({ timeout: 1 }))
       })
     )
+  )
+
+  it.live(
+    "row-level security on every tenant table (migration 6): node sessions as jobs, seed 000 5.5.4's answers kept",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { name, backend } = yield* Effect.promise(freshDatabase)
+          const jobs = yield* replica(backend)
+          const { nodeId: nodeA } = yield* jobs.register(node("a"), info)
+          yield* jobs.register(node("b"), info)
+          const admin = postgres(server.adminUrl(name), { max: 1, onnotice: () => undefined })
+          yield* Effect.addFinalizer(() => Effect.promise(() => admin.end({ timeout: 1 })))
+          // Every table with a tenant column has row-level security, forced on its owner too.
+          const tables = yield* Effect.promise(
+            () => admin`SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c
+              JOIN information_schema.columns k ON k.table_name = c.relname AND k.column_name = 'tenant_id'
+              WHERE c.relkind = 'r' AND k.table_schema = 'public' ORDER BY c.relname`
+          )
+          expect(tables.map((row) => [row["relname"], row["relrowsecurity"], row["relforcerowsecurity"]])).toEqual([
+            ["jobs", true, true],
+            ["node_sessions", true, true]
+          ])
+          // The store's own role sees a tenant's sessions only in a transaction naming that tenant.
+          const own = postgres(server.url(name), { max: 1, password: server.password, onnotice: () => undefined })
+          yield* Effect.addFinalizer(() => Effect.promise(() => own.end({ timeout: 1 })))
+          const sessionsSeen = (tenant: string | undefined) =>
+            Effect.promise(() =>
+              own.begin(async (tx) => {
+                if (tenant !== undefined) await tx`SELECT set_config('svc.tenant', ${tenant}, true)`
+                return tx`SELECT tenant_id FROM node_sessions ORDER BY tenant_id`
+              })
+            ).pipe(Effect.map((rows) => rows.map((row) => row["tenant_id"])))
+          expect(yield* sessionsSeen(undefined)).toEqual([])
+          expect(yield* sessionsSeen("a")).toEqual(["a"])
+          const smuggled = yield* Effect.either(
+            Effect.tryPromise(() =>
+              own.begin(async (tx) => {
+                await tx`SELECT set_config('svc.tenant', 'a', true)`
+                return tx`INSERT INTO node_sessions VALUES ('x', 'b', 'n', 1, 'v', 0, 0, 0)`
+              })
+            )
+          )
+          expect(Either.isLeft(smuggled) && String(smuggled.left.error)).toMatch(/row-level security/)
+          // Seed 000 5.5.4: another tenant's session is refused as before (ok=false, PERMISSION_DENIED).
+          expect(yield* jobs.heartbeat(node("b"), nodeA, [])).toBe(false)
+          const pulled = yield* Effect.flip(jobs.pullWork(node("b"), nodeA, 1))
+          expect(pulled._tag).toBe("PermissionDenied")
+          expect(yield* jobs.heartbeat(node("a"), nodeA, [])).toBe(true)
+        })
+      )
   )
 
   it.effect(

@@ -30,15 +30,25 @@ const hostnameOf = (hostHeader: string): string => {
   return (hostHeader.split(":")[0] ?? "").toLowerCase()
 }
 
+/**
+ * A Host header as RFC 9110 allows it: a name, an IPv4 address or a bracketed IPv6 address, and
+ * an optional port. Anything else (userinfo, a path, spaces: `127.0.0.1:80@evil.example`) is
+ * malformed and refused before anything reads it as a URL.
+ */
+const wellFormedHost = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+
 export type Admission =
   | { readonly ok: true; readonly token: string }
-  | { readonly ok: false; readonly status: 401 | 403; readonly message: string }
+  | { readonly ok: false; readonly status: 400 | 401 | 403; readonly message: string }
 
 /** The checks every /mcp request passes before anything is called: origin, host, bearer token. */
 export const admit = (
   headers: { readonly get: (name: string) => string | null },
   config: Pick<McpConfig, "allowedOrigins" | "httpAddress">
 ): Admission => {
+  const hostHeader = headers.get("host")
+  if (hostHeader !== null && !wellFormedHost.test(hostHeader))
+    return { ok: false, status: 400, message: "malformed Host header" }
   const origin = headers.get("origin")
   if (origin !== null) {
     const parsed = URL.canParse(origin) ? new URL(origin) : undefined
@@ -60,7 +70,7 @@ export const admit = (
 }
 
 /** A JSON-RPC error body, as MCP clients read the endpoint's refusals. */
-const refusal = (status: 401 | 403, message: string) =>
+const refusal = (status: 400 | 401 | 403, message: string) =>
   HttpServerResponse.unsafeJson(
     { jsonrpc: "2.0", error: { code: -32001, message }, id: null },
     { status, headers: status === 401 ? { "www-authenticate": 'Bearer realm="svc-mcp"' } : {} }
@@ -127,8 +137,12 @@ const mcpRoute = (config: McpConfig) =>
       })
       return HttpServerResponse.fromWeb(response)
     }).pipe(
+      // The platform's reason ("TypeError: Invalid URL") is for the log, not the caller.
       Effect.catchTag("RequestError", (error) =>
-        Effect.succeed(HttpServerResponse.text(error.message, { status: 400 }))
+        Effect.as(
+          Effect.logInfo("mcp request refused").pipe(Effect.annotateLogs({ status: 400, reason: error.message })),
+          HttpServerResponse.text("bad request", { status: 400 })
+        )
       )
     )
   })

@@ -53,6 +53,13 @@ describe("HTTP admission", () => {
     expect(withHost("attacker.example:8090")).toMatchObject({ ok: false, status: 403 })
     expect(withHost("mcp.example.com", anyInterface)).toMatchObject({ ok: true })
   })
+
+  it("refuses a malformed Host (userinfo, a path, spaces) with 400 on any listener", () => {
+    const withHost = (host: string, config = loopback) => admit(headers({ host, authorization: "Bearer t" }), config)
+    for (const host of ["127.0.0.1:8090@evil.example", "127.0.0.1/x", "local host", "127.0.0.1:8090:1", ""])
+      for (const config of [loopback, anyInterface])
+        expect(withHost(host, config), host).toEqual({ ok: false, status: 400, message: "malformed Host header" })
+  })
 })
 
 describe("configuration", () => {

@@ -13,8 +13,10 @@ import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
+import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
+import { ScoreTooLarge } from "../scorer/errors.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
 import { bearerMetadata, callUnary, type GrpcCallError, makeClient } from "../transport/grpc/client.ts"
@@ -147,6 +149,15 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const config = yield* nodeConfig
     const scorer = yield* Scorer
     const ffmpeg = yield* Ffmpeg
+    // The same memory budget as svc-server's (SVC_MAX_SCORE_MEMORY), decoders included: a job that
+    // can never fit fails with the reason; one that may fit later waits, holding its slot (so the
+    // node pulls no more work meanwhile), until the jobs in flight give the memory back.
+    const budget = yield* maxScoreMemory
+    const memory = yield* Effect.makeSemaphore(budget)
+    const admitMemory = (bytes: number) =>
+      bytes > budget
+        ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
+        : Effect.acquireRelease(memory.take(bytes), () => memory.release(bytes)).pipe(Effect.asVoid)
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const clients = yield* Effect.acquireRelease(
@@ -382,7 +393,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           threads: Math.max(parsed.right.threads, config.threadsPerJob)
         }
         const outcome = yield* withProgress(job.id, (onProgress) =>
-          Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg)
+          Effect.provideService(
+            scoreInputs(scorer, scoreJob, { onProgress, guard, admitMemory, memoryBudget: budget }),
+            Ffmpeg,
+            ffmpeg
+          )
         )
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
@@ -423,6 +438,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
               scoreLadderInputs(scorer, ladder, {
                 onProgress,
                 guard,
+                admitMemory,
+                memoryBudget: budget,
                 onRenditionProgress: (index, frames) =>
                   Effect.sync(() => {
                     read[index] = frames

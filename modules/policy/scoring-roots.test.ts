@@ -4,7 +4,7 @@ import fc from "fast-check"
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { openInput } from "../inputs/open.ts"
+import { locateInput } from "../inputs/open.ts"
 import {
   hasParentElement,
   invalidRootTemplate,
@@ -268,14 +268,14 @@ describe("inputGuard (inputs this process reads, checked on the opened descripto
   })
   afterAll(() => rmSync(base, { recursive: true, force: true }))
 
-  /** What the scorer does: check as written, open once, check where the descriptor points. */
+  /** What the scorer does: check as written, locate once (O_PATH), check where the descriptor points. */
   const admitted = (roots: RootSet, input: string) => {
     const guard = roots.inputGuard()
     return Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
           yield* guard.beforeOpen(input)
-          const opened = yield* openInput(input).pipe(
+          const opened = yield* locateInput(input).pipe(
             Effect.catchTags({ InputMissing: () => guard.missing(input), InputUnopenable: Effect.die })
           )
           yield* guard.opened(opened)

@@ -5,7 +5,7 @@
 import { Effect, Either } from "effect"
 import { lstat, readlink, realpath } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
-import type { OpenedInput } from "../inputs/open.ts"
+import type { LocatedInput } from "../inputs/open.ts"
 import { InputNotFound } from "../scorer/errors.ts"
 import type { InputGuard } from "../scorer/scorer.ts"
 import { PermissionDenied } from "./errors.ts"
@@ -245,20 +245,22 @@ export class RootSet {
         roots.some((root) => admits(root, { kind: "local", path, elements: elementsOf(path) }))
       )
     return {
-      beforeOpen: (path) =>
-        Effect.flatMap(this.check(path), (admitted) =>
-          admitted.kind === "local" ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(path))
+      beforeOpen: (path, shown = path) =>
+        Effect.flatMap(
+          Effect.mapError(this.check(path), () => PermissionDenied.inputOutsideRoots(shown)),
+          (admitted) =>
+            admitted.kind === "local" ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(shown))
         ),
-      opened: (input: OpenedInput) =>
+      opened: (input: LocatedInput, shown = input.path) =>
         Effect.flatMap(under(input.realPath), (inside) =>
-          inside ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(input.path))
+          inside ? Effect.void : Effect.fail(PermissionDenied.inputOutsideRoots(shown))
         ),
-      missing: (path) =>
+      missing: (path, shown = path) =>
         Effect.flatMap(
           Effect.promise(() => deepestExistingParent(path)),
           (parent) =>
             Effect.flatMap(parent === undefined ? Effect.succeed(false) : under(parent), (inside) =>
-              Effect.fail(inside ? new InputNotFound({ path }) : PermissionDenied.inputOutsideRoots(path))
+              Effect.fail(inside ? new InputNotFound({ path: shown }) : PermissionDenied.inputOutsideRoots(shown))
             )
         )
     }

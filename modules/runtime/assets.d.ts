@@ -13,3 +13,8 @@ declare module "*.so" {
   const path: string
   export default path
 }
+// The decoders' launcher (modules/inputs/native/svc_exec.c), a path like the library's.
+declare module "*/svc-exec" {
+  const path: string
+  export default path
+}

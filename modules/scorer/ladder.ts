@@ -65,6 +65,8 @@ export interface LadderRenditionJob {
 /** A validated ladder: the reference, its raw geometry (ladder-wide options) and every rendition. */
 export interface LadderJob {
   readonly reference: string
+  /** The reference as the request wrote it (a file:// URL), where that differs: refusals quote it. */
+  readonly referenceAsSent?: string
   /** Geometry of a raw reference (the ladder-wide options' width/height/pixel_format/bitdepth). */
   readonly referenceGeometry: RawGeometry | undefined
   readonly renditions: ReadonlyArray<LadderRenditionJob>
@@ -216,6 +218,12 @@ export const parseLadderRequest = (input: unknown): Effect.Effect<LadderJob, Inv
         const shared = yield* parseScoreRequest({
           ...pairRequest(request, { label: "", distorted: request.reference })
         })
-        return { reference: inputPath(request.reference), referenceGeometry: shared.geometry, renditions }
+        const reference = inputPath(request.reference)
+        return {
+          reference,
+          ...(reference === request.reference ? {} : { referenceAsSent: request.reference }),
+          referenceGeometry: shared.geometry,
+          renditions
+        }
       })
   })

@@ -7,7 +7,7 @@ import { dlopen, FFIType, type Pointer } from "bun:ffi"
 import { createHash } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import embeddedLibrary from "./native/build/libsvc_scorer.so" with { type: "file" }
 
 const { ptr, i32, u64, i64, cstring } = FFIType
@@ -118,14 +118,19 @@ export const NativeFeature = {
 } as const
 export const NativePool = { mean: 0, min: 1, max: 2, harmonic_mean: 3 } as const
 
-/** Where the library is loaded from: the build output, or a copy of the embedded one. */
-const materialise = (path: string): string => {
+/**
+ * Where an embedded native file is used from: the build output, or a copy of the embedded one
+ * in TMPDIR (named by its digest, so every build and process finds its own).
+ */
+export const materialise = (path: string): string => {
   if (existsSync(path) && !path.includes("$bunfs")) return path
   const bytes = readFileSync(path)
   const digest = createHash("sha256").update(bytes).digest("hex").slice(0, 16)
   const dir = join(process.env.TMPDIR ?? tmpdir(), "svc-native")
   mkdirSync(dir, { recursive: true })
-  const target = join(dir, `libsvc_scorer-${digest}.so`)
+  const name = basename(path)
+  const dot = name.indexOf(".")
+  const target = join(dir, dot < 0 ? `${name}-${digest}` : `${name.slice(0, dot)}-${digest}${name.slice(dot)}`)
   if (!existsSync(target)) {
     const partial = `${target}.${process.pid}.tmp`
     writeFileSync(partial, bytes)

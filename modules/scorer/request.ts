@@ -98,6 +98,9 @@ export interface RawGeometry {
 export interface ScoreJob {
   readonly reference: string
   readonly distorted: string
+  /** The inputs as the request wrote them (a file:// URL), where that differs from the path: refusals quote these. */
+  readonly referenceAsSent?: string
+  readonly distortedAsSent?: string
   readonly model: string
   /** Every model asked for (`models`, or just `model`), in request order; "auto" unresolved. */
   readonly models: ReadonlyArray<string>
@@ -245,6 +248,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
   return Either.right({
     reference,
     distorted,
+    ...(reference === request.reference ? {} : { referenceAsSent: request.reference }),
+    ...(distorted === request.distorted ? {} : { distortedAsSent: request.distorted }),
     model,
     models,
     geometry:

@@ -7,7 +7,7 @@ import { ptr } from "bun:ffi"
 import { Duration, Effect, Option, type Scope, Stream } from "effect"
 import { read } from "node:fs"
 import { integerIn } from "../config/env.ts"
-import { type OpenedInput, openInput } from "../inputs/open.ts"
+import { type LocatedInput, locateInput, type OpenedInput, openLocated } from "../inputs/open.ts"
 import {
   InputNotFound,
   InvalidGeometry,
@@ -120,20 +120,22 @@ export type PooledFeatures = {
 
 /**
  * Who may be read: the scoring roots of the caller, applied around the one open of each input.
- * `beforeOpen` sees the input as written (nothing outside the roots is even opened), `opened`
- * sees where the descriptor really points, `missing` decides what a missing input reports.
+ * `beforeOpen` sees the input as written (nothing outside the roots is even located), `opened`
+ * sees where the located (`O_PATH`, not yet opened) descriptor really points, `missing` decides
+ * what a missing input reports.
  */
 export interface InputGuard<E> {
-  readonly beforeOpen: (path: string) => Effect.Effect<void, E>
-  readonly opened: (input: OpenedInput) => Effect.Effect<void, E>
-  readonly missing: (path: string) => Effect.Effect<never, E | InputNotFound>
+  /** `shown`: the input as the request wrote it (a file:// URL), quoted by refusals; default the path. */
+  readonly beforeOpen: (path: string, shown?: string) => Effect.Effect<void, E>
+  readonly opened: (input: LocatedInput, shown?: string) => Effect.Effect<void, E>
+  readonly missing: (path: string, shown?: string) => Effect.Effect<never, E | InputNotFound>
 }
 
 /** No roots (svc-server without SVC_INPUT_ROOTS): any path, a missing one reported as missing. */
 export const unguarded: InputGuard<never> = {
   beforeOpen: () => Effect.void,
   opened: () => Effect.void,
-  missing: (path) => Effect.fail(new InputNotFound({ path }))
+  missing: (path, shown = path) => Effect.fail(new InputNotFound({ path: shown }))
 }
 
 /** A pair of inputs opened (and checked) once, for the scope of their score. */
@@ -152,6 +154,11 @@ export interface ScoreHooks<E = never> {
    * is allocated) for as long as the scope lasts, or refuses it.
    */
   readonly admitMemory?: (bytes: number) => Effect.Effect<void, E | ScoreError, Scope.Scope>
+  /**
+   * The whole memory budget (SVC_MAX_SCORE_MEMORY), for refusals decided before `admitMemory`
+   * can be asked (an input whose decoding can never fit, known from its headers).
+   */
+  readonly memoryBudget?: number
 }
 
 /** The score's own feature name in the reference library's output. */
@@ -486,18 +493,24 @@ export interface FedSide {
 /**
  * Judges a fed stream's outcome before it is accepted: `ends[k]` is side k's end as the library
  * saw it (-1: not read to its end; else the bytes of a partial last frame, 0 on a frame
- * boundary) and `failure` the library's error, if any. Failing replaces the outcome: a pipe's
- * end is the clip's end only if its writer (a decoder) exited cleanly.
+ * boundary), `failure` the library's error, if any, and `framesRead` the frames read of every
+ * side after its skip. Failing replaces the outcome: a pipe's end is the clip's end only if its
+ * writer (a decoder) exited cleanly and wrote no more than its container declares.
  */
 export type FeedVerdict = (
   ends: ReadonlyArray<number>,
-  failure: ScoreError | undefined
+  failure: ScoreError | undefined,
+  framesRead: number
 ) => Effect.Effect<void, ScoreError>
 
 /** The sides of a fed stream (the reference first) and the verdict on their ends. */
 export interface Feed {
   readonly sides: ReadonlyArray<FedSide>
   readonly verdict: FeedVerdict
+  /** Memory of the sides' writers (decoders), admitted with the stream's own before they start. */
+  readonly memory?: number
+  /** Starts the sides' writers, once the memory is admitted; they live as long as the scope. */
+  readonly start?: Effect.Effect<void, ScoreError, Scope.Scope>
 }
 
 const fedKind = { raw: NativeInputKind.raw, y4m: NativeInputKind.y4m, pipe: NativeInputKind.pipe } as const
@@ -530,7 +543,8 @@ const judgeFeed = (
 ): Effect.Effect<void, ScoreError> => {
   const ends = feed.sides.map((_, side) => Number(symbols.svc_stream_feed_end(handle, side)))
   const failure = state < 0 ? failureFor(state, nativeError(symbols, view)) : undefined
-  return Effect.zipRight(feed.verdict(ends, failure), failure ? Effect.fail(failure) : Effect.void)
+  const framesRead = Number(symbols.svc_stream_frames_read(handle))
+  return Effect.zipRight(feed.verdict(ends, failure, framesRead), failure ? Effect.fail(failure) : Effect.void)
 }
 
 /** Creates a pipe for a fed stream (read end, write end; both close-on-exec, about 1 MiB). */
@@ -551,14 +565,14 @@ const makeStreamScoring = (
   frameLimit: number
 ) => {
   /** The job's native stream, its memory admitted, and how its final frames are read out. */
-  const openStream = <H>(job: ScoreJob, hooks: Pick<ScoreHooks<H>, "admitMemory">) =>
+  const openStream = <H>(job: ScoreJob, hooks: Pick<ScoreHooks<H>, "admitMemory">, writersMemory = 0) =>
     Effect.gen(function* () {
       if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
       const set = yield* acquireModels(symbols, models, job)
       const { handle, view } = yield* acquireStream(symbols, (options, out) =>
         symbols.svc_stream_create(set.handle, options, options.length, out.slot, out.error, out.errorLength)
       )(job, frameLimit)
-      if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)))
+      if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + writersMemory)
       const round = applyPrecision(job.precision)
       const names = Array.from({ length: symbols.svc_job_metric_count(view) }, (_, i) =>
         String(symbols.svc_job_metric_name(view, i))
@@ -684,7 +698,8 @@ const makeStreamScoring = (
   ): Stream.Stream<StreamEvent, ScoreError | H> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
-        const { handle, view, drain } = yield* openStream(job, hooks)
+        const { handle, view, drain } = yield* openStream(job, hooks, feed.memory)
+        if (feed.start) yield* feed.start
         yield* startFeed(symbols, handle, feed)
         return Stream.paginateEffect(
           1,
@@ -759,8 +774,10 @@ const makeLadderScoring =
         // the library and the one being assembled here) are admitted with the library's estimate.
         const window = job.threads + 2
         const queued = (window + 2) * (renditions + 1) * Number(symbols.svc_stream_frame_bytes(handle))
-        if (hooks.admitMemory) yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + queued)
         const feed = "verdict" in input ? input : undefined
+        if (hooks.admitMemory)
+          yield* hooks.admitMemory(Number(symbols.svc_job_memory(view)) + queued + (feed?.memory ?? 0))
+        if (feed?.start) yield* feed.start
         let reported = -1
         let readReported = -1
         const progress = Effect.suspend(() => {
@@ -837,25 +854,26 @@ export const maxFrames = integerIn("SVC_MAX_FRAMES", 1_000_000, 1, 2_000_000_000
  */
 export const openChecked = <E>(
   path: string,
-  guard: InputGuard<E>
+  guard: InputGuard<E>,
+  shown: string = path
 ): Effect.Effect<OpenedInput, E | InputNotFound | UnreadableInput | UnsupportedInput, Scope.Scope> =>
   Effect.gen(function* () {
-    yield* guard.beforeOpen(path)
-    const opened = yield* openInput(path).pipe(
-      Effect.catchTags({
-        InputMissing: () => guard.missing(path),
-        InputUnopenable: (error) =>
-          Effect.fail(new UnreadableInput({ message: `input "${path}" cannot be opened: ${error.reason}` }))
-      })
-    )
-    yield* guard.opened(opened)
-    if (opened.kind !== "regular file") {
-      const article = opened.kind === "other" ? "not a regular file" : `a ${opened.kind}`
+    yield* guard.beforeOpen(path, shown)
+    const unopenable = {
+      InputMissing: () => guard.missing(path, shown),
+      InputUnopenable: (error: { readonly reason: string }) =>
+        Effect.fail(new UnreadableInput({ message: `input "${path}" cannot be opened: ${error.reason}` }))
+    }
+    // Located, not opened: its real path and kind are checked before anything is opened for reading.
+    const located = yield* locateInput(path).pipe(Effect.catchTags(unopenable))
+    yield* guard.opened(located, shown)
+    if (located.kind !== "regular file") {
+      const article = located.kind === "other" ? "not a regular file" : `a ${located.kind}`
       return yield* new UnsupportedInput({
         message: `input "${path}" is ${article}; only regular files are scored`
       })
     }
-    return opened
+    return yield* openLocated(located).pipe(Effect.catchTags(unopenable))
   })
 
 export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
@@ -944,8 +962,8 @@ export class Scorer extends Effect.Service<Scorer>()("svc/Scorer", {
         Effect.gen(function* () {
           const guard: InputGuard<E> = hooks.guard ?? unguarded
           if (job.geometry) yield* checkFrameSize(models, job, job.geometry)
-          const reference = opened?.reference ?? (yield* openChecked(job.reference, guard))
-          const distorted = opened?.distorted ?? (yield* openChecked(job.distorted, guard))
+          const reference = opened?.reference ?? (yield* openChecked(job.reference, guard, job.referenceAsSent))
+          const distorted = opened?.distorted ?? (yield* openChecked(job.distorted, guard, job.distortedAsSent))
           const set = yield* acquireModels(symbols, models, job, reference.fd)
           const handle = yield* openJob(job, set, reference, distorted)
           yield* awaitOpened(handle)

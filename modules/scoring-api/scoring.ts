@@ -11,6 +11,7 @@ import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
+import { Gauge } from "prom-client"
 import type { PermissionDenied } from "../policy/errors.ts"
 import { parseRoot, RootSet, splitRootList } from "../policy/scoring-roots.ts"
 import { InputNotFound, InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
@@ -160,6 +161,23 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
     // Memory: admitted on the library's estimate, before anything per frame is allocated.
     const admitMemory = yield* Effect.flatMap(maxScoreMemory, memoryBudget)
     const serverGuard = yield* defaultGuard
+    // The decoders' share of the budget, as /metrics shows it: admitted, and the peak observed.
+    new Gauge({
+      name: "svc_decoder_memory_reserved_bytes",
+      help: "Memory admitted for the running decoders (counted in SVC_MAX_SCORE_MEMORY with the scorer's).",
+      registers: [metrics.registry],
+      collect() {
+        this.set(ffmpeg.usage.reserved)
+      }
+    })
+    new Gauge({
+      name: "svc_decoder_memory_peak_bytes",
+      help: "Highest resident memory (VmHWM) a decoder of this process reached, sampled every 250 ms.",
+      registers: [metrics.registry],
+      collect() {
+        this.set(ffmpeg.usage.peak)
+      }
+    })
 
     /** What a request got to before it ended, for its log line. */
     interface Progress {
@@ -240,7 +258,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               yield* slot(call)
               seen.ran = true
               const result = yield* Effect.provideService(
-                scoreInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                scoreInputs<G | PermissionDenied>(scorer, job, {
+                  guard: guard ?? serverGuard,
+                  admitMemory,
+                  memoryBudget: budget
+                }),
                 Ffmpeg,
                 ffmpeg
               )
@@ -272,7 +294,11 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
               yield* slot(call)
               seen.ran = true
               const result = yield* Effect.provideService(
-                scoreLadderInputs<G | PermissionDenied>(scorer, job, { guard: guard ?? serverGuard, admitMemory }),
+                scoreLadderInputs<G | PermissionDenied>(scorer, job, {
+                  guard: guard ?? serverGuard,
+                  admitMemory,
+                  memoryBudget: budget
+                }),
                 Ffmpeg,
                 ffmpeg
               )

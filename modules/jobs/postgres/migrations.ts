@@ -124,6 +124,27 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
     sql: "ALTER TABLE jobs ADD COLUMN rendition_progress TEXT;"
   },
   {
+    version: 6,
+    name: "row-level security on node_sessions",
+    // Every tenant table behind the same wall as jobs (v2): a node session is seen by its own
+    // tenant's transactions, and by the maintenance ones (the session lookup that tells another
+    // tenant's session from an unknown one, the outage bridge, the prune). sweep_lease and
+    // controller_clock hold no tenant's data.
+    sql: `
+      ALTER TABLE node_sessions ENABLE ROW LEVEL SECURITY;
+      ALTER TABLE node_sessions FORCE ROW LEVEL SECURITY;
+      CREATE POLICY node_sessions_tenant ON node_sessions
+        USING (
+          current_setting('svc.maintenance', true) = 'on'
+          OR (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true))
+        )
+        WITH CHECK (
+          current_setting('svc.maintenance', true) = 'on'
+          OR (tenant_id <> '' AND tenant_id = current_setting('svc.tenant', true))
+        );
+    `
+  },
+  {
     version: 8,
     name: "one statement per operation, notifications only while listened",
     // Issue 35. (6 and 7 belong to other work; migratePostgres applies every version missing

@@ -646,6 +646,18 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): Effect.Effect<NodeSessionsShape> =>
   Effect.gen(function* () {
     const bootTime = yield* Clock.currentTimeMillis
+    /**
+     * Runs `statement` in a transaction that tells row-level security (migration v6) whose
+     * sessions it may see: the caller's tenant's, or every tenant's for maintenance (the session
+     * lookup behind seed 000 §5.5.4's answers, the outage bridge, the prune).
+     */
+    const rows = (scope: RowScope, statement: (tx: postgres.TransactionSql) => Promise<ReadonlyArray<Row>>) =>
+      transaction(sql, async (tx) => {
+        const tenant = scope === "maintenance" ? "" : scope.tenantId
+        const maintenance = scope === "maintenance" ? "on" : "off"
+        await tx`SELECT set_config('svc.tenant', ${tenant}, true), set_config('svc.maintenance', ${maintenance}, true)`
+        return statement(tx)
+      }) as Promise<ReadonlyArray<Row>>
     // Normally some replica reaches the database at least every heartbeat or sweep interval.
     const outageThreshold = settings.heartbeatIntervalMillis + settings.sweepIntervalMillis
     const tickEvery = Math.min(CLOCK_TICK_MILLIS, outageThreshold / 4)
@@ -663,9 +675,10 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
       Effect.flatMap(Ref.get(lastTick), (last) =>
         now - last < tickEvery
           ? Effect.void
-          : query(
-              "clock",
-              () => sql`WITH previous AS (
+          : query("clock", () =>
+              rows(
+                "maintenance",
+                (tx) => tx`WITH previous AS (
                   SELECT last_seen FROM controller_clock WHERE id = 1 AND last_seen < ${now} FOR UPDATE),
                 tick AS (
                   UPDATE controller_clock SET last_seen = ${now} FROM previous WHERE controller_clock.id = 1
@@ -673,6 +686,7 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
                 UPDATE node_sessions SET expires_at = node_sessions.expires_at + (${now}::bigint - tick.last_seen)
                 FROM tick WHERE tick.last_seen > 0 AND ${now}::bigint - tick.last_seen > ${outageThreshold}
                   AND node_sessions.expires_at > tick.last_seen`
+              )
             ).pipe(Effect.zipRight(Ref.set(lastTick, now)))
       )
     const sessions: NodeSessionsShape = {
@@ -684,12 +698,14 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           }
           const now = yield* Clock.currentTimeMillis
           const nodeId = crypto.randomUUID()
-          yield* query(
-            "register",
-            () => sql`INSERT INTO node_sessions
+          yield* query("register", () =>
+            rows(
+              { tenantId },
+              (tx) => tx`INSERT INTO node_sessions
               (node_id, tenant_id, name, slots, version, registered_at, last_heartbeat, expires_at)
               VALUES (${nodeId}, ${tenantId}, ${info.name}, ${info.slots}, ${info.version}, ${now}, ${now},
                       ${now + settings.ttlMillis})`
+            )
           )
           return {
             nodeId,
@@ -706,10 +722,14 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
               Effect.map(
                 Effect.zipRight(
                   bridgeOutage(now),
-                  query(
-                    "heartbeat",
-                    () => sql`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
+                  query("heartbeat", () =>
+                    rows(
+                      { tenantId },
+                      (
+                        tx
+                      ) => tx`UPDATE node_sessions SET last_heartbeat = ${now}, expires_at = ${now + settings.ttlMillis}
                     WHERE node_id = ${nodeId} AND tenant_id = ${tenantId} AND expires_at > ${now} RETURNING node_id`
+                    )
                   )
                 ),
                 (rows) => rows.length === 1
@@ -722,9 +742,11 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               yield* bridgeOutage(now)
-              const [row] = yield* query(
-                "session",
-                () => sql`SELECT tenant_id, expires_at FROM node_sessions WHERE node_id = ${nodeId}`
+              const [row] = yield* query("session", () =>
+                rows(
+                  "maintenance",
+                  (tx) => tx`SELECT tenant_id, expires_at FROM node_sessions WHERE node_id = ${nodeId}`
+                )
               )
               if (row === undefined) return { _tag: "NotLive", tenantId: undefined, since: bootTime } as SessionState
               const tenantId = String(row["tenant_id"])
@@ -738,10 +760,12 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
         Effect.map(
           Effect.zipRight(
             bridgeOutage(now),
-            query(
-              "sessions",
-              () => sql`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
+            query("sessions", () =>
+              rows(
+                "maintenance",
+                (tx) => tx`SELECT node_id, tenant_id, name, slots, version FROM node_sessions
               WHERE expires_at > ${now} ORDER BY registered_at, node_id`
+              )
             )
           ),
           (rows) =>
@@ -760,10 +784,12 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           ? Effect.succeed([])
           : Effect.flatMap(Clock.currentTimeMillis, (now) =>
               Effect.map(
-                query(
-                  "sessions",
-                  () => sql`SELECT node_id, tenant_id, name, slots, version, last_heartbeat, expires_at
+                query("sessions", () =>
+                  rows(
+                    { tenantId },
+                    (tx) => tx`SELECT node_id, tenant_id, name, slots, version, last_heartbeat, expires_at
                     FROM node_sessions WHERE tenant_id = ${tenantId} ORDER BY registered_at, node_id`
+                  )
                 ),
                 (rows) =>
                   rows.map((row) => ({
@@ -782,9 +808,11 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
         Effect.asVoid(
           Effect.zipRight(
             bridgeOutage(now),
-            query(
-              "prune",
-              () => sql`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
+            query("prune", () =>
+              rows(
+                "maintenance",
+                (tx) => tx`DELETE FROM node_sessions WHERE expires_at + ${settings.requeueGraceMillis} <= ${now}`
+              )
             )
           )
         )

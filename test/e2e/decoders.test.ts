@@ -1,0 +1,414 @@
+/**
+ * Decoders inside the walls (issue 27), on the compiled svc-server with the machine's ffmpeg:
+ * - the memory budget covers decoding: inputs whose decoders can never fit are refused before any
+ *   decoder starts, and the whole process tree (server and children, RSS summed every 100 ms)
+ *   stays small; a ladder counts every rendition's decoder;
+ * - no decoder outlives the server: kill -9 mid-ladder leaves no ffmpeg alive a second later;
+ * - nothing outside the roots is opened, even through a link: a FIFO's blocked writer stays
+ *   blocked after the 403;
+ * - a decode that runs past what its container declares (an edit list repeating its frames
+ *   thousands of times) is refused at once, naming both counts;
+ * - a reference whose resolution or chroma subsampling changes mid-stream is refused with the
+ *   frame index; a distorted one is scaled, or refused when options.scale is "none".
+ */
+import { gunzipSync } from "node:zlib"
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { repoRoot, type RunningService, startService } from "../support/executables.ts"
+import { childrenNamed, ffmpegRun, scratchDir, writeLongClip } from "../support/media.ts"
+
+const scratch = scratchDir("svc-decoders-")
+afterAll(() => scratch.remove())
+const file = (name: string) => join(scratch.dir, name)
+
+/** A committed crafted clip (test/media), unpacked into the scratch folder. */
+const unpack = (name: string) => {
+  writeFileSync(file(name), gunzipSync(readFileSync(join(repoRoot, "test", "media", `${name}.gz`))))
+  return file(name)
+}
+
+/** Every process's parent, from /proc. */
+const parents = (): Map<number, { parent: number; rss: number; state: string }> => {
+  const table = new Map<number, { parent: number; rss: number; state: string }>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      // Fields after the command: state, ppid, ... rss (in pages) is the 24th field of stat.
+      table.set(Number(entry), { state: fields[0] ?? "", parent: Number(fields[1]), rss: Number(fields[21]) * 4096 })
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table
+}
+
+/** Bytes resident in `root` and all its descendants now. */
+const treeRss = (root: number): number => {
+  const table = parents()
+  const inTree = (pid: number): boolean => {
+    for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
+      if (at === root) return true
+      at = table.get(at)?.parent
+    }
+    return false
+  }
+  let sum = 0
+  for (const [pid, entry] of table) if (inTree(pid)) sum += entry.rss
+  return sum
+}
+
+/** Samples the tree's RSS every 100 ms while `work` runs; the highest sum. */
+const peakWhile = async <T>(root: number, work: Promise<T>): Promise<{ result: T; peak: number }> => {
+  let peak = treeRss(root)
+  let running = true
+  const sampler = (async () => {
+    while (running) {
+      peak = Math.max(peak, treeRss(root))
+      await Bun.sleep(100)
+    }
+  })()
+  const result = await work.finally(() => {
+    running = false
+  })
+  await sampler
+  return { result, peak }
+}
+
+/** Still alive (not gone, not a zombie waiting for its reaper). */
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
+  } catch {
+    return false
+  }
+}
+
+const post = (service: RunningService, path: string, body: unknown) =>
+  fetch(`${service.http}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  }).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> }))
+
+const mebibytes = 1024 * 1024
+let small = ""
+beforeAll(() => {
+  small = file("small.mp4")
+  ffmpegRun([
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25",
+    "-frames:v",
+    "10",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-y",
+    small
+  ])
+})
+
+describe("the memory budget covers decoders (SVC_MAX_SCORE_MEMORY=256Mi)", () => {
+  let service: RunningService
+  beforeAll(async () => {
+    service = await startService("svc-server", { env: { SVC_MAX_SCORE_MEMORY: "256Mi" } })
+  })
+  afterAll(() => service.stop())
+
+  it("two concurrent scores against 16000x16000 frames are refused with 400 before decoding; the tree stays under 600 MB", async () => {
+    const huge = unpack("gray-16000x16000.mp4")
+    const body = { reference: small, distorted: huge }
+    const { result, peak } = await peakWhile(
+      service.process.pid,
+      Promise.all([post(service, "/v1/score", body), post(service, "/v1/score", body)])
+    )
+    for (const answer of result) {
+      expect(answer.status).toBe(400)
+      expect(String(answer.body.error)).toMatch(/needs about .* more than the whole budget of 256\.0 MiB/)
+    }
+    expect(peak).toBeLessThan(600 * mebibytes)
+  })
+
+  it("a 16-rendition ladder of 8000x8000 frames is refused with 400; the tree stays under 600 MB", async () => {
+    const big = unpack("gray-8000x8000.mp4")
+    const renditions = Array.from({ length: 16 }, (_, i) => ({ label: `r${i}`, distorted: big }))
+    const { result, peak } = await peakWhile(
+      service.process.pid,
+      post(service, "/v1/ladder", { reference: small, renditions })
+    )
+    expect(result.status).toBe(400)
+    expect(String(result.body.error)).toMatch(/more than the whole budget/)
+    expect(peak).toBeLessThan(600 * mebibytes)
+  })
+
+  it("a ladder counts every rendition's decoder: 2 small renditions fit, 16 do not", async () => {
+    const two = Array.from({ length: 2 }, (_, i) => ({ label: `r${i}`, distorted: small }))
+    const fits = await post(service, "/v1/ladder", { reference: small, renditions: two })
+    expect(fits.status).toBe(200)
+    const many = Array.from({ length: 16 }, (_, i) => ({ label: `r${i}`, distorted: small }))
+    const refused = await post(service, "/v1/ladder", { reference: small, renditions: many })
+    expect(refused.status).toBe(400)
+    expect(String(refused.body.error)).toMatch(/more than the whole budget of 256\.0 MiB/)
+    // The refusal came before any decoder: none was started for it.
+    expect(childrenNamed(service.process.pid, "ffmpeg")).toEqual([])
+  })
+
+  it("a file that lies to its probe (10 s of 320x240, then a 16000x16000 frame) fails alone inside its decoder's limit", async () => {
+    const huge = unpack("gray-16000x16000.mp4")
+    const first = file("liar.1.h264")
+    const second = file("liar.2.h264")
+    const clip = (target: string, format: ReadonlyArray<string>) =>
+      ffmpegRun([
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=25",
+        "-frames:v",
+        "250",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        ...format,
+        "-y",
+        target
+      ])
+    // Past the probe's 5 s of analysis: ffprobe sees a 320x240 stream.
+    clip(first, ["-f", "h264"])
+    ffmpegRun(["-i", huge, "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", "-y", second])
+    const liar = file("liar.h264")
+    writeFileSync(liar, Buffer.concat([readFileSync(first), readFileSync(second)]))
+    const reference = file("liar-reference.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "252", "-y", reference])
+    const { result, peak } = await peakWhile(
+      service.process.pid,
+      post(service, "/v1/score", { reference, distorted: liar })
+    )
+    expect(result.status).toBe(400)
+    // ffmpeg reports the frames it could not allocate and goes on: the stream ends early.
+    expect(String(result.body.error)).toMatch(/ffmpeg could not decode it|has 250 frames after skipping/)
+    // The decoder's address-space limit (its small estimate + 512 MiB) stopped it: not 1 GB and more.
+    expect(peak).toBeLessThan(900 * mebibytes)
+  })
+
+  it("/metrics shows the decoders' reserved memory and their observed peak", async () => {
+    const text = await fetch(`${service.http}/metrics`).then((response) => response.text())
+    expect(text).toMatch(/^svc_decoder_memory_reserved_bytes 0$/m)
+    const peak = Number(/^svc_decoder_memory_peak_bytes (\d+)$/m.exec(text)?.[1])
+    // The ladder that fitted ran three decoders of a 320x240 clip: tens of MB each, not gigabytes.
+    expect(peak).toBeGreaterThan(1 * mebibytes)
+    expect(peak).toBeLessThan(256 * mebibytes)
+  })
+})
+
+describe("no decoder outlives the server", () => {
+  it("kill -9 of svc-server mid-ladder: no ffmpeg child is alive a second later", async () => {
+    const long = file("long.mp4")
+    writeLongClip(long)
+    const service = await startService("svc-server")
+    const renditions = Array.from({ length: 3 }, (_, i) => ({ label: `r${i}`, distorted: long }))
+    const answer = post(service, "/v1/ladder", { reference: long, renditions }).catch(() => undefined)
+    let decoders: ReadonlyArray<number> = []
+    for (let waited = 0; decoders.length < 4 && waited < 600; waited++) {
+      await Bun.sleep(100)
+      decoders = childrenNamed(service.process.pid, "ffmpeg")
+    }
+    expect(decoders.length).toBe(4)
+    service.process.kill("SIGKILL")
+    await service.stop()
+    await answer
+    await Bun.sleep(1000)
+    expect(decoders.filter(alive)).toEqual([])
+  })
+})
+
+describe("nothing outside the roots is opened, even through a link", () => {
+  it("an in-root link to an outside FIFO gets 403 and the FIFO is never opened (its writer stays blocked)", async () => {
+    const root = file("root")
+    mkdirSync(root)
+    const fifo = file("outside.fifo")
+    const made = Bun.spawnSync(["mkfifo", fifo])
+    expect(made.exitCode).toBe(0)
+    symlinkSync(fifo, join(root, "clip.mp4"))
+    // The shell blocks in open(2) of the FIFO for writing until some process opens it for reading.
+    const writer = Bun.spawn(["sh", "-c", `printf x > '${fifo}'`], { stdio: ["ignore", "ignore", "ignore"] })
+    const service = await startService("svc-server", { env: { SVC_INPUT_ROOTS: root } })
+    try {
+      const reference = join(root, "reference.mp4")
+      ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", reference])
+      const answer = await post(service, "/v1/score", { reference, distorted: join(root, "clip.mp4") })
+      expect(answer.status).toBe(403)
+      expect(answer.body.error).toBe(`scoring input "${join(root, "clip.mp4")}" is outside the tenant's scoring roots`)
+      await Bun.sleep(500)
+      expect(writer.exitCode).toBeNull()
+    } finally {
+      writer.kill("SIGKILL")
+      await writer.exited
+      await service.stop()
+    }
+  })
+})
+
+/**
+ * Rewrites an MP4 (moov after mdat, one track with a one-entry edit list) so that its edit list
+ * plays the whole track `times` times: the container still holds (and declares) the same frames,
+ * a decoder following the edit list produces `times` as many. The boxes enclosing the edit list
+ * grow by the added entries; mdat comes first, so no chunk offset moves.
+ */
+const loopEditList = (source: string, target: string, times: number) => {
+  const bytes = readFileSync(source)
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const type = (at: number) => bytes.toString("latin1", at + 4, at + 8)
+  const find = (from: number, to: number, wanted: string): number => {
+    for (let at = from; at < to; at += view.getUint32(at)) if (type(at) === wanted) return at
+    throw new Error(`no ${wanted} box`)
+  }
+  const moov = find(0, bytes.length, "moov")
+  const trak = find(moov + 8, moov + view.getUint32(moov), "trak")
+  const edts = find(trak + 8, trak + view.getUint32(trak), "edts")
+  const elst = find(edts + 8, edts + view.getUint32(edts), "elst")
+  const version = bytes[elst + 8]
+  const entryBytes = version === 1 ? 20 : 12
+  const entry = bytes.subarray(elst + 16, elst + 16 + entryBytes)
+  const added = (times - 1) * entryBytes
+  const header = Buffer.from(bytes.subarray(elst, elst + 16))
+  header.writeUInt32BE(view.getUint32(elst) + added, 0)
+  header.writeUInt32BE(times, 12)
+  const before = Buffer.from(bytes.subarray(0, elst))
+  for (const box of [moov, trak, edts]) before.writeUInt32BE(view.getUint32(box) + added, box)
+  const entries = Buffer.concat(Array.from({ length: times }, () => entry))
+  writeFileSync(target, Buffer.concat([before, header, entries, bytes.subarray(elst + 16 + entryBytes)]))
+}
+
+describe("refusals quote the input as sent", () => {
+  it("a file:// input outside the roots, or linking outside them, is refused quoting the URL", async () => {
+    const root = file("url-root")
+    mkdirSync(root)
+    const outside = file("url-outside.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", outside])
+    symlinkSync(outside, join(root, "link.mp4"))
+    const reference = join(root, "reference.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", reference])
+    const service = await startService("svc-server", { env: { SVC_INPUT_ROOTS: root } })
+    try {
+      for (const distorted of [`file://${outside}`, `file://${join(root, "link.mp4")}`]) {
+        const answer = await post(service, "/v1/score", { reference, distorted })
+        expect(answer.status, distorted).toBe(403)
+        expect(answer.body.error).toBe(`scoring input "${distorted}" is outside the tenant's scoring roots`)
+      }
+    } finally {
+      await service.stop()
+    }
+  })
+})
+
+describe("a decode past what the container declares", () => {
+  let service: RunningService
+  beforeAll(async () => {
+    service = await startService("svc-server")
+  })
+  afterAll(() => service.stop())
+
+  it("an edit list repeating 50 frames 20,000 times is refused within 20 s, naming both counts", async () => {
+    const clip = file("edit-list.mp4")
+    ffmpegRun([
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=64x64:rate=25",
+      "-frames:v",
+      "50",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-use_editlist",
+      "1",
+      "-y",
+      clip
+    ])
+    const looping = file("looping.mp4")
+    loopEditList(clip, looping, 20_000)
+    // ffmpeg itself follows the edit list far past the 50 frames the container declares.
+    const declared = ffmpegRun(
+      ["-select_streams", "v:0", "-show_entries", "stream=nb_frames", "-of", "csv=p=0", looping],
+      "ffprobe"
+    )
+    expect(Number(declared.trim())).toBe(50)
+    const started = performance.now()
+    const answer = await post(service, "/v1/score", { reference: looping, distorted: looping })
+    expect(performance.now() - started).toBeLessThan(20_000)
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toBe(
+      `input "${looping}" decodes more frames than its container declares: 50 declared, more than 52 decoded`
+    )
+    // The same clip played once scores: edit lists themselves are fine.
+    const once = await post(service, "/v1/score", { reference: clip, distorted: clip })
+    expect(once.status).toBe(200)
+  })
+
+  /** 15 frames of 320x240 4:2:0, then 15 of `second` (an H.264 stream whose SPS changes), in Matroska. */
+  const changing = (name: string, second: ReadonlyArray<string>) => {
+    const part = (target: string, size: string, extra: ReadonlyArray<string>) =>
+      ffmpegRun([
+        "-f",
+        "lavfi",
+        "-i",
+        `testsrc2=size=${size}:rate=25`,
+        "-frames:v",
+        "15",
+        ...extra,
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-f",
+        "h264",
+        "-y",
+        target
+      ])
+    part(file(`${name}.1.h264`), "320x240", ["-pix_fmt", "yuv420p"])
+    part(file(`${name}.2.h264`), second[0] ?? "320x240", second.slice(1))
+    writeFileSync(
+      file(`${name}.h264`),
+      Buffer.concat([readFileSync(file(`${name}.1.h264`)), readFileSync(file(`${name}.2.h264`))])
+    )
+    ffmpegRun(["-f", "h264", "-i", file(`${name}.h264`), "-c", "copy", "-y", file(`${name}.mkv`)])
+    return file(`${name}.mkv`)
+  }
+
+  it("a reference changing resolution or chroma subsampling mid-stream is refused with the frame index", async () => {
+    const steady = file("steady.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    for (const second of [
+      ["640x480", "-pix_fmt", "yuv420p"],
+      ["320x240", "-pix_fmt", "yuv444p"]
+    ]) {
+      const reference = changing(`change-${second.join("")}`, second)
+      const answer = await post(service, "/v1/score", { reference, distorted: steady })
+      expect(answer.status).toBe(400)
+      expect(answer.body.error).toBe(
+        `reference "${reference}" changes its resolution or pixel format at frame 15; a reference must keep one`
+      )
+    }
+  })
+
+  it("a distorted input changing resolution mid-stream is scaled, and refused when options.scale is none", async () => {
+    const steady = file("steady-ref.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    const distorted = changing("change-distorted", ["640x480", "-pix_fmt", "yuv420p"])
+    const scaled = await post(service, "/v1/score", { reference: steady, distorted })
+    expect(scaled.status).toBe(200)
+    const refused = await post(service, "/v1/score", { reference: steady, distorted, options: { scale: "none" } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe(
+      `input "${distorted}" changes its resolution or pixel format at frame 15 and options.scale is "none"`
+    )
+  })
+})
