@@ -159,7 +159,8 @@ export class ScoringApi extends Effect.Service<ScoringApi>()("svc/ScoringApi", {
         : sharedSlot
 
     // Memory: admitted on the library's estimate, before anything per frame is allocated.
-    const admitMemory = yield* Effect.flatMap(maxScoreMemory, memoryBudget)
+    const budget = yield* maxScoreMemory
+    const admitMemory = yield* memoryBudget(budget)
     const serverGuard = yield* defaultGuard
     // The decoders' share of the budget, as /metrics shows it: admitted, and the peak observed.
     new Gauge({

@@ -58,8 +58,12 @@ import {
   type SessionBoundStore
 } from "../store.ts"
 import { makeWorkSignal } from "../work-signal.ts"
-import { openPool, query, redactedUrl, type Row, type Sql } from "./client.ts"
+import type postgres from "postgres"
+import { openPool, query, redactedUrl, type Row, type Sql, transaction } from "./client.ts"
 import { CHANGE_CHANNEL, migratePostgres, PG_MIGRATIONS } from "./migrations.ts"
+
+/** Whose rows a node-session statement may see under row-level security (migration v6). */
+type RowScope = { readonly tenantId: string } | "maintenance"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
