@@ -14,18 +14,23 @@ export const artifacts = join(repoRoot, "test", "artifacts")
 /** A Chromium runner whose profiles live under `scratch`. */
 export const headlessChromium = (scratch: string) => {
   let profiles = 0
+  // HOME in the scratch folder too: without one Chromium keeps its crash-report settings in
+  // TMPDIR/.config, which outlived the test run.
   const run = (args: ReadonlyArray<string>) =>
-    runCommand([
-      chromium,
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-      `--user-data-dir=${join(scratch, `profile-${profiles++}`)}`,
-      ...args
-    ])
+    runCommand(
+      [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        `--user-data-dir=${join(scratch, `profile-${profiles++}`)}`,
+        ...args
+      ],
+      { env: { HOME: scratch } }
+    )
   /** The DOM of `file` (with `hash`) after its scripts ran, at a window `width` wide. */
   const dom = async (file: string, hash = "", width = 1000) => {
     const result = await run([`--window-size=${width},1200`, "--dump-dom", `file://${file}${hash}`])
