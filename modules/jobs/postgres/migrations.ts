@@ -200,6 +200,36 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
                 set_config('svc.maintenance', CASE WHEN p_maintenance THEN 'on' ELSE 'off' END, true);
       END $$;
 
+      -- Segments (migration 7) read with every job: the named jobs' segments of one tenant, and
+      -- the sweep's running assignments, each one call (no BEGIN on the serving path).
+      CREATE FUNCTION svc_segments_of(p_tenant TEXT, p_ids TEXT) RETURNS SETOF job_segments LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        RETURN QUERY SELECT * FROM job_segments WHERE tenant_id = p_tenant AND p_tenant <> ''
+          AND job_id IN (SELECT jsonb_array_elements_text(p_ids::jsonb)) ORDER BY job_id, idx;
+      END $$;
+
+      CREATE FUNCTION svc_node_has_segments(p_tenant TEXT, p_node TEXT) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        RETURN EXISTS (SELECT 1 FROM job_segments WHERE tenant_id = p_tenant AND p_tenant <> ''
+          AND node_id = p_node AND state = 'running');
+      END $$;
+
+      CREATE FUNCTION svc_segments_cancel(p_tenant TEXT, p_job TEXT) RETURNS VOID LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        UPDATE job_segments SET state = 'cancelled' WHERE tenant_id = p_tenant AND p_tenant <> ''
+          AND job_id = p_job AND state IN ('pending', 'running');
+      END $$;
+
+      CREATE FUNCTION svc_segment_assignments() RETURNS TABLE (tenant_id TEXT, node_id TEXT) LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter('', true);
+        RETURN QUERY SELECT DISTINCT s.tenant_id, s.node_id FROM job_segments s
+          WHERE s.state = 'running' AND s.tenant_id <> '' AND s.node_id IS NOT NULL;
+      END $$;
+
       -- Node sessions (row-level security of migration 6): a tenant's own calls see its own
       -- sessions; the session lookup (seed 000 §5.5.4 tells another tenant's session from an
       -- unknown one), the live list, the prune and the outage bridge run with maintenance rights.

@@ -70,6 +70,18 @@ export const withPostgresSegments = (
     return byJob
   }
 
+  /** The segments of a tenant's jobs, by job: one function call (migration 8), no transaction. */
+  const segmentsOf = async (tenantId: string, ids: ReadonlyArray<string>) => {
+    const byJob = new Map<string, Array<JobSegment>>()
+    if (ids.length === 0) return byJob
+    const rows = await sql`SELECT * FROM svc_segments_of(${tenantId}, ${JSON.stringify(ids)})`
+    for (const row of rows) {
+      const id = String(row["job_id"])
+      byJob.set(id, [...(byJob.get(id) ?? []), toSegment(row)])
+    }
+    return byJob
+  }
+
   /** The jobs with their segments (one read per tenant). */
   const attach = (jobs: ReadonlyArray<Job>): Effect.Effect<ReadonlyArray<Job>, JobStoreError> =>
     jobs.length === 0
@@ -78,7 +90,7 @@ export const withPostgresSegments = (
           const found = new Map<string, ReadonlyArray<JobSegment>>()
           for (const tenantId of new Set(jobs.map((job) => job.tenantId))) {
             const ids = jobs.filter((job) => job.tenantId === tenantId).map((job) => job.id)
-            const byJob = yield* query("segments", () => inTenant(tenantId, (tx) => segmentsIn(tx, tenantId, ids)))
+            const byJob = yield* query("segments", () => segmentsOf(tenantId, ids))
             for (const [id, list] of byJob) found.set(id, list)
           }
           return jobs.map((job) => ({ ...job, segments: found.get(job.id) ?? [] }))
@@ -353,6 +365,9 @@ export const withPostgresSegments = (
   const requeueSegments = (tenantId: string, nodeId: string, claimedBefore?: number, listed?: ReadonlyArray<string>) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
+      // Most nodes hold no segment: one call tells, and only a node that does takes the transaction.
+      const holds = yield* query("requeue", () => sql`SELECT svc_node_has_segments(${tenantId}, ${nodeId}) AS holds`)
+      if (holds[0]?.["holds"] !== true) return []
       const changed = yield* query("requeue", () =>
         inTenant(tenantId, async (tx) => {
           const ids = new Set<string>()
@@ -404,14 +419,7 @@ export const withPostgresSegments = (
       Effect.gen(function* () {
         const lookup = yield* store.cancel(tenantId, jobId)
         if (lookup._tag === "Found" && lookup.job.state === "cancelled")
-          yield* query("cancel", () =>
-            inTenant(tenantId, (tx) =>
-              tx.unsafe(
-                `UPDATE job_segments SET state = 'cancelled' WHERE ${OWN} AND job_id = $2 AND state IN ('pending', 'running')`,
-                [tenantId, jobId]
-              )
-            )
-          )
+          yield* query("cancel", () => sql`SELECT svc_segments_cancel(${tenantId}, ${jobId})`)
         return yield* attachLookup(lookup)
       }),
     report: (tenantId, jobId, context) =>
@@ -430,13 +438,7 @@ export const withPostgresSegments = (
       }),
     runningAssignments: Effect.gen(function* () {
       const jobs = yield* store.runningAssignments
-      const rows = yield* query("assignments", () =>
-        transaction(sql, async (tx) => {
-          await tx`SELECT set_config('svc.tenant', '', true), set_config('svc.maintenance', 'on', true)`
-          return tx`SELECT DISTINCT tenant_id, node_id FROM job_segments
-            WHERE state = 'running' AND tenant_id <> '' AND node_id IS NOT NULL`
-        })
-      )
+      const rows = yield* query("assignments", () => sql`SELECT * FROM svc_segment_assignments()`)
       const all = [
         ...jobs,
         ...rows.map((row) => ({ tenantId: String(row["tenant_id"]), nodeId: String(row["node_id"]) }))
