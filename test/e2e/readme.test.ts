@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ModelInfo } from "../../modules/scorer/models.ts"
 import type { ScoreResult } from "../../modules/scorer/scorer.ts"
 import { repoRoot, requireBuilt, type RunningService, startService } from "../support/executables.ts"
+import { WORKSPACE_FOLDER, workspaceReads } from "../support/workspace.ts"
 
 const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
 
@@ -145,9 +146,9 @@ describe("the README, followed as written in a copy with nothing beside it", () 
     expect(blocks[0]?.every((line) => line.includes("# not run"))).toBe(true)
     expect(blocks[1]?.some((line) => line.startsWith("curl -s localhost:8080/v1/score"))).toBe(true)
     expect(blocks[2]?.some((line) => line.includes("dist/svc jobs submit"))).toBe(true)
-    // Nothing the blocks name lies beside the repository (a `shared` folder of a workspace).
-    expect(blocks.flat().join("\n")).not.toMatch(/\.\.\/shared/)
-    expect(existsSync(join(dirname(copy), "shared"))).toBe(false)
+    // Nothing the blocks name lies beside the repository (the workspace folder).
+    expect(workspaceReads(blocks.flat().join("\n"))).toEqual([])
+    expect(existsSync(join(dirname(copy), WORKSPACE_FOLDER))).toBe(false)
   })
 
   it("first score: the sample pair over HTTP, the mp4 giving the same score as its decoded frames", async () => {

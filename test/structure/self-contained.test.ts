@@ -1,7 +1,7 @@
 /**
  * The repository is self-contained (issue 26): no test, source, script, bench or CI file reads a
- * folder beside the checkout (`../shared` with the fixtures, models and reference tools of the
- * workspace it was written in). A clone with nothing beside it runs the whole suite; the inputs
+ * folder beside the checkout (the workspace folder with the fixtures, models and reference tools
+ * it was written in: test/support/workspace.ts). A clone with nothing beside it runs the whole suite; the inputs
  * and golden values live in test/fixtures, the models in modules/scorer/models.
  */
 import { spawnSync } from "bun"
@@ -9,21 +9,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { repoRoot } from "../support/executables.ts"
-
-/** Spellings of a path into a sibling `shared` folder: `../shared`, `join(root, "..", "shared")`, `/shared/fixtures`. */
-const siblingShared = [
-  /\.\.\/shared\b/,
-  /["'`]\.\.["'`]\s*,\s*["'`]shared["'`]/,
-  /\/shared\/(?:fixtures|models|reference|seeds)\b/
-]
-
-/** The lines of `text` that name a sibling `shared` folder, as "LINE: text". */
-const sharedReads = (text: string): ReadonlyArray<string> =>
-  text
-    .split("\n")
-    .flatMap((line, index) =>
-      siblingShared.some((pattern) => pattern.test(line)) ? [`${index + 1}: ${line.trim()}`] : []
-    )
+import { WORKSPACE_FOLDER, workspaceReads } from "../support/workspace.ts"
 
 /** Code and configuration: what runs (prose in Markdown may mention the workspace). */
 const code = /\.(?:[cm]?[jt]s|c|h|sh|json|ya?ml|toml)$|(?:^|\/)(?:run|Dockerfile)$/
@@ -37,10 +23,13 @@ const trackedCode = (): ReadonlyArray<string> =>
 
 describe("no reader of a folder beside the repository", () => {
   it("recognises each spelling of such a path, and not other uses of the word", () => {
-    expect(sharedReads('const dir = join(root, "..", "shared")')).toHaveLength(1)
-    expect(sharedReads("FIX=$FIXTURES:-../shared/fixtures")).toHaveLength(1)
-    expect(sharedReads('static char dir[64] = "/work/shared/reference/vmaf";')).toHaveLength(1)
-    expect(sharedReads("import x from '@modelcontextprotocol/sdk/shared/protocol.js'\nshared libraries")).toEqual([])
+    const folder = WORKSPACE_FOLDER
+    expect(workspaceReads(`const dir = join(root, "..", "${folder}")`)).toHaveLength(1)
+    expect(workspaceReads(`FIX=$FIXTURES:-../${folder}/fixtures`)).toHaveLength(1)
+    expect(workspaceReads(`static char dir[64] = "/work/${folder}/reference/vmaf";`)).toHaveLength(1)
+    expect(
+      workspaceReads(`import x from '@modelcontextprotocol/sdk/${folder}/protocol.js'\n${folder} libraries`)
+    ).toEqual([])
   })
 
   it("finds none in any test, source, script, bench or CI file", () => {
@@ -54,7 +43,7 @@ describe("no reader of a folder beside the repository", () => {
       } catch {
         return [] // listed by git but deleted in the working tree
       }
-      return sharedReads(text).map((line) => `${file}:${line}`)
+      return workspaceReads(text).map((line) => `${file}:${line}`)
     })
     expect(found).toEqual([])
   })
