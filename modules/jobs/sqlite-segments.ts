@@ -5,50 +5,14 @@
  */
 import type { Database } from "bun:sqlite"
 import { Clock, Effect, Either } from "effect"
-import type { PermissionDenied } from "../policy/errors.ts"
 import { InvalidJobRequest, JobStoreFailure } from "./errors.ts"
 import { decodeStoredResult, encodeResult, type Job, type JobSegment, MAX_SEGMENT_ATTEMPTS } from "./model.ts"
 import { planReport, planSegmentReport } from "./report.ts"
-import { isState, type JobRow, toJob } from "./rows.ts"
+import { type JobRow, toJob } from "./rows.ts"
+import { SEGMENT_COLUMNS, type SegmentRow, type SegmentStep, segmentOutcome, toSegment } from "./segment-rows.ts"
 import type { Claimed, SegmentStoreShape } from "./store.ts"
 
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
-const SEGMENT_COLUMNS =
-  "job_id, idx, first_frame, frame_count, state, node_id, fence, attempts, claimed_at, frames_done, result, error"
-
-interface SegmentRow {
-  readonly job_id: string
-  readonly idx: number
-  readonly first_frame: number
-  readonly frame_count: number
-  readonly state: string
-  readonly node_id: string | null
-  readonly fence: number
-  readonly attempts: number
-  readonly claimed_at: number | null
-  readonly frames_done: number
-  readonly result: string | null
-  readonly error: string | null
-}
-
-const toSegment = (row: SegmentRow): JobSegment => ({
-  index: row.idx,
-  firstFrame: row.first_frame,
-  frameCount: row.frame_count,
-  state: isState(row.state) ? row.state : "failed",
-  nodeId: row.node_id ?? undefined,
-  fence: row.fence,
-  attempts: row.attempts,
-  framesDone: row.frames_done
-})
-
-/** What a segment operation's transaction did, carried out of it. */
-type Step =
-  | { readonly _tag: "Corrupt"; readonly detail: string }
-  | { readonly _tag: "Refused"; readonly error: PermissionDenied | InvalidJobRequest }
-  | { readonly _tag: "Unchanged"; readonly jobId: string }
-  | { readonly _tag: "Written"; readonly jobId: string }
-
 /**
  * The segment half of the SQLite store. `decodeJob` reads a job row with its segments (the
  * store's own decoding), `publish` sends changed jobs to followers.
@@ -172,19 +136,7 @@ export const makeSqliteSegments = (
     segmentTotals.get(tenantId, jobId) ?? { done: 0, finished: 0, n: 0 }
 
   /** The outcome of a transaction as the committed job (published when written). */
-  const outcome = (tenantId: string, operation: string, step: Step) =>
-    Effect.gen(function* () {
-      switch (step._tag) {
-        case "Corrupt":
-          return yield* new JobStoreFailure({ operation, detail: step.detail })
-        case "Refused":
-          return yield* step.error
-      }
-      const job = yield* readJob(tenantId, step.jobId)
-      if (job === undefined) return yield* new JobStoreFailure({ operation, detail: "the job vanished" })
-      if (step._tag === "Written") yield* publish([job])
-      return { job, written: step._tag === "Written" }
-    })
+  const outcome = segmentOutcome(readJob, (job) => publish([job]))
 
   const jobIn = (tenantId: string, jobId: string): Either.Either<Job | undefined, string> => {
     const row = selectJobRow.get(tenantId, jobId)
@@ -238,7 +190,7 @@ export const makeSqliteSegments = (
       Effect.gen(function* () {
         const step = yield* attempt("plan", () =>
           db
-            .transaction((): Step => {
+            .transaction((): SegmentStep => {
               const job = jobIn(tenantId, jobId)
               if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
               const plan = planReport(tenantId, jobId, job.right, {
@@ -281,7 +233,7 @@ export const makeSqliteSegments = (
         const now = yield* Clock.currentTimeMillis
         const step = yield* attempt("report", () =>
           db
-            .transaction((): Step => {
+            .transaction((): SegmentStep => {
               const job = jobIn(tenantId, jobId)
               if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
               const row = selectSegment.get(tenantId, jobId, index)

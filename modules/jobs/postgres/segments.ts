@@ -7,37 +7,15 @@
  */
 import { Clock, Effect, Either, Stream } from "effect"
 import type postgres from "postgres"
-import type { PermissionDenied } from "../../policy/errors.ts"
-import { InvalidJobRequest, type JobStoreError, JobStoreFailure } from "../errors.ts"
+import { InvalidJobRequest, type JobStoreError } from "../errors.ts"
 import { decodeStoredResult, encodeResult, type Job, type JobSegment, MAX_SEGMENT_ATTEMPTS } from "../model.ts"
 import { planReport, planSegmentReport } from "../report.ts"
-import { isState, type JobRow, toJob } from "../rows.ts"
+import { type JobRow, toJob } from "../rows.ts"
+import { SEGMENT_COLUMNS, type SegmentStep, segmentOutcome, toSegment } from "../segment-rows.ts"
 import type { Claimed, JobLookup, JobStoreShape, SegmentStoreShape } from "../store.ts"
 import { query, type Row, type Sql, transaction } from "./client.ts"
 
-const SEGMENT_COLUMNS =
-  "job_id, idx, first_frame, frame_count, state, node_id, fence, attempts, claimed_at, frames_done, result, error"
 const OWN = "tenant_id = $1 AND $1 <> ''"
-
-const toSegment = (row: Row): JobSegment => {
-  const state = String(row["state"])
-  return {
-    index: Number(row["idx"]),
-    firstFrame: Number(row["first_frame"]),
-    frameCount: Number(row["frame_count"]),
-    state: isState(state) ? state : "failed",
-    nodeId: row["node_id"] === null || row["node_id"] === undefined ? undefined : String(row["node_id"]),
-    fence: Number(row["fence"]),
-    attempts: Number(row["attempts"]),
-    framesDone: Number(row["frames_done"])
-  }
-}
-
-type Step =
-  | { readonly _tag: "Corrupt"; readonly detail: string }
-  | { readonly _tag: "Refused"; readonly error: PermissionDenied | InvalidJobRequest }
-  | { readonly _tag: "Unchanged"; readonly jobId: string }
-  | { readonly _tag: "Written"; readonly jobId: string }
 
 /**
  * The job store with segment jobs. `columns` and `toRow` are the store's job columns and row
@@ -106,18 +84,7 @@ export const withPostgresSegments = (
       Effect.flatMap((job) => (job === undefined ? Effect.succeed(undefined) : attachOne(job)))
     )
 
-  const outcome = (tenantId: string, operation: string, step: Step) =>
-    Effect.gen(function* () {
-      switch (step._tag) {
-        case "Corrupt":
-          return yield* new JobStoreFailure({ operation, detail: step.detail })
-        case "Refused":
-          return yield* step.error
-      }
-      const job = yield* readJob(tenantId, step.jobId)
-      if (job === undefined) return yield* new JobStoreFailure({ operation, detail: "the job vanished" })
-      return { job, written: step._tag === "Written" }
-    })
+  const outcome = segmentOutcome(readJob, () => Effect.void)
 
   /** The job row locked for the transaction, with its segments. */
   const lockedJob = async (tx: postgres.TransactionSql, tenantId: string, jobId: string) => {
@@ -233,7 +200,7 @@ export const withPostgresSegments = (
     plan: (tenantId, jobId, context) =>
       Effect.flatMap(
         query("plan", () =>
-          inTenant(tenantId, async (tx): Promise<Step> => {
+          inTenant(tenantId, async (tx): Promise<SegmentStep> => {
             const job = await lockedJob(tx, tenantId, jobId)
             if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
             const held = job.right
@@ -278,7 +245,7 @@ export const withPostgresSegments = (
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const step = yield* query("report", () =>
-          inTenant(tenantId, async (tx): Promise<Step> => {
+          inTenant(tenantId, async (tx): Promise<SegmentStep> => {
             const job = await lockedJob(tx, tenantId, jobId)
             if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
             const [row] = await tx.unsafe(
