@@ -57,6 +57,40 @@ const allowedDemuxers = [
 /** Options that confine what the child reads to the inherited descriptor. */
 const confined = ["-protocol_whitelist", "file", "-format_whitelist", allowedDemuxers]
 
+/**
+ * How ffmpeg reads a raw YUV input (no header to recognise it by): the layout the request gave.
+ * Alignment decodes raw inputs too (its thumbnails, and a side with frames cut out).
+ */
+export interface RawInputFormat {
+  readonly width: number
+  readonly height: number
+  /** ffmpeg's name of the layout, for example "yuv420p10le". */
+  readonly pixelFormat: string
+}
+
+/** The options before `-i`: the confinement, and for raw YUV its demuxer and layout. */
+const inputOptions = (raw: RawInputFormat | undefined) =>
+  raw === undefined
+    ? confined
+    : [
+        ...["-protocol_whitelist", "file", "-format_whitelist", "rawvideo"],
+        ...["-f", "rawvideo", "-pixel_format", raw.pixelFormat, "-video_size", `${raw.width}x${raw.height}`]
+      ]
+
+/** A filter keeping every frame but `drop` (input frame indices, counted from 0), ending in a comma; "" for none. */
+const dropping = (drop: ReadonlyArray<number>) => {
+  if (drop.length === 0) return ""
+  const sorted = [...new Set(drop)].sort((a, b) => a - b)
+  const runs: Array<[number, number]> = []
+  for (const frame of sorted) {
+    const last = runs[runs.length - 1]
+    if (last !== undefined && last[1] + 1 === frame) last[1] = frame
+    else runs.push([frame, frame])
+  }
+  const terms = runs.map(([from, to]) => (from === to ? `eq(n\\,${from})` : `between(n\\,${from}\\,${to})`))
+  return `select='not(${terms.join("+")})',`
+}
+
 /** Bytes of a child's stderr kept for error messages (the tail: ffmpeg ends with the cause). */
 const stderrLimit = 4096
 
@@ -440,7 +474,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       target: DecodeTarget,
       output: number,
       limits: DecodeLimits,
-      window?: DecodeWindow
+      window?: DecodeWindow,
+      /** Alignment: input frames left out (indices from the input's start), and a raw input's layout. */
+      cut?: { readonly drop: ReadonlyArray<number>; readonly raw: RawInputFormat | undefined }
     ): Effect.Effect<Child, DecoderMissing | DecoderFailed, Scope.Scope> =>
       Effect.flatMap(tools, ({ ffmpeg }) =>
         spawnChild(
@@ -450,7 +486,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-nostdin",
             "-loglevel",
             "error",
-            ...confined,
+            ...inputOptions(cut?.raw),
             "-threads",
             String(limits.threads),
             // A frame of another size or format mid-stream reaches the one filter below as it is
@@ -468,7 +504,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-dn",
             "-fps_mode",
             "passthrough",
-            ...(target.scale === undefined ? ["-vf", unchanging(target.source)] : ["-vf", scaled(target)]),
+            "-vf",
+            `${dropping(cut?.drop ?? [])}${target.scale === undefined ? unchanging(target.source) : scaled(target)}`,
             "-frames:v",
             // A segment's window stops the decoder after its frames (below the input's cap).
             String(window === undefined ? limits.maxFrames : Math.min(window.frames, limits.maxFrames)),
@@ -600,6 +637,60 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       )
 
     /**
+     * Every frame of the input behind `fd` as a `width` x `height` 8-bit luma thumbnail (area
+     * averaging: each value is a block's mean), in decode order, one after the other: the
+     * alignment's search pass (a second decode of the input, small output).
+     */
+    const lumaThumbnails = (
+      fd: number,
+      size: { readonly width: number; readonly height: number },
+      raw: RawInputFormat | undefined,
+      limits: ChildLimits & { readonly maxFrames: number }
+    ): Effect.Effect<Uint8Array, DecoderMissing | DecoderFailed> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { ffmpeg } = yield* tools
+          const child = yield* spawnChild(
+            [
+              ffmpeg,
+              "-hide_banner",
+              "-nostdin",
+              "-loglevel",
+              "error",
+              ...inputOptions(raw),
+              "-threads",
+              "1",
+              "-i",
+              inputUrl,
+              "-map",
+              "0:v:0",
+              "-an",
+              "-sn",
+              "-dn",
+              "-fps_mode",
+              "passthrough",
+              "-vf",
+              `scale=${size.width}:${size.height}:flags=area:eval=frame,format=gray`,
+              "-frames:v",
+              String(limits.maxFrames),
+              "-f",
+              "rawvideo",
+              "pipe:1"
+            ],
+            fd,
+            "pipe",
+            limits
+          )
+          const [bytes, code] = yield* Effect.promise(() =>
+            Promise.all([new Response(child.stdout).bytes(), child.exited, child.stderrDone])
+          )
+          if (code !== 0)
+            return yield* new DecoderFailed({ detail: `ffmpeg: ${readable(child.stderr()) || `exit status ${code}`}` })
+          return bytes
+        })
+      )
+
+    /**
      * The decoders' memory for /metrics: what the running ones were admitted with, and the
      * highest resident peak (/proc VmHWM) any decoder reached, sampled while it runs.
      */
@@ -631,6 +722,6 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         )
       })
 
-    return { tools, probe, decode, frameTimes, decodeSelected, usage, watch, limits } as const
+    return { tools, probe, decode, frameTimes, decodeSelected, lumaThumbnails, usage, watch, limits } as const
   })
 }) {}

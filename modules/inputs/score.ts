@@ -11,6 +11,8 @@
  * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
  */
 import { Effect, type Scope, Stream } from "effect"
+import { fstat } from "node:fs"
+import { promisify } from "node:util"
 import {
   InvalidGeometry,
   InvalidScoreRequest,
@@ -38,6 +40,7 @@ import {
   type DecoderMissing,
   Ffmpeg,
   type ProbedStream,
+  type RawInputFormat,
   type SourceShape
 } from "./ffmpeg.ts"
 import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf } from "./frames.ts"
@@ -51,6 +54,7 @@ import {
   type UnusableInput
 } from "./probe.ts"
 import { filePictures, pairThumbnails, thumbnailFrames, thumbnailOf } from "../scorer/thumbnails.ts"
+import { findAlignment, type SearchSide } from "./alignment-search.ts"
 
 /** The provenance fields of the inputs. */
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
@@ -68,6 +72,8 @@ const describeGeometry = (geometry: RawGeometry) =>
 
 const sameGeometry = (a: RawGeometry, b: RawGeometry) =>
   a.width === b.width && a.height === b.height && a.pixelFormat === b.pixelFormat && a.bitdepth === b.bitdepth
+
+const fstatAsync = promisify(fstat)
 
 const isY4mName = (path: string) => /\.y4m$/i.test(path)
 
@@ -166,7 +172,8 @@ export const scoreInputs = <E = never>(
       // The file job tells Y4M from raw by the name; it takes a pair whose names agree with their bytes.
       const fileJobReads = (side: Side, path: string) =>
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
-      if (fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
+      // An aligned pair is always fed: the alignment decides which frames the library reads.
+      if (job.sync === undefined && fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
         // The descriptors opened and checked above: each input is opened and checked once.
         const result = yield* scorer.score(job, hooks, { reference: ref.input, distorted: dis.input })
         return withInputs(result, {
@@ -271,13 +278,18 @@ export const frameSource = (
      * side seeks there instead of decoding from its start.
      */
     readonly window?: { readonly frames: number } | undefined
+    /** Alignment: input frames left out of the side (indices from the input's start). */
+    readonly drop?: ReadonlyArray<number> | undefined
   },
   target: RawGeometry
 ) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
     const { fd } = side.input
-    switch (side.format._tag) {
+    // A raw or Y4M side with frames cut out is decoded by ffmpeg like an encoded one (the
+    // library reads a file's frames in order).
+    const cutFile = side.format._tag !== "Encoded" && (settings.drop?.length ?? 0) > 0
+    switch (cutFile ? "Cut" : side.format._tag) {
       case "Raw":
       case "Y4m": {
         const geometry = geometryOf(side, settings.geometry)
@@ -298,8 +310,11 @@ export const frameSource = (
           decoder: undefined
         } satisfies FrameSource
       }
-      case "Encoded": {
-        const { stream } = side.format
+      default: {
+        const geometry = geometryOf(side, settings.geometry)
+        if (geometry === undefined) return yield* notAVideo(path)
+        const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
+        const raw = side.format._tag === "Raw" ? rawInputOf(geometry) : undefined
         const resize = stream.width !== target.width || stream.height !== target.height
         if (resize && settings.isDistorted && settings.scale === "none")
           return yield* new InvalidScoreRequest({
@@ -334,7 +349,8 @@ export const frameSource = (
             // A segment: from its seek point (or the start), just its frames and context.
             settings.window === undefined
               ? undefined
-              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) }
+              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) },
+            settings.drop === undefined && raw === undefined ? undefined : { drop: settings.drop ?? [], raw }
           )
           .pipe(
             Effect.tap((started) => {
@@ -363,6 +379,27 @@ export const frameSource = (
       }
     }
   }).pipe(Effect.mapError((error) => (error._tag === "DecoderMissing" ? asScoreError(path)(error) : error)))
+
+/** A raw or Y4M file as ffmpeg sees it, for decoding it like an encoded input (alignment's cuts). */
+export const fileStream = (side: Side, geometry: RawGeometry): ProbedStream => ({
+  container: side.format._tag === "Y4m" ? "yuv4mpegpipe" : "rawvideo",
+  codec: "rawvideo",
+  width: geometry.width,
+  height: geometry.height,
+  pixelFormat: ffmpegPixelFormat(geometry),
+  durationSeconds: 0,
+  heldFrames: 1,
+  declaredFrames: undefined,
+  frameRate: frameRateOf(side),
+  colorSpace: ""
+})
+
+/** How ffmpeg reads a raw YUV side of `geometry`. */
+export const rawInputOf = (geometry: RawGeometry): RawInputFormat => ({
+  width: geometry.width,
+  height: geometry.height,
+  pixelFormat: ffmpegPixelFormat(geometry)
+})
 
 /**
  * Where a segment's decode of an encoded input starts: the time halfway between the frame before
@@ -459,6 +496,8 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
+    const alignment =
+      job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks)
     // A segment reads its context frames and its own: an encoded side seeks to them.
     const { segment } = job
     const window =
@@ -469,14 +508,26 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       scorer,
       ref,
       job.reference,
-      { ...settings, skip: job.frameSkipRef + segmentReadStart(job.segment), isDistorted: false, window },
+      {
+        ...settings,
+        skip: job.frameSkipRef + (alignment?.reference_start ?? 0) + segmentReadStart(job.segment),
+        isDistorted: false,
+        window,
+        drop: alignment?.reference_frames_dropped.map((frame) => frame + job.frameSkipRef)
+      },
       target
     )
     const disSource = yield* frameSource(
       scorer,
       dis,
       job.distorted,
-      { ...settings, skip: job.frameSkipDist + segmentReadStart(job.segment), isDistorted: true, window },
+      {
+        ...settings,
+        skip: job.frameSkipDist + (alignment?.distorted_start ?? 0) + segmentReadStart(job.segment),
+        isDistorted: true,
+        window,
+        drop: alignment?.distorted_frames_inserted.map((frame) => frame + job.frameSkipDist)
+      },
       target
     )
     const scaling = disSource.scaling ?? refSource.scaling ?? "none"
@@ -488,6 +539,13 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       geometry: target,
       frameSkipRef: 0,
       frameSkipDist: 0,
+      // Aligned: frame_cnt counts pairs, and the overlap ends where the pairs do.
+      frameCount:
+        alignment === undefined
+          ? job.frameCount
+          : job.frameCount > 0
+            ? Math.min(job.frameCount, alignment.frames)
+            : alignment.frames,
       frameRate: job.frameRate || frameRateOf(ref),
       colorMatrix: colorMatrixOf(ref)
     }
@@ -512,18 +570,54 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
     const thumbnails = job.shots
       ? yield* sidePictures(job, target, thumbnailFrames(aggregate.shots, aggregate.worst_shots), [
-          { side: ref, skip: job.frameSkipRef, isDistorted: false },
-          { side: dis, skip: job.frameSkipDist, isDistorted: true }
+          { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
+          { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
         ])
       : []
     return withInputs(
-      { ...aggregate, frames, thumbnails },
+      { ...aggregate, frames, thumbnails, ...(alignment === undefined ? {} : { alignment }) },
       {
         decoder,
         reference_input: provenanceOf(ref, job.geometry),
         distorted_input: provenanceOf(dis, job.geometry),
         scaling
       }
+    )
+  })
+
+/** The frames a side holds at most: its container's declaration, or its file's size over its frame size. */
+const framesOf = (side: Side, geometry: RawGeometry, maxFrames: number) =>
+  Effect.gen(function* () {
+    if (side.format._tag === "Encoded") return frameCapOf(side.format.stream.declaredFrames, maxFrames).allowed
+    const { size } = yield* Effect.promise(() => fstatAsync(side.input.fd))
+    const perFrame = frameBytes(geometry) + (side.format._tag === "Y4m" ? 6 : 0)
+    return Math.min(maxFrames, Math.ceil(size / perFrame))
+  })
+
+/** `options.sync: "auto"`: the search pass over both inputs (alignment-search.ts). */
+const alignPair = <E>(job: ScoreJob, window: number, ref: Side, dis: Side, target: RawGeometry, hooks: ScoreHooks<E>) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const searched = (side: Side, path: string, skip: number) =>
+      Effect.gen(function* () {
+        const geometry = geometryOf(side, job.geometry) ?? target
+        const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
+        return {
+          fd: side.input.fd,
+          path,
+          skip,
+          frames: yield* framesOf(side, geometry, ffmpeg.limits.maxFrames),
+          raw: side.format._tag === "Raw" ? rawInputOf(geometry) : undefined,
+          memory: decoderMemory(stream, geometry, geometry, 1),
+          frameRate: frameRateOf(side)
+        } satisfies SearchSide
+      })
+    return yield* findAlignment(
+      yield* searched(ref, job.reference, job.frameSkipRef),
+      yield* searched(dis, job.distorted, job.frameSkipDist),
+      window,
+      asScoreError,
+      hooks
     )
   })
 

@@ -16,6 +16,9 @@ export const autoModel4kSize = { width: 3840, height: 2160 } as const
 /** Models of one `models` request (each extracted once over the union of their features). */
 export const maxModelsPerRequest = 16
 export const maxThreads = 64
+/** `options.sync_window` when not set: the largest start offset (and drift) searched, in frames. */
+export const defaultSyncWindow = 120
+export const maxSyncWindow = 10_000
 /**
  * `options.segment_frames`: 0 scores the title in one piece; otherwise at least this many frames
  * per segment (shorter segments spend more of their time on the context frames and, for encoded
@@ -84,7 +87,11 @@ export const ScoreOptions = Schema.Struct({
   // xpsnr's temporal term: frames per second (whole frames count, as FFmpeg's filter sees it).
   frame_rate: Schema.optional(
     Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(maxFrameRate))
-  )
+  ),
+  // Alignment (issue 31, inputs/alignment.ts): "auto" finds where each side starts and the frames
+  // dropped or inserted mid-clip; sync_window is the largest offset searched, in frames.
+  sync: Schema.optional(Schema.Literal("", "off", "auto")),
+  sync_window: Schema.optional(between(0, maxSyncWindow))
 })
 export type ScoreOptions = typeof ScoreOptions.Type
 
@@ -155,6 +162,8 @@ export interface ScoreJob {
   readonly frameRate?: number
   /** The inputs' Y'CbCr matrix from their colour metadata (ssimulacra2); absent: BT.709. */
   readonly colorMatrix?: ColorMatrix
+  /** `options.sync: "auto"`: the largest offset searched (frames); undefined: no alignment. */
+  readonly sync?: { readonly window: number } | undefined
 }
 
 /**
@@ -201,7 +210,9 @@ export const FIELD_RULES: Readonly<Record<string, string>> = {
   "options.shots": "is not true or false",
   "options.shot_threshold": `is not a number from 0 to 1 (0: ${defaultShotThreshold})`,
   "options.shot_min_frames": `is not a whole number from 0 to 100000 (0: ${defaultShotMinFrames})`,
-  "options.frame_rate": `is not a number of frames per second from 0 to ${maxFrameRate} (0: the input's own, else ${defaultFrameRate})`
+  "options.frame_rate": `is not a number of frames per second from 0 to ${maxFrameRate} (0: the input's own, else ${defaultFrameRate})`,
+  "options.sync": 'is not one of "off", "auto" ("": off)',
+  "options.sync_window": `is not a whole number of frames from 0 to ${maxSyncWindow} (0: ${defaultSyncWindow})`
 }
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -324,7 +335,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
           minFrames: options.shot_min_frames || defaultShotMinFrames
         }
       : undefined,
-    frameRate: options.frame_rate ?? 0
+    frameRate: options.frame_rate ?? 0,
+    sync: options.sync === "auto" ? { window: options.sync_window || defaultSyncWindow } : undefined
   })
 }
 

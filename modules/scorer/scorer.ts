@@ -40,6 +40,7 @@ import { type PercentileName, percentileNames, percentilesOf } from "./pooling.t
 import { applyPrecision, precisionLabel } from "./precision.ts"
 import { type Shot, scoreShots, shotStarts, worstShots } from "./shots.ts"
 import { renderThumbnails, type Thumbnail, thumbnailFrames } from "./thumbnails.ts"
+import type { AlignmentReport } from "./alignment-report.ts"
 import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type RawGeometry, type ScoreJob } from "./request.ts"
 
 export interface FrameScore {
@@ -117,6 +118,8 @@ export interface ScoreResult {
   readonly worst_shots?: ReadonlyArray<number>
   /** With shots, for raw/Y4M inputs: small pictures of the worst shots' worst frames (thumbnails.ts). */
   readonly thumbnails?: ReadonlyArray<Thumbnail>
+  /** With `options.sync: "auto"`: how the distorted clip was lined up with the reference. */
+  readonly alignment?: AlignmentReport
 }
 
 /** The poolings besides the mean (`features`): min, max, harmonic mean, and the percentiles p1..p99. */
