@@ -77,9 +77,15 @@ const inputOptions = (raw: RawInputFormat | undefined) =>
         ...["-f", "rawvideo", "-pixel_format", raw.pixelFormat, "-video_size", `${raw.width}x${raw.height}`]
       ]
 
-/** A filter keeping every frame but `drop` (input frame indices, counted from 0), ending in a comma; "" for none. */
+/** Terms one select expression holds (ffmpeg's expression parser refuses about a hundred). */
+const selectTerms = 64
+
+/**
+ * Filters keeping every frame but `drop` (input frame indices, counted from 0), ending in a
+ * comma; "" for none. Runs of frames are one term; a chain of selects holds them, the last runs
+ * first, so that each select's frame numbers are still the input's.
+ */
 const dropping = (drop: ReadonlyArray<number>) => {
-  if (drop.length === 0) return ""
   const sorted = [...new Set(drop)].sort((a, b) => a - b)
   const runs: Array<[number, number]> = []
   for (const frame of sorted) {
@@ -88,7 +94,10 @@ const dropping = (drop: ReadonlyArray<number>) => {
     else runs.push([frame, frame])
   }
   const terms = runs.map(([from, to]) => (from === to ? `eq(n\\,${from})` : `between(n\\,${from}\\,${to})`))
-  return `select='not(${terms.join("+")})',`
+  const chunks: Array<string> = []
+  for (let end = terms.length; end > 0; end -= selectTerms)
+    chunks.push(`select='not(${terms.slice(Math.max(0, end - selectTerms), end).join("+")})',`)
+  return chunks.join("")
 }
 
 /** Bytes of a child's stderr kept for error messages (the tail: ffmpeg ends with the cause). */

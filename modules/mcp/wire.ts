@@ -33,6 +33,8 @@ export interface WireScoreOptions {
   readonly shots?: boolean
   readonly shot_threshold?: number
   readonly shot_min_frames?: number
+  readonly sync?: string
+  readonly sync_window?: number
 }
 
 export interface WireScoreRequest {
@@ -69,6 +71,20 @@ export interface WireScoreResponse {
   /** options.shots: the reference's shots (empty without it) and the worst ones' indices. */
   readonly shots?: ReadonlyArray<WireShot>
   readonly worst_shots?: ReadonlyArray<number>
+  /** options.sync "auto": what the alignment found (null without it). */
+  readonly alignment?: WireAlignment | null
+}
+
+export interface WireAlignment {
+  readonly reference_start: number
+  readonly distorted_start: number
+  readonly frames: number
+  readonly reference_frames_dropped: ReadonlyArray<number>
+  readonly distorted_frames_inserted: ReadonlyArray<number>
+  readonly distorted_frames_repeated: ReadonlyArray<number>
+  readonly confidence: number
+  readonly window: number
+  readonly warning: string
 }
 
 export interface WireShot {

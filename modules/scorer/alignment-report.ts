@@ -22,3 +22,25 @@ export interface AlignmentReport {
   /** Set when the confidence is low: the alignment may be one of several that fit. */
   readonly warning?: string
 }
+
+/** Frame numbers as runs: "50-52, 60". */
+const runsText = (frames: ReadonlyArray<number>): string => {
+  const runs: Array<[number, number]> = []
+  for (const frame of frames) {
+    const last = runs[runs.length - 1]
+    if (last !== undefined && last[1] + 1 === frame) last[1] = frame
+    else runs.push([frame, frame])
+  }
+  return runs.map(([from, to]) => (from === to ? String(from) : `${from}-${to}`)).join(", ")
+}
+
+const listed = (what: string, frames: ReadonlyArray<number>) =>
+  frames.length === 0 ? `no ${what}` : `${frames.length} ${what} (${runsText(frames)})`
+
+/** One line for people (CLI table, MCP text, HTML report): what the alignment did. */
+export const alignmentLine = (alignment: AlignmentReport): string =>
+  `reference from frame ${alignment.reference_start}, distorted from frame ${alignment.distorted_start}, ` +
+  `${alignment.frames} pairs; ${listed("reference frames dropped", alignment.reference_frames_dropped)}, ` +
+  `${listed("distorted frames inserted", alignment.distorted_frames_inserted)}, ` +
+  `${listed("repeated", alignment.distorted_frames_repeated)}; confidence ${alignment.confidence}` +
+  (alignment.warning ? ` (warning: ${alignment.warning})` : "")

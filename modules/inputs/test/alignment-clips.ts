@@ -122,7 +122,11 @@ export const writeReference = (dir: string): string => {
   return path
 }
 
-const x264 = ["-c:v", "libx264", "-threads", "1", "-preset", "medium", "-crf", "30", "-pix_fmt", "yuv420p"]
+/** x264 on one thread, muxed without a random segment id: the same bytes on every run. */
+const x264 = [
+  ...["-c:v", "libx264", "-threads", "1", "-preset", "medium", "-crf", "30", "-pix_fmt", "yuv420p"],
+  ...["-fflags", "+bitexact"]
+]
 
 /** The encode `encode` of `reference`, as an .mkv. */
 export const writeEncode = (dir: string, reference: string, encode: Encode): string => {
