@@ -9,6 +9,7 @@ import { type PercentileName, percentileNames } from "../scorer/pooling.ts"
 import type { FrameScore, Provenance, ScoreResult } from "../scorer/scorer.ts"
 import type { Shot } from "../scorer/shots.ts"
 import type { Thumbnail } from "../scorer/thumbnails.ts"
+import type { AlignmentReport } from "../scorer/alignment-report.ts"
 
 export const libvmafFormats = ["json", "xml", "csv", "sub"] as const
 export type LibvmafFormat = (typeof libvmafFormats)[number]
@@ -35,6 +36,8 @@ export interface LibvmafReport {
   readonly shots?: ReadonlyArray<Shot>
   readonly worstShots?: ReadonlyArray<number>
   readonly thumbnails?: ReadonlyArray<Thumbnail>
+  /** With options.sync "auto": how the inputs were lined up (table line, HTML strip). */
+  readonly alignment?: AlignmentReport
 }
 
 // The reference's feature order for its default model: the extractors' order of first output,
@@ -289,6 +292,7 @@ export const reportOf = (result: ScoreResult, facts: RunFacts): LibvmafReport =>
     provenance: result.provenance,
     ...(hasPercentiles ? { percentiles } : {}),
     ...(result.shots && result.shots.length > 0 ? { shots: result.shots, worstShots: result.worst_shots ?? [] } : {}),
-    ...(result.thumbnails && result.thumbnails.length > 0 ? { thumbnails: result.thumbnails } : {})
+    ...(result.thumbnails && result.thumbnails.length > 0 ? { thumbnails: result.thumbnails } : {}),
+    ...(result.alignment ? { alignment: result.alignment } : {})
   }
 }

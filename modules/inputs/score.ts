@@ -595,7 +595,14 @@ const framesOf = (side: Side, geometry: RawGeometry, maxFrames: number) =>
   })
 
 /** `options.sync: "auto"`: the search pass over both inputs (alignment-search.ts). */
-const alignPair = <E>(job: ScoreJob, window: number, ref: Side, dis: Side, target: RawGeometry, hooks: ScoreHooks<E>) =>
+export const alignPair = <E>(
+  job: ScoreJob,
+  window: number,
+  ref: Side,
+  dis: Side,
+  target: RawGeometry,
+  hooks: ScoreHooks<E>
+) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
     const searched = (side: Side, path: string, skip: number) =>

@@ -290,6 +290,13 @@ describeContract("segment jobs", ({ backend }) => {
             jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, features: ["xpsnr"] } })
           )
           expect(xpsnr.message).toBe("options.segment_frames: a job with the xpsnr feature is scored in one piece")
+          // The alignment is found over the whole title: likewise.
+          const sync = yield* Effect.flip(
+            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, sync: "auto" } })
+          )
+          expect(sync.message).toBe('options.segment_frames: a job with options.sync "auto" is scored in one piece')
+          const aligned = yield* jobs.submit(writer("a"), { ...request("sync"), options: { sync: "auto" } })
+          expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBeUndefined()
         }),
       { SVC_SEGMENT_FRAMES: "48" }
     )

@@ -547,9 +547,16 @@ export const makeJobService = Effect.gen(function* () {
           return yield* new InvalidJobRequest({
             message: "options.segment_frames: a job with the xpsnr feature is scored in one piece"
           })
-        // The controller's default applies to a pair job that does not set it (and has neither).
+        // The alignment (options.sync "auto") is found over the whole title, before any frame is
+        // scored: such a job is scored in one piece too.
+        const sync = !isLadderRequest(request) && request.options?.sync === "auto"
+        if (sync && segmentFramesOf(request) > 0)
+          return yield* new InvalidJobRequest({
+            message: 'options.segment_frames: a job with options.sync "auto" is scored in one piece'
+          })
+        // The controller's default applies to a pair job that does not set it (and has none of these).
         const stored =
-          !isLadderRequest(request) && !shots && !xpsnr && segmentDefault > 0 && segmentFramesOf(request) === 0
+          !isLadderRequest(request) && !shots && !xpsnr && !sync && segmentDefault > 0 && segmentFramesOf(request) === 0
             ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
             : request
         return yield* store.insert({

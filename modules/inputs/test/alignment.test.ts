@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningService, modelDirEnv, startService } from "../../../test/support/executables.ts"
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { scoringClient } from "../../../test/e2e/server-support.ts"
+import { svc } from "../../../test/e2e/svc-support.ts"
 import { parseScoreRequest } from "../../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../../scorer/scorer.ts"
 import { align, type SideThumbnails, thumbnailBytes } from "../alignment.ts"
@@ -219,6 +220,33 @@ describe("svc-server with sync", () => {
     expect(status).toBe(400)
     expect(JSON.stringify(body)).toContain('options.sync: \\"on\\" is not one of \\"off\\", \\"auto\\"')
   })
+})
+
+describe("svc score --sync auto", () => {
+  it("prints the alignment line in its table and draws the pairing strip in its HTML report", async () => {
+    const html = join(scratch.dir, "dropped3.html")
+    const run = await svc([
+      "score",
+      reference,
+      encoded.get("dropped3") ?? "",
+      "--sync",
+      "auto",
+      "--sync-window",
+      "30",
+      "--html",
+      html,
+      "-q"
+    ])
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain(
+      "Aligned: reference from frame 0, distorted from frame 0, 117 pairs; 3 reference frames dropped (50-52), no distorted frames inserted, no repeated; confidence "
+    )
+    const page = readFileSync(html, "utf8")
+    expect(page).toContain('<svg id="alignment"')
+    expect(page.match(/<rect class="dropped"/g)).toHaveLength(3)
+    expect(page).toContain("dropped frame 51")
+  }, 60_000)
 })
 
 describe("the search on thumbnails", () => {
