@@ -16,10 +16,12 @@ import { type RunningService, modelDirEnv, startService } from "../../../test/su
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { scoringClient } from "../../../test/e2e/server-support.ts"
 import { svc } from "../../../test/e2e/svc-support.ts"
+import { parseLadderRequest } from "../../scorer/ladder.ts"
 import { parseScoreRequest } from "../../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../../scorer/scorer.ts"
 import { align, type SideThumbnails, thumbnailBytes } from "../alignment.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
+import { scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"
 import {
   clipSize,
@@ -118,6 +120,40 @@ describe("encodes of one reference, aligned automatically", () => {
     for (const frame of result.frames)
       expect(Math.abs((frame.metrics.vmaf as number) - (expected[frame.frame] as number))).toBeLessThan(tolerance)
   }, 60_000)
+})
+
+describe("a ladder with sync", () => {
+  it("aligns each rendition on its own and scores all of them over the reference frames they share", async () => {
+    const ladder = await runtime.runPromise(
+      Effect.flatMap(
+        parseLadderRequest({
+          reference,
+          renditions: [
+            { label: "late", distorted: encoded.get("late7") },
+            { label: "slate", distorted: encoded.get("slate9") }
+          ],
+          options: { sync: "auto", per_frame: true }
+        }),
+        (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job))
+      )
+    )
+    const [late, slate] = ladder.renditions
+    expect(late?.alignment).toMatchObject({ reference_start: 7, distorted_start: 0, frames: 113 })
+    expect(slate?.alignment).toMatchObject({ reference_start: 0, distorted_start: 9, frames: 120 })
+    // Reference frames 7..119 for both: the late encode's pairs are exactly its hand-aligned pair's.
+    expect(late?.frame_count).toBe(113)
+    expect(slate?.frame_count).toBe(113)
+    const lateGolden = golden.encodes.late7?.vmaf ?? []
+    for (const frame of late?.frames ?? [])
+      expect(Math.abs((frame.metrics.vmaf as number) - (lateGolden[frame.frame] as number))).toBeLessThan(tolerance)
+    // The slate encode from its 16th frame: past the first two frames (whose motion starts at the
+    // cut), each scores as the same pair does in its own hand-aligned score.
+    const slateGolden = golden.encodes.slate9?.vmaf ?? []
+    for (const frame of (slate?.frames ?? []).slice(2))
+      expect(Math.abs((frame.metrics.vmaf as number) - (slateGolden[frame.frame + 7] as number))).toBeLessThan(
+        tolerance
+      )
+  }, 120_000)
 })
 
 describe("a raw YUV pair with frames inserted mid-clip", () => {
