@@ -5,6 +5,7 @@
  * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
  * `bun bench/shots.ts`: only the cost of shot detection.
  */
+import { benchAlignment } from "./alignment.ts"
 import { benchController } from "./controller.ts"
 import { benchEncoded } from "./encoded.ts"
 import { benchJobStores } from "./job-store.ts"
@@ -22,11 +23,14 @@ if (process.argv.includes("vs-reference")) {
   await benchJobStores()
 } else if (process.argv.includes("metrics")) {
   benchMetrics()
+} else if (process.argv.includes("alignment")) {
+  benchAlignment()
 } else {
   benchScorer()
   benchShots()
   benchMetrics()
   benchEncoded()
+  benchAlignment()
   benchLadder()
   await benchSegments()
   await benchController()
