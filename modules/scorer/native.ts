@@ -115,7 +115,9 @@ export const NativeOption = {
   segmentFirst: 18,
   segmentFrames: 19,
   segmentContext: 20,
-  count: 21
+  /** Since ABI minor 13. */
+  segmentLead: 21,
+  count: 22
 } as const
 
 /** enum svc_color_matrix (since ABI minor 11). */
@@ -170,7 +172,7 @@ export type { Pointer }
 
 const minimumRules = [undefined, "each side", "longer side", "each plane"] as const
 
-/** The library's extractors and their facts (svc_feature_*, ABI minor 13), in registry order. */
+/** The library's extractors and their facts (svc_feature_*, ABI minor 14), in registry order. */
 export const readNativeFeatures = (symbols: NativeSymbols): ReadonlyArray<NativeFeatureFacts> =>
   Array.from({ length: symbols.svc_feature_count() }, (_, i) => {
     const minimum = new Int32Array(3)

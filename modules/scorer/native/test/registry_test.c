@@ -1,7 +1,7 @@
 /*
  * The registry's facts against the extractors they describe: each row's smallest frame is the
  * smallest its create accepts (one sample less on a bound side is refused), every row states its
- * implementation and memory, and the public list (svc_feature_*, ABI minor 13) is the registry's.
+ * implementation and memory, and the public list (svc_feature_*, ABI minor 14) is the registry's.
  */
 #include <string.h>
 
@@ -70,7 +70,7 @@ static void facts(void) {
 }
 
 static void public_list(void) {
-    CHECK(svc_abi_minor() >= 13, "the feature list is ABI minor 13");
+    CHECK(svc_abi_minor() >= 14, "the feature list is ABI minor 14");
     CHECK(svc_feature_count() == svc_registry_size(), "one public entry per row");
     CHECK(svc_feature_count() == svc_registry_count() + svc_registry_temporal_count(), "per-frame rows then temporal");
     for (int i = 0; i < svc_feature_count(); i++) {

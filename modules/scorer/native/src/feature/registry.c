@@ -135,7 +135,7 @@ int svc_feature_source(const char *name, const svc_extractor **ex, int *output) 
     return SVC_FEATURE_UNKNOWN;
 }
 
-/* ------------------------------------------------- public list (ABI 13) ---- */
+/* ------------------------------------------------- public list (ABI 14) ---- */
 
 int svc_feature_count(void) { return N_ROWS; }
 
