@@ -637,12 +637,15 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
      * Decodes the frames `indices` (decode order, from 0) of the input behind `fd` to raw frames
      * of `target` and hands each to `onFrame` as it arrives (ascending index; one frame held at a
      * time, whatever the clip's length). For thumbnails: the frames of a decoded input are not kept.
+     * Inside the same walls as a scoring decoder: `limits` from the estimate `memory` it was
+     * admitted with, which /metrics counts while it runs.
      */
     const decodeSelected = (
       fd: number,
       target: Omit<DecodeTarget, "source" | "shapeChanges">,
       indices: ReadonlyArray<number>,
       frameBytes: number,
+      limits: ChildLimits & { readonly threads: number; readonly memory: number },
       onFrame: (index: number, frame: Buffer) => Promise<void>
     ): Effect.Effect<void, DecoderMissing | DecoderFailed> =>
       Effect.scoped(
@@ -661,6 +664,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               "-loglevel",
               "error",
               ...confined,
+              "-threads",
+              String(limits.threads),
               "-i",
               inputUrl,
               "-map",
@@ -680,9 +685,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             ],
             fd,
             "pipe",
-            // An input already decoded once within its limits: the death signal and the CPU time.
-            { addressSpace: 0, cpuSeconds: limits.cpuSeconds }
+            limits
           )
+          yield* watch(child, limits.memory)
           yield* Effect.promise(async () => {
             let pending = Buffer.alloc(0)
             let next = 0

@@ -503,11 +503,12 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
  * (only those frames come out, scaled to the reference's size as when scored), one frame held at
  * a time. Best effort: a side that cannot give them leaves the result without thumbnails.
  */
-const sidePictures = (
+const sidePictures = <E>(
   job: ScoreJob,
   target: RawGeometry,
   frames: ReadonlyArray<number>,
-  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>
+  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>,
+  admitMemory: ScoreHooks<E>["admitMemory"]
 ) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
@@ -520,23 +521,31 @@ const sidePictures = (
       const { stream } = side.format
       const resize = stream.width !== target.width || stream.height !== target.height
       const byFrame = new Map<number, string>()
-      return ffmpeg
-        .decodeSelected(
-          fd,
-          {
-            width: target.width,
-            height: target.height,
-            pixelFormat: ffmpegPixelFormat(target),
-            scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
-          },
-          frames.map((frame) => skip + frame * job.subsample),
-          frameBytes(target),
-          async (index, raw) => {
-            const url = await thumbnailOf(raw, target)
-            if (url) byFrame.set((index - skip) / job.subsample, url)
-          }
+      // The thumbnails' decoder is admitted and walled in like the score's (after the score's
+      // memory was given back): one that does not fit now leaves the result without thumbnails.
+      const threads = Math.max(1, job.threads)
+      const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
+      return Effect.scoped(
+        Effect.zipRight(
+          admitMemory ? admitMemory(memory) : Effect.void,
+          ffmpeg.decodeSelected(
+            fd,
+            {
+              width: target.width,
+              height: target.height,
+              pixelFormat: ffmpegPixelFormat(target),
+              scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
+            },
+            frames.map((frame) => skip + frame * job.subsample),
+            frameBytes(target),
+            { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads, memory },
+            async (index, raw) => {
+              const url = await thumbnailOf(raw, target)
+              if (url) byFrame.set((index - skip) / job.subsample, url)
+            }
+          )
         )
-        .pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
+      ).pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
     })
     const [reference = new Map(), distorted = new Map()] = pictures
     return pairThumbnails(frames, reference, distorted)
@@ -605,10 +614,16 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
     const thumbnails = job.shots
-      ? yield* sidePictures(job, target, thumbnailFrames(aggregate.shots, aggregate.worst_shots), [
-          { side: ref, skip: job.frameSkipRef, isDistorted: false },
-          { side: dis, skip: job.frameSkipDist, isDistorted: true }
-        ])
+      ? yield* sidePictures(
+          job,
+          target,
+          thumbnailFrames(aggregate.shots, aggregate.worst_shots),
+          [
+            { side: ref, skip: job.frameSkipRef, isDistorted: false },
+            { side: dis, skip: job.frameSkipDist, isDistorted: true }
+          ],
+          hooks.admitMemory
+        )
       : []
     const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
