@@ -396,6 +396,27 @@ describe("a decode past what the container declares", () => {
     )
   })
 
+  it("a ladder rendition that changes mid-stream lists its changes in its own provenance", async () => {
+    const steady = file("steady-ladder-ref.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    const changingRendition = changing("change-rendition", ["640x480", "-pix_fmt", "yuv420p10le"])
+    const answer = await post(service, "/v1/ladder", {
+      reference: steady,
+      renditions: [
+        { label: "steady", distorted: steady },
+        { label: "changing", distorted: changingRendition }
+      ]
+    })
+    expect(answer.status).toBe(200)
+    const [first, second] = answer.body.renditions as Array<{ provenance: Record<string, Record<string, unknown>> }>
+    expect(first?.provenance.distorted_input?.changes).toBeUndefined()
+    expect(first?.provenance.scaling).toBe("none")
+    expect(second?.provenance.distorted_input?.changes).toEqual([
+      { frame: 15, width: 640, height: 480, pixel_format: "yuv420p10le" }
+    ])
+    expect(second?.provenance.scaling).toBe("bicubic 640x480 -> 320x240")
+  })
+
   it("a distorted input that changes and changes back lists both changes", async () => {
     const steady = file("steady-back-ref.mp4")
     ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "45", "-y", steady])
