@@ -16,6 +16,7 @@ import { type RunningService, modelDirEnv, startService } from "../../../test/su
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { scoringClient } from "../../../test/e2e/server-support.ts"
 import { svc } from "../../../test/e2e/svc-support.ts"
+import { decodeStoredResult, encodeResult } from "../../jobs/model.ts"
 import { parseLadderRequest } from "../../scorer/ladder.ts"
 import { parseScoreRequest } from "../../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../../scorer/scorer.ts"
@@ -96,6 +97,11 @@ describe("encodes of one reference, aligned automatically", () => {
         window: 120
       })
       expect(result.alignment?.confidence).toBeGreaterThan(0.5)
+      // A job stores the result (and reads it back) with its alignment.
+      const stored = decodeStoredResult(encodeResult(result))
+      expect(Either.isRight(stored) && "alignment" in stored.right ? stored.right.alignment : undefined).toEqual(
+        result.alignment
+      )
       expect(result.alignment?.warning).toBeUndefined()
       const expected = golden.encodes[encode.name]?.vmaf ?? []
       expect(result.frame_count).toBe(expected.length)
