@@ -14,6 +14,7 @@ import {
   type Alignment,
   align,
   noMatchMessage,
+  type SideThumbnails,
   searchBytes,
   thumbnailBytes,
   thumbnailHeight,
@@ -42,20 +43,45 @@ export interface SearchSide {
   readonly frameRate: number
 }
 
+/** One side's thumbnails after its frame skip: a second decode of the input, small output. */
+export const searchThumbnails = (
+  side: SearchSide,
+  failed: (path: string) => (error: DecoderMissing | DecoderFailed) => ScoreError
+): Effect.Effect<SideThumbnails, ScoreError, Ffmpeg> =>
+  Effect.flatMap(Ffmpeg, (ffmpeg) =>
+    ffmpeg
+      .lumaThumbnails(side.fd, { width: thumbnailWidth, height: thumbnailHeight }, side.raw, {
+        ...decoderLimits(side.memory, ffmpeg.limits.cpuSeconds),
+        maxFrames: side.frames + 1
+      })
+      .pipe(
+        Effect.mapError(failed(side.path)),
+        Effect.map((bytes) => {
+          const frames = Math.floor(bytes.length / thumbnailBytes)
+          const kept = Math.max(0, frames - side.skip)
+          return { frames: kept, bytes: bytes.subarray(side.skip * thumbnailBytes, frames * thumbnailBytes) }
+        })
+      )
+  )
+
+/** Bytes a side's thumbnails take. */
+export const thumbnailsBytes = (side: SearchSide) => side.frames * thumbnailBytes
+
 /**
  * Where the distorted clip lines up with the reference, in frames after each side's frame skip;
- * refused (400) for different frame rates and for no match within the window.
+ * refused (400) for different frame rates and for no match within the window. `known`: the
+ * reference's thumbnails already made (a ladder makes them once for every rendition).
  */
 export const findAlignment = <E>(
   reference: SearchSide,
   distorted: SearchSide,
   window: number,
   failed: (path: string) => (error: DecoderMissing | DecoderFailed) => ScoreError,
-  hooks: Pick<ScoreHooks<E>, "admitMemory">
+  hooks: Pick<ScoreHooks<E>, "admitMemory">,
+  known?: SideThumbnails
 ): Effect.Effect<Alignment, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const ffmpeg = yield* Ffmpeg
       const [referenceRate, distortedRate] = [reference.frameRate, distorted.frameRate]
       if (
         referenceRate > 0 &&
@@ -65,28 +91,16 @@ export const findAlignment = <E>(
         return yield* new InvalidScoreRequest({
           message: `options.sync "auto" pairs frames of one rate: the reference ${reference.path} is ${rateText(referenceRate)} fps, the distorted ${distorted.path} is ${rateText(distortedRate)} fps`
         })
-      const held =
-        (reference.frames + distorted.frames) * thumbnailBytes + searchBytes(reference.frames, distorted.frames, window)
-      if (hooks.admitMemory) yield* hooks.admitMemory(reference.memory + distorted.memory + held)
-      const [refThumbs, disThumbs] = yield* Effect.forEach(
-        [reference, distorted],
-        (side) =>
-          ffmpeg
-            .lumaThumbnails(side.fd, { width: thumbnailWidth, height: thumbnailHeight }, side.raw, {
-              ...decoderLimits(side.memory, ffmpeg.limits.cpuSeconds),
-              maxFrames: side.frames + 1
-            })
-            .pipe(
-              Effect.mapError(failed(side.path)),
-              Effect.map((bytes) => {
-                const frames = Math.floor(bytes.length / thumbnailBytes)
-                const kept = Math.max(0, frames - side.skip)
-                return { frames: kept, bytes: bytes.subarray(side.skip * thumbnailBytes, frames * thumbnailBytes) }
-              })
-            ),
+      const referenceCost = known === undefined ? reference.memory + thumbnailsBytes(reference) : 0
+      const held = thumbnailsBytes(distorted) + searchBytes(reference.frames, distorted.frames, window)
+      if (hooks.admitMemory) yield* hooks.admitMemory(referenceCost + distorted.memory + held)
+      const [refThumbs, disThumbs] = yield* Effect.all(
+        [
+          known === undefined ? searchThumbnails(reference, failed) : Effect.succeed(known),
+          searchThumbnails(distorted, failed)
+        ],
         { concurrency: 2 }
       )
-      if (refThumbs === undefined || disThumbs === undefined) return yield* Effect.die("two sides")
       if (refThumbs.frames === 0 || disThumbs.frames === 0)
         return yield* new InvalidScoreRequest({ message: "options.sync: no frames to align after the skips" })
       const found = align(refThumbs, disThumbs, window)

@@ -36,6 +36,7 @@ import {
   notAVideo,
   openAndProbe,
   provenanceOf,
+  referenceThumbnails,
   type Side,
   scoredInput
 } from "./score.ts"
@@ -172,13 +173,24 @@ export const scoreLadderInputs = <E = never>(
 
       // options.sync "auto": each rendition aligned on its own, then read over the reference
       // frames every rendition pairs (ladder-alignment below).
+      // The reference's thumbnails are made once, for every rendition's search.
+      const searchReference =
+        shared.sync === undefined ? undefined : yield* referenceThumbnails(shared, reference, target, hooks)
       const aligned =
         shared.sync === undefined
           ? undefined
           : commonPairing(
               ladder.renditions.map((rendition) => rendition.label),
               yield* Effect.forEach(ladder.renditions, (rendition, index) =>
-                alignPair(rendition.job, shared.sync?.window ?? 0, reference, sides[index] as Side, target, hooks)
+                alignPair(
+                  rendition.job,
+                  shared.sync?.window ?? 0,
+                  reference,
+                  sides[index] as Side,
+                  target,
+                  hooks,
+                  searchReference
+                )
               )
             )
       if (aligned !== undefined && typeof aligned === "string")

@@ -57,7 +57,8 @@ import {
   type UnusableInput
 } from "./probe.ts"
 import { filePictures, pairThumbnails, thumbnailFrames, thumbnailOf } from "../scorer/thumbnails.ts"
-import { findAlignment, type SearchSide } from "./alignment-search.ts"
+import type { SideThumbnails } from "./alignment.ts"
+import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
 
 /** The provenance fields of the inputs. */
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
@@ -709,31 +710,46 @@ export const alignPair = <E>(
   ref: Side,
   dis: Side,
   target: RawGeometry,
-  hooks: ScoreHooks<E>
+  hooks: ScoreHooks<E>,
+  referenceThumbnails?: SideThumbnails
 ) =>
   Effect.gen(function* () {
-    const ffmpeg = yield* Ffmpeg
-    const searched = (side: Side, path: string, skip: number) =>
-      Effect.gen(function* () {
-        const geometry = geometryOf(side, job.geometry) ?? target
-        const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
-        return {
-          fd: side.input.fd,
-          path,
-          skip,
-          frames: yield* framesOf(side, geometry, ffmpeg.limits.maxFrames),
-          raw: side.format._tag === "Raw" ? rawInputOf(geometry) : undefined,
-          memory: decoderMemory(stream, geometry, geometry, 1),
-          frameRate: frameRateOf(side)
-        } satisfies SearchSide
-      })
     return yield* findAlignment(
-      yield* searched(ref, job.reference, job.frameSkipRef),
-      yield* searched(dis, job.distorted, job.frameSkipDist),
+      yield* searchSideOf(job, ref, job.reference, job.frameSkipRef, target),
+      yield* searchSideOf(job, dis, job.distorted, job.frameSkipDist, target),
       window,
       asScoreError,
-      hooks
+      hooks,
+      referenceThumbnails
     )
+  })
+
+/** One input as the alignment's search reads it. */
+const searchSideOf = (job: ScoreJob, side: Side, path: string, skip: number, target: RawGeometry) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const geometry = geometryOf(side, job.geometry) ?? target
+    const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
+    return {
+      fd: side.input.fd,
+      path,
+      skip,
+      frames: yield* framesOf(side, geometry, ffmpeg.limits.maxFrames),
+      raw: side.format._tag === "Raw" ? rawInputOf(geometry) : undefined,
+      memory: decoderMemory(stream, geometry, geometry, 1),
+      frameRate: frameRateOf(side)
+    } satisfies SearchSide
+  })
+
+/**
+ * The reference's thumbnails, made once for a ladder's renditions: admitted (its search decoder
+ * and thumbnails) for the caller's scope.
+ */
+export const referenceThumbnails = <E>(job: ScoreJob, ref: Side, target: RawGeometry, hooks: ScoreHooks<E>) =>
+  Effect.gen(function* () {
+    const side = yield* searchSideOf(job, ref, job.reference, job.frameSkipRef, target)
+    if (hooks.admitMemory) yield* hooks.admitMemory(side.memory + thumbnailsBytes(side))
+    return yield* searchThumbnails(side, asScoreError)
   })
 
 /**
