@@ -12,7 +12,7 @@ import { InvalidScoreRequest, type ScoreError } from "../scorer/errors.ts"
 import type { ScoreHooks } from "../scorer/scorer.ts"
 import {
   type Alignment,
-  align,
+  alignSteps,
   noMatchMessage,
   type SideThumbnails,
   searchBytes,
@@ -103,7 +103,14 @@ export const findAlignment = <E>(
       )
       if (refThumbs.frames === 0 || disThumbs.frames === 0)
         return yield* new InvalidScoreRequest({ message: "options.sync: no frames to align after the skips" })
-      const found = align(refThumbs, disThumbs, window)
+      // The search runs on this thread: in steps (tens of milliseconds), the event loop turning between them.
+      const steps = alignSteps(refThumbs, disThumbs, window)
+      let step = steps.next()
+      while (!step.done) {
+        yield* Effect.sleep(0)
+        step = steps.next()
+      }
+      const found = step.value
       if ("_tag" in found) return yield* new InvalidScoreRequest({ message: noMatchMessage(found) })
       return found
     })

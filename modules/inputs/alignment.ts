@@ -102,6 +102,25 @@ enum Move {
 
 /** The alignment of `distorted` to `reference` within `window` frames, or why there is none. */
 export const align = (reference: SideThumbnails, distorted: SideThumbnails, window: number): Alignment | NoMatch => {
+  const steps = alignSteps(reference, distorted, window)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+/** Cells of the band computed between two pauses of `alignSteps`. */
+export const cellsPerStep = 1 << 16
+
+/**
+ * `align` in steps: the generator pauses after about `cellsPerStep` cells, so a caller on the
+ * JavaScript thread can let other work run between steps (a long clip's search takes seconds).
+ */
+export function* alignSteps(
+  reference: SideThumbnails,
+  distorted: SideThumbnails,
+  window: number
+): Generator<void, Alignment | NoMatch> {
   const rows = reference.frames
   const cols = distorted.frames
   const band = 2 * window + 1
@@ -156,6 +175,7 @@ export const align = (reference: SideThumbnails, distorted: SideThumbnails, wind
       if (move === Move.Pair && score > best.score) best = { score, i, j }
     }
     ;[previous, current] = [current, previous]
+    if ((i + 1) % Math.max(1, Math.floor(cellsPerStep / band)) === 0) yield
   }
   // Walk back from the best end to the start.
   const pairs: Array<readonly [number, number]> = []
