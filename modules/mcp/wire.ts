@@ -1,5 +1,5 @@
 /** The controller's messages as grpc-js decodes them (proto field names, enums as names). */
-import type { PercentileName } from "../scorer/pooling.ts"
+import type { PercentileName } from "../scorer/index.ts"
 
 export type WireJobState =
   | "JOB_STATE_UNSPECIFIED"

@@ -18,7 +18,7 @@ import {
   shown,
   valueAt
 } from "./request.ts"
-import type { FrameScore, InputInfo, Provenance, ScoreResult } from "./scorer.ts"
+import type { FrameScore, InputInfo, Provenance, ScoreResult } from "./result.ts"
 
 /** Renditions of one ladder (a ladder is usually 6 to 12). */
 export const maxRenditions = 16

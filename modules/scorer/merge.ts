@@ -9,7 +9,7 @@
  */
 import { harmonicMean, mean, type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
 import { applyPrecision, type Precision, precisionLabel } from "./precision.ts"
-import type { FrameScore, ScoreResult } from "./scorer.ts"
+import type { FrameScore, ScoreResult } from "./result.ts"
 
 /** Every pooling of every metric over frames, in frame order. */
 export interface Pooled {

@@ -10,15 +10,19 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import protobuf from "protobufjs"
 import { describe, expect, it } from "vitest"
-import { LadderRequest, labelPattern, maxRenditions, Rendition, RenditionOptions } from "../../modules/scorer/ladder.ts"
-import { precisionPattern } from "../../modules/scorer/precision.ts"
 import {
+  labelPattern,
+  LadderRequest,
   maxModelsPerRequest,
+  maxRenditions,
   maxThreads,
   modelNamePattern,
+  precisionPattern,
+  Rendition,
+  RenditionOptions,
   ScoreOptions,
   ScoreRequest
-} from "../../modules/scorer/request.ts"
+} from "../../modules/scorer/index.ts"
 import { repoRoot } from "../support/executables.ts"
 
 /** A field as the three documents can all say it. */

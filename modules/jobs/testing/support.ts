@@ -4,9 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Principal } from "../../policy/principal.ts"
-import type { LadderResult } from "../../scorer/ladder.ts"
-import type { ScoreRequest } from "../../scorer/request.ts"
-import type { ScoreResult } from "../../scorer/scorer.ts"
+import type { LadderResult, ScoreRequest, ScoreResult } from "../../scorer/index.ts"
 import {
   JobMetricsHooks,
   type JobMetricsHooksShape,
