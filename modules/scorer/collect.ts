@@ -5,14 +5,35 @@ import type { ModelSet } from "./model-set.ts"
 import type { LoadedModel } from "./models.ts"
 import { type NativeSymbols, NativePool, type Pointer } from "./native.ts"
 import { firstScoredFrame, widestBackend } from "./native-job.ts"
-import { type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
+import { type PercentileName, percentileNames, percentilesOf, xpsnrPlanes, xpsnrPooled } from "./pooling.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
 import type { ScoreJob } from "./request.ts"
 import { type FrameScore, type ScoreResult, scoreFeature } from "./result.ts"
-import { type Shot, scoreShots, shotStarts, worstShots } from "./shots.ts"
+import { roundShots, type Shot, scoreShots, segmentCutMetric, shotStarts, worstShots } from "./shots.ts"
 
 /** The feature holding a model's score: "vmaf" alone, its own name among several (as the reference). */
 const scoreFeatureOf = (set: ModelSet, model: LoadedModel) => (set.models.length > 1 ? model.name : scoreFeature)
+
+/** The cut measure of scored frames first..first+count-1 of a job measured with SVC_OPT_SHOTS. */
+const cutsOf = (symbols: NativeSymbols, handle: Pointer, first = 0, count = symbols.svc_job_frame_count(handle)) => {
+  const cuts = new Float64Array(count)
+  if (symbols.svc_job_frame_cuts(handle, first, cuts, count) !== count) {
+    throw new Error("the scorer measured no cuts for a job with shots")
+  }
+  return cuts
+}
+
+/**
+ * A segment's shots are the title's, found by the merge: with shots, each of a segment's frames
+ * carries its cut measure (`segmentCutMetric`), read here for frames first..first+count-1.
+ */
+export const segmentCutsOf = (
+  symbols: NativeSymbols,
+  handle: Pointer,
+  job: Pick<ScoreJob, "segment" | "shots">,
+  first: number,
+  count: number
+): Float64Array | undefined => (job.segment && job.shots ? cutsOf(symbols, handle, first, count) : undefined)
 
 /** The shots of a finished job measured with SVC_OPT_SHOTS, scored with `scores` (the first model's). */
 const shotsOf = (
@@ -21,12 +42,8 @@ const shotsOf = (
   options: NonNullable<ScoreJob["shots"]>,
   scores: Float64Array | undefined
 ): ReadonlyArray<Shot> => {
-  const frameCount = symbols.svc_job_frame_count(handle)
-  const cuts = new Float64Array(frameCount)
-  if (!scores || symbols.svc_job_frame_cuts(handle, 0, cuts, frameCount) !== frameCount) {
-    throw new Error("the scorer measured no cuts for a job with shots")
-  }
-  return scoreShots(shotStarts(cuts, options), scores)
+  if (!scores) throw new Error("the scorer measured no score for a job with shots")
+  return scoreShots(shotStarts(cutsOf(symbols, handle), options), scores)
 }
 
 /** Reads every result of a finished native job (a file job or a stream's job view). */
@@ -52,13 +69,25 @@ export const collectResult = (
       })
     )
   }
-  const features = pooled(NativePool.mean)
   // Every metric's per-frame values: the percentiles need them all, the frames when asked for.
   const columns = names.map((_, i) => {
     const values = new Float64Array(frameCount)
     symbols.svc_job_frame_values(handle, i, values, frameCount)
     return values
   })
+  const geometry = new Int32Array(4)
+  symbols.svc_job_geometry(handle, geometry)
+  const [width = 0, height = 0, pixelFormat = 420, bitdepth = 8] = geometry
+  // xpsnr's mean is its filter's summary, from the one function a segment job's merge uses too.
+  const features = Object.fromEntries(
+    Object.entries(pooled(NativePool.mean)).map(([name, value]) => {
+      const plane = xpsnrPlanes[name]
+      const values = columns[names.indexOf(name)]
+      return plane === undefined || values === undefined
+        ? [name, value]
+        : [name, round(xpsnrPooled(values, { width, height, pixelFormat, bitdepth }, plane))]
+    })
+  )
   const ranked = columns.map((values) => percentilesOf(values))
   const percentilePools = Object.fromEntries(
     percentileNames.map((p) => [
@@ -67,24 +96,20 @@ export const collectResult = (
     ])
   ) as Record<PercentileName, Record<string, number>>
   const frames: Array<FrameScore> = []
+  const segmentCuts = segmentCutsOf(symbols, handle, job, 0, frameCount)
   if (job.perFrame) {
     const firstFrame = firstScoredFrame(job)
     for (let frame = 0; frame < frameCount; frame++) {
       // With subsample N the k-th scored frame is input frame k·N (after the skips), as the reference numbers it.
-      frames.push({
-        frame: firstFrame + frame * job.subsample,
-        metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
-      })
+      const metrics = Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
+      if (segmentCuts) metrics[segmentCutMetric] = segmentCuts[frame] ?? 0
+      frames.push({ frame: firstFrame + frame * job.subsample, metrics })
     }
   }
-  const shots = job.shots ? shotsOf(symbols, handle, job.shots, columns[names.indexOf(scoreFeatureOf(set, model))]) : []
-  const roundedShots = shots.map((shot) => ({
-    ...shot,
-    score: round(shot.score),
-    harmonic_mean: round(shot.harmonic_mean),
-    min: round(shot.min),
-    p5: round(shot.p5)
-  }))
+  const shots =
+    job.shots && !job.segment
+      ? shotsOf(symbols, handle, job.shots, columns[names.indexOf(scoreFeatureOf(set, model))])
+      : []
   const extractorCount = symbols.svc_job_extractor_count(handle)
   const featureBackends = Array.from({ length: extractorCount }, (_, i) => {
     const extractor = String(symbols.svc_job_extractor_name(handle, i))
@@ -109,7 +134,7 @@ export const collectResult = (
       ...percentilePools
     },
     // Always present, as proto3 repeated fields are (empty without options.shots).
-    shots: roundedShots,
+    shots: roundShots(shots, round),
     worst_shots: worstShots(shots),
     provenance: {
       library: { ...library, n_extractors: extractorCount },

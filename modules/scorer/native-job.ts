@@ -34,9 +34,27 @@ export const failureFor = (status: number, message: string): ScoreError => {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-/** Frames of the title before the first frame a segment reads (its context frame, if any). */
-export const segmentReadStart = (segment: ScoreJob["segment"]): number =>
-  segment ? segment.first - (segment.first > 0 ? 1 : 0) : 0
+/** Earlier reference frames an extractor reads besides the current one (xpsnr's temporal term). */
+const featureHistory = (features: ScoreJob["features"]) => (features.includes("xpsnr") ? 2 : 0)
+
+/**
+ * The reference context frames a segment reads before its first own frame, so its values are one
+ * pass's: one for motion, two for xpsnr's history, and with shots the subsample frames since the
+ * previous scored frame (a cut measure spans them); never more than the title has before it.
+ */
+export const segmentLead = (job: Pick<ScoreJob, "segment" | "features" | "shots" | "subsample">): number =>
+  job.segment
+    ? Math.min(job.segment.first, Math.max(1, featureHistory(job.features), job.shots ? job.subsample : 0))
+    : 0
+
+/** Frames of the title before the first frame a segment reads (its context frames, if any). */
+export const segmentReadStart = (job: Pick<ScoreJob, "segment" | "features" | "shots" | "subsample">): number =>
+  job.segment ? job.segment.first - segmentLead(job) : 0
+
+/** Frames a segment reads: its lead context, its own frames and one after it (none at the title's end). */
+export const segmentReadFrames = (
+  job: Pick<ScoreJob, "segment" | "features" | "shots" | "subsample">
+): number | undefined => (job.segment ? segmentLead(job) + job.segment.frames + (job.segment.last ? 0 : 1) : undefined)
 
 /**
  * The native options of a job. A file job skips to its segment's first frame read in the options;
@@ -67,7 +85,7 @@ export const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int3
   const { segment } = job
   if (segment) {
     // The frames read start at the context frame before the segment (none at the title's start).
-    const start = fileJob ? segmentReadStart(segment) : 0
+    const start = fileJob ? segmentReadStart(job) : 0
     options[NativeOption.frameCount] = 0
     options[NativeOption.frameSkipRef] = job.frameSkipRef + start
     options[NativeOption.frameSkipDist] = job.frameSkipDist + start
@@ -75,6 +93,7 @@ export const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int3
     options[NativeOption.segmentFrames] = segment.frames
     options[NativeOption.segmentContext] =
       (segment.first > 0 ? NativeSegmentContext.before : 0) | (segment.last ? 0 : NativeSegmentContext.after)
+    options[NativeOption.segmentLead] = segmentLead(job)
   }
   return options
 }

@@ -10,7 +10,8 @@ import { acquireStream, failureFor, firstScoredFrame, nativeError, nextDelay } f
 import { applyPrecision } from "./precision.ts"
 import type { ScoreJob } from "./request.ts"
 import type { FrameScore, ScoreResult } from "./result.ts"
-import { collectResult } from "./collect.ts"
+import { collectResult, segmentCutsOf } from "./collect.ts"
+import { segmentCutMetric } from "./shots.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Streams (gRPC ScoreStream): frame pairs pushed from memory, per-frame scores out as they
@@ -138,11 +139,13 @@ export const makeStreamScoring = (
           symbols.svc_job_frame_values_from(view, i, emitted, values, values.length)
           return values
         })
+        const cuts = segmentCutsOf(symbols, view, job, emitted, ready - emitted)
         const events: Array<StreamEvent> = []
         for (let frame = emitted; frame < ready; frame++) {
           const metrics = Object.fromEntries(
             names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)])
           )
+          if (cuts) metrics[segmentCutMetric] = cuts[frame - emitted] ?? 0
           events.push({ _tag: "Frame", frame: { frame: firstScoredFrame(job) + frame * job.subsample, metrics } })
         }
         emitted = ready
