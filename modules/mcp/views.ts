@@ -4,7 +4,7 @@
  * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
  */
 import * as z from "zod"
-import { percentileNames } from "../scorer/pooling.ts"
+import { percentileNames } from "../scorer/index.ts"
 import type {
   FrameScore as WireFrameScore,
   Job as WireJob,
