@@ -171,4 +171,10 @@ export interface WireModelList {
     readonly usable: boolean
     readonly reason: string
   }>
+  /** The extra features options.features may name (ExtraFeatureInfo). */
+  readonly features?: ReadonlyArray<{
+    readonly name: string
+    readonly outputs: ReadonlyArray<string>
+    readonly implementation: string
+  }>
 }
