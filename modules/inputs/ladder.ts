@@ -19,6 +19,7 @@ import {
 } from "../scorer/ladder.ts"
 import { bitrateOf, upperHull, worstFrames } from "../scorer/ladder-summary.ts"
 import { nearestRank } from "../scorer/pooling.ts"
+import { thumbnailFrames } from "../scorer/thumbnails.ts"
 import type { RawGeometry, ScoreJob } from "../scorer/request.ts"
 import type { ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
 import { scoreFeature } from "../scorer/scorer.ts"
@@ -33,7 +34,8 @@ import {
   notAVideo,
   openAndProbe,
   provenanceOf,
-  type Side
+  type Side,
+  sidePictures
 } from "./score.ts"
 
 export interface LadderHooks<E> extends ScoreHooks<E> {
@@ -173,6 +175,17 @@ export const scoreLadderInputs = <E = never>(
 
       const decoder = referenceSource.decoder ?? sources.find((source) => source.decoder)?.decoder ?? ""
       const referenceInput = provenanceOf(reference, ladder.referenceGeometry)
+      // With shots, each rendition's worst shots' worst frames as pictures, the reference beside
+      // the rendition (an encoded side decoded again for those frames only), as a pair score has.
+      const thumbnails = yield* Effect.forEach(ladder.renditions, (rendition, index) => {
+        const result = scores.results[index] as ScoreResult
+        return shared.shots
+          ? sidePictures(rendition.job, target, thumbnailFrames(result.shots, result.worst_shots), [
+              { side: reference, skip: shared.frameSkipRef, isDistorted: false },
+              { side: sides[index] as Side, skip: rendition.job.frameSkipDist, isDistorted: true }
+            ])
+          : Effect.succeed([])
+      })
       const renditions: Array<LadderRenditionResult> = ladder.renditions.map((rendition, index) => {
         const result = scores.results[index] as ScoreResult
         const side = sides[index] as Side
@@ -180,6 +193,7 @@ export const scoreLadderInputs = <E = never>(
         return {
           label: rendition.label,
           ...result,
+          thumbnails: thumbnails[index] ?? [],
           frames: shared.perFrame ? result.frames : [],
           provenance: {
             ...result.provenance,
