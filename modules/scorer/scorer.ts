@@ -36,6 +36,7 @@ import {
   type Pointer
 } from "./native.ts"
 import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame-minimum.ts"
+import { nativeFeatures } from "./native-features.ts"
 import { type PercentileName, percentileNames, percentilesOf, xpsnrPlanes, xpsnrPooled } from "./pooling.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
 import { roundShots, type Shot, scoreShots, segmentCutMetric, shotStarts, worstShots } from "./shots.ts"
@@ -86,6 +87,19 @@ export interface InputInfo {
   readonly width: number
   readonly height: number
   /** ffmpeg's name of the input's pixel format ("yuv420p", "yuv420p10le"). */
+  readonly pixel_format: string
+  /**
+   * A distorted input's changes of size or pixel format mid-stream, each scaled or converted to
+   * the reference's: from `frame` (decode order, from 0) on, frames are of this shape. Absent: none.
+   */
+  readonly changes?: ReadonlyArray<InputChange>
+}
+
+/** From `frame` on, an input's frames are `width` x `height` in `pixel_format` (ffmpeg's name). */
+export interface InputChange {
+  readonly frame: number
+  readonly width: number
+  readonly height: number
   readonly pixel_format: string
 }
 
@@ -190,8 +204,9 @@ const failureFor = (status: number, message: string): ScoreError => {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-/** Earlier reference frames an extractor reads besides the current one (xpsnr's temporal term). */
-const featureHistory = (features: ScoreJob["features"]) => (features.includes("xpsnr") ? 2 : 0)
+/** Earlier reference frames the features read besides the current one, as their registry rows state (xpsnr 2, motion 1). */
+const featureHistory = (features: ScoreJob["features"]) =>
+  Math.max(0, ...features.map((name) => nativeFeatures.find((facts) => facts.name === name)?.temporal ?? 0))
 
 /**
  * The reference context frames a segment reads before its first own frame, so its values are one
