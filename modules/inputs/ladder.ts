@@ -27,6 +27,7 @@ import {
   worstFrameCount,
   worstFrames
 } from "../scorer/index.ts"
+import { thumbnailFrames } from "./thumbnails.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
 import {
   colorMatrixOf,
@@ -40,7 +41,8 @@ import {
   openAndProbe,
   provenanceOf,
   type Side,
-  scoredInput
+  scoredInput,
+  sidePictures
 } from "./score.ts"
 import { y4mFrameCount } from "./y4m.ts"
 
@@ -188,6 +190,23 @@ export const scoreLadderInputs = <E = never>(
           rendition.job.scale
         )
       )
+      // With shots, each rendition's worst shots' worst frames as pictures, the reference beside
+      // the rendition (an encoded side decoded again for those frames only), as a pair score has.
+      const thumbnails = yield* Effect.forEach(ladder.renditions, (rendition, index) => {
+        const result = scores.results[index] as ScoreResult
+        return shared.shots
+          ? sidePictures(
+              rendition.job,
+              target,
+              thumbnailFrames(result.shots, result.worst_shots),
+              [
+                { side: reference, skip: shared.frameSkipRef, isDistorted: false },
+                { side: sides[index] as Side, skip: rendition.job.frameSkipDist, isDistorted: true }
+              ],
+              hooks.admitMemory
+            )
+          : Effect.succeed([])
+      })
       const renditions: Array<LadderRenditionResult> = ladder.renditions.map((rendition, index) => {
         const result = scores.results[index] as ScoreResult
         const side = sides[index] as Side
@@ -195,6 +214,7 @@ export const scoreLadderInputs = <E = never>(
         return {
           label: rendition.label,
           ...result,
+          thumbnails: thumbnails[index] ?? [],
           frames: shared.perFrame ? result.frames : [],
           provenance: {
             ...result.provenance,

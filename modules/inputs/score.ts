@@ -550,7 +550,7 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
  * (only those frames come out, scaled to the reference's size as when scored), one frame held at
  * a time. Best effort: a side that cannot give them leaves the result without thumbnails.
  */
-const sidePictures = <E>(
+export const sidePictures = <E>(
   job: ScoreJob,
   target: RawGeometry,
   frames: ReadonlyArray<number>,
