@@ -26,6 +26,7 @@ import type { Ffmpeg } from "./ffmpeg.ts"
 import {
   colorMatrixOf,
   feedOf,
+  type FrameSource,
   frameBytes,
   frameRateOf,
   frameSource,
@@ -33,7 +34,8 @@ import {
   notAVideo,
   openAndProbe,
   provenanceOf,
-  type Side
+  type Side,
+  scoredInput
 } from "./score.ts"
 
 export interface LadderHooks<E> extends ScoreHooks<E> {
@@ -173,6 +175,15 @@ export const scoreLadderInputs = <E = never>(
 
       const decoder = referenceSource.decoder ?? sources.find((source) => source.decoder)?.decoder ?? ""
       const referenceInput = provenanceOf(reference, ladder.referenceGeometry)
+      const scored = yield* Effect.forEach(ladder.renditions, (rendition, index) =>
+        scoredInput(
+          sides[index] as Side,
+          rendition.job.geometry,
+          sources[index] as FrameSource,
+          target,
+          rendition.job.scale
+        )
+      )
       const renditions: Array<LadderRenditionResult> = ladder.renditions.map((rendition, index) => {
         const result = scores.results[index] as ScoreResult
         const side = sides[index] as Side
@@ -185,8 +196,8 @@ export const scoreLadderInputs = <E = never>(
             ...result.provenance,
             decoder: referenceSource.decoder ?? sources[index]?.decoder ?? "",
             reference_input: referenceInput,
-            distorted_input: provenanceOf(side, rendition.job.geometry),
-            scaling: sources[index]?.scaling ?? "none"
+            distorted_input: scored[index]?.input ?? provenanceOf(side, rendition.job.geometry),
+            scaling: scored[index]?.scaling ?? "none"
           },
           summary
         }

@@ -143,7 +143,12 @@ const InputInfoSchema = Schema.Struct({
   codec: Schema.String,
   width: Schema.Number,
   height: Schema.Number,
-  pixel_format: Schema.String
+  pixel_format: Schema.String,
+  changes: Schema.optional(
+    Schema.Array(
+      Schema.Struct({ frame: Schema.Number, width: Schema.Number, height: Schema.Number, pixel_format: Schema.String })
+    )
+  )
 })
 
 /** ScoreResponse as written by this module; checked against the scorer's `ScoreResult` type below. */
