@@ -219,7 +219,13 @@ describe("claims, as properties", () => {
             )
             expect(outcome._tag).toBe(expired ? "Left" : "Right")
           }),
-          { numRuns: 25, examples: [[0, true], [0, false]] }
+          {
+            numRuns: 25,
+            examples: [
+              [0, true],
+              [0, false]
+            ]
+          }
         )
       )
     })
