@@ -8,8 +8,7 @@
  * starts after the search has released all of it.
  */
 import { Effect } from "effect"
-import { InvalidScoreRequest, type ScoreError } from "../scorer/errors.ts"
-import type { ScoreHooks } from "../scorer/scorer.ts"
+import { InvalidScoreRequest, type ScoreError, type ScoreHooks } from "../scorer/index.ts"
 import {
   type Alignment,
   alignSteps,

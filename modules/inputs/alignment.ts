@@ -27,7 +27,7 @@
  * 1, static or black content (every offset fits as well) and frozen frames 0. Below
  * `lowConfidence` the result carries a warning.
  */
-import type { AlignmentReport } from "../scorer/alignment-report.ts"
+import type { AlignmentReport } from "../scorer/index.ts"
 
 export const thumbnailWidth = 32
 export const thumbnailHeight = 18

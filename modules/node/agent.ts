@@ -14,11 +14,15 @@ import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
-import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
-import { parsePrecision } from "../scorer/precision.ts"
-import { ScoreTooLarge } from "../scorer/errors.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
-import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
+import {
+  type LadderResult,
+  parseLadderRequest,
+  parsePrecision,
+  parseScoreRequest,
+  Scorer,
+  type ScoreResult,
+  ScoreTooLarge
+} from "../scorer/index.ts"
 import {
   type CallOptions,
   type GrpcCallError,
@@ -50,20 +54,13 @@ interface Session {
   readonly heartbeatMs: number
 }
 
-interface Report {
-  readonly job_id: string
-  readonly final: boolean
+/** A report this node sends (and keeps until acknowledged when final): ReportResultRequest's fields, with the domain's results. */
+interface Report
+  extends Pick<ReportResultRequest, "job_id" | "final" | "frames_done">,
+    Partial<Pick<ReportResultRequest, "error" | "rendition_progress" | "segment_index" | "plan_frames">> {
   readonly result?: ScoreResult
   /** A ladder job's result (instead of result). */
   readonly ladder_result?: LadderResult
-  readonly error?: string
-  readonly frames_done: number
-  /** A ladder job's frames scored per rendition. */
-  readonly rendition_progress?: ReadonlyArray<RenditionProgress>
-  /** A segment's report: its index (frames_done and pages count within it). */
-  readonly segment_index?: number
-  /** A plan: the title's frames. */
-  readonly plan_frames?: number
 }
 
 /** What this node holds of a job: the job, or one of its segments ("<job id>#<index>"). */

@@ -37,12 +37,12 @@ const result: ScoreResponse = {
       changes: []
     },
     distorted_input: {
-      container: "y4m",
-      codec: "rawvideo",
-      width: 64,
-      height: 48,
+      container: "matroska,webm",
+      codec: "h264",
+      width: 32,
+      height: 24,
       pixel_format: "yuv420p",
-      changes: []
+      changes: [{ frame: 1, width: 64, height: 48, pixel_format: "yuv420p" }]
     },
     scaling: "none"
   },

@@ -326,6 +326,8 @@ export interface RenditionResult {
   /** The reference's shots, scored with this rendition (options.shots). */
   readonly shots: ReadonlyArray<Shot>
   readonly worst_shots: ReadonlyArray<number>
+  /** With options.shots: this rendition's worst shots' worst frames, reference beside rendition. */
+  readonly thumbnails: ReadonlyArray<Thumbnail>
   /**
    * With options.sync "auto": this rendition's own alignment. The ladder scores every rendition
    * over the reference frames they all pair (the latest reference_start to the earliest end).
