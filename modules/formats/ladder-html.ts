@@ -8,8 +8,7 @@
  * in every rendition (each rendition's worst shots marked), and each rendition's worst shots'
  * worst frames as pictures, the reference beside the rendition.
  */
-import type { Shot } from "../scorer/shots.ts"
-import type { Thumbnail } from "../scorer/thumbnails.ts"
+import type { Shot, Thumbnail } from "../scorer/index.ts"
 import { formatValue } from "./libvmaf.ts"
 
 /** One rendition as the report shows it. */

@@ -3,7 +3,7 @@
  * terminal table of `svc ladder`, one libvmaf-layout report per rendition (the files of
  * `svc ladder -o DIR`), and the renditions of the HTML report.
  */
-import type { ScoreResult } from "../scorer/scorer.ts"
+import type { ScoreResult } from "../scorer/index.ts"
 import type { LadderReportRendition } from "./ladder-html.ts"
 import { formatBitrate } from "./ladder-html.ts"
 import { formatValue, type LibvmafReport, reportOf } from "./libvmaf.ts"

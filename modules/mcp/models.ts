@@ -2,7 +2,7 @@
  * The models list_models offers when the controller has no ListModels call (an older
  * controller): the ones svc's scorer supports by default, by the names it knows them under.
  */
-import { extraFeatureList } from "../scorer/extra-features.ts"
+import { extraFeatureList } from "../scorer/index.ts"
 import { DEFAULT_MODEL, type ModelList } from "./views.ts"
 
 export const builtinModels: ModelList = {

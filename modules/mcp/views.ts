@@ -4,17 +4,17 @@
  * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
  */
 import * as z from "zod"
-import { percentileNames } from "../scorer/pooling.ts"
+import { percentileNames } from "../scorer/index.ts"
 import type {
-  WireFrameScore,
-  WireJob,
-  WireJobState,
-  WireLadderResponse,
-  WireModelList,
-  WireScoreResponse,
-  WireShot,
-  WireTimestamp
-} from "./wire.ts"
+  FrameScore as WireFrameScore,
+  Job as WireJob,
+  JobState as WireJobState,
+  ScoreLadderResponse as WireLadderResponse,
+  ListModelsResponse as WireModelList,
+  ScoreResponse as WireScoreResponse,
+  Shot as WireShot,
+  Timestamp as WireTimestamp
+} from "../transport/grpc/svc-v1.ts"
 
 export const jobStates = ["pending", "running", "finished", "cancelled", "failed"] as const
 export type JobState = (typeof jobStates)[number]

@@ -12,7 +12,8 @@ import { fixtures, golden, rawOptions } from "../../../test/support/fixtures.ts"
 import { goldenExtraFeatures, goldenFeatures, goldenTolerance as tolerance } from "../golden.ts"
 import { mergeSegmentResults } from "../merge.ts"
 import { parseScoreRequest } from "../request.ts"
-import { Scorer } from "../scorer.ts"
+import { scoreFiles } from "../../inputs/score.ts"
+import { Scorer } from "../index.ts"
 import { scorerRuntime } from "./runtime.ts"
 
 const runtime = scorerRuntime()
@@ -36,7 +37,7 @@ describe.each(fixtures.filter((entry) => entry.frames >= 30))("$name split into 
     }))
     const pieces = await Promise.all(
       segments.map((segment) =>
-        runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scorer.score({ ...job, perFrame: true, segment })))
+        runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scoreFiles(scorer, { ...job, perFrame: true, segment })))
       )
     )
     const merged = mergeSegmentResults(pieces, { precision: job.precision, perFrame: true })
