@@ -8,7 +8,7 @@ import { Chunk, Duration, Effect, Option, Stream } from "effect"
 import { defaultControllerAddress } from "../config/ports.ts"
 import type { LadderResponseLike } from "../formats/ladder.ts"
 import { reportOf } from "../formats/libvmaf.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import type { ScoreResult } from "../scorer/index.ts"
 import {
   type CallOptions,
   type ClientOptions,

@@ -21,8 +21,7 @@ import { constants } from "node:fs"
 import { access, readFile } from "node:fs/promises"
 import { delimiter, dirname, join } from "node:path"
 import { integerIn } from "../config/env.ts"
-import { materialise } from "../scorer/native.ts"
-import { maxFrames } from "../scorer/scorer.ts"
+import { materialise, maxFrames } from "../scorer/index.ts"
 import embeddedLauncher from "../scorer/native/build/svc-exec" with { type: "file" }
 
 /** The child sees the input as this descriptor. */
@@ -107,23 +106,36 @@ export interface ShapeRun {
 const shapeRunLimit = 256
 
 /**
- * libavfilter's note (level info) on each frame whose shape differs from the one its filters were
- * built for; with `-reinit_filter 0` the filters are never rebuilt, so every changed frame has one.
+ * libavfilter's note (level info) on each frame whose properties differ from those its filters
+ * were built for ("filter context - w: .. h: .. fmt: .., incoming frame - w: .. h: .. fmt: ..
+ * pts_time: .."); with `-reinit_filter 0` the filters are never rebuilt, so every changed frame has
+ * one. Newer ffmpeg also notes colour-space and range changes: a note with the same size and
+ * format is not a change of shape.
  */
-const changedShapeLine = /incoming frame - w: (\d+) h: (\d+) fmt: (\d+).* pts_time: (\S+)/
+const changedShapeLine =
+  /filter context - w: (\d+) h: (\d+) fmt: (\d+).*incoming frame - w: (\d+) h: (\d+) fmt: (\d+).* pts_time: (\S+)/
 
 /**
  * Reads a decoder's stderr (ffmpeg at `-loglevel level+info`, each line tagged with its level)
  * line by line while it runs: the changed frames' notes become shape runs (`onChange` hears the
  * first), errors are kept (their last `stderrLimit` bytes) for messages, the rest is dropped.
  */
-const watchDecoderLog = (stream: ReadableStream<Uint8Array>, onChange: () => void) => {
+export const watchDecoderLog = (stream: ReadableStream<Uint8Array>, onChange: () => void) => {
   let errors = ""
   const runs: Array<ShapeRun> = []
   const onLine = (line: string) => {
     const changed = changedShapeLine.exec(line)
     if (changed !== null) {
-      const [width, height, format, seconds] = changed.slice(1).map(Number) as [number, number, number, number]
+      const [builtWidth, builtHeight, builtFormat, width, height, format, seconds] = changed.slice(1).map(Number) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number
+      ]
+      if (width === builtWidth && height === builtHeight && format === builtFormat) return
       const last = runs.at(-1)
       if (last?.width === width && last.height === height && last.format === format) last.frames++
       else if (runs.length < shapeRunLimit) runs.push({ firstSeconds: seconds, width, height, format, frames: 1 })

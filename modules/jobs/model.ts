@@ -3,10 +3,14 @@
  * schemas that decode the JSON columns back (a corrupt row is a typed store failure, not a crash).
  */
 import { Either, Schema } from "effect"
-import { LadderRequest, type LadderResult } from "../scorer/ladder.ts"
-import { ScoreRequest } from "../scorer/request.ts"
-import { type PercentileName, percentileNames } from "../scorer/pooling.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import {
+  LadderRequest,
+  type LadderResult,
+  type PercentileName,
+  percentileNames,
+  ScoreRequest,
+  type ScoreResult
+} from "../scorer/index.ts"
 
 /** A ladder job's request: one reference, many renditions (stored as `{"ladder": ...}`). */
 export interface LadderJobRequest {

@@ -542,7 +542,8 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
     {
       title: "List VMAF models",
       description:
-        "The VMAF models a score or job may name, which one is the default, and whether this build can use each. " +
+        "The VMAF models a score or job may name, which one is the default, and whether this build can use each; " +
+        "and the extra features (xpsnr, ssimulacra2, psnr, ...) options.features may add, with their outputs. " +
         "Needs svc:reader.",
       inputSchema: {},
       outputSchema: ModelListSchema,
@@ -562,7 +563,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
             text: `models: ${list.models
               .filter((model) => model.usable)
               .map((model) => model.name + (model.default ? " (default)" : ""))
-              .join(", ")}`
+              .join(", ")}; features: ${list.features.map((feature) => feature.name).join(", ")}`
           }))
         )
       )

@@ -14,11 +14,15 @@ import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
-import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
-import { parsePrecision } from "../scorer/precision.ts"
-import { ScoreTooLarge } from "../scorer/errors.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
-import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
+import {
+  type LadderResult,
+  parseLadderRequest,
+  parsePrecision,
+  parseScoreRequest,
+  Scorer,
+  type ScoreResult,
+  ScoreTooLarge
+} from "../scorer/index.ts"
 import {
   type CallOptions,
   type GrpcCallError,
