@@ -292,6 +292,8 @@ export interface RenditionResult {
   /** The reference's shots, scored with this rendition (options.shots). */
   readonly shots: ReadonlyArray<Shot>
   readonly worst_shots: ReadonlyArray<number>
+  /** With options.shots: this rendition's worst shots' worst frames, reference beside rendition. */
+  readonly thumbnails: ReadonlyArray<Thumbnail>
 }
 
 export interface RenditionSummary {
