@@ -189,7 +189,7 @@ export const transportImporters = [
   "modules/mcp/"
 ]
 
-const isTestFile = (path: string) => /\.test\.ts$/.test(path) || path.includes("/testing/") || path.startsWith("test/")
+const isTestFile = (path: string) => /\.test\.ts$/.test(path) || path.includes("/test/") || path.startsWith("test/")
 
 /** `file imports @grpc/...` for every project file outside the transport and client modules that does. */
 export function layeringBreaches(files: string[], base: string): string[] {

@@ -36,6 +36,7 @@ import {
   type Pointer
 } from "./native.ts"
 import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame-minimum.ts"
+import { nativeFeatures } from "./native-features.ts"
 import { type PercentileName, percentileNames, percentilesOf, xpsnrPlanes, xpsnrPooled } from "./pooling.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
 import { roundShots, type Shot, scoreShots, segmentCutMetric, shotStarts, worstShots } from "./shots.ts"
@@ -203,8 +204,9 @@ const failureFor = (status: number, message: string): ScoreError => {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-/** Earlier reference frames an extractor reads besides the current one (xpsnr's temporal term). */
-const featureHistory = (features: ScoreJob["features"]) => (features.includes("xpsnr") ? 2 : 0)
+/** Earlier reference frames the features read besides the current one, as their registry rows state (xpsnr 2, motion 1). */
+const featureHistory = (features: ScoreJob["features"]) =>
+  Math.max(0, ...features.map((name) => nativeFeatures.find((facts) => facts.name === name)?.temporal ?? 0))
 
 /**
  * The reference context frames a segment reads before its first own frame, so its values are one
