@@ -22,10 +22,17 @@ import {
   type NodeView,
   type ResultReport
 } from "../jobs/index.ts"
-import { InvalidScoreRequest } from "../scorer/errors.ts"
-import { type LadderJob, LadderRequest, type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
-import { parseScoreRequest, type ScoreJob, ScoreRequest } from "../scorer/request.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import {
+  InvalidScoreRequest,
+  type LadderJob,
+  LadderRequest,
+  type LadderResult,
+  parseLadderRequest,
+  parseScoreRequest,
+  type ScoreJob,
+  ScoreRequest,
+  type ScoreResult
+} from "../scorer/index.ts"
 
 const WIRE_STATE: Readonly<Record<JobState, string>> = {
   pending: "JOB_STATE_PENDING",

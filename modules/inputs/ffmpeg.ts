@@ -21,8 +21,7 @@ import { constants } from "node:fs"
 import { access, readFile } from "node:fs/promises"
 import { delimiter, dirname, join } from "node:path"
 import { integerIn } from "../config/env.ts"
-import { materialise } from "../scorer/native.ts"
-import { maxFrames } from "../scorer/scorer.ts"
+import { materialise, maxFrames } from "../scorer/index.ts"
 import embeddedLauncher from "../scorer/native/build/svc-exec" with { type: "file" }
 
 /** The child sees the input as this descriptor. */

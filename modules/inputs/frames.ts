@@ -6,8 +6,7 @@
  */
 import { Effect, type Scope } from "effect"
 import { closeSync } from "node:fs"
-import { InvalidGeometry, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
-import type { FeedVerdict, Scorer } from "../scorer/scorer.ts"
+import { type FeedVerdict, InvalidGeometry, type ScoreError, type Scorer, UnreadableInput } from "../scorer/index.ts"
 import { type Child, changedFrameOf, readable } from "./ffmpeg.ts"
 
 /** A pipe for one decoder: the library reads `read`, the child alone writes `write`. */

@@ -12,27 +12,27 @@
  */
 import { Effect, Option, type Scope, Stream } from "effect"
 import {
+  autoModel,
+  type ColorMatrix,
+  type FedSide,
+  type Feed,
+  type InputInfo,
   InvalidGeometry,
   InvalidScoreRequest,
-  type ScoreError,
-  ScoreTooLarge,
-  UnreadableInput
-} from "../scorer/errors.ts"
-import { type ColorMatrix, rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
-import {
-  type Feed,
-  type FedSide,
   type InputChange,
-  type InputInfo,
-  openChecked,
   type Provenance,
+  type RawGeometry,
+  rawGeometryRequired,
+  type ScoreError,
   type ScoreHooks,
-  type ScoreResult,
+  type ScoreJob,
   type Scorer,
+  type ScoreResult,
+  ScoreTooLarge,
   segmentReadFrames,
   segmentReadStart,
-  unguarded
-} from "../scorer/scorer.ts"
+  UnreadableInput
+} from "../scorer/index.ts"
 import { decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
 import {
   type Child,
@@ -44,27 +44,16 @@ import {
   type SourceShape
 } from "./ffmpeg.ts"
 import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf } from "./frames.ts"
-import type { OpenedInput, OpenInputError } from "./open.ts"
-import {
-  type DecoderTooLarge,
-  ffmpegPixelFormat,
-  type InputFormat,
-  layoutOf,
-  probeInput,
-  type UnusableInput
-} from "./probe.ts"
-import { filePictures, pairThumbnails, thumbnailFrames, thumbnailOf } from "../scorer/thumbnails.ts"
+import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
+import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
+import { filePictures, pairThumbnails, renderThumbnails, thumbnailFrames, thumbnailOf } from "./thumbnails.ts"
+import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
+
+/** A score's hooks (scorer/hooks.ts) and the caller's scoring roots, applied to each open (default `unguarded`). */
+export type InputHooks<E = never> = ScoreHooks<E> & { readonly guard?: InputGuard<E> }
 
 /** The provenance fields of the inputs. */
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
-
-/** Bytes of one frame in the scorer's raw planar layout. */
-export const frameBytes = (geometry: RawGeometry): number => {
-  const chromaWidth = geometry.pixelFormat === 444 ? geometry.width : Math.ceil(geometry.width / 2)
-  const chromaHeight = geometry.pixelFormat === 420 ? Math.ceil(geometry.height / 2) : geometry.height
-  const samples = geometry.width * geometry.height + 2 * chromaWidth * chromaHeight
-  return geometry.bitdepth > 8 ? samples * 2 : samples
-}
 
 const describeGeometry = (geometry: RawGeometry) =>
   `${geometry.width}x${geometry.height} ${geometry.pixelFormat} ${geometry.bitdepth}-bit`
@@ -113,7 +102,7 @@ export interface Side {
 }
 
 /** Opens an input once through the caller's scoring-roots guard (regular files only), then probes its bytes. */
-export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>, shown: string = path) =>
+export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: InputHooks<E>, shown: string = path) =>
   Effect.gen(function* () {
     const input = yield* openChecked(path, hooks.guard ?? unguarded, shown)
     const format = yield* probeInput(input.fd, path, rawAllowed, hooks.memoryBudget).pipe(
@@ -151,7 +140,7 @@ export const provenanceOf = (side: Side, geometry: RawGeometry | undefined): Inp
 export const scoreInputs = <E = never>(
   scorer: Scorer,
   job: ScoreJob,
-  hooks: ScoreHooks<E> = {}
+  hooks: InputHooks<E> = {}
 ): Effect.Effect<ScoreResult, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -171,7 +160,7 @@ export const scoreInputs = <E = never>(
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
       if (fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
         // The descriptors opened and checked above: each input is opened and checked once.
-        const result = yield* scorer.score(job, hooks, { reference: ref.input, distorted: dis.input })
+        const result = yield* scoreFileJob(scorer, job, hooks, ref.input, dis.input, target)
         return withInputs(result, {
           decoder: "",
           reference_input: provenanceOf(ref, job.geometry),
@@ -180,6 +169,63 @@ export const scoreInputs = <E = never>(
         })
       }
       return yield* scoreFrames(scorer, job, hooks, ref, dis)
+    })
+  )
+
+/**
+ * The scorer's file job on a pair opened and checked once (raw YUV / Y4M, named as their bytes
+ * are), with the thumbnails of its worst shots read back from the same descriptors.
+ * `geometry`: the frames' layout (the request's, or the reference's Y4M header).
+ */
+const scoreFileJob = <E>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E>,
+  reference: OpenedInput,
+  distorted: OpenedInput,
+  geometry: RawGeometry | undefined
+): Effect.Effect<ScoreResult, ScoreError | E> =>
+  Effect.gen(function* () {
+    const result = yield* scorer.score(job, { reference, distorted, referenceSize: geometry }, hooks)
+    if (!job.shots || geometry === undefined) return result
+    const thumbnails = yield* renderThumbnails(
+      {
+        reference: { fd: reference.fd, y4m: isY4mName(job.reference), skip: job.frameSkipRef },
+        distorted: { fd: distorted.fd, y4m: isY4mName(job.distorted), skip: job.frameSkipDist }
+      },
+      geometry,
+      job.subsample,
+      thumbnailFrames(result.shots, result.worst_shots)
+    )
+    return { ...result, thumbnails }
+  })
+
+/**
+ * Scores a pair of raw YUV / Y4M files with the scorer's file job, as named (the library reads
+ * and validates them: no probing), each opened once through the caller's guard: the way in for
+ * the native scorer's own tests and measurements.
+ */
+export const scoreFiles = <E = never>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: InputHooks<E> = {}
+): Effect.Effect<ScoreResult, ScoreError | E> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const guard: InputGuard<E> = hooks.guard ?? unguarded
+      if (job.geometry) yield* scorer.checkFrame(job, job.geometry)
+      const reference = yield* openChecked(job.reference, guard, job.referenceAsSent)
+      const distorted = yield* openChecked(job.distorted, guard, job.distortedAsSent)
+      // The reference's Y4M header gives "auto" its size and the thumbnails their layout.
+      const needsHeader = job.models.includes(autoModel) || job.shots !== undefined
+      const geometry =
+        job.geometry ??
+        (needsHeader && isY4mName(job.reference)
+          ? (yield* readY4mHeader(reference.fd, job.reference).pipe(
+              Effect.mapError((error) => new InvalidGeometry({ message: error.message }))
+            )).geometry
+          : undefined)
+      return yield* scoreFileJob(scorer, job, hooks, reference, distorted, geometry)
     })
   )
 
@@ -504,7 +550,7 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
  * (only those frames come out, scaled to the reference's size as when scored), one frame held at
  * a time. Best effort: a side that cannot give them leaves the result without thumbnails.
  */
-const sidePictures = <E>(
+export const sidePictures = <E>(
   job: ScoreJob,
   target: RawGeometry,
   frames: ReadonlyArray<number>,
@@ -644,7 +690,7 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
 export const countTitleFrames = <E = never>(
   scorer: Scorer,
   job: ScoreJob,
-  hooks: ScoreHooks<E> = {}
+  hooks: InputHooks<E> = {}
 ): Effect.Effect<number, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -672,7 +718,7 @@ export const countTitleFrames = <E = never>(
                 subsample: 1,
                 segment: undefined
               },
-              { reference: side.input, distorted: side.input }
+              { reference: side.input, distorted: side.input, referenceSize: geometryOf(side, job.geometry) }
             )
       const refFrames = yield* count(ref, job.reference, job.frameSkipRef)
       const disFrames = yield* count(dis, job.distorted, job.frameSkipDist)

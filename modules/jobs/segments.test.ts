@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, TestClock } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import type { ScoreResult } from "../scorer/index.ts"
 import type { Job } from "./model.ts"
 import { MAX_SEGMENT_ATTEMPTS } from "./model.ts"
 import { cutTitle, JobService, type JobServiceShape } from "./service.ts"

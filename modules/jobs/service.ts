@@ -7,9 +7,14 @@
  */
 import { Clock, type ConfigError, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
-import { mergeSegmentResults } from "../scorer/merge.ts"
-import { parsePrecision } from "../scorer/precision.ts"
-import { maxSegmentFrames, maxSegmentsPerJob, minSegmentFrames, shotOptionsOf } from "../scorer/request.ts"
+import {
+  maxSegmentFrames,
+  maxSegmentsPerJob,
+  mergeSegmentResults,
+  minSegmentFrames,
+  parsePrecision,
+  shotOptionsOf
+} from "../scorer/index.ts"
 import { defaultSegmentFrames } from "./config.ts"
 import type { Principal } from "../policy/principal.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"

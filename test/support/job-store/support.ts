@@ -4,9 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Principal } from "../../../modules/policy/principal.ts"
-import type { LadderResult } from "../../../modules/scorer/ladder.ts"
-import type { ScoreRequest } from "../../../modules/scorer/request.ts"
-import type { ScoreResult } from "../../../modules/scorer/scorer.ts"
+import type { LadderResult, ScoreRequest, ScoreResult } from "../../../modules/scorer/index.ts"
 import {
   JobMetricsHooks,
   type JobMetricsHooksShape,
