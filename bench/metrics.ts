@@ -14,7 +14,7 @@ import { spawnSync } from "bun"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { NativeCpu, openNativeLibrary } from "../modules/scorer/native.ts"
+import { NativeCpu, openNativeLibrary } from "../modules/scorer/index.ts"
 import { writeMetricPair } from "../modules/scorer/test/metric-pairs.ts"
 import { rgbPng } from "../modules/scorer/test/png.ts"
 
