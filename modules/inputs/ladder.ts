@@ -27,10 +27,12 @@ import {
   worstFrameCount,
   worstFrames
 } from "../scorer/index.ts"
+import { thumbnailFrames } from "./thumbnails.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
 import {
   colorMatrixOf,
   feedOf,
+  type FrameSource,
   frameRateOf,
   frameSource,
   geometryOf,
@@ -38,7 +40,9 @@ import {
   notAVideo,
   openAndProbe,
   provenanceOf,
-  type Side
+  type Side,
+  scoredInput,
+  sidePictures
 } from "./score.ts"
 import { y4mFrameCount } from "./y4m.ts"
 
@@ -177,6 +181,32 @@ export const scoreLadderInputs = <E = never>(
 
       const decoder = referenceSource.decoder ?? sources.find((source) => source.decoder)?.decoder ?? ""
       const referenceInput = provenanceOf(reference, ladder.referenceGeometry)
+      const scored = yield* Effect.forEach(ladder.renditions, (rendition, index) =>
+        scoredInput(
+          sides[index] as Side,
+          rendition.job.geometry,
+          sources[index] as FrameSource,
+          target,
+          rendition.job.scale
+        )
+      )
+      // With shots, each rendition's worst shots' worst frames as pictures, the reference beside
+      // the rendition (an encoded side decoded again for those frames only), as a pair score has.
+      const thumbnails = yield* Effect.forEach(ladder.renditions, (rendition, index) => {
+        const result = scores.results[index] as ScoreResult
+        return shared.shots
+          ? sidePictures(
+              rendition.job,
+              target,
+              thumbnailFrames(result.shots, result.worst_shots),
+              [
+                { side: reference, skip: shared.frameSkipRef, isDistorted: false },
+                { side: sides[index] as Side, skip: rendition.job.frameSkipDist, isDistorted: true }
+              ],
+              hooks.admitMemory
+            )
+          : Effect.succeed([])
+      })
       const renditions: Array<LadderRenditionResult> = ladder.renditions.map((rendition, index) => {
         const result = scores.results[index] as ScoreResult
         const side = sides[index] as Side
@@ -184,13 +214,14 @@ export const scoreLadderInputs = <E = never>(
         return {
           label: rendition.label,
           ...result,
+          thumbnails: thumbnails[index] ?? [],
           frames: shared.perFrame ? result.frames : [],
           provenance: {
             ...result.provenance,
             decoder: referenceSource.decoder ?? sources[index]?.decoder ?? "",
             reference_input: referenceInput,
-            distorted_input: provenanceOf(side, rendition.job.geometry),
-            scaling: sources[index]?.scaling ?? "none"
+            distorted_input: scored[index]?.input ?? provenanceOf(side, rendition.job.geometry),
+            scaling: scored[index]?.scaling ?? "none"
           },
           summary
         }

@@ -10,7 +10,7 @@
  * depth are the target; a distorted video of another size is scaled to it (`options.scale`,
  * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
  */
-import { Effect, type Scope, Stream } from "effect"
+import { Effect, Option, type Scope, Stream } from "effect"
 import {
   autoModel,
   type ColorMatrix,
@@ -19,6 +19,7 @@ import {
   type InputInfo,
   InvalidGeometry,
   InvalidScoreRequest,
+  type InputChange,
   type Provenance,
   type RawGeometry,
   rawGeometryRequired,
@@ -39,6 +40,7 @@ import {
   type DecoderMissing,
   Ffmpeg,
   type ProbedStream,
+  type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
 import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf } from "./frames.ts"
@@ -287,8 +289,10 @@ export interface FrameSource {
   readonly side: FedSide
   /** The ffmpeg child writing the side's pipe once started; its exit decides whether the pipe's end is the clip's. */
   readonly child: () => Child | undefined
-  /** The refusal of a decode that changed shape at a frame (undefined for a file). */
+  /** The refusal of a decode that changed shape at a frame (undefined for a file, or a side whose changes are scaled). */
   readonly changed: ((frame: number) => string) | undefined
+  /** The index of the side's frame at a time its decoder logged. */
+  readonly frameAt: (seconds: number) => Effect.Effect<number>
   /** The decoder's admitted memory (0 for a file the library reads). */
   readonly memory: number
   /** Starts the decoder (after admission), for the scope of the score. */
@@ -297,6 +301,8 @@ export interface FrameSource {
   readonly frames: FrameCap | undefined
   /** "bicubic 960x540 -> 1920x1080" when the side is scaled; undefined otherwise. */
   readonly scaling: string | undefined
+  /** After the decode: the frames where a scaled side changed size or pixel format (none for a file). */
+  readonly shapeChanges: Effect.Effect<ReadonlyArray<InputChange>>
   /** `ffmpeg -version`'s first line when an ffmpeg child decodes the side. */
   readonly decoder: string | undefined
 }
@@ -346,10 +352,12 @@ export const frameSource = (
           side: { fd, kind, name: path, skip: settings.skip },
           child: () => undefined,
           changed: undefined,
+          frameAt: () => Effect.succeed(0),
           memory: 0,
           start: Effect.void,
           frames: undefined,
           scaling: undefined,
+          shapeChanges: Effect.succeed([]),
           decoder: undefined
         } satisfies FrameSource
       }
@@ -371,6 +379,11 @@ export const frameSource = (
         const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
         const frames = frameCapOf(stream.declaredFrames, ffmpeg.limits.maxFrames)
         const { cpuSeconds } = ffmpeg.limits
+        // A distorted side that may be scaled is scaled frame by frame, also after a change, and
+        // its changes are listed; any other side must keep its shape.
+        const scaleTo = settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined
+        const listsChanges = scaleTo !== undefined
+        const frameAt = yield* frameIndexer(ffmpeg, fd, seek ?? 0, stream.frameRate)
         let child: Child | undefined
         const start = ffmpeg
           .decode(
@@ -379,9 +392,9 @@ export const frameSource = (
               width: target.width,
               height: target.height,
               pixelFormat: ffmpegPixelFormat(target),
-              // A distorted side that may be scaled is scaled frame by frame, also after a change.
-              scale: settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined,
-              source: shapeOf(stream)
+              scale: scaleTo,
+              source: shapeOf(stream),
+              shapeChanges: listsChanges ? "list" : "stop"
             },
             pipe.write,
             // One frame past the cap: an overrun shows as a frame too many, and stops there.
@@ -403,21 +416,102 @@ export const frameSource = (
         return {
           side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? settings.skip : 0 },
           child: () => child,
-          changed: (frame: number) =>
-            settings.isDistorted
-              ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
-              : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
+          changed: listsChanges
+            ? undefined
+            : (frame: number) =>
+                settings.isDistorted
+                  ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
+                  : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
+          frameAt,
           memory,
           start,
           frames,
           scaling: algorithm
             ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
             : undefined,
+          shapeChanges: Effect.suspend(() =>
+            child === undefined ? Effect.succeed([]) : changesOf(ffmpeg, stream, child.shapeRuns(), frameAt)
+          ),
           decoder
         } satisfies FrameSource
       }
     }
   }).pipe(Effect.mapError((error) => (error._tag === "DecoderMissing" ? asScoreError(path)(error) : error)))
+
+/**
+ * A scored side's provenance: what it was, the changes of shape its decoder scaled or converted,
+ * and its scaling ("none" when no frame was scaled), which names every size scaled.
+ */
+export const scoredInput = (
+  side: Side,
+  geometry: RawGeometry | undefined,
+  source: FrameSource,
+  target: RawGeometry,
+  scale: ScoreJob["scale"]
+): Effect.Effect<{ readonly input: InputInfo; readonly scaling: string | undefined }> =>
+  Effect.map(source.shapeChanges, (changes) => {
+    const input = provenanceOf(side, geometry)
+    if (changes.length === 0) return { input, scaling: source.scaling }
+    const sizes = [input, ...changes]
+      .map((shape) => `${shape.width}x${shape.height}`)
+      .filter((size, index, all) => size !== `${target.width}x${target.height}` && all.indexOf(size) === index)
+    return {
+      input: { ...input, changes },
+      scaling: sizes.length === 0 ? source.scaling : `${scale} ${sizes.join(", ")} -> ${target.width}x${target.height}`
+    }
+  })
+
+/**
+ * The index (decode order, from 0) of an input's frame at a presentation time its decoder logged
+ * (`seconds` after the decode's start, which is `offset` seconds into the input): the nearest of
+ * the container's packet times, listed once when first needed; by the frame rate without them.
+ */
+const frameIndexer = (ffmpeg: Ffmpeg, fd: number, offset: number, frameRate: number) =>
+  Effect.map(
+    Effect.cached(Effect.option(ffmpeg.frameTimes(fd, headerProbeLimits))),
+    (listed) =>
+      (seconds: number): Effect.Effect<number> =>
+        Effect.map(listed, (found) => {
+          const times = Option.getOrUndefined(found)
+          const at = seconds + offset + (times?.startSeconds ?? 0)
+          if (times?.times === undefined || times.times.length === 0)
+            return Math.max(0, Math.round((seconds + offset) * frameRate))
+          let nearest = 0
+          for (const [index, time] of times.times.entries())
+            if (Math.abs(time - at) < Math.abs((times.times[nearest] ?? 0) - at)) nearest = index
+          return nearest
+        })
+  )
+
+/**
+ * A scaled side's changes of shape, from its decoder's runs of changed frames: where each run
+ * starts, and where the stream returns to its first shape (a gap before the next run, or frames
+ * after the last).
+ */
+const changesOf = (
+  ffmpeg: Ffmpeg,
+  stream: ProbedStream,
+  runs: ReadonlyArray<ShapeRun>,
+  frameAt: (seconds: number) => Effect.Effect<number>
+): Effect.Effect<ReadonlyArray<InputChange>> =>
+  Effect.gen(function* () {
+    if (runs.length === 0) return []
+    const first = { width: stream.width, height: stream.height, pixel_format: stream.pixelFormat }
+    const starts = yield* Effect.forEach(runs, (run) => frameAt(run.firstSeconds))
+    // A return after the last run is listed only where the container says how many frames follow.
+    const total = stream.declaredFrames ?? 0
+    const changes: Array<InputChange> = []
+    for (const [index, run] of runs.entries()) {
+      const start = starts[index] ?? 0
+      const name = yield* Effect.orElseSucceed(ffmpeg.pixelFormatName(run.format), () => `format ${run.format}`)
+      changes.push({ frame: start, width: run.width, height: run.height, pixel_format: name })
+      const end = start + run.frames
+      const next = starts[index + 1]
+      if ((next === undefined && end < total) || (next !== undefined && next > end))
+        changes.push({ frame: end, ...first })
+    }
+    return changes
+  })
 
 /**
  * Where a segment's decode of an encoded input starts: the time halfway between the frame before
@@ -448,6 +542,7 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
       path: source.side.name,
       child: source.child,
       changed: source.changed,
+      frameAt: source.frameAt,
       skip: source.side.skip,
       frames: source.frames
     })),
@@ -463,11 +558,12 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
  * (only those frames come out, scaled to the reference's size as when scored), one frame held at
  * a time. Best effort: a side that cannot give them leaves the result without thumbnails.
  */
-const sidePictures = (
+export const sidePictures = <E>(
   job: ScoreJob,
   target: RawGeometry,
   frames: ReadonlyArray<number>,
-  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>
+  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>,
+  admitMemory: ScoreHooks<E>["admitMemory"]
 ) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
@@ -480,23 +576,31 @@ const sidePictures = (
       const { stream } = side.format
       const resize = stream.width !== target.width || stream.height !== target.height
       const byFrame = new Map<number, string>()
-      return ffmpeg
-        .decodeSelected(
-          fd,
-          {
-            width: target.width,
-            height: target.height,
-            pixelFormat: ffmpegPixelFormat(target),
-            scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
-          },
-          frames.map((frame) => skip + frame * job.subsample),
-          frameBytes(target),
-          async (index, raw) => {
-            const url = await thumbnailOf(raw, target)
-            if (url) byFrame.set((index - skip) / job.subsample, url)
-          }
+      // The thumbnails' decoder is admitted and walled in like the score's (after the score's
+      // memory was given back): one that does not fit now leaves the result without thumbnails.
+      const threads = Math.max(1, job.threads)
+      const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
+      return Effect.scoped(
+        Effect.zipRight(
+          admitMemory ? admitMemory(memory) : Effect.void,
+          ffmpeg.decodeSelected(
+            fd,
+            {
+              width: target.width,
+              height: target.height,
+              pixelFormat: ffmpegPixelFormat(target),
+              scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
+            },
+            frames.map((frame) => skip + frame * job.subsample),
+            frameBytes(target),
+            { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads, memory },
+            async (index, raw) => {
+              const url = await thumbnailOf(raw, target)
+              if (url) byFrame.set((index - skip) / job.subsample, url)
+            }
+          )
         )
-        .pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
+      ).pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
     })
     const [reference = new Map(), distorted = new Map()] = pictures
     return pairThumbnails(frames, reference, distorted)
@@ -531,7 +635,6 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       { ...settings, skip: job.frameSkipDist + segmentReadStart(job), isDistorted: true, window },
       target
     )
-    const scaling = disSource.scaling ?? refSource.scaling ?? "none"
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
     // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream. The library reads
     // no header of a fed side: the reference's rate (xpsnr) and matrix (ssimulacra2) come from here.
@@ -563,18 +666,25 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
     const thumbnails = job.shots
-      ? yield* sidePictures(job, target, thumbnailFrames(aggregate.shots, aggregate.worst_shots), [
-          { side: ref, skip: job.frameSkipRef, isDistorted: false },
-          { side: dis, skip: job.frameSkipDist, isDistorted: true }
-        ])
+      ? yield* sidePictures(
+          job,
+          target,
+          thumbnailFrames(aggregate.shots, aggregate.worst_shots),
+          [
+            { side: ref, skip: job.frameSkipRef, isDistorted: false },
+            { side: dis, skip: job.frameSkipDist, isDistorted: true }
+          ],
+          hooks.admitMemory
+        )
       : []
+    const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
       { ...aggregate, frames, thumbnails },
       {
         decoder,
         reference_input: provenanceOf(ref, job.geometry),
-        distorted_input: provenanceOf(dis, job.geometry),
-        scaling
+        distorted_input: distorted.input,
+        scaling: distorted.scaling ?? refSource.scaling ?? "none"
       }
     )
   })

@@ -17,6 +17,7 @@ import {
   NativeStatus,
   type Pointer
 } from "./native.ts"
+import { nativeFeatures } from "./native-features.ts"
 import type { ScoreJob } from "./request.ts"
 
 export const failureFor = (status: number, message: string): ScoreError => {
@@ -34,8 +35,9 @@ export const failureFor = (status: number, message: string): ScoreError => {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-/** Earlier reference frames an extractor reads besides the current one (xpsnr's temporal term). */
-const featureHistory = (features: ScoreJob["features"]) => (features.includes("xpsnr") ? 2 : 0)
+/** Earlier reference frames the features read besides the current one, as their registry rows state (xpsnr 2, motion 1). */
+const featureHistory = (features: ScoreJob["features"]) =>
+  Math.max(0, ...features.map((name) => nativeFeatures.find((facts) => facts.name === name)?.temporal ?? 0))
 
 /**
  * The reference context frames a segment reads before its first own frame, so its values are one

@@ -6,6 +6,7 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { component, documented, field, fieldRules, optionalField } from "./contract.ts"
 import { InvalidScoreRequest } from "./errors.ts"
+import { requestableFeatures } from "./native-features.ts"
 import { parsePrecision, type Precision, precisionPattern, precisionRule } from "./precision.ts"
 import { defaultShotMinFrames, defaultShotThreshold, type ShotOptions } from "./shots.ts"
 
@@ -30,20 +31,8 @@ export const maxSegmentsPerJob = 10_000
 const between = (min: number, max: number) =>
   Schema.Int.pipe(Schema.greaterThanOrEqualTo(min), Schema.lessThanOrEqualTo(max))
 
-export const ExtraFeature = Schema.Literal(
-  "psnr",
-  "float_ssim",
-  "float_ms_ssim",
-  "float_vif",
-  "float_adm",
-  "float_motion",
-  "float_psnr",
-  "ciede",
-  "psnr_hvs",
-  "cambi",
-  "xpsnr",
-  "ssimulacra2"
-)
+// The library's feature list (native-features.ts, generated from the registry at build time).
+export const ExtraFeature = Schema.Literal(...requestableFeatures)
 export type ExtraFeature = typeof ExtraFeature.Type
 
 /** Frames per second xpsnr's temporal term assumes for raw input when the request gives none (FFmpeg's rawvideo default). */

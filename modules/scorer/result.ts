@@ -50,6 +50,19 @@ export interface InputInfo {
   readonly height: number
   /** ffmpeg's name of the input's pixel format ("yuv420p", "yuv420p10le"). */
   readonly pixel_format: string
+  /**
+   * A distorted input's changes of size or pixel format mid-stream, each scaled or converted to
+   * the reference's: from `frame` (decode order, from 0) on, frames are of this shape. Absent: none.
+   */
+  readonly changes?: ReadonlyArray<InputChange>
+}
+
+/** From `frame` on, an input's frames are `width` x `height` in `pixel_format` (ffmpeg's name). */
+export interface InputChange {
+  readonly frame: number
+  readonly width: number
+  readonly height: number
+  readonly pixel_format: string
 }
 
 export interface ModelProvenance {

@@ -16,7 +16,7 @@ import {
   signToken,
   tenantDocument,
   type TestKey
-} from "../../modules/auth/test-support.ts"
+} from "../support/auth.ts"
 import { serviceDefinition, type ServiceName } from "../../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../support/executables.ts"
 

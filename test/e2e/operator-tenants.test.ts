@@ -10,8 +10,8 @@ import * as grpc from "@grpc/grpc-js"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { KubernetesResourcesDouble } from "../../modules/auth/kubernetes-resources-double.ts"
-import { opensslAvailable, selfSignedCertificate, tenantDocument } from "../../modules/auth/test-support.ts"
+import { KubernetesResourcesDouble } from "../support/kubernetes-resources-double.ts"
+import { opensslAvailable, selfSignedCertificate, tenantDocument } from "../support/auth.ts"
 import { type RunningService, startService } from "../support/executables.ts"
 import {
   ControllerClient,

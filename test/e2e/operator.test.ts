@@ -7,8 +7,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { KubernetesResourcesDouble } from "../../modules/auth/kubernetes-resources-double.ts"
-import { opensslAvailable, selfSignedCertificate } from "../../modules/auth/test-support.ts"
+import { KubernetesResourcesDouble } from "../support/kubernetes-resources-double.ts"
+import { opensslAvailable, selfSignedCertificate } from "../support/auth.ts"
 import { type RunningService, startService } from "../support/executables.ts"
 import {
   ControllerClient,

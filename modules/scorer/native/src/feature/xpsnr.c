@@ -265,18 +265,12 @@ static int xpsnr_compute_history(void *state, const svc_picture *ref, const svc_
     return SVC_OK;
 }
 
-const svc_extractor svc_extractor_xpsnr = {
-    .name = "xpsnr",
-    .n_outputs = 3,
-    .output_names = names,
-    .create = xpsnr_create,
-    .backend = xpsnr_backend,
-    .destroy = xpsnr_destroy,
-    .history = 2,
-    .compute_history = xpsnr_compute_history,
-};
-
-double svc_xpsnr_pooled(const double *db, int n, int w, int h, int bpc) {
+/* A plane's pooled value from its per-frame dB values, as the filter's summary: the square-mean-root
+ * of the weighted distortions, else the mean of the dB values. */
+static double xpsnr_pooled(const double *db, int n, int plane, int w, int h, int pix_fmt, int bpc) {
+    const int shift_w = plane && pix_fmt != SVC_PIX_444, shift_h = plane && pix_fmt == SVC_PIX_420;
+    w = (w + shift_w) >> shift_w;
+    h = (h + shift_h) >> shift_h;
     if (n <= 0) return INFINITY;
     const uint64_t peak = ((uint64_t)1 << bpc) - 1;
     const double num = (double)((uint64_t)w * (uint64_t)h * peak * peak);
@@ -292,3 +286,15 @@ double svc_xpsnr_pooled(const double *db, int n, int w, int h, int bpc) {
     }
     return dbs / (double)n;
 }
+
+const svc_extractor svc_extractor_xpsnr = {
+    .name = "xpsnr",
+    .n_outputs = 3,
+    .output_names = names,
+    .create = xpsnr_create,
+    .backend = xpsnr_backend,
+    .destroy = xpsnr_destroy,
+    .history = 2,
+    .compute_history = xpsnr_compute_history,
+    .pooled_mean = xpsnr_pooled,
+};

@@ -12,8 +12,8 @@
 import { Effect, Option } from "effect"
 
 import { writeSync } from "node:fs"
-import { postgresBackend } from "../postgres/store.ts"
-import { DEFAULT_SESSION_SETTINGS } from "../sessions.ts"
+import { postgresBackend } from "../../../modules/jobs/postgres/store.ts"
+import { DEFAULT_SESSION_SETTINGS } from "../../../modules/jobs/sessions.ts"
 import type { Backend } from "./backends.ts"
 import { node, request, result, withController, writer } from "./support.ts"
 
