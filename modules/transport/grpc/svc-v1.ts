@@ -352,6 +352,19 @@ export interface InputInfo {
   readonly height: number
   /** ffmpeg's name of the input's pixel format: "yuv420p", "yuv420p10le", ... */
   readonly pixel_format: string
+  /**
+   * A distorted input's changes of size or pixel format mid-stream, each scaled or converted to
+   * the reference's (empty: none).
+   */
+  readonly changes: ReadonlyArray<InputChange>
+}
+
+/** From frame (decode order, from 0) on, an input's frames are width x height in pixel_format. */
+export interface InputChange {
+  readonly frame: number
+  readonly width: number
+  readonly height: number
+  readonly pixel_format: string
 }
 
 export interface ModelProvenance {
