@@ -49,8 +49,16 @@ import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, pr
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailFrames, thumbnailOf } from "./thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
 
-/** A score's hooks (scorer/hooks.ts) and the caller's scoring roots, applied to each open (default `unguarded`). */
-export type InputHooks<E = never> = ScoreHooks<E> & { readonly guard?: InputGuard<E> }
+/** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
+export type InputHooks<E = never> = ScoreHooks<E> & {
+  /** The caller's scoring roots, applied to each open; default `unguarded`. */
+  readonly guard?: InputGuard<E>
+  /**
+   * The whole memory budget (SVC_MAX_SCORE_MEMORY), for refusals decided before `admitMemory`
+   * can be asked (an input whose decoding can never fit, known from its headers).
+   */
+  readonly memoryBudget?: number
+}
 
 /** The provenance fields of the inputs. */
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
