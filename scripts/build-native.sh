@@ -13,22 +13,27 @@ cc=${CC:-cc}
 cflags=(-std=c11 -O2 -fPIC -pthread -Wall -Wextra -Werror -ffp-contract=off ${EXTRA_CFLAGS:-})
 
 objs=()
-for src in "$native"/src/*.c; do
+# Every C file under src/ (the scorer, feature/ extractors, feature/x86/ kernels); objects are named
+# by their path under src/ so files of one name in two folders cannot collide.
+while IFS= read -r src; do
+    rel=${src#"$native/src/"}
     name=$(basename "$src" .c)
+    obj=${rel%.c}
+    obj=${obj//\//_}
     extra=()
     case "$name" in
     *_avx2) extra=(-mavx2) ;;
     *_avx512) extra=(-mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512cd) ;;
     esac
-    "$cc" "${cflags[@]}" "${extra[@]}" -c "$src" -o "$out/obj/$name.o"
-    objs+=("$out/obj/$name.o")
+    "$cc" "${cflags[@]}" "${extra[@]}" -c "$src" -o "$out/obj/$obj.o"
+    objs+=("$out/obj/$obj.o")
     # AVX-512 kernels that use SVC_AVX512_VNNI are built a second time for AVX512-VNNI CPUs
     # (their _vnni symbols).
     if [[ $name == *_avx512 ]] && grep -q SVC_AVX512_VNNI "$src"; then
-        "$cc" "${cflags[@]}" "${extra[@]}" -mavx512vnni -DSVC_AVX512_VNNI -c "$src" -o "$out/obj/${name}_vnni.o"
-        objs+=("$out/obj/${name}_vnni.o")
+        "$cc" "${cflags[@]}" "${extra[@]}" -mavx512vnni -DSVC_AVX512_VNNI -c "$src" -o "$out/obj/${obj}_vnni.o"
+        objs+=("$out/obj/${obj}_vnni.o")
     fi
-done
+done < <(find "$native/src" -name '*.c' | LC_ALL=C sort)
 "$cc" "${cflags[@]}" -shared -Wl,--no-undefined "${objs[@]}" -lm -o "$out/libsvc_scorer.so"
 
 for prog in scorer_cli scorer_test reader_test simd_test feed_test; do

@@ -27,7 +27,7 @@ const argument = (name: string): string => {
 const ffmpeg = argument("ffmpeg")
 const ssimulacra2 = argument("ssimulacra2")
 
-/** The conversion svc pins for ssimulacra2 (feature_ssimulacra2.c). */
+/** The conversion svc pins for ssimulacra2 (feature/ssimulacra2.c). */
 export const rgbFilter =
   "scale=in_color_matrix=bt709:in_range=tv:out_range=pc:flags=bicubic+accurate_rnd+full_chroma_int,format=rgb24"
 

@@ -28,6 +28,7 @@ import {
   type ScoreHooks,
   type ScoreResult,
   type Scorer,
+  segmentReadFrames,
   segmentReadStart,
   unguarded
 } from "../scorer/scorer.ts"
@@ -460,23 +461,20 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
     // A segment reads its context frames and its own: an encoded side seeks to them.
-    const { segment } = job
-    const window =
-      segment === undefined
-        ? undefined
-        : { frames: (segment.first > 0 ? 1 : 0) + segment.frames + (segment.last ? 0 : 1) }
+    const readFrames = segmentReadFrames(job)
+    const window = readFrames === undefined ? undefined : { frames: readFrames }
     const refSource = yield* frameSource(
       scorer,
       ref,
       job.reference,
-      { ...settings, skip: job.frameSkipRef + segmentReadStart(job.segment), isDistorted: false, window },
+      { ...settings, skip: job.frameSkipRef + segmentReadStart(job), isDistorted: false, window },
       target
     )
     const disSource = yield* frameSource(
       scorer,
       dis,
       job.distorted,
-      { ...settings, skip: job.frameSkipDist + segmentReadStart(job.segment), isDistorted: true, window },
+      { ...settings, skip: job.frameSkipDist + segmentReadStart(job), isDistorted: true, window },
       target
     )
     const scaling = disSource.scaling ?? refSource.scaling ?? "none"

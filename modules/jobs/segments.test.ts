@@ -278,18 +278,15 @@ describeContract("segment jobs", ({ backend }) => {
             })
           )
           expect(ladder.message).toMatch(/^options.segment_frames: a ladder job is scored in one piece/)
-          // Shots need the whole title: refused with segments, the default not applied.
-          const shots = yield* Effect.flip(
-            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, shots: true } })
-          )
-          expect(shots.message).toBe("options.segment_frames: a job with options.shots is scored in one piece")
-          const whole = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
-          expect("ladder" in whole.request ? undefined : whole.request.options?.segment_frames).toBeUndefined()
-          // xpsnr's temporal term reads two frames before each frame (a segment has one): likewise.
-          const xpsnr = yield* Effect.flip(
-            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, features: ["xpsnr"] } })
-          )
-          expect(xpsnr.message).toBe("options.segment_frames: a job with the xpsnr feature is scored in one piece")
+          // Shots and xpsnr are scored in segments too (their context frames are read): the
+          // default applies to them as to any pair job.
+          const shots = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
+          expect("ladder" in shots.request ? undefined : shots.request.options?.segment_frames).toBe(48)
+          const xpsnr = yield* jobs.submit(writer("a"), {
+            ...segmentJob(30),
+            options: { segment_frames: 30, features: ["xpsnr"] }
+          })
+          expect("ladder" in xpsnr.request ? undefined : xpsnr.request.options?.segment_frames).toBe(30)
         }),
       { SVC_SEGMENT_FRAMES: "48" }
     )

@@ -9,7 +9,7 @@ import { Clock, type ConfigError, Context, Effect, Either, Layer, Option, Schedu
 import { PermissionDenied } from "../policy/errors.ts"
 import { mergeSegmentResults } from "../scorer/merge.ts"
 import { parsePrecision } from "../scorer/precision.ts"
-import { maxSegmentFrames, maxSegmentsPerJob, minSegmentFrames } from "../scorer/request.ts"
+import { maxSegmentFrames, maxSegmentsPerJob, minSegmentFrames, shotOptionsOf } from "../scorer/request.ts"
 import { defaultSegmentFrames } from "./config.ts"
 import type { Principal } from "../policy/principal.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
@@ -334,11 +334,20 @@ const mergeJob = (
   const pairs = results.flatMap((result) => (isLadderResult(result) ? [] : [result]))
   if (pairs.length !== results.length) return Either.left("a segment reported a ladder result")
   const options = job.request.options ?? {}
-  const merged = mergeSegmentResults(pairs, {
-    precision: parsePrecision(String(options.precision ?? "")),
-    perFrame: options.per_frame ?? false
-  })
-  return merged === undefined ? Either.left("the segments hold no frames") : Either.right(merged)
+  // A merge that cannot be exact (xpsnr on a layout it does not know) fails the job, saying why.
+  return Either.try({
+    try: () =>
+      mergeSegmentResults(pairs, {
+        precision: parsePrecision(String(options.precision ?? "")),
+        perFrame: options.per_frame ?? false,
+        shots: shotOptionsOf(options)
+      }),
+    catch: (error) => (error instanceof Error ? error.message : String(error))
+  }).pipe(
+    Either.flatMap((merged) =>
+      merged === undefined ? Either.left("the segments hold no frames") : Either.right(merged)
+    )
+  )
 }
 
 /** Where a node's plan or segment report is decided: the store's session-bound calls, or with sessions read first. */
@@ -578,21 +587,9 @@ export const makeJobService = Effect.gen(function* () {
           return yield* new InvalidJobRequest({
             message: "options.segment_frames: a ladder job is scored in one piece (segments are for pair jobs)"
           })
-        // Shots need the whole title's cuts, and xpsnr's temporal term two reference frames before
-        // each frame (a segment reads one): such a job is scored in one piece.
-        const shots = !isLadderRequest(request) && request.options?.shots === true
-        if (shots && segmentFramesOf(request) > 0)
-          return yield* new InvalidJobRequest({
-            message: "options.segment_frames: a job with options.shots is scored in one piece"
-          })
-        const xpsnr = !isLadderRequest(request) && (request.options?.features ?? []).includes("xpsnr")
-        if (xpsnr && segmentFramesOf(request) > 0)
-          return yield* new InvalidJobRequest({
-            message: "options.segment_frames: a job with the xpsnr feature is scored in one piece"
-          })
-        // The controller's default applies to a pair job that does not set it (and has neither).
+        // The controller's default applies to a pair job that does not set it.
         const stored =
-          !isLadderRequest(request) && !shots && !xpsnr && segmentDefault > 0 && segmentFramesOf(request) === 0
+          !isLadderRequest(request) && segmentDefault > 0 && segmentFramesOf(request) === 0
             ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
             : request
         return yield* store.insert({

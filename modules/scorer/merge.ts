@@ -6,10 +6,23 @@
  * max; mean = sum / n, harmonic mean = n / that sum - 1). So the merged result is the one pass's,
  * bit for bit; the job's precision and per_frame apply afterwards, as they do to one pass.
  * Percentiles come from `percentilesOf` over the merged frames, as one pass computes them.
+ * Shots too: each segment's frames carry their cut measure (read with the context frames before
+ * the segment, so a cut at a segment's first frame is measured as one pass measures it), and the
+ * title's shots are found over the concatenated measures by the one pass's rule.
  */
-import { harmonicMean, mean, type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
+import {
+  harmonicMean,
+  layoutOfPixelFormat,
+  mean,
+  type PercentileName,
+  percentileNames,
+  percentilesOf,
+  xpsnrPlanes,
+  xpsnrPooled
+} from "./pooling.ts"
 import { applyPrecision, type Precision, precisionLabel } from "./precision.ts"
 import type { FrameScore, ScoreResult } from "./scorer.ts"
+import { roundShots, type ShotOptions, scoreShots, segmentCutMetric, shotStarts, worstShots } from "./shots.ts"
 
 /** Every pooling of every metric over frames, in frame order. */
 export interface Pooled {
@@ -44,6 +57,35 @@ export const poolFrames = (frames: ReadonlyArray<FrameScore>): Pooled => {
   }
 }
 
+/**
+ * xpsnr's means replaced by its filter's summary (xpsnrPooled, as one pass computes it), on the
+ * scored layout the segments report as their reference input.
+ */
+const withXpsnrSummary = (
+  means: Readonly<Record<string, number>>,
+  frames: ReadonlyArray<FrameScore>,
+  first: ScoreResult
+): Readonly<Record<string, number>> => {
+  const input = first.provenance.reference_input
+  const layout = input && layoutOfPixelFormat(input.width, input.height, input.pixel_format)
+  return Object.fromEntries(
+    Object.entries(means).map(([name, value]) => {
+      const plane = xpsnrPlanes[name]
+      if (plane === undefined) return [name, value]
+      if (layout === undefined)
+        throw new Error(`xpsnr's summary needs the reference's layout; got ${input?.pixel_format}`)
+      return [
+        name,
+        xpsnrPooled(
+          frames.map((frame) => frame.metrics[name] ?? Number.NaN),
+          layout,
+          plane
+        )
+      ]
+    })
+  )
+}
+
 const rounded = (values: Readonly<Record<string, number>>, round: (value: number) => number) =>
   Object.fromEntries(Object.entries(values).map(([name, value]) => [name, round(value)]))
 
@@ -54,18 +96,27 @@ const rounded = (values: Readonly<Record<string, number>>, round: (value: number
  */
 export const mergeSegmentResults = (
   segments: ReadonlyArray<ScoreResult>,
-  output: { readonly precision: Precision; readonly perFrame: boolean }
+  output: { readonly precision: Precision; readonly perFrame: boolean; readonly shots?: ShotOptions | undefined }
 ): ScoreResult | undefined => {
   const [first] = segments
   if (first === undefined) return undefined
-  const frames = segments.flatMap((segment) => segment.frames)
-  if (frames.length === 0) return undefined
+  const measured = segments.flatMap((segment) => segment.frames)
+  if (measured.length === 0) return undefined
+  const cuts = measured.map((frame) => frame.metrics[segmentCutMetric] ?? 0)
+  const frames = measured.map(({ frame, metrics: { [segmentCutMetric]: _cut, ...metrics } }) => ({ frame, metrics }))
   const pooled = poolFrames(frames)
   const round = applyPrecision(output.precision)
-  const features = rounded(pooled.mean, round)
+  const features = rounded(withXpsnrSummary(pooled.mean, frames, first), round)
   const modelNames = first.provenance.models?.map((model) => model.model) ?? [first.provenance.model]
   // The score of each model: "vmaf" alone, its own name among several (as one pass names them).
-  const scoreOf = (name: string) => features[modelNames.length > 1 ? name : "vmaf"] ?? Number.NaN
+  const scoreName = (name: string) => (modelNames.length > 1 ? name : "vmaf")
+  const scoreOf = (name: string) => features[scoreName(name)] ?? Number.NaN
+  const shots = output.shots
+    ? scoreShots(
+        shotStarts(cuts, output.shots),
+        frames.map((frame) => frame.metrics[scoreName(modelNames[0] ?? "")] ?? Number.NaN)
+      )
+    : []
   return {
     ...first,
     score: scoreOf(modelNames[0] ?? ""),
@@ -81,9 +132,9 @@ export const mergeSegmentResults = (
       harmonic_mean: rounded(pooled.harmonic_mean, round),
       ...Object.fromEntries(percentileNames.map((p) => [p, rounded(pooled.percentiles[p], round)]))
     },
-    // Segment jobs do not measure shots (refused at submission): empty, as one pass without them.
-    shots: [],
-    worst_shots: [],
+    shots: roundShots(shots, round),
+    worst_shots: worstShots(shots),
+    // The controller never reads the inputs, and no segment knows which shots are the title's worst.
     thumbnails: [],
     provenance: { ...first.provenance, precision: precisionLabel(output.precision) }
   }

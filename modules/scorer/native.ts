@@ -104,7 +104,9 @@ export const NativeOption = {
   segmentFirst: 18,
   segmentFrames: 19,
   segmentContext: 20,
-  count: 21
+  /** Since ABI minor 13. */
+  segmentLead: 21,
+  count: 22
 } as const
 
 /** enum svc_color_matrix (since ABI minor 11). */

@@ -50,3 +50,48 @@ export const mean = (values: ArrayLike<number>): number => {
   for (let k = 0; k < values.length; k++) sum += values[k] as number
   return sum / values.length
 }
+
+/** The scored picture's layout, as xpsnr's summary needs it (each plane's samples and the peak). */
+export interface PlaneLayout {
+  readonly width: number
+  readonly height: number
+  /** 420, 422 or 444. */
+  readonly pixelFormat: number
+  readonly bitdepth: number
+}
+
+/** xpsnr's per-frame metrics and the plane each measures. */
+export const xpsnrPlanes: Readonly<Record<string, number>> = { xpsnr_y: 0, xpsnr_u: 1, xpsnr_v: 2 }
+
+/**
+ * xpsnr's pooled value, FFmpeg 7.1's xpsnr filter summary over the per-frame dB values of one
+ * plane: each frame's root weighted SSE recovered from its dB (0 for an infinite frame), and when
+ * their mean is at least 1, the dB of that mean; else the mean of the dBs. One function for one
+ * pass and for a segment job's merge, so both are the same double.
+ */
+export const xpsnrPooled = (db: ArrayLike<number>, layout: PlaneLayout, plane: number): number => {
+  if (db.length === 0) return Number.POSITIVE_INFINITY
+  const shiftW = plane > 0 && layout.pixelFormat !== 444 ? 1 : 0
+  const shiftH = plane > 0 && layout.pixelFormat === 420 ? 1 : 0
+  const samples = BigInt((layout.width + shiftW) >> shiftW) * BigInt((layout.height + shiftH) >> shiftH)
+  const peak = (1n << BigInt(layout.bitdepth)) - 1n
+  const num = Number(samples * peak * peak)
+  let roots = 0
+  let dbs = 0
+  for (let f = 0; f < db.length; f++) {
+    const value = db[f] as number
+    roots += value === Number.POSITIVE_INFINITY ? 0 : Math.sqrt(num / 10 ** (value / 10))
+    dbs += value
+  }
+  if (roots >= db.length) {
+    const meanRoot = roots / db.length
+    return 10 * Math.log10(num / (meanRoot * meanRoot))
+  }
+  return dbs / db.length
+}
+
+/** The layout of an ffmpeg pixel format name ("yuv420p", "yuv422p10le", "yuvj444p"), if planar YUV. */
+export const layoutOfPixelFormat = (width: number, height: number, name: string): PlaneLayout | undefined => {
+  const match = /^yuvj?(420|422|444)p(?:(\d+)le)?$/.exec(name)
+  return match ? { width, height, pixelFormat: Number(match[1]), bitdepth: Number(match[2] ?? 8) } : undefined
+}

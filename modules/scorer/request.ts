@@ -318,15 +318,23 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     perFrame: options.per_frame ?? false,
     scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale,
     segmentFrames: options.segment_frames ?? 0,
-    shots: options.shots
-      ? {
-          threshold: options.shot_threshold || defaultShotThreshold,
-          minFrames: options.shot_min_frames || defaultShotMinFrames
-        }
-      : undefined,
+    shots: shotOptionsOf(options),
     frameRate: options.frame_rate ?? 0
   })
 }
+
+/** How `options.shots` finds cuts (0 or absent: the defaults); undefined without shots. */
+export const shotOptionsOf = (options: {
+  readonly shots?: boolean | undefined
+  readonly shot_threshold?: number | undefined
+  readonly shot_min_frames?: number | undefined
+}): ShotOptions | undefined =>
+  options.shots
+    ? {
+        threshold: options.shot_threshold || defaultShotThreshold,
+        minFrames: options.shot_min_frames || defaultShotMinFrames
+      }
+    : undefined
 
 /** Validates an untrusted request body (JSON or a decoded gRPC message). */
 export const parseScoreRequest = (input: unknown): Effect.Effect<ScoreJob, InvalidScoreRequest> =>

@@ -36,9 +36,9 @@ import {
   type Pointer
 } from "./native.ts"
 import { extractorOfModelFeature, type FeatureUse, frameTooSmall } from "./frame-minimum.ts"
-import { type PercentileName, percentileNames, percentilesOf } from "./pooling.ts"
+import { type PercentileName, percentileNames, percentilesOf, xpsnrPlanes, xpsnrPooled } from "./pooling.ts"
 import { applyPrecision, precisionLabel } from "./precision.ts"
-import { type Shot, scoreShots, shotStarts, worstShots } from "./shots.ts"
+import { roundShots, type Shot, scoreShots, segmentCutMetric, shotStarts, worstShots } from "./shots.ts"
 import { renderThumbnails, type Thumbnail, thumbnailFrames } from "./thumbnails.ts"
 import { autoModel, autoModel4k, autoModel4kSize, defaultModel, type RawGeometry, type ScoreJob } from "./request.ts"
 
@@ -190,9 +190,27 @@ const failureFor = (status: number, message: string): ScoreError => {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-/** Frames of the title before the first frame a segment reads (its context frame, if any). */
-export const segmentReadStart = (segment: ScoreJob["segment"]): number =>
-  segment ? segment.first - (segment.first > 0 ? 1 : 0) : 0
+/** Earlier reference frames an extractor reads besides the current one (xpsnr's temporal term). */
+const featureHistory = (features: ScoreJob["features"]) => (features.includes("xpsnr") ? 2 : 0)
+
+/**
+ * The reference context frames a segment reads before its first own frame, so its values are one
+ * pass's: one for motion, two for xpsnr's history, and with shots the subsample frames since the
+ * previous scored frame (a cut measure spans them); never more than the title has before it.
+ */
+export const segmentLead = (job: Pick<ScoreJob, "segment" | "features" | "shots" | "subsample">): number =>
+  job.segment
+    ? Math.min(job.segment.first, Math.max(1, featureHistory(job.features), job.shots ? job.subsample : 0))
+    : 0
+
+/** Frames of the title before the first frame a segment reads (its context frames, if any). */
+export const segmentReadStart = (job: Pick<ScoreJob, "segment" | "features" | "shots" | "subsample">): number =>
+  job.segment ? job.segment.first - segmentLead(job) : 0
+
+/** Frames a segment reads: its lead context, its own frames and one after it (none at the title's end). */
+export const segmentReadFrames = (
+  job: Pick<ScoreJob, "segment" | "features" | "shots" | "subsample">
+): number | undefined => (job.segment ? segmentLead(job) + job.segment.frames + (job.segment.last ? 0 : 1) : undefined)
 
 /**
  * The native options of a job. A file job skips to its segment's first frame read in the options;
@@ -223,7 +241,7 @@ const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int32Array 
   const { segment } = job
   if (segment) {
     // The frames read start at the context frame before the segment (none at the title's start).
-    const start = fileJob ? segmentReadStart(segment) : 0
+    const start = fileJob ? segmentReadStart(job) : 0
     options[NativeOption.frameCount] = 0
     options[NativeOption.frameSkipRef] = job.frameSkipRef + start
     options[NativeOption.frameSkipDist] = job.frameSkipDist + start
@@ -231,6 +249,7 @@ const optionsArray = (job: ScoreJob, maxFrames = 0, fileJob = true): Int32Array 
     options[NativeOption.segmentFrames] = segment.frames
     options[NativeOption.segmentContext] =
       (segment.first > 0 ? NativeSegmentContext.before : 0) | (segment.last ? 0 : NativeSegmentContext.after)
+    options[NativeOption.segmentLead] = segmentLead(job)
   }
   return options
 }
@@ -241,6 +260,27 @@ export const firstScoredFrame = (job: Pick<ScoreJob, "subsample" | "segment">): 
   return first + ((job.subsample - (first % job.subsample)) % job.subsample)
 }
 
+/** The cut measure of scored frames first..first+count-1 of a job measured with SVC_OPT_SHOTS. */
+const cutsOf = (symbols: NativeSymbols, handle: Pointer, first = 0, count = symbols.svc_job_frame_count(handle)) => {
+  const cuts = new Float64Array(count)
+  if (symbols.svc_job_frame_cuts(handle, first, cuts, count) !== count) {
+    throw new Error("the scorer measured no cuts for a job with shots")
+  }
+  return cuts
+}
+
+/**
+ * A segment's shots are the title's, found by the merge: with shots, each of a segment's frames
+ * carries its cut measure (`segmentCutMetric`), read here for frames first..first+count-1.
+ */
+const segmentCutsOf = (
+  symbols: NativeSymbols,
+  handle: Pointer,
+  job: Pick<ScoreJob, "segment" | "shots">,
+  first: number,
+  count: number
+): Float64Array | undefined => (job.segment && job.shots ? cutsOf(symbols, handle, first, count) : undefined)
+
 /** The shots of a finished job measured with SVC_OPT_SHOTS, scored with `scores` (the first model's). */
 const shotsOf = (
   symbols: NativeSymbols,
@@ -248,12 +288,8 @@ const shotsOf = (
   options: NonNullable<ScoreJob["shots"]>,
   scores: Float64Array | undefined
 ): ReadonlyArray<Shot> => {
-  const frameCount = symbols.svc_job_frame_count(handle)
-  const cuts = new Float64Array(frameCount)
-  if (!scores || symbols.svc_job_frame_cuts(handle, 0, cuts, frameCount) !== frameCount) {
-    throw new Error("the scorer measured no cuts for a job with shots")
-  }
-  return scoreShots(shotStarts(cuts, options), scores)
+  if (!scores) throw new Error("the scorer measured no score for a job with shots")
+  return scoreShots(shotStarts(cutsOf(symbols, handle), options), scores)
 }
 
 /** Reads every result of a finished native job (a file job or a stream's job view). */
@@ -279,13 +315,25 @@ export const collectResult = (
       })
     )
   }
-  const features = pooled(NativePool.mean)
   // Every metric's per-frame values: the percentiles need them all, the frames when asked for.
   const columns = names.map((_, i) => {
     const values = new Float64Array(frameCount)
     symbols.svc_job_frame_values(handle, i, values, frameCount)
     return values
   })
+  const geometry = new Int32Array(4)
+  symbols.svc_job_geometry(handle, geometry)
+  const [width = 0, height = 0, pixelFormat = 420, bitdepth = 8] = geometry
+  // xpsnr's mean is its filter's summary, from the one function a segment job's merge uses too.
+  const features = Object.fromEntries(
+    Object.entries(pooled(NativePool.mean)).map(([name, value]) => {
+      const plane = xpsnrPlanes[name]
+      const values = columns[names.indexOf(name)]
+      return plane === undefined || values === undefined
+        ? [name, value]
+        : [name, round(xpsnrPooled(values, { width, height, pixelFormat, bitdepth }, plane))]
+    })
+  )
   const ranked = columns.map((values) => percentilesOf(values))
   const percentilePools = Object.fromEntries(
     percentileNames.map((p) => [
@@ -294,24 +342,20 @@ export const collectResult = (
     ])
   ) as Record<PercentileName, Record<string, number>>
   const frames: Array<FrameScore> = []
+  const segmentCuts = segmentCutsOf(symbols, handle, job, 0, frameCount)
   if (job.perFrame) {
     const firstFrame = firstScoredFrame(job)
     for (let frame = 0; frame < frameCount; frame++) {
       // With subsample N the k-th scored frame is input frame k·N (after the skips), as the reference numbers it.
-      frames.push({
-        frame: firstFrame + frame * job.subsample,
-        metrics: Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
-      })
+      const metrics = Object.fromEntries(names.map((name, i) => [name, round(columns[i]?.[frame] ?? Number.NaN)]))
+      if (segmentCuts) metrics[segmentCutMetric] = segmentCuts[frame] ?? 0
+      frames.push({ frame: firstFrame + frame * job.subsample, metrics })
     }
   }
-  const shots = job.shots ? shotsOf(symbols, handle, job.shots, columns[names.indexOf(scoreFeatureOf(set, model))]) : []
-  const roundedShots = shots.map((shot) => ({
-    ...shot,
-    score: round(shot.score),
-    harmonic_mean: round(shot.harmonic_mean),
-    min: round(shot.min),
-    p5: round(shot.p5)
-  }))
+  const shots =
+    job.shots && !job.segment
+      ? shotsOf(symbols, handle, job.shots, columns[names.indexOf(scoreFeatureOf(set, model))])
+      : []
   const extractorCount = symbols.svc_job_extractor_count(handle)
   const featureBackends = Array.from({ length: extractorCount }, (_, i) => {
     const extractor = String(symbols.svc_job_extractor_name(handle, i))
@@ -336,7 +380,7 @@ export const collectResult = (
       ...percentilePools
     },
     // Always present, as proto3 repeated fields are (empty without options.shots).
-    shots: roundedShots,
+    shots: roundShots(shots, round),
     worst_shots: worstShots(shots),
     provenance: {
       library: { ...library, n_extractors: extractorCount },
@@ -630,11 +674,13 @@ const makeStreamScoring = (
           symbols.svc_job_frame_values_from(view, i, emitted, values, values.length)
           return values
         })
+        const cuts = segmentCutsOf(symbols, view, job, emitted, ready - emitted)
         const events: Array<StreamEvent> = []
         for (let frame = emitted; frame < ready; frame++) {
           const metrics = Object.fromEntries(
             names.map((name, i) => [name, round(columns[i]?.[frame - emitted] ?? Number.NaN)])
           )
+          if (cuts) metrics[segmentCutMetric] = cuts[frame - emitted] ?? 0
           events.push({ _tag: "Frame", frame: { frame: firstScoredFrame(job) + frame * job.subsample, metrics } })
         }
         emitted = ready

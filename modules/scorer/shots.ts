@@ -17,6 +17,12 @@ import { harmonicMean, mean, nearestRank } from "./pooling.ts"
 
 export const defaultShotThreshold = 0.3
 export const defaultShotMinFrames = 8
+/**
+ * A segment's per-frame cut measure (lossless, as its other values), which the controller's merge
+ * turns into the title's shots and removes: a segment cannot find the shots alone, since a shot
+ * (and the neighbours a cut is compared with) may span segments.
+ */
+export const segmentCutMetric = "shot_cut"
 /** `worst_shots`: the indices of this many lowest-scoring shots. */
 export const worstShotCount = 5
 /** How far a cut's measure must stand above its neighbours', and over how many frames each side. */
@@ -96,3 +102,13 @@ export const worstShots = (shots: ReadonlyArray<Pick<Shot, "score">>, count = wo
     .sort((a, b) => a.score - b.score || a.index - b.index)
     .slice(0, count)
     .map((entry) => entry.index)
+
+/** Shots with their figures in the job's number format (as every other pooled value). */
+export const roundShots = (shots: ReadonlyArray<Shot>, round: (value: number) => number): ReadonlyArray<Shot> =>
+  shots.map((shot) => ({
+    ...shot,
+    score: round(shot.score),
+    harmonic_mean: round(shot.harmonic_mean),
+    min: round(shot.min),
+    p5: round(shot.p5)
+  }))

@@ -5,7 +5,8 @@
  * at least 2 nodes with per-frame values (every metric) bit-identical to the same job unsplit,
  * whose exactness against one pass the scorer's tests prove. With segments of 40 and a node
  * killed -9 after the first segment finished, the job still finishes with the same values (the
- * lost node's segment is handed out again once its session is gone: 90-100 s).
+ * lost node's segment is handed out again once its session is gone: 90-100 s). Shots, xpsnr and
+ * ssimulacra2 merge exactly too, with cuts on segment boundaries.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -179,6 +180,66 @@ describe("segment jobs on 3 nodes", () => {
     expect(whole.result.frames.map((frame) => frame.frame).slice(0, 3)).toEqual([0, 3, 6])
     expect(split.frames_done).toBe(whole.result.frame_count)
     expect(bits(split)).toEqual(bits(whole))
+  }, 600_000)
+
+  it("shots, xpsnr and ssimulacra2 across segments whose boundaries are the title's cuts: the job unsplit, bit for bit", async () => {
+    // Three sources of 40 frames each (cuts at 40 and 80), as mp4 with a keyframe every 20
+    // frames; segments of 40 start exactly at the cuts, so each cut is measured from the context
+    // frame before its segment.
+    const scenes = ["testsrc2", "mandelbrot", "smptehdbars"]
+      .map((source, k) => `${source}=size=320x180:rate=24,trim=end_frame=40,setpts=PTS-STARTPTS[s${k}]`)
+      .join(";")
+    const clip = ["-g", "20", "-keyint_min", "20", "-sc_threshold", "0", "-pix_fmt", "yuv420p"]
+    const graph = `${scenes};[s0][s1][s2]concat=n=3:v=1:a=0`
+    ffmpegRun([
+      "-f",
+      "lavfi",
+      "-i",
+      graph,
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      ...clip,
+      "-qp",
+      "0",
+      "-y",
+      path("cuts-ref.mp4")
+    ])
+    ffmpegRun([
+      "-i",
+      path("cuts-ref.mp4"),
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      ...clip,
+      "-crf",
+      "36",
+      "-y",
+      path("cuts-dis.mp4")
+    ])
+    const pair = {
+      reference: path("cuts-ref.mp4"),
+      distorted: path("cuts-dis.mp4"),
+      options: { per_frame: true, shots: true, features: ["xpsnr", "ssimulacra2"] }
+    }
+    const whole = (await finished(await submit(pair))) as JobView & { readonly result: { readonly shots: unknown } }
+    expect(whole.result.frame_count).toBe(120)
+    const shots = whole.result.shots as ReadonlyArray<{ first_frame: number; frame_count: number }>
+    expect(shots.map((shot) => [shot.first_frame, shot.frame_count])).toEqual([
+      [0, 40],
+      [40, 40],
+      [80, 40]
+    ])
+    const split = (await finished(
+      await submit({ ...pair, options: { ...pair.options, segment_frames: 40 } })
+    )) as typeof whole
+    expect(split.segments.map((segment) => segment.first_frame)).toEqual([0, 40, 80])
+    expect(bits(split)).toEqual(bits(whole))
+    expect(split.result.shots).toEqual(whole.result.shots)
+    expect(Object.keys(split.result.frames[0]?.metrics ?? {})).toContain("xpsnr_y")
+    expect(Object.keys(split.result.frames[0]?.metrics ?? {})).not.toContain("shot_cut")
   }, 600_000)
 
   it("segments of 40 with a node killed -9 after the first segment finished: the same values", async () => {

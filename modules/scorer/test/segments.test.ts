@@ -23,9 +23,10 @@ const titleFrames = 37
  * A raw 4:2:0 pair whose picture moves by a different step every frame (so every motion value
  * differs) and whose distorted side is the reference with deterministic noise.
  */
-const writePair = (dir: string): { reference: string; distorted: string } => {
-  const reference = join(dir, "ref.yuv")
-  const distorted = join(dir, "dis.yuv")
+const writePair = (dir: string, cutsAt: ReadonlyArray<number> = []): { reference: string; distorted: string } => {
+  const name = cutsAt.length ? `cut${cutsAt.join("-")}` : ""
+  const reference = join(dir, `ref${name}.yuv`)
+  const distorted = join(dir, `dis${name}.yuv`)
   const ref = openSync(reference, "w")
   const dis = openSync(distorted, "w")
   let state = 12345
@@ -36,11 +37,18 @@ const writePair = (dir: string): { reference: string; distorted: string } => {
   let offset = 0
   for (let f = 0; f < titleFrames; f++) {
     offset += 1 + ((f * 7) % 5)
+    // A cut moves the picture to another brightness range: scenes 0, 1, 2 ... cycle through three.
+    const scene = cutsAt.filter((at) => at <= f).length % 3
+    const [base, span] = [
+      [40, 120],
+      [4, 50],
+      [170, 60]
+    ][scene] as [number, number]
     const luma = new Uint8Array(width * height)
     for (let y = 0; y < height; y++)
       for (let x = 0; x < width; x++) {
         const u = x + offset
-        luma[y * width + x] = (40 + ((u * 3 + y * 5) % 120) + (((u >> 4) + (y >> 4)) & 1) * 60) & 0xff
+        luma[y * width + x] = (base + ((u * 3 + y * 5) % span) + (((u >> 4) + (y >> 4)) & 1) * (span >> 1)) & 0xff
       }
     const chroma = new Uint8Array((width / 2) * (height / 2) * 2).fill(128)
     writeSync(ref, luma)
@@ -90,7 +98,7 @@ const scoreFed = (job: ScoreJob): Promise<ReadonlyArray<FrameScore>> =>
           Effect.sync(() => openSync(job.distorted, "r")),
           (fd) => Effect.sync(() => closeSync(fd))
         )
-        const start = segmentReadStart(job.segment)
+        const start = segmentReadStart(job)
         const frames: Array<FrameScore> = []
         yield* scorer
           .scoreFed(
@@ -233,5 +241,89 @@ describe("segments of a title", () => {
     await expect(scoreFile({ ...whole, segment: { first: 30, frames: 10, last: false } })).rejects.toThrow(
       /segment of 10 frames from frame 30: 8 frames read, 12 expected/
     )
+  })
+})
+
+describe("shots, xpsnr and ssimulacra2 across segments (ABI minor 13: context frames before a segment)", () => {
+  // Cuts at 10 (a segment boundary for segments of 10 and 5) and at 23.
+  const cutPair = writePair(dir, [10, 23])
+  const cutJob = (options: Record<string, unknown>): Promise<ScoreJob> =>
+    Effect.runPromise(
+      parseScoreRequest({
+        ...cutPair,
+        model: "vmaf_v0.6.1",
+        options: { width, height, per_frame: true, shots: true, ...options }
+      })
+    )
+  const mergedOf = async (whole: ScoreJob, size: number) => {
+    const pieces = await Promise.all(cuts(titleFrames, size).map((segment) => scoreFile({ ...whole, segment })))
+    return { pieces, merged: mergeSegmentResults(pieces, { ...whole, shots: whole.shots }) }
+  }
+
+  it.each([
+    { label: "every frame, segments of 10 (a cut on a segment's first frame)", options: {}, size: 10 },
+    { label: "every frame, segments of 5", options: {}, size: 5 },
+    {
+      label: "subsample 3, segments of 8 (cuts inside subsampled gaps)",
+      options: { subsample: 3, shot_min_frames: 2 },
+      size: 8
+    }
+  ])("$label: the merged shots are one pass's", async ({ options, size }) => {
+    const whole = await cutJob(options)
+    const onePass = await scoreFile(whole)
+    expect(onePass.shots?.length).toBe(3)
+    const { pieces, merged } = await mergedOf(whole, size)
+    // A segment finds no shots itself: its frames carry the cut measure the merge reads.
+    expect(pieces.every((piece) => piece.shots?.length === 0)).toBe(true)
+    expect(pieces[1]?.frames[0]?.metrics.shot_cut).toBeTypeOf("number")
+    expect(merged?.shots).toEqual(onePass.shots)
+    expect(merged?.worst_shots).toEqual(onePass.worst_shots)
+    // The measure is the merge's input, not a metric of the job.
+    expect(Object.keys(merged?.frames[0]?.metrics ?? {})).toEqual(Object.keys(onePass.frames[0]?.metrics ?? {}))
+    expect(bits(merged?.frames ?? [])).toEqual(bits(onePass.frames))
+  })
+
+  it("a segment just after a cut inside a subsampled gap measures that cut (it reads the gap's frames)", async () => {
+    // Cut at 10, subsample 3: scored 9 and 12; frame 12's measure spans 10..12, so the segment
+    // from 11 must read 9 and 10 (three frames before it), which SVC_OPT_SEGMENT_LEAD gives.
+    const whole = await cutJob({ subsample: 3, shot_min_frames: 2 })
+    const piece = await scoreFile({ ...whole, segment: { first: 11, frames: 13, last: false } })
+    const onePass = await scoreFile(whole)
+    const at12 = (frames: ReadonlyArray<FrameScore>) => frames.find((frame) => frame.frame === 12)
+    expect(at12(piece.frames)?.metrics.shot_cut).toBeGreaterThan(0.3)
+    expect(onePass.shots?.some((shot) => shot.first_frame === 4)).toBe(true) // scored index 4 = frame 12
+  })
+
+  it.each([
+    { label: "xpsnr at 25 fps (first-order temporal term)", options: { features: ["xpsnr"] }, size: 7 },
+    {
+      label: "xpsnr at 50 fps (second order: two frames before)",
+      options: { features: ["xpsnr"], frame_rate: 50 },
+      size: 7
+    },
+    { label: "xpsnr at 50 fps, subsample 2", options: { features: ["xpsnr"], frame_rate: 50, subsample: 2 }, size: 9 },
+    { label: "ssimulacra2", options: { features: ["ssimulacra2"] }, size: 12 }
+  ])("$label: concatenated per-frame values and every pooling are one pass's, bit for bit", async ({
+    options,
+    size
+  }) => {
+    const whole = await jobOf(options)
+    const onePass = await scoreFile(whole)
+    const scored = await Promise.all(cuts(titleFrames, size).map((segment) => scoreFile({ ...whole, segment })))
+    expect(bits(scored.flatMap((piece) => piece.frames))).toEqual(bits(onePass.frames))
+    // A node's segment names its reference input (the inputs pipeline adds it; xpsnr's summary reads it).
+    const reference_input = { container: "raw", codec: "rawvideo", width, height, pixel_format: "yuv420p" }
+    const pieces = scored.map((piece) => ({ ...piece, provenance: { ...piece.provenance, reference_input } }))
+    const merged = mergeSegmentResults(pieces, { precision: whole.precision, perFrame: true })
+    expect(merged?.features).toEqual(onePass.features)
+    expect(merged?.pooled).toEqual(onePass.pooled)
+  })
+
+  it("xpsnr at 50 fps with one frame of context (the old segment) differs at the segment's first frames", async () => {
+    const whole = await jobOf({ features: ["xpsnr"], frame_rate: 50 })
+    const onePass = await scoreFile(whole)
+    // Frames 5.. read from 4 on: frame 5's second-order term lacks frame 3.
+    const short = await scoreFile({ ...whole, frameSkipRef: 4, frameSkipDist: 4, frameCount: 0, segment: undefined })
+    expect(short.frames[1]?.metrics.xpsnr_y).not.toBe(onePass.frames[5]?.metrics.xpsnr_y)
   })
 })

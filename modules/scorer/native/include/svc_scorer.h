@@ -92,13 +92,18 @@ enum svc_opt {
     SVC_OPT_SEGMENT_FIRST = 18,   /* the title's index of the segment's first own frame */
     SVC_OPT_SEGMENT_FRAMES = 19,  /* the segment's own frames; 0 = not a segment */
     SVC_OPT_SEGMENT_CONTEXT = 20, /* svc_segment_context bits: which context frames are read */
-    SVC_OPT_COUNT = 21
+    /* Since ABI minor 13: */
+    SVC_OPT_SEGMENT_LEAD = 21, /* context frames before the segment (0 = one with SVC_SEGMENT_CONTEXT_BEFORE) */
+    SVC_OPT_COUNT = 22
 };
 
 /* Segments (since ABI minor 12). Motion at frame i compares reference frames i-1 and i, and its
  * motion2/motion3 also read frame i+1, so a segment [first, first + frames) of a title reads one
  * reference context frame on each side: the frame before it (unless first is 0, the title's first
- * frame) and the frame after it (unless the segment ends the title). The inputs given (after the
+ * frame) and the frame after it (unless the segment ends the title). Since ABI minor 13,
+ * SVC_OPT_SEGMENT_LEAD reads more frames before it (at most the title's frames before it), for
+ * the extractors that read earlier reference frames (xpsnr: two) and for shots with subsampling
+ * (a cut measure spans the subsample frames since the previous scored frame). The inputs given (after the
  * frame skips) start at the context frame before, or at the first own frame when there is none.
  * Context frames are read (their reference only) and never scored or reported; "first" and "last"
  * in libvmaf's motion rules are the title's; subsampling follows the title's frame index (a
@@ -203,7 +208,8 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out);
 /* Since ABI minor 10, with SVC_OPT_SHOTS: the hard-cut measure of scored frames first..first+n-1,
  * out[k] for scored frame first+k: the largest histogram distance (0..1) of consecutive reference
  * frames between the previous scored frame (excluded) and this one (included), so a cut inside a
- * subsampled gap opens the first scored frame after it; 0 for scored frame 0. Each distance
+ * subsampled gap opens the first scored frame after it; 0 for the title's frame 0. Since ABI
+ * minor 13 also on a segment, given SVC_OPT_SEGMENT_LEAD of min(subsample, its first frame). Each distance
  * needs only the reference frame before, as motion does. Returns values written; SVC_E_INVALID_ARG
  * when the job measured no cuts. */
 int svc_job_frame_cuts(const svc_job *j, int first, double *out, int n);

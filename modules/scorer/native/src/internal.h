@@ -4,10 +4,12 @@
  * those below it:
  *   scorer.c       public ABI (svc_scorer.h): options, job start, results, pooling, streams
  *   frame_loop.c   worker threads, frame order, motion ring, prediction (job.h)
- *   registry.c     which extractor produces which feature (registry.h)
- *   feature_*.c    one extractor per file (extractor.h), its SIMD kernels in
- *                  feature_*_avx2.c beside it (built with -mavx2)
- *   model.c        model JSON and prediction (model.h)
+ *   feature/registry.c  which extractor produces which feature, and each one's facts (registry.h)
+ *   feature/<name>.c    one extractor per file (feature/extractor.h), its SIMD kernels in
+ *                       feature/x86/<name>_avx2.c and _avx512.c (built with -mavx2, -mavx512*)
+ *   model.c        the model: features it reads, options, outputs (model.h)
+ *   predict.c      a frame's outputs from its feature values (model.h)
+ *   json.c         the JSON reader model.c reads model files with (json.h)
  */
 #ifndef SVC_INTERNAL_H
 #define SVC_INTERNAL_H

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 
 #include "model.h"
-#include "registry.h"
+#include "feature/registry.h"
 
 #define SVC_MAX_THREADS 256
 /* Frames per second of raw input when the request gives none: FFmpeg's rawvideo default. */

@@ -51,14 +51,16 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     const int64_t seg_first = opt(opts, n_opts, SVC_OPT_SEGMENT_FIRST), seg_own = opt(opts, n_opts, SVC_OPT_SEGMENT_FRAMES);
     const int64_t seg_ctx = opt(opts, n_opts, SVC_OPT_SEGMENT_CONTEXT);
     const int before = (seg_ctx & SVC_SEGMENT_CONTEXT_BEFORE) != 0;
+    const int64_t lead = opt(opts, n_opts, SVC_OPT_SEGMENT_LEAD);
     const char *bad_segment = seg_first < 0 || seg_own < 0 ? "segment first frame and frames must not be negative"
                               : seg_ctx & ~(int64_t)(SVC_SEGMENT_CONTEXT_BEFORE | SVC_SEGMENT_CONTEXT_AFTER)
                                   ? "unknown segment context bits"
                               : !seg_own && (seg_first || seg_ctx) ? "a segment needs its frames (SVC_OPT_SEGMENT_FRAMES)"
                               : seg_own && cnt ? "frame_cnt does not apply to a segment (it reads its own frames)"
-                              : seg_own && opt(opts, n_opts, SVC_OPT_SHOTS) ? "shots are not measured on a segment"
                               : before != (seg_first > 0)
                                   ? "a segment has a context frame before it exactly when it does not start the title"
+                              : lead < 0 || lead > seg_first || (lead && !before)
+                                  ? "a segment's context frames before it are at most the title's frames before it"
                               : NULL;
     const char *bad = bad_segment ? bad_segment : threads < 0 || threads > SVC_MAX_THREADS ? "threads must be 0..256"
                       : cpu < SVC_CPU_AUTO || cpu > SVC_CPU_AVX512 ? "cpu must be 0 (auto), 1 (scalar), 2 (avx2) or 3 (avx512)"
@@ -92,7 +94,7 @@ static int job_options(svc_job *j, const int32_t *opts, int n_opts, char *err, s
     if (seg_own) {
         j->seg_first = (int)seg_first;
         j->seg_own = (int)seg_own;
-        j->seg_lead = before;
+        j->seg_lead = lead ? (int)lead : before;
         j->seg_tail = (seg_ctx & SVC_SEGMENT_CONTEXT_AFTER) != 0;
         j->frame_cap = j->seg_lead + j->seg_own + j->seg_tail; /* exactly these are read */
     }
@@ -334,7 +336,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 12; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames) */
+int svc_abi_minor(void) { return 13; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments */
 int svc_abi_patch(void) { return 0; }
 
 int64_t svc_job_input_frames(const svc_job *j) {
@@ -450,9 +452,11 @@ int svc_job_frame_cuts(const svc_job *j, int first, double *out, int n) {
     const int sub = j->subsample;
     pthread_mutex_lock((pthread_mutex_t *)&j->mu);
     for (int k = 0; k < cnt; k++) {
-        const int scored = first + k;
+        /* The largest move since the previous scored frame: over the frames read after it (a
+         * segment read its subsample frames before its first one; the title's frame 0 has none). */
+        const int at = svc_scored_index(j, first + k);
         double cut = 0.0;
-        for (int i = (scored - 1) * sub + 1; scored > 0 && i <= scored * sub; i++)
+        for (int i = at - sub + 1 > 1 ? at - sub + 1 : 1; i <= at; i++)
             if (j->frames[i].cut > cut) cut = j->frames[i].cut;
         out[k] = cut;
     }

@@ -1,7 +1,7 @@
 /* Dev benchmark for integer_adm: frames per second (process CPU time) of each backend on a
  * raw pair, repeating the file's frames until at least 2 s of work per backend.
  * Build: cc -O2 -std=c11 -Isrc test/adm_bench.c src/picture.c src/cpu.c \
- *          src/feature_integer_adm*.c -lm -o /tmp/adm_bench
+ *          src/feature/integer_adm*.c src/feature/x86/integer_adm*.c -lm -o /tmp/adm_bench
  * Run:   /tmp/adm_bench REF DIS W H PIXFMT BPC [scalar|avx2]   (default: both) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/extractor.h"
+#include "../src/feature/extractor.h"
 
 extern const svc_extractor svc_extractor_integer_adm;
 

@@ -7,10 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FIX=${FIXTURES:-../../../test/fixtures}  # raw pairs restored by npm run fixtures
 BIN=${TMPDIR:-/tmp}/adm_dev
-srcs=(test/extractor_dev.c src/picture.c src/cpu.c src/feature_integer_adm.c)
+srcs=(test/extractor_dev.c src/picture.c src/cpu.c src/feature/integer_adm.c)
 extra=()
-if [ -f src/feature_integer_adm_avx2.c ]; then
-  cc -O2 -std=c11 -Wall -Wextra -mavx2 -Isrc -c src/feature_integer_adm_avx2.c -o "$BIN.avx2.o"
+if [ -f src/feature/x86/integer_adm_avx2.c ]; then
+  cc -O2 -std=c11 -Wall -Wextra -mavx2 -Isrc -c src/feature/x86/integer_adm_avx2.c -o "$BIN.avx2.o"
   extra=("$BIN.avx2.o")
 fi
 cc -O2 -std=c11 -Wall -Wextra -DEXTRACTOR=svc_extractor_integer_adm -Isrc "${srcs[@]}" "${extra[@]}" -lm -o "$BIN"

@@ -2,14 +2,14 @@
  * size and every accepted size must compute finite scores (run under ASan/UBSan), with the
  * scalar and AVX2 backends agreeing bit for bit when both are built in.
  * Build: cc -O1 -g -std=c11 -fsanitize=address,undefined -Isrc test/adm_sizes.c \
- *          src/picture.c src/cpu.c src/feature_integer_adm*.c -lm -o /tmp/adm_sizes
+ *          src/picture.c src/cpu.c src/feature/integer_adm*.c src/feature/x86/integer_adm*.c -lm -o /tmp/adm_sizes
  *        (add -mavx2 only to the *_avx2.c file when compiling it separately) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/extractor.h"
+#include "../src/feature/extractor.h"
 
 static uint32_t rng = 12345;
 static uint32_t next(void) { rng = rng * 1664525u + 1013904223u; return rng >> 8; }

@@ -1,13 +1,13 @@
 /* Developer harness: runs one extractor over a raw pair and prints "frame name value" lines.
  * Build: cc -O2 -std=c11 -DEXTRACTOR=svc_extractor_integer_vif -Isrc test/extractor_dev.c \
- *          src/picture.c src/cpu.c src/feature_integer_vif*.c -lm -o /tmp/vif_dev
+ *          src/picture.c src/cpu.c src/feature/integer_vif*.c src/feature/x86/integer_vif*.c -lm -o /tmp/vif_dev
  * Run:   /tmp/vif_dev REF DIS W H PIXFMT BPC [scalar|avx2]
  * Compare with the golden values: python3 test/compare_golden.py OUTPUT NAME.libvmaf.json */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/extractor.h"
+#include "../src/feature/extractor.h"
 
 extern const svc_extractor EXTRACTOR;
 

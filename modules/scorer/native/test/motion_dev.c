@@ -2,13 +2,13 @@
  * consecutive ones, then derives the reported values as the comment at the top of
  * motion.c tells the driver, and prints
  * "frame name value" lines for test/compare_golden.py.
- * Build: cc -O2 -std=c11 -Isrc test/motion_dev.c src/picture.c src/cpu.c src/feature_integer_motion*.c -o /tmp/motion_dev
+ * Build: cc -O2 -std=c11 -Isrc test/motion_dev.c src/picture.c src/cpu.c src/feature/integer_motion*.c src/feature/x86/integer_motion*.c -o /tmp/motion_dev
  * Run:   /tmp/motion_dev REF W H PIXFMT BPC [scalar|avx2] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/feature_integer_motion.h"
+#include "../src/feature/integer_motion.h"
 
 int main(int argc, char **argv) {
     if (argc < 6) {

@@ -12,12 +12,12 @@ CC=${CC:-cc}
 # For sanitizer builds (EXTRA_CFLAGS=-fsanitize=...): the dev harness never frees its buffers.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 FLAGS="-O2 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -Isrc ${EXTRA_CFLAGS:-}"
-SSIM="src/feature_float_ssim.c src/feature_float_ssim_avx2.c"
+SSIM="src/feature/float_ssim.c src/feature/x86/float_ssim_avx2.c"
 for ex in psnr float_ssim float_ms_ssim; do
     case $ex in
-    psnr) srcs=src/feature_psnr.c ;;
+    psnr) srcs=src/feature/psnr.c ;;
     float_ssim) srcs=$SSIM ;;
-    float_ms_ssim) srcs="$SSIM src/feature_float_ms_ssim.c src/feature_float_ms_ssim_avx2.c" ;;
+    float_ms_ssim) srcs="$SSIM src/feature/float_ms_ssim.c src/feature/x86/float_ms_ssim_avx2.c" ;;
     esac
     $CC $FLAGS -DEXTRACTOR=svc_extractor_$ex test/extractor_dev.c src/picture.c src/cpu.c $srcs \
         -lm -o "$OUT/$ex"

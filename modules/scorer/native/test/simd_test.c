@@ -13,10 +13,10 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../src/extractor.h"
-#include "../src/feature_integer_adm_decouple.h"
-#include "../src/feature_integer_motion.h"
-#include "../src/feature_integer_vif.h"
+#include "../src/feature/extractor.h"
+#include "../src/feature/integer_adm_decouple.h"
+#include "../src/feature/integer_motion.h"
+#include "../src/feature/integer_vif.h"
 #include "check.h"
 
 #ifndef M_PI
@@ -291,7 +291,7 @@ static void vif_ladder_rows(void) {
 }
 
 /* ---- kernel case: ADM's scale 1-3 decoupling with its own angle test (AVX-512) ----
- * Against the scalar code's restored() and same_direction() (feature_integer_adm_decouple.h),
+ * Against the scalar code's restored() and same_direction() (feature/integer_adm_decouple.h),
  * on coefficient pairs chosen to hit every branch: zeros, signs, |o| above 2^15 (the reciprocal's
  * rounding shift), t near a multiple of o (the clamp of k and the gain), vectors within and
  * just outside 1 degree (the angle test's boundary), magnitudes up to 2^24. */

@@ -10,10 +10,10 @@ trap 'rm -rf "$OUT"' EXIT
 CC=${CC:-cc}
 FLAGS="-O2 -std=c11 -Wall -Wextra -Werror -Isrc"
 $CC $FLAGS -DEXTRACTOR=svc_extractor_integer_vif test/extractor_dev.c src/picture.c src/cpu.c \
-    src/feature_integer_vif.c src/feature_integer_vif_scalar.c src/feature_integer_vif_avx2.c -lm -o "$OUT/vif_dev"
-$CC $FLAGS test/motion_dev.c src/picture.c src/cpu.c src/feature_integer_motion.c src/feature_integer_motion_avx2.c -o "$OUT/motion_dev"
-$CC $FLAGS test/vif_motion_stress.c src/picture.c src/cpu.c src/feature_integer_vif.c \
-    src/feature_integer_vif_scalar.c src/feature_integer_vif_avx2.c src/feature_integer_motion.c src/feature_integer_motion_avx2.c -lm -o "$OUT/stress"
+    src/feature/integer_vif.c src/feature/integer_vif_scalar.c src/feature/x86/integer_vif_avx2.c -lm -o "$OUT/vif_dev"
+$CC $FLAGS test/motion_dev.c src/picture.c src/cpu.c src/feature/integer_motion.c src/feature/x86/integer_motion_avx2.c -o "$OUT/motion_dev"
+$CC $FLAGS test/vif_motion_stress.c src/picture.c src/cpu.c src/feature/integer_vif.c \
+    src/feature/integer_vif_scalar.c src/feature/x86/integer_vif_avx2.c src/feature/integer_motion.c src/feature/x86/integer_motion_avx2.c -lm -o "$OUT/stress"
 status=0
 while read -r line; do
     set -- $(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["name"], d["width"], d["height"], d["pixel_format"], d["bitdepth"])')

@@ -1,14 +1,14 @@
 /* Developer check: integer VIF and motion on synthetic frames of awkward sizes and every
  * bit depth, scalar against AVX2 (must be bit-identical), plus the small-size limits.
  * Build: cc -O2 -std=c11 -Isrc test/vif_motion_stress.c src/picture.c src/cpu.c \
- *          src/feature_integer_vif*.c src/feature_integer_motion*.c -lm -o /tmp/vif_motion_stress
+ *          src/feature/integer_vif*.c src/feature/x86/integer_vif*.c src/feature/integer_motion*.c src/feature/x86/integer_motion*.c -lm -o /tmp/vif_motion_stress
  * Run:   /tmp/vif_motion_stress   (exit 0 when every case matches) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/extractor.h"
-#include "../src/feature_integer_motion.h"
+#include "../src/feature/extractor.h"
+#include "../src/feature/integer_motion.h"
 
 static uint32_t rng = 12345;
 static uint32_t next_rand(void) {

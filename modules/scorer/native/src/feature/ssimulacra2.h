@@ -1,0 +1,38 @@
+/*
+ * ssimulacra2's kernels shared by its scalar code (ssimulacra2.c) and its AVX2 kernels
+ * (x86/ssimulacra2_avx2.c, built with -mavx2 -mfma): the recursive Gaussian's coefficients
+ * and the passes the AVX2 file runs eight rows or columns at a time, bit-identical to the scalar
+ * passes (the same operations, fused where the scalar code calls fmaf, in the same order).
+ */
+#ifndef SVC_FEATURE_SSIMULACRA2_H
+#define SVC_FEATURE_SSIMULACRA2_H
+
+#include <stddef.h>
+
+/* The recursive Gaussian: per cosine term k, y[n] = n2 (x[n-R-1] + x[n+R-1]) - d1 y[n-1] - y[n-2].
+ * The reference runs the rows four outputs at a time, each output expanded over the four inputs
+ * and the two outputs before the group (in[j], prev[j], prev2[j]: the multipliers of output j of a
+ * group), with fused multiply-adds; svc evaluates the same expressions in the same order, so its
+ * roundings are the reference's (SSIMULACRA 2 moves by about 0.02 when they differ). */
+typedef struct svc_s2_gauss {
+    int radius;
+    float n2[3], d1[3];
+    float in[3][4], prev[3][4], prev2[3][4];
+} svc_s2_gauss;
+
+/* The row pass of a w x h plane into out; scratch holds 16 w floats (eight rows transposed, in and out). */
+void svc_s2_blur_rows_avx2(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *scratch);
+/* The column pass of a w x h plane into out; state holds 6 w floats. */
+void svc_s2_blur_cols_avx2(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *state);
+/* Linear RGB planes to the rescaled XYB planes, n samples. */
+void svc_s2_xyb_avx2(const float *const lin[3], float *const xyb[3], size_t n);
+/* The opsin absorbance matrix (rows: the three cone responses) and its bias; the third column as
+ * the reference computes it, one minus the others in float. */
+static const float svc_s2_opsin[3][3] = {
+    { 0.30f, 1.0f - 0.078f - 0.30f, 0.078f },
+    { 0.23f, 1.0f - 0.078f - 0.23f, 0.078f },
+    { 0.24342268924547819f, 0.20476744424496821f, 1.0f - 0.24342268924547819f - 0.20476744424496821f },
+};
+static const float svc_s2_opsin_bias = 0.0037930732552754493f;
+
+#endif
