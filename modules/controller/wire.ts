@@ -19,6 +19,7 @@ import {
   type PulledJob,
   type JobState,
   MAX_FRAMES_PER_MESSAGE,
+  MAX_REPORTS_PER_CALL,
   type NodeView,
   type ResultReport
 } from "../jobs/index.ts"
@@ -247,7 +248,7 @@ export const decodePullWork = decoder(
 
 /** ReportResultsRequest → the node and its raw reports (each decoded as a ReportResultRequest). */
 export const decodeReportResults = decoder(
-  Schema.Struct({ node_id: Id, reports: Schema.Array(Schema.Unknown).pipe(Schema.maxItems(64)) })
+  Schema.Struct({ node_id: Id, reports: Schema.Array(Schema.Unknown).pipe(Schema.maxItems(MAX_REPORTS_PER_CALL)) })
 )
 
 const ReportResultRequest = Schema.Struct({

@@ -83,6 +83,9 @@ export interface JobSegment {
 /** Hand-outs of one segment at most: a segment whose node is lost this many times fails the job. */
 export const MAX_SEGMENT_ATTEMPTS = 3
 
+/** Most reports in one ReportResults call (svc.v1 ReportResultsRequest.reports). */
+export const MAX_REPORTS_PER_CALL = 64
+
 /** A job handed to a node by PullWork: it carries its tenant's scoring roots (seed 5.5.5). */
 export interface PulledJob extends Job {
   readonly scoringRoots: ReadonlyArray<string>

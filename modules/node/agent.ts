@@ -6,9 +6,9 @@
  * registers again and reports, under its new session, what it finished meanwhile.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Clock, Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Option, Queue, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
-import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../jobs/model.ts"
+import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../jobs/model.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
@@ -20,7 +20,7 @@ import { parsePrecision } from "../scorer/precision.ts"
 import { ScoreTooLarge } from "../scorer/errors.ts"
 import { parseScoreRequest } from "../scorer/request.ts"
 import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
-import { bearerMetadata, callUnary, type GrpcCallError, makeClient } from "../transport/grpc/client.ts"
+import { bearerMetadata, callUnary, GrpcCallError, makeClient } from "../transport/grpc/client.ts"
 import { nodeConfig } from "./config.ts"
 import { makeTokenSource, type TokenFileError } from "../config/token-file.ts"
 
@@ -92,19 +92,22 @@ interface RenditionProgressEntry {
   readonly frames_done: number
 }
 
+/** One ReportResult message (its fields as the proto names them). */
+type ReportMessage = { readonly node_id: string; readonly [field: string]: unknown }
+
 /**
  * The ReportResult messages of one report. A result with more per-frame values than one message
  * carries goes as pages: progress reports with the earlier pages (`frames_offset` where each
  * continues), then the report itself with the last page. Sending them all again is harmless:
  * a page replaces the frames from its offset.
  */
-const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> => {
+const reportMessages = (nodeId: string, report: Report): ReadonlyArray<ReportMessage> => {
   if (report.ladder_result !== undefined) return ladderReportMessages(nodeId, report, report.ladder_result)
   const frames = report.result?.frames ?? []
   if (report.result === undefined || frames.length <= MAX_FRAMES_PER_MESSAGE) {
     return [{ node_id: nodeId, ...report, ...segmentFields(report), frames_offset: 0 }]
   }
-  const messages: Array<object> = []
+  const messages: Array<ReportMessage> = []
   for (let offset = 0; offset < frames.length; offset += MAX_FRAMES_PER_MESSAGE) {
     const last = offset + MAX_FRAMES_PER_MESSAGE >= frames.length
     messages.push({
@@ -125,10 +128,10 @@ const reportMessages = (nodeId: string, report: Report): ReadonlyArray<object> =
  * A ladder's ReportResult messages: every rendition's frames go page by page from one offset,
  * at most `framesPerRenditionPage` each, so a message holds at most MAX_FRAMES_PER_MESSAGE.
  */
-const ladderReportMessages = (nodeId: string, report: Report, result: LadderResult): ReadonlyArray<object> => {
+const ladderReportMessages = (nodeId: string, report: Report, result: LadderResult): ReadonlyArray<ReportMessage> => {
   const page = framesPerRenditionPage(result.renditions.length)
   const longest = Math.max(0, ...result.renditions.map((rendition) => rendition.frames.length))
-  const messages: Array<object> = []
+  const messages: Array<ReportMessage> = []
   for (let offset = 0; offset === 0 || offset < longest; offset += page) {
     messages.push({
       node_id: nodeId,
@@ -224,6 +227,49 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         )
       })
 
+    /**
+     * Final reports that fit in one message go out together in ReportResults calls: the first at
+     * once, and those that finish while a call is in flight in the next one (no timer, so none
+     * waits for more than one call). Each report's outcome answers it as ReportResult would.
+     */
+    const finals = yield* Queue.unbounded<{
+      readonly message: ReportMessage
+      readonly sent: Deferred.Deferred<void, GrpcCallError | TokenFileError>
+    }>()
+    const sendFinals = Effect.gen(function* () {
+      const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(finals, 1, MAX_REPORTS_PER_CALL))
+      // One session per call: a report queued under an older session goes in a call of its own.
+      for (const nodeId of new Set(batch.map((queued) => queued.message.node_id))) {
+        const group = batch.filter((queued) => queued.message.node_id === nodeId)
+        const answered = yield* Effect.either(
+          call<{ outcomes?: ReadonlyArray<{ code?: number; message?: string }> }>("ReportResults", {
+            node_id: nodeId,
+            reports: group.map((queued) => queued.message)
+          })
+        )
+        yield* Effect.forEach(group, (queued, index) => {
+          if (answered._tag === "Left") return Deferred.fail(queued.sent, answered.left)
+          const outcome = answered.right.outcomes?.[index]
+          const code = outcome === undefined ? grpc.status.INTERNAL : (outcome.code ?? 0)
+          return code === 0
+            ? Deferred.succeed(queued.sent, undefined)
+            : Deferred.fail(
+                queued.sent,
+                new GrpcCallError({
+                  method: "ReportResults",
+                  code,
+                  message: outcome?.message ?? "the controller answered no outcome for the report"
+                })
+              )
+        })
+      }
+    })
+    yield* Effect.forkScoped(Effect.forever(sendFinals))
+    const sendFinal = (message: ReportMessage) =>
+      Effect.flatMap(Deferred.make<void, GrpcCallError | TokenFileError>(), (sent) =>
+        Effect.zipRight(Queue.offer(finals, { message, sent }), Deferred.await(sent))
+      )
+
     const register = Effect.gen(function* () {
       const response = yield* call<{ node_id: string; heartbeat_interval_ms: number }>("RegisterNode", {
         name: config.name,
@@ -310,8 +356,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const sendReport = (report: Report, mayRetry = true): Effect.Effect<void> =>
       Effect.gen(function* () {
         const { nodeId } = yield* currentSession
+        const messages = reportMessages(nodeId, report)
+        const [only] = messages
         const sent = yield* Effect.either(
-          Effect.forEach(reportMessages(nodeId, report), (message) => call("ReportResult", message), { discard: true })
+          report.final && only !== undefined && messages.length === 1
+            ? sendFinal(only)
+            : Effect.forEach(messages, (message) => call("ReportResult", message), { discard: true })
         )
         if (sent._tag === "Right") return yield* forget(report)
         const error = sent.left
