@@ -157,6 +157,9 @@ const ladderReportMessages = (nodeId: string, report: Report, result: LadderResu
 const progressEvery = Duration.seconds(1)
 
 /** Failures that mean the session is gone (controller restarted, session expired). */
+const unimplemented = (error: GrpcCallError | TokenFileError) =>
+  error._tag === "GrpcCallError" && error.code === grpc.status.UNIMPLEMENTED
+
 const sessionLost = (error: GrpcCallError | TokenFileError) =>
   error._tag === "GrpcCallError" &&
   (error.code === grpc.status.PERMISSION_DENIED ||
@@ -247,6 +250,15 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
             reports: group.map((queued) => queued.message)
           })
         )
+        // A controller without the batch call (older, mid-upgrade): each report on its own.
+        if (answered._tag === "Left" && unimplemented(answered.left)) {
+          yield* Effect.forEach(
+            group,
+            (queued) => Deferred.complete(queued.sent, Effect.asVoid(call("ReportResult", queued.message))),
+            { concurrency: "unbounded", discard: true }
+          )
+          continue
+        }
         yield* Effect.forEach(group, (queued, index) => {
           if (answered._tag === "Left") return Deferred.fail(queued.sent, answered.left)
           const outcome = answered.right.outcomes?.[index]
