@@ -14,7 +14,7 @@ import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { postgresAvailable, startPostgres } from "../modules/jobs/testing/postgres-server.ts"
+import { postgresAvailable, startPostgres } from "../test/support/postgres-server.ts"
 import { serviceDefinition, type ServiceName } from "../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../test/support/executables.ts"
 

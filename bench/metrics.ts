@@ -14,6 +14,7 @@ import { spawnSync } from "bun"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { NativeCpu, openNativeLibrary } from "../modules/scorer/index.ts"
 import { writeMetricPair } from "../modules/scorer/test/metric-pairs.ts"
 import { rgbPng } from "../modules/scorer/test/png.ts"
 
@@ -60,7 +61,13 @@ export const benchMetrics = (): void => {
   )
   const svc = (backend: string, mask: number) =>
     medianOf([scorerCli, model, reference, distorted, "0", "0", "0", "0", "1", backend, String(mask)]) / frames
-  for (const backend of ["scalar", "auto"]) {
+  // Every backend this CPU runs.
+  const library = openNativeLibrary()
+  const backends = (["scalar", "avx2", "avx512"] as const).filter(
+    (backend) => backend === "scalar" || library.symbols.svc_cpu_supported(NativeCpu[backend]) !== 0
+  )
+  library.close()
+  for (const backend of backends) {
     const vmaf = svc(backend, 0)
     const xpsnr = svc(backend, 1024) - vmaf
     const ssimulacra2 = svc(backend, 2048) - vmaf

@@ -3,9 +3,11 @@
  * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf;
  * `npm run bench -- job-store`: only the job stores under load (SQLite, PostgreSQL 1 and 2 replicas);
  * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
+ * `npm run bench -- decoders`: only the decoders' memory under the budget (adversarial inputs, peak RSS of the process tree).
  * `bun bench/shots.ts`: only the cost of shot detection.
  */
 import { benchController } from "./controller.ts"
+import { benchDecoders } from "./decoders.ts"
 import { benchEncoded } from "./encoded.ts"
 import { benchJobStores } from "./job-store.ts"
 import { benchLadder } from "./ladder.ts"
@@ -22,11 +24,14 @@ if (process.argv.includes("vs-reference")) {
   await benchJobStores()
 } else if (process.argv.includes("metrics")) {
   benchMetrics()
+} else if (process.argv.includes("decoders")) {
+  await benchDecoders()
 } else {
   benchScorer()
   benchShots()
   benchMetrics()
   benchEncoded()
+  await benchDecoders()
   benchLadder()
   await benchSegments()
   await benchController()

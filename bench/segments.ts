@@ -15,10 +15,13 @@ import { join } from "node:path"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { Ffmpeg } from "../modules/inputs/ffmpeg.ts"
 import { scoreInputs } from "../modules/inputs/score.ts"
-import { mergeSegmentResults } from "../modules/scorer/merge.ts"
-import { parsePrecision } from "../modules/scorer/precision.ts"
-import { parseScoreRequest } from "../modules/scorer/request.ts"
-import { Scorer, type ScoreResult } from "../modules/scorer/scorer.ts"
+import {
+  mergeSegmentResults,
+  parsePrecision,
+  parseScoreRequest,
+  Scorer,
+  type ScoreResult
+} from "../modules/scorer/index.ts"
 import { modelDirEnv } from "../test/support/executables.ts"
 import { workDir } from "./pair.ts"
 

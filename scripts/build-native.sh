@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the native scorer: modules/scorer/native/build/libsvc_scorer.so and the C test programs
-# (scorer_cli, scorer_test, reader_test, simd_test, feed_test) beside it, and svc-exec (the
+# (scorer_cli, scorer_test, reader_test, simd_test, feed_test, registry_test) beside it, and svc-exec (the
 # decoders' launcher, modules/inputs/native/svc_exec.c) there too. From the environment: CC, EXTRA_CFLAGS (e.g.
 # -fsanitize=address,undefined) and OUT_DIR (another build folder, e.g. for sanitizer builds).
 set -euo pipefail
@@ -36,7 +36,7 @@ while IFS= read -r src; do
 done < <(find "$native/src" -name '*.c' | LC_ALL=C sort)
 "$cc" "${cflags[@]}" -shared -Wl,--no-undefined "${objs[@]}" -lm -o "$out/libsvc_scorer.so"
 
-for prog in scorer_cli scorer_test reader_test simd_test feed_test; do
+for prog in scorer_cli scorer_test reader_test simd_test feed_test registry_test; do
     "$cc" "${cflags[@]}" "$native/test/$prog.c" -L"$out" -Wl,-rpath,'$ORIGIN' -lsvc_scorer -lm \
         -o "$out/$prog"
 done

@@ -7,6 +7,7 @@ import { $ } from "bun"
 import { mkdirSync } from "node:fs"
 import { testerReportBuildStep } from "../modules/report/build-step.ts"
 import { restoreFixtures } from "./fixtures.ts"
+import { writeNativeFeatures } from "./native-features.ts"
 
 export const executables = [
   "svc-server",
@@ -27,7 +28,11 @@ const commit = (await $`git rev-parse --short=12 HEAD`.nothrow().quiet()).stdout
 const targets = process.argv.slice(2)
 const wanted = (target: string) => targets.length === 0 || targets.includes(target)
 
-if (wanted("native")) await $`bash scripts/build-native.sh`
+if (wanted("native")) {
+  await $`bash scripts/build-native.sh`
+  // The TypeScript side's static copy of the library's feature list (modules/scorer/native-features.ts).
+  if (await writeNativeFeatures()) console.log("wrote modules/scorer/native-features.ts (commit it)")
+}
 
 // svc-tester-report embeds scalar reference values recorded with the library just built on the
 // repository's fixtures (restored from test/fixtures/yuv.tar.zst) and the build's image metadata

@@ -1,7 +1,12 @@
 /**
  * `npm run check-cycles` (run by `npm run lint`): fails when the code has a circle.
  *  - TypeScript: an import circle between project files (type-only imports included: a circle
- *    of types is still two modules that cannot be read one without the other).
+ *    of types is still two modules that cannot be read one without the other), and a circle
+ *    between modules (modules/<name>, apps/<name>): a imports b while b, through any of its files,
+ *    imports a, even when no single file circle closes it. Test code (*.test.ts, test/ and
+ *    testing/ folders) may reach across: it is left out of the module graph.
+ *  - One public face: outside a module that declares one (`sealedModules`), code imports only its
+ *    index.ts (tests included are not: they may reach inside).
  *  - C (the native scorer): an include circle between headers, or a call circle between source
  *    files — file a uses a non-static symbol (function or object) that file b defines while b,
  *    directly or through other files, uses one of a's. Scalar and SIMD variants of a kernel
@@ -103,6 +108,57 @@ export function tsGraph(files: string[]): Graph {
   return graph
 }
 
+/** The module a project file belongs to ("modules/scorer", "apps/svc-node"); undefined outside them. */
+export function moduleOf(path: string): string | undefined {
+  return /^((?:modules|apps)\/[^/]+)\//.exec(path)?.[1]
+}
+
+/** Test code: test files, test-support folders, and the tests' own tree. */
+export const isTestCode = (path: string) => /\.test\.ts$/.test(path) || /(^|\/)(test|testing)\//.test(path)
+
+/** The import graph between modules of the non-test files of `graph` (paths relative to `base`). */
+export function moduleGraph(graph: Graph, base: string): Graph {
+  const modules: Graph = new Map()
+  for (const [file, targets] of graph) {
+    const path = relative(base, file)
+    const from = moduleOf(path)
+    if (from === undefined || isTestCode(path)) continue
+    if (!modules.has(from)) modules.set(from, new Set())
+    for (const target of targets) {
+      const to = moduleOf(relative(base, target))
+      if (to !== undefined && to !== from && !isTestCode(relative(base, target))) addEdge(modules, from, to)
+    }
+  }
+  return modules
+}
+
+/** Modules with one public face: other code imports only their index.ts. */
+export const sealedModules = ["modules/scorer"]
+
+/** Build scripts that write a sealed module's generated files, and so read its inside. */
+export const moduleGenerators: Readonly<Record<string, string>> = { "scripts/native-features.ts": "modules/scorer" }
+
+/** `file imports module/inner.ts` for every non-test import past a sealed module's index.ts (to its non-test code). */
+export function publicFaceBreaches(
+  graph: Graph,
+  base: string,
+  sealed: ReadonlyArray<string> = sealedModules
+): string[] {
+  const breaches: string[] = []
+  for (const [file, targets] of graph) {
+    const path = relative(base, file)
+    if (isTestCode(path)) continue
+    for (const target of targets) {
+      const inner = relative(base, target)
+      // A module's test helpers (golden recorders, synthetic clips) serve scripts and benchmarks too.
+      const owner = isTestCode(inner) ? undefined : sealed.find((module) => inner.startsWith(`${module}/`))
+      const inside = moduleOf(path) === owner || moduleGenerators[path] === owner
+      if (owner && !inside && inner !== `${owner}/index.ts`) breaches.push(`${path} imports ${inner}`)
+    }
+  }
+  return breaches
+}
+
 // ---- C ----
 
 /** Source without comments, string and character literals (their contents are not code). */
@@ -189,7 +245,7 @@ export const transportImporters = [
   "modules/mcp/"
 ]
 
-const isTestFile = (path: string) => /\.test\.ts$/.test(path) || path.includes("/testing/") || path.startsWith("test/")
+const isTestFile = (path: string) => /\.test\.ts$/.test(path) || path.includes("/test/") || path.startsWith("test/")
 
 /** `file imports @grpc/...` for every project file outside the transport and client modules that does. */
 export function layeringBreaches(files: string[], base: string): string[] {
@@ -216,7 +272,11 @@ if (import.meta.main) {
   const show = (kind: string, found: string[][]) => {
     for (const c of found) report.push(`${kind} circle: ${c.map((f) => relative(root, f)).join(" <-> ")}`)
   }
-  show("TypeScript import", circles(tsGraph(tsFiles)))
+  const graph = tsGraph(tsFiles)
+  show("TypeScript import", circles(graph))
+  for (const circle of circles(moduleGraph(graph, root))) report.push(`module circle: ${circle.join(" <-> ")}`)
+  for (const breach of publicFaceBreaches(graph, root))
+    report.push(`public face: ${breach} (import the module's index.ts)`)
   show("C include", circles(includes))
   show("C call", circles(calls))
   for (const breach of layeringBreaches(tsFiles, root))
@@ -226,6 +286,6 @@ if (import.meta.main) {
     process.exit(1)
   }
   console.log(
-    `check-cycles: no circles, no transport library outside transport and clients (${tsFiles.length} TypeScript files, ${cFiles.length} C files: includes and calls between files)`
+    `check-cycles: no circles, no transport library outside transport and clients (${tsFiles.length} TypeScript files and their modules, ${cFiles.length} C files: includes and calls between files)`
   )
 }

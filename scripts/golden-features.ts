@@ -19,7 +19,7 @@ import { spawnSync } from "bun"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { goldenCambiModelOptions } from "../modules/scorer/golden.ts"
+import { goldenCambiModelOptions } from "../modules/scorer/index.ts"
 
 export const goldenFeatureExtractors = [
   "float_vif",

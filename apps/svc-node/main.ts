@@ -3,7 +3,7 @@ import { Layer } from "effect"
 import { NodeAgent } from "../../modules/node/agent.ts"
 import { nodeRoutes } from "../../modules/node/http.ts"
 import { runService } from "../../modules/runtime/main.ts"
-import { Scorer } from "../../modules/scorer/scorer.ts"
+import { Scorer } from "../../modules/scorer/index.ts"
 import { httpServiceLayer } from "../../modules/transport/http/server.ts"
 
 const AgentLive = NodeAgent.Default.pipe(Layer.provide(Scorer.Default))

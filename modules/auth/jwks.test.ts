@@ -11,7 +11,7 @@ import {
   opensslAvailable,
   selfSignedCertificate,
   type CapturedLog
-} from "./test-support.ts"
+} from "../../test/support/auth.ts"
 
 const keyA = makeKey("key-a")
 const keyB = makeKey("key-b")

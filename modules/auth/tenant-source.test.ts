@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Authenticator, authLayer, AuthStatus } from "./authenticator.ts"
-import { KubernetesDouble } from "./kubernetes-double.ts"
+import { KubernetesDouble } from "../../test/support/kubernetes-double.ts"
 import { DEFAULT_REFRESH_MILLIS } from "./config.ts"
 import {
   fileTenantSource,
@@ -22,7 +22,7 @@ import {
   selfSignedCertificate,
   signToken,
   tenantDocument
-} from "./test-support.ts"
+} from "../../test/support/auth.ts"
 
 const key = makeKey("k")
 const ISSUER = "https://idp.example.com/"

@@ -7,8 +7,7 @@
 import { Effect, Option } from "effect"
 import { readFile } from "node:fs/promises"
 import { defaultControllerAddress } from "../config/ports.ts"
-import { type ClientOptions, makeClient } from "../transport/grpc/client.ts"
-import type { ServiceName } from "../transport/grpc/proto.ts"
+import type { ClientOptions } from "../transport/grpc/client.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 
 const env = (name: string): string | undefined => {
@@ -54,13 +53,6 @@ export const controllerOptions = (
           })
     return { address, tls: tls || caPem !== undefined, caPem }
   })
-
-/** A client of one controller service, closed when the scope ends. */
-export const controllerClient = (service: ServiceName, options: ClientOptions) =>
-  Effect.acquireRelease(
-    Effect.sync(() => makeClient(service, options)),
-    (client) => Effect.sync(() => client.close())
-  )
 
 /**
  * POSTs a JSON request to `path` on a server or controller (with the token when one is

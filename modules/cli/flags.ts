@@ -8,8 +8,7 @@ import { Args, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { basename, dirname } from "node:path"
 import { UsageError } from "./errors.ts"
-import { builtinModelFiles } from "../scorer/models/index.ts"
-import { defaultModel, ExtraFeature, ScoreOptions } from "../scorer/request.ts"
+import { builtinModelFiles, defaultModel, ExtraFeature, ScoreOptions } from "../scorer/index.ts"
 import type { FrameWindow, Geometry } from "./inputs.ts"
 
 /** A long flag with its hyphenated alias when the name has underscores. */

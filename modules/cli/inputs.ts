@@ -4,7 +4,10 @@
  * layouts' qualityWidth/qualityHeight. Best effort: an input the client cannot read (a server's
  * path) gives nothing and the server's answer decides.
  */
+import { Either } from "effect"
 import { open, stat } from "node:fs/promises"
+import { frameBytes, parseY4mHeader, type Y4mHeader, y4mFrameCount, y4mHeaderLimit } from "../inputs/y4m.ts"
+import type { RawGeometry } from "../scorer/index.ts"
 
 export interface Geometry {
   readonly width: number
@@ -23,42 +26,21 @@ export interface FrameWindow {
 
 const isY4m = (path: string) => /\.y4m$/i.test(path)
 
-/** Bytes of one frame of planar YUV. */
-export const frameBytes = (geometry: Geometry): number => {
-  const luma = geometry.width * geometry.height
-  const chroma =
-    geometry.pixelFormat === "444"
-      ? luma
-      : geometry.pixelFormat === "422"
-        ? Math.ceil(geometry.width / 2) * geometry.height
-        : Math.ceil(geometry.width / 2) * Math.ceil(geometry.height / 2)
-  return (luma + 2 * chroma) * (geometry.bitdepth > 8 ? 2 : 1)
-}
+/** The scorer's raw layout of a command line's geometry. */
+const rawLayout = (geometry: Geometry): RawGeometry => ({
+  width: geometry.width,
+  height: geometry.height,
+  pixelFormat: geometry.pixelFormat === "444" ? 444 : geometry.pixelFormat === "422" ? 422 : 420,
+  bitdepth: geometry.bitdepth as RawGeometry["bitdepth"]
+})
 
-/** The header line of a Y4M file and its geometry; undefined when unreadable or not Y4M. */
-const readY4mHeader = async (
-  path: string
-): Promise<{ readonly bytes: number; readonly geometry: Geometry } | undefined> => {
+/** The header of a Y4M file (modules/inputs/y4m.ts reads it); undefined when unreadable or not Y4M. */
+const readHeader = async (path: string): Promise<Y4mHeader | undefined> => {
   const handle = await open(path, "r")
   try {
-    const buffer = Buffer.alloc(1024)
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-    const text = buffer.subarray(0, bytesRead).toString("latin1")
-    const end = text.indexOf("\n")
-    if (!text.startsWith("YUV4MPEG2 ") || end < 0) return undefined
-    const fields = text.slice(10, end).split(" ")
-    const value = (tag: string) => fields.find((field) => field.startsWith(tag))?.slice(1)
-    const colour = value("C") ?? "420"
-    const match = /^(420|422|444)(?:p(\d+))?/.exec(colour)
-    return {
-      bytes: end + 1,
-      geometry: {
-        width: Number(value("W") ?? 0),
-        height: Number(value("H") ?? 0),
-        pixelFormat: match?.[1] ?? "420",
-        bitdepth: Number(match?.[2] ?? 8)
-      }
-    }
+    const head = new Uint8Array(y4mHeaderLimit)
+    const { bytesRead } = await handle.read(head, 0, head.length, 0)
+    return Either.getOrUndefined(parseY4mHeader(head.subarray(0, bytesRead), path))
   } finally {
     await handle.close()
   }
@@ -68,7 +50,15 @@ const readY4mHeader = async (
 export const inputGeometry = async (path: string, raw: Geometry | undefined): Promise<Geometry | undefined> => {
   if (!isY4m(path)) return raw
   try {
-    return (await readY4mHeader(path))?.geometry
+    const header = await readHeader(path)
+    return (
+      header && {
+        width: header.geometry.width,
+        height: header.geometry.height,
+        pixelFormat: String(header.geometry.pixelFormat),
+        bitdepth: header.geometry.bitdepth
+      }
+    )
   } catch {
     return undefined
   }
@@ -78,13 +68,11 @@ const framesIn = async (path: string, raw: Geometry | undefined): Promise<number
   try {
     const size = (await stat(path)).size
     if (isY4m(path)) {
-      const header = await readY4mHeader(path)
-      if (!header) return undefined
-      // Each frame: "FRAME" (parameters are rare) and a newline, then the planes.
-      return Math.floor((size - header.bytes) / (frameBytes(header.geometry) + 6))
+      const header = await readHeader(path)
+      return header && y4mFrameCount(header, size)
     }
     if (!raw || raw.width <= 0 || raw.height <= 0) return undefined
-    return Math.floor(size / frameBytes(raw))
+    return Math.floor(size / frameBytes(rawLayout(raw)))
   } catch {
     return undefined
   }

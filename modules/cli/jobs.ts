@@ -3,54 +3,43 @@
  * as a compute node reads them; see connection.ts). `wait` follows a job to its end with a
  * progress line and writes its result like `svc score` does.
  */
-import * as grpc from "@grpc/grpc-js"
 import { Args, Command, Options } from "@effect/cli"
-import { Duration, Effect, Option } from "effect"
+import { Chunk, Duration, Effect, Option, Stream } from "effect"
 import { defaultControllerAddress } from "../config/ports.ts"
 import type { LadderResponseLike } from "../formats/ladder.ts"
 import { reportOf } from "../formats/libvmaf.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
-import { bearerMetadata, type ClientOptions, callUnary, type GrpcCallError } from "../transport/grpc/client.ts"
-import { controllerClient, controllerOptions, readToken } from "./connection.ts"
+import type { ScoreResult } from "../scorer/index.ts"
+import {
+  type CallOptions,
+  type ClientOptions,
+  type GrpcCallError,
+  type ServiceClient,
+  serviceClient,
+  statusName
+} from "../transport/grpc/client.ts"
+import type {
+  Job,
+  JobState,
+  Outgoing,
+  ScoreLadderRequest,
+  ScoreLadderResponse,
+  ScoreOptions,
+  ScoreResponse,
+  StreamJobsRequest
+} from "../transport/grpc/svc-v1.ts"
+import { controllerOptions, readToken } from "./connection.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 import { inputsOf, parseModels, scoreFlags, scoreRequest } from "./flags.ts"
 import { writeLadderOutputs } from "./ladder.ts"
-import { type LadderRequestBody, ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
+import { ladderRequest, parseRenditions, renditionFlag } from "./ladder-flags.ts"
 import { expectedFrames } from "./inputs.ts"
 import { chosenFormat, type OutputChoice, outputFlags, writeOutputs } from "./output.ts"
 import { hintingRoots, sentPath } from "./paths.ts"
-import { type RenditionProgressLike, renditionProgressText, startProgress } from "./progress.ts"
-
-/** A job as the controller sends it (proto field names). */
-interface Job {
-  readonly id: string
-  readonly tenant_id: string
-  readonly state: string
-  readonly request: {
-    readonly reference: string
-    readonly distorted: string
-    readonly model: string
-    readonly options?: Readonly<Record<string, unknown>> | null
-  } | null
-  readonly created_at?: { readonly seconds: number; readonly nanos: number } | null
-  readonly started_at?: { readonly seconds: number; readonly nanos: number } | null
-  readonly finished_at?: { readonly seconds: number; readonly nanos: number } | null
-  readonly node_id: string
-  readonly result: ScoreResult | null
-  /** A ladder job: its request and result (request and result are then null). */
-  readonly ladder?: LadderRequestBody | null
-  readonly ladder_result?: LadderResponseLike | null
-  readonly error: string
-  readonly frames_done: number
-  /** A ladder job's frames scored per rendition (absent from an older controller). */
-  readonly rendition_progress?: ReadonlyArray<RenditionProgressLike> | null
-  /** A segment job's segments (absent from an older controller). */
-  readonly segments?: ReadonlyArray<{ readonly state: string; readonly node_id: string }> | null
-}
+import { renditionProgressText, startProgress } from "./progress.ts"
 
 /** "segments 4/6 on 3 nodes" for a segment job: finished of all, the nodes that took them. */
 const segmentsText = (job: Job): string => {
-  const segments = job.segments ?? []
+  const segments = job.segments
   if (segments.length === 0) return ""
   const finished = segments.filter((segment) => segment.state === "JOB_STATE_FINISHED").length
   const nodes = new Set(segments.map((segment) => segment.node_id).filter((id) => id !== "")).size
@@ -66,51 +55,73 @@ const controller = Options.text("controller").pipe(
 )
 const asJson = Options.boolean("json").pipe(Options.withDescription("print JSON"))
 
-const stateNames = ["pending", "running", "finished", "cancelled", "failed"] as const
-const wireState = (name: string) => `JOB_STATE_${name.toUpperCase()}`
+const wireStates = {
+  pending: "JOB_STATE_PENDING",
+  running: "JOB_STATE_RUNNING",
+  finished: "JOB_STATE_FINISHED",
+  cancelled: "JOB_STATE_CANCELLED",
+  failed: "JOB_STATE_FAILED"
+} as const satisfies Readonly<Record<string, JobState>>
+const stateNames = Object.keys(wireStates) as ReadonlyArray<keyof typeof wireStates>
 const shortState = (state: string) => state.replace(/^JOB_STATE_/, "").toLowerCase()
 
 const failedCall = (error: GrpcCallError) =>
-  new CommandFailed({ message: `${error.method}: ${grpc.status[error.code] ?? error.code}: ${error.message}` })
+  new CommandFailed({ message: `${error.method}: ${statusName(error.code)}: ${error.message}` })
 
-/** One unary Jobs call with the token, failures as one line. */
-const jobsCall = <A>(options: ClientOptions, method: string, request: object) =>
+/** Calls on the controller's Jobs service with the token, failures as one line. */
+const withJobs = <A>(
+  options: ClientOptions,
+  use: (jobs: ServiceClient<"svc.v1.Jobs">, call: CallOptions) => Effect.Effect<A, GrpcCallError>
+) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const client = yield* controllerClient("svc.v1.Jobs", options)
-      const token = yield* readToken
-      return yield* callUnary<A>(client, method, request, bearerMetadata(token)).pipe(Effect.mapError(failedCall))
+      const jobs = yield* serviceClient("svc.v1.Jobs", options)
+      const bearer = yield* readToken
+      return yield* use(jobs, { bearer }).pipe(Effect.mapError(failedCall))
     })
   )
+
+const getJob = (options: ClientOptions, id: string, framesOffset = 0) =>
+  withJobs(options, (jobs, call) => jobs.GetJob({ id, frames_offset: framesOffset }, call))
 
 /** The caller's jobs (StreamJobs without follow). */
-const listJobs = (options: ClientOptions, request: object) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const client = yield* controllerClient("svc.v1.Jobs", options)
-      const token = yield* readToken
-      return yield* Effect.async<ReadonlyArray<Job>, CommandFailed>((resume) => {
-        const jobs: Array<Job> = []
-        const start: unknown = Reflect.get(client, "StreamJobs")
-        if (typeof start !== "function") {
-          resume(Effect.fail(new CommandFailed({ message: "the controller client has no StreamJobs" })))
-          return
-        }
-        const deadline = new Date(Date.now() + 30_000)
-        const call: grpc.ClientReadableStream<Job> = start.call(client, request, bearerMetadata(token), { deadline })
-        call.on("data", (job: Job) => jobs.push(job))
-        call.on("error", (error: grpc.ServiceError) =>
-          resume(
-            Effect.fail(
-              new CommandFailed({ message: `StreamJobs: ${grpc.status[error.code] ?? error.code}: ${error.details}` })
-            )
-          )
-        )
-        call.on("end", () => resume(Effect.succeed(jobs)))
-        return Effect.sync(() => call.cancel())
-      })
-    })
+const listJobs = (options: ClientOptions, request: Outgoing<StreamJobsRequest>) =>
+  withJobs(options, (jobs, call) =>
+    Effect.map(
+      Stream.runCollect(jobs.StreamJobs(request, { ...call, timeout: Duration.seconds(30) })),
+      Chunk.toReadonlyArray
+    )
   )
+
+/** A finished job's result as the score's readers take it; undefined when a part is missing. */
+const scoreResultOf = (
+  result: Omit<ScoreResponse, "thumbnails"> & Partial<Pick<ScoreResponse, "thumbnails">>
+): ScoreResult | undefined => {
+  const { provenance, pooled } = result
+  if (provenance?.library == null || pooled === null) return undefined
+  return {
+    ...result,
+    pooled,
+    provenance: {
+      ...provenance,
+      library: provenance.library,
+      reference_input: provenance.reference_input ?? undefined,
+      distorted_input: provenance.distorted_input ?? undefined
+    }
+  }
+}
+
+/** A finished ladder job's result as the ladder's readers take it; undefined when a part is missing. */
+const ladderResultOf = (response: ScoreLadderResponse): LadderResponseLike | undefined => {
+  const renditions = response.renditions.flatMap((rendition) => {
+    const scored = scoreResultOf(rendition)
+    return scored === undefined || rendition.summary === null
+      ? []
+      : [{ ...scored, label: rendition.label, summary: rendition.summary }]
+  })
+  if (response.provenance === null || renditions.length !== response.renditions.length) return undefined
+  return { renditions, provenance: response.provenance }
+}
 
 const printJson = (value: unknown) => Effect.sync(() => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`))
 
@@ -183,7 +194,10 @@ const submit = Command.make(
           false
         )
         const typed = [reference.value, ...renditions.map((rendition) => rendition.distorted)]
-        const job = yield* hintingRoots(typed, jobsCall<Job>(options, "SubmitJob", { ladder }))
+        const job = yield* hintingRoots(
+          typed,
+          withJobs(options, (jobs, call) => jobs.SubmitJob({ ladder }, call))
+        )
         return yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
       }
       const inputs = yield* inputsOf(flags)
@@ -199,7 +213,7 @@ const submit = Command.make(
       })
       const job = yield* hintingRoots(
         [inputs.reference, inputs.distorted],
-        jobsCall<Job>(options, "SubmitJob", { request })
+        withJobs(options, (jobs, call) => jobs.SubmitJob({ request }, call))
       )
       yield* Effect.sync(() => process.stdout.write(`${job.id}\n`))
     })
@@ -212,9 +226,7 @@ const submit = Command.make(
 const jobId = Args.text({ name: "JOB_ID" })
 
 const get = Command.make("get", { id: jobId, json: asJson, controller }, ({ id, controller }) =>
-  Effect.flatMap(controllerOptions(controller), (options) =>
-    Effect.flatMap(jobsCall<Job>(options, "GetJob", { id }), printJson)
-  )
+  Effect.flatMap(controllerOptions(controller), (options) => Effect.flatMap(getJob(options, id), printJson))
 ).pipe(Command.withDescription("Print a job as JSON (--json says so explicitly), with its segments"))
 
 const list = Command.make(
@@ -232,7 +244,7 @@ const list = Command.make(
     Effect.gen(function* () {
       const options = yield* controllerOptions(flags.controller)
       const jobs = yield* listJobs(options, {
-        states: flags.state.map(wireState),
+        states: flags.state.map((state) => wireStates[state]),
         follow: false,
         limit: Option.getOrElse(flags.limit, () => 0)
       })
@@ -241,7 +253,7 @@ const list = Command.make(
         const created = seconds(job.created_at)
         const what = job.ladder ? `ladder of ${job.ladder.renditions.length}` : (job.request?.distorted ?? "")
         const progress =
-          job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress ?? [], undefined) : ""
+          job.state === "JOB_STATE_RUNNING" ? renditionProgressText(job.rendition_progress, undefined) : ""
         // What became of it: the score, the progress, or why it failed.
         const outcome = [scoreText(job), progress, segmentsText(job), job.error === "" ? "" : `error: ${job.error}`]
           .filter((part) => part !== "")
@@ -261,29 +273,23 @@ const list = Command.make(
 const cancel = Command.make("cancel", { id: jobId, controller }, ({ id, controller }) =>
   Effect.gen(function* () {
     const options = yield* controllerOptions(controller)
-    const job = yield* jobsCall<Job>(options, "CancelJob", { id })
+    const job = yield* withJobs(options, (jobs, call) => jobs.CancelJob({ id }, call))
     yield* Effect.sync(() => process.stdout.write(`${describeJob(job)}\n`))
   })
 ).pipe(Command.withDescription("Cancel a pending or running job"))
 
-/** A numeric option of a scoring request (0 when absent). */
-const optionNumber = (options: Readonly<Record<string, unknown>>, name: string) =>
-  typeof options[name] === "number" ? Number(options[name]) : 0
-
 /** The raw-YUV geometry in a scoring request's options; undefined without a width (containers). */
-const rawGeometry = (options: Readonly<Record<string, unknown>>) => {
-  const number = (name: string) => optionNumber(options, name)
-  return number("width") > 0
+const rawGeometry = (options: ScoreOptions | null) =>
+  options !== null && options.width > 0
     ? {
-        width: number("width"),
-        height: number("height"),
-        pixelFormat: String(options["pixel_format"] || "420"),
-        bitdepth: number("bitdepth") || 8
+        width: options.width,
+        height: options.height,
+        pixelFormat: options.pixel_format || "420",
+        bitdepth: options.bitdepth || 8
       }
     : undefined
-}
 
-const finalStates = new Set(["JOB_STATE_FINISHED", "JOB_STATE_CANCELLED", "JOB_STATE_FAILED"])
+const finalStates: ReadonlySet<JobState> = new Set(["JOB_STATE_FINISHED", "JOB_STATE_CANCELLED", "JOB_STATE_FAILED"])
 
 const wait = Command.make(
   "wait",
@@ -300,11 +306,10 @@ const wait = Command.make(
   (flags) =>
     Effect.gen(function* () {
       const options = yield* controllerOptions(flags.controller)
-      const first = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
+      const first = yield* getJob(options, flags.id)
       const request = first.request
-      const rawOptions = request?.options ?? {}
-      const number = (name: string) => optionNumber(rawOptions, name)
-      const raw = rawGeometry(rawOptions)
+      const requestOptions = request?.options ?? null
+      const raw = rawGeometry(requestOptions)
       // The inputs may be readable here too (one machine); then the bar knows its total. A
       // ladder's renditions all give as many frames as its reference (else the job fails).
       const ladderReference = first.ladder?.reference
@@ -312,22 +317,22 @@ const wait = Command.make(
         request !== null
           ? yield* Effect.promise(() =>
               expectedFrames(request.reference, request.distorted, raw, {
-                frameCount: number("frame_cnt"),
-                frameSkipRef: number("frame_skip_ref"),
-                frameSkipDist: number("frame_skip_dist"),
-                subsample: number("subsample") || 1
+                frameCount: requestOptions?.frame_cnt ?? 0,
+                frameSkipRef: requestOptions?.frame_skip_ref ?? 0,
+                frameSkipDist: requestOptions?.frame_skip_dist ?? 0,
+                subsample: requestOptions?.subsample || 1
               })
             )
           : ladderReference !== undefined
-            ? yield* Effect.promise(() => ladderFrames(ladderReference, first.ladder?.options ?? {}))
+            ? yield* Effect.promise(() => ladderFrames(ladderReference, first.ladder?.options ?? null))
             : undefined
       const progress = startProgress({ label: `job ${flags.id.slice(0, 8)}`, total, quiet: flags.quiet })
       const poll = Effect.gen(function* () {
         for (;;) {
-          const job = yield* jobsCall<Job>(options, "GetJob", { id: flags.id })
+          const job = yield* getJob(options, flags.id)
           progress.update(
             job.frames_done,
-            [renditionProgressText(job.rendition_progress ?? [], total), segmentsText(job)]
+            [renditionProgressText(job.rendition_progress, total), segmentsText(job)]
               .filter((text) => text !== "")
               .join(" ")
           )
@@ -350,20 +355,21 @@ const wait = Command.make(
         : yield* limited.pipe(Effect.ensuring(Effect.sync(progress.finish)))
       progress.finish()
       if (job.ladder) return yield* writeLadderJob(options, job, job.ladder, flags)
-      if (job.state !== "JOB_STATE_FINISHED" || job.result === null)
+      const result = job.state === "JOB_STATE_FINISHED" && job.result !== null ? scoreResultOf(job.result) : undefined
+      if (result === undefined)
         return yield* new CommandFailed({
           message: `job ${job.id} ${shortState(job.state)}${job.error ? `: ${job.error}` : ""}`
         })
       const started = seconds(job.started_at)
       const finished = seconds(job.finished_at)
-      const features = rawOptions["features"]
+      const features = requestOptions?.features
       // The size scored: the raw options', else what the node's pipeline read (Y4M, any container).
-      const scored = job.result.provenance.reference_input
-      const report = reportOf(job.result, {
+      const scored = result.provenance.reference_input
+      const report = reportOf(result, {
         width: raw?.width ?? scored?.width ?? 0,
         height: raw?.height ?? scored?.height ?? 0,
         seconds: started !== undefined && finished !== undefined ? finished - started : 0,
-        extras: Array.isArray(features) ? features.map(String) : undefined
+        extras: features
       })
       yield* writeOutputs(flags, report, {
         reference: request?.reference ?? "",
@@ -376,15 +382,13 @@ const wait = Command.make(
 ).pipe(Command.withDescription("Wait for a job to end (progress on a terminal), then print its result like svc score"))
 
 /** Frames of a ladder's reference after its skips and window, when it can be read here. */
-const ladderFrames = (reference: string, options: Readonly<Record<string, unknown>>) => {
-  const number = (name: string) => optionNumber(options, name)
-  return expectedFrames(reference, reference, rawGeometry(options), {
-    frameCount: number("frame_cnt"),
-    frameSkipRef: number("frame_skip_ref"),
-    frameSkipDist: number("frame_skip_ref"),
-    subsample: number("subsample") || 1
+const ladderFrames = (reference: string, options: ScoreOptions | null) =>
+  expectedFrames(reference, reference, rawGeometry(options), {
+    frameCount: options?.frame_cnt ?? 0,
+    frameSkipRef: options?.frame_skip_ref ?? 0,
+    frameSkipDist: options?.frame_skip_ref ?? 0,
+    subsample: options?.subsample || 1
   })
-}
 
 /** Every page of a finished ladder job's per-frame results (GetJob with frames_offset). */
 const wholeLadderResult = (options: ClientOptions, job: Job, result: LadderResponseLike) =>
@@ -394,7 +398,7 @@ const wholeLadderResult = (options: ClientOptions, job: Job, result: LadderRespo
     while (frames.some((list, index) => list.length < (result.renditions[index]?.frame_count ?? 0))) {
       const offset = Math.min(...frames.map((list) => list.length))
       if (offset >= total) break
-      const page = yield* jobsCall<Job>(options, "GetJob", { id: job.id, frames_offset: offset })
+      const page = yield* getJob(options, job.id, offset)
       const renditions = page.ladder_result?.renditions ?? []
       if (renditions.every((rendition) => rendition.frames.length === 0))
         return yield* new CommandFailed({ message: `job ${job.id}: no frames from ${offset} on` })
@@ -410,15 +414,17 @@ const wholeLadderResult = (options: ClientOptions, job: Job, result: LadderRespo
   })
 
 /** `jobs wait` of a ladder job: its result like `svc ladder` writes it. */
-const writeLadderJob = (options: ClientOptions, job: Job, ladder: LadderRequestBody, flags: OutputChoice) =>
+const writeLadderJob = (options: ClientOptions, job: Job, ladder: ScoreLadderRequest, flags: OutputChoice) =>
   Effect.gen(function* () {
-    if (job.state !== "JOB_STATE_FINISHED" || !job.ladder_result)
+    const finished =
+      job.state === "JOB_STATE_FINISHED" && job.ladder_result ? ladderResultOf(job.ladder_result) : undefined
+    if (finished === undefined)
       return yield* new CommandFailed({
         message: `job ${job.id} ${shortState(job.state)}${job.error ? `: ${job.error}` : ""}`
       })
-    const result = yield* wholeLadderResult(options, job, job.ladder_result)
+    const result = yield* wholeLadderResult(options, job, finished)
     const started = seconds(job.started_at)
-    const finished = seconds(job.finished_at)
+    const ended = seconds(job.finished_at)
     const layout = chosenFormat(flags)
     const features = ladder.options?.features
     yield* writeLadderOutputs(
@@ -433,8 +439,8 @@ const writeLadderJob = (options: ClientOptions, job: Job, ladder: LadderRequestB
         reference: ladder.reference,
         distorted: (label) => ladder.renditions.find((rendition) => rendition.label === label)?.distorted ?? "",
         scoredOn: `controller ${options.address}, node ${job.node_id || "?"}`,
-        seconds: started !== undefined && finished !== undefined ? finished - started : 0,
-        extras: Array.isArray(features) ? features.map(String) : []
+        seconds: started !== undefined && ended !== undefined ? ended - started : 0,
+        extras: features ?? []
       }
     )
   })

@@ -16,13 +16,16 @@ import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { scoreInputs } from "../inputs/score.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
-import type { ScoreError } from "../scorer/errors.ts"
-import { parseLadderRequest } from "../scorer/ladder.ts"
-import { type AdmitMemory, memoryBudget } from "../scorer/memory-budget.ts"
-import { ModelStore } from "../scorer/models.ts"
-import { NativeScorerLibrary } from "../scorer/library.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
-import { Scorer } from "../scorer/scorer.ts"
+import {
+  type AdmitMemory,
+  memoryBudget,
+  ModelStore,
+  NativeScorerLibrary,
+  parseLadderRequest,
+  parseScoreRequest,
+  type ScoreError,
+  Scorer
+} from "../scorer/index.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 import type { ModelChoice } from "./flags.ts"
 

@@ -6,7 +6,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
-import { type ModelInfo, ModelStore } from "../scorer/models.ts"
+import { type ModelInfo, ModelStore } from "../scorer/index.ts"
 import { readToken } from "./connection.ts"
 import { CommandFailed, UsageError } from "./errors.ts"
 import { directoryChecked, modelDirectoryOf } from "./local.ts"

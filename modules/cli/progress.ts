@@ -3,6 +3,7 @@
  * and the time left. Drawn only when stderr is a terminal and not quieted (-q), so pipes,
  * files and CI logs never see it; redrawn at most ten times a second and erased at the end.
  */
+import type { RenditionProgress } from "../transport/grpc/svc-v1.ts"
 
 export interface Progress {
   /** Frames done so far; `detail` (a ladder's frames per rendition) follows the counts. */
@@ -22,17 +23,8 @@ const clock = (seconds: number): string => {
 
 const barWidth = 28
 
-/** svc.v1.RenditionProgress as the controller sends it. */
-export interface RenditionProgressLike {
-  readonly label: string
-  readonly frames_done: number
-}
-
 /** A ladder job's frames per rendition: "480p 120/240, 720p 118/240" (no total known: "480p 120"). */
-export const renditionProgressText = (
-  progress: ReadonlyArray<RenditionProgressLike>,
-  total: number | undefined
-): string =>
+export const renditionProgressText = (progress: ReadonlyArray<RenditionProgress>, total: number | undefined): string =>
   progress
     .map((entry) => `${entry.label} ${entry.frames_done}${total === undefined || total <= 0 ? "" : `/${total}`}`)
     .join(", ")

@@ -7,7 +7,7 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { reportOf } from "../formats/libvmaf.ts"
-import { type ScoreResult, scoreFeature } from "../scorer/scorer.ts"
+import { scoreFeature, type ScoreResult } from "../scorer/index.ts"
 import { postJson } from "./connection.ts"
 import { UsageError } from "./errors.ts"
 import {

@@ -4,6 +4,7 @@
  * each is decoded here into a typed value or an `InvalidJobRequest` / `InvalidScoreRequest`.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
+import { MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import {
   decodeStoredLadderResult,
   decodeStoredResult,
@@ -19,14 +20,20 @@ import {
   type PulledJob,
   type JobState,
   MAX_FRAMES_PER_MESSAGE,
-  MAX_REPORTS_PER_CALL,
   type NodeView,
   type ResultReport
 } from "../jobs/index.ts"
-import { InvalidScoreRequest } from "../scorer/errors.ts"
-import { type LadderJob, LadderRequest, type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
-import { parseScoreRequest, type ScoreJob, ScoreRequest } from "../scorer/request.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import {
+  InvalidScoreRequest,
+  type LadderJob,
+  LadderRequest,
+  type LadderResult,
+  parseLadderRequest,
+  parseScoreRequest,
+  type ScoreJob,
+  ScoreRequest,
+  type ScoreResult
+} from "../scorer/index.ts"
 
 const WIRE_STATE: Readonly<Record<JobState, string>> = {
   pending: "JOB_STATE_PENDING",

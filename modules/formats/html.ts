@@ -5,7 +5,7 @@
  * (with the percentiles p1..p99), with shots the shots as bands on the chart and a table of them
  * lowest score first, the ten worst frames and the provenance of the run.
  */
-import { percentileNames } from "../scorer/pooling.ts"
+import { percentileNames } from "../scorer/index.ts"
 import { formatValue, type LibvmafReport, pools } from "./libvmaf.ts"
 
 export interface HtmlReportFacts {

@@ -3,8 +3,12 @@
  * data and the drawing script inline; nothing is fetched) that reads on a phone. It shows the
  * per-frame VMAF of every rendition on one chart (each rendition can be hidden), a table of what
  * a ladder user compares (pooled score, p1, p5, bitrate, resolution, codec, hull), and the
- * bitrate-vs-score plot with the upper convex hull drawn through the renditions on it.
+ * bitrate-vs-score plot with the upper convex hull drawn through the renditions on it. With
+ * shots: the reference's shots as bands behind the per-frame chart, a table of every shot's score
+ * in every rendition (each rendition's worst shots marked), and each rendition's worst shots'
+ * worst frames as pictures, the reference beside the rendition.
  */
+import type { Shot, Thumbnail } from "../scorer/index.ts"
 import { formatValue } from "./libvmaf.ts"
 
 /** One rendition as the report shows it. */
@@ -25,6 +29,10 @@ export interface LadderReportRendition {
   readonly onHull: boolean
   /** Per-frame scores: frame index and value. */
   readonly frames: ReadonlyArray<{ readonly frame: number; readonly score: number }>
+  /** With shots: the reference's shots scored with this rendition, its worst ones, their pictures. */
+  readonly shots?: ReadonlyArray<Shot>
+  readonly worstShots?: ReadonlyArray<number>
+  readonly thumbnails?: ReadonlyArray<Thumbnail>
 }
 
 export interface LadderReportFacts {
@@ -115,6 +123,17 @@ function drawFrames() {
   const box = frame(svg, 0, Math.max(1, last), low, 100);
   svg.append(element("text", { x: margin.left, y: box.height - 22, class: "tick" }, "frame 0"));
   svg.append(element("text", { x: margin.left + box.plotWidth, y: box.height - 22, class: "tick", "text-anchor": "end" }, "frame " + last));
+  // The reference's shots (every rendition's) as alternating bands behind the series.
+  data.shots.forEach((shot, index) => {
+    const left = shot.first === 0 ? margin.left : (box.x(shot.first - 1) + box.x(shot.first)) / 2;
+    const end = shot.first + shot.count;
+    const right = end - 1 >= last ? margin.left + box.plotWidth : (box.x(end - 1) + box.x(end)) / 2;
+    const band = element("rect", { x: left.toFixed(2), y: margin.top, width: Math.max(0, right - left).toFixed(2),
+      height: box.plotHeight, class: "shot" + (index % 2 ? " odd" : ""), "data-shot": index,
+      "data-first": shot.first, "data-count": shot.count });
+    band.append(element("title", {}, "shot " + index + ": frames " + shot.first + "-" + (end - 1)));
+    svg.append(band);
+  });
   data.renditions.forEach((rendition, index) => {
     if (hidden.has(rendition.label)) return;
     const points = rendition.frames
@@ -201,6 +220,11 @@ svg.chart .grid { stroke: #e4e4e4; }
 svg.chart .tick, svg.chart .point-label { font-size: 11px; fill: #555; }
 svg.chart .series { fill: none; stroke-width: 1.5; }
 svg.chart .hull { fill: none; stroke: #1b1b1b; stroke-width: 1.5; stroke-dasharray: 5 3; }
+svg.chart .shot { fill: #eef3fb; }
+svg.chart .shot.odd { fill: #f7f7f7; }
+td.worst-shot { color: #b00020; font-weight: 700; }
+#pictures figure { display: inline-block; margin: 4px 8px 8px 0; font-size: 0.8rem; }
+#pictures img { display: inline-block; margin-right: 2px; max-width: 45vw; }
 #renditions { display: flex; flex-wrap: wrap; gap: 4px 12px; font-size: 0.85rem; margin: 6px 0; }
 #renditions label { white-space: nowrap; }
 .table-wrap { overflow-x: auto; }
@@ -212,6 +236,45 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-
 dt { color: #555; }
 dd { margin: 0; word-break: break-all; }
 `
+
+/**
+ * With shots: every shot's score in every rendition (a rendition's worst shots marked), and each
+ * rendition's worst shots' worst frames, reference beside rendition (data: URLs only).
+ */
+const shotSection = (renditions: ReadonlyArray<LadderReportRendition>): string => {
+  const shots = renditions[0]?.shots ?? []
+  if (shots.length === 0) return ""
+  const safe = (url: string) => (/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(url) ? url : "")
+  const rows = shots.map((shot, index) => {
+    const cells = renditions.map((rendition) => {
+      const worst = rendition.worstShots?.includes(index) ?? false
+      const value = formatValue(rendition.shots?.[index]?.score ?? Number.NaN)
+      return `<td${worst ? ' class="worst-shot"' : ""}>${escapeHtml(value)}</td>`
+    })
+    return `<tr data-shot="${index}"><td>${index}</td><td>${shot.first_frame}-${shot.first_frame + shot.frame_count - 1}</td>${cells.join("")}</tr>`
+  })
+  const pictures = renditions.flatMap((rendition) =>
+    (rendition.thumbnails ?? []).map(
+      (picture) =>
+        `<figure data-rendition="${escapeHtml(rendition.label)}" data-frame="${picture.frame}"><img alt="reference, frame ${picture.frame}" src="${safe(picture.reference)}"><img alt="${escapeHtml(rendition.label)}, frame ${picture.frame}" src="${safe(picture.distorted)}"><figcaption>${escapeHtml(rendition.label)}, frame ${picture.frame}</figcaption></figure>`
+    )
+  )
+  return `<h2>${shots.length} shot${shots.length === 1 ? "" : "s"} of the reference, score per rendition</h2>
+<div class="muted">A rendition's worst shots are in red.</div>
+<div class="table-wrap"><table id="shots">
+<thead><tr><th>shot</th><th>frames</th>${renditions.map((rendition) => `<th>${escapeHtml(rendition.label)}</th>`).join("")}</tr></thead>
+<tbody>
+${rows.join("\n")}
+</tbody></table></div>${
+    pictures.length === 0
+      ? ""
+      : `
+<h2>Worst shots' worst frames (reference, rendition)</h2>
+<div id="pictures">
+${pictures.join("\n")}
+</div>`
+  }`
+}
 
 /** The report of a ladder's renditions, in request order. */
 export const renderLadderHtml = (
@@ -225,7 +288,9 @@ export const renderLadderHtml = (
       bitrate: rendition.bitrateBps,
       onHull: rendition.onHull,
       frames: rendition.frames
-    }))
+    })),
+    // Every rendition has the reference's shots: the first one's bounds are drawn.
+    shots: (renditions[0]?.shots ?? []).map((shot) => ({ first: shot.first_frame, count: shot.frame_count }))
   }
   // What a ladder user compares first comes first: a phone shows the left columns, the rest scrolls.
   const columns = ["rendition", "VMAF", "bitrate", "p1", "p5", "resolution", "codec", "hull", "harmonic mean", "min"]
@@ -284,6 +349,7 @@ ${rows.map((cells) => `<tr>${cells}</tr>`).join("\n")}
 <h2>Per frame</h2>
 <svg id="frames-chart" class="chart" viewBox="0 0 800 300" role="img" aria-label="per-frame VMAF of every rendition"></svg>
 <div id="renditions" role="group" aria-label="renditions shown"></div>
+${shotSection(renditions)}
 <h2>Provenance</h2>
 <dl id="provenance">
 ${provenanceRows.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join("\n")}

@@ -3,7 +3,7 @@
  * terminal table of `svc ladder`, one libvmaf-layout report per rendition (the files of
  * `svc ladder -o DIR`), and the renditions of the HTML report.
  */
-import type { ScoreResult } from "../scorer/scorer.ts"
+import type { ScoreResult } from "../scorer/index.ts"
 import type { LadderReportRendition } from "./ladder-html.ts"
 import { formatBitrate } from "./ladder-html.ts"
 import { formatValue, type LibvmafReport, reportOf } from "./libvmaf.ts"
@@ -59,8 +59,41 @@ export const reportRenditions = (
     frames: rendition.frames.map((frame) => ({
       frame: frame.frame,
       score: frame.metrics[ladderScoreName] ?? Number.NaN
-    }))
+    })),
+    shots: rendition.shots ?? [],
+    worstShots: rendition.worst_shots ?? [],
+    thumbnails: rendition.thumbnails ?? []
   }))
+
+/**
+ * With shots, the lines after the ladder table: the reference's shots (every rendition's), each
+ * with its score in every rendition, and each rendition's worst shots.
+ */
+const shotLines = (renditions: ReadonlyArray<LadderRenditionLike>): ReadonlyArray<string> => {
+  const shots = renditions[0]?.shots ?? []
+  if (shots.length === 0) return []
+  const header = ["shot", "frames", ...renditions.map((rendition) => rendition.label)]
+  const rows = shots.map((shot, index) => [
+    String(index),
+    `${shot.first_frame}-${shot.first_frame + shot.frame_count - 1}`,
+    ...renditions.map((rendition) => formatValue(rendition.shots?.[index]?.score ?? Number.NaN))
+  ])
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((cell, column) => (column < 2 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join("  ")
+      .trimEnd()
+  return [
+    "",
+    `${shots.length} shot${shots.length === 1 ? "" : "s"} of the reference, score per rendition:`,
+    line(header),
+    ...rows.map(line),
+    ...renditions.map(
+      (rendition) => `worst shots of ${rendition.label}: ${(rendition.worst_shots ?? []).join(", ") || "none"}`
+    )
+  ]
+}
 
 /** One rendition as the reference tool's layouts print a score (its own geometry when known). */
 export const renditionReport = (
@@ -107,6 +140,7 @@ export const renderLadderTable = (response: LadderResponseLike): string => {
     line(header),
     ...rows.map(line),
     "",
-    "* on the convex hull of bitrate vs score"
+    "* on the convex hull of bitrate vs score",
+    ...shotLines(response.renditions)
   ].join("\n")}\n`
 }

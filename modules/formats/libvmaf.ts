@@ -5,10 +5,15 @@
  * (JSON and XML carry `provenance`). Numbers follow the reference's printf rules, so scripts
  * that parse the reference's files parse these.
  */
-import { type PercentileName, percentileNames } from "../scorer/pooling.ts"
-import type { FrameScore, Provenance, ScoreResult } from "../scorer/scorer.ts"
-import type { Shot } from "../scorer/shots.ts"
-import type { Thumbnail } from "../scorer/thumbnails.ts"
+import {
+  type FrameScore,
+  type PercentileName,
+  percentileNames,
+  type Provenance,
+  type ScoreResult,
+  type Shot,
+  type Thumbnail
+} from "../scorer/index.ts"
 
 export const libvmafFormats = ["json", "xml", "csv", "sub"] as const
 export type LibvmafFormat = (typeof libvmafFormats)[number]

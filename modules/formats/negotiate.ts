@@ -5,7 +5,7 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import type { ScoreResult } from "../scorer/index.ts"
 import { type LibvmafFormat, libvmafFormats, mediaTypes, renderLibvmaf, reportOf } from "./libvmaf.ts"
 
 /** What a score call answers with: the JSON ScoreResponse, or one of the reference layouts. */

@@ -1,5 +1,5 @@
 /** The `table` format of `svc score`: the score and every feature's pooled values, for a terminal. */
-import { percentileNames } from "../scorer/pooling.ts"
+import { percentileNames } from "../scorer/index.ts"
 import { formatValue, type LibvmafReport, pools } from "./libvmaf.ts"
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width))

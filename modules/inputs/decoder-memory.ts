@@ -8,7 +8,7 @@
  * one more frame per further thread; the address space is 270-400 MB above the resident peak
  * (shared libraries, thread stacks, malloc arenas with MALLOC_ARENA_MAX=2).
  */
-import type { RawGeometry } from "../scorer/request.ts"
+import type { RawGeometry } from "../scorer/index.ts"
 import type { ChildLimits, ProbedStream } from "./ffmpeg.ts"
 
 const mebibyte = 1024 * 1024

@@ -21,8 +21,7 @@ import { constants } from "node:fs"
 import { access, readFile } from "node:fs/promises"
 import { delimiter, dirname, join } from "node:path"
 import { integerIn } from "../config/env.ts"
-import { materialise } from "../scorer/native.ts"
-import { maxFrames } from "../scorer/scorer.ts"
+import { materialise, maxFrames } from "../scorer/index.ts"
 import embeddedLauncher from "../scorer/native/build/svc-exec" with { type: "file" }
 
 /** The child sees the input as this descriptor. */
@@ -89,6 +88,78 @@ const captureTail = (stream: ReadableStream<Uint8Array>) => {
   return { text: () => new TextDecoder().decode(tail).trim(), done }
 }
 
+/**
+ * A run of decoded frames whose size or pixel format differs from the stream's first (as the
+ * decoder handed them to the filters): `frames` frames from presentation time `firstSeconds`
+ * (seconds after the input's start, as ffmpeg counts them), all of one shape. `format` is
+ * libavutil's pixel format number (`pixelFormatName` names it).
+ */
+export interface ShapeRun {
+  readonly firstSeconds: number
+  readonly width: number
+  readonly height: number
+  readonly format: number
+  frames: number
+}
+
+/** Runs of changed frames kept per decoder (a stream that flips shape every frame is cut here). */
+const shapeRunLimit = 256
+
+/**
+ * libavfilter's note (level info) on each frame whose properties differ from those its filters
+ * were built for ("filter context - w: .. h: .. fmt: .., incoming frame - w: .. h: .. fmt: ..
+ * pts_time: .."); with `-reinit_filter 0` the filters are never rebuilt, so every changed frame has
+ * one. Newer ffmpeg also notes colour-space and range changes: a note with the same size and
+ * format is not a change of shape.
+ */
+const changedShapeLine =
+  /filter context - w: (\d+) h: (\d+) fmt: (\d+).*incoming frame - w: (\d+) h: (\d+) fmt: (\d+).* pts_time: (\S+)/
+
+/**
+ * Reads a decoder's stderr (ffmpeg at `-loglevel level+info`, each line tagged with its level)
+ * line by line while it runs: the changed frames' notes become shape runs (`onChange` hears the
+ * first), errors are kept (their last `stderrLimit` bytes) for messages, the rest is dropped.
+ */
+export const watchDecoderLog = (stream: ReadableStream<Uint8Array>, onChange: () => void) => {
+  let errors = ""
+  const runs: Array<ShapeRun> = []
+  const onLine = (line: string) => {
+    const changed = changedShapeLine.exec(line)
+    if (changed !== null) {
+      const [builtWidth, builtHeight, builtFormat, width, height, format, seconds] = changed.slice(1).map(Number) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number
+      ]
+      if (width === builtWidth && height === builtHeight && format === builtFormat) return
+      const last = runs.at(-1)
+      if (last?.width === width && last.height === height && last.format === format) last.frames++
+      else if (runs.length < shapeRunLimit) runs.push({ firstSeconds: seconds, width, height, format, frames: 1 })
+      if (runs.length === 1 && runs[0]?.frames === 1) onChange()
+      return
+    }
+    const level = /\[(error|fatal|panic)\] (.*)$/.exec(line)
+    if (level !== null)
+      errors = `${errors}${line.slice(0, line.indexOf(`[${level[1]}]`))}${level[2]}\n`.slice(-stderrLimit)
+  }
+  const done = (async () => {
+    const decoder = new TextDecoder()
+    let pending = ""
+    for await (const chunk of stream) {
+      pending += decoder.decode(chunk, { stream: true })
+      const lines = pending.split("\n")
+      pending = (lines.pop() ?? "").slice(-stderrLimit)
+      for (const line of lines) onLine(line)
+    }
+    if (pending !== "") onLine(pending)
+  })().catch(() => undefined)
+  return { text: () => errors.trim(), done, runs: (): ReadonlyArray<ShapeRun> => runs }
+}
+
 /** ffmpeg's stderr for a person: the input named as "input", no context addresses, one line. */
 export const readable = (stderr: string) =>
   stderr
@@ -151,7 +222,12 @@ export interface Child {
   readonly stderr: () => string
   /** Resolves once stderr is fully read (after exit). */
   readonly stderrDone: Promise<void>
+  /** A decoder's frames of another shape than the stream's first, so far (none for other children). */
+  readonly shapeRuns: () => ReadonlyArray<ShapeRun>
 }
+
+/** How a decoder's changes of shape are met: listed only, or the decoder stopped at the first. */
+export type ShapeChanges = "list" | "stop"
 
 /**
  * Starts `argv` with `fd` as its descriptor 3, stdin closed, stdout a new pipe ("pipe") or the
@@ -161,9 +237,10 @@ export interface Child {
  */
 const spawnChild = <Out extends "pipe" | number>(
   argv: ReadonlyArray<string>,
-  fd: number,
+  fd: number | "ignore",
   stdout: Out,
-  limits: ChildLimits
+  limits: ChildLimits,
+  shapeChanges?: ShapeChanges
 ): Effect.Effect<
   Child & { readonly stdout: Bun.Subprocess<"ignore", Out, "pipe">["stdout"] },
   DecoderFailed,
@@ -192,13 +269,21 @@ const spawnChild = <Out extends "pipe" | number>(
       })
   ).pipe(
     Effect.map((child) => {
-      const tail = captureTail(child.stderr)
-      return { pid: child.pid, stdout: child.stdout, exited: child.exited, stderr: tail.text, stderrDone: tail.done }
+      const common = { pid: child.pid, stdout: child.stdout, exited: child.exited }
+      if (shapeChanges === undefined) {
+        const tail = captureTail(child.stderr)
+        return { ...common, stderr: tail.text, stderrDone: tail.done, shapeRuns: () => [] }
+      }
+      // A side that must keep one shape ends at its first changed frame: nothing after it is decoded.
+      const log = watchDecoderLog(child.stderr, () => {
+        if (shapeChanges === "stop" && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      })
+      return { ...common, stderr: log.text, stderrDone: log.done, shapeRuns: log.runs }
     })
   )
 
 /** Runs a child to its end and returns its stdout (small outputs only: probes, -version). */
-const runToEnd = (argv: ReadonlyArray<string>, fd: number, what: string, limits: ChildLimits) =>
+const runToEnd = (argv: ReadonlyArray<string>, fd: number | "ignore", what: string, limits: ChildLimits) =>
   Effect.scoped(
     Effect.gen(function* () {
       const child = yield* spawnChild(argv, fd, "pipe", limits)
@@ -298,6 +383,8 @@ interface DecodeTarget {
   readonly scale: ScaleAlgorithm | undefined
   /** What the stream is, as probed; without scaling, a frame of another shape fails the decode. */
   readonly source: SourceShape
+  /** Frames of another size or pixel format: listed (scaled and converted), or the decode stops at the first. */
+  readonly shapeChanges: ShapeChanges
 }
 
 /**
@@ -377,6 +464,29 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       typeof result === "string" ? Effect.fail(new DecoderMissing({ reason: result })) : Effect.succeed(result)
     )
 
+    let pixelFormats: ReadonlyArray<string> | undefined
+    /**
+     * The name of libavutil's pixel format number `format` (as ffmpeg's filters log it): `ffmpeg
+     * -pix_fmts` lists every format in the order of its number, read once. "format N" when unknown.
+     */
+    const pixelFormatName = (format: number): Effect.Effect<string, DecoderMissing | DecoderFailed> =>
+      Effect.gen(function* () {
+        if (pixelFormats === undefined) {
+          const { ffmpeg } = yield* tools
+          const listing = yield* runToEnd([ffmpeg, "-hide_banner", "-pix_fmts"], "ignore", "ffmpeg -pix_fmts", {
+            addressSpace: 0,
+            cpuSeconds: versionCpuSeconds
+          })
+          const lines = listing.split("\n")
+          // A line of flags and a name per format, after the "-----" rule.
+          pixelFormats = lines.slice(lines.findIndex((line) => line.startsWith("-----")) + 1).flatMap((line) => {
+            const name = line.trim().split(/\s+/)[1]
+            return name === undefined ? [] : [name]
+          })
+        }
+        return pixelFormats[format] ?? `format ${format}`
+      })
+
     /**
      * The first video stream of the input behind `fd`; DecoderFailed when ffprobe finds none.
      * `headersOnly`: no frame is decoded (`-skip_frame all`), so the probe's memory does not grow
@@ -448,8 +558,11 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             ffmpeg,
             "-hide_banner",
             "-nostdin",
+            "-nostats",
+            // Level info for the filters' note on every frame of another size or pixel format
+            // (the only place a change of bit depth alone shows); each line tagged with its level.
             "-loglevel",
-            "error",
+            "level+info",
             ...confined,
             "-threads",
             String(limits.threads),
@@ -480,7 +593,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
           ],
           fd,
           output,
-          limits
+          limits,
+          target.shapeChanges
         )
       )
 
@@ -535,12 +649,15 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
      * Decodes the frames `indices` (decode order, from 0) of the input behind `fd` to raw frames
      * of `target` and hands each to `onFrame` as it arrives (ascending index; one frame held at a
      * time, whatever the clip's length). For thumbnails: the frames of a decoded input are not kept.
+     * Inside the same walls as a scoring decoder: `limits` from the estimate `memory` it was
+     * admitted with, which /metrics counts while it runs.
      */
     const decodeSelected = (
       fd: number,
-      target: Omit<DecodeTarget, "source">,
+      target: Omit<DecodeTarget, "source" | "shapeChanges">,
       indices: ReadonlyArray<number>,
       frameBytes: number,
+      limits: ChildLimits & { readonly threads: number; readonly memory: number },
       onFrame: (index: number, frame: Buffer) => Promise<void>
     ): Effect.Effect<void, DecoderMissing | DecoderFailed> =>
       Effect.scoped(
@@ -559,6 +676,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               "-loglevel",
               "error",
               ...confined,
+              "-threads",
+              String(limits.threads),
               "-i",
               inputUrl,
               "-map",
@@ -578,9 +697,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             ],
             fd,
             "pipe",
-            // An input already decoded once within its limits: the death signal and the CPU time.
-            { addressSpace: 0, cpuSeconds: limits.cpuSeconds }
+            limits
           )
+          yield* watch(child, limits.memory)
           yield* Effect.promise(async () => {
             let pending = Buffer.alloc(0)
             let next = 0
@@ -631,6 +750,6 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         )
       })
 
-    return { tools, probe, decode, frameTimes, decodeSelected, usage, watch, limits } as const
+    return { tools, probe, decode, frameTimes, decodeSelected, pixelFormatName, usage, watch, limits } as const
   })
 }) {}

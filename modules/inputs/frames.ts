@@ -6,8 +6,7 @@
  */
 import { Effect, type Scope } from "effect"
 import { closeSync } from "node:fs"
-import { InvalidGeometry, type ScoreError, UnreadableInput } from "../scorer/errors.ts"
-import type { FeedVerdict, Scorer } from "../scorer/scorer.ts"
+import { type FeedVerdict, InvalidGeometry, type ScoreError, type Scorer, UnreadableInput } from "../scorer/index.ts"
 import { type Child, changedFrameOf, readable } from "./ffmpeg.ts"
 
 /** A pipe for one decoder: the library reads `read`, the child alone writes `write`. */
@@ -42,18 +41,24 @@ export const decoderPipe = (scorer: Scorer): Effect.Effect<DecoderPipe, ScoreErr
   )
 
 /**
- * After a decoder's output ended: fails unless the child exited with status 0; a decode stopped
- * by a change of the stream's shape is refused with the frame where it changed.
+ * After a decoder's output ended: fails unless the child exited with status 0; a side that must
+ * keep one shape (`changed` given) is refused with the frame where it changed, whether the scale
+ * filter stopped the decode there (a change of size or subsampling) or its log showed a frame of
+ * another pixel format (a change of bit depth alone, the decoder then killed).
  */
-const exitedCleanly = (child: Child, path: string, changed: ((frame: number) => string) | undefined) =>
+const exitedCleanly = (child: Child, side: VerdictSide) =>
   Effect.gen(function* () {
     const code = yield* Effect.promise(() => child.exited)
     yield* Effect.promise(() => child.stderrDone)
-    const frame = code === 0 || changed === undefined ? undefined : changedFrameOf(child.stderr())
-    if (frame !== undefined && changed !== undefined) return yield* new InvalidGeometry({ message: changed(frame) })
+    if (side.changed !== undefined) {
+      const stopped = code === 0 ? undefined : changedFrameOf(child.stderr())
+      const first = child.shapeRuns()[0]
+      const frame = stopped ?? (first === undefined ? undefined : yield* side.frameAt(first.firstSeconds))
+      if (frame !== undefined) return yield* new InvalidGeometry({ message: side.changed(frame) })
+    }
     if (code !== 0)
       return yield* new UnreadableInput({
-        message: `${path}: ffmpeg could not decode it: ${readable(child.stderr()) || `exit status ${code}`}`
+        message: `${side.path}: ffmpeg could not decode it: ${readable(child.stderr()) || `exit status ${code}`}`
       })
   })
 
@@ -61,8 +66,10 @@ const exitedCleanly = (child: Child, path: string, changed: ((frame: number) => 
 export interface VerdictSide {
   readonly path: string
   readonly child: () => Child | undefined
-  /** The refusal of a decode stopped by a change of the stream's shape at a frame. */
+  /** The refusal of a change of the stream's shape at a frame; undefined: changes are scaled and listed. */
   readonly changed: ((frame: number) => string) | undefined
+  /** The index of the side's frame at a presentation time its decoder logged (seconds after its start). */
+  readonly frameAt: (seconds: number) => Effect.Effect<number>
   /** Frames skipped at the side's start (read from the decoder, not counted by the library). */
   readonly skip: number
   /** A decoded side's frame cap: what its container declares and what may be decoded. */
@@ -113,7 +120,7 @@ export const decoderVerdict =
         const child = side.child()
         if (child === undefined || end < 0) return Effect.void
         return Effect.zipRight(
-          exitedCleanly(child, side.path, side.changed),
+          exitedCleanly(child, side),
           end > 0
             ? Effect.fail(
                 new InvalidGeometry({

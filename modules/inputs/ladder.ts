@@ -7,36 +7,46 @@
  * the clip's length, and no frame passes through JavaScript.
  */
 import { Effect } from "effect"
-import type { ScoreError } from "../scorer/errors.ts"
-import { InvalidGeometry as GeometryError, InvalidScoreRequest } from "../scorer/errors.ts"
 import {
+  bitrateOf,
+  InvalidGeometry as GeometryError,
+  InvalidScoreRequest,
   type LadderJob,
   type LadderProvenance,
   type LadderRenditionResult,
   type LadderResult,
+  nearestRank,
+  type RawGeometry,
   type RenditionSummary,
-  worstFrameCount
-} from "../scorer/ladder.ts"
-import { bitrateOf, upperHull, worstFrames } from "../scorer/ladder-summary.ts"
-import { nearestRank } from "../scorer/pooling.ts"
-import type { RawGeometry, ScoreJob } from "../scorer/request.ts"
-import type { ScoreHooks, ScoreResult, Scorer } from "../scorer/scorer.ts"
-import { scoreFeature } from "../scorer/scorer.ts"
+  type ScoreError,
+  scoreFeature,
+  type ScoreJob,
+  type Scorer,
+  type ScoreResult,
+  upperHull,
+  worstFrameCount,
+  worstFrames
+} from "../scorer/index.ts"
+import { thumbnailFrames } from "./thumbnails.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
 import {
   colorMatrixOf,
   feedOf,
-  frameBytes,
+  type FrameSource,
   frameRateOf,
   frameSource,
   geometryOf,
+  type InputHooks,
   notAVideo,
   openAndProbe,
   provenanceOf,
-  type Side
+  type Side,
+  scoredInput,
+  sidePictures
 } from "./score.ts"
+import { y4mFrameCount } from "./y4m.ts"
 
-export interface LadderHooks<E> extends ScoreHooks<E> {
+export type LadderHooks<E> = InputHooks<E> & {
   /** Frames read or decoded so far by rendition `index` (request order). */
   readonly onRenditionProgress?: (index: number, frames: number) => Effect.Effect<void>
 }
@@ -47,10 +57,8 @@ const durationOf = (side: Side): number => {
     case "Encoded":
       return side.format.stream.durationSeconds
     case "Y4m": {
-      const { geometry, headerBytes, frameRate } = side.format
-      // Each frame is a "FRAME\n" line and its planes (frame lines rarely carry parameters).
-      const frames = Math.floor((side.input.size - headerBytes) / (frameBytes(geometry) + 6))
-      return frameRate > 0 ? frames / frameRate : 0
+      const { frameRate } = side.format
+      return frameRate > 0 ? y4mFrameCount(side.format, side.input.size) / frameRate : 0
     }
     case "Raw":
       return 0
@@ -173,6 +181,32 @@ export const scoreLadderInputs = <E = never>(
 
       const decoder = referenceSource.decoder ?? sources.find((source) => source.decoder)?.decoder ?? ""
       const referenceInput = provenanceOf(reference, ladder.referenceGeometry)
+      const scored = yield* Effect.forEach(ladder.renditions, (rendition, index) =>
+        scoredInput(
+          sides[index] as Side,
+          rendition.job.geometry,
+          sources[index] as FrameSource,
+          target,
+          rendition.job.scale
+        )
+      )
+      // With shots, each rendition's worst shots' worst frames as pictures, the reference beside
+      // the rendition (an encoded side decoded again for those frames only), as a pair score has.
+      const thumbnails = yield* Effect.forEach(ladder.renditions, (rendition, index) => {
+        const result = scores.results[index] as ScoreResult
+        return shared.shots
+          ? sidePictures(
+              rendition.job,
+              target,
+              thumbnailFrames(result.shots, result.worst_shots),
+              [
+                { side: reference, skip: shared.frameSkipRef, isDistorted: false },
+                { side: sides[index] as Side, skip: rendition.job.frameSkipDist, isDistorted: true }
+              ],
+              hooks.admitMemory
+            )
+          : Effect.succeed([])
+      })
       const renditions: Array<LadderRenditionResult> = ladder.renditions.map((rendition, index) => {
         const result = scores.results[index] as ScoreResult
         const side = sides[index] as Side
@@ -180,13 +214,14 @@ export const scoreLadderInputs = <E = never>(
         return {
           label: rendition.label,
           ...result,
+          thumbnails: thumbnails[index] ?? [],
           frames: shared.perFrame ? result.frames : [],
           provenance: {
             ...result.provenance,
             decoder: referenceSource.decoder ?? sources[index]?.decoder ?? "",
             reference_input: referenceInput,
-            distorted_input: provenanceOf(side, rendition.job.geometry),
-            scaling: sources[index]?.scaling ?? "none"
+            distorted_input: scored[index]?.input ?? provenanceOf(side, rendition.job.geometry),
+            scaling: scored[index]?.scaling ?? "none"
           },
           summary
         }

@@ -16,6 +16,7 @@
 import { Data, Effect, type Scope } from "effect"
 import { constants } from "node:fs"
 import { type FileHandle, open, readlink } from "node:fs/promises"
+import { InputNotFound, UnreadableInput, UnsupportedInput } from "../scorer/index.ts"
 
 /** What the opened descriptor is, in words a caller's error message can use. */
 export type InputKind = "regular file" | "directory" | "FIFO" | "socket" | "character device" | "block device" | "other"
@@ -117,3 +118,51 @@ export const openLocated = (located: LocatedInput): Effect.Effect<OpenedInput, O
     ...located,
     fd: handle.fd
   }))
+
+/**
+ * Who may be read: the scoring roots of the caller, applied around the one open of each input.
+ * `beforeOpen` sees the input as written (nothing outside the roots is even located), `opened`
+ * sees where the located (`O_PATH`, not yet opened) descriptor really points, `missing` decides
+ * what a missing input reports.
+ */
+export interface InputGuard<E> {
+  /** `shown`: the input as the request wrote it (a file:// URL), quoted by refusals; default the path. */
+  readonly beforeOpen: (path: string, shown?: string) => Effect.Effect<void, E>
+  readonly opened: (input: LocatedInput, shown?: string) => Effect.Effect<void, E>
+  readonly missing: (path: string, shown?: string) => Effect.Effect<never, E | InputNotFound>
+}
+
+/** No roots (svc-server without SVC_INPUT_ROOTS): any path, a missing one reported as missing. */
+export const unguarded: InputGuard<never> = {
+  beforeOpen: () => Effect.void,
+  opened: () => Effect.void,
+  missing: (path, shown = path) => Effect.fail(new InputNotFound({ path: shown }))
+}
+
+/**
+ * Opens an input once, for the scope, and checks it on its descriptor: the guard before and
+ * after the open, then its kind (only regular files are scored; a FIFO or device is never read).
+ */
+export const openChecked = <E>(
+  path: string,
+  guard: InputGuard<E>,
+  shown: string = path
+): Effect.Effect<OpenedInput, E | InputNotFound | UnreadableInput | UnsupportedInput, Scope.Scope> =>
+  Effect.gen(function* () {
+    yield* guard.beforeOpen(path, shown)
+    const unopenable = {
+      InputMissing: () => guard.missing(path, shown),
+      InputUnopenable: (error: { readonly reason: string }) =>
+        Effect.fail(new UnreadableInput({ message: `input "${path}" cannot be opened: ${error.reason}` }))
+    }
+    // Located, not opened: its real path and kind are checked before anything is opened for reading.
+    const located = yield* locateInput(path).pipe(Effect.catchTags(unopenable))
+    yield* guard.opened(located, shown)
+    if (located.kind !== "regular file") {
+      const article = located.kind === "other" ? "not a regular file" : `a ${located.kind}`
+      return yield* new UnsupportedInput({
+        message: `input "${path}" is ${article}; only regular files are scored`
+      })
+    }
+    return yield* openLocated(located).pipe(Effect.catchTags(unopenable))
+  })

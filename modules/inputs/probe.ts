@@ -4,24 +4,15 @@
  * ffprobe), or raw planar YUV (no magic: its geometry must come from the request's options).
  */
 import { Data, Effect } from "effect"
-import { read } from "node:fs"
-import type { RawGeometry } from "../scorer/request.ts"
+import type { RawGeometry } from "../scorer/index.ts"
 import { blindProbeLimits, decoderMemoryAtLeast, headerProbeLimits, probeLimits } from "./decoder-memory.ts"
 import { type DecoderFailed, type DecoderMissing, Ffmpeg, type ProbedStream } from "./ffmpeg.ts"
+import { isY4mSignature, parseY4mHeader, readAt, type UnusableInput, type Y4mHeader, y4mHeaderLimit } from "./y4m.ts"
 
 export type InputFormat =
   | { readonly _tag: "Raw" }
-  | {
-      readonly _tag: "Y4m"
-      readonly geometry: RawGeometry
-      readonly headerBytes: number
-      /** Frames per second from the header's F tag; 0 when it has none. */
-      readonly frameRate: number
-    }
+  | ({ readonly _tag: "Y4m" } & Y4mHeader)
   | { readonly _tag: "Encoded"; readonly stream: ProbedStream }
-
-/** The input's bytes say what it is, but it cannot be used (bad Y4M header, unsupported layout). */
-export class UnusableInput extends Data.TaggedError("UnusableInput")<{ readonly message: string }> {}
 
 /** Decoding the input can never fit the memory budget (known from its headers, before any frame is decoded). */
 export class DecoderTooLarge extends Data.TaggedError("DecoderTooLarge")<{
@@ -57,18 +48,6 @@ const probeEncoded = (
     return { ...decoded, declaredFrames: headers.right.declaredFrames ?? decoded.declaredFrames }
   })
 
-/** Reads up to `length` bytes at `position` without blocking the event loop. */
-export const readAt = (fd: number, buffer: Uint8Array, position: number): Effect.Effect<number, UnusableInput> =>
-  Effect.async<number, UnusableInput>((resume) => {
-    read(fd, buffer, 0, buffer.length, position, (error, bytesRead) =>
-      resume(
-        error
-          ? Effect.fail(new UnusableInput({ message: `cannot read: ${error.code ?? error.message}` }))
-          : Effect.succeed(bytesRead)
-      )
-    )
-  })
-
 const ascii = (bytes: Uint8Array, from: number, to: number) => String.fromCharCode(...bytes.subarray(from, to))
 
 /** An H.264 or HEVC NAL unit that starts an Annex B stream (SEI, SPS, AUD; VPS, SPS, PPS, AUD, SEI). */
@@ -95,50 +74,6 @@ const hasVideoMagic = (head: Uint8Array): boolean => {
   return false
 }
 
-/** Y4M colour spaces (the part after "C") the scorer reads. */
-const y4mColourSpaces: Readonly<Record<string, Pick<RawGeometry, "pixelFormat" | "bitdepth">>> = {
-  "420": { pixelFormat: 420, bitdepth: 8 },
-  "420jpeg": { pixelFormat: 420, bitdepth: 8 },
-  "420paldv": { pixelFormat: 420, bitdepth: 8 },
-  "420mpeg2": { pixelFormat: 420, bitdepth: 8 },
-  "422": { pixelFormat: 422, bitdepth: 8 },
-  "444": { pixelFormat: 444, bitdepth: 8 },
-  "420p10": { pixelFormat: 420, bitdepth: 10 },
-  "422p10": { pixelFormat: 422, bitdepth: 10 },
-  "444p10": { pixelFormat: 444, bitdepth: 10 },
-  "420p12": { pixelFormat: 420, bitdepth: 12 },
-  "422p12": { pixelFormat: 422, bitdepth: 12 },
-  "444p12": { pixelFormat: 444, bitdepth: 12 },
-  "420p16": { pixelFormat: 420, bitdepth: 16 },
-  "422p16": { pixelFormat: 422, bitdepth: 16 },
-  "444p16": { pixelFormat: 444, bitdepth: 16 }
-}
-
-const y4mHeader = (head: Uint8Array, path: string): Effect.Effect<InputFormat, UnusableInput> => {
-  const end = head.indexOf(0x0a)
-  if (end < 0) return Effect.fail(new UnusableInput({ message: `${path}: bad Y4M header: no end of line` }))
-  const fields = ascii(head, 0, end).split(" ").slice(1)
-  const value = (tag: string) => fields.find((field) => field.startsWith(tag))?.slice(1)
-  const width = Number(value("W"))
-  const height = Number(value("H"))
-  const colourSpace = value("C") ?? "420"
-  const layout = y4mColourSpaces[colourSpace]
-  if (
-    !Number.isInteger(width) ||
-    !Number.isInteger(height) ||
-    width < 1 ||
-    height < 1 ||
-    width > 16384 ||
-    height > 16384
-  )
-    return Effect.fail(new UnusableInput({ message: `${path}: Y4M header lacks a valid width and height` }))
-  if (!layout)
-    return Effect.fail(new UnusableInput({ message: `${path}: unsupported Y4M colour space C${colourSpace}` }))
-  const [num, den] = (value("F") ?? "").split(":").map(Number)
-  const frameRate = num && den && num > 0 && den > 0 ? num / den : 0
-  return Effect.succeed({ _tag: "Y4m", geometry: { width, height, ...layout }, headerBytes: end + 1, frameRate })
-}
-
 /**
  * Says what the input behind `fd` is. Bytes with a video magic number are decoded (ffprobe
  * describes them; no ffmpeg is an error). Bytes without one are raw YUV when the request gives
@@ -152,10 +87,10 @@ export const probeInput = (
   budget: number | undefined
 ): Effect.Effect<InputFormat, UnusableInput | DecoderTooLarge | DecoderMissing | DecoderFailed, Ffmpeg> =>
   Effect.gen(function* () {
-    const head = new Uint8Array(512)
+    const head = new Uint8Array(y4mHeaderLimit)
     const length = yield* readAt(fd, head, 0)
     const bytes = head.subarray(0, length)
-    if (ascii(bytes, 0, 10) === "YUV4MPEG2 ") return yield* y4mHeader(bytes, path)
+    if (isY4mSignature(bytes)) return { _tag: "Y4m", ...(yield* parseY4mHeader(bytes, path)) } as const
     const ffmpeg = yield* Ffmpeg
     if (hasVideoMagic(bytes)) return { _tag: "Encoded", stream: yield* probeEncoded(fd, budget) } as const
     if (rawAllowed) return { _tag: "Raw" } as const

@@ -10,28 +10,29 @@
  * depth are the target; a distorted video of another size is scaled to it (`options.scale`,
  * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
  */
-import { Effect, type Scope, Stream } from "effect"
+import { Effect, Option, type Scope, Stream } from "effect"
 import {
+  autoModel,
+  type ColorMatrix,
+  type FedSide,
+  type Feed,
+  type InputInfo,
   InvalidGeometry,
   InvalidScoreRequest,
-  type ScoreError,
-  ScoreTooLarge,
-  UnreadableInput
-} from "../scorer/errors.ts"
-import { type ColorMatrix, rawGeometryRequired, type RawGeometry, type ScoreJob } from "../scorer/request.ts"
-import {
-  type Feed,
-  type FedSide,
-  type InputInfo,
-  openChecked,
+  type InputChange,
   type Provenance,
+  type RawGeometry,
+  rawGeometryRequired,
+  type ScoreError,
   type ScoreHooks,
-  type ScoreResult,
+  type ScoreJob,
   type Scorer,
+  type ScoreResult,
+  ScoreTooLarge,
   segmentReadFrames,
   segmentReadStart,
-  unguarded
-} from "../scorer/scorer.ts"
+  UnreadableInput
+} from "../scorer/index.ts"
 import { decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
 import {
   type Child,
@@ -39,30 +40,20 @@ import {
   type DecoderMissing,
   Ffmpeg,
   type ProbedStream,
+  type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
 import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf } from "./frames.ts"
-import type { OpenedInput, OpenInputError } from "./open.ts"
-import {
-  type DecoderTooLarge,
-  ffmpegPixelFormat,
-  type InputFormat,
-  layoutOf,
-  probeInput,
-  type UnusableInput
-} from "./probe.ts"
-import { filePictures, pairThumbnails, thumbnailFrames, thumbnailOf } from "../scorer/thumbnails.ts"
+import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
+import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
+import { filePictures, pairThumbnails, renderThumbnails, thumbnailFrames, thumbnailOf } from "./thumbnails.ts"
+import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
+
+/** A score's hooks (scorer/hooks.ts) and the caller's scoring roots, applied to each open (default `unguarded`). */
+export type InputHooks<E = never> = ScoreHooks<E> & { readonly guard?: InputGuard<E> }
 
 /** The provenance fields of the inputs. */
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
-
-/** Bytes of one frame in the scorer's raw planar layout. */
-export const frameBytes = (geometry: RawGeometry): number => {
-  const chromaWidth = geometry.pixelFormat === 444 ? geometry.width : Math.ceil(geometry.width / 2)
-  const chromaHeight = geometry.pixelFormat === 420 ? Math.ceil(geometry.height / 2) : geometry.height
-  const samples = geometry.width * geometry.height + 2 * chromaWidth * chromaHeight
-  return geometry.bitdepth > 8 ? samples * 2 : samples
-}
 
 const describeGeometry = (geometry: RawGeometry) =>
   `${geometry.width}x${geometry.height} ${geometry.pixelFormat} ${geometry.bitdepth}-bit`
@@ -111,7 +102,7 @@ export interface Side {
 }
 
 /** Opens an input once through the caller's scoring-roots guard (regular files only), then probes its bytes. */
-export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: ScoreHooks<E>, shown: string = path) =>
+export const openAndProbe = <E>(path: string, rawAllowed: boolean, hooks: InputHooks<E>, shown: string = path) =>
   Effect.gen(function* () {
     const input = yield* openChecked(path, hooks.guard ?? unguarded, shown)
     const format = yield* probeInput(input.fd, path, rawAllowed, hooks.memoryBudget).pipe(
@@ -149,7 +140,7 @@ export const provenanceOf = (side: Side, geometry: RawGeometry | undefined): Inp
 export const scoreInputs = <E = never>(
   scorer: Scorer,
   job: ScoreJob,
-  hooks: ScoreHooks<E> = {}
+  hooks: InputHooks<E> = {}
 ): Effect.Effect<ScoreResult, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -169,7 +160,7 @@ export const scoreInputs = <E = never>(
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
       if (fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
         // The descriptors opened and checked above: each input is opened and checked once.
-        const result = yield* scorer.score(job, hooks, { reference: ref.input, distorted: dis.input })
+        const result = yield* scoreFileJob(scorer, job, hooks, ref.input, dis.input, target)
         return withInputs(result, {
           decoder: "",
           reference_input: provenanceOf(ref, job.geometry),
@@ -178,6 +169,63 @@ export const scoreInputs = <E = never>(
         })
       }
       return yield* scoreFrames(scorer, job, hooks, ref, dis)
+    })
+  )
+
+/**
+ * The scorer's file job on a pair opened and checked once (raw YUV / Y4M, named as their bytes
+ * are), with the thumbnails of its worst shots read back from the same descriptors.
+ * `geometry`: the frames' layout (the request's, or the reference's Y4M header).
+ */
+const scoreFileJob = <E>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E>,
+  reference: OpenedInput,
+  distorted: OpenedInput,
+  geometry: RawGeometry | undefined
+): Effect.Effect<ScoreResult, ScoreError | E> =>
+  Effect.gen(function* () {
+    const result = yield* scorer.score(job, { reference, distorted, referenceSize: geometry }, hooks)
+    if (!job.shots || geometry === undefined) return result
+    const thumbnails = yield* renderThumbnails(
+      {
+        reference: { fd: reference.fd, y4m: isY4mName(job.reference), skip: job.frameSkipRef },
+        distorted: { fd: distorted.fd, y4m: isY4mName(job.distorted), skip: job.frameSkipDist }
+      },
+      geometry,
+      job.subsample,
+      thumbnailFrames(result.shots, result.worst_shots)
+    )
+    return { ...result, thumbnails }
+  })
+
+/**
+ * Scores a pair of raw YUV / Y4M files with the scorer's file job, as named (the library reads
+ * and validates them: no probing), each opened once through the caller's guard: the way in for
+ * the native scorer's own tests and measurements.
+ */
+export const scoreFiles = <E = never>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: InputHooks<E> = {}
+): Effect.Effect<ScoreResult, ScoreError | E> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const guard: InputGuard<E> = hooks.guard ?? unguarded
+      if (job.geometry) yield* scorer.checkFrame(job, job.geometry)
+      const reference = yield* openChecked(job.reference, guard, job.referenceAsSent)
+      const distorted = yield* openChecked(job.distorted, guard, job.distortedAsSent)
+      // The reference's Y4M header gives "auto" its size and the thumbnails their layout.
+      const needsHeader = job.models.includes(autoModel) || job.shots !== undefined
+      const geometry =
+        job.geometry ??
+        (needsHeader && isY4mName(job.reference)
+          ? (yield* readY4mHeader(reference.fd, job.reference).pipe(
+              Effect.mapError((error) => new InvalidGeometry({ message: error.message }))
+            )).geometry
+          : undefined)
+      return yield* scoreFileJob(scorer, job, hooks, reference, distorted, geometry)
     })
   )
 
@@ -233,8 +281,10 @@ export interface FrameSource {
   readonly side: FedSide
   /** The ffmpeg child writing the side's pipe once started; its exit decides whether the pipe's end is the clip's. */
   readonly child: () => Child | undefined
-  /** The refusal of a decode that changed shape at a frame (undefined for a file). */
+  /** The refusal of a decode that changed shape at a frame (undefined for a file, or a side whose changes are scaled). */
   readonly changed: ((frame: number) => string) | undefined
+  /** The index of the side's frame at a time its decoder logged. */
+  readonly frameAt: (seconds: number) => Effect.Effect<number>
   /** The decoder's admitted memory (0 for a file the library reads). */
   readonly memory: number
   /** Starts the decoder (after admission), for the scope of the score. */
@@ -243,6 +293,8 @@ export interface FrameSource {
   readonly frames: FrameCap | undefined
   /** "bicubic 960x540 -> 1920x1080" when the side is scaled; undefined otherwise. */
   readonly scaling: string | undefined
+  /** After the decode: the frames where a scaled side changed size or pixel format (none for a file). */
+  readonly shapeChanges: Effect.Effect<ReadonlyArray<InputChange>>
   /** `ffmpeg -version`'s first line when an ffmpeg child decodes the side. */
   readonly decoder: string | undefined
 }
@@ -292,10 +344,12 @@ export const frameSource = (
           side: { fd, kind, name: path, skip: settings.skip },
           child: () => undefined,
           changed: undefined,
+          frameAt: () => Effect.succeed(0),
           memory: 0,
           start: Effect.void,
           frames: undefined,
           scaling: undefined,
+          shapeChanges: Effect.succeed([]),
           decoder: undefined
         } satisfies FrameSource
       }
@@ -317,6 +371,11 @@ export const frameSource = (
         const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
         const frames = frameCapOf(stream.declaredFrames, ffmpeg.limits.maxFrames)
         const { cpuSeconds } = ffmpeg.limits
+        // A distorted side that may be scaled is scaled frame by frame, also after a change, and
+        // its changes are listed; any other side must keep its shape.
+        const scaleTo = settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined
+        const listsChanges = scaleTo !== undefined
+        const frameAt = yield* frameIndexer(ffmpeg, fd, seek ?? 0, stream.frameRate)
         let child: Child | undefined
         const start = ffmpeg
           .decode(
@@ -325,9 +384,9 @@ export const frameSource = (
               width: target.width,
               height: target.height,
               pixelFormat: ffmpegPixelFormat(target),
-              // A distorted side that may be scaled is scaled frame by frame, also after a change.
-              scale: settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined,
-              source: shapeOf(stream)
+              scale: scaleTo,
+              source: shapeOf(stream),
+              shapeChanges: listsChanges ? "list" : "stop"
             },
             pipe.write,
             // One frame past the cap: an overrun shows as a frame too many, and stops there.
@@ -349,21 +408,102 @@ export const frameSource = (
         return {
           side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? settings.skip : 0 },
           child: () => child,
-          changed: (frame: number) =>
-            settings.isDistorted
-              ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
-              : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
+          changed: listsChanges
+            ? undefined
+            : (frame: number) =>
+                settings.isDistorted
+                  ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
+                  : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
+          frameAt,
           memory,
           start,
           frames,
           scaling: algorithm
             ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
             : undefined,
+          shapeChanges: Effect.suspend(() =>
+            child === undefined ? Effect.succeed([]) : changesOf(ffmpeg, stream, child.shapeRuns(), frameAt)
+          ),
           decoder
         } satisfies FrameSource
       }
     }
   }).pipe(Effect.mapError((error) => (error._tag === "DecoderMissing" ? asScoreError(path)(error) : error)))
+
+/**
+ * A scored side's provenance: what it was, the changes of shape its decoder scaled or converted,
+ * and its scaling ("none" when no frame was scaled), which names every size scaled.
+ */
+export const scoredInput = (
+  side: Side,
+  geometry: RawGeometry | undefined,
+  source: FrameSource,
+  target: RawGeometry,
+  scale: ScoreJob["scale"]
+): Effect.Effect<{ readonly input: InputInfo; readonly scaling: string | undefined }> =>
+  Effect.map(source.shapeChanges, (changes) => {
+    const input = provenanceOf(side, geometry)
+    if (changes.length === 0) return { input, scaling: source.scaling }
+    const sizes = [input, ...changes]
+      .map((shape) => `${shape.width}x${shape.height}`)
+      .filter((size, index, all) => size !== `${target.width}x${target.height}` && all.indexOf(size) === index)
+    return {
+      input: { ...input, changes },
+      scaling: sizes.length === 0 ? source.scaling : `${scale} ${sizes.join(", ")} -> ${target.width}x${target.height}`
+    }
+  })
+
+/**
+ * The index (decode order, from 0) of an input's frame at a presentation time its decoder logged
+ * (`seconds` after the decode's start, which is `offset` seconds into the input): the nearest of
+ * the container's packet times, listed once when first needed; by the frame rate without them.
+ */
+const frameIndexer = (ffmpeg: Ffmpeg, fd: number, offset: number, frameRate: number) =>
+  Effect.map(
+    Effect.cached(Effect.option(ffmpeg.frameTimes(fd, headerProbeLimits))),
+    (listed) =>
+      (seconds: number): Effect.Effect<number> =>
+        Effect.map(listed, (found) => {
+          const times = Option.getOrUndefined(found)
+          const at = seconds + offset + (times?.startSeconds ?? 0)
+          if (times?.times === undefined || times.times.length === 0)
+            return Math.max(0, Math.round((seconds + offset) * frameRate))
+          let nearest = 0
+          for (const [index, time] of times.times.entries())
+            if (Math.abs(time - at) < Math.abs((times.times[nearest] ?? 0) - at)) nearest = index
+          return nearest
+        })
+  )
+
+/**
+ * A scaled side's changes of shape, from its decoder's runs of changed frames: where each run
+ * starts, and where the stream returns to its first shape (a gap before the next run, or frames
+ * after the last).
+ */
+const changesOf = (
+  ffmpeg: Ffmpeg,
+  stream: ProbedStream,
+  runs: ReadonlyArray<ShapeRun>,
+  frameAt: (seconds: number) => Effect.Effect<number>
+): Effect.Effect<ReadonlyArray<InputChange>> =>
+  Effect.gen(function* () {
+    if (runs.length === 0) return []
+    const first = { width: stream.width, height: stream.height, pixel_format: stream.pixelFormat }
+    const starts = yield* Effect.forEach(runs, (run) => frameAt(run.firstSeconds))
+    // A return after the last run is listed only where the container says how many frames follow.
+    const total = stream.declaredFrames ?? 0
+    const changes: Array<InputChange> = []
+    for (const [index, run] of runs.entries()) {
+      const start = starts[index] ?? 0
+      const name = yield* Effect.orElseSucceed(ffmpeg.pixelFormatName(run.format), () => `format ${run.format}`)
+      changes.push({ frame: start, width: run.width, height: run.height, pixel_format: name })
+      const end = start + run.frames
+      const next = starts[index + 1]
+      if ((next === undefined && end < total) || (next !== undefined && next > end))
+        changes.push({ frame: end, ...first })
+    }
+    return changes
+  })
 
 /**
  * Where a segment's decode of an encoded input starts: the time halfway between the frame before
@@ -394,6 +534,7 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
       path: source.side.name,
       child: source.child,
       changed: source.changed,
+      frameAt: source.frameAt,
       skip: source.side.skip,
       frames: source.frames
     })),
@@ -409,11 +550,12 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
  * (only those frames come out, scaled to the reference's size as when scored), one frame held at
  * a time. Best effort: a side that cannot give them leaves the result without thumbnails.
  */
-const sidePictures = (
+export const sidePictures = <E>(
   job: ScoreJob,
   target: RawGeometry,
   frames: ReadonlyArray<number>,
-  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>
+  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>,
+  admitMemory: ScoreHooks<E>["admitMemory"]
 ) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
@@ -426,23 +568,31 @@ const sidePictures = (
       const { stream } = side.format
       const resize = stream.width !== target.width || stream.height !== target.height
       const byFrame = new Map<number, string>()
-      return ffmpeg
-        .decodeSelected(
-          fd,
-          {
-            width: target.width,
-            height: target.height,
-            pixelFormat: ffmpegPixelFormat(target),
-            scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
-          },
-          frames.map((frame) => skip + frame * job.subsample),
-          frameBytes(target),
-          async (index, raw) => {
-            const url = await thumbnailOf(raw, target)
-            if (url) byFrame.set((index - skip) / job.subsample, url)
-          }
+      // The thumbnails' decoder is admitted and walled in like the score's (after the score's
+      // memory was given back): one that does not fit now leaves the result without thumbnails.
+      const threads = Math.max(1, job.threads)
+      const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
+      return Effect.scoped(
+        Effect.zipRight(
+          admitMemory ? admitMemory(memory) : Effect.void,
+          ffmpeg.decodeSelected(
+            fd,
+            {
+              width: target.width,
+              height: target.height,
+              pixelFormat: ffmpegPixelFormat(target),
+              scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
+            },
+            frames.map((frame) => skip + frame * job.subsample),
+            frameBytes(target),
+            { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads, memory },
+            async (index, raw) => {
+              const url = await thumbnailOf(raw, target)
+              if (url) byFrame.set((index - skip) / job.subsample, url)
+            }
+          )
         )
-        .pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
+      ).pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
     })
     const [reference = new Map(), distorted = new Map()] = pictures
     return pairThumbnails(frames, reference, distorted)
@@ -477,7 +627,6 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       { ...settings, skip: job.frameSkipDist + segmentReadStart(job), isDistorted: true, window },
       target
     )
-    const scaling = disSource.scaling ?? refSource.scaling ?? "none"
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
     // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream. The library reads
     // no header of a fed side: the reference's rate (xpsnr) and matrix (ssimulacra2) come from here.
@@ -509,18 +658,25 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
     const thumbnails = job.shots
-      ? yield* sidePictures(job, target, thumbnailFrames(aggregate.shots, aggregate.worst_shots), [
-          { side: ref, skip: job.frameSkipRef, isDistorted: false },
-          { side: dis, skip: job.frameSkipDist, isDistorted: true }
-        ])
+      ? yield* sidePictures(
+          job,
+          target,
+          thumbnailFrames(aggregate.shots, aggregate.worst_shots),
+          [
+            { side: ref, skip: job.frameSkipRef, isDistorted: false },
+            { side: dis, skip: job.frameSkipDist, isDistorted: true }
+          ],
+          hooks.admitMemory
+        )
       : []
+    const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
       { ...aggregate, frames, thumbnails },
       {
         decoder,
         reference_input: provenanceOf(ref, job.geometry),
-        distorted_input: provenanceOf(dis, job.geometry),
-        scaling
+        distorted_input: distorted.input,
+        scaling: distorted.scaling ?? refSource.scaling ?? "none"
       }
     )
   })
@@ -534,7 +690,7 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
 export const countTitleFrames = <E = never>(
   scorer: Scorer,
   job: ScoreJob,
-  hooks: ScoreHooks<E> = {}
+  hooks: InputHooks<E> = {}
 ): Effect.Effect<number, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -562,7 +718,7 @@ export const countTitleFrames = <E = never>(
                 subsample: 1,
                 segment: undefined
               },
-              { reference: side.input, distorted: side.input }
+              { reference: side.input, distorted: side.input, referenceSize: geometryOf(side, job.geometry) }
             )
       const refFrames = yield* count(ref, job.reference, job.frameSkipRef)
       const disFrames = yield* count(dis, job.distorted, job.frameSkipDist)

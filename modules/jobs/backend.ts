@@ -4,16 +4,22 @@
  * SVC_STORE_PATH with node sessions in this process's memory.
  */
 import { Effect, Layer } from "effect"
-import { storeSelection } from "./config.ts"
+import { sessionSettings, storeSelection } from "./config.ts"
 import { postgresBackend } from "./postgres/store.ts"
-import { DEFAULT_SESSION_SETTINGS, nodeSessionsLayer, type SessionSettings } from "./sessions.ts"
+import { nodeSessionsLayer, type SessionSettings } from "./sessions.ts"
 import { sqliteJobStoreAt } from "./sqlite-store.ts"
 
-export const jobBackendLive = (sessionSettings: SessionSettings = DEFAULT_SESSION_SETTINGS) =>
+/** With no `settings`, the session timings are read from the environment (config.ts `sessionSettings`). */
+export const jobBackendLive = (settings?: SessionSettings) =>
   Layer.unwrapEffect(
-    Effect.map(storeSelection, (selection) =>
-      selection._tag === "Postgres"
-        ? postgresBackend(selection.settings, sessionSettings)
-        : Layer.merge(sqliteJobStoreAt(selection.path), nodeSessionsLayer(sessionSettings))
+    Effect.map(
+      Effect.all({
+        selection: storeSelection,
+        timings: settings === undefined ? sessionSettings : Effect.succeed(settings)
+      }),
+      ({ selection, timings }) =>
+        selection._tag === "Postgres"
+          ? postgresBackend(selection.settings, timings)
+          : Layer.merge(sqliteJobStoreAt(selection.path), nodeSessionsLayer(timings))
     )
   )

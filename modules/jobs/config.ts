@@ -1,6 +1,7 @@
 /** Settings of the job store, read with Effect Config (refusals name the variable). */
 import { Config, Either, Option } from "effect"
 import { integerIn, invalid, optionalText, text } from "../config/env.ts"
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
 
 export const STORE_PATH_VARIABLE = "SVC_STORE_PATH"
 export const DEFAULT_STORE_PATH = "/data/jobs.sqlite"
@@ -61,3 +62,36 @@ export const defaultSegmentFrames = (min: number, max: number): Config.Config<nu
       ? Either.right(value)
       : Either.left(invalid(SEGMENT_FRAMES_VARIABLE, `must be 0 (one piece) or from ${min} to ${max}; got ${value}`))
   )
+
+export const HEARTBEAT_INTERVAL_VARIABLE = "SVC_NODE_HEARTBEAT_INTERVAL_MS"
+export const SESSION_TTL_VARIABLE = "SVC_NODE_SESSION_TTL_MS"
+export const REQUEUE_GRACE_VARIABLE = "SVC_NODE_REQUEUE_GRACE_MS"
+export const SWEEP_INTERVAL_VARIABLE = "SVC_REQUEUE_SWEEP_INTERVAL_MS"
+
+/**
+ * Node session timings (defaults: DEFAULT_SESSION_SETTINGS). The TTL must exceed the heartbeat
+ * interval, or every session would lapse between two heartbeats. Short values are for tests and
+ * small clusters that want a lost node's work back sooner.
+ */
+export const sessionSettings: Config.Config<SessionSettings> = Config.mapOrFail(
+  Config.all({
+    heartbeatIntervalMillis: integerIn(
+      HEARTBEAT_INTERVAL_VARIABLE,
+      DEFAULT_SESSION_SETTINGS.heartbeatIntervalMillis,
+      50,
+      600_000
+    ),
+    ttlMillis: integerIn(SESSION_TTL_VARIABLE, DEFAULT_SESSION_SETTINGS.ttlMillis, 100, 3_600_000),
+    requeueGraceMillis: integerIn(REQUEUE_GRACE_VARIABLE, DEFAULT_SESSION_SETTINGS.requeueGraceMillis, 0, 86_400_000),
+    sweepIntervalMillis: integerIn(SWEEP_INTERVAL_VARIABLE, DEFAULT_SESSION_SETTINGS.sweepIntervalMillis, 50, 600_000)
+  }),
+  (settings) =>
+    settings.ttlMillis > settings.heartbeatIntervalMillis
+      ? Either.right(settings)
+      : Either.left(
+          invalid(
+            SESSION_TTL_VARIABLE,
+            `must be longer than ${HEARTBEAT_INTERVAL_VARIABLE} (${settings.heartbeatIntervalMillis}); got ${settings.ttlMillis}`
+          )
+        )
+)

@@ -18,6 +18,6 @@ export * from "./store.ts"
 
 /**
  * JobService on PostgreSQL (SVC_STORE_URL, sessions in the database) or on the SQLite store at
- * SVC_STORE_PATH with in-memory node sessions; default timings.
+ * SVC_STORE_PATH with in-memory node sessions; session timings from the environment.
  */
 export const JobServiceLive = jobServiceLayer.pipe(Layer.provide(jobBackendLive()))

@@ -8,9 +8,9 @@ import { Chunk, Effect, Either, Stream, TestClock, TestContext } from "effect"
 import fc from "fast-check"
 import type { Job } from "./model.ts"
 import type { JobServiceShape } from "./service.ts"
-import { type Backend, type RawRow, rowsOf } from "./testing/backends.ts"
-import { describeContract } from "./testing/contract.ts"
-import { node, request, result, rootsOf, withController, writer } from "./testing/support.ts"
+import { type Backend, type RawRow, rowsOf } from "../../test/support/job-store/backends.ts"
+import { describeContract } from "../../test/support/job-store/contract.ts"
+import { node, request, result, rootsOf, withController, writer } from "../../test/support/job-store/support.ts"
 
 const TENANTS = ["a", "b", "A", "a ", " a", "' OR '1'='1", "%", "_", "b\u0000", ""] as const
 const tenant = fc.constantFrom(...TENANTS)

@@ -3,10 +3,14 @@
  * schemas that decode the JSON columns back (a corrupt row is a typed store failure, not a crash).
  */
 import { Either, Schema } from "effect"
-import { LadderRequest, type LadderResult } from "../scorer/ladder.ts"
-import { ScoreRequest } from "../scorer/request.ts"
-import { type PercentileName, percentileNames } from "../scorer/pooling.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import {
+  LadderRequest,
+  type LadderResult,
+  type PercentileName,
+  percentileNames,
+  ScoreRequest,
+  type ScoreResult
+} from "../scorer/index.ts"
 
 /** A ladder job's request: one reference, many renditions (stored as `{"ladder": ...}`). */
 export interface LadderJobRequest {
@@ -83,9 +87,6 @@ export interface JobSegment {
 /** Hand-outs of one segment at most: a segment whose node is lost this many times fails the job. */
 export const MAX_SEGMENT_ATTEMPTS = 3
 
-/** Most reports in one ReportResults call (svc.v1 ReportResultsRequest.reports). */
-export const MAX_REPORTS_PER_CALL = 64
-
 /** A job handed to a node by PullWork: it carries its tenant's scoring roots (seed 5.5.5). */
 export interface PulledJob extends Job {
   readonly scoringRoots: ReadonlyArray<string>
@@ -105,18 +106,8 @@ export interface JobFilter {
 export const DEFAULT_LIST_LIMIT = 1000
 export const MAX_LIST_LIMIT = 10_000
 
-/**
- * Per-frame results travel in pages of at most this many frames (ReportResult from a node, Job
- * messages to callers), so a full-length title never needs one message of its whole result.
- */
-export const MAX_FRAMES_PER_MESSAGE = 2000
-
-/**
- * A ladder's page of per-frame results: each rendition carries at most this many frames from
- * one offset, so one message still holds at most MAX_FRAMES_PER_MESSAGE frames in all.
- */
-export const framesPerRenditionPage = (renditions: number): number =>
-  Math.max(1, Math.floor(MAX_FRAMES_PER_MESSAGE / Math.max(1, renditions)))
+// The page sizes of per-frame results are shared with the compute node (config/pages.ts).
+export { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../config/pages.ts"
 
 /** One rendition's progress in a ladder job (svc.v1.RenditionProgress). */
 export interface RenditionProgress {
@@ -156,7 +147,12 @@ const InputInfoSchema = Schema.Struct({
   codec: Schema.String,
   width: Schema.Number,
   height: Schema.Number,
-  pixel_format: Schema.String
+  pixel_format: Schema.String,
+  changes: Schema.optional(
+    Schema.Array(
+      Schema.Struct({ frame: Schema.Number, width: Schema.Number, height: Schema.Number, pixel_format: Schema.String })
+    )
+  )
 })
 
 /** ScoreResponse as written by this module; checked against the scorer's `ScoreResult` type below. */

@@ -5,7 +5,22 @@
  * service.test.ts and isolation.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Either, Exit, Fiber, Layer, Option, Schedule, Scope, Stream } from "effect"
+import {
+  Chunk,
+  Clock,
+  ConfigProvider,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  Schedule,
+  Scope,
+  Stream,
+  TestClock,
+  TestServices
+} from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import postgres from "postgres"
@@ -15,8 +30,8 @@ import { postgresBackend } from "./postgres/store.ts"
 import { JobService, type JobServiceShape } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
 import { JobStore } from "./store.ts"
-import { type Backend, postgresBackendOn } from "./testing/backends.ts"
-import { type PostgresServer, postgresAvailable, startPostgres } from "./testing/postgres-server.ts"
+import { type Backend, postgresBackendOn } from "../../test/support/job-store/backends.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../test/support/postgres-server.ts"
 import {
   ladderRequest,
   node,
@@ -26,7 +41,7 @@ import {
   result,
   serviceLayerAt,
   writer
-} from "./testing/support.ts"
+} from "../../test/support/job-store/support.ts"
 
 const info = { name: "host", slots: 1, version: "t" }
 
@@ -569,42 +584,54 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
     120_000
   )
 
-  it.live("time the database was down does not count against node sessions: no re-queue, heartbeats accepted", () =>
+  // The replica's clock is a TestClock: it moves only when the test moves it, so a stall of this
+  // process, or a call waiting out the client's reconnect back-off (up to 2 s after the database
+  // returns, as long as the TTL here), cannot age the session. Only waits for the real database
+  // (its restart) run on the live clock.
+  it.effect("time the database was down does not count against node sessions: no re-queue, heartbeats accepted", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const { backend } = yield* Effect.promise(freshDatabase)
-        // A TTL of seconds, not milliseconds: the calls between the database's return and the
-        // heartbeat below must fit in it even when a loaded machine stalls this process.
         const settings: SessionSettings = {
           heartbeatIntervalMillis: 500,
           ttlMillis: 2_000,
           requeueGraceMillis: 500,
           sweepIntervalMillis: 200
         }
+        yield* TestClock.setTime(Date.now())
         const jobs = yield* replicaWith(backend, settings)
         const { nodeId } = yield* jobs.register(node("a"), info)
         const submitted = yield* jobs.submit(writer("a"), request())
         const [pulled] = yield* jobs.pullWork(node("a"), nodeId, 1)
         expect(pulled?.id).toBe(submitted.id)
         expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(true)
-        // Down for longer than the session TTL and the re-queue grace together.
+        // Down for longer than the session TTL and the re-queue grace together; the background
+        // sweep runs (and fails) meanwhile.
         server.stopOnly("fast")
-        yield* Effect.sleep("3500 millis")
+        for (let step = 0; step < 35; step++) yield* TestClock.adjust("100 millis")
         server.start()
-        yield* Effect.retry(jobs.get(writer("a"), submitted.id), {
-          schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(200))
-        })
+        yield* TestServices.provideLive(
+          Effect.retry(jobs.get(writer("a"), submitted.id), {
+            schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(200))
+          })
+        )
         expect(yield* jobs.requeueOrphans).toEqual([])
         expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(true)
+        const renewedAt = yield* Clock.currentTimeMillis
         expect((yield* jobs.get(writer("a"), submitted.id)).state).toBe("running")
-        // A node that really stops heartbeating while the database is up still loses its jobs
-        // (once TTL and grace have passed: sweep until then, at most 10 s).
+        // A node that really stops heartbeating while the database is up still loses its jobs,
+        // exactly once TTL and grace have passed since its last heartbeat (the clock moves in
+        // steps shorter than the outage threshold, with a sweep each step, as a running replica's).
         let state = (yield* jobs.get(writer("a"), submitted.id)).state
-        for (let sweep = 0; sweep < 50 && state !== "pending"; sweep++) {
-          yield* Effect.sleep("200 millis")
+        let silent = 0
+        while (state !== "pending" && silent < 4_000) {
+          yield* TestClock.adjust("100 millis")
+          silent = (yield* Clock.currentTimeMillis) - renewedAt
           yield* jobs.requeueOrphans
           state = (yield* jobs.get(writer("a"), submitted.id)).state
         }
+        expect(silent).toBeGreaterThanOrEqual(settings.ttlMillis + settings.requeueGraceMillis)
+        expect(silent).toBeLessThanOrEqual(settings.ttlMillis + settings.requeueGraceMillis + 300)
         expect(state).toBe("pending")
         expect(yield* jobs.heartbeat(node("a"), nodeId, [submitted.id])).toBe(false)
       })

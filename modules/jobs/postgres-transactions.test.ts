@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import postgres from "postgres"
-import { type PostgresServer, postgresAvailable, startPostgres } from "./testing/postgres-server.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../test/support/postgres-server.ts"
 
 /** Acknowledged writes the child must have made before it is killed. */
 const FINISHED_BEFORE_KILL = 800
@@ -50,7 +50,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
         const child = Bun.spawn(
           [
             process.execPath,
-            join(import.meta.dirname, "testing", "pg-load-child.ts"),
+            join(import.meta.dirname, "..", "..", "test", "support", "job-store", "pg-load-child.ts"),
             server.url("load"),
             server.passwordFile
           ],

@@ -7,14 +7,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, TestClock } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
-import type { ScoreResult } from "../scorer/scorer.ts"
+import type { ScoreResult } from "../scorer/index.ts"
 import type { Job } from "./model.ts"
 import { MAX_SEGMENT_ATTEMPTS } from "./model.ts"
 import { cutTitle, JobService, type JobServiceShape } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
-import type { Backend } from "./testing/backends.ts"
-import { describeContract } from "./testing/contract.ts"
-import { node, request, result, serviceLayerAt, writer } from "./testing/support.ts"
+import type { Backend } from "../../test/support/job-store/backends.ts"
+import { describeContract } from "../../test/support/job-store/contract.ts"
+import { node, request, result, serviceLayerAt, writer } from "../../test/support/job-store/support.ts"
 
 const info = { name: "host", slots: 4, version: "t", scoresSegments: true }
 const { ttlMillis, requeueGraceMillis, sweepIntervalMillis } = DEFAULT_SESSION_SETTINGS

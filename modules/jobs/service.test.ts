@@ -26,8 +26,8 @@ import {
 } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS, NodeSessions, type NodeSessionsShape } from "./sessions.ts"
 import { JobStore, type JobStoreShape } from "./store.ts"
-import type { Backend } from "./testing/backends.ts"
-import { describeContract } from "./testing/contract.ts"
+import type { Backend } from "../../test/support/job-store/backends.ts"
+import { describeContract } from "../../test/support/job-store/contract.ts"
 import {
   ladderRequest,
   ladderResult,
@@ -41,7 +41,7 @@ import {
   testRoots,
   withController,
   writer
-} from "./testing/support.ts"
+} from "../../test/support/job-store/support.ts"
 
 const info = { name: "host", slots: 1, version: "t" }
 const { ttlMillis, requeueGraceMillis, sweepIntervalMillis, heartbeatIntervalMillis } = DEFAULT_SESSION_SETTINGS

@@ -7,9 +7,14 @@
  */
 import { Clock, type ConfigError, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
-import { mergeSegmentResults } from "../scorer/merge.ts"
-import { parsePrecision } from "../scorer/precision.ts"
-import { maxSegmentFrames, maxSegmentsPerJob, minSegmentFrames, shotOptionsOf } from "../scorer/request.ts"
+import {
+  maxSegmentFrames,
+  maxSegmentsPerJob,
+  mergeSegmentResults,
+  minSegmentFrames,
+  parsePrecision,
+  shotOptionsOf
+} from "../scorer/index.ts"
 import { defaultSegmentFrames } from "./config.ts"
 import type { Principal } from "../policy/principal.ts"
 import { InvalidJobRequest, JobNotFound, type JobStoreError, NodeSessionNotLive } from "./errors.ts"
@@ -45,9 +50,6 @@ export const MAX_PULL = 64
 
 /** Longest wait of a long-polling PullWork (well below a gRPC client's usual deadline). */
 export const MAX_PULL_WAIT_MILLIS = 20_000
-
-/** Most reports one ReportResults call carries. */
-export const MAX_REPORTS = 64
 
 /** Port: the scoring roots of a tenant (auth registry or SVC_SCORING_ROOTS), read at each PullWork. */
 export class TenantRoots extends Context.Tag("svc/jobs/TenantRoots")<

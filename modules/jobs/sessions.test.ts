@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { ConfigProvider, Effect, TestClock } from "effect"
+import { sessionSettings } from "./config.ts"
 import { DEFAULT_SESSION_SETTINGS, makeNodeSessions } from "./sessions.ts"
 
 const info = { name: "host-1", slots: 2, version: "1.0.0" }
@@ -88,4 +89,37 @@ describe("node sessions", () => {
       expect((yield* sessions.state(nodeId)).tenantId).toBeUndefined()
     })
   )
+
+  describe("timings from the environment", () => {
+    const read = (env: Record<string, string>) =>
+      Effect.withConfigProvider(sessionSettings, ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+    it.effect("unset: the defaults; set: the four variables", () =>
+      Effect.gen(function* () {
+        expect(yield* read({})).toEqual(DEFAULT_SESSION_SETTINGS)
+        expect(
+          yield* read({
+            SVC_NODE_HEARTBEAT_INTERVAL_MS: "200",
+            SVC_NODE_SESSION_TTL_MS: "1000",
+            SVC_NODE_REQUEUE_GRACE_MS: "0",
+            SVC_REQUEUE_SWEEP_INTERVAL_MS: "250"
+          })
+        ).toEqual({ heartbeatIntervalMillis: 200, ttlMillis: 1_000, requeueGraceMillis: 0, sweepIntervalMillis: 250 })
+      })
+    )
+
+    it.effect(
+      "a TTL not longer than the heartbeat interval, or a value out of range, is refused naming the variable",
+      () =>
+        Effect.gen(function* () {
+          const short = yield* Effect.flip(
+            read({ SVC_NODE_HEARTBEAT_INTERVAL_MS: "5000", SVC_NODE_SESSION_TTL_MS: "5000" })
+          )
+          expect(String(short)).toContain("SVC_NODE_SESSION_TTL_MS")
+          expect(String(short)).toContain("SVC_NODE_HEARTBEAT_INTERVAL_MS")
+          const negative = yield* Effect.flip(read({ SVC_NODE_REQUEUE_GRACE_MS: "-1" }))
+          expect(String(negative)).toContain("SVC_NODE_REQUEUE_GRACE_MS")
+        })
+    )
+  })
 })

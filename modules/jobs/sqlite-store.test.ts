@@ -16,7 +16,7 @@ import {
   tempDir,
   withController,
   writer
-} from "./testing/support.ts"
+} from "../../test/support/job-store/support.ts"
 
 let dir = ""
 let cleanup = () => {}
@@ -241,11 +241,18 @@ describe("durability", () => {
   it.effect("a controller killed with SIGKILL right after acknowledging loses no acknowledged job", () =>
     Effect.gen(function* () {
       const path = file()
-      const child = Bun.spawn([process.execPath, join(import.meta.dirname, "testing", "submit-child.ts"), path], {
-        cwd: join(import.meta.dirname, "..", ".."),
-        stdout: "pipe",
-        stderr: "pipe"
-      })
+      const child = Bun.spawn(
+        [
+          process.execPath,
+          join(import.meta.dirname, "..", "..", "test", "support", "job-store", "submit-child.ts"),
+          path
+        ],
+        {
+          cwd: join(import.meta.dirname, "..", ".."),
+          stdout: "pipe",
+          stderr: "pipe"
+        }
+      )
       const acknowledged = yield* Effect.promise(async () => {
         const ids: Array<string> = []
         const decoder = new TextDecoder()

@@ -3,26 +3,16 @@
  * svc.v1.SvcScoring), each with the caller's bearer token. Failures keep the controller's status
  * and message; a controller that cannot be reached is told apart from one that refused.
  */
-import * as grpc from "@grpc/grpc-js"
-import { Data, Duration, Effect, Option } from "effect"
+import { Chunk, Data, Duration, Effect, Option, Stream } from "effect"
 import { readFile } from "node:fs/promises"
-import {
-  bearerMetadata,
-  callUnary,
-  collectServerStream,
-  type GrpcCallError,
-  makeClient
-} from "../transport/grpc/client.ts"
-import { controllerClientConfig } from "./config.ts"
+import { type CallOptions, type GrpcCallError, Status, serviceClient, statusName } from "../transport/grpc/client.ts"
 import type {
-  WireJob,
-  WireJobState,
-  WireLadderRequest,
-  WireLadderResponse,
-  WireModelList,
-  WireScoreRequest,
-  WireScoreResponse
-} from "./wire.ts"
+  JobState as WireJobState,
+  Outgoing,
+  ScoreLadderRequest as WireLadderRequest,
+  ScoreRequest as WireScoreRequest
+} from "../transport/grpc/svc-v1.ts"
+import { controllerClientConfig } from "./config.ts"
 
 /** The controller answered with an error status: its code name and message, verbatim. */
 export class ControllerRefusal extends Data.TaggedError("ControllerRefusal")<{
@@ -48,8 +38,8 @@ const scoreTimeout = Duration.minutes(10)
  * controller's own UNAVAILABLE refusals (a stale tenant set) come with the controller's message.
  */
 const connectionFailure = (error: GrpcCallError) =>
-  error.code === grpc.status.DEADLINE_EXCEEDED ||
-  (error.code === grpc.status.UNAVAILABLE &&
+  error.code === Status.DEADLINE_EXCEEDED ||
+  (error.code === Status.UNAVAILABLE &&
     /^(No connection established|Connection dropped|Name resolution failed|failed to connect)/i.test(error.message))
 
 export class Controller extends Effect.Service<Controller>()("svc/McpController", {
@@ -67,57 +57,39 @@ export class Controller extends Effect.Service<Controller>()("svc/McpController"
         })
     })
     const options = { address: config.address, tls: config.tls, caPem }
-    const open = (service: "svc.v1.Jobs" | "svc.v1.SvcScoring") =>
-      Effect.acquireRelease(
-        Effect.sync(() => makeClient(service, options)),
-        (client) => Effect.sync(() => client.close())
-      )
-    const jobs = yield* open("svc.v1.Jobs")
-    const scoring = yield* open("svc.v1.SvcScoring")
+    const jobs = yield* serviceClient("svc.v1.Jobs", options)
+    const scoring = yield* serviceClient("svc.v1.SvcScoring", options)
 
     const classify = (error: GrpcCallError): ControllerError => {
-      const status = grpc.status[error.code] ?? String(error.code)
+      const status = statusName(error.code)
       return connectionFailure(error)
         ? new ControllerUnreachable({ address: config.address, status, message: error.message })
         : new ControllerRefusal({ method: error.method, status, message: error.message })
     }
-
-    const unary = <Response>(
-      client: grpc.Client,
-      method: string,
-      request: object,
-      token: string | undefined,
-      timeout?: Duration.DurationInput
-    ) => Effect.mapError(callUnary<Response>(client, method, request, bearerMetadata(token), timeout), classify)
+    const call = (bearer: string | undefined, timeout?: Duration.DurationInput): CallOptions => ({ bearer, timeout })
 
     return {
       address: config.address,
-      submitJob: (token: string | undefined, request: WireScoreRequest) =>
-        unary<WireJob>(jobs, "SubmitJob", { request }, token),
-      getJob: (token: string | undefined, id: string) => unary<WireJob>(jobs, "GetJob", { id }, token),
-      cancelJob: (token: string | undefined, id: string) => unary<WireJob>(jobs, "CancelJob", { id }, token),
-      /** The tenant's jobs, newest first (StreamJobs without follow). */
+      submitJob: (token: string | undefined, request: Outgoing<WireScoreRequest>) =>
+        Effect.mapError(jobs.SubmitJob({ request }, call(token)), classify),
+      getJob: (token: string | undefined, id: string) => Effect.mapError(jobs.GetJob({ id }, call(token)), classify),
+      cancelJob: (token: string | undefined, id: string) =>
+        Effect.mapError(jobs.CancelJob({ id }, call(token)), classify),
+      /** The tenant's jobs, newest first (StreamJobs without follow), at most `limit` kept. */
       listJobs: (token: string | undefined, states: ReadonlyArray<WireJobState>, limit: number) =>
-        Effect.mapError(
-          collectServerStream<WireJob>(
-            jobs,
-            "StreamJobs",
-            { states, follow: false, limit },
-            bearerMetadata(token),
-            limit
-          ),
-          classify
-        ),
+        jobs
+          .StreamJobs({ states, follow: false, limit }, call(token, Duration.seconds(30)))
+          .pipe(Stream.take(limit), Stream.runCollect, Effect.map(Chunk.toReadonlyArray), Effect.mapError(classify)),
       /** SvcScoring.ListModels; UNIMPLEMENTED from a controller (or contract) without it. */
-      listModels: (token: string | undefined) => unary<WireModelList>(scoring, "ListModels", {}, token),
-      score: (token: string | undefined, request: WireScoreRequest) =>
-        unary<WireScoreResponse>(scoring, "Score", request, token, scoreTimeout),
+      listModels: (token: string | undefined) => Effect.mapError(scoring.ListModels({}, call(token)), classify),
+      score: (token: string | undefined, request: Outgoing<WireScoreRequest>) =>
+        Effect.mapError(scoring.Score(request, call(token, scoreTimeout)), classify),
       /** SvcScoring.ScoreLadder: every rendition against the reference, in one pass over it. */
-      scoreLadder: (token: string | undefined, request: WireLadderRequest) =>
-        unary<WireLadderResponse>(scoring, "ScoreLadder", request, token, scoreTimeout),
+      scoreLadder: (token: string | undefined, request: Outgoing<WireLadderRequest>) =>
+        Effect.mapError(scoring.ScoreLadder(request, call(token, scoreTimeout)), classify),
       /** SubmitJob of a ladder (SubmitJobRequest.ladder). */
-      submitLadderJob: (token: string | undefined, ladder: WireLadderRequest) =>
-        unary<WireJob>(jobs, "SubmitJob", { ladder }, token)
+      submitLadderJob: (token: string | undefined, ladder: Outgoing<WireLadderRequest>) =>
+        Effect.mapError(jobs.SubmitJob({ ladder }, call(token)), classify)
     } as const
   })
 }) {}

@@ -14,7 +14,54 @@ import {
   worstFrames,
   worstShotsOf
 } from "./views.ts"
-import type { WireFrameScore, WireJob } from "./wire.ts"
+import type {
+  FrameScore as WireFrameScore,
+  Job as WireJob,
+  PooledFeatures as WirePooled
+} from "../transport/grpc/svc-v1.ts"
+
+/** Poolings as the controller sends them: every map present, empty when not computed. */
+const pooledOf = (maps: Partial<WirePooled>): WirePooled => ({
+  min: {},
+  max: {},
+  harmonic_mean: {},
+  p1: {},
+  p5: {},
+  p10: {},
+  p25: {},
+  p50: {},
+  p75: {},
+  p90: {},
+  p95: {},
+  p99: {},
+  ...maps
+})
+
+const scoreFields = { scores: {}, shots: [], worst_shots: [], thumbnails: [] }
+
+/** A job as the controller sends it with nothing set. */
+const emptyJob: WireJob = {
+  id: "",
+  tenant_id: "",
+  state: "JOB_STATE_UNSPECIFIED",
+  request: null,
+  scoring_roots: [],
+  created_at: null,
+  started_at: null,
+  finished_at: null,
+  node_id: "",
+  result: null,
+  error: "",
+  frames_done: 0,
+  submitted_by: "",
+  ladder: null,
+  ladder_result: null,
+  rendition_progress: [],
+  idempotency_key: "",
+  segments: [],
+  segment: null,
+  plan: false
+}
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] ?? null })
 const loopback = { allowedOrigins: ["https://app.example.com"], httpAddress: { host: "127.0.0.1", port: 8090 } }
@@ -112,7 +159,8 @@ describe("result views", () => {
       provenance: null,
       frames: [],
       frame_count: 3,
-      pooled: { min: infinite, max: infinite, harmonic_mean: infinite }
+      pooled: pooledOf({ min: infinite, max: infinite, harmonic_mean: infinite }),
+      ...scoreFields
     })
     expect(summary.features).toEqual({ vmaf: 100, xpsnr_y: null, ssimulacra2: 100 })
     expect(ScoreSummarySchema.safeParse(summary).success).toBe(true)
@@ -135,10 +183,11 @@ describe("result views", () => {
 
   it("turns a wire job into the tool's view: lower-case state, RFC 3339 times, no empty fields", () => {
     const wire: WireJob = {
+      ...emptyJob,
       id: "j1",
       tenant_id: "a",
       state: "JOB_STATE_FAILED",
-      request: { reference: "/r.yuv", distorted: "/d.yuv", model: "", options: null },
+      request: { reference: "/r.yuv", distorted: "/d.yuv", model: "", options: null, models: [] },
       created_at: { seconds: 1_700_000_000, nanos: 500_000_000 },
       started_at: null,
       finished_at: { seconds: 0, nanos: 0 },
@@ -164,6 +213,7 @@ describe("result views", () => {
 
   it("a running ladder job's view and line carry its frames per rendition", () => {
     const wire: WireJob = {
+      ...emptyJob,
       id: "j2",
       tenant_id: "a",
       state: "JOB_STATE_RUNNING",
@@ -175,6 +225,7 @@ describe("result views", () => {
           { label: "720p", distorted: "/720.mp4", options: null }
         ],
         model: "",
+        models: [],
         options: null
       },
       created_at: null,
@@ -257,7 +308,8 @@ describe("shots and percentiles in the views", () => {
       provenance: null,
       frames: [],
       frame_count: 3,
-      pooled: { min: {}, max: {}, harmonic_mean: {}, p1: { vmaf: 70, ciede2000: Number.POSITIVE_INFINITY } }
+      pooled: pooledOf({ p1: { vmaf: 70, ciede2000: Number.POSITIVE_INFINITY } }),
+      ...scoreFields
     })
     expect(summary.percentiles).toEqual({ p1: { vmaf: 70, ciede2000: null } })
     expect(ScoreSummarySchema.parse(summary).percentiles?.["p1"]?.["vmaf"]).toBe(70)

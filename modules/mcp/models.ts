@@ -2,6 +2,7 @@
  * The models list_models offers when the controller has no ListModels call (an older
  * controller): the ones svc's scorer supports by default, by the names it knows them under.
  */
+import { extraFeatureList } from "../scorer/index.ts"
 import { DEFAULT_MODEL, type ModelList } from "./views.ts"
 
 export const builtinModels: ModelList = {
@@ -19,5 +20,6 @@ export const builtinModels: ModelList = {
       description: "VMAF for 4K (2160p) content viewed at 1.5 screen heights"
     }
   ],
+  features: extraFeatureList().map((feature) => ({ ...feature, outputs: [...feature.outputs] })),
   source: "svc-mcp's built-in list (the controller does not offer ListModels)"
 }

@@ -39,7 +39,13 @@ import {
   worstFrames,
   worstShotsOf
 } from "./views.ts"
-import type { WireLadderRequest, WireRenditionOptions, WireScoreOptions, WireScoreRequest } from "./wire.ts"
+import type {
+  Outgoing,
+  RenditionOptions,
+  ScoreLadderRequest,
+  ScoreOptions,
+  ScoreRequest
+} from "../transport/grpc/svc-v1.ts"
 
 /** A request the tool itself cannot serve (for example worst frames of an unfinished job). */
 export class ToolRefusal extends Data.TaggedError("ToolRefusal")<{ readonly message: string }> {}
@@ -199,13 +205,13 @@ type LadderInput = {
   readonly renditions: ReadonlyArray<{
     readonly label: string
     readonly distorted: string
-    readonly options?: WireRenditionOptions | undefined
+    readonly options?: Outgoing<RenditionOptions> | undefined
   }>
   readonly model?: string | undefined
   readonly options?: ScoreOptionsInput | undefined
 }
 
-const wireLadder = (input: LadderInput, perFrame: boolean): WireLadderRequest => ({
+const wireLadder = (input: LadderInput, perFrame: boolean): Outgoing<ScoreLadderRequest> => ({
   reference: input.reference,
   renditions: input.renditions.map((rendition) => ({
     label: rendition.label,
@@ -225,8 +231,8 @@ const wireRequest = (
   model: string | undefined,
   options: (ScoreOptionsInput & { readonly segment_frames?: number }) | undefined,
   perFrame: boolean
-): WireScoreRequest => {
-  const wireOptions: WireScoreOptions = { ...options, per_frame: perFrame }
+): Outgoing<ScoreRequest> => {
+  const wireOptions: Outgoing<ScoreOptions> = { ...options, per_frame: perFrame }
   return { reference, distorted, model: model ?? "", options: wireOptions }
 }
 
@@ -536,7 +542,8 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
     {
       title: "List VMAF models",
       description:
-        "The VMAF models a score or job may name, which one is the default, and whether this build can use each. " +
+        "The VMAF models a score or job may name, which one is the default, and whether this build can use each; " +
+        "and the extra features (xpsnr, ssimulacra2, psnr, ...) options.features may add, with their outputs. " +
         "Needs svc:reader.",
       inputSchema: {},
       outputSchema: ModelListSchema,
@@ -556,7 +563,7 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
             text: `models: ${list.models
               .filter((model) => model.usable)
               .map((model) => model.name + (model.default ? " (default)" : ""))
-              .join(", ")}`
+              .join(", ")}; features: ${list.features.map((feature) => feature.name).join(", ")}`
           }))
         )
       )

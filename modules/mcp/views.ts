@@ -4,17 +4,17 @@
  * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
  */
 import * as z from "zod"
-import { percentileNames } from "../scorer/pooling.ts"
+import { percentileNames } from "../scorer/index.ts"
 import type {
-  WireFrameScore,
-  WireJob,
-  WireJobState,
-  WireLadderResponse,
-  WireModelList,
-  WireScoreResponse,
-  WireShot,
-  WireTimestamp
-} from "./wire.ts"
+  FrameScore as WireFrameScore,
+  Job as WireJob,
+  JobState as WireJobState,
+  ScoreLadderResponse as WireLadderResponse,
+  ListModelsResponse as WireModelList,
+  ScoreResponse as WireScoreResponse,
+  Shot as WireShot,
+  Timestamp as WireTimestamp
+} from "../transport/grpc/svc-v1.ts"
 
 export const jobStates = ["pending", "running", "finished", "cancelled", "failed"] as const
 export type JobState = (typeof jobStates)[number]
@@ -486,6 +486,15 @@ export const ModelListSchema = z.object({
       sha256: z.string().optional().describe("SHA-256 of the model file (a score's provenance reports it)")
     })
   ),
+  features: z
+    .array(
+      z.object({
+        name: z.string().describe('Name to pass in options.features ("xpsnr")'),
+        outputs: z.array(z.string()).describe('Its per-frame metrics ("xpsnr_y", "xpsnr_u", "xpsnr_v")'),
+        implementation: z.string().describe("The implementation its numbers follow, with its version")
+      })
+    )
+    .describe("Extra features a score or job may add with options.features, beside the model's"),
   source: z.string().describe("Where this list comes from: the controller, or svc-mcp's built-in list")
 })
 export type ModelList = z.infer<typeof ModelListSchema>
@@ -500,6 +509,11 @@ export const modelListView = (wire: WireModelList): ModelList => ({
     features: [...model.features],
     model_source: model.source,
     sha256: model.sha256
+  })),
+  features: (wire.features ?? []).map((feature) => ({
+    name: feature.name,
+    outputs: [...feature.outputs],
+    implementation: feature.implementation
   })),
   source: "the controller (ListModels)"
 })

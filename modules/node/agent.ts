@@ -5,22 +5,34 @@
  * progress and the final result. A controller restart shows as a refused heartbeat: the node
  * registers again and reports, under its new session, what it finished meanwhile.
  */
-import * as grpc from "@grpc/grpc-js"
 import { Chunk, Clock, Deferred, Duration, Effect, Option, Queue, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
-import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../jobs/model.ts"
+import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
-import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
-import { parsePrecision } from "../scorer/precision.ts"
-import { ScoreTooLarge } from "../scorer/errors.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
-import { Scorer, type ScoreResult } from "../scorer/scorer.ts"
-import { bearerMetadata, callUnary, GrpcCallError, makeClient } from "../transport/grpc/client.ts"
+import {
+  type LadderResult,
+  parseLadderRequest,
+  parsePrecision,
+  parseScoreRequest,
+  Scorer,
+  type ScoreResult,
+  ScoreTooLarge
+} from "../scorer/index.ts"
+import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
+import type {
+  Job,
+  JobSegment,
+  Outgoing,
+  RenditionProgress,
+  ReportResultRequest,
+  ScoreLadderRequest,
+  ScoreRequest
+} from "../transport/grpc/svc-v1.ts"
 import { nodeConfig } from "./config.ts"
 import { makeTokenSource, type TokenFileError } from "../config/token-file.ts"
 
@@ -30,31 +42,6 @@ import { makeTokenSource, type TokenFileError } from "../config/token-file.ts"
  * answered as soon as work is submitted, instead of at its next poll.
  */
 const PULL_WAIT_MS = 15_000
-
-/** A job as PullWork hands it out (proto field names). */
-interface WireJob {
-  readonly id: string
-  readonly request: {
-    readonly reference: string
-    readonly distorted: string
-    readonly model: string
-    readonly options: object | null
-  } | null
-  /** A ladder job (request is then null). */
-  readonly ladder?: object | null
-  readonly scoring_roots: ReadonlyArray<string>
-  /** A segment job: its segments (once planned), the one to score, or its plan to make. */
-  readonly segments?: ReadonlyArray<WireSegment>
-  readonly segment?: WireSegment | null
-  readonly plan?: boolean
-}
-
-/** svc.v1.JobSegment. */
-interface WireSegment {
-  readonly index: number
-  readonly first_frame: number
-  readonly frame_count: number
-}
 
 interface Session {
   readonly nodeId: string
@@ -70,7 +57,7 @@ interface Report {
   readonly error?: string
   readonly frames_done: number
   /** A ladder job's frames scored per rendition. */
-  readonly rendition_progress?: ReadonlyArray<RenditionProgressEntry>
+  readonly rendition_progress?: ReadonlyArray<RenditionProgress>
   /** A segment's report: its index (frames_done and pages count within it). */
   readonly segment_index?: number
   /** A plan: the title's frames. */
@@ -86,28 +73,19 @@ const reportKey = (report: Report) => workKey(report.job_id, report.segment_inde
 const segmentFields = (report: Report) =>
   report.segment_index === undefined ? {} : { segment: true, segment_index: report.segment_index }
 
-/** svc.v1.RenditionProgress. */
-interface RenditionProgressEntry {
-  readonly label: string
-  readonly frames_done: number
-}
-
-/** One ReportResult message (its fields as the proto names them). */
-type ReportMessage = { readonly node_id: string; readonly [field: string]: unknown }
-
 /**
  * The ReportResult messages of one report. A result with more per-frame values than one message
  * carries goes as pages: progress reports with the earlier pages (`frames_offset` where each
  * continues), then the report itself with the last page. Sending them all again is harmless:
  * a page replaces the frames from its offset.
  */
-const reportMessages = (nodeId: string, report: Report): ReadonlyArray<ReportMessage> => {
+const reportMessages = (nodeId: string, report: Report): ReadonlyArray<Outgoing<ReportResultRequest>> => {
   if (report.ladder_result !== undefined) return ladderReportMessages(nodeId, report, report.ladder_result)
   const frames = report.result?.frames ?? []
   if (report.result === undefined || frames.length <= MAX_FRAMES_PER_MESSAGE) {
     return [{ node_id: nodeId, ...report, ...segmentFields(report), frames_offset: 0 }]
   }
-  const messages: Array<ReportMessage> = []
+  const messages: Array<Outgoing<ReportResultRequest>> = []
   for (let offset = 0; offset < frames.length; offset += MAX_FRAMES_PER_MESSAGE) {
     const last = offset + MAX_FRAMES_PER_MESSAGE >= frames.length
     messages.push({
@@ -128,10 +106,14 @@ const reportMessages = (nodeId: string, report: Report): ReadonlyArray<ReportMes
  * A ladder's ReportResult messages: every rendition's frames go page by page from one offset,
  * at most `framesPerRenditionPage` each, so a message holds at most MAX_FRAMES_PER_MESSAGE.
  */
-const ladderReportMessages = (nodeId: string, report: Report, result: LadderResult): ReadonlyArray<ReportMessage> => {
+const ladderReportMessages = (
+  nodeId: string,
+  report: Report,
+  result: LadderResult
+): ReadonlyArray<Outgoing<ReportResultRequest>> => {
   const page = framesPerRenditionPage(result.renditions.length)
   const longest = Math.max(0, ...result.renditions.map((rendition) => rendition.frames.length))
-  const messages: Array<ReportMessage> = []
+  const messages: Array<Outgoing<ReportResultRequest>> = []
   for (let offset = 0; offset === 0 || offset < longest; offset += page) {
     messages.push({
       node_id: nodeId,
@@ -157,18 +139,17 @@ const ladderReportMessages = (nodeId: string, report: Report, result: LadderResu
 const progressEvery = Duration.seconds(1)
 
 /** Failures that mean the session is gone (controller restarted, session expired). */
+/** The controller does not have the call (an older one, mid-upgrade). */
 const unimplemented = (error: GrpcCallError | TokenFileError) =>
-  error._tag === "GrpcCallError" && error.code === grpc.status.UNIMPLEMENTED
+  error._tag === "GrpcCallError" && error.code === Status.UNIMPLEMENTED
 
 const sessionLost = (error: GrpcCallError | TokenFileError) =>
   error._tag === "GrpcCallError" &&
-  (error.code === grpc.status.PERMISSION_DENIED ||
-    error.code === grpc.status.NOT_FOUND ||
-    error.code === grpc.status.UNAUTHENTICATED)
+  (error.code === Status.PERMISSION_DENIED || error.code === Status.NOT_FOUND || error.code === Status.UNAUTHENTICATED)
 
 /** The controller replica did not answer at all (down, restarting, unreachable). */
 const unreachable = (error: GrpcCallError) =>
-  error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED
+  error.code === Status.UNAVAILABLE || error.code === Status.DEADLINE_EXCEEDED
 
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
@@ -192,17 +173,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         : Effect.acquireRelease(memory.take(bytes), () => memory.release(bytes)).pipe(Effect.asVoid)
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
-    const clients = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        config.controllerAddresses.map((address) => ({
-          address,
-          client: makeClient("svc.v1.Nodes", { address, tls: config.tls, caPem })
-        }))
-      ),
-      (opened) =>
-        Effect.sync(() => {
-          for (const { client } of opened) client.close()
-        })
+    const clients = yield* Effect.forEach(config.controllerAddresses, (address) =>
+      Effect.map(serviceClient("svc.v1.Nodes", { address, tls: config.tls, caPem }), (nodes) => ({ address, nodes }))
     )
     /** Index of the controller replica in use; moves on when it stops answering. */
     const current = yield* Ref.make(0)
@@ -213,12 +185,14 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const running = yield* Ref.make(new Set<string>())
 
     /** A call to the replica in use; when it is unreachable the next call goes to the next replica. */
-    const call = <Response>(method: string, request: object) =>
+    const call = <Response>(
+      method: (nodes: ServiceClient<"svc.v1.Nodes">, options: CallOptions) => Effect.Effect<Response, GrpcCallError>
+    ) =>
       Effect.gen(function* () {
         const bearer = yield* token
         const target = yield* controller
         if (target === undefined) return yield* Effect.die(new Error("SVC_CONTROLLER_ADDR names no controller"))
-        return yield* callUnary<Response>(target.client, method, request, bearerMetadata(bearer)).pipe(
+        return yield* method(target.nodes, { bearer }).pipe(
           Effect.tapError((error) =>
             clients.length > 1 && unreachable(error)
               ? Effect.zipRight(
@@ -236,34 +210,37 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * waits for more than one call). Each report's outcome answers it as ReportResult would.
      */
     const finals = yield* Queue.unbounded<{
-      readonly message: ReportMessage
+      readonly message: Outgoing<ReportResultRequest>
       readonly sent: Deferred.Deferred<void, GrpcCallError | TokenFileError>
     }>()
     const sendFinals = Effect.gen(function* () {
       const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(finals, 1, MAX_REPORTS_PER_CALL))
       // One session per call: a report queued under an older session goes in a call of its own.
-      for (const nodeId of new Set(batch.map((queued) => queued.message.node_id))) {
-        const group = batch.filter((queued) => queued.message.node_id === nodeId)
+      for (const nodeId of new Set(batch.map((queued) => queued.message.node_id ?? ""))) {
+        const group = batch.filter((queued) => (queued.message.node_id ?? "") === nodeId)
         const answered = yield* Effect.either(
-          call<{ outcomes?: ReadonlyArray<{ code?: number; message?: string }> }>("ReportResults", {
-            node_id: nodeId,
-            reports: group.map((queued) => queued.message)
-          })
+          call((nodes, options) =>
+            nodes.ReportResults({ node_id: nodeId, reports: group.map((queued) => queued.message) }, options)
+          )
         )
         // A controller without the batch call (older, mid-upgrade): each report on its own.
         if (answered._tag === "Left" && unimplemented(answered.left)) {
           yield* Effect.forEach(
             group,
-            (queued) => Deferred.complete(queued.sent, Effect.asVoid(call("ReportResult", queued.message))),
+            (queued) =>
+              Deferred.complete(
+                queued.sent,
+                Effect.asVoid(call((nodes, options) => nodes.ReportResult(queued.message, options)))
+              ),
             { concurrency: "unbounded", discard: true }
           )
           continue
         }
         yield* Effect.forEach(group, (queued, index) => {
           if (answered._tag === "Left") return Deferred.fail(queued.sent, answered.left)
-          const outcome = answered.right.outcomes?.[index]
-          const code = outcome === undefined ? grpc.status.INTERNAL : (outcome.code ?? 0)
-          return code === 0
+          const outcome = answered.right.outcomes[index]
+          const code = outcome === undefined ? Status.INTERNAL : outcome.code
+          return code === Status.OK
             ? Deferred.succeed(queued.sent, undefined)
             : Deferred.fail(
                 queued.sent,
@@ -277,18 +254,18 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       }
     })
     yield* Effect.forkScoped(Effect.forever(sendFinals))
-    const sendFinal = (message: ReportMessage) =>
+    const sendFinal = (message: Outgoing<ReportResultRequest>) =>
       Effect.flatMap(Deferred.make<void, GrpcCallError | TokenFileError>(), (sent) =>
         Effect.zipRight(Queue.offer(finals, { message, sent }), Deferred.await(sent))
       )
 
     const register = Effect.gen(function* () {
-      const response = yield* call<{ node_id: string; heartbeat_interval_ms: number }>("RegisterNode", {
-        name: config.name,
-        slots: config.slots,
-        version: buildInfo.version,
-        scores_segments: true
-      })
+      const response = yield* call((nodes, options) =>
+        nodes.RegisterNode(
+          { name: config.name, slots: config.slots, version: buildInfo.version, scores_segments: true },
+          options
+        )
+      )
       const registered: Session = {
         nodeId: response.node_id,
         heartbeatMs: Math.max(100, response.heartbeat_interval_ms || 10_000)
@@ -350,7 +327,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const sessionAlive = (nodeId: string) =>
       Effect.flatMap(heldJobIds, (held) =>
         Effect.map(
-          Effect.either(call<{ ok: boolean }>("Heartbeat", { node_id: nodeId, running_job_ids: held })),
+          Effect.either(call((nodes, options) => nodes.Heartbeat({ node_id: nodeId, running_job_ids: held }, options))),
           (beat) => (beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
         )
       )
@@ -373,7 +350,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const sent = yield* Effect.either(
           report.final && only !== undefined && messages.length === 1
             ? sendFinal(only)
-            : Effect.forEach(messages, (message) => call("ReportResult", message), { discard: true })
+            : Effect.forEach(messages, (message) => call((nodes, options) => nodes.ReportResult(message, options)), {
+                discard: true
+              })
         )
         if (sent._tag === "Right") return yield* forget(report)
         const error = sent.left
@@ -383,7 +362,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* dropSession(nodeId, `report refused: ${error.message}`)
           return yield* sendReport(report, false)
         }
-        if (error._tag === "GrpcCallError" && error.code === grpc.status.PERMISSION_DENIED) {
+        if (error._tag === "GrpcCallError" && error.code === Status.PERMISSION_DENIED) {
           // Not ours any more (cancelled, or re-queued to another node): nothing to keep.
           yield* Effect.logWarning(`report refused for job ${report.job_id}: ${error.message}`)
           return yield* forget(report)
@@ -406,20 +385,25 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const reportProgress = (
       jobId: string,
       framesDone: number,
-      renditionProgress: ReadonlyArray<RenditionProgressEntry>,
+      renditionProgress: ReadonlyArray<RenditionProgress>,
       segment?: number
     ): Effect.Effect<boolean> =>
       Effect.gen(function* () {
         const { nodeId } = yield* currentSession
         const sent = yield* Effect.either(
-          call<{ job?: { state?: string } | null }>("ReportResult", {
-            node_id: nodeId,
-            job_id: jobId,
-            final: false,
-            frames_done: framesDone,
-            rendition_progress: renditionProgress,
-            ...(segment === undefined ? {} : { segment: true, segment_index: segment })
-          })
+          call((nodes, options) =>
+            nodes.ReportResult(
+              {
+                node_id: nodeId,
+                job_id: jobId,
+                final: false,
+                frames_done: framesDone,
+                rendition_progress: renditionProgress,
+                ...(segment === undefined ? {} : { segment: true, segment_index: segment })
+              },
+              options
+            )
+          )
         )
         const state = sent._tag === "Right" ? sent.right.job?.state : undefined
         // A segment stops too once its job failed (another segment's input error) or finished.
@@ -428,7 +412,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const refusal = sent.left
         if (
           refusal._tag === "GrpcCallError" &&
-          refusal.code === grpc.status.PERMISSION_DENIED &&
+          refusal.code === Status.PERMISSION_DENIED &&
           (yield* sessionAlive(nodeId))
         ) {
           yield* Effect.logWarning(`job ${jobId} is no longer this node's (${refusal.message}); scoring stopped`)
@@ -438,7 +422,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         return false
       })
 
-    const fail = (job: WireJob, message: string) =>
+    const fail = (job: Job, message: string) =>
       Effect.zipRight(
         Effect.logWarning(`job ${job.id} failed: ${message}`),
         sendReport({ job_id: job.id, final: true, error: message, frames_done: 0 })
@@ -452,7 +436,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const withProgress = <A, E>(
       jobId: string,
       score: (onProgress: (framesDone: number) => Effect.Effect<void>) => Effect.Effect<A, E>,
-      renditionsAt: (framesDone: number) => ReadonlyArray<RenditionProgressEntry> = () => [],
+      renditionsAt: (framesDone: number) => ReadonlyArray<RenditionProgress> = () => [],
       segment?: number
     ) =>
       Effect.gen(function* () {
@@ -478,7 +462,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
 
     /** Scores both inputs on this node's file system, each checked against the job's roots once opened. */
-    const runPair = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runPair = (job: Job, request: ScoreRequest, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
         const parsed = yield* Effect.either(parseScoreRequest(request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
@@ -507,7 +491,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * Scores a ladder in one pass over the reference, every rendition checked against the job's
      * roots once opened; a cancel stops the reference's and every rendition's decoder.
      */
-    const runLadder = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runLadder = (job: Job, request: ScoreLadderRequest, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
         const parsed = yield* Effect.either(parseLadderRequest(request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
@@ -569,7 +553,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * as a score checks them) and reports them; the controller cuts the job into segments. An
      * input error fails the job.
      */
-    const runPlan = (job: WireJob, request: object, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runPlan = (job: Job, request: ScoreRequest, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
         const parsed = yield* Effect.either(parseScoreRequest(request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
@@ -588,9 +572,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * the job.
      */
     const runSegment = (
-      job: WireJob,
-      request: object,
-      segment: WireSegment,
+      job: Job,
+      request: ScoreRequest,
+      segment: JobSegment,
       guard: ReturnType<RootSet["inputGuard"]>
     ) =>
       Effect.gen(function* () {
@@ -601,7 +585,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           )
         const parsed = yield* Effect.either(parseScoreRequest(request))
         if (parsed._tag === "Left") return yield* segmentFail(parsed.left.message)
-        const count = job.segments?.length ?? 0
+        const count = job.segments.length
         const scoreJob = {
           ...parsed.right,
           perFrame: true,
@@ -631,16 +615,15 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         })
       })
 
-    const runJob = (job: WireJob): Effect.Effect<void> =>
+    const runJob = (job: Job): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
         // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
         const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
-        if (job.ladder !== undefined && job.ladder !== null) return yield* runLadder(job, job.ladder, guard)
+        if (job.ladder !== null) return yield* runLadder(job, job.ladder, guard)
         if (job.request === null) return yield* fail(job, "job carries no score request")
-        if (job.segment !== undefined && job.segment !== null)
-          return yield* runSegment(job, job.request, job.segment, guard)
-        if (job.plan === true) return yield* runPlan(job, job.request, guard)
+        if (job.segment !== null) return yield* runSegment(job, job.request, job.segment, guard)
+        if (job.plan) return yield* runPlan(job, job.request, guard)
         return yield* runPair(job, job.request, guard)
       }).pipe(
         Effect.ensuring(
@@ -658,7 +641,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         yield* Effect.sleep(Duration.millis(current.heartbeatMs))
         const runningIds = yield* heldJobIds
         const beat = yield* Effect.either(
-          call<{ ok: boolean }>("Heartbeat", { node_id: current.nodeId, running_job_ids: runningIds })
+          call((nodes, options) => nodes.Heartbeat({ node_id: current.nodeId, running_job_ids: runningIds }, options))
         )
         if (beat._tag === "Left") {
           if (sessionLost(beat.left)) yield* dropSession(current.nodeId, beat.left.message)
@@ -684,11 +667,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         }
         const asked = yield* Clock.currentTimeMillis
         const pulled = yield* Effect.either(
-          call<{ jobs: ReadonlyArray<WireJob> }>("PullWork", {
-            node_id: current.nodeId,
-            max_jobs: free,
-            wait_ms: PULL_WAIT_MS
-          })
+          call((nodes, options) =>
+            nodes.PullWork({ node_id: current.nodeId, max_jobs: free, wait_ms: PULL_WAIT_MS }, options)
+          )
         )
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)

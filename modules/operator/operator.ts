@@ -22,11 +22,17 @@
  *   reconcile, at least one resync interval apart) gives up: the finalizer is removed with a Warning
  *   Event saying the controller job may still run.
  */
-import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Either, Option, Queue, Ref, Schedule, Stream } from "effect"
 import { readFileSync } from "node:fs"
 import { makeTokenSource } from "../config/token-file.ts"
-import { bearerMetadata, callUnary, GrpcCallError, makeClient } from "../transport/grpc/client.ts"
+import {
+  type CallOptions,
+  GrpcCallError,
+  type ServiceClient,
+  Status,
+  serviceClient,
+  statusName
+} from "../transport/grpc/client.ts"
 import type { OperatorConfig } from "./config.ts"
 import {
   isConflict,
@@ -54,30 +60,31 @@ import {
   statusOfNode,
   svcNodeNameOf,
   type WireJob,
-  type WireNodeSession,
   withCondition
 } from "./status.ts"
 import type { TenantPlan } from "./tenants.ts"
+import type { NodeSession, Outgoing, ScoreRequest } from "../transport/grpc/svc-v1.ts"
 
-type SvcJob = KubeObject & { readonly spec?: Record<string, unknown>; readonly status?: JobStatus }
+/** Its spec is a ScoreRequest in JSON (the CRD's schema), sent to the controller as it is. */
+type SvcJob = KubeObject & { readonly spec?: Outgoing<ScoreRequest>; readonly status?: JobStatus }
 type SvcNode = KubeObject & {
   readonly metadata: KubeObject["metadata"] & { readonly labels?: Readonly<Record<string, string>> }
   readonly status?: NodeStatus
 }
 
 /** Refusals of a submit that retrying cannot fix: the SvcJob ends Failed with the reason. */
-export const PERMANENT_REFUSALS: ReadonlySet<grpc.status> = new Set([
-  grpc.status.NOT_FOUND,
-  grpc.status.INVALID_ARGUMENT,
-  grpc.status.FAILED_PRECONDITION,
-  grpc.status.PERMISSION_DENIED
+export const PERMANENT_REFUSALS: ReadonlySet<Status> = new Set([
+  Status.NOT_FOUND,
+  Status.INVALID_ARGUMENT,
+  Status.FAILED_PRECONDITION,
+  Status.PERMISSION_DENIED
 ])
 
 /** Refusals of a submit that say no job exists for the key (the request itself is refused). */
-const REQUEST_REFUSALS: ReadonlySet<grpc.status> = new Set([
-  grpc.status.NOT_FOUND,
-  grpc.status.INVALID_ARGUMENT,
-  grpc.status.FAILED_PRECONDITION
+const REQUEST_REFUSALS: ReadonlySet<Status> = new Set([
+  Status.NOT_FOUND,
+  Status.INVALID_ARGUMENT,
+  Status.FAILED_PRECONDITION
 ])
 
 /** Tries of a refused cancel before the finalizer is removed anyway (one per reconcile). */
@@ -101,7 +108,7 @@ const describe = (error: unknown): string =>
 
 const nowIso = () => new Date().toISOString()
 
-const codeName = (code: grpc.status) => grpc.status[code] ?? String(code)
+const codeName = statusName
 
 /** The size of a value as JSON, in bytes, without building the text (a spec may hold megabytes). */
 const jsonBytes = (value: unknown): number => {
@@ -140,14 +147,8 @@ export const runOperator = (deps: OperatorDeps) =>
     const { config, kube } = deps
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const options = { address: config.controllerAddress, tls: config.tls, caPem }
-    const jobsClient = yield* Effect.acquireRelease(
-      Effect.sync(() => makeClient("svc.v1.Jobs", options)),
-      (client) => Effect.sync(() => client.close())
-    )
-    const nodesClient = yield* Effect.acquireRelease(
-      Effect.sync(() => makeClient("svc.v1.NodeStatus", options)),
-      (client) => Effect.sync(() => client.close())
-    )
+    const jobs = yield* serviceClient("svc.v1.Jobs", options)
+    const nodeStatus = yield* serviceClient("svc.v1.NodeStatus", options)
 
     const tenants = new Map<string, Tenant>()
     for (const [namespace, file] of deps.tenants.tokens) {
@@ -155,13 +156,16 @@ export const runOperator = (deps: OperatorDeps) =>
       // A token file that cannot be read counts as an unavailable controller: retried, never final.
       const token = Effect.mapError(
         source,
-        (error) => new GrpcCallError({ method: "token", code: grpc.status.UNAVAILABLE, message: error.message })
+        (error) => new GrpcCallError({ method: "token", code: Status.UNAVAILABLE, message: error.message })
       )
       tenants.set(namespace, { namespace, token, owners: new Map() })
     }
 
-    const call = <Response>(tenant: Tenant, client: grpc.Client, method: string, request: object) =>
-      Effect.flatMap(tenant.token, (bearer) => callUnary<Response>(client, method, request, bearerMetadata(bearer)))
+    /** A call of the Jobs service with the tenant's token. */
+    const call = <Response>(
+      tenant: Tenant,
+      method: (jobs: ServiceClient<"svc.v1.Jobs">, options: CallOptions) => Effect.Effect<Response, GrpcCallError>
+    ) => Effect.flatMap(tenant.token, (bearer) => method(jobs, { bearer }))
 
     const leader: LeaderState = yield* Ref.make(false)
     const isLeader = Ref.get(leader)
@@ -322,7 +326,7 @@ export const runOperator = (deps: OperatorDeps) =>
     const provenById = (tenant: Tenant, svcJob: SvcJob): Effect.Effect<Option.Option<WireJob>, GrpcCallError> => {
       const jobId = svcJob.status?.jobId
       if (jobId === undefined) return Effect.succeed(Option.none())
-      return call<WireJob>(tenant, jobsClient, "GetJob", { id: jobId }).pipe(
+      return call(tenant, (jobs, options) => jobs.GetJob({ id: jobId }, options)).pipe(
         Effect.map((job) =>
           job.id === jobId && job.idempotency_key !== "" && job.idempotency_key === svcJob.metadata.uid
             ? Option.some(job)
@@ -330,7 +334,7 @@ export const runOperator = (deps: OperatorDeps) =>
         ),
         // Another tenant's id, or none at all: not this SvcJob's job.
         Effect.catchIf(
-          (error) => error.code === grpc.status.NOT_FOUND || error.code === grpc.status.PERMISSION_DENIED,
+          (error) => error.code === Status.NOT_FOUND || error.code === Status.PERMISSION_DENIED,
           () => Effect.succeed(Option.none())
         ),
         Effect.tap((proven) =>
@@ -345,10 +349,9 @@ export const runOperator = (deps: OperatorDeps) =>
 
     /** Submits the spec under the uid key: the key's existing job, or a new one. */
     const submitByUid = (tenant: Tenant, svcJob: SvcJob) =>
-      call<WireJob>(tenant, jobsClient, "SubmitJob", {
-        request: svcJob.spec ?? {},
-        idempotency_key: svcJob.metadata.uid ?? ""
-      })
+      call(tenant, (jobs, options) =>
+        jobs.SubmitJob({ request: svcJob.spec ?? {}, idempotency_key: svcJob.metadata.uid ?? "" }, options)
+      )
 
     const submit = (tenant: Tenant, svcJob: SvcJob) =>
       Effect.gen(function* () {
@@ -400,9 +403,9 @@ export const runOperator = (deps: OperatorDeps) =>
           job = recovered.right
         }
         if (FINAL_PHASES.has(phaseOfJob(job))) return { _tag: "NothingToCancel" } as const
-        const cancelled = yield* Effect.either(call<WireJob>(tenant, jobsClient, "CancelJob", { id: job.id }))
+        const cancelled = yield* Effect.either(call(tenant, (jobs, options) => jobs.CancelJob({ id: job.id }, options)))
         if (Either.isLeft(cancelled)) {
-          if (cancelled.left.code === grpc.status.NOT_FOUND) return { _tag: "NothingToCancel" } as const
+          if (cancelled.left.code === Status.NOT_FOUND) return { _tag: "NothingToCancel" } as const
           return yield* cancelled.left
         }
         return { _tag: "Cancelled", jobId: job.id } as const
@@ -639,21 +642,7 @@ export const runOperator = (deps: OperatorDeps) =>
     const followRound = (tenant: Tenant) =>
       Effect.gen(function* () {
         const bearer = yield* tenant.token
-        yield* Stream.async<WireJob, GrpcCallError>((emit) => {
-          const method = Reflect.get(jobsClient, "StreamJobs") as (
-            request: object,
-            metadata: grpc.Metadata
-          ) => grpc.ClientReadableStream<WireJob>
-          const stream = method.call(jobsClient, { states: [], follow: true, limit: 1 }, bearerMetadata(bearer))
-          stream.on("data", (job: WireJob) => void emit.single(job))
-          stream.on(
-            "error",
-            (error: grpc.ServiceError) =>
-              void emit.fail(new GrpcCallError({ method: "StreamJobs", code: error.code, message: error.details }))
-          )
-          stream.on("end", () => void emit.end())
-          return Effect.sync(() => stream.cancel())
-        }).pipe(
+        yield* jobs.StreamJobs({ states: [], follow: true, limit: 1 }, { bearer }).pipe(
           Stream.runForEach((job) => {
             const owner = tenant.owners.get(job.id)
             return owner === undefined
@@ -682,11 +671,11 @@ export const runOperator = (deps: OperatorDeps) =>
       if (!(yield* isLeader)) return
       const existing: Array<SvcNode> = []
       yield* listPaged<SvcNode>(nodesPath, (items) => Effect.sync(() => existing.push(...items)))
-      const wanted = new Map<string, { readonly namespace: string; readonly node: WireNodeSession }>()
+      const wanted = new Map<string, { readonly namespace: string; readonly node: NodeSession }>()
       const answered = new Set<string>()
       for (const tenant of tenants.values()) {
         const listed = yield* Effect.either(
-          call<{ nodes: ReadonlyArray<WireNodeSession> }>(tenant, nodesClient, "ListNodes", {})
+          Effect.flatMap(tenant.token, (bearer) => nodeStatus.ListNodes({}, { bearer }))
         )
         if (Either.isLeft(listed)) {
           yield* Effect.logWarning(`ListNodes failed: ${describe(listed.left)}`).pipe(

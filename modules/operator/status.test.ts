@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest"
+import type { JobState } from "../transport/grpc/svc-v1.ts"
 import { PHASE_RANK, refusedStatus, resourceNameOf, statusOfJob, statusOfNode, type WireJob } from "./status.ts"
 
 const NOW = "2026-11-23T17:00:00.000Z"
-const job = (state: string, extra: Partial<WireJob> = {}): WireJob => ({
+const job = (state: JobState, extra: Partial<WireJob> = {}): WireJob => ({
   id: "j-1",
   state,
   idempotency_key: "uid-1",
@@ -12,12 +13,13 @@ const job = (state: string, extra: Partial<WireJob> = {}): WireJob => ({
   started_at: null,
   finished_at: null,
   result: null,
+  segments: [],
   ...extra
 })
 
 describe("SvcJob status from a controller job", () => {
   it("summarises a segment job's segments (total, finished, running, nodes); none for a job in one piece", () => {
-    const segments = [
+    const segments: WireJob["segments"] = [
       { state: "JOB_STATE_FINISHED", node_id: "n1" },
       { state: "JOB_STATE_RUNNING", node_id: "n2" },
       { state: "JOB_STATE_PENDING", node_id: "" }
@@ -32,7 +34,7 @@ describe("SvcJob status from a controller job", () => {
   })
 
   it("maps every state to its phase, in order", () => {
-    const phases = ["JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_FINISHED"].map(
+    const phases = (["JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_FINISHED"] as const).map(
       (state) => statusOfJob(job(state), undefined, 1, NOW).phase
     )
     expect(phases).toEqual(["Pending", "Running", "Finished"])

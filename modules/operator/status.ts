@@ -2,6 +2,7 @@
  * SvcJob and SvcNode status from the controller's messages (svc.v1.Job, svc.v1.NodeSession), as
  * plain data: what `kubectl get svcjobs` shows. Kept free of I/O so the mapping is tested alone.
  */
+import type { Job, JobSegment, NodeSession, ScoreResponse, Timestamp } from "../transport/grpc/svc-v1.ts"
 
 export const API_GROUP = "svc.dev"
 export const API_VERSION = `${API_GROUP}/v1`
@@ -65,29 +66,18 @@ export interface SegmentsStatus {
 }
 
 /** svc.v1.Job as proto-loader hands it over (field names kept, enums as names). */
-export interface WireJob {
-  readonly id: string
-  readonly state: string
-  /** SubmitJobRequest.idempotency_key: the SvcJob's uid for a job the operator submitted. */
-  readonly idempotency_key: string
-  readonly node_id: string
-  readonly frames_done: number
-  readonly error: string
-  readonly started_at: WireTimestamp | null
-  readonly finished_at: WireTimestamp | null
-  readonly result: {
-    readonly score: number
-    readonly features: Readonly<Record<string, number>>
-    readonly scores: Readonly<Record<string, number>>
-    readonly frame_count: number
-  } | null
-  /** A segment job's segments (absent from an older controller). */
-  readonly segments?: ReadonlyArray<{ readonly state: string; readonly node_id: string }> | null
+/** The fields of a controller job (svc.v1.Job) a SvcJob's status is made of. */
+export type WireJob = Pick<
+  Job,
+  "id" | "state" | "idempotency_key" | "node_id" | "frames_done" | "error" | "started_at" | "finished_at"
+> & {
+  readonly result: Pick<ScoreResponse, "score" | "features" | "scores" | "frame_count"> | null
+  readonly segments: ReadonlyArray<Pick<JobSegment, "state" | "node_id">>
 }
 
 /** The summary of a segment job's segments; undefined for a job in one piece. */
 const segmentsOf = (job: WireJob): SegmentsStatus | undefined => {
-  const segments = job.segments ?? []
+  const segments = job.segments
   if (segments.length === 0) return undefined
   return {
     total: segments.length,
@@ -97,12 +87,7 @@ const segmentsOf = (job: WireJob): SegmentsStatus | undefined => {
   }
 }
 
-export interface WireTimestamp {
-  readonly seconds: number | string
-  readonly nanos: number
-}
-
-export const isoTime = (stamp: WireTimestamp | null | undefined): string | undefined =>
+export const isoTime = (stamp: Timestamp | null | undefined): string | undefined =>
   stamp === null || stamp === undefined || Number(stamp.seconds) === 0
     ? undefined
     : new Date(Number(stamp.seconds) * 1000 + Math.floor(stamp.nanos / 1_000_000)).toISOString()
@@ -196,18 +181,6 @@ export const refusedStatus = (
   )
 })
 
-/** svc.v1.NodeSession as proto-loader hands it over. */
-export interface WireNodeSession {
-  readonly node_id: string
-  readonly name: string
-  readonly slots: number
-  readonly version: string
-  readonly last_heartbeat: WireTimestamp | null
-  readonly live: boolean
-  readonly running_job_ids: ReadonlyArray<string>
-  readonly session_ttl_ms: number
-}
-
 export interface NodeStatus {
   readonly nodeId: string
   readonly name: string
@@ -219,11 +192,7 @@ export interface NodeStatus {
 }
 
 /** Ready is False once the last heartbeat is older than the session TTL (or the session ended). */
-export const statusOfNode = (
-  node: WireNodeSession,
-  previous: NodeStatus | undefined,
-  nowMillis: number
-): NodeStatus => {
+export const statusOfNode = (node: NodeSession, previous: NodeStatus | undefined, nowMillis: number): NodeStatus => {
   const lastHeartbeat = isoTime(node.last_heartbeat)
   const age = lastHeartbeat === undefined ? Number.POSITIVE_INFINITY : nowMillis - Date.parse(lastHeartbeat)
   const ready = node.live && age < node.session_ttl_ms

@@ -6,8 +6,8 @@ import { Effect, Either } from "effect"
 import { lstat, readlink, realpath } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
 import type { LocatedInput } from "../inputs/open.ts"
-import { InputNotFound } from "../scorer/errors.ts"
-import type { InputGuard } from "../scorer/scorer.ts"
+import { InputNotFound } from "../scorer/index.ts"
+import type { InputGuard } from "../inputs/open.ts"
 import { PermissionDenied } from "./errors.ts"
 
 /** At most this many roots per tenant (seed 8). */

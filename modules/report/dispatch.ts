@@ -1,5 +1,5 @@
 // What the native library says about its CPU dispatch on this host (host.dispatch_flags).
-import { NativeCpu, type NativeSymbols } from "../scorer/native.ts"
+import { NativeCpu, type NativeSymbols } from "../scorer/index.ts"
 import type { DispatchFacts } from "./host.ts"
 import { type SimdPath, simdPaths } from "./measure.ts"
 

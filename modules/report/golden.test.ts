@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { goldenFeatures, goldenTolerance } from "../scorer/golden.ts"
+import { goldenFeatures, goldenTolerance } from "../scorer/index.ts"
 import { type GoldenFile, goldenSuite, pooledCase } from "./golden.ts"
 import type { FixtureScore } from "./measure.ts"
 

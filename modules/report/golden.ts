@@ -2,7 +2,7 @@
 // (NAME.libvmaf.json), per frame, with the features and the bound of the scorer's golden
 // contract (modules/scorer/golden.ts). One case per fixture and feature, plus the pooled score.
 import { Either, Schema } from "effect"
-import { goldenFeatures, goldenTolerance } from "../scorer/golden.ts"
+import { goldenFeatures, goldenTolerance } from "../scorer/index.ts"
 import type { FixtureScore } from "./measure.ts"
 import type { Suite } from "./schema.ts"
 

@@ -1,9 +1,8 @@
 // Scores one fixture through the Scorer service, every extractor on, every frame kept at full
 // precision: the raw material of the dispatch, reference and golden sections.
 import { Effect } from "effect"
-import type { ScoreError } from "../scorer/errors.ts"
-import { ExtraFeature, parseScoreRequest } from "../scorer/request.ts"
-import { Scorer } from "../scorer/scorer.ts"
+import { scoreFiles } from "../inputs/score.ts"
+import { ExtraFeature, parseScoreRequest, type ScoreError, Scorer } from "../scorer/index.ts"
 import type { Fixture } from "./fixture-set.ts"
 
 /** Every extra extractor the scorer has; the model's own (VIF, ADM, motion) always run. */
@@ -58,7 +57,7 @@ export const scoreFixture = (fixture: Fixture, backend: DispatchBackend): Effect
         threads: 1
       }
     })
-    const result = yield* scorer.score(job)
+    const result = yield* scoreFiles(scorer, job)
     const metrics = Object.keys(result.frames[0]?.metrics ?? result.features)
     return {
       table: {

@@ -10,9 +10,9 @@ import feedTestPath from "../scorer/native/build/feed_test" with { type: "file" 
 import libraryPath from "../scorer/native/build/libsvc_scorer.so" with { type: "file" }
 import readerTestPath from "../scorer/native/build/reader_test" with { type: "file" }
 import scorerTestPath from "../scorer/native/build/scorer_test" with { type: "file" }
-import { builtinModelFiles } from "../scorer/models/index.ts"
 import simdTestPath from "../scorer/native/build/simd_test" with { type: "file" }
 import type { ProgramRun } from "./unit-tests.ts"
+import { builtinModelFiles } from "../scorer/index.ts"
 
 /** Each test program and the arguments it takes given the shared directory of models/ and fixtures/. */
 const programs = [

@@ -4,6 +4,7 @@
  * the provenance of a score (`feature_backends[].implementation`), the reference-compatible
  * layouts' column order and the help texts.
  */
+import { nativeFeatures, requestableFeatures } from "./native-features.ts"
 import type { ExtraFeature } from "./request.ts"
 
 export interface ExtraFeatureInfo {
@@ -13,40 +14,25 @@ export interface ExtraFeatureInfo {
   readonly implementation: string
 }
 
+/** Each extractor's implementation, from the library's registry (native-features.ts). */
+const implementations: Readonly<Record<string, string>> = Object.fromEntries(
+  nativeFeatures.map((feature) => [feature.name, feature.implementation])
+)
 const libvmaf = "libvmaf 3.2.0"
 
-export const extraFeatures: Readonly<Record<ExtraFeature, ExtraFeatureInfo>> = {
-  psnr: { outputs: ["psnr_y", "psnr_cb", "psnr_cr"], implementation: libvmaf },
-  float_ssim: { outputs: ["float_ssim"], implementation: libvmaf },
-  float_ms_ssim: { outputs: ["float_ms_ssim"], implementation: libvmaf },
-  float_vif: { outputs: ["vif_scale0", "vif_scale1", "vif_scale2", "vif_scale3"], implementation: libvmaf },
-  float_adm: {
-    outputs: ["adm2", "adm_scale0", "adm_scale1", "adm_scale2", "adm_scale3", "aim", "adm3"],
-    implementation: libvmaf
-  },
-  float_motion: { outputs: ["motion2", "motion3", "motion"], implementation: libvmaf },
-  float_psnr: { outputs: ["float_psnr"], implementation: libvmaf },
-  ciede: { outputs: ["ciede2000"], implementation: libvmaf },
-  psnr_hvs: { outputs: ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"], implementation: libvmaf },
-  cambi: { outputs: ["cambi"], implementation: libvmaf },
-  xpsnr: { outputs: ["xpsnr_y", "xpsnr_u", "xpsnr_v"], implementation: "FFmpeg 7.1 xpsnr filter" },
-  ssimulacra2: { outputs: ["ssimulacra2"], implementation: "SSIMULACRA 2.1" }
-}
-
-/** The extractor name a score's provenance lists for a feature (the native extractor's). */
-const extractorFeature: Readonly<Record<string, ExtraFeature>> = Object.fromEntries(
-  (Object.keys(extraFeatures) as ReadonlyArray<ExtraFeature>).map((feature) => [feature, feature])
-)
+export const extraFeatures: Readonly<Record<ExtraFeature, ExtraFeatureInfo>> = Object.fromEntries(
+  requestableFeatures.map((name) => {
+    const facts = nativeFeatures.find((feature) => feature.name === name)
+    return [name, { outputs: facts?.outputs ?? [], implementation: facts?.implementation ?? libvmaf }]
+  })
+) as Record<ExtraFeature, ExtraFeatureInfo>
 
 /**
- * The implementation an extractor of a score's provenance follows: an extra feature's own, and
- * libvmaf's for the models' extractors (integer_vif, integer_adm, integer_motion, ...), so every
+ * The implementation an extractor of a score's provenance follows, as its registry row states
+ * (libvmaf's for the models' extractors: integer_vif, integer_adm, integer_motion, ...), so every
  * entry names one (gRPC has no absent string: HTTP and gRPC answer alike).
  */
-export const implementationOf = (extractor: string): string => {
-  const feature = extractorFeature[extractor]
-  return feature === undefined ? libvmaf : extraFeatures[feature].implementation
-}
+export const implementationOf = (extractor: string): string => implementations[extractor] ?? libvmaf
 
 /** GET /v1/models' and ListModels' list of extra features. */
 export const extraFeatureList = (): ReadonlyArray<{

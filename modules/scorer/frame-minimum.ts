@@ -1,39 +1,22 @@
 /**
- * The smallest frame each feature extractor accepts, as its `create` in native/src refuses
- * smaller ones. A request is checked against this table before anything is read or decoded, so
- * a too-small input is a 400 naming the feature and its minimum instead of a failure when the
- * scoring threads start. `frame-minimum.test.ts` holds the table to the native library: each
+ * The smallest frame each feature extractor accepts, as its registry row in
+ * native/src/feature/registry.c states it (registry_test holds its `create` to it). A request is
+ * checked against this table before anything is read or decoded, so a too-small input is a 400
+ * naming the feature and its minimum instead of a failure when the scoring threads start. `frame-minimum.test.ts` holds the table to the native library: each
  * extractor scores a frame at its minimum and refuses one pixel less.
  */
+import { type NativeMinimum, nativeFeatures } from "./native-features.ts"
 import type { RawGeometry } from "./request.ts"
 
-/** Which sides a minimum constrains. */
-type Minimum =
-  /** Width and height each at least this (luma samples). */
-  | { readonly rule: "each side"; readonly width: number; readonly height: number }
-  /** The longer side at least this (cambi, as the reference). */
-  | { readonly rule: "longer side"; readonly side: number }
-  /** Every plane, chroma included, at least this on each side (8x8 blocks of every plane). */
-  | { readonly rule: "each plane"; readonly width: number; readonly height: number }
-
-/** Keyed by the name users give the feature (`options.features`; the models' own are vif, adm, motion). */
-export const frameMinimum: Readonly<Record<string, Minimum>> = {
-  // Four scales, each halving the previous: scale 3 keeps more samples than its kernel radius.
-  vif: { rule: "each side", width: 16, height: 16 },
-  float_vif: { rule: "each side", width: 16, height: 16 },
-  // Four DWT levels, each level's 4-tap mirror needs 5 samples at the last one.
-  adm: { rule: "each side", width: 33, height: 33 },
-  float_adm: { rule: "each side", width: 33, height: 33 },
-  // The 5-tap blur's mirror.
-  motion: { rule: "each side", width: 3, height: 3 },
-  float_motion: { rule: "each side", width: 3, height: 3 },
-  // The 11x11 window (at scale 1; larger frames decimate to a size still above it).
-  float_ssim: { rule: "each side", width: 11, height: 11 },
-  // The 11x11 window at the fifth scale: 11 << 4.
-  float_ms_ssim: { rule: "each side", width: 176, height: 176 },
-  cambi: { rule: "longer side", side: 216 },
-  psnr_hvs: { rule: "each plane", width: 8, height: 8 }
-}
+/**
+ * Keyed by the name users give the feature (`options.features`; the models' own integer_vif,
+ * integer_adm and integer_motion are vif, adm and motion), from each extractor's registry row
+ * (native-features.ts). An extractor whose minimum depends on its options has none here: the
+ * library refuses such a frame when the job starts.
+ */
+export const frameMinimum: Readonly<Record<string, NativeMinimum>> = Object.fromEntries(
+  nativeFeatures.flatMap(({ name, minimum }) => (minimum ? [[name.replace(/^integer_/, ""), minimum]] : []))
+)
 
 /** The extractor of a model's feature name (VMAF_integer_feature_adm2_score: adm); undefined when no minimum applies. */
 export const extractorOfModelFeature = (name: string): string | undefined => {

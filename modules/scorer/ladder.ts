@@ -7,8 +7,8 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { InvalidScoreRequest } from "./errors.ts"
+import { component, documented, field, fieldRules, optionalField } from "./contract.ts"
 import {
-  FIELD_RULES,
   inputPath,
   parseScoreRequest,
   pathText,
@@ -18,7 +18,7 @@ import {
   shown,
   valueAt
 } from "./request.ts"
-import type { FrameScore, InputInfo, Provenance, ScoreResult } from "./scorer.ts"
+import type { FrameScore, InputInfo, Provenance, ScoreResult } from "./result.ts"
 
 /** Renditions of one ladder (a ladder is usually 6 to 12). */
 export const maxRenditions = 16
@@ -29,30 +29,64 @@ export const labelRule = 'is not a label (1 to 64 letters, digits, ".", "_", "+"
 export const worstFrameCount = 10
 
 /** What one rendition may set for itself (same meanings and values as in ScoreOptions). */
-export const RenditionOptions = Schema.Struct({
-  width: ScoreOptions.fields.width,
-  height: ScoreOptions.fields.height,
-  pixel_format: ScoreOptions.fields.pixel_format,
-  bitdepth: ScoreOptions.fields.bitdepth,
-  scale: ScoreOptions.fields.scale,
-  frame_skip_dist: ScoreOptions.fields.frame_skip_dist
-})
+export const RenditionOptions = component(
+  Schema.Struct({
+    width: ScoreOptions.fields.width,
+    height: ScoreOptions.fields.height,
+    pixel_format: ScoreOptions.fields.pixel_format,
+    bitdepth: ScoreOptions.fields.bitdepth,
+    scale: ScoreOptions.fields.scale,
+    frame_skip_dist: ScoreOptions.fields.frame_skip_dist
+  }),
+  "RenditionOptions",
+  "What one rendition may set for itself; values as in ScoreOptions."
+)
 export type RenditionOptions = typeof RenditionOptions.Type
 
-export const Rendition = Schema.Struct({
-  label: Schema.String,
-  distorted: Schema.String,
-  options: Schema.optional(Schema.NullOr(RenditionOptions))
-})
+export const Rendition = component(
+  Schema.Struct({
+    label: field(Schema.String, {
+      doc: "Unique name of the rendition in the ladder.",
+      rule: { text: labelRule },
+      openapi: { pattern: labelPattern.source }
+    }),
+    distorted: field(Schema.String, {
+      doc: "Path to the rendition's video.",
+      rule: { note: "(a path to the rendition's video)" }
+    }),
+    options: optionalField(Schema.NullOr(RenditionOptions), { rule: { text: "is not an object of rendition options" } })
+  }),
+  "Rendition"
+)
 export type Rendition = typeof Rendition.Type
 
-export const LadderRequest = Schema.Struct({
-  reference: Schema.String,
-  renditions: Schema.Array(Rendition),
-  model: Schema.optional(Schema.String),
-  models: Schema.optional(Schema.Array(Schema.String)),
-  options: Schema.optional(Schema.NullOr(ScoreOptions))
-})
+export const LadderRequest = component(
+  Schema.Struct({
+    reference: field(Schema.String, {
+      doc: "Path to the reference video, read once for the whole ladder.",
+      rule: { note: "(a path to the reference video)" }
+    }),
+    renditions: field(
+      Schema.Array(documented(Rendition, { rule: { text: "is not a rendition ({label, distorted, options?})" } })),
+      {
+        doc: "The renditions, each scored against the reference; results in this order.",
+        rule: { text: `is not a list of 1 to ${maxRenditions} renditions` },
+        openapi: { minItems: 1, maxItems: maxRenditions }
+      }
+    ),
+    model: optionalField(Schema.String, { doc: "Model name (as in ScoreRequest).", rule: { note: "(a model name)" } }),
+    models: optionalField(Schema.Array(documented(Schema.String, { rule: { note: "(a model name)" } })), {
+      doc: "Several models over one extraction (as in ScoreRequest), instead of model.",
+      rule: { text: "is not a list of model names" }
+    }),
+    options: optionalField(Schema.NullOr(ScoreOptions), {
+      doc: "The whole ladder's options: frame_skip_ref, frame_cnt, subsample, features, precision, backend, threads, per_frame, and the raw reference's geometry (a raw rendition without its own geometry takes it too).",
+      rule: { text: "is not an object of score options" }
+    })
+  }),
+  "ScoreLadderRequest",
+  "svc.v1.ScoreLadderRequest."
+)
 export type LadderRequest = typeof LadderRequest.Type
 
 /** One rendition of a validated ladder: its label and its pair as a score job would score it. */
@@ -124,17 +158,8 @@ export type { FrameScore }
 
 const decodeLadder = Schema.decodeUnknownEither(LadderRequest, { onExcessProperty: "error", errors: "first" })
 
-const RULES: Readonly<Record<string, string>> = {
-  reference: "is not a string (a path to the reference video)",
-  renditions: `is not a list of 1 to ${maxRenditions} renditions`,
-  "renditions[]": "is not a rendition ({label, distorted, options?})",
-  "renditions[].label": labelRule,
-  "renditions[].distorted": "is not a string (a path to the rendition's video)",
-  "renditions[].options": "is not an object of rendition options",
-  model: "is not a string (a model name)",
-  models: "is not a list of model names",
-  options: "is not an object of score options"
-}
+/** What each field of a ladder accepts, in words, derived from the schema (a rendition's options as `options.*`). */
+const RULES: Readonly<Record<string, string>> = fieldRules(LadderRequest)
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "": Object.keys(LadderRequest.fields),
@@ -160,7 +185,7 @@ const describeIssue = (error: ParseResult.ParseError, input: unknown): string =>
   if (issue._tag === "Missing") return `${path}: is required`
   const general = path.replace(/\[\d+\]/g, "[]")
   // Option values are checked as the score request checks them (a rendition's as `options.*`).
-  const rule = RULES[general] ?? FIELD_RULES[general.replace(/^renditions\[\]\./, "")]
+  const rule = RULES[general]
   return rule === undefined ? `${path}: ${issue.message}` : `${path}: ${shown(valueAt(input, issue.path))} ${rule}`
 }
 

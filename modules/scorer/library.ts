@@ -4,7 +4,8 @@
  */
 import { Effect } from "effect"
 import { accessSync, constants } from "node:fs"
-import { openNativeLibrary } from "./native.ts"
+import { openNativeLibrary, readNativeFeatures } from "./native.ts"
+import { nativeFeatures } from "./native-features.ts"
 
 export interface LibraryInfo {
   readonly version: string
@@ -26,6 +27,12 @@ export class NativeScorerLibrary extends Effect.Service<NativeScorerLibrary>()("
       abi_patch: symbols.svc_abi_patch(),
       active_backend: String(symbols.svc_cpu_best())
     }
+    // The request schema, OpenAPI and help texts were built from native-features.ts: a library with
+    // another feature list (an old or foreign build) would score what they do not describe.
+    if (JSON.stringify(readNativeFeatures(symbols)) !== JSON.stringify(nativeFeatures))
+      return yield* Effect.dieMessage(
+        `the native library at ${library.path} has another feature list than this build (native-features.ts): rebuild with npm run build`
+      )
     yield* Effect.logDebug("native scorer loaded").pipe(Effect.annotateLogs({ path: library.path, ...info }))
     /** The library file is still where it was loaded from and is executable (readiness). */
     const intact = Effect.sync(() => {

@@ -21,7 +21,7 @@ import {
   xpsnrPooled
 } from "./pooling.ts"
 import { applyPrecision, type Precision, precisionLabel } from "./precision.ts"
-import type { FrameScore, ScoreResult } from "./scorer.ts"
+import type { FrameScore, ScoreResult } from "./result.ts"
 import { roundShots, type ShotOptions, scoreShots, segmentCutMetric, shotStarts, worstShots } from "./shots.ts"
 
 /** Every pooling of every metric over frames, in frame order. */

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
 import embeddedLibrary from "./native/build/libsvc_scorer.so" with { type: "file" }
+import { type NativeFeatureFacts, nativeFeatures, type RequestableFeature } from "./native-features.ts"
 
 const { ptr, i32, u64, i64, cstring } = FFIType
 const none = FFIType.void
@@ -63,7 +64,17 @@ const symbols = {
   svc_stream_feed_end: { args: [ptr, i32], returns: i64 },
   svc_stream_frames_read: { args: [ptr], returns: i64 },
   svc_pipe: { args: [ptr, ptr, u64], returns: i32 },
-  svc_ladder_reference_analyses: { args: [ptr], returns: i64 }
+  svc_ladder_reference_analyses: { args: [ptr], returns: i64 },
+  svc_feature_count: { args: [], returns: i32 },
+  svc_feature_name: { args: [i32], returns: cstring },
+  svc_feature_flag: { args: [i32], returns: i32 },
+  svc_feature_implementation: { args: [i32], returns: cstring },
+  svc_feature_output_count: { args: [i32], returns: i32 },
+  svc_feature_output_name: { args: [i32, i32], returns: cstring },
+  svc_feature_temporal: { args: [i32], returns: i32 },
+  svc_feature_min_frame: { args: [i32, ptr], returns: i32 },
+  svc_feature_option_count: { args: [i32], returns: i32 },
+  svc_feature_option_name: { args: [i32, i32], returns: cstring }
 } as const
 
 /** Status codes of svc_scorer.h. */
@@ -120,21 +131,10 @@ export const NativeInputKind = { auto: 0, raw: 1, y4m: 2, pipe: 3 } as const
 
 /** enum svc_cpu; avx512 since ABI minor 3. */
 export const NativeCpu = { auto: 0, scalar: 1, avx2: 2, avx512: 3 } as const
-/** enum svc_feature_flag; float_vif and after since ABI minor 2, cambi since 5, xpsnr and ssimulacra2 since 11. */
-export const NativeFeature = {
-  psnr: 1,
-  float_ssim: 2,
-  float_ms_ssim: 4,
-  float_vif: 8,
-  float_adm: 16,
-  float_motion: 32,
-  float_psnr: 64,
-  ciede: 128,
-  psnr_hvs: 256,
-  cambi: 512,
-  xpsnr: 1024,
-  ssimulacra2: 2048
-} as const
+/** enum svc_feature_flag of each feature a request may ask for, from the library's registry (native-features.ts). */
+export const NativeFeature = Object.fromEntries(
+  nativeFeatures.flatMap((feature) => (feature.flag === 0 ? [] : [[feature.name, feature.flag]]))
+) as Readonly<Record<RequestableFeature, number>>
 export const NativePool = { mean: 0, min: 1, max: 2, harmonic_mean: 3 } as const
 
 /**
@@ -169,6 +169,35 @@ export const openNativeLibrary = () => {
 export type NativeLibrary = ReturnType<typeof openNativeLibrary>
 export type NativeSymbols = NativeLibrary["symbols"]
 export type { Pointer }
+
+const minimumRules = [undefined, "each side", "longer side", "each plane"] as const
+
+/** The library's extractors and their facts (svc_feature_*, ABI minor 14), in registry order. */
+export const readNativeFeatures = (symbols: NativeSymbols): ReadonlyArray<NativeFeatureFacts> =>
+  Array.from({ length: symbols.svc_feature_count() }, (_, i) => {
+    const minimum = new Int32Array(3)
+    symbols.svc_feature_min_frame(i, minimum)
+    const [rule, width = 0, height = 0] = minimum
+    const ruleName = minimumRules[rule ?? 0]
+    return {
+      name: String(symbols.svc_feature_name(i)),
+      flag: symbols.svc_feature_flag(i),
+      implementation: String(symbols.svc_feature_implementation(i)),
+      outputs: Array.from({ length: symbols.svc_feature_output_count(i) }, (_, k) =>
+        String(symbols.svc_feature_output_name(i, k))
+      ),
+      temporal: symbols.svc_feature_temporal(i),
+      minimum:
+        ruleName === undefined
+          ? null
+          : ruleName === "longer side"
+            ? { rule: ruleName, side: width }
+            : { rule: ruleName, width, height },
+      options: Array.from({ length: symbols.svc_feature_option_count(i) }, (_, k) =>
+        String(symbols.svc_feature_option_name(i, k))
+      )
+    }
+  })
 
 /** A NUL-terminated UTF-8 copy of a string, for `const char *` parameters. */
 export const cString = (text: string): Buffer => Buffer.from(`${text}\0`, "utf8")

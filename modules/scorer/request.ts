@@ -4,7 +4,9 @@
  * values ("" and 0) mean "not set", as in proto3, so gRPC and JSON requests decode alike.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
+import { component, documented, field, fieldRules, optionalField } from "./contract.ts"
 import { InvalidScoreRequest } from "./errors.ts"
+import { requestableFeatures } from "./native-features.ts"
 import { parsePrecision, type Precision, precisionPattern, precisionRule } from "./precision.ts"
 import { defaultShotMinFrames, defaultShotThreshold, type ShotOptions } from "./shots.ts"
 
@@ -29,20 +31,8 @@ export const maxSegmentsPerJob = 10_000
 const between = (min: number, max: number) =>
   Schema.Int.pipe(Schema.greaterThanOrEqualTo(min), Schema.lessThanOrEqualTo(max))
 
-export const ExtraFeature = Schema.Literal(
-  "psnr",
-  "float_ssim",
-  "float_ms_ssim",
-  "float_vif",
-  "float_adm",
-  "float_motion",
-  "float_psnr",
-  "ciede",
-  "psnr_hvs",
-  "cambi",
-  "xpsnr",
-  "ssimulacra2"
-)
+// The library's feature list (native-features.ts, generated from the registry at build time).
+export const ExtraFeature = Schema.Literal(...requestableFeatures)
 export type ExtraFeature = typeof ExtraFeature.Type
 
 /** Frames per second xpsnr's temporal term assumes for raw input when the request gives none (FFmpeg's rawvideo default). */
@@ -52,45 +42,107 @@ export const maxFrameRate = 1000
 /** Y'CbCr matrices ssimulacra2's RGB conversion knows (the input's colour metadata; BT.709 when it has none). */
 export type ColorMatrix = "bt709" | "bt601" | "bt2020"
 
-export const ScoreOptions = Schema.Struct({
-  width: Schema.optional(between(0, 16384)),
-  height: Schema.optional(between(0, 16384)),
-  pixel_format: Schema.optional(Schema.Literal("", "420", "422", "444")),
-  bitdepth: Schema.optional(Schema.Literal(0, 8, 10, 12, 16)),
-  backend: Schema.optional(Schema.Literal("", "auto", "cpu", "scalar", "avx2", "avx512")),
-  threads: Schema.optional(between(0, maxThreads)),
-  features: Schema.optional(Schema.Array(ExtraFeature)),
-  subsample: Schema.optional(between(0, 1000)),
-  frame_cnt: Schema.optional(between(0, 1_000_000_000)),
-  frame_skip_ref: Schema.optional(between(0, 1_000_000_000)),
-  frame_skip_dist: Schema.optional(between(0, 1_000_000_000)),
-  // A number of decimals may be given as a number too (JSON clients write 6, not "6").
-  precision: Schema.optional(
-    Schema.Union(Schema.String, Schema.Int).pipe(
-      Schema.filter((value) => precisionPattern.test(String(value)), { message: () => precisionRule })
+const rawInput = "(required for raw input, ignored for Y4M and encoded input)"
+const notSet = { note: "(0: not set)" }
+
+export const ScoreOptions = component(
+  Schema.Struct({
+    width: optionalField(between(0, 16384), { doc: `Width of raw input in pixels ${rawInput}.`, rule: notSet }),
+    height: optionalField(between(0, 16384), { doc: `Height of raw input in pixels ${rawInput}.`, rule: notSet }),
+    pixel_format: optionalField(Schema.Literal("", "420", "422", "444"), {
+      doc: "Chroma subsampling of raw input. Default 420.",
+      rule: { note: '("": 420)' }
+    }),
+    bitdepth: optionalField(Schema.Literal(0, 8, 10, 12, 16), {
+      doc: "Bits per sample of raw input (above 8: 16-bit little-endian words). Default 8.",
+      rule: { note: "(0: 8)" }
+    }),
+    backend: optionalField(Schema.Literal("", "auto", "cpu", "scalar", "avx2", "avx512"), {
+      doc: "CPU backend: auto (default, best supported), cpu (same as auto), scalar (reference path), avx2 (refused on a CPU without AVX2), avx512 (AVX-512 kernels where an extractor has them, AVX2 for the others; refused on a CPU without AVX-512 F/BW/VL/DQ/CD). Every backend gives identical numbers.",
+      rule: { note: '("": auto)' }
+    }),
+    threads: optionalField(between(0, maxThreads), {
+      doc: "Worker threads for this score; results do not depend on it. 0: 1 thread."
+    }),
+    features: optionalField(Schema.Array(ExtraFeature), {
+      doc: 'Extra extractors besides the model\'s features; each at most once. "xpsnr": xpsnr_y, xpsnr_u, xpsnr_v as FFmpeg 7.1\'s xpsnr filter computes them (the reference first; identical planes are infinite, written null in JSON), pooled as the filter\'s summary. "ssimulacra2": SSIMULACRA 2.1 on the frames converted to full-range 8-bit RGB (100: identical). GET /v1/models lists them with their outputs.',
+      rule: { text: "is not a list of features" },
+      openapi: { uniqueItems: true }
+    }),
+    subsample: optionalField(between(0, 1000), { doc: "Score every Nth frame (0 or 1: every frame)." }),
+    frame_cnt: optionalField(between(0, 1_000_000_000), {
+      doc: "Score at most this many frames (0: all).",
+      rule: { note: "(0: every frame)" }
+    }),
+    frame_skip_ref: optionalField(between(0, 1_000_000_000), { doc: "Frames to skip at the start of the reference." }),
+    frame_skip_dist: optionalField(between(0, 1_000_000_000), {
+      doc: "Frames to skip at the start of the distorted video."
+    }),
+    // A number of decimals may be given as a number too (JSON clients write 6, not "6").
+    precision: optionalField(
+      Schema.Union(Schema.String, Schema.Int).pipe(
+        Schema.filter((value) => precisionPattern.test(String(value)), { message: () => precisionRule })
+      ),
+      {
+        doc: 'Number format of the scores: "" or lossless (default: every number is the double the scorer computed, in shortest round-trip form), 1..17 (that many decimals), or legacy (6 decimals, like the reference command-line tool); a number of decimals may also be given as a JSON number.',
+        rule: { text: `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)` },
+        openapi: {
+          oneOf: [
+            { type: "string", pattern: precisionPattern.source },
+            { type: "integer", minimum: 1, maximum: 17 }
+          ]
+        }
+      }
+    ),
+    per_frame: optionalField(Schema.Boolean, { doc: "Include the per-frame values in ScoreResponse.frames." }),
+    scale: optionalField(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none"), {
+      doc: 'How a decoded distorted video of another size than the reference is scaled to the reference size (ffmpeg\'s scale filter flags). "" means bicubic; "none" refuses a size mismatch.',
+      rule: { note: '("": bicubic)' }
+    }),
+    // Segment jobs (issue 30): frames per segment; 0 one piece. Only the controller's jobs split.
+    segment_frames: optionalField(
+      between(0, maxSegmentFrames).pipe(Schema.filter((value) => value === 0 || value >= minSegmentFrames)),
+      {
+        doc: `Jobs only (the controller's SubmitJob; a single score ignores it): split the title into segments of this many frames, scored in parallel by the tenant's nodes and merged exactly. 0 (default): one piece. Otherwise at least ${minSegmentFrames}; at most ${maxSegmentsPerJob} segments per job (longer segments for a longer title).`,
+        rule: { text: `is not 0 (one piece) or a whole number from ${minSegmentFrames} to ${maxSegmentFrames}` }
+      }
+    ),
+    shots: optionalField(Schema.Boolean, {
+      doc: "Find the reference's hard cuts (the histogram distance of consecutive reference lumas) and score each shot with the first model: shots and worst_shots in the response."
+    }),
+    shot_threshold: optionalField(
+      Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(1), Schema.finite()),
+      {
+        doc: `Histogram distance (0..1) a cut must reach; it must also be 1.5 times every measure within two frames of it. 0: ${defaultShotThreshold}.`,
+        rule: { note: `(0: ${defaultShotThreshold})` }
+      }
+    ),
+    shot_min_frames: optionalField(between(0, 100_000), {
+      doc: `The shortest shot in scored frames: a shorter stretch between two cuts is a flash and stays in the shot around it. 0: ${defaultShotMinFrames}.`,
+      rule: { note: `(0: ${defaultShotMinFrames})` }
+    }),
+    // xpsnr's temporal term: frames per second (whole frames count, as FFmpeg's filter sees it).
+    frame_rate: optionalField(
+      Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(maxFrameRate)),
+      {
+        doc: `Frames per second for xpsnr's temporal term (whole frames count: 29.97 is 29; at 32 and above a second-order term). 0 or absent: the reference Y4M's F tag or the container's rate, raw input ${defaultFrameRate}.`,
+        rule: { unit: "of frames per second", note: `(0: the input's own, else ${defaultFrameRate})` }
+      }
     )
-  ),
-  per_frame: Schema.optional(Schema.Boolean),
-  scale: Schema.optional(Schema.Literal("", "bicubic", "lanczos", "bilinear", "neighbor", "none")),
-  // Segment jobs (issue 30): frames per segment; 0 one piece. Only the controller's jobs split.
-  segment_frames: Schema.optional(
-    between(0, maxSegmentFrames).pipe(Schema.filter((value) => value === 0 || value >= minSegmentFrames))
-  ),
-  shots: Schema.optional(Schema.Boolean),
-  shot_threshold: Schema.optional(
-    Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(1), Schema.finite())
-  ),
-  shot_min_frames: Schema.optional(between(0, 100_000)),
-  // xpsnr's temporal term: frames per second (whole frames count, as FFmpeg's filter sees it).
-  frame_rate: Schema.optional(
-    Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(maxFrameRate))
-  )
-})
+  }),
+  "ScoreOptions",
+  'svc.v1.ScoreOptions. Zero values (0, "") mean not set, as in proto3. Any other value outside the rules below is refused (400).'
+)
 export type ScoreOptions = typeof ScoreOptions.Type
 
 /** Model names are file names in SVC_MODEL_DIR without ".json": no paths. */
 export const maxModelNameLength = 128
 export const modelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+/** A model name in a list (`models`): checked against the pattern after decoding. */
+const modelName = documented(Schema.String, {
+  rule: { note: "(a model name)" },
+  openapi: { pattern: modelNamePattern.source }
+})
 /**
  * Longest reference or distorted input (PATH_MAX). Inputs are echoed in refusals (seed 000 5.5's
  * message names the input), so a longer one is refused first, without echoing it: a refusal's
@@ -98,14 +150,37 @@ export const modelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
  */
 export const maxInputLength = 4096
 
-export const ScoreRequest = Schema.Struct({
-  reference: Schema.String,
-  distorted: Schema.String,
-  model: Schema.optional(Schema.String),
-  options: Schema.optional(Schema.NullOr(ScoreOptions)),
-  /** Several models in one pass, results keyed by model name (instead of `model`). */
-  models: Schema.optional(Schema.Array(Schema.String))
-})
+export const ScoreRequest = component(
+  Schema.Struct({
+    reference: field(Schema.String, {
+      doc: "Path (or file:// URL) of the pristine reference video: raw planar YUV, Y4M, or any video ffmpeg decodes (.mp4, .mkv, .webm, .ivf, .265, ...), recognised by its bytes.",
+      rule: { note: "(a path to the reference video)" },
+      openapi: { minLength: 1 }
+    }),
+    distorted: field(Schema.String, {
+      doc: "Path (or file:// URL) of the compressed distorted video: raw YUV or Y4M of the reference's geometry, or encoded video (decoded to the reference's layout, scaled to its size).",
+      rule: { note: "(a path to the distorted video)" },
+      openapi: { minLength: 1 }
+    }),
+    model: optionalField(Schema.String, {
+      doc: `Model name: a built-in model (GET /v1/models lists them) or the file <model>.json in SVC_MODEL_DIR, which overrides a built-in of the same name. Empty or absent: ${defaultModel}. "${autoModel}": ${autoModel4k} for a reference of at least ${autoModel4kSize.width}x${autoModel4kSize.height}, else ${defaultModel} (provenance.model says which).`,
+      rule: { note: "(a model name)" },
+      openapi: { pattern: `^(|${modelNamePattern.source.slice(1, -1)})$` }
+    }),
+    options: optionalField(Schema.NullOr(ScoreOptions), {
+      doc: "Scoring options; null or absent: all defaults.",
+      rule: { text: "is not an object of score options" }
+    }),
+    /** Several models in one pass, results keyed by model name (instead of `model`). */
+    models: optionalField(Schema.Array(modelName), {
+      doc: "Several models scored over one extraction of the union of their features, instead of model. Results are keyed by model name: scores, and each model's score under its name in features and frames.",
+      rule: { text: "is not a list of model names" },
+      openapi: { maxItems: maxModelsPerRequest }
+    })
+  }),
+  "ScoreRequest",
+  "svc.v1.ScoreRequest. Fields the contract does not know are refused (400)."
+)
 export type ScoreRequest = typeof ScoreRequest.Type
 
 export type Backend = "auto" | "scalar" | "avx2" | "avx512"
@@ -175,34 +250,11 @@ export const rawGeometryRequired = "options.width and options.height are require
 const decodeRequest = Schema.decodeUnknownEither(ScoreRequest, { onExcessProperty: "error", errors: "first" })
 
 /**
- * What each field accepts, in words: the one source of validation messages, which all read
- * `<field path>: <value given> <rule>` with the complete allowed set or range.
+ * What each field accepts, in words, derived from the schema (contract.ts): the one source of
+ * validation messages, which all read `<field path>: <value given> <rule>` with the complete
+ * allowed set or range.
  */
-export const FIELD_RULES: Readonly<Record<string, string>> = {
-  reference: "is not a string (a path to the reference video)",
-  distorted: "is not a string (a path to the distorted video)",
-  model: "is not a string (a model name)",
-  options: "is not an object of score options",
-  "options.width": "is not a whole number from 0 to 16384 (0: not set)",
-  "options.height": "is not a whole number from 0 to 16384 (0: not set)",
-  "options.pixel_format": 'is not one of "420", "422", "444" ("": 420)',
-  "options.bitdepth": "is not one of 8, 10, 12, 16 (0: 8)",
-  "options.backend": 'is not one of "auto", "cpu", "scalar", "avx2" ("": auto)',
-  "options.threads": `is not a whole number from 0 to ${maxThreads}`,
-  "options.features": "is not a list of features",
-  "options.features[]": `is not one of ${ExtraFeature.literals.map((feature) => `"${feature}"`).join(", ")}`,
-  "options.subsample": "is not a whole number from 0 to 1000",
-  "options.frame_cnt": "is not a whole number from 0 to 1000000000 (0: every frame)",
-  "options.frame_skip_ref": "is not a whole number from 0 to 1000000000",
-  "options.frame_skip_dist": "is not a whole number from 0 to 1000000000",
-  "options.precision": `is not "lossless", "legacy" or a number of decimals from 1 to 17 ("": lossless)`,
-  "options.per_frame": "is not true or false",
-  "options.segment_frames": `is not 0 (one piece) or a whole number from ${minSegmentFrames} to ${maxSegmentFrames}`,
-  "options.shots": "is not true or false",
-  "options.shot_threshold": `is not a number from 0 to 1 (0: ${defaultShotThreshold})`,
-  "options.shot_min_frames": `is not a whole number from 0 to 100000 (0: ${defaultShotMinFrames})`,
-  "options.frame_rate": `is not a number of frames per second from 0 to ${maxFrameRate} (0: the input's own, else ${defaultFrameRate})`
-}
+export const FIELD_RULES: Readonly<Record<string, string>> = fieldRules(ScoreRequest)
 
 const FIELDS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "": Object.keys(ScoreRequest.fields),

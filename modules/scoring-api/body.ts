@@ -5,7 +5,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Stream } from "effect"
-import { InvalidScoreRequest } from "../scorer/errors.ts"
+import { InvalidScoreRequest } from "../scorer/index.ts"
 import { BodyTooLarge, UnsupportedMediaType } from "./errors.ts"
 
 /** Deepest nesting of arrays and objects a body may have; a score request needs three. */

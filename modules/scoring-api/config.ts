@@ -1,8 +1,7 @@
 /** SVC_* settings of the scoring surface (svc-server; the controller reuses them). */
 import { type Config, type ConfigError, Effect, Either, Option } from "effect"
-import { readFile } from "node:fs/promises"
-import { totalmem } from "node:os"
 import { defaultConcurrency, flag, integerIn, invalid, optionalText } from "../config/env.ts"
+import { processMemoryLimit } from "../config/memory-limit.ts"
 
 /** Scores in flight across HTTP and gRPC; the next one is refused at once (429). */
 export const maxConcurrentScores = integerIn("SVC_MAX_CONCURRENT_SCORES", defaultConcurrency(), 1, 4096)
@@ -36,13 +35,8 @@ export const parseByteSize = (text: string): Either.Either<number, string> => {
     : Either.left(`must be a positive number of bytes, optionally with Ki, Mi, Gi or Ti; got "${text}"`)
 }
 
-/** The memory limit of this process's cgroup (v2 `memory.max`), else the host's memory. */
-const memoryLimit = Effect.promise(() =>
-  readFile("/sys/fs/cgroup/memory.max", "utf8").then(
-    (text) => (/^\d+$/.test(text.trim()) ? Number(text.trim()) : totalmem()),
-    () => totalmem()
-  )
-)
+/** The memory limit of this process's cgroups (v2 `memory.max`, v1 `memory.limit_in_bytes`), else the host's memory. */
+const memoryLimit = Effect.promise(processMemoryLimit)
 
 /**
  * Memory that the scores in flight may hold together (SVC_MAX_SCORE_MEMORY); default half the

@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import type { PermissionDenied } from "../policy/errors.ts"
-import type { InputGuard } from "../scorer/scorer.ts"
+import type { InputGuard } from "../inputs/open.ts"
 import type { Readiness } from "./scorer-state.ts"
 
 export interface ScoringGate<Ctx, R> {

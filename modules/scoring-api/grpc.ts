@@ -7,7 +7,7 @@ import { Effect, Layer, Stream } from "effect"
 import { grpcCodeName } from "../errors/index.ts"
 import { ScoringMetricsService } from "../observability/metrics.ts"
 import { buildInfo } from "../runtime/build-info.ts"
-import type { StreamEvent } from "../scorer/scorer.ts"
+import type { StreamEvent } from "../scorer/index.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { reflectionServices } from "../transport/grpc/reflection.ts"
 import {

@@ -5,9 +5,7 @@
  */
 import { statSync } from "node:fs"
 import { Cause, Context, Effect, Layer, Option, Ref } from "effect"
-import { NativeScorerLibrary } from "../scorer/library.ts"
-import { ModelStore } from "../scorer/models.ts"
-import { Scorer } from "../scorer/scorer.ts"
+import { ModelStore, NativeScorerLibrary, Scorer } from "../scorer/index.ts"
 import { ScorerNotReady } from "./errors.ts"
 
 type State =

@@ -4,7 +4,22 @@
  * the one structured log line per request all live here; the transports only translate.
  */
 import { isAbsolute, resolve } from "node:path"
-import { extraFeatureList } from "../scorer/extra-features.ts"
+import {
+  extraFeatureList,
+  InputNotFound,
+  InvalidScoreRequest,
+  type LadderResult,
+  memoryBudget,
+  type ModelInfo,
+  parseLadderRequest,
+  parseScoreRequest,
+  type ScoreError,
+  ScorerBusy,
+  type ScoreResult,
+  ScorerInternal,
+  type StreamEvent
+} from "../scorer/index.ts"
+import type { InputGuard } from "../inputs/open.ts"
 import { Cause, Effect, Either, Exit, Layer, Option, Ref, Schema, Sink, Stream } from "effect"
 import { invalid } from "../config/env.ts"
 import { wireStatus } from "../errors/index.ts"
@@ -15,12 +30,6 @@ import { ScoringMetricsService } from "../observability/metrics.ts"
 import { Gauge } from "prom-client"
 import type { PermissionDenied } from "../policy/errors.ts"
 import { parseRoot, RootSet, splitRootList } from "../policy/scoring-roots.ts"
-import { InputNotFound, InvalidScoreRequest, type ScoreError, ScorerBusy, ScorerInternal } from "../scorer/errors.ts"
-import { type LadderResult, parseLadderRequest } from "../scorer/ladder.ts"
-import { memoryBudget } from "../scorer/memory-budget.ts"
-import type { ModelInfo } from "../scorer/models.ts"
-import { parseScoreRequest } from "../scorer/request.ts"
-import type { InputGuard, ScoreResult, StreamEvent } from "../scorer/scorer.ts"
 import { inputRoots, maxConcurrentScores, maxScoreMemory, tenantMaxConcurrentScores } from "./config.ts"
 import { type ScorerNotReady, TenantScoresBusy } from "./errors.ts"
 import { ScorerState } from "./scorer-state.ts"

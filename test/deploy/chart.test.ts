@@ -600,6 +600,26 @@ describe("deployment chart: helm lint and template", () => {
     ])
   })
 
+  it("the memory budget stays inside each scoring workload's memory limit (SVC_MAX_SCORE_MEMORY)", async () => {
+    // Defaults: half of the 4Gi limit, on the server, the controller and the node.
+    const defaults = rendered({ ...single, server: { enabled: true } })
+    await validateAll(defaults)
+    for (const component of ["server", "controller", "node"])
+      expect(envOf(mustWorkload(defaults, component)).SVC_MAX_SCORE_MEMORY, component).toBe(String(2 * 1024 ** 3))
+    // A decimal limit, an explicit budget below its limit, and no limit at all (the service then
+    // reads its cgroup's memory.max).
+    const tuned = rendered({
+      ...single,
+      server: { resources: { limits: { memory: "3G" } } },
+      controller: { enabled: true, maxScoreMemory: "1536Mi" },
+      node: { ...single.node, resources: { limits: { memory: null } } }
+    })
+    await validateAll(tuned)
+    expect(envOf(mustWorkload(tuned, "server")).SVC_MAX_SCORE_MEMORY).toBe("1500000000")
+    expect(envOf(mustWorkload(tuned, "controller")).SVC_MAX_SCORE_MEMORY).toBe("1536Mi")
+    expect(envOf(mustWorkload(tuned, "node")).SVC_MAX_SCORE_MEMORY).toBeUndefined()
+  })
+
   it("two long tenantIds that share their first 59 characters get distinct SvcTenant names", async () => {
     const prefix = "a".repeat(59)
     const values = {
@@ -801,7 +821,23 @@ const refusals: ReadonlyArray<readonly [string, unknown, RegExp]> = [
     { ...single, operator: { enabled: true, tenants: [{ namespace: "acme" }] } },
     /controllerToken/
   ],
-  ["an emptyDir size that is not a quantity (schema)", { server: { tmpSizeLimit: "lots" } }, /tmpSizeLimit/]
+  ["an emptyDir size that is not a quantity (schema)", { server: { tmpSizeLimit: "lots" } }, /tmpSizeLimit/],
+  [
+    "a memory budget not below the workload's memory limit",
+    { ...single, node: { ...single.node, maxScoreMemory: "4Gi" } },
+    /node\.maxScoreMemory 4Gi is not below node\.resources\.limits\.memory 4Gi/
+  ],
+  ["a memory budget that is not a byte size (schema)", { server: { maxScoreMemory: "2GB" } }, /maxScoreMemory/],
+  [
+    "SVC_MAX_SCORE_MEMORY in an env map",
+    { env: { SVC_MAX_SCORE_MEMORY: "1Gi" } },
+    /env\.SVC_MAX_SCORE_MEMORY is refused/
+  ],
+  [
+    "a memory limit the chart cannot read",
+    { server: { resources: { limits: { memory: "1.5Gi" } } } },
+    /server\.resources\.limits\.memory "1\.5Gi" is not a whole number of bytes/
+  ]
 ]
 
 describe("deployment chart: refusals", () => {

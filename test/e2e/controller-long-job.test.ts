@@ -5,24 +5,11 @@
  * out a page at a time, so no message needs more than grpc-js's default 4 MiB, which this test's
  * own client keeps.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { closeSync, openSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { MAX_FRAMES_PER_MESSAGE } from "../../modules/jobs/model.ts"
-import type { RunningService } from "../support/executables.ts"
-import {
-  ControllerClient,
-  controllerEnv,
-  expectOk,
-  IdentityProviders,
-  jobInState,
-  makeTokens,
-  Scratch,
-  startController,
-  startNode,
-  type Tokens,
-  tenantsDocument
-} from "./controller-support.ts"
+import { expectOk, jobInState, useControllerAndNode } from "./controller-support.ts"
 
 const FRAMES = 20_000
 const SIDE = 48
@@ -42,47 +29,27 @@ const writeClip = (path: string, shift: number) => {
 }
 
 describe("a 20,000-frame job through controller and node", () => {
-  const scratch = new Scratch()
-  const idp = new IdentityProviders()
-  let tokens: Tokens
-  let controller: RunningService
-  let node: RunningService
-  let client: ControllerClient
-
-  beforeAll(async () => {
-    tokens = await makeTokens(idp)
-    scratch.write("tenants.json", tenantsDocument(idp, scratch))
+  const setup = useControllerAndNode((scratch) => {
     writeClip(join(scratch.rootA, "long.ref.y4m"), 0)
     writeClip(join(scratch.rootA, "long.dis.y4m"), 1)
-    controller = await startController(controllerEnv(scratch))
-    client = new ControllerClient(controller.grpc ?? "")
-    node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
-  }, 120_000)
-
-  afterAll(async () => {
-    client?.close()
-    await node?.stop()
-    await controller?.stop()
-    idp.stop()
-    scratch.remove()
   })
 
   it("finishes, and every per-frame value comes back page by page", async () => {
     const submitted = expectOk(
-      await client.submit(
-        { reference: join(scratch.rootA, "long.ref.y4m"), distorted: join(scratch.rootA, "long.dis.y4m") },
-        tokens.aWriter
+      await setup.client.submit(
+        { reference: join(setup.scratch.rootA, "long.ref.y4m"), distorted: join(setup.scratch.rootA, "long.dis.y4m") },
+        setup.tokens.aWriter
       )
     )
     const id = String(submitted.id)
-    const finished = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED", 300_000)
+    const finished = await jobInState(setup.client, id, setup.tokens.aReader, "JOB_STATE_FINISHED", 300_000)
     const result = finished.result as { readonly frame_count: number; readonly frames: ReadonlyArray<unknown> }
     expect(result.frame_count).toBe(FRAMES)
     expect(result.frames.length).toBe(MAX_FRAMES_PER_MESSAGE)
     const frames: Array<{ readonly frame: number; readonly metrics: Record<string, number> }> = []
     while (frames.length < FRAMES) {
       const page = expectOk(
-        await client.unary("svc.v1.Jobs", "GetJob", { id, frames_offset: frames.length }, tokens.aReader)
+        await setup.client.unary("svc.v1.Jobs", "GetJob", { id, frames_offset: frames.length }, setup.tokens.aReader)
       )
       const pageFrames = (page.result as { readonly frames: typeof frames }).frames
       expect(pageFrames.length).toBeGreaterThan(0)
@@ -92,12 +59,14 @@ describe("a 20,000-frame job through controller and node", () => {
     expect(frames.map((frame) => frame.frame)).toEqual(Array.from({ length: FRAMES }, (_, index) => index))
     for (const frame of frames) expect(typeof frame.metrics["vmaf"]).toBe("number")
     // Past the end: an empty page, not an error.
-    const beyond = expectOk(await client.unary("svc.v1.Jobs", "GetJob", { id, frames_offset: FRAMES }, tokens.aReader))
+    const beyond = expectOk(
+      await setup.client.unary("svc.v1.Jobs", "GetJob", { id, frames_offset: FRAMES }, setup.tokens.aReader)
+    )
     expect((beyond.result as { readonly frames: ReadonlyArray<unknown> }).frames).toEqual([])
     // The node's final report went through on its first attempt, nothing was resent, and it came
     // in pages: at least FRAMES / MAX_FRAMES_PER_MESSAGE ReportResult calls were answered OK.
-    expect(node.logs.filter((line) => line.message.includes("not delivered"))).toEqual([])
-    const metrics = await (await fetch(`${controller.http}/metrics`)).text()
+    expect(setup.node.logs.filter((line) => line.message.includes("not delivered"))).toEqual([])
+    const metrics = await (await fetch(`${setup.controller.http}/metrics`)).text()
     const reports = metrics
       .split("\n")
       .find(

@@ -4,23 +4,9 @@
  * POST /v1/score (JSON) and as a job a node runs (gRPC, stored in SQLite, read back with GetJob)
  * carries the three shots, the worst shots, their thumbnails and pooled p1..p99, the same in both.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { clipGeometry, writeThreeSources } from "../../modules/scorer/test/shots-clips.ts"
-import type { RunningService } from "../support/executables.ts"
-import {
-  ControllerClient,
-  controllerEnv,
-  expectOk,
-  IdentityProviders,
-  jobInState,
-  makeTokens,
-  postScore,
-  Scratch,
-  startController,
-  startNode,
-  type Tokens,
-  tenantsDocument
-} from "./controller-support.ts"
+import { expectOk, jobInState, postScore, useControllerAndNode } from "./controller-support.ts"
 
 interface ShotsResult {
   readonly score: number
@@ -30,30 +16,10 @@ interface ShotsResult {
   readonly thumbnails: ReadonlyArray<{ readonly frame: number; readonly reference: string; readonly distorted: string }>
 }
 
-const scratch = new Scratch()
-const idp = new IdentityProviders()
-let tokens: Tokens
-let controller: RunningService
-let node: RunningService
-let client: ControllerClient
 let request: { reference: string; distorted: string; options: object }
-
-beforeAll(async () => {
-  tokens = await makeTokens(idp)
-  scratch.write("tenants.json", tenantsDocument(idp, scratch))
+const setup = useControllerAndNode((scratch) => {
   const clip = writeThreeSources(scratch.rootA)
   request = { ...clip, options: { ...clipGeometry, pixel_format: "420", shots: true } }
-  controller = await startController(controllerEnv(scratch))
-  client = new ControllerClient(controller.grpc ?? "")
-  node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
-}, 180_000)
-
-afterAll(async () => {
-  client?.close()
-  await node?.stop()
-  await controller?.stop()
-  idp.stop()
-  scratch.remove()
 })
 
 const expectThreeShots = (result: ShotsResult) => {
@@ -76,16 +42,16 @@ const expectThreeShots = (result: ShotsResult) => {
 describe("options.shots through the controller", () => {
   let scored: ShotsResult
   it("POST /v1/score answers with shots, worst shots, thumbnails and percentiles", async () => {
-    const response = await postScore(controller.http, request, tokens.aWriter)
+    const response = await postScore(setup.controller.http, request, setup.tokens.aWriter)
     expect(response.status).toBe(200)
     scored = (await response.json()) as ShotsResult
     expectThreeShots(scored)
   }, 120_000)
 
   it("a job run by a node stores and returns the same", async () => {
-    const submitted = expectOk(await client.submit(request, tokens.aWriter))
+    const submitted = expectOk(await setup.client.submit(request, setup.tokens.aWriter))
     const id = String(submitted["id"])
-    const job = await jobInState(client, id, tokens.aReader, "JOB_STATE_FINISHED")
+    const job = await jobInState(setup.client, id, setup.tokens.aReader, "JOB_STATE_FINISHED")
     const result = job["result"] as ShotsResult
     expectThreeShots(result)
     expect(result.shots).toEqual(scored.shots)

@@ -6,7 +6,7 @@ import * as grpc from "@grpc/grpc-js"
 import { mkdirSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../../modules/auth/test-support.ts"
+import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../support/auth.ts"
 import type { RunningService } from "../support/executables.ts"
 import {
   ControllerClient,

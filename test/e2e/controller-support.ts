@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync 
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { afterAll, beforeAll } from "vitest"
 import {
   jsonHandler,
   jwksBody,
@@ -16,7 +17,7 @@ import {
   signToken,
   tenantDocument,
   type TestKey
-} from "../../modules/auth/test-support.ts"
+} from "../support/auth.ts"
 import { serviceDefinition, type ServiceName } from "../../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../support/executables.ts"
 
@@ -196,6 +197,42 @@ export const startNode = (
       SVC_LOG_LEVEL: "info"
     }
   })
+
+/** What `useControllerAndNode` starts; the services are there from the first test on. */
+export interface ControllerAndNode {
+  readonly scratch: Scratch
+  readonly idp: IdentityProviders
+  tokens: Tokens
+  controller: RunningService
+  node: RunningService
+  client: ControllerClient
+}
+
+/**
+ * The set-up the controller-and-node e2e files share: a scratch folder with tenant roots, the
+ * identity providers and their tokens, the tenants file, the compiled controller in registry mode
+ * and one node of tenant a. `prepare` writes the inputs into the scratch folder before the
+ * controller starts. Registers the calling file's (or describe's) beforeAll and afterAll.
+ */
+export const useControllerAndNode = (prepare: (scratch: Scratch) => void = () => undefined): ControllerAndNode => {
+  const setup = { scratch: new Scratch(), idp: new IdentityProviders() } as ControllerAndNode
+  beforeAll(async () => {
+    setup.tokens = await makeTokens(setup.idp)
+    setup.scratch.write("tenants.json", tenantsDocument(setup.idp, setup.scratch))
+    prepare(setup.scratch)
+    setup.controller = await startController(controllerEnv(setup.scratch))
+    setup.client = new ControllerClient(setup.controller.grpc ?? "")
+    setup.node = await startNode(setup.scratch, setup.controller.grpc ?? "", setup.tokens.aNode, "node-a")
+  }, 180_000)
+  afterAll(async () => {
+    setup.client?.close()
+    await setup.node?.stop()
+    await setup.controller?.stop()
+    setup.idp.stop()
+    setup.scratch.remove()
+  })
+  return setup
+}
 
 /** The outcome of a call: the response, or the status the server sent. */
 export type Outcome<T = Record<string, unknown>> =

@@ -12,11 +12,12 @@
  *   frame index; a distorted one is scaled, or refused when options.scale is "none".
  */
 import { gunzipSync } from "node:zlib"
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot, type RunningService, startService } from "../support/executables.ts"
 import { childrenNamed, ffmpegRun, scratchDir, writeLongClip } from "../support/media.ts"
+import { peakWhile } from "../support/process-tree.ts"
 
 const scratch = scratchDir("svc-decoders-")
 afterAll(() => scratch.remove())
@@ -26,55 +27,6 @@ const file = (name: string) => join(scratch.dir, name)
 const unpack = (name: string) => {
   writeFileSync(file(name), gunzipSync(readFileSync(join(repoRoot, "test", "media", `${name}.gz`))))
   return file(name)
-}
-
-/** Every process's parent, from /proc. */
-const parents = (): Map<number, { parent: number; rss: number; state: string }> => {
-  const table = new Map<number, { parent: number; rss: number; state: string }>()
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      // Fields after the command: state, ppid, ... rss (in pages) is the 24th field of stat.
-      table.set(Number(entry), { state: fields[0] ?? "", parent: Number(fields[1]), rss: Number(fields[21]) * 4096 })
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return table
-}
-
-/** Bytes resident in `root` and all its descendants now. */
-const treeRss = (root: number): number => {
-  const table = parents()
-  const inTree = (pid: number): boolean => {
-    for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
-      if (at === root) return true
-      at = table.get(at)?.parent
-    }
-    return false
-  }
-  let sum = 0
-  for (const [pid, entry] of table) if (inTree(pid)) sum += entry.rss
-  return sum
-}
-
-/** Samples the tree's RSS every 100 ms while `work` runs; the highest sum. */
-const peakWhile = async <T>(root: number, work: Promise<T>): Promise<{ result: T; peak: number }> => {
-  let peak = treeRss(root)
-  let running = true
-  const sampler = (async () => {
-    while (running) {
-      peak = Math.max(peak, treeRss(root))
-      await Bun.sleep(100)
-    }
-  })()
-  const result = await work.finally(() => {
-    running = false
-  })
-  await sampler
-  return { result, peak }
 }
 
 /** Still alive (not gone, not a zombie waiting for its reaper). */
@@ -383,12 +335,13 @@ describe("a decode past what the container declares", () => {
     return file(`${name}.mkv`)
   }
 
-  it("a reference changing resolution or chroma subsampling mid-stream is refused with the frame index", async () => {
+  it("a reference changing resolution, chroma subsampling or bit depth mid-stream is refused with the frame index", async () => {
     const steady = file("steady.mp4")
     ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
     for (const second of [
       ["640x480", "-pix_fmt", "yuv420p"],
-      ["320x240", "-pix_fmt", "yuv444p"]
+      ["320x240", "-pix_fmt", "yuv444p"],
+      ["320x240", "-pix_fmt", "yuv420p10le"]
     ]) {
       const reference = changing(`change-${second.join("")}`, second)
       const answer = await post(service, "/v1/score", { reference, distorted: steady })
@@ -405,10 +358,83 @@ describe("a decode past what the container declares", () => {
     const distorted = changing("change-distorted", ["640x480", "-pix_fmt", "yuv420p"])
     const scaled = await post(service, "/v1/score", { reference: steady, distorted })
     expect(scaled.status).toBe(200)
+    // The provenance lists the change the scaler absorbed.
+    const provenance = scaled.body.provenance as Record<string, unknown>
+    expect(provenance.scaling).toBe("bicubic 640x480 -> 320x240")
+    expect(provenance.distorted_input).toEqual({
+      container: "matroska,webm",
+      codec: "h264",
+      width: 320,
+      height: 240,
+      pixel_format: "yuv420p",
+      changes: [{ frame: 15, width: 640, height: 480, pixel_format: "yuv420p" }]
+    })
     const refused = await post(service, "/v1/score", { reference: steady, distorted, options: { scale: "none" } })
     expect(refused.status).toBe(400)
     expect(refused.body.error).toBe(
       `input "${distorted}" changes its resolution or pixel format at frame 15 and options.scale is "none"`
     )
+  })
+
+  it("a distorted input changing bit depth alone mid-stream is converted and listed, and refused when options.scale is none", async () => {
+    const steady = file("steady-depth-ref.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    const distorted = changing("change-depth", ["320x240", "-pix_fmt", "yuv420p10le"])
+    const converted = await post(service, "/v1/score", { reference: steady, distorted })
+    expect(converted.status).toBe(200)
+    expect(converted.body.frame_count).toBe(30)
+    const provenance = converted.body.provenance as Record<string, Record<string, unknown>>
+    // Nothing was scaled; the change of depth is listed where the stream made it.
+    expect(provenance.scaling).toBe("none")
+    expect(provenance.distorted_input?.changes).toEqual([
+      { frame: 15, width: 320, height: 240, pixel_format: "yuv420p10le" }
+    ])
+    const refused = await post(service, "/v1/score", { reference: steady, distorted, options: { scale: "none" } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe(
+      `input "${distorted}" changes its resolution or pixel format at frame 15 and options.scale is "none"`
+    )
+  })
+
+  it("a ladder rendition that changes mid-stream lists its changes in its own provenance", async () => {
+    const steady = file("steady-ladder-ref.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    const changingRendition = changing("change-rendition", ["640x480", "-pix_fmt", "yuv420p10le"])
+    const answer = await post(service, "/v1/ladder", {
+      reference: steady,
+      renditions: [
+        { label: "steady", distorted: steady },
+        { label: "changing", distorted: changingRendition }
+      ]
+    })
+    expect(answer.status).toBe(200)
+    const [first, second] = answer.body.renditions as Array<{ provenance: Record<string, Record<string, unknown>> }>
+    expect(first?.provenance.distorted_input?.changes).toBeUndefined()
+    expect(first?.provenance.scaling).toBe("none")
+    expect(second?.provenance.distorted_input?.changes).toEqual([
+      { frame: 15, width: 640, height: 480, pixel_format: "yuv420p10le" }
+    ])
+    expect(second?.provenance.scaling).toBe("bicubic 640x480 -> 320x240")
+  })
+
+  it("a distorted input that changes and changes back lists both changes", async () => {
+    const steady = file("steady-back-ref.mp4")
+    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "45", "-y", steady])
+    const there = changing("change-there", ["640x480", "-pix_fmt", "yuv420p"])
+    const back = file("change-back.mkv")
+    // 15 frames of 320x240, 15 of 640x480, 15 of 320x240 again.
+    writeFileSync(
+      file("change-back.h264"),
+      Buffer.concat([readFileSync(file("change-there.h264")), readFileSync(file("change-there.1.h264"))])
+    )
+    ffmpegRun(["-f", "h264", "-i", file("change-back.h264"), "-c", "copy", "-y", back])
+    expect(there).not.toBe(back)
+    const answer = await post(service, "/v1/score", { reference: steady, distorted: back })
+    expect(answer.status).toBe(200)
+    const provenance = answer.body.provenance as Record<string, Record<string, unknown>>
+    expect(provenance.distorted_input?.changes).toEqual([
+      { frame: 15, width: 640, height: 480, pixel_format: "yuv420p" },
+      { frame: 30, width: 320, height: 240, pixel_format: "yuv420p" }
+    ])
   })
 })

@@ -446,10 +446,21 @@ const scenarios = (harness: () => Harness) => {
 
   it("lists the models (the controller's ListModels, or the built-in list without it)", async () => {
     const client = await harness().connect("aReader")
-    const listed = structured<{ models: Array<{ name: string; default: boolean; sha256?: string }>; source: string }>(
-      await call(client, "list_models")
-    )
+    const answer = await call(client, "list_models")
+    const listed = structured<{
+      models: Array<{ name: string; default: boolean; sha256?: string }>
+      features: Array<{ name: string; outputs: Array<string>; implementation: string }>
+      source: string
+    }>(answer)
     expect(listed.models).toContainEqual(expect.objectContaining({ name: "vmaf_v0.6.1", default: true }))
+    // The extra features too, each with its outputs and implementation (issue 32).
+    expect(listed.features).toContainEqual({
+      name: "xpsnr",
+      outputs: ["xpsnr_y", "xpsnr_u", "xpsnr_v"],
+      implementation: expect.stringContaining("xpsnr")
+    })
+    expect(listed.features.map((feature) => feature.name)).toContain("ssimulacra2")
+    expect(text(answer)).toContain("features: ")
     if (Object.hasOwn(serviceDefinition("svc.v1.SvcScoring"), "ListModels")) {
       expect(listed.source).toContain("controller")
       for (const model of listed.models) expect(model.sha256).toMatch(/^[0-9a-f]{64}$/)

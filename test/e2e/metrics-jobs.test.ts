@@ -5,22 +5,9 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { metricPairs, writeMetricPair } from "../../modules/scorer/test/metric-pairs.ts"
-import type { RunningService } from "../support/executables.ts"
-import {
-  ControllerClient,
-  controllerEnv,
-  expectOk,
-  IdentityProviders,
-  jobInState,
-  makeTokens,
-  Scratch,
-  startController,
-  startNode,
-  type Tokens,
-  tenantsDocument
-} from "./controller-support.ts"
+import { expectOk, jobInState, useControllerAndNode } from "./controller-support.ts"
 
 interface JobResult {
   readonly features: Readonly<Record<string, number>>
@@ -28,40 +15,19 @@ interface JobResult {
 }
 
 describe("xpsnr and ssimulacra2 in controller jobs", () => {
-  const scratch = new Scratch()
-  const idp = new IdentityProviders()
-  let tokens: Tokens
-  let controller: RunningService
-  let node: RunningService
-  let client: ControllerClient
+  const setup = useControllerAndNode()
   const inputs = (name: string) => {
     const pair = metricPairs.find((entry) => entry.name === name)
     if (!pair) throw new Error(`metric-pairs.ts lacks ${name}`)
-    const reference = join(scratch.rootA, `${name}.ref.y4m`)
-    const distorted = join(scratch.rootA, `${name}.dis.y4m`)
+    const reference = join(setup.scratch.rootA, `${name}.ref.y4m`)
+    const distorted = join(setup.scratch.rootA, `${name}.dis.y4m`)
     writeMetricPair(pair, reference, distorted)
     return { reference, distorted }
   }
 
-  beforeAll(async () => {
-    tokens = await makeTokens(idp)
-    scratch.write("tenants.json", tenantsDocument(idp, scratch))
-    controller = await startController(controllerEnv(scratch))
-    client = new ControllerClient(controller.grpc ?? "")
-    node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
-  }, 120_000)
-
-  afterAll(async () => {
-    client?.close()
-    await node?.stop()
-    await controller?.stop()
-    idp.stop()
-    scratch.remove()
-  })
-
   const run = async (request: object): Promise<JobResult> => {
-    const submitted = expectOk(await client.submit(request, tokens.aWriter))
-    const finished = await jobInState(client, String(submitted.id), tokens.aReader, "JOB_STATE_FINISHED")
+    const submitted = expectOk(await setup.client.submit(request, setup.tokens.aWriter))
+    const finished = await jobInState(setup.client, String(submitted.id), setup.tokens.aReader, "JOB_STATE_FINISHED")
     return finished.result as JobResult
   }
 

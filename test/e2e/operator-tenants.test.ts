@@ -7,23 +7,19 @@
  * outside the repository is read.
  */
 import * as grpc from "@grpc/grpc-js"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { KubernetesResourcesDouble } from "../../modules/auth/kubernetes-resources-double.ts"
-import { opensslAvailable, selfSignedCertificate, tenantDocument } from "../../modules/auth/test-support.ts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { opensslAvailable, tenantDocument } from "../support/auth.ts"
 import { type RunningService, startService } from "../support/executables.ts"
+import { FINALIZER, type Resource, useOperatorSetup } from "./operator-support.ts"
 import {
-  ControllerClient,
-  controllerEnv,
   expectOk,
   IdentityProviders,
   ISSUER_A,
   ISSUER_B,
   AUDIENCE_A,
   makeTokens,
-  Scratch,
-  startController,
   startNode,
   type Tokens,
   waitFor
@@ -33,23 +29,10 @@ const RELEASE_NAMESPACE = "svc-system"
 const ACME = "acme"
 const GLOBEX = "globex"
 const STRAY = "stray"
-const API_TOKEN = "operator-service-account-token"
-const FINALIZER = "svc.dev/cancel-controller-job"
 /** The chart's memory limit of the operator (operator.resources.limits.memory). */
 const MEMORY_LIMIT_BYTES = 256 * 1024 * 1024
 /** A field of 1.4 MB, as in the issue's hostile SvcJobs. */
 const HUGE = "m".repeat(1_400_000)
-
-type Resource = Record<string, unknown> & {
-  metadata: Record<string, unknown> & { name: string; uid: string; finalizers?: Array<string> }
-  status?: Record<string, unknown> & {
-    phase?: string
-    jobId?: string
-    score?: number
-    error?: string
-    conditions?: Array<{ type: string; status: string; reason: string; message: string }>
-  }
-}
 
 /** A small 4:2:0 8-bit .y4m: a moving gradient, with `noise` added to every luma sample's low bits. */
 const y4m = (frames: number, noise: number): Buffer => {
@@ -82,13 +65,18 @@ beforeAll(async () => {
 afterAll(() => idp.stop())
 
 describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (two tenants, real nodes)", () => {
-  const scratch = new Scratch()
-  const apiTls = selfSignedCertificate()
-  const api = new KubernetesResourcesDouble(API_TOKEN, apiTls)
-  const accountDir = scratch.path("serviceaccount")
-  let controller: RunningService
-  let client: ControllerClient
-  const running: Array<RunningService> = []
+  const setup = useOperatorSetup({
+    namespace: RELEASE_NAMESPACE,
+    tenants: () => tenantsFile(false),
+    trustApi: true,
+    prepare: (scratch) => {
+      for (const root of [scratch.rootA, scratch.rootB]) {
+        writeFileSync(join(root, "ref.y4m"), y4m(3, 0))
+        writeFileSync(join(root, "dis.y4m"), y4m(3, 5))
+      }
+    }
+  })
+  const { scratch, api, running } = setup
   const pairA = { reference: join(scratch.rootA, "ref.y4m"), distorted: join(scratch.rootA, "dis.y4m") }
   const pairB = { reference: join(scratch.rootB, "ref.y4m"), distorted: join(scratch.rootB, "dis.y4m") }
 
@@ -123,80 +111,29 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     )
   const gone = (namespace: string, name: string) =>
     waitFor(async () => (get(namespace, name) === undefined ? true : undefined), 60_000, `${namespace}/${name} gone`)
-  const eventsOf = (namespace: string, name: string) =>
-    api
-      .list("core", "events", namespace)
-      .filter((event) => (event.involvedObject as { name: string }).name === name) as unknown as Array<{
-      type: string
-      reason: string
-      message: string
-    }>
+  const eventsOf = setup.eventsOf
   /** A tenant's controller jobs, as its reader sees them. */
   const jobsOf = async (token: string) =>
-    expectOk(await client.streamJobs({ states: [], follow: false, limit: 0 }, token)) as ReadonlyArray<{
+    expectOk(await setup.client.streamJobs({ states: [], follow: false, limit: 0 }, token)) as ReadonlyArray<{
       id: string
       state: string
       idempotency_key: string
     }>
 
-  const operatorsOfThisTest: Array<RunningService> = []
-  const startOperator = async (identity: string, extra: Record<string, string> = {}): Promise<RunningService> => {
-    const service = await startService("svc-operator", {
-      env: {
-        KUBERNETES_SERVICE_HOST: "127.0.0.1",
-        KUBERNETES_SERVICE_PORT: new URL(api.apiBase()).port,
-        SVC_OPERATOR_SERVICE_ACCOUNT_DIR: accountDir,
-        SVC_CONTROLLER_ADDR: controller.grpc ?? "",
-        SVC_OPERATOR_TENANT_TOKENS: `${ACME}=${scratch.write("acme.token", tokens.aWriter)},${GLOBEX}=${scratch.write("globex.token", tokens.bWriter)}`,
-        SVC_OPERATOR_NAMESPACES: STRAY,
-        SVC_OPERATOR_IDENTITY: identity,
-        SVC_OPERATOR_LEASE_NAME: "lease-tenants",
-        SVC_OPERATOR_LEASE_SECONDS: "2",
-        SVC_OPERATOR_RESYNC_MS: "1000",
-        SVC_OPERATOR_LIST_PAGE_SIZE: "8",
-        SVC_LOG_LEVEL: "debug",
-        ...extra
-      }
+  const startOperator = (identity: string, extra: Record<string, string> = {}): Promise<RunningService> =>
+    setup.startOperator({
+      SVC_OPERATOR_TENANT_TOKENS: `${ACME}=${scratch.write("acme.token", tokens.aWriter)},${GLOBEX}=${scratch.write("globex.token", tokens.bWriter)}`,
+      SVC_OPERATOR_NAMESPACES: STRAY,
+      SVC_OPERATOR_IDENTITY: identity,
+      SVC_OPERATOR_LEASE_NAME: "lease-tenants",
+      SVC_OPERATOR_LIST_PAGE_SIZE: "8",
+      ...extra
     })
-    running.push(service)
-    operatorsOfThisTest.push(service)
-    return service
-  }
-  afterEach(async (context) => {
-    if (context.task.result?.state === "fail")
-      for (const service of running) console.log(service.logs.map((line) => JSON.stringify(line)).join("\n"))
-    for (const service of operatorsOfThisTest.splice(0)) await service.stop("SIGKILL")
-  })
-
-  beforeAll(async () => {
-    mkdirSync(accountDir, { recursive: true })
-    writeFileSync(`${accountDir}/token`, API_TOKEN)
-    writeFileSync(`${accountDir}/namespace`, RELEASE_NAMESPACE)
-    writeFileSync(`${accountDir}/ca.crt`, apiTls.cert)
-    for (const root of [scratch.rootA, scratch.rootB]) {
-      writeFileSync(join(root, "ref.y4m"), y4m(3, 0))
-      writeFileSync(join(root, "dis.y4m"), y4m(3, 5))
-    }
-    scratch.write("tenants.json", tenantsFile(false))
-    controller = await startController(controllerEnv(scratch))
-    client = new ControllerClient(controller.grpc ?? "")
-  }, 60_000)
-
-  afterAll(async () => {
-    for (const service of running) await service.stop("SIGKILL")
-    await controller?.stop()
-    client?.close()
-    api.stop()
-    scratch.remove()
-  })
 
   it("a shared token with several namespaces stops the operator, naming the settings", async () => {
     const service = await startService("svc-operator", {
       env: {
-        KUBERNETES_SERVICE_HOST: "127.0.0.1",
-        KUBERNETES_SERVICE_PORT: new URL(api.apiBase()).port,
-        SVC_OPERATOR_SERVICE_ACCOUNT_DIR: accountDir,
-        SVC_CONTROLLER_ADDR: controller.grpc ?? "",
+        ...setup.operatorEnv(),
         SVC_CONTROLLER_TOKEN_FILE: scratch.write("shared.token", tokens.aWriter),
         SVC_OPERATOR_NAMESPACES: `${ACME},${GLOBEX}`
       }
@@ -219,8 +156,8 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     apply(GLOBEX, "scored", pairB)
     apply(GLOBEX, "borrowed", pairA)
     apply(STRAY, "orphan", pairA)
-    const nodeA = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
-    const nodeB = await startNode(scratch, controller.grpc ?? "", tokens.bNode, "node-b")
+    const nodeA = await startNode(scratch, setup.controller.grpc ?? "", tokens.aNode, "node-a")
+    const nodeB = await startNode(scratch, setup.controller.grpc ?? "", tokens.bNode, "node-b")
     running.push(nodeA, nodeB)
     const acme = await inPhase(ACME, "scored", "Finished")
     const globex = await inPhase(GLOBEX, "scored", "Finished")
@@ -233,7 +170,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     expect(bJobs.find((job) => job.id === globex.status?.jobId)?.idempotency_key).toBe(globex.metadata.uid)
     expect(aJobs.some((job) => job.id === globex.status?.jobId)).toBe(false)
     expect(bJobs.some((job) => job.id === acme.status?.jobId)).toBe(false)
-    const crossRead = await client.getJob(String(acme.status?.jobId), tokens.bReader)
+    const crossRead = await setup.client.getJob(String(acme.status?.jobId), tokens.bReader)
     expect(crossRead.ok ? undefined : crossRead.code).toBe(grpc.status.PERMISSION_DENIED)
     // globex naming tenant a's files: refused as outside b's roots, final.
     const borrowed = await inPhase(GLOBEX, "borrowed", "Failed")
@@ -300,9 +237,9 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     api.delete("svc.dev", "svcjobs", ACME, "forger")
     await startOperator("op-forge-2")
     await gone(ACME, "forger")
-    const victimJob = expectOk(await client.getJob(String(victim.status?.jobId), tokens.aReader))
+    const victimJob = expectOk(await setup.client.getJob(String(victim.status?.jobId), tokens.aReader))
     expect(victimJob.state).toBe("JOB_STATE_PENDING")
-    const forgerJob = expectOk(await client.getJob(String(forger.status?.jobId), tokens.aReader))
+    const forgerJob = expectOk(await setup.client.getJob(String(forger.status?.jobId), tokens.aReader))
     expect(forgerJob.state).toBe("JOB_STATE_CANCELLED")
     // A forged id on a live SvcJob is replaced by the proven one, never read into its status.
     api.setStatus("svc.dev", "svcjobs", ACME, "victim", { ...victim.status, jobId: String(forger.status?.jobId) })
@@ -312,7 +249,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
       "victim's own id back"
     )
     expect(get(ACME, "victim")?.status?.phase).toBe("Pending")
-    expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: victim.status?.jobId }, tokens.aWriter))
+    expectOk(await setup.client.unary("svc.v1.Jobs", "CancelJob", { id: victim.status?.jobId }, tokens.aWriter))
   }, 90_000)
 
   it("twelve SvcJobs with 1.4 MB fields delay no other namespace's SvcJob and end Failed; memory stays bounded, also with chunked lists", async () => {
@@ -352,10 +289,10 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     api.chunked = false
     for (const name of ["neighbour", "neighbour-2"]) {
       const id = get(ACME, name)?.status?.jobId
-      expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id }, tokens.aWriter))
+      expectOk(await setup.client.unary("svc.v1.Jobs", "CancelJob", { id }, tokens.aWriter))
     }
     const legit = get(GLOBEX, "legit")?.status?.jobId
-    expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: legit }, tokens.bWriter))
+    expectOk(await setup.client.unary("svc.v1.Jobs", "CancelJob", { id: legit }, tokens.bWriter))
   }, 240_000)
 
   it("a cancel the controller keeps refusing is tried a bounded number of times, then the finalizer goes with a Warning", async () => {
@@ -367,7 +304,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     scratch.write("tenants.json", tenantsFile(true))
     await waitFor(
       async () => {
-        const outcome = await client.getJob(String(pending.status?.jobId), tokens.bReader)
+        const outcome = await setup.client.getJob(String(pending.status?.jobId), tokens.bReader)
         return !outcome.ok && outcome.code === grpc.status.PERMISSION_DENIED ? true : undefined
       },
       20_000,
@@ -388,11 +325,11 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
 
   it("the controller refuses a 1.4 MB model name, path or node name without echoing it, and the connection's other calls go on", async () => {
     const seen: Array<string> = []
-    const followed = client.followJobs(tokens.aReader, (job) => {
+    const followed = setup.client.followJobs(tokens.aReader, (job) => {
       seen.push(String(job.id))
       return job.idempotency_key === "after-the-refusal"
     })
-    const refused = await client.unary(
+    const refused = await setup.client.unary(
       "svc.v1.Jobs",
       "SubmitJob",
       { request: { ...pairA, model: HUGE } },
@@ -400,7 +337,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     )
     expect(refused.ok ? undefined : refused.code).toBe(grpc.status.INVALID_ARGUMENT)
     expect(refused.ok ? 0 : refused.details.length).toBeLessThan(300)
-    const huge = await client.unary(
+    const huge = await setup.client.unary(
       "svc.v1.Jobs",
       "SubmitJob",
       { request: { ...pairA, reference: `/${"r".repeat(1_400_000)}` } },
@@ -408,7 +345,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     )
     expect(huge.ok ? undefined : huge.code).toBe(grpc.status.INVALID_ARGUMENT)
     expect(huge.ok ? 0 : huge.details.length).toBeLessThan(300)
-    const node = await client.unary(
+    const node = await setup.client.unary(
       "svc.v1.Nodes",
       "RegisterNode",
       { name: "n".repeat(1_400_000), slots: 1, version: "t" },
@@ -417,7 +354,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     expect(node.ok ? undefined : node.code).toBe(grpc.status.INVALID_ARGUMENT)
     expect(node.ok ? 0 : node.details.length).toBeLessThan(300)
     const after = expectOk(
-      await client.unary(
+      await setup.client.unary(
         "svc.v1.Jobs",
         "SubmitJob",
         { request: pairA, idempotency_key: "after-the-refusal" },
@@ -426,6 +363,6 @@ describe.skipIf(!opensslAvailable)("svc-operator with a tenant per namespace (tw
     )
     await followed
     expect(seen).toContain(after.id)
-    expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: after.id }, tokens.aWriter))
+    expectOk(await setup.client.unary("svc.v1.Jobs", "CancelJob", { id: after.id }, tokens.aWriter))
   }, 60_000)
 })

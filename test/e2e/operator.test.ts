@@ -5,20 +5,16 @@
  * for as long as the test needs, the test itself acts as a node through the controller's node API
  * (RegisterNode + PullWork with an svc:node token), so nothing depends on timing.
  */
-import { mkdirSync, writeFileSync } from "node:fs"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { KubernetesResourcesDouble } from "../../modules/auth/kubernetes-resources-double.ts"
-import { opensslAvailable, selfSignedCertificate } from "../../modules/auth/test-support.ts"
-import { type RunningService, startService } from "../support/executables.ts"
+import { writeFileSync } from "node:fs"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { opensslAvailable } from "../support/auth.ts"
+import type { RunningService } from "../support/executables.ts"
+import { FINALIZER, type Resource, useOperatorSetup } from "./operator-support.ts"
 import {
-  ControllerClient,
-  controllerEnv,
   expectOk,
   GOLDEN_V01_VMAF,
   IdentityProviders,
   makeTokens,
-  Scratch,
-  startController,
   startNode,
   tenantsDocument,
   type Tokens,
@@ -27,18 +23,6 @@ import {
 } from "./controller-support.ts"
 
 const NAMESPACE = "media"
-const API_TOKEN = "operator-service-account-token"
-const FINALIZER = "svc.dev/cancel-controller-job"
-
-type Resource = Record<string, unknown> & {
-  metadata: Record<string, unknown> & { name: string; uid: string; finalizers?: Array<string> }
-  status?: Record<string, unknown> & {
-    phase?: string
-    jobId?: string
-    score?: number
-    conditions?: Array<{ type: string; status: string; reason: string; message: string }>
-  }
-}
 
 const idp = new IdentityProviders()
 let tokens: Tokens
@@ -48,13 +32,13 @@ beforeAll(async () => {
 afterAll(() => idp.stop())
 
 describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and the API double", () => {
-  const scratch = new Scratch()
-  const apiTls = selfSignedCertificate()
-  const api = new KubernetesResourcesDouble(API_TOKEN, apiTls)
-  const accountDir = scratch.path("serviceaccount")
-  let controller: RunningService
-  let client: ControllerClient
-  const running: Array<RunningService> = []
+  // ca.crt starts as another self-signed certificate: the first test shows TLS refusing it.
+  const setup = useOperatorSetup({
+    namespace: NAMESPACE,
+    tenants: (scratch) => tenantsDocument(idp, scratch),
+    trustApi: false
+  })
+  const { scratch, apiTls, api, accountDir, running } = setup
 
   const job = (name: string): Resource | undefined =>
     api.get("svc.dev", "svcjobs", NAMESPACE, name) as Resource | undefined
@@ -70,41 +54,15 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
     waitFor(async () => (job(name)?.status?.phase === phase ? job(name) : undefined), timeoutMs, `${name} ${phase}`)
   /** The tenant's controller jobs (as a's reader sees them). */
   const controllerJobs = async () =>
-    expectOk(await client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.aReader))
+    expectOk(await setup.client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.aReader))
 
-  /** Operators a test started: stopped after it even when it fails, so none acts in the next test. */
-  const operatorsOfThisTest: Array<RunningService> = []
-  const startOperator = async (identity: string, token: string, lease: string): Promise<RunningService> => {
-    const service = await startService("svc-operator", {
-      env: {
-        KUBERNETES_SERVICE_HOST: "127.0.0.1",
-        KUBERNETES_SERVICE_PORT: new URL(api.apiBase()).port,
-        SVC_OPERATOR_SERVICE_ACCOUNT_DIR: accountDir,
-        SVC_CONTROLLER_ADDR: controller.grpc ?? "",
-        SVC_CONTROLLER_TOKEN_FILE: scratch.write(`${identity}.token`, token),
-        SVC_OPERATOR_IDENTITY: identity,
-        SVC_OPERATOR_LEASE_NAME: lease,
-        SVC_OPERATOR_LEASE_SECONDS: "2",
-        SVC_OPERATOR_RESYNC_MS: "1000",
-        SVC_LOG_LEVEL: "debug"
-      }
+  const startOperator = (identity: string, token: string, lease: string): Promise<RunningService> =>
+    setup.startOperator({
+      SVC_CONTROLLER_TOKEN_FILE: scratch.write(`${identity}.token`, token),
+      SVC_OPERATOR_IDENTITY: identity,
+      SVC_OPERATOR_LEASE_NAME: lease
     })
-    running.push(service)
-    operatorsOfThisTest.push(service)
-    return service
-  }
-  afterEach(async (context) => {
-    if (context.task.result?.state === "fail")
-      for (const service of running) console.log(service.logs.map((line) => JSON.stringify(line)).join("\n"))
-    for (const service of operatorsOfThisTest.splice(0)) await service.stop("SIGKILL")
-  })
-  const eventsOf = (name: string) =>
-    api
-      .list("core", "events", NAMESPACE)
-      .filter((event) => (event.involvedObject as { name: string }).name === name) as unknown as Array<{
-      type: string
-      reason: string
-    }>
+  const eventsOf = (name: string) => setup.eventsOf(NAMESPACE, name)
   const leading = (service: RunningService) => service.logs.some((line) => line.message === "leading")
   const submittedBy = (service: RunningService, name: string) =>
     service.logs.filter((line) => line.message === "submitted" && line.annotations.svcjob === `${NAMESPACE}/${name}`)
@@ -112,32 +70,19 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
   /** The test as a node of tenant a: takes the oldest pending job and keeps it running. */
   const takeJob = async () => {
     const registered = expectOk(
-      await client.unary("svc.v1.Nodes", "RegisterNode", { name: "test-node", slots: 1, version: "t" }, tokens.aNode)
+      await setup.client.unary(
+        "svc.v1.Nodes",
+        "RegisterNode",
+        { name: "test-node", slots: 1, version: "t" },
+        tokens.aNode
+      )
     )
     const nodeId = String(registered.node_id)
     const pulled = expectOk(
-      await client.unary("svc.v1.Nodes", "PullWork", { node_id: nodeId, max_jobs: 1 }, tokens.aNode)
+      await setup.client.unary("svc.v1.Nodes", "PullWork", { node_id: nodeId, max_jobs: 1 }, tokens.aNode)
     )
     return { nodeId, jobs: pulled.jobs as Array<{ id: string }> }
   }
-
-  beforeAll(async () => {
-    mkdirSync(accountDir, { recursive: true })
-    writeFileSync(`${accountDir}/token`, API_TOKEN)
-    writeFileSync(`${accountDir}/namespace`, NAMESPACE)
-    writeFileSync(`${accountDir}/ca.crt`, selfSignedCertificate().cert)
-    scratch.write("tenants.json", tenantsDocument(idp, scratch))
-    controller = await startController(controllerEnv(scratch))
-    client = new ControllerClient(controller.grpc ?? "")
-  }, 60_000)
-
-  afterAll(async () => {
-    for (const service of running) await service.stop("SIGKILL")
-    await controller?.stop()
-    client?.close()
-    api.stop()
-    scratch.remove()
-  })
 
   it("refuses an API server whose certificate the service-account CA does not sign", async () => {
     // ca.crt above is another self-signed certificate: TLS must fail, nothing is written.
@@ -163,7 +108,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
       apply("golden")
       await inPhase("golden", "Pending")
       // The node starts once the job is queued, so every phase is seen in order.
-      const node = await startNode(scratch, controller.grpc ?? "", tokens.aNode, "node-a")
+      const node = await startNode(scratch, setup.controller.grpc ?? "", tokens.aNode, "node-a")
       running.push(node)
       const finished = await inPhase("golden", "Finished")
       const phases = api
@@ -219,7 +164,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
       await inPhase("doomed", "Running")
       api.delete("svc.dev", "svcjobs", NAMESPACE, "doomed")
       await waitFor(async () => (job("doomed") === undefined ? true : undefined), 20_000, "the SvcJob gone")
-      const controllerJob = expectOk(await client.getJob(String(pending.status?.jobId), tokens.aReader))
+      const controllerJob = expectOk(await setup.client.getJob(String(pending.status?.jobId), tokens.aReader))
       expect(controllerJob.state).toBe("JOB_STATE_CANCELLED")
       await operator.stop()
     }, 60_000)
@@ -249,7 +194,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
         pooled: { min: { vmaf: 42.5 }, max: { vmaf: 42.5 }, harmonic_mean: { vmaf: 42.5 } }
       }
       expectOk(
-        await client.unary(
+        await setup.client.unary(
           "svc.v1.Nodes",
           "ReportResult",
           { node_id: taken.nodeId, job_id: jobId, final: true, result, frames_done: 3 },
@@ -260,7 +205,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
       apply("half-done")
       const uid = String(job("half-done")?.metadata.uid)
       const early = expectOk(
-        await client.unary("svc.v1.Jobs", "SubmitJob", { request: v01Spec, idempotency_key: uid }, tokens.aWriter)
+        await setup.client.unary("svc.v1.Jobs", "SubmitJob", { request: v01Spec, idempotency_key: uid }, tokens.aWriter)
       )
       const before = (await controllerJobs()).length
       const second = await startOperator("op-crash-2", tokens.aWriter, "lease-crash")
@@ -273,7 +218,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
       expect(submittedBy(first, "survivor")).toHaveLength(1)
       await second.stop()
       // Clean up the pending job of half-done so later tests' node pulls see only their own.
-      expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: early.id }, tokens.aWriter))
+      expectOk(await setup.client.unary("svc.v1.Jobs", "CancelJob", { id: early.id }, tokens.aWriter))
     }, 90_000)
 
     it("a reader-only token is refused at submit with a clear condition", async () => {
@@ -322,7 +267,7 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
       expect(pending.status?.jobId).toBeDefined()
       expect(api.writes.filter((write) => write.endsWith(" 409")).length).toBeGreaterThanOrEqual(3)
       await operator.stop()
-      expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: pending.status?.jobId }, tokens.aWriter))
+      expectOk(await setup.client.unary("svc.v1.Jobs", "CancelJob", { id: pending.status?.jobId }, tokens.aWriter))
     }, 60_000)
   })
 })

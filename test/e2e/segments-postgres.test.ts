@@ -9,7 +9,7 @@
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type PostgresServer, postgresAvailable, startPostgres } from "../../modules/jobs/testing/postgres-server.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../support/postgres-server.ts"
 import { type RunningService, requireBuilt, startService } from "../support/executables.ts"
 import { ffmpegRun, scratchDir } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"

@@ -5,8 +5,9 @@
  * at least 2 nodes with per-frame values (every metric) bit-identical to the same job unsplit,
  * whose exactness against one pass the scorer's tests prove. With segments of 40 and a node
  * killed -9 after the first segment finished, the job still finishes with the same values (the
- * lost node's segment is handed out again once its session is gone: 90-100 s). Shots, xpsnr and
- * ssimulacra2 merge exactly too, with cuts on segment boundaries.
+ * lost node's segment is handed out again once its session is gone: the controller runs with
+ * short session timings, a 5 s TTL and a 1 s grace, instead of the default 30 s and 60 s). Shots,
+ * xpsnr and ssimulacra2 merge exactly too, with cuts on segment boundaries.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -88,7 +89,12 @@ beforeAll(async () => {
       SVC_AUTH_DISABLED: "true",
       SVC_SCORING_ROOTS: media.dir,
       SVC_STORE_PATH: path("jobs.sqlite"),
-      SVC_LOG_LEVEL: "info"
+      SVC_LOG_LEVEL: "info",
+      // Ten heartbeats per TTL: a node stalled by a loaded machine keeps its session.
+      SVC_NODE_HEARTBEAT_INTERVAL_MS: "500",
+      SVC_NODE_SESSION_TTL_MS: "5000",
+      SVC_NODE_REQUEUE_GRACE_MS: "1000",
+      SVC_REQUEUE_SWEEP_INTERVAL_MS: "500"
     }
   })
   client = new ControllerClient(controller.grpc ?? "")

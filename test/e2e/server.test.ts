@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Validator as OpenApiValidator } from "@seriousme/openapi-schema-validator"
 import { scoringRoutes } from "../../modules/scoring-api/http.ts"
 import { swaggerUiBase } from "../../modules/scoring-api/apidocs.ts"
-import type { ScoreResult } from "../../modules/scorer/scorer.ts"
+import type { ScoreResult } from "../../modules/scorer/index.ts"
 import {
   builtinModelDir,
   modelDirEnv,

@@ -7,7 +7,7 @@
 import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { goldenFeatures, goldenTolerance } from "../../modules/scorer/golden.ts"
+import { goldenFeatures, goldenTolerance } from "../../modules/scorer/index.ts"
 import { fixtures, golden } from "../support/fixtures.ts"
 import {
   extraFeatures,

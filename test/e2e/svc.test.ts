@@ -8,7 +8,7 @@ import { createHash } from "node:crypto"
 import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { goldenTolerance } from "../../modules/scorer/golden.ts"
+import { goldenTolerance } from "../../modules/scorer/index.ts"
 import {
   fixturesDir,
   modelDirEnv,

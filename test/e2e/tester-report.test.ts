@@ -32,14 +32,22 @@ const runReport = (env: Record<string, string>) =>
 
 const check = (file: string) => runCommand([requireBuilt("svc-tester-report"), "check", file])
 
-/** A copy of the fixture set: the videos symlinked, the JSON copied so a test may edit it. */
-const copyFixtures = (name: string): string => {
+/**
+ * A copy of the fixture set listing only `fixture` in its index (the run scores that one on every
+ * path; the native tests still find every video they read): the videos symlinked, the JSON copied
+ * so a test may edit it.
+ */
+const copyFixture = (name: string, fixture: string): string => {
   const dir = join(scratch, name)
   mkdirSync(dir)
   for (const file of readdirSync(fixturesDir)) {
     if (file.endsWith(".yuv")) symlinkSync(join(fixturesDir, file), join(dir, file))
     else copyFileSync(join(fixturesDir, file), join(dir, file))
   }
+  const index = readFileSync(join(fixturesDir, "index.jsonl"), "utf8").trim().split("\n")
+  const kept = index.filter((line) => (JSON.parse(line) as { name?: string }).name === fixture)
+  if (kept.length !== 1) throw new Error(`index.jsonl lists ${fixture} ${kept.length} times`)
+  writeFileSync(join(dir, "index.jsonl"), `${kept.join("\n")}\n`)
   return dir
 }
 
@@ -190,8 +198,8 @@ describe("svc-tester-report run with a corrupted golden value", () => {
   it(
     "fails the golden gate and the verdict, writing the report to SVC_REPORT_OUT",
     async () => {
-      const dir = copyFixtures("corrupted")
       const name = "v04_bars_444_8_blur"
+      const dir = copyFixture("corrupted", name)
       const goldenPath = join(dir, `${name}.libvmaf.json`)
       const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as {
         frames: Array<{ metrics: Record<string, number> }>
@@ -211,6 +219,7 @@ describe("svc-tester-report run with a corrupted golden value", () => {
 
       const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
       expect(report.golden_gate.status).toBe("fail")
+      expect(Object.keys(report.golden_gate.results ?? {})).toEqual([name])
       expect(report.golden_gate.failed).toBe(1)
       expect(report.golden_gate.cases?.[name]?.["integer_adm2"]).toBe("fail")
       expect(report.golden_gate.cases?.[name]?.["integer_adm_scale0"]).toBe("pass")

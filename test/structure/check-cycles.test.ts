@@ -1,13 +1,21 @@
 /**
  * The circle check run by `npm run lint` (scripts/check-cycles.ts): it finds TypeScript import
- * circles and C include and call circles in small trees written here, and the project has none.
+ * circles between files and between modules, imports past a sealed module's index.ts, and C
+ * include and call circles in small trees written here, and the project has none.
  */
 import { spawnSync } from "bun"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cGraphs, circles, layeringBreaches, tsGraph } from "../../scripts/check-cycles.ts"
+import {
+  cGraphs,
+  circles,
+  layeringBreaches,
+  moduleGraph,
+  publicFaceBreaches,
+  tsGraph
+} from "../../scripts/check-cycles.ts"
 import { repoRoot } from "../support/executables.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "svc-cycles-"))
@@ -27,6 +35,40 @@ describe("check-cycles", () => {
     const c = write("c.ts", '// import { x } from "./a.ts" (a comment is not an import)\nexport { A } from "./a.ts"\n')
     const d = write("d.ts", 'import { load } from "./b.ts"\nexport const d = load\n')
     expect(names(circles(tsGraph([a, b, c, d])))).toEqual([["a.ts", "b.ts", "c.ts"]])
+  })
+
+  it("finds a circle between modules that no file circle closes, leaving test code out", () => {
+    for (const folder of ["modules/low", "modules/high", "modules/low/test"])
+      mkdirSync(join(dir, folder), { recursive: true })
+    const open = write("modules/low/open.ts", "export const open = 1\n")
+    const score = write("modules/high/score.ts", 'import { open } from "../low/open.ts"\nexport const score = open\n')
+    const lowTest = write(
+      "modules/low/test/run.ts",
+      'import { score } from "../../high/score.ts"\nexport const run = score\n'
+    )
+    const files = [open, score, lowTest]
+    expect(circles(tsGraph(files))).toEqual([])
+    expect(circles(moduleGraph(tsGraph(files), dir))).toEqual([])
+    const scorer = write(
+      "modules/low/scorer.ts",
+      'import type { score } from "../high/score.ts"\nexport type S = typeof score\n'
+    )
+    files.push(scorer)
+    expect(circles(tsGraph(files))).toEqual([])
+    expect(circles(moduleGraph(tsGraph(files), dir))).toEqual([["modules/high", "modules/low"]])
+  })
+
+  it("finds an import past a sealed module's index.ts, not one from inside it or from a test", () => {
+    for (const folder of ["modules/sealed", "modules/user"]) mkdirSync(join(dir, folder), { recursive: true })
+    const inner = write("modules/sealed/inner.ts", "export const inner = 1\n")
+    const index = write("modules/sealed/index.ts", 'export { inner } from "./inner.ts"\n')
+    const viaIndex = write("modules/user/a.ts", 'import { inner } from "../sealed/index.ts"\nexport const a = inner\n')
+    const past = write("modules/user/b.ts", 'import { inner } from "../sealed/inner.ts"\nexport const b = inner\n')
+    const test = write("modules/user/b.test.ts", 'import { inner } from "../sealed/inner.ts"\nexport const t = inner\n')
+    const graph = tsGraph([inner, index, viaIndex, past, test])
+    expect(publicFaceBreaches(graph, dir, ["modules/sealed"])).toEqual([
+      "modules/user/b.ts imports modules/sealed/inner.ts"
+    ])
   })
 
   it("finds a C call circle between a scalar file and its SIMD variant, not a one-way call", () => {

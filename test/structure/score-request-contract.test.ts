@@ -1,24 +1,35 @@
 /**
- * One score request, written three times: the Effect Schema that decodes it
- * (modules/scorer/request.ts, the source), the proto (proto/svc/v1/svc.proto) and the OpenAPI
- * document (schemas/openapi.json). This test fails when they drift: field names, types, enums,
- * ranges and patterns must agree, and the proto's comments must name every allowed value of a
- * string field (proto3 strings carry no enum). `shapeDrift` is shown to catch a drift too.
+ * One score request, written once: the Effect Schema that decodes it (modules/scorer/request.ts
+ * and ladder.ts, annotated through contract.ts) is the source of the validation messages and of
+ * the OpenAPI schemas (schemas/openapi.json, written by `npm run openapi`); the proto
+ * (proto/svc/v1/svc.proto) is written by hand. This test fails when they drift: the OpenAPI file
+ * must hold exactly the derived schemas and pass the OpenAPI 3.0.3 validator, field names, types,
+ * enums, ranges and patterns must agree, and the proto's comments must name every allowed value
+ * of a string field (proto3 strings carry no enum). `shapeDrift` is shown to catch a drift too.
  */
+import { Validator as OpenApiValidator } from "@seriousme/openapi-schema-validator"
 import { JSONSchema } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import protobuf from "protobufjs"
 import { describe, expect, it } from "vitest"
-import { LadderRequest, labelPattern, maxRenditions, Rendition, RenditionOptions } from "../../modules/scorer/ladder.ts"
-import { precisionPattern } from "../../modules/scorer/precision.ts"
 import {
+  ExtraFeature,
+  FIELD_RULES,
+  labelPattern,
+  LadderRequest,
   maxModelsPerRequest,
+  maxRenditions,
   maxThreads,
   modelNamePattern,
+  precisionPattern,
+  Rendition,
+  RenditionOptions,
   ScoreOptions,
-  ScoreRequest
-} from "../../modules/scorer/request.ts"
+  ScoreRequest,
+  withRequestSchemas
+} from "../../modules/scorer/index.ts"
+import { openApiText } from "../../scripts/openapi.ts"
 import { repoRoot } from "../support/executables.ts"
 
 /** A field as the three documents can all say it. */
@@ -160,6 +171,33 @@ const openapiShapes = (document: typeof openapi, name: string) =>
   fieldShapes(document.components.schemas[name] ?? {}, resolveOpenApi(document))
 
 describe("the score request contract", () => {
+  it("schemas/openapi.json holds the request schemas derived from the Schema (`npm run openapi` writes them)", () => {
+    const text = readFileSync(join(repoRoot, "schemas/openapi.json"), "utf8")
+    expect(openApiText(withRequestSchemas(openapi))).toBe(text)
+  })
+
+  it("the OpenAPI document is valid OpenAPI 3.0.3", async () => {
+    const validator = new OpenApiValidator()
+    const verdict = await validator.validate(structuredClone(openapi))
+    expect(verdict.errors ?? []).toEqual([])
+    expect(verdict.valid).toBe(true)
+    expect(validator.version).toBe("3.0")
+  })
+
+  it("every field has its rule in words, naming every allowed value (the backend's and the features')", () => {
+    const paths = [
+      ...Object.keys(ScoreRequest.fields),
+      ...Object.keys(ScoreOptions.fields).map((name) => `options.${name}`),
+      "options.features[]",
+      "models[]"
+    ]
+    expect(Object.keys(FIELD_RULES).sort()).toEqual(paths.sort())
+    for (const backend of ["auto", "cpu", "scalar", "avx2", "avx512"])
+      expect(FIELD_RULES["options.backend"]).toContain(`"${backend}"`)
+    for (const feature of ExtraFeature.literals) expect(FIELD_RULES["options.features[]"]).toContain(`"${feature}"`)
+    expect(FIELD_RULES["options.threads"]).toBe(`is not a whole number from 0 to ${maxThreads}`)
+  })
+
   it("the Effect Schema sees every field the types declare", () => {
     expect(Object.keys(effectRequest).sort()).toEqual(Object.keys(ScoreRequest.fields).sort())
     expect(Object.keys(effectOptions).sort()).toEqual(Object.keys(ScoreOptions.fields).sort())

@@ -19,9 +19,7 @@ import {
   scratchDir,
   writeLongClip
 } from "../../../test/support/media.ts"
-import { parseScoreRequest } from "../../scorer/request.ts"
-import { parseLadderRequest } from "../../scorer/ladder.ts"
-import { Scorer } from "../../scorer/scorer.ts"
+import { parseLadderRequest, parseScoreRequest, Scorer } from "../../scorer/index.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
 import { scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from "vitest"
 import { fixture, rawOptions } from "../../../test/support/fixtures.ts"
 import { NativeCpu, openNativeLibrary } from "../native.ts"
-import type { ScoreResult } from "../scorer.ts"
+import type { ScoreResult } from "../result.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 
 const runtime = scorerRuntime()

@@ -7,7 +7,7 @@ import { Effect, Either, Stream } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { frameMinimum, frameTooSmall } from "../frame-minimum.ts"
 import { parseScoreRequest } from "../request.ts"
-import { Scorer } from "../scorer.ts"
+import { Scorer } from "../index.ts"
 import { scorerRuntime } from "./runtime.ts"
 
 const runtime = scorerRuntime()

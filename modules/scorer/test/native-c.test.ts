@@ -22,7 +22,7 @@ symlinkSync(builtinModelDir, join(dataDir, "models"))
 symlinkSync(fixturesDir, join(dataDir, "fixtures"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-describe.each(["scorer_test", "reader_test", "simd_test", "feed_test"])("native %s", (program) => {
+describe.each(["scorer_test", "reader_test", "simd_test", "feed_test", "registry_test"])("native %s", (program) => {
   // Spawned, not spawnSync: a program runs up to a minute on a loaded host, and a worker blocked
   // that long misses vitest's RPC deadline ("Timeout calling onTaskUpdate").
   it("passes every case", async () => {

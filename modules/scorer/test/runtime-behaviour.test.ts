@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { repoRoot } from "../../../test/support/executables.ts"
 import { fixture, rawOptions } from "../../../test/support/fixtures.ts"
-import type { ScoreResult } from "../scorer.ts"
+import type { ScoreResult } from "../result.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 
 const runtime = scorerRuntime()

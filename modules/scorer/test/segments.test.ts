@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from "vitest"
 import { mergeSegmentResults } from "../merge.ts"
 import { parsePrecision } from "../precision.ts"
 import { parseScoreRequest, type ScoreJob } from "../request.ts"
-import { type FrameScore, Scorer, type ScoreResult, segmentReadStart } from "../scorer.ts"
+import { scoreFiles } from "../../inputs/score.ts"
+import { type FrameScore, Scorer, type ScoreResult, segmentReadStart } from "../index.ts"
 import { scorerRuntime } from "./runtime.ts"
 
 const width = 224
@@ -82,7 +83,7 @@ const jobOf = (options: Record<string, unknown>, model = "vmaf_v0.6.1"): Promise
   )
 
 const scoreFile = (job: ScoreJob): Promise<ScoreResult> =>
-  runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scorer.score(job)))
+  runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scoreFiles(scorer, job)))
 
 /** The same job as a fed stream of raw sides (the path encoded inputs take). */
 const scoreFed = (job: ScoreJob): Promise<ReadonlyArray<FrameScore>> =>

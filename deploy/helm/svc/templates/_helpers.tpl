@@ -145,6 +145,12 @@ Refusals of the controller contract (deployment values). Each names the offendin
 {{- fail "env.SVC_INPUT_ROOTS is refused: set server.inputRoots" -}}
 {{- end -}}
 {{- end -}}
+{{- range $component := list "env" "controller.env" "node.env" -}}
+{{- $env := ternary $v.env (ternary $v.controller.env $v.node.env (eq $component "controller.env")) (eq $component "env") -}}
+{{- if hasKey ($env | default dict) "SVC_MAX_SCORE_MEMORY" -}}
+{{- fail (printf "%s.SVC_MAX_SCORE_MEMORY is refused: set maxScoreMemory of the workload (it is kept below its memory limit)" $component) -}}
+{{- end -}}
+{{- end -}}
 {{- range $name, $_ := $v.controller.env -}}
 {{- if or (hasPrefix "SVC_AUTH_" $name) (hasPrefix "SVC_JWKS_" $name) (eq "SVC_SCORING_ROOTS" $name) -}}
 {{- fail (printf "controller.env.%s is refused: set authentication through auth.*" $name) -}}
@@ -203,5 +209,49 @@ Refusals of the controller contract (deployment values). Each names the offendin
 {{- fail (printf "operator.tenants[%d]: namespace %q is listed twice" $i $t.namespace) -}}
 {{- end -}}
 {{- $_ := set $seen $t.namespace true -}}
+{{- end -}}
+{{- end -}}
+
+{{- /*
+Bytes of a Kubernetes memory quantity in the forms the chart accepts (a whole number, with an
+optional binary suffix Ki/Mi/Gi/Ti or decimal k/M/G/T); fails naming `what` otherwise.
+*/ -}}
+{{- define "svc.bytes" -}}
+{{- $text := toString .value -}}
+{{- if not (regexMatch "^[0-9]+(Ki|Mi|Gi|Ti|k|M|G|T)?$" $text) -}}
+{{- fail (printf "%s %q is not a whole number of bytes with an optional Ki, Mi, Gi, Ti, k, M, G or T suffix" .what $text) -}}
+{{- end -}}
+{{- $units := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 -}}
+{{- mul (atoi (regexFind "^[0-9]+" $text)) (get $units (regexReplaceAll "^[0-9]+" $text "")) -}}
+{{- end -}}
+
+{{- /*
+SVC_MAX_SCORE_MEMORY of a scoring workload (server, controller, node), kept inside the
+container's memory limit: `maxScoreMemory` as given (refused unless below the limit), else half
+the limit (room for the process itself, the decoders' unestimated bytes and the page cache).
+Without a memory limit nothing is set: the service then takes half its cgroup's or host's memory.
+*/ -}}
+{{- define "svc.maxScoreMemoryEnv" -}}
+{{- $limits := (.values.resources | default dict).limits | default dict -}}
+{{- $limit := "" -}}
+{{- if $limits.memory -}}
+{{- $limit = include "svc.bytes" (dict "value" $limits.memory "what" (printf "%s.resources.limits.memory" .name)) -}}
+{{- end -}}
+{{- $value := "" -}}
+{{- if .values.maxScoreMemory -}}
+{{- if not (regexMatch "^[0-9]+(Ki|Mi|Gi|Ti)?$" (toString .values.maxScoreMemory)) -}}
+{{- fail (printf "%s.maxScoreMemory %q is not a whole number of bytes with an optional Ki, Mi, Gi or Ti suffix" .name (toString .values.maxScoreMemory)) -}}
+{{- end -}}
+{{- $bytes := include "svc.bytes" (dict "value" .values.maxScoreMemory "what" (printf "%s.maxScoreMemory" .name)) -}}
+{{- if and $limit (ge (atoi $bytes) (atoi $limit)) -}}
+{{- fail (printf "%s.maxScoreMemory %s is not below %s.resources.limits.memory %s: the scores and their decoders would be killed by the memory limit before the budget refuses them" .name (toString .values.maxScoreMemory) .name (toString $limits.memory)) -}}
+{{- end -}}
+{{- $value = toString .values.maxScoreMemory -}}
+{{- else if $limit -}}
+{{- $value = toString (div (atoi $limit) 2) -}}
+{{- end -}}
+{{- if $value -}}
+- name: SVC_MAX_SCORE_MEMORY
+  value: {{ $value | quote }}
 {{- end -}}
 {{- end -}}

@@ -120,12 +120,37 @@ enum svc_color_matrix { SVC_MATRIX_BT709 = 0, SVC_MATRIX_BT601 = 1, SVC_MATRIX_B
 #define SVC_MAX_FRAMES_DEFAULT 1000000
 
 /* Pooling methods for svc_job_pooled. */
-/* SVC_POOL_MEAN of xpsnr's outputs is the filter's own summary (svc_xpsnr_pooled), since ABI minor 11. */
+/* SVC_POOL_MEAN of xpsnr's outputs is the filter's own summary (its pooled_mean in feature/xpsnr.c), since ABI minor 11. */
 enum svc_pool { SVC_POOL_MEAN = 0, SVC_POOL_MIN = 1, SVC_POOL_MAX = 2, SVC_POOL_HARMONIC_MEAN = 3 };
 
 /* ---- library identity ---- */
 const char *svc_version(void);          /* semantic version of the library, e.g. "0.1.0" */
 int svc_abi_minor(void);
+
+/* Since ABI minor 14: the extractors this library runs, one per registry row (per-frame ones in
+ * the order their outputs become metrics, then the temporal ones), and each one's facts, so
+ * callers take the feature list from the library. i runs over 0..svc_feature_count()-1; past the
+ * end names are NULL and counts 0. */
+int svc_feature_count(void);
+const char *svc_feature_name(int i);           /* "integer_vif", "psnr", "float_motion", ... */
+int svc_feature_flag(int i);                   /* its svc_feature_flag; 0: runs only when a model reads it */
+const char *svc_feature_implementation(int i); /* whose numbers it reproduces, e.g. "libvmaf 3.2.0" */
+int svc_feature_output_count(int i);
+const char *svc_feature_output_name(int i, int k); /* reference names, e.g. "psnr_y" */
+/* Reference frames before each frame its outputs read: 0 the pair alone, 1 motion (which also
+ * reads the frame after), 2 xpsnr. */
+int svc_feature_temporal(int i);
+/* The smallest frame it accepts: out3 = { enum svc_min_rule, width, height }. */
+enum svc_min_rule {
+    SVC_MIN_NONE = 0,        /* any frame */
+    SVC_MIN_EACH_SIDE = 1,   /* width and height each at least (luma samples) */
+    SVC_MIN_LONGER_SIDE = 2, /* the longer side at least width */
+    SVC_MIN_EACH_PLANE = 3   /* every plane, chroma included, at least width x height */
+};
+int svc_feature_min_frame(int i, int32_t *out3);
+/* Options a model file may set for it (feature_opts_dicts keys). */
+int svc_feature_option_count(int i);
+const char *svc_feature_option_name(int i, int k);
 int svc_abi_patch(void);
 /* Backend that SVC_CPU_AUTO resolves to on this CPU: "avx512", "avx2" or "scalar". */
 const char *svc_cpu_best(void);

@@ -493,11 +493,13 @@ static void *worker(void *arg) {
 
 int64_t svc_loop_units_shared(const svc_job *j) { return atomic_load(&((svc_job *)j)->units_shared); }
 
-int svc_loop_xpsnr_plane(const svc_job *j, int metric) {
+const svc_extractor *svc_loop_metric_extractor(const svc_job *j, int metric, int *output) {
     for (int e = 0; e < j->n_ex; e++)
-        if (j->ex[e] == &svc_extractor_xpsnr && metric >= j->ex_col[e] && metric < j->ex_col[e] + 3)
-            return metric - j->ex_col[e];
-    return -1;
+        if (metric >= j->ex_col[e] && metric < j->ex_col[e] + j->ex[e]->n_outputs) {
+            *output = metric - j->ex_col[e];
+            return j->ex[e];
+        }
+    return NULL;
 }
 
 /* ------------------------------------------------------------- planning ---- */

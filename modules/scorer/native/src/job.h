@@ -156,8 +156,8 @@ void svc_loop_destroy(svc_job *j);
  * Not in the public ABI: the native tests declare it to show a frame's extractors spreading over
  * the threads. */
 int64_t svc_loop_units_shared(const svc_job *j);
-/* The plane (0..2) whose xpsnr value metric holds, or -1: xpsnr pools as the filter summarises. */
-int svc_loop_xpsnr_plane(const svc_job *j, int metric);
+/* The per-frame extractor whose output *output metric holds, or NULL (a model's score, motion). */
+const svc_extractor *svc_loop_metric_extractor(const svc_job *j, int metric, int *output);
 /* Tests only, not in the public ABI: while on, a worker never runs the units of a frame it loaded
  * (another worker does), so a test sees a frame's extractors spread over the threads on any
  * scheduler. Needs 2 threads or more per job. */

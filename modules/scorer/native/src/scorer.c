@@ -214,35 +214,6 @@ int svc_job_run(svc_job *j, char *err, size_t err_len) {
     return svc_loop_start(j, err, err_len);
 }
 
-/* Working bytes per pixel of one worker's state of an extractor (measured at 1080p and 2160p,
- * rounded up), plus a fixed part that dominates tiny frames. integer_adm: 4 whole planes of a
- * quarter of the pixels (the A bands) and 16 rings of 16 half-width rows, 4 bytes a
- * sample: 4 + 512 / h bytes per pixel, about 4.5 at 1080p but just under 20 at the smallest
- * height (33 rows), hence 21. */
-static double extractor_bytes_per_pixel(const svc_extractor *ex) {
-    static const struct { const char *name; double bytes; } table[] = {
-        { "integer_vif", 6 }, { "integer_adm", 21 }, { "psnr", 0.1 }, { "float_ssim", 10 }, { "float_ms_ssim", 36 },
-        /* xpsnr: the pair packed to 16 bits (a luma and a chroma plane each); ssimulacra2: linear RGB
-         * and XYB pictures of both sides and the blurred planes of a channel, the first scale's. */
-        { "xpsnr", 9 }, { "ssimulacra2", 140 },
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(table[i].name, ex->name) == 0) return table[i].bytes;
-    return 40; /* an extractor this table has not measured: a generous guess */
-}
-
-/* Bytes per pixel a ladder's worker state of an extractor keeps for the reference side it shares
- * (ladder_prepare), counted once per worker whatever the renditions: VIF's a1 and sigma1^2 per
- * pixel of every scale (8 bytes x 4/3, rows rounded up to 32 samples), ADM's H/V/D bands of every
- * scale as whole planes (3 x 4 bytes x 1/2 x the 4 scales' rows of the half stride: 15/16 of the
- * height, up to 34/33 of it at 33 rows with the halvings rounded up, so 7). */
-static double extractor_ladder_bytes_per_pixel(const svc_extractor *ex) {
-    if (!ex->ladder_prepare) return 0;
-    if (strcmp(ex->name, "integer_vif") == 0) return 11;
-    if (strcmp(ex->name, "integer_adm") == 0) return 7;
-    return 40; /* an extractor this table has not measured: a generous guess */
-}
-
 int64_t svc_job_memory(const svc_job *j) {
     if (!j) return -1;
     const double pixels = (double)j->geo[0] * j->geo[1];
@@ -251,10 +222,11 @@ int64_t svc_job_memory(const svc_job *j) {
      * frame size and the workers, not the frames. */
     double worker = 256.0 * 1024;
     for (int e = 0; e < j->n_ex; e++) {
-        worker += extractor_bytes_per_pixel(j->ex[e]) * pixels + 256.0 * 1024;
-        if (j->n_dis > 1) worker += extractor_ladder_bytes_per_pixel(j->ex[e]) * pixels;
+        const svc_registry_entry *row = svc_registry_of(j->ex[e]);
+        worker += row->bytes_per_pixel * pixels + 256.0 * 1024;
+        if (j->n_dis > 1 && j->ex[e]->ladder_prepare) worker += row->ladder_bytes_per_pixel * pixels;
     }
-    worker += 8 * pixels * j->n_tm;
+    for (int t = 0; t < j->n_tm; t++) worker += svc_registry_of_temporal(j->tm[t])->bytes_per_pixel * pixels;
     /* Frames in flight (threads + 1 slots, frame_loop.c): two pictures (rows padded) each, and the
      * bytes being decoded into them: a file job's read buffer (one picture at a time), a stream's
      * pushed frame (one reference and n_dis distorted pictures). */
@@ -336,7 +308,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 13; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments */
+int svc_abi_minor(void) { return 14; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments; 14: the feature list (svc_feature_*) */
 int svc_abi_patch(void) { return 0; }
 
 int64_t svc_job_input_frames(const svc_job *j) {
@@ -408,14 +380,14 @@ int svc_job_frame_values(const svc_job *j, int metric, double *out, int n) {
     return svc_job_frame_values_from(j, metric, 0, out, n);
 }
 
-/* xpsnr's mean: the filter's summary over the scored frames' values of that plane. */
-static int xpsnr_mean(const svc_job *j, int metric, int plane, int n, double *out) {
-    double *db = malloc(sizeof *db * (size_t)n);
-    if (!db) return SVC_E_NOMEM;
-    svc_job_frame_values(j, metric, db, n);
-    const int shift_w = plane && j->geo[2] != SVC_PIX_444, shift_h = plane && j->geo[2] == SVC_PIX_420;
-    *out = svc_xpsnr_pooled(db, n, (j->geo[0] + shift_w) >> shift_w, (j->geo[1] + shift_h) >> shift_h, j->geo[3]);
-    free(db);
+/* The mean of an extractor's output that pools its own way (xpsnr's filter summary) over the
+ * scored frames' values. */
+static int extractor_mean(const svc_job *j, const svc_extractor *ex, int output, int metric, int n, double *out) {
+    double *values = malloc(sizeof *values * (size_t)n);
+    if (!values) return SVC_E_NOMEM;
+    svc_job_frame_values(j, metric, values, n);
+    *out = ex->pooled_mean(values, n, output, j->geo[0], j->geo[1], j->geo[2], j->geo[3]);
+    free(values);
     return SVC_OK;
 }
 
@@ -433,8 +405,9 @@ int svc_job_pooled(const svc_job *j, int metric, int pool, double *out) {
         if (k == 0 || v > mx) mx = v;
     }
     pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
-    const int xpsnr_plane = svc_loop_xpsnr_plane(j, metric);
-    if (pool == SVC_POOL_MEAN && xpsnr_plane >= 0) return xpsnr_mean(j, metric, xpsnr_plane, n, out);
+    int output;
+    const svc_extractor *ex = svc_loop_metric_extractor(j, metric, &output);
+    if (pool == SVC_POOL_MEAN && ex && ex->pooled_mean) return extractor_mean(j, ex, output, metric, n, out);
     switch (pool) {
     case SVC_POOL_MEAN: *out = sum / n; break;
     case SVC_POOL_MIN: *out = mn; break;

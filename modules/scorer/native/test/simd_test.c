@@ -637,6 +637,9 @@ static void metrics_case(int cpu, int w, int h, int pix_fmt, int bpc) {
         const svc_extractor *ex = which ? &svc_extractor_ssimulacra2 : &svc_extractor_xpsnr;
         void *s0 = ex->create(w, h, pix_fmt, bpc, SVC_CPU_SCALAR), *s1 = ex->create(w, h, pix_fmt, bpc, cpu);
         CHECK(s0 && s1, "%s: create failed at %dx%d %d-bit", ex->name, w, h, bpc);
+        /* Both have kernels for every backend (xpsnr up to 12 bits, below 2048x1152). */
+        if (s1 && (which || bpc <= 12))
+            CHECK(strcmp(ex->backend(s1), cpu_name(cpu)) == 0, "%s runs %s, not %s", ex->name, ex->backend(s1), cpu_name(cpu));
         for (int rate = 0; s0 && s1 && rate < 2; rate++) {
             const svc_history past = { .luma = { luma[0], luma[1] }, .frame_rate = rate ? 60 : 24 };
             double o0[3], o1[3];
@@ -661,6 +664,8 @@ static void metrics_sizes(int cpu, int rounds) {
     static const int fmts[] = { SVC_PIX_420, SVC_PIX_422, SVC_PIX_444 }, depths[] = { 8, 10, 12, 16 };
     metrics_case(cpu, 64, 48, SVC_PIX_420, 8);
     metrics_case(cpu, 123, 77, SVC_PIX_444, 10);
+    /* xpsnr's blocks of 44 at 720p: whole vectors and a partial one per row. */
+    metrics_case(cpu, 1280, 720, SVC_PIX_420, 10);
     for (int r = 0; r < rounds; r++) {
         const int fmt = fmts[next_rand() % 3];
         const int w = 8 + (int)(next_rand() % 300), h = 8 + (int)(next_rand() % 120);

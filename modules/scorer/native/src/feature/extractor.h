@@ -71,6 +71,9 @@ typedef struct svc_extractor {
                            double *out);
     /* Optional, instead of create: a state for inputs of that svc_color_matrix (ssimulacra2's RGB). */
     void *(*create_for_matrix)(int w, int h, int pix_fmt, int bpc, int cpu, int color_matrix);
+    /* Optional: output k's pooled mean over n frames' values (SVC_POOL_MEAN) on frames of that
+     * geometry, for outputs whose summary is not the arithmetic mean (xpsnr's is its filter's). */
+    double (*pooled_mean)(const double *values, int n, int output, int w, int h, int pix_fmt, int bpc);
 } svc_extractor;
 
 /* ladder_prepare's answer when the state scores ladders pair by pair. */
@@ -118,9 +121,5 @@ extern const svc_extractor svc_extractor_xpsnr;         /* xpsnr_y, xpsnr_u, xps
 extern const svc_extractor svc_extractor_ssimulacra2;   /* ssimulacra2 */
 extern const svc_temporal svc_temporal_integer_motion;  /* integer_motion2, integer_motion3, ..._sad_score */
 extern const svc_temporal svc_temporal_float_motion;    /* motion2, motion3, motion */
-
-/* xpsnr's pooled value of a plane of w x h samples from its per-frame dB values, as the filter's
- * summary: the square-mean-root of the weighted distortions, else the mean of the dB values. */
-double svc_xpsnr_pooled(const double *db, int n, int w, int h, int bpc);
 
 #endif

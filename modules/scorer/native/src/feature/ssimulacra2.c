@@ -205,8 +205,8 @@ typedef struct s2_state {
     float *mu[2], *sig[3];  /* blurred planes of one channel: mu1, mu2, s11, s22, s12 */
     float *mul, *tmp;       /* a product before its blur; the horizontal pass */
     float *col;             /* the column pass's state: 6 values per column (y[n-1], y[n-2] per cosine) */
-    float *rows8;           /* AVX2: eight rows transposed, in and out (16 w floats) */
-    int avx2;               /* the AVX2 kernels (with FMA) run the blur and the XYB conversion */
+    float *rows;            /* SIMD: eight or sixteen rows transposed, in and out (32 w floats) */
+    const svc_s2_kernels *simd; /* the AVX2 (with FMA) or AVX-512 kernels of the blur and the XYB conversion, or NULL */
     int *taps;              /* chroma upsampling: four source columns per column */
     double *tap_weights;    /* and their weights */
     float srgb_to_linear[256];
@@ -227,7 +227,7 @@ static void s2_destroy(void *state) {
     free(s->mul);
     free(s->tmp);
     free(s->col);
-    free(s->rows8);
+    free(s->rows);
     free(s->taps);
     free(s->tap_weights);
     free(s);
@@ -257,8 +257,12 @@ static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int cpu, int m
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0 || matrix < SVC_MATRIX_BT709 || matrix > SVC_MATRIX_BT2020) return NULL;
     s2_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    static const svc_s2_kernels avx2 = { "avx2", svc_s2_blur_rows_avx2, svc_s2_blur_cols_avx2, svc_s2_xyb_avx2 };
+    static const svc_s2_kernels avx512 = { "avx512", svc_s2_blur_rows_avx512, svc_s2_blur_cols_avx512, svc_s2_xyb_avx512 };
     *s = (s2_state){ .w = w, .h = h, .pix_fmt = pix_fmt, .bpc = bpc, .matrix = matrix, .g = gauss_for(1.5),
-                     .avx2 = cpu >= SVC_CPU_AVX2 && __builtin_cpu_supports("fma") };
+                     .simd = cpu >= SVC_CPU_AVX512                               ? &avx512
+                             : cpu >= SVC_CPU_AVX2 && __builtin_cpu_supports("fma") ? &avx2
+                                                                                 : NULL };
     const size_t n = (size_t)w * (size_t)h;
     int ok = (s->rgb = malloc(3 * n)) != NULL;
     for (int k = 0; k < 2; k++)
@@ -272,7 +276,7 @@ static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int cpu, int m
     ok &= (s->mul = malloc(sizeof(float) * n)) != NULL;
     ok &= (s->tmp = malloc(sizeof(float) * n)) != NULL;
     ok &= (s->col = malloc(sizeof(float) * 6 * (size_t)w)) != NULL;
-    ok &= (s->rows8 = malloc(sizeof(float) * 16 * (size_t)w)) != NULL;
+    ok &= (s->rows = malloc(sizeof(float) * 32 * (size_t)w)) != NULL;
     ok &= (s->taps = malloc(sizeof(int) * 4 * (size_t)w)) != NULL;
     ok &= (s->tap_weights = malloc(sizeof(double) * 4 * (size_t)w)) != NULL;
     if (!ok) {
@@ -291,7 +295,10 @@ static void *s2_create_for(int w, int h, int pix_fmt, int bpc, int cpu, int colo
     return s2_create_matrix(w, h, pix_fmt, bpc, cpu, color_matrix);
 }
 
-static const char *s2_backend(const void *state) { return ((const s2_state *)state)->avx2 ? "avx2" : "scalar"; }
+static const char *s2_backend(const void *state) {
+    const s2_state *s = state;
+    return s->simd ? s->simd->name : "scalar";
+}
 
 /* One output of the row pass, from the inputs' sum and the state of the three cosines. */
 static float blur_step(const gauss *g, float sum, float prev[3], float prev2[3]) {
@@ -342,9 +349,9 @@ static void blur_row(const gauss *g, const float *in, float *out, int n) {
 static void blur(s2_state *s, const float *in, float *out, int w, int h) {
     const gauss *g = &s->g;
     const int r = g->radius;
-    if (s->avx2) {
-        svc_s2_blur_rows_avx2(g, in, s->tmp, w, h, s->rows8);
-        svc_s2_blur_cols_avx2(g, s->tmp, out, w, h, s->col);
+    if (s->simd) {
+        s->simd->blur_rows(g, in, s->tmp, w, h, s->rows);
+        s->simd->blur_cols(g, s->tmp, out, w, h, s->col);
         return;
     }
     for (int y = 0; y < h; y++) blur_row(g, in + (size_t)y * w, s->tmp + (size_t)y * w, w);
@@ -391,9 +398,9 @@ static float cbrt_add(float x, float add) {
 
 /* Linear RGB to the rescaled XYB (opsin absorbance, cube root, then X * 14 + 0.42, Y + 0.01,
  * B - Y + 0.55). */
-static void to_xyb(const float *const lin[3], float *const xyb[3], size_t n, int avx2) {
-    if (avx2) {
-        svc_s2_xyb_avx2(lin, xyb, n);
+static void to_xyb(const float *const lin[3], float *const xyb[3], size_t n, const svc_s2_kernels *simd) {
+    if (simd) {
+        simd->xyb(lin, xyb, n);
         return;
     }
     const float(*m)[3] = svc_s2_opsin;
@@ -483,7 +490,7 @@ static double score_linear(s2_state *s) {
             h = (h + 1) / 2;
             /* The reference tests the size before halving: a scale may be smaller than 8. */
         }
-        for (int k = 0; k < 2; k++) to_xyb((const float *const *)s->lin[k], s->xyb[k], (size_t)w * h, s->avx2);
+        for (int k = 0; k < 2; k++) to_xyb((const float *const *)s->lin[k], s->xyb[k], (size_t)w * h, s->simd);
         for (int c = 0; c < 3; c++) scale_norms(s, c, w, h, norms[scale][c]);
         scales++;
     }

@@ -1,7 +1,8 @@
 /*
- * ssimulacra2's kernels shared by its scalar code (ssimulacra2.c) and its AVX2 kernels
- * (x86/ssimulacra2_avx2.c, built with -mavx2 -mfma): the recursive Gaussian's coefficients
- * and the passes the AVX2 file runs eight rows or columns at a time, bit-identical to the scalar
+ * ssimulacra2's kernels shared by its scalar code (ssimulacra2.c) and its SIMD kernels
+ * (x86/ssimulacra2_avx2.c with FMA, x86/ssimulacra2_avx512.c): the recursive Gaussian's
+ * coefficients and the passes they run eight (AVX2) or sixteen (AVX-512) rows or columns at a
+ * time, bit-identical to the scalar
  * passes (the same operations, fused where the scalar code calls fmaf, in the same order).
  */
 #ifndef SVC_FEATURE_SSIMULACRA2_H
@@ -26,6 +27,19 @@ void svc_s2_blur_rows_avx2(const svc_s2_gauss *g, const float *in, float *out, i
 void svc_s2_blur_cols_avx2(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *state);
 /* Linear RGB planes to the rescaled XYB planes, n samples. */
 void svc_s2_xyb_avx2(const float *const lin[3], float *const xyb[3], size_t n);
+/* The AVX-512 twins: scratch of the row pass holds 32 w floats (sixteen rows transposed, in and out). */
+void svc_s2_blur_rows_avx512(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *scratch);
+void svc_s2_blur_cols_avx512(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *state);
+void svc_s2_xyb_avx512(const float *const lin[3], float *const xyb[3], size_t n);
+
+/* One backend's kernels, as the state calls them. */
+typedef struct svc_s2_kernels {
+    const char *name; /* "avx2", "avx512" */
+    void (*blur_rows)(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *scratch);
+    void (*blur_cols)(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *state);
+    void (*xyb)(const float *const lin[3], float *const xyb[3], size_t n);
+} svc_s2_kernels;
+
 /* The opsin absorbance matrix (rows: the three cone responses) and its bias; the third column as
  * the reference computes it, one minus the others in float. */
 static const float svc_s2_opsin[3][3] = {

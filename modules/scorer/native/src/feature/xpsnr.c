@@ -37,7 +37,7 @@ typedef struct xpsnr_state {
     double *weights, *sse;
     uint16_t *org, *rec;  /* current reference and distorted luma, packed */
     uint16_t *org_c, *rec_c; /* one chroma plane of each, packed */
-    int avx2;             /* the AVX2 kernels (12 bits at most, full-resolution path) */
+    const svc_xpsnr_kernels *simd; /* AVX2 or AVX-512 kernels (12 bits at most, full-resolution path), else NULL */
 } xpsnr_state;
 
 static void xpsnr_destroy(void *state);
@@ -54,7 +54,10 @@ static void *xpsnr_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     s->bpc = bpc;
     s->block = 4 * (int)(32.0 * sqrt(uhd_share) + 0.5);
     s->downsampled = pixels > 2048u * 1152u;
-    s->avx2 = cpu >= SVC_CPU_AVX2 && bpc <= 12 && !s->downsampled;
+    static const svc_xpsnr_kernels avx2 = { "avx2", svc_xpsnr_sse_avx2, svc_xpsnr_spatial_avx2, svc_xpsnr_temporal_avx2 };
+    static const svc_xpsnr_kernels avx512 = { "avx512", svc_xpsnr_sse_avx512, svc_xpsnr_spatial_avx512,
+                                              svc_xpsnr_temporal_avx512 };
+    if (bpc <= 12 && !s->downsampled) s->simd = cpu >= SVC_CPU_AVX512 ? &avx512 : cpu >= SVC_CPU_AVX2 ? &avx2 : NULL;
     s->scale = sqrt(16.0 * (double)(1 << (2 * bpc - 9)) / sqrt(uhd_share > 0.00001 ? uhd_share : 0.00001));
     if (s->block >= 4) {
         s->w_blocks = (w + s->block - 1) / s->block;
@@ -73,7 +76,10 @@ static void *xpsnr_create(int w, int h, int pix_fmt, int bpc, int cpu) {
     return s;
 }
 
-static const char *xpsnr_backend(const void *state) { return ((const xpsnr_state *)state)->avx2 ? "avx2" : "scalar"; }
+static const char *xpsnr_backend(const void *state) {
+    const xpsnr_state *s = state;
+    return s->simd ? s->simd->name : "scalar";
+}
 
 static void xpsnr_destroy(void *state) {
     xpsnr_state *s = state;
@@ -100,7 +106,7 @@ static void pack(const svc_plane *p, int bpc, uint16_t *dst) {
 /* Sum of squared differences of the bw x bh block at (x0, y0) of two packed planes of width w. */
 static uint64_t block_sse(const xpsnr_state *s, const uint16_t *a, const uint16_t *b, int w, int x0, int y0, int bw,
                           int bh) {
-    if (s->avx2) return svc_xpsnr_sse_avx2(a, b, w, x0, y0, bw, bh);
+    if (s->simd) return s->simd->sse(a, b, w, x0, y0, bw, bh);
     uint64_t sse = 0;
     for (int y = y0; y < y0 + bh; y++)
         for (int x = x0; x < x0 + bw; x++) {
@@ -225,13 +231,12 @@ static int xpsnr_compute_history(void *state, const svc_picture *ref, const svc_
                 double act = 1.0;
                 if (x_hi > x_lo && y_hi > y_lo) {
                     uint64_t spatial = 0;
-                    if (s->avx2) spatial = svc_xpsnr_spatial_avx2(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
+                    if (s->simd) spatial = s->simd->spatial(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
                     else if (!s->downsampled) spatial = spatial_full(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
                     else if (x_hi > 12) spatial = spatial_down(s->org, w, x + x_lo, x + x_hi, y + y_lo, y + y_hi);
                     act = (double)spatial / ((double)(x_hi - x_lo) * (double)(y_hi - y_lo));
                     const uint64_t moving =
-                        s->avx2 ? 2 * svc_xpsnr_temporal_avx2(s->org, past->luma[0], past->luma[1], second_order, w, x, y,
-                                                              bw, bh)
+                        s->simd ? 2 * s->simd->temporal(s->org, past->luma[0], past->luma[1], second_order, w, x, y, bw, bh)
                                 : temporal(s->org, past->luma[0], past->luma[1], second_order, s->downsampled, w, x, y, bw,
                                            bh);
                     act += (double)moving / ((double)bw * (double)bh);
@@ -265,18 +270,12 @@ static int xpsnr_compute_history(void *state, const svc_picture *ref, const svc_
     return SVC_OK;
 }
 
-const svc_extractor svc_extractor_xpsnr = {
-    .name = "xpsnr",
-    .n_outputs = 3,
-    .output_names = names,
-    .create = xpsnr_create,
-    .backend = xpsnr_backend,
-    .destroy = xpsnr_destroy,
-    .history = 2,
-    .compute_history = xpsnr_compute_history,
-};
-
-double svc_xpsnr_pooled(const double *db, int n, int w, int h, int bpc) {
+/* A plane's pooled value from its per-frame dB values, as the filter's summary: the square-mean-root
+ * of the weighted distortions, else the mean of the dB values. */
+static double xpsnr_pooled(const double *db, int n, int plane, int w, int h, int pix_fmt, int bpc) {
+    const int shift_w = plane && pix_fmt != SVC_PIX_444, shift_h = plane && pix_fmt == SVC_PIX_420;
+    w = (w + shift_w) >> shift_w;
+    h = (h + shift_h) >> shift_h;
     if (n <= 0) return INFINITY;
     const uint64_t peak = ((uint64_t)1 << bpc) - 1;
     const double num = (double)((uint64_t)w * (uint64_t)h * peak * peak);
@@ -292,3 +291,15 @@ double svc_xpsnr_pooled(const double *db, int n, int w, int h, int bpc) {
     }
     return dbs / (double)n;
 }
+
+const svc_extractor svc_extractor_xpsnr = {
+    .name = "xpsnr",
+    .n_outputs = 3,
+    .output_names = names,
+    .create = xpsnr_create,
+    .backend = xpsnr_backend,
+    .destroy = xpsnr_destroy,
+    .history = 2,
+    .compute_history = xpsnr_compute_history,
+    .pooled_mean = xpsnr_pooled,
+};

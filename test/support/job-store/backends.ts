@@ -1,17 +1,17 @@
 /**
  * The store contract's two backends for the job tests: the SQLite file and a real PostgreSQL
- * server the tests start themselves (testing/postgres-server.ts), a fresh database per test.
+ * server the tests start themselves (../postgres-server.ts), a fresh database per test.
  * `describeContract` (contract.ts) runs one suite against both.
  */
 import { Database } from "bun:sqlite"
 import { Effect, Layer, Option } from "effect"
 import postgres from "postgres"
-import type { JobStoreStartupError } from "../errors.ts"
-import { postgresBackend } from "../postgres/store.ts"
-import { type NodeSessions, nodeSessionsLayer, type SessionSettings } from "../sessions.ts"
-import { sqliteJobStoreAt } from "../sqlite-store.ts"
-import type { JobStore } from "../store.ts"
-import type { PostgresServer } from "./postgres-server.ts"
+import type { JobStoreStartupError } from "../../../modules/jobs/errors.ts"
+import { postgresBackend } from "../../../modules/jobs/postgres/store.ts"
+import { type NodeSessions, nodeSessionsLayer, type SessionSettings } from "../../../modules/jobs/sessions.ts"
+import { sqliteJobStoreAt } from "../../../modules/jobs/sqlite-store.ts"
+import type { JobStore } from "../../../modules/jobs/store.ts"
+import type { PostgresServer } from "../postgres-server.ts"
 
 /** A job row as the isolation checks compare it (every column that a write could change). */
 export interface RawRow {

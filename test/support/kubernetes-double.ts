@@ -9,8 +9,8 @@
  * defaulting or pruning (documents are served as stored, so the controller's own
  * validation is what the tests see); no API discovery.
  */
-import { TENANT_API_GROUP, TENANT_API_VERSION, TENANT_LIST_KIND, TENANT_PLURAL } from "./tenant.ts"
-import { LoopbackServer } from "./test-support.ts"
+import { TENANT_API_GROUP, TENANT_API_VERSION, TENANT_LIST_KIND, TENANT_PLURAL } from "../../modules/auth/tenant.ts"
+import { LoopbackServer } from "./auth.ts"
 
 const status = (code: number, reason: string, message: string) =>
   Response.json(

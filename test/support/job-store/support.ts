@@ -3,10 +3,8 @@ import { Effect, Either, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Principal } from "../../policy/principal.ts"
-import type { LadderResult } from "../../scorer/ladder.ts"
-import type { ScoreRequest } from "../../scorer/request.ts"
-import type { ScoreResult } from "../../scorer/scorer.ts"
+import type { Principal } from "../../../modules/policy/principal.ts"
+import type { LadderResult, ScoreRequest, ScoreResult } from "../../../modules/scorer/index.ts"
 import {
   JobMetricsHooks,
   type JobMetricsHooksShape,
@@ -14,10 +12,10 @@ import {
   type JobServiceShape,
   jobServiceLayer,
   TenantRoots
-} from "../service.ts"
-import type { ResultReport } from "../model.ts"
-import type { ReportContext } from "../store.ts"
-import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "../sessions.ts"
+} from "../../../modules/jobs/service.ts"
+import type { ResultReport } from "../../../modules/jobs/model.ts"
+import type { ReportContext } from "../../../modules/jobs/store.ts"
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "../../../modules/jobs/sessions.ts"
 import { type Backend, sqliteBackend } from "./backends.ts"
 
 /** A fresh directory for store files, removed by the returned cleanup. */

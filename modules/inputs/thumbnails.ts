@@ -1,28 +1,21 @@
 /**
- * Small pictures of the worst shots' worst frames, reference beside distorted, rendered by the
- * scorer into a result scored with `options.shots`, so a client that cannot read the inputs
+ * Small pictures of the worst shots' worst frames, reference beside distorted, rendered from
+ * the inputs into a result scored with `options.shots`, so a client that cannot read the inputs
  * (a job's, a scoring server's) still sees what went wrong. Size-capped: at most
  * `maxThumbnailWidth` pixels wide (height in proportion) and `maxThumbnailBytes` of PNG per side
  * (a noisy picture is halved until it fits), for the (at most 5) worst shots. Frames are read from the descriptors the score was made from, one frame at a
  * time and asynchronously (never the JavaScript thread blocked on a read), from raw YUV or Y4M
  * (the file job's inputs; frames of a decoded input are not kept, so those have none).
  */
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { read } from "node:fs"
 import { promisify } from "node:util"
 import { deflate } from "node:zlib"
-import type { RawGeometry } from "./request.ts"
+import type { RawGeometry, Thumbnail } from "../scorer/index.ts"
+import { frameBytes, parseY4mHeader, planeBytes, y4mFrameOffset, y4mHeaderLimit } from "./y4m.ts"
 
 export const maxThumbnailWidth = 192
 export const maxThumbnailBytes = 48 * 1024
-
-export interface Thumbnail {
-  /** Scored-frame index (as `shots[].worst_frame`). */
-  readonly frame: number
-  /** data: URLs of PNG images. */
-  readonly reference: string
-  readonly distorted: string
-}
 
 /** Where a side's frames are: its descriptor, its layout and the first frame read (the skip). */
 export interface FrameFile {
@@ -34,29 +27,20 @@ export interface FrameFile {
 const readAt = promisify(read)
 const deflateAsync = promisify(deflate)
 
-const planeBytes = (geometry: RawGeometry) => {
-  const bytes = geometry.bitdepth > 8 ? 2 : 1
-  const chromaWidth = geometry.pixelFormat === 444 ? geometry.width : Math.ceil(geometry.width / 2)
-  const chromaHeight = geometry.pixelFormat === 420 ? Math.ceil(geometry.height / 2) : geometry.height
-  return { luma: geometry.width * geometry.height * bytes, chroma: chromaWidth * chromaHeight * bytes, chromaWidth }
-}
-
 /** Input frame `index` (counted from the start of the file) of a side, or undefined when it cannot be read. */
 const readFrame = async (file: FrameFile, geometry: RawGeometry, index: number): Promise<Buffer | undefined> => {
-  const { luma, chroma } = planeBytes(geometry)
-  const frameBytes = luma + 2 * chroma
-  let offset = index * frameBytes
+  const bytes = frameBytes(geometry)
+  let offset = index * bytes
   if (file.y4m) {
-    // The stream header's line, then "FRAME\n" and the planes per frame (frame lines without parameters).
-    const head = Buffer.alloc(512)
+    const head = Buffer.alloc(y4mHeaderLimit)
     const { bytesRead } = await readAt(file.fd, head, 0, head.length, 0)
-    const headerEnd = head.subarray(0, bytesRead).indexOf(10)
-    if (headerEnd < 0) return undefined
-    offset = headerEnd + 1 + index * (frameBytes + 6) + 6
+    const header = Either.getOrUndefined(parseY4mHeader(head.subarray(0, bytesRead), ""))
+    if (!header) return undefined
+    offset = y4mFrameOffset({ geometry, headerBytes: header.headerBytes }, index)
   }
-  const frame = Buffer.alloc(frameBytes)
-  const { bytesRead } = await readAt(file.fd, frame, 0, frameBytes, offset)
-  return bytesRead === frameBytes ? frame : undefined
+  const frame = Buffer.alloc(bytes)
+  const { bytesRead } = await readAt(file.fd, frame, 0, bytes, offset)
+  return bytesRead === bytes ? frame : undefined
 }
 
 const crcTable = Array.from({ length: 256 }, (_, n) => {

@@ -15,9 +15,9 @@
 import { Effect, Option } from "effect"
 
 import { writeSync } from "node:fs"
-import type { Job, PulledJob, ResultReport } from "../model.ts"
-import { postgresBackend } from "../postgres/store.ts"
-import { DEFAULT_SESSION_SETTINGS } from "../sessions.ts"
+import type { Job, PulledJob, ResultReport } from "../../../modules/jobs/model.ts"
+import { postgresBackend } from "../../../modules/jobs/postgres/store.ts"
+import { DEFAULT_SESSION_SETTINGS } from "../../../modules/jobs/sessions.ts"
 import type { Backend } from "./backends.ts"
 import { node, request, result, withController, writer } from "./support.ts"
 
