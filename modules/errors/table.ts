@@ -71,6 +71,16 @@ export type ErrorTag =
   // modules/transport/grpc/server.ts
   | "GrpcInputError"
 
+/**
+ * A failure that may reach a caller: a tagged error whose tag has a row in the table. The edges
+ * (the gRPC server's interceptor and handlers, the scoring gate) take failures of this type only,
+ * so an error class without a row does not compile there; defects still answer INTERNAL.
+ */
+export interface EdgeError {
+  readonly _tag: ErrorTag
+  readonly message: string
+}
+
 export interface ErrorRow {
   readonly grpc: GrpcCodeName
   readonly http: number

@@ -115,6 +115,17 @@ const shapeRunLimit = 256
 const changedShapeLine =
   /filter context - w: (\d+) h: (\d+) fmt: (\d+).*incoming frame - w: (\d+) h: (\d+) fmt: (\d+).* pts_time: (\S+)/
 
+/** showinfo's line (level info) on the first frame out of a seek (see `firstFrameProbe`). */
+const firstFrameLine = /Parsed_showinfo_\d+ @ \S+\] \[info\] n:\s*0 pts:\s*\S+\s+pts_time:(\S+)/
+
+/**
+ * After a seek, the time of the first frame the decoder gives (seconds after the seek point):
+ * a branch of the filter graph passes that frame alone to showinfo, which logs it; the frames
+ * themselves go on to `chain` untouched.
+ */
+const firstFrameProbe = (chain: string) =>
+  `split[svc_frames][svc_first];[svc_first]select='eq(n\\,0)',showinfo,nullsink;[svc_frames]${chain}`
+
 /**
  * Reads a decoder's stderr (ffmpeg at `-loglevel level+info`, each line tagged with its level)
  * line by line while it runs: the changed frames' notes become shape runs (`onChange` hears the
@@ -122,8 +133,14 @@ const changedShapeLine =
  */
 export const watchDecoderLog = (stream: ReadableStream<Uint8Array>, onChange: () => void) => {
   let errors = ""
+  let firstSeconds: number | undefined
   const runs: Array<ShapeRun> = []
   const onLine = (line: string) => {
+    const first = firstSeconds === undefined ? firstFrameLine.exec(line) : null
+    if (first !== null) {
+      firstSeconds = Number(first[1])
+      return
+    }
     const changed = changedShapeLine.exec(line)
     if (changed !== null) {
       const [builtWidth, builtHeight, builtFormat, width, height, format, seconds] = changed.slice(1).map(Number) as [
@@ -157,7 +174,12 @@ export const watchDecoderLog = (stream: ReadableStream<Uint8Array>, onChange: ()
     }
     if (pending !== "") onLine(pending)
   })().catch(() => undefined)
-  return { text: () => errors.trim(), done, runs: (): ReadonlyArray<ShapeRun> => runs }
+  return {
+    text: () => errors.trim(),
+    done,
+    runs: (): ReadonlyArray<ShapeRun> => runs,
+    firstSeconds: () => firstSeconds
+  }
 }
 
 /** ffmpeg's stderr for a person: the input named as "input", no context addresses, one line. */
@@ -224,6 +246,8 @@ export interface Child {
   readonly stderrDone: Promise<void>
   /** A decoder's frames of another shape than the stream's first, so far (none for other children). */
   readonly shapeRuns: () => ReadonlyArray<ShapeRun>
+  /** After a seek: the first frame's time after the seek point, once the decoder logged it. */
+  readonly firstFrameSeconds: () => number | undefined
 }
 
 /** How a decoder's changes of shape are met: listed only, or the decoder stopped at the first. */
@@ -272,13 +296,25 @@ const spawnChild = <Out extends "pipe" | number>(
       const common = { pid: child.pid, stdout: child.stdout, exited: child.exited }
       if (shapeChanges === undefined) {
         const tail = captureTail(child.stderr)
-        return { ...common, stderr: tail.text, stderrDone: tail.done, shapeRuns: () => [] }
+        return {
+          ...common,
+          stderr: tail.text,
+          stderrDone: tail.done,
+          shapeRuns: () => [],
+          firstFrameSeconds: () => undefined
+        }
       }
       // A side that must keep one shape ends at its first changed frame: nothing after it is decoded.
       const log = watchDecoderLog(child.stderr, () => {
         if (shapeChanges === "stop" && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
       })
-      return { ...common, stderr: log.text, stderrDone: log.done, shapeRuns: log.runs }
+      return {
+        ...common,
+        stderr: log.text,
+        stderrDone: log.done,
+        shapeRuns: log.runs,
+        firstFrameSeconds: log.firstSeconds
+      }
     })
   )
 
@@ -581,7 +617,11 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-dn",
             "-fps_mode",
             "passthrough",
-            ...(target.scale === undefined ? ["-vf", unchanging(target.source)] : ["-vf", scaled(target)]),
+            "-vf",
+            // After a seek the first frame's time is logged, so the caller can check where it landed.
+            ((chain: string) => (window?.seekSeconds === undefined ? chain : firstFrameProbe(chain)))(
+              target.scale === undefined ? unchanging(target.source) : scaled(target)
+            ),
             "-frames:v",
             // A segment's window stops the decoder after its frames (below the input's cap).
             String(window === undefined ? limits.maxFrames : Math.min(window.frames, limits.maxFrames)),

@@ -60,7 +60,23 @@ const exitedCleanly = (child: Child, side: VerdictSide) =>
       return yield* new UnreadableInput({
         message: `${side.path}: ffmpeg could not decode it: ${readable(child.stderr()) || `exit status ${code}`}`
       })
+    // A seek that landed on another frame would pair every frame after it with the wrong one.
+    const first = child.firstFrameSeconds()
+    const { landing } = side
+    if (landing !== undefined && first !== undefined && Math.abs(first - landing.afterSeek) >= landing.tolerance)
+      return yield* new UnreadableInput({ message: missedLanding(side.path, landing, first) })
   })
+
+/** After a seek to frame `frame`: that frame's time after the seek point, and how far off is another frame. */
+export interface Landing {
+  readonly frame: number
+  readonly afterSeek: number
+  readonly tolerance: number
+}
+
+/** The refusal of a seek whose first frame out is not the one planned. */
+export const missedLanding = (path: string, landing: Landing, first: number): string =>
+  `${path}: after seeking to frame ${landing.frame} the decoder's first frame is ${first.toFixed(6)} s after the seek point, not ${landing.afterSeek.toFixed(6)} s: it is another frame, so the segment is not scored`
 
 /** What the verdict needs of one side: its path and, for a decoded side, its child once started. */
 export interface VerdictSide {
@@ -70,6 +86,8 @@ export interface VerdictSide {
   readonly changed: ((frame: number) => string) | undefined
   /** The index of the side's frame at a presentation time its decoder logged (seconds after its start). */
   readonly frameAt: (seconds: number) => Effect.Effect<number>
+  /** After a segment's seek: where its first frame must come out (undefined: no seek). */
+  readonly landing?: Landing | undefined
   /** Frames skipped at the side's start (read from the decoder, not counted by the library). */
   readonly skip: number
   /** A decoded side's frame cap: what its container declares and what may be decoded. */

@@ -43,14 +43,22 @@ import {
   type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
-import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf } from "./frames.ts"
+import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
 import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailFrames, thumbnailOf } from "./thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
 
-/** A score's hooks (scorer/hooks.ts) and the caller's scoring roots, applied to each open (default `unguarded`). */
-export type InputHooks<E = never> = ScoreHooks<E> & { readonly guard?: InputGuard<E> }
+/** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
+export type InputHooks<E = never> = ScoreHooks<E> & {
+  /** The caller's scoring roots, applied to each open; default `unguarded`. */
+  readonly guard?: InputGuard<E>
+  /**
+   * The whole memory budget (SVC_MAX_SCORE_MEMORY), for refusals decided before `admitMemory`
+   * can be asked (an input whose decoding can never fit, known from its headers).
+   */
+  readonly memoryBudget?: number
+}
 
 /** The provenance fields of the inputs. */
 type InputsProvenance = Required<Pick<Provenance, "decoder" | "reference_input" | "distorted_input" | "scaling">>
@@ -285,6 +293,8 @@ export interface FrameSource {
   readonly changed: ((frame: number) => string) | undefined
   /** The index of the side's frame at a time its decoder logged. */
   readonly frameAt: (seconds: number) => Effect.Effect<number>
+  /** After a segment's seek: where its first frame must come out (undefined: no seek). */
+  readonly landing?: Landing | undefined
   /** The decoder's admitted memory (0 for a file the library reads). */
   readonly memory: number
   /** Starts the decoder (after admission), for the scope of the score. */
@@ -363,10 +373,11 @@ export const frameSource = (
         const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
         const decoder = (yield* ffmpeg.tools).version
         const pipe = yield* decoderPipe(scorer)
-        const seek =
+        const seekTo =
           settings.window === undefined
             ? undefined
             : yield* seekPoint(ffmpeg, fd, settings.skip).pipe(Effect.mapError(asScoreError(path)))
+        const seek = seekTo?.seconds
         const threads = Math.max(1, settings.threads)
         const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
         const frames = frameCapOf(stream.declaredFrames, ffmpeg.limits.maxFrames)
@@ -415,6 +426,7 @@ export const frameSource = (
                   ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
                   : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
           frameAt,
+          landing: seekTo?.landing,
           memory,
           start,
           frames,
@@ -520,7 +532,10 @@ const seekPoint = (ffmpeg: Ffmpeg, fd: number, first: number) =>
     const before = times?.[first - 1]
     const at = times?.[first]
     if (before === undefined || at === undefined) return undefined
-    return Math.max(0, (before + at) / 2 - startSeconds)
+    const seconds = Math.max(0, (before + at) / 2 - startSeconds)
+    // Frame `first` comes out at its time after the seek point; its neighbours a frame away.
+    const landing: Landing = { frame: first, afterSeek: at - startSeconds - seconds, tolerance: (at - before) / 2 }
+    return { seconds, landing }
   })
 
 /**
@@ -535,6 +550,7 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
       child: source.child,
       changed: source.changed,
       frameAt: source.frameAt,
+      landing: source.landing,
       skip: source.side.skip,
       frames: source.frames
     })),

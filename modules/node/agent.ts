@@ -48,20 +48,13 @@ interface Session {
   readonly heartbeatMs: number
 }
 
-interface Report {
-  readonly job_id: string
-  readonly final: boolean
+/** A report this node sends (and keeps until acknowledged when final): ReportResultRequest's fields, with the domain's results. */
+interface Report
+  extends Pick<ReportResultRequest, "job_id" | "final" | "frames_done">,
+    Partial<Pick<ReportResultRequest, "error" | "rendition_progress" | "segment_index" | "plan_frames">> {
   readonly result?: ScoreResult
   /** A ladder job's result (instead of result). */
   readonly ladder_result?: LadderResult
-  readonly error?: string
-  readonly frames_done: number
-  /** A ladder job's frames scored per rendition. */
-  readonly rendition_progress?: ReadonlyArray<RenditionProgress>
-  /** A segment's report: its index (frames_done and pages count within it). */
-  readonly segment_index?: number
-  /** A plan: the title's frames. */
-  readonly plan_frames?: number
 }
 
 /** What this node holds of a job: the job, or one of its segments ("<job id>#<index>"). */

@@ -1,4 +1,4 @@
-/** What a caller of the scorer hooks into a score: progress, memory admission, the memory budget. */
+/** What a caller of the scorer hooks into a score: progress and memory admission. */
 import type { Effect, Scope } from "effect"
 import type { ScoreError } from "./errors.ts"
 
@@ -10,9 +10,4 @@ export interface ScoreHooks<E = never> {
    * is allocated) for as long as the scope lasts, or refuses it.
    */
   readonly admitMemory?: (bytes: number) => Effect.Effect<void, E | ScoreError, Scope.Scope>
-  /**
-   * The whole memory budget (SVC_MAX_SCORE_MEMORY), for refusals decided before `admitMemory`
-   * can be asked (an input whose decoding can never fit, known from its headers).
-   */
-  readonly memoryBudget?: number
 }

@@ -5,6 +5,7 @@
  * role table and hands over the tenant and its scoring roots (modules/controller/gateway.ts).
  */
 import { Effect } from "effect"
+import type { EdgeError } from "../errors/table.ts"
 import type { PermissionDenied } from "../policy/errors.ts"
 import type { InputGuard } from "../inputs/open.ts"
 import type { Readiness } from "./scorer-state.ts"
@@ -15,14 +16,14 @@ export interface ScoringGate<Ctx, R> {
    * with the request's `Authorization` header and the route ("POST /v1/score"); its failure is
    * the answer. Over gRPC the server's interceptor plays this part and gives the same `Ctx`.
    */
-  readonly admit: (authorization: string | undefined, route: string) => Effect.Effect<Ctx, unknown, R>
+  readonly admit: (authorization: string | undefined, route: string) => Effect.Effect<Ctx, EdgeError, R>
   /** The caller's tenant, whose score slots SVC_TENANT_MAX_CONCURRENT_SCORES caps; undefined: none. */
   readonly tenant: (context: Ctx) => string | undefined
   /**
    * The scoring-root guard of the inputs a score opens on this host; undefined: the server's own
    * (SVC_INPUT_ROOTS, else any path).
    */
-  readonly guard: (context: Ctx) => Effect.Effect<InputGuard<PermissionDenied> | undefined, unknown, R>
+  readonly guard: (context: Ctx) => Effect.Effect<InputGuard<PermissionDenied> | undefined, EdgeError, R>
   /** Checks made before the scorer's own readiness (the controller: tenant set, job store). */
   readonly readiness: Effect.Effect<Readiness, never, R>
   /** Serves `/apidocs` and its spec: svc-server only (the controller serves nothing else without a token). */

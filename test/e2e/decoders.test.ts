@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot, type RunningService, startService } from "../support/executables.ts"
 import { childrenNamed, ffmpegRun, scratchDir, writeLongClip } from "../support/media.ts"
 import { peakWhile } from "../support/process-tree.ts"
+import { scoringClient } from "./server-support.ts"
 
 const scratch = scratchDir("svc-decoders-")
 afterAll(() => scratch.remove())
@@ -262,10 +263,15 @@ describe("refusals quote the input as sent", () => {
 
 describe("a decode past what the container declares", () => {
   let service: RunningService
+  let grpc: ReturnType<typeof scoringClient>
   beforeAll(async () => {
-    service = await startService("svc-server")
+    service = await startService("svc-server", { listeners: ["http", "grpc"] })
+    grpc = scoringClient(service.grpc ?? "")
   })
-  afterAll(() => service.stop())
+  afterAll(async () => {
+    grpc.close()
+    await service.stop()
+  })
 
   it("an edit list repeating 50 frames 20,000 times is refused within 20 s, naming both counts", async () => {
     const clip = file("edit-list.mp4")
@@ -436,5 +442,10 @@ describe("a decode past what the container declares", () => {
       { frame: 15, width: 640, height: 480, pixel_format: "yuv420p" },
       { frame: 30, width: 320, height: 240, pixel_format: "yuv420p" }
     ])
+    // The same changes over gRPC (svc.v1.InputInfo.changes).
+    const overGrpc = (await grpc.score({ reference: steady, distorted: back })) as {
+      provenance: { distorted_input: { changes: ReadonlyArray<unknown> } }
+    }
+    expect(overGrpc.provenance.distorted_input.changes).toEqual(provenance.distorted_input?.changes)
   })
 })

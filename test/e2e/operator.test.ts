@@ -56,11 +56,17 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
   const controllerJobs = async () =>
     expectOk(await setup.client.streamJobs({ states: [], follow: false, limit: 0 }, tokens.aReader))
 
-  const startOperator = (identity: string, token: string, lease: string): Promise<RunningService> =>
+  const startOperator = (
+    identity: string,
+    token: string,
+    lease: string,
+    extra: Record<string, string> = {}
+  ): Promise<RunningService> =>
     setup.startOperator({
       SVC_CONTROLLER_TOKEN_FILE: scratch.write(`${identity}.token`, token),
       SVC_OPERATOR_IDENTITY: identity,
-      SVC_OPERATOR_LEASE_NAME: lease
+      SVC_OPERATOR_LEASE_NAME: lease,
+      ...extra
     })
   const eventsOf = (name: string) => setup.eventsOf(NAMESPACE, name)
   const leading = (service: RunningService) => service.logs.some((line) => line.message === "leading")
@@ -237,9 +243,12 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
     }, 60_000)
 
     it("two replicas: one leader acts; when it dies the other takes over", async () => {
-      const a = await startOperator("op-a", tokens.aWriter, "lease-pair")
+      // An 8 s lease, not 2 s: a leader (or the API double in this process) stalled by a loaded
+      // machine for longer than the lease would lose it to op-b while still alive.
+      const lease = { SVC_OPERATOR_LEASE_SECONDS: "8" }
+      const a = await startOperator("op-a", tokens.aWriter, "lease-pair", lease)
       await waitFor(async () => leading(a) || undefined, 20_000, "op-a leading")
-      const b = await startOperator("op-b", tokens.aWriter, "lease-pair")
+      const b = await startOperator("op-b", tokens.aWriter, "lease-pair", lease)
       apply("pair-1")
       await inPhase("pair-1", "Pending")
       await Bun.sleep(2_500)
@@ -247,17 +256,17 @@ describe.skipIf(!opensslAvailable)("svc-operator with a controller, a node and t
       expect(submittedBy(a, "pair-1")).toHaveLength(1)
       expect(submittedBy(b, "pair-1")).toHaveLength(0)
       await a.stop("SIGKILL")
-      await waitFor(async () => leading(b) || undefined, 20_000, "op-b leading")
+      await waitFor(async () => leading(b) || undefined, 40_000, "op-b leading")
       apply("pair-2")
       await inPhase("pair-2", "Pending")
       expect(submittedBy(b, "pair-2")).toHaveLength(1)
-      const lease = api.get("coordination.k8s.io", "leases", NAMESPACE, "lease-pair") as unknown as {
+      const held = api.get("coordination.k8s.io", "leases", NAMESPACE, "lease-pair") as unknown as {
         spec: { holderIdentity: string; leaseTransitions: number }
       }
-      expect(lease.spec.holderIdentity).toBe("op-b")
-      expect(lease.spec.leaseTransitions).toBe(1)
+      expect(held.spec.holderIdentity).toBe("op-b")
+      expect(held.spec.leaseTransitions).toBe(1)
       await b.stop()
-    }, 90_000)
+    }, 120_000)
 
     it("status writes survive resourceVersion conflicts", async () => {
       const operator = await startOperator("op-conflict", tokens.aWriter, "lease-conflict")

@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { haveChromium, headlessChromium } from "../support/chromium.ts"
 import { ffmpegRun, scratchDir } from "../support/media.ts"
 import { svc } from "./svc-support.ts"
 
@@ -125,4 +126,22 @@ describe("svc ladder --shots", () => {
       for (const picture of rendition.thumbnails)
         expect(html).toContain(`<figure data-rendition="${rendition.label}" data-frame="${picture.frame}">`)
   })
+
+  it.skipIf(!haveChromium)(
+    "draws the shots as bands behind every rendition's series in headless Chromium",
+    async () => {
+      const dom = await headlessChromium(scratch.dir).dom(path("ladder.html"))
+      expect(dom).toContain('data-drawn="true"')
+      const bands = [
+        ...dom.matchAll(/<rect [^>]*class="shot[^"]*" data-shot="(\d+)" data-first="(\d+)" data-count="(\d+)"/g)
+      ]
+      expect(bands.map((band) => [band[2], band[3]].map(Number))).toEqual([
+        [0, 24],
+        [24, 24],
+        [48, 24]
+      ])
+      expect(dom.match(/<polyline points="[^"]+" data-rendition="/g)).toHaveLength(labels.length)
+    },
+    60_000
+  )
 })

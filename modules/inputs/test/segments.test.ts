@@ -3,6 +3,8 @@
  * keyframe before its context frame and starts at the right frame by presentation time, so the
  * concatenated segments equal one pass bit for bit, for H.264 with B-frames in mp4 (an edit list
  * shifts its times) and HEVC with open GOPs and B-frames; and a plan counts the title's frames.
+ * After a seek the decoder logs its first frame's time, and a first frame that is not the planned
+ * one is refused.
  */
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { join } from "node:path"
@@ -10,7 +12,10 @@ import { afterAll, describe, expect, it } from "vitest"
 import { modelDirEnv } from "../../../test/support/executables.ts"
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { type FrameScore, parseScoreRequest, type ScoreJob, Scorer } from "../../scorer/index.ts"
+import { closeSync, openSync } from "node:fs"
+import { headerProbeLimits } from "../decoder-memory.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
+import { decoderVerdict, type Landing } from "../frames.ts"
 import { countTitleFrames, scoreInputs } from "../score.ts"
 
 const runtime = ManagedRuntime.make(
@@ -118,4 +123,84 @@ describe("segments of encoded inputs", () => {
     },
     300_000
   )
+})
+
+describe("the first frame after a seek", () => {
+  /** Decodes 5 frames of the H.264 file from the seek point of frame `seekFrame`, judged against `landing`. */
+  const decodeFrom = (seekFrame: number, landingFrame: number) =>
+    runtime.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const ffmpeg = yield* Ffmpeg
+          const path = file("dis.h264.mp4")
+          const fd = openSync(path, "r")
+          const out = openSync(file(`landing-${seekFrame}-${landingFrame}.yuv`), "w")
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              closeSync(fd)
+              closeSync(out)
+            })
+          )
+          const { times = [], startSeconds } = yield* ffmpeg.frameTimes(fd, headerProbeLimits)
+          const sorted = [...times].sort((a, b) => a - b)
+          const time = (frame: number) => (sorted[frame] ?? Number.NaN) - startSeconds
+          const seekSeconds = (time(seekFrame - 1) + time(seekFrame)) / 2
+          // What the plan expects of frame `landingFrame` after that seek (as the node computes it).
+          const landing: Landing = {
+            frame: landingFrame,
+            afterSeek: time(landingFrame) - seekSeconds,
+            tolerance: (time(landingFrame) - time(landingFrame - 1)) / 2
+          }
+          const child = yield* ffmpeg.decode(
+            fd,
+            {
+              ...size,
+              pixelFormat: "yuv420p",
+              scale: "bicubic",
+              source: { ...size, hsub: 1, vsub: 1 },
+              shapeChanges: "list"
+            },
+            out,
+            { addressSpace: 2 ** 32, cpuSeconds: 60, threads: 1, maxFrames: 1000 },
+            { seekSeconds, frames: 5 }
+          )
+          yield* Effect.promise(() => Promise.all([child.exited, child.stderrDone]))
+          const verdict = decoderVerdict(
+            [
+              {
+                path,
+                child: () => child,
+                changed: undefined,
+                frameAt: () => Effect.succeed(0),
+                landing,
+                skip: 0,
+                frames: undefined
+              }
+            ],
+            size.width * size.height * 1.5
+          )
+          return {
+            first: child.firstFrameSeconds(),
+            landing,
+            outcome: yield* Effect.either(verdict([0], undefined, 5))
+          }
+        })
+      )
+    )
+
+  it("logs the first frame's time: the planned frame passes", async () => {
+    const { first, landing, outcome } = await decodeFrom(41, 41)
+    expect(first).toBeCloseTo(landing.afterSeek, 4)
+    expect(outcome._tag).toBe("Right")
+  })
+
+  it("a first frame that is not the planned one (a frame early) is refused, naming both times", async () => {
+    const { first, outcome } = await decodeFrom(41, 42)
+    expect(first).toBeTypeOf("number")
+    expect(outcome._tag).toBe("Left")
+    if (outcome._tag === "Left")
+      expect(outcome.left.message).toMatch(
+        /dis\.h264\.mp4: after seeking to frame 42 the decoder's first frame is 0\.0\d+ s after the seek point, not 0\.06\d+ s: it is another frame, so the segment is not scored$/
+      )
+  })
 })

@@ -12,6 +12,7 @@ import { grpcMessageLimits } from "./limits.ts"
 import { Cause, Data, Duration, Effect, Exit, Layer, Runtime, Stream } from "effect"
 import { type ListenAddress, listenAddress } from "../../config/env.ts"
 import { defaultListenAddress } from "../../config/ports.ts"
+import type { EdgeError } from "../../errors/table.ts"
 import { grpcStatusOf } from "../errors.ts"
 
 /** What a handler knows about its call besides the request. */
@@ -30,7 +31,7 @@ export interface CallInfo<Ctx> {
 export type Interceptor<Ctx, R> = (call: {
   readonly path: string
   readonly metadata: grpc.Metadata
-}) => Effect.Effect<Ctx, unknown, R>
+}) => Effect.Effect<Ctx, EdgeError, R>
 
 /** The interceptor of a server without authentication (svc-server, seed 001 section 5). */
 export const allowAll: Interceptor<void, never> = () => Effect.void
@@ -44,33 +45,36 @@ export type GrpcMessage = object
 export type GrpcMethod<Ctx, R> =
   | {
       readonly kind: "unary"
-      readonly run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
+      readonly run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, EdgeError, R>
     }
   | {
       readonly kind: "serverStream"
-      readonly run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
+      readonly run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, EdgeError, R>
     }
   | {
       readonly kind: "bidi"
       readonly run: (
         requests: Stream.Stream<unknown, GrpcInputError>,
         call: CallInfo<Ctx>
-      ) => Stream.Stream<GrpcMessage, unknown, R>
+      ) => Stream.Stream<GrpcMessage, EdgeError, R>
     }
 
 /** A unary handler: one request in, one response or a typed failure out. */
 export const unary = <Ctx, R>(
-  run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, unknown, R>
+  run: (request: unknown, call: CallInfo<Ctx>) => Effect.Effect<GrpcMessage, EdgeError, R>
 ): GrpcMethod<Ctx, R> => ({ kind: "unary", run })
 
 /** A server-streaming handler: one request in, a Stream of responses out (e.g. StreamJobs). */
 export const serverStream = <Ctx, R>(
-  run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
+  run: (request: unknown, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, EdgeError, R>
 ): GrpcMethod<Ctx, R> => ({ kind: "serverStream", run })
 
 /** A bidirectional streaming handler: requests arrive as a Stream (pulled with backpressure). */
 export const bidiStream = <Ctx, R>(
-  run: (requests: Stream.Stream<unknown, GrpcInputError>, call: CallInfo<Ctx>) => Stream.Stream<GrpcMessage, unknown, R>
+  run: (
+    requests: Stream.Stream<unknown, GrpcInputError>,
+    call: CallInfo<Ctx>
+  ) => Stream.Stream<GrpcMessage, EdgeError, R>
 ): GrpcMethod<Ctx, R> => ({ kind: "bidi", run })
 
 export interface GrpcService<Ctx, R> {
@@ -151,7 +155,7 @@ const implement = <Ctx, R>(
   const streamOut = (
     call: grpc.ServerWritableStream<unknown, GrpcMessage> | grpc.ServerDuplexStream<unknown, GrpcMessage>,
     path: string,
-    responses: (context: Ctx) => Stream.Stream<GrpcMessage, unknown, R>
+    responses: (context: Ctx) => Stream.Stream<GrpcMessage, EdgeError, R>
   ) => {
     const started = performance.now()
     // Waits for 'drain' when grpc-js buffers, so a slow client slows the producer.

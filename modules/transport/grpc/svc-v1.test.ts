@@ -28,8 +28,22 @@ const result: ScoreResponse = {
     model_source: "builtin",
     models: [{ model: "vmaf_v0.6.1", model_sha256: "ab".repeat(32), model_source: "builtin" }],
     decoder: "",
-    reference_input: { container: "y4m", codec: "rawvideo", width: 64, height: 48, pixel_format: "yuv420p" },
-    distorted_input: { container: "y4m", codec: "rawvideo", width: 64, height: 48, pixel_format: "yuv420p" },
+    reference_input: {
+      container: "y4m",
+      codec: "rawvideo",
+      width: 64,
+      height: 48,
+      pixel_format: "yuv420p",
+      changes: []
+    },
+    distorted_input: {
+      container: "matroska,webm",
+      codec: "h264",
+      width: 32,
+      height: 24,
+      pixel_format: "yuv420p",
+      changes: [{ frame: 1, width: 64, height: 48, pixel_format: "yuv420p" }]
+    },
     scaling: "none"
   },
   frames: [{ frame: 0, metrics: { vmaf: 91.5 } }],

@@ -292,6 +292,8 @@ export interface RenditionResult {
   /** The reference's shots, scored with this rendition (options.shots). */
   readonly shots: ReadonlyArray<Shot>
   readonly worst_shots: ReadonlyArray<number>
+  /** With options.shots: this rendition's worst shots' worst frames, reference beside rendition. */
+  readonly thumbnails: ReadonlyArray<Thumbnail>
 }
 
 export interface RenditionSummary {
@@ -351,6 +353,19 @@ export interface InputInfo {
   readonly width: number
   readonly height: number
   /** ffmpeg's name of the input's pixel format: "yuv420p", "yuv420p10le", ... */
+  readonly pixel_format: string
+  /**
+   * A distorted input's changes of size or pixel format mid-stream, each scaled or converted to
+   * the reference's (empty: none).
+   */
+  readonly changes: ReadonlyArray<InputChange>
+}
+
+/** From frame (decode order, from 0) on, an input's frames are width x height in pixel_format. */
+export interface InputChange {
+  readonly frame: number
+  readonly width: number
+  readonly height: number
   readonly pixel_format: string
 }
 

@@ -257,8 +257,10 @@ static void *s2_create_matrix(int w, int h, int pix_fmt, int bpc, int cpu, int m
     if (svc_frame_bytes(w, h, pix_fmt, bpc) < 0 || matrix < SVC_MATRIX_BT709 || matrix > SVC_MATRIX_BT2020) return NULL;
     s2_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    static const svc_s2_kernels avx2 = { "avx2", svc_s2_blur_rows_avx2, svc_s2_blur_cols_avx2, svc_s2_xyb_avx2 };
-    static const svc_s2_kernels avx512 = { "avx512", svc_s2_blur_rows_avx512, svc_s2_blur_cols_avx512, svc_s2_xyb_avx512 };
+    static const svc_s2_kernels avx2 = { "avx2", svc_s2_blur_rows_avx2, svc_s2_blur_cols_avx2, svc_s2_xyb_avx2,
+                                         svc_s2_error_sums_avx2 };
+    static const svc_s2_kernels avx512 = { "avx512", svc_s2_blur_rows_avx512, svc_s2_blur_cols_avx512, svc_s2_xyb_avx512,
+                                           svc_s2_error_sums_avx512 };
     *s = (s2_state){ .w = w, .h = h, .pix_fmt = pix_fmt, .bpc = bpc, .matrix = matrix, .g = gauss_for(1.5),
                      .simd = cpu >= SVC_CPU_AVX512                               ? &avx512
                              : cpu >= SVC_CPU_AVX2 && __builtin_cpu_supports("fma") ? &avx2
@@ -456,7 +458,8 @@ static void scale_norms(s2_state *s, int c, int w, int h, double out[6]) {
     blur(s, i2, s->mu[1], w, h);
     const float c2 = 0.0009f;
     double sum[6] = { 0 };
-    for (size_t i = 0; i < n; i++) {
+    const float *const planes[7] = { s->mu[0], s->mu[1], s->sig[0], s->sig[1], s->sig[2], i1, i2 };
+    for (size_t i = s->simd ? s->simd->error_sums(planes, n, sum) : 0; i < n; i++) {
         const float mu1 = s->mu[0][i], mu2 = s->mu[1][i];
         const float mu11 = mu1 * mu1, mu22 = mu2 * mu2, mu12 = mu1 * mu2;
         const float num_m = 1.0f - (mu1 - mu2) * (mu1 - mu2);

@@ -31,6 +31,11 @@ void svc_s2_xyb_avx2(const float *const lin[3], float *const xyb[3], size_t n);
 void svc_s2_blur_rows_avx512(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *scratch);
 void svc_s2_blur_cols_avx512(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *state);
 void svc_s2_xyb_avx512(const float *const lin[3], float *const xyb[3], size_t n);
+/* The error maps' terms of pixels [0, m) with m the largest multiple of 8 <= n, added into sum[6]
+ * (d, d^4, ringing, ringing^4, blurring, blurring^4) pixel by pixel in order, as scale_norms adds
+ * them; p: mu1, mu2, sigma11, sigma22, sigma12, i1, i2. Returns m. */
+size_t svc_s2_error_sums_avx512(const float *const p[7], size_t n, double sum[6]);
+size_t svc_s2_error_sums_avx2(const float *const p[7], size_t n, double sum[6]);
 
 /* One backend's kernels, as the state calls them. */
 typedef struct svc_s2_kernels {
@@ -38,6 +43,7 @@ typedef struct svc_s2_kernels {
     void (*blur_rows)(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *scratch);
     void (*blur_cols)(const svc_s2_gauss *g, const float *in, float *out, int w, int h, float *state);
     void (*xyb)(const float *const lin[3], float *const xyb[3], size_t n);
+    size_t (*error_sums)(const float *const p[7], size_t n, double sum[6]);
 } svc_s2_kernels;
 
 /* The opsin absorbance matrix (rows: the three cone responses) and its bias; the third column as

@@ -179,3 +179,46 @@ TARGET void svc_s2_xyb_avx2(const float *const lin[3], float *const xyb[3], size
         _mm256_maskstore_ps(xyb[2] + i, on, _mm256_add_ps(_mm256_sub_ps(mixed[2], y), _mm256_set1_ps(0.55f)));
     }
 }
+
+/* Four pixels' error terms (d, ringing, blurring and their fourth powers) from their float parts. */
+TARGET static void error_terms4(__m128 q, __m128 a1, __m128 a2, double terms[6][8], int at) {
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd();
+    __m256d d = _mm256_sub_pd(one, _mm256_cvtps_pd(q));
+    d = _mm256_blendv_pd(d, zero, _mm256_cmp_pd(d, zero, _CMP_LT_OQ));
+    const __m256d edge = _mm256_sub_pd(
+        _mm256_div_pd(_mm256_add_pd(one, _mm256_cvtps_pd(a2)), _mm256_add_pd(one, _mm256_cvtps_pd(a1))), one);
+    const __m256d ringing = _mm256_and_pd(edge, _mm256_cmp_pd(edge, zero, _CMP_GT_OQ));
+    const __m256d blurring = _mm256_and_pd(_mm256_sub_pd(zero, edge), _mm256_cmp_pd(edge, zero, _CMP_LT_OQ));
+    const __m256d v[3] = { d, ringing, blurring };
+    for (int k = 0; k < 3; k++) {
+        const __m256d sq = _mm256_mul_pd(v[k], v[k]);
+        _mm256_storeu_pd(terms[2 * k] + at, v[k]);
+        _mm256_storeu_pd(terms[2 * k + 1] + at, _mm256_mul_pd(sq, sq));
+    }
+}
+
+TARGET size_t svc_s2_error_sums_avx2(const float *const p[7], size_t n, double sum[6]) {
+    const __m256 c2 = _mm256_set1_ps(0.0009f), one_f = _mm256_set1_ps(1.0f), two_f = _mm256_set1_ps(2.0f);
+    const __m256 abs_f = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    const size_t m = n / 8 * 8;
+    double terms[6][8];
+    for (size_t i = 0; i < m; i += 8) {
+        const __m256 mu1 = _mm256_loadu_ps(p[0] + i), mu2 = _mm256_loadu_ps(p[1] + i);
+        const __m256 s11 = _mm256_loadu_ps(p[2] + i), s22 = _mm256_loadu_ps(p[3] + i), s12 = _mm256_loadu_ps(p[4] + i);
+        const __m256 i1 = _mm256_loadu_ps(p[5] + i), i2 = _mm256_loadu_ps(p[6] + i);
+        /* The scalar code's float expressions, operation by operation (no fused multiply-adds). */
+        const __m256 mu11 = _mm256_mul_ps(mu1, mu1), mu22 = _mm256_mul_ps(mu2, mu2), mu12 = _mm256_mul_ps(mu1, mu2);
+        const __m256 diff = _mm256_sub_ps(mu1, mu2);
+        const __m256 num_m = _mm256_sub_ps(one_f, _mm256_mul_ps(diff, diff));
+        const __m256 num_s = _mm256_add_ps(_mm256_mul_ps(two_f, _mm256_sub_ps(s12, mu12)), c2);
+        const __m256 den_s = _mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(s11, mu11), _mm256_sub_ps(s22, mu22)), c2);
+        const __m256 q = _mm256_div_ps(_mm256_mul_ps(num_m, num_s), den_s);
+        const __m256 a2 = _mm256_and_ps(_mm256_sub_ps(i2, mu2), abs_f), a1 = _mm256_and_ps(_mm256_sub_ps(i1, mu1), abs_f);
+        error_terms4(_mm256_castps256_ps128(q), _mm256_castps256_ps128(a1), _mm256_castps256_ps128(a2), terms, 0);
+        error_terms4(_mm256_extractf128_ps(q, 1), _mm256_extractf128_ps(a1, 1), _mm256_extractf128_ps(a2, 1), terms, 4);
+        /* The sums in pixel order, as the scalar loop adds them. */
+        for (int j = 0; j < 8; j++)
+            for (int k = 0; k < 6; k++) sum[k] += terms[k][j];
+    }
+    return m;
+}

@@ -176,3 +176,41 @@ void svc_s2_xyb_avx512(const float *const lin[3], float *const xyb[3], size_t n)
         _mm512_mask_storeu_ps(xyb[2] + i, on, _mm512_add_ps(_mm512_sub_ps(mixed[2], y), _mm512_set1_ps(0.55f)));
     }
 }
+
+size_t svc_s2_error_sums_avx512(const float *const p[7], size_t n, double sum[6]) {
+    const __m256 c2 = _mm256_set1_ps(0.0009f), one_f = _mm256_set1_ps(1.0f), two_f = _mm256_set1_ps(2.0f);
+    const __m256 abs_f = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    const size_t m = n / 8 * 8;
+    double terms[6][8];
+    for (size_t i = 0; i < m; i += 8) {
+        const __m256 mu1 = _mm256_loadu_ps(p[0] + i), mu2 = _mm256_loadu_ps(p[1] + i);
+        const __m256 s11 = _mm256_loadu_ps(p[2] + i), s22 = _mm256_loadu_ps(p[3] + i), s12 = _mm256_loadu_ps(p[4] + i);
+        const __m256 i1 = _mm256_loadu_ps(p[5] + i), i2 = _mm256_loadu_ps(p[6] + i);
+        /* The scalar code's float expressions, operation by operation. */
+        const __m256 mu11 = _mm256_mul_ps(mu1, mu1), mu22 = _mm256_mul_ps(mu2, mu2), mu12 = _mm256_mul_ps(mu1, mu2);
+        const __m256 diff = _mm256_sub_ps(mu1, mu2);
+        const __m256 num_m = _mm256_sub_ps(one_f, _mm256_mul_ps(diff, diff));
+        const __m256 num_s = _mm256_add_ps(_mm256_mul_ps(two_f, _mm256_sub_ps(s12, mu12)), c2);
+        const __m256 den_s = _mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(s11, mu11), _mm256_sub_ps(s22, mu22)), c2);
+        const __m256 q = _mm256_div_ps(_mm256_mul_ps(num_m, num_s), den_s);
+        __m512d d = _mm512_sub_pd(one, _mm512_cvtps_pd(q));
+        d = _mm512_mask_mov_pd(d, _mm512_cmp_pd_mask(d, zero, _CMP_LT_OQ), zero);
+        const __m512d a2 = _mm512_cvtps_pd(_mm256_and_ps(_mm256_sub_ps(i2, mu2), abs_f));
+        const __m512d a1 = _mm512_cvtps_pd(_mm256_and_ps(_mm256_sub_ps(i1, mu1), abs_f));
+        const __m512d edge = _mm512_sub_pd(_mm512_div_pd(_mm512_add_pd(one, a2), _mm512_add_pd(one, a1)), one);
+        const __m512d ringing = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(edge, zero, _CMP_GT_OQ), edge);
+        const __m512d blurring =
+            _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(edge, zero, _CMP_LT_OQ), _mm512_sub_pd(zero, edge));
+        const __m512d v[3] = { d, ringing, blurring };
+        for (int k = 0; k < 3; k++) {
+            const __m512d sq = _mm512_mul_pd(v[k], v[k]);
+            _mm512_storeu_pd(terms[2 * k], v[k]);
+            _mm512_storeu_pd(terms[2 * k + 1], _mm512_mul_pd(sq, sq));
+        }
+        /* The sums in pixel order, as the scalar loop adds them. */
+        for (int j = 0; j < 8; j++)
+            for (int k = 0; k < 6; k++) sum[k] += terms[k][j];
+    }
+    return m;
+}
