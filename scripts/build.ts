@@ -7,7 +7,6 @@ import { $ } from "bun"
 import { mkdirSync } from "node:fs"
 import { testerReportBuildStep } from "../modules/report/build-step.ts"
 import { restoreFixtures } from "./fixtures.ts"
-import { writeNativeFeatures } from "./native-features.ts"
 
 export const executables = [
   "svc-server",
@@ -31,6 +30,8 @@ const wanted = (target: string) => targets.length === 0 || targets.includes(targ
 if (wanted("native")) {
   await $`bash scripts/build-native.sh`
   // The TypeScript side's static copy of the library's feature list (modules/scorer/native-features.ts).
+  // Imported only now: it loads the library, which a fresh clone has just built.
+  const { writeNativeFeatures } = await import("./native-features.ts")
   if (await writeNativeFeatures()) console.log("wrote modules/scorer/native-features.ts (commit it)")
 }
 
