@@ -5,8 +5,10 @@
  * (mixed), and the latency of PullWork calls that claimed jobs (p50/p99). The nodes are gRPC
  * clients of the bench that report a fixed result at once, so the figures are the store's and
  * the gateway's, not the scorer's. PostgreSQL is Debian's 15, started here (fsync on). The last
- * line of each store is the mixed run with nodes polling every few milliseconds instead of
- * long-polling, as nodes did before issue 35.
+ * case is the mixed run with nodes polling every few milliseconds instead of long-polling, as
+ * nodes did before issue 35. The stores' runs alternate, and each PostgreSQL figure comes with
+ * its ratio to SQLite's (and two replicas' to one's) over runs made back to back, so a shared,
+ * loaded host still gives comparable figures where its absolute ones are not.
  */
 import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -175,35 +177,64 @@ const run = async (
   return { perSecond: JOBS / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), empty, failed }
 }
 
-const line = (label: string, figures: Figures) =>
+const line = (label: string, figures: Figures, ratios: string) =>
   console.log(
-    `  ${label.padEnd(40)} ${figures.perSecond.toFixed(1).padStart(7)} jobs/s   claim p50 ${figures.p50.toFixed(
+    `  ${label.padEnd(44)} ${figures.perSecond.toFixed(1).padStart(7)} jobs/s   claim p50 ${figures.p50.toFixed(
       2
-    )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed`
+    )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed${
+      ratios === "" ? "" : `; ${ratios}`
+    }`
   )
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
 
-/** RUNS runs of one case; each figure is the median over them. */
-const medianOf = async (once: () => Promise<Figures>): Promise<Figures> => {
-  const runs: Array<Figures> = []
-  for (let i = 0; i < RUNS; i++) runs.push(await once())
-  return {
-    perSecond: median(runs.map((one) => one.perSecond)),
-    p50: median(runs.map((one) => one.p50)),
-    p99: median(runs.map((one) => one.p99)),
-    empty: median(runs.map((one) => one.empty)),
-    failed: runs.reduce((sum, one) => sum + one.failed, 0)
-  }
+/** The medians of runs of one case. */
+const medianOf = (runs: ReadonlyArray<Figures>): Figures => ({
+  perSecond: median(runs.map((one) => one.perSecond)),
+  p50: median(runs.map((one) => one.p50)),
+  p99: median(runs.map((one) => one.p99)),
+  empty: median(runs.map((one) => one.empty)),
+  failed: runs.reduce((sum, one) => sum + one.failed, 0)
+})
+
+/** The median over run pairs of a's throughput over b's (run i of each was made back to back). */
+const pairedRatio = (a: ReadonlyArray<Figures>, b: ReadonlyArray<Figures>) =>
+  median(a.map((one, i) => one.perSecond / (b[i]?.perSecond ?? Number.NaN)))
+
+interface Store {
+  readonly label: string
+  readonly replicas: ReadonlyArray<RunningService>
 }
 
-/** Every case on one store: drain and mixed at each node count, and mixed at 64 nodes polling. */
-const runAll = async (store: string, replicas: ReadonlyArray<RunningService>) => {
-  for (const nodes of NODE_COUNTS)
-    for (const mode of ["drain", "mixed"] as const)
-      line(`${store}, ${nodes} nodes, ${mode}:`, await medianOf(() => run(replicas, nodes, mode)))
-  if (NODE_COUNTS.includes(64))
-    line(`${store}, 64 nodes, mixed, polling ${POLL_MS} ms:`, await medianOf(() => run(replicas, 64, "mixed", false)))
+/**
+ * Every case on every store: drain and mixed at each node count, and mixed at 64 nodes polling.
+ * The stores' runs are interleaved (run i of each store back to back), so a host whose load
+ * drifts weighs on every store alike; each store's medians are printed with its throughput over
+ * the first store's (SQLite) and, for two replicas, over one replica: medians of the paired runs.
+ */
+const runAll = async (stores: ReadonlyArray<Store>) => {
+  const cases = [
+    ...NODE_COUNTS.flatMap((nodes) =>
+      (["drain", "mixed"] as const).map((mode) => ({ nodes, mode, longPoll: true, label: mode as string }))
+    ),
+    ...(NODE_COUNTS.includes(64)
+      ? [{ nodes: 64, mode: "mixed" as const, longPoll: false, label: `mixed, polling ${POLL_MS} ms` }]
+      : [])
+  ]
+  for (const one of cases) {
+    const runs = stores.map((): Array<Figures> => [])
+    for (let i = 0; i < RUNS; i++)
+      for (const [k, store] of stores.entries())
+        runs[k]?.push(await run(store.replicas, one.nodes, one.mode, one.longPoll))
+    for (const [k, store] of stores.entries()) {
+      const own = runs[k] ?? []
+      const ratios = [
+        ...(k > 0 ? [`${pairedRatio(own, runs[0] ?? []).toFixed(2)}× ${stores[0]?.label}`] : []),
+        ...(k > 1 ? [`${pairedRatio(own, runs[1] ?? []).toFixed(2)}× ${stores[1]?.label}`] : [])
+      ]
+      line(`${store.label}, ${one.nodes} nodes, ${one.label}:`, medianOf(own), ratios.join(", "))
+    }
+  }
 }
 
 /** Lines of the controllers' logs and the PostgreSQL log that would mean a transaction did not hold. */
@@ -219,39 +250,32 @@ export const benchJobStores = async (): Promise<void> => {
   const common = { SVC_AUTH_DISABLED: "true", SVC_SCORING_ROOTS: fixturesDir, SVC_LOG_LEVEL: "info" }
   const start = (env: Record<string, string>) =>
     startService("svc-controller", { env: { ...common, ...env }, listeners: ["http", "grpc"] })
-  const sqlite = await start({ SVC_STORE_PATH: join(scratch, "jobs.sqlite") })
+  const started: Array<RunningService> = []
+  const pg = postgresAvailable() ? await startPostgres({ durable: true }) : undefined
   try {
-    await runAll("SQLite, 1 controller", [sqlite])
-  } finally {
-    await sqlite.stop()
-  }
-  if (!postgresAvailable()) {
-    console.log("  PostgreSQL: skipped (PostgreSQL 15 binaries not installed)")
-    rmSync(scratch, { recursive: true, force: true })
-    return
-  }
-  const pg = await startPostgres({ durable: true })
-  try {
-    for (const count of [1, 2]) {
-      const database = `bench_${count}`
-      await pg.createDatabase(database)
-      const env = { SVC_STORE_URL: pg.url(database), SVC_STORE_PASSWORD_FILE: pg.passwordFile }
-      const replicas = await Promise.all(Array.from({ length: count }, () => start(env)))
-      try {
-        await runAll(`PostgreSQL, ${count} replica${count === 1 ? "" : "s"}`, replicas)
-      } finally {
-        for (const replica of replicas) await replica.stop()
+    const sqlite = await start({ SVC_STORE_PATH: join(scratch, "jobs.sqlite") })
+    started.push(sqlite)
+    const stores: Array<Store> = [{ label: "SQLite", replicas: [sqlite] }]
+    if (pg === undefined) console.log("  PostgreSQL: skipped (PostgreSQL 15 binaries not installed)")
+    else
+      for (const count of [1, 2]) {
+        const database = `bench_${count}`
+        await pg.createDatabase(database)
+        const env = { SVC_STORE_URL: pg.url(database), SVC_STORE_PASSWORD_FILE: pg.passwordFile }
+        const replicas = await Promise.all(Array.from({ length: count }, () => start(env)))
+        started.push(...replicas)
+        stores.push({ label: `PostgreSQL ${count} replica${count === 1 ? "" : "s"}`, replicas })
       }
-      const logs = replicas.map((replica) => JSON.stringify(replica.logs))
-      console.log(
-        `  PostgreSQL, ${count} replica${count === 1 ? "" : "s"}: ${transactionTrouble([
-          ...logs,
-          readFileSync(join(pg.dir, "log"), "utf8")
-        ])} transaction warnings or UNSAFE_TRANSACTION in the controller and PostgreSQL logs`
-      )
-    }
+    await runAll(stores)
   } finally {
-    pg.stop()
+    for (const service of started) await service.stop()
+    if (pg !== undefined) {
+      const logs = started.map((service) => JSON.stringify(service.logs))
+      console.log(
+        `  ${transactionTrouble([...logs, readFileSync(join(pg.dir, "log"), "utf8")])} transaction warnings or UNSAFE_TRANSACTION in the controllers' and PostgreSQL's logs`
+      )
+      pg.stop()
+    }
     rmSync(scratch, { recursive: true, force: true })
   }
 }

@@ -3,9 +3,11 @@
  * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf;
  * `npm run bench -- job-store`: only the job stores under load (SQLite, PostgreSQL 1 and 2 replicas);
  * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
+ * `npm run bench -- alignment`: only the cost of options.sync "auto" (1080p, H.264 and raw YUV).
  * `npm run bench -- decoders`: only the decoders' memory under the budget (adversarial inputs, peak RSS of the process tree).
  * `bun bench/shots.ts`: only the cost of shot detection.
  */
+import { benchAlignment } from "./alignment.ts"
 import { benchController } from "./controller.ts"
 import { benchDecoders } from "./decoders.ts"
 import { benchEncoded } from "./encoded.ts"
@@ -24,6 +26,8 @@ if (process.argv.includes("vs-reference")) {
   await benchJobStores()
 } else if (process.argv.includes("metrics")) {
   benchMetrics()
+} else if (process.argv.includes("alignment")) {
+  benchAlignment()
 } else if (process.argv.includes("decoders")) {
   await benchDecoders()
 } else {
@@ -31,6 +35,7 @@ if (process.argv.includes("vs-reference")) {
   benchShots()
   benchMetrics()
   benchEncoded()
+  benchAlignment()
   await benchDecoders()
   benchLadder()
   await benchSegments()

@@ -102,6 +102,13 @@ export const scoreFlags = {
     Options.optional
   ),
   shotMinFrames: count("shot_min_frames", "with --shots: the shortest shot in frames; shorter is a flash (default 8)"),
+  sync: Options.choice("sync", ["off", "auto"]).pipe(
+    Options.withDescription(
+      "auto: find where each input starts and the frames dropped or inserted mid-clip, then score the paired frames (default off)"
+    ),
+    Options.optional
+  ),
+  syncWindow: count("sync_window", "with --sync auto: the largest offset searched, in frames (default 120)"),
   frameRate: Options.float("frame_rate").pipe(
     Options.withDescription("frames per second for xpsnr's temporal term (default: the input's own, raw input 25)"),
     Options.optional
@@ -213,6 +220,8 @@ export const requestOptions = (
     frame_cnt: optional(flags.frameCnt),
     frame_skip_ref: optional(flags.frameSkipRef),
     frame_rate: optional(flags.frameRate),
+    sync: optional(flags.sync),
+    sync_window: optional(flags.syncWindow),
     per_frame: perFrame ? true : undefined,
     shots: flags.shots ? true : undefined,
     shot_threshold: optional(flags.shotThreshold),

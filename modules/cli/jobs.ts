@@ -99,8 +99,10 @@ const scoreResultOf = (
 ): ScoreResult | undefined => {
   const { provenance, pooled } = result
   if (provenance?.library == null || pooled === null) return undefined
+  const { alignment, ...rest } = result
   return {
-    ...result,
+    ...rest,
+    ...(alignment ? { alignment } : {}),
     pooled,
     provenance: {
       ...provenance,

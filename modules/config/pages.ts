@@ -13,3 +13,6 @@ export const MAX_FRAMES_PER_MESSAGE = 2000
  */
 export const framesPerRenditionPage = (renditions: number): number =>
   Math.max(1, Math.floor(MAX_FRAMES_PER_MESSAGE / Math.max(1, renditions)))
+
+/** Most reports one ReportResults call carries (svc.v1 ReportResultsRequest.reports). */
+export const MAX_REPORTS_PER_CALL = 64

@@ -4,6 +4,7 @@
  * each is decoded here into a typed value or an `InvalidJobRequest` / `InvalidScoreRequest`.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
+import { MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import {
   decodeStoredLadderResult,
   decodeStoredResult,
@@ -254,7 +255,7 @@ export const decodePullWork = decoder(
 
 /** ReportResultsRequest → the node and its raw reports (each decoded as a ReportResultRequest). */
 export const decodeReportResults = decoder(
-  Schema.Struct({ node_id: Id, reports: Schema.Array(Schema.Unknown).pipe(Schema.maxItems(64)) })
+  Schema.Struct({ node_id: Id, reports: Schema.Array(Schema.Unknown).pipe(Schema.maxItems(MAX_REPORTS_PER_CALL)) })
 )
 
 const ReportResultRequest = Schema.Struct({

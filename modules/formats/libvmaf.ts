@@ -6,6 +6,7 @@
  * that parse the reference's files parse these.
  */
 import {
+  type AlignmentReport,
   type FrameScore,
   type PercentileName,
   percentileNames,
@@ -40,6 +41,8 @@ export interface LibvmafReport {
   readonly shots?: ReadonlyArray<Shot>
   readonly worstShots?: ReadonlyArray<number>
   readonly thumbnails?: ReadonlyArray<Thumbnail>
+  /** With options.sync "auto": how the inputs were lined up (table line, HTML strip). */
+  readonly alignment?: AlignmentReport
 }
 
 // The reference's feature order for its default model: the extractors' order of first output,
@@ -294,6 +297,7 @@ export const reportOf = (result: ScoreResult, facts: RunFacts): LibvmafReport =>
     provenance: result.provenance,
     ...(hasPercentiles ? { percentiles } : {}),
     ...(result.shots && result.shots.length > 0 ? { shots: result.shots, worstShots: result.worst_shots ?? [] } : {}),
-    ...(result.thumbnails && result.thumbnails.length > 0 ? { thumbnails: result.thumbnails } : {})
+    ...(result.thumbnails && result.thumbnails.length > 0 ? { thumbnails: result.thumbnails } : {}),
+    ...(result.alignment ? { alignment: result.alignment } : {})
   }
 }

@@ -1,4 +1,5 @@
 /** The `table` format of `svc score`: the score and every feature's pooled values, for a terminal. */
+import { alignmentLine } from "../scorer/index.ts"
 import { percentileNames } from "../scorer/index.ts"
 import { formatValue, type LibvmafReport, pools } from "./libvmaf.ts"
 
@@ -41,6 +42,7 @@ export const renderTable = (report: LibvmafReport, scoreName = "vmaf"): string =
       .map((cell, column) => pad(cell, widths[column] ?? 0, column > 0))
       .join("  ")
       .trimEnd()
-  const lines = [scoreSummary(report, scoreName), "", line(header), ...rows.map(line), ...shotLines(report)]
+  const aligned = report.alignment ? [`Aligned: ${alignmentLine(report.alignment)}`] : []
+  const lines = [scoreSummary(report, scoreName), ...aligned, "", line(header), ...rows.map(line), ...shotLines(report)]
   return `${lines.join("\n")}\n`
 }

@@ -56,6 +56,49 @@ const allowedDemuxers = [
 /** Options that confine what the child reads to the inherited descriptor. */
 const confined = ["-protocol_whitelist", "file", "-format_whitelist", allowedDemuxers]
 
+/**
+ * How ffmpeg reads a raw YUV input (no header to recognise it by): the layout the request gave.
+ * Alignment decodes raw inputs too (its thumbnails, and a side with frames cut out).
+ */
+export interface RawInputFormat {
+  readonly width: number
+  readonly height: number
+  /** ffmpeg's name of the layout, for example "yuv420p10le". */
+  readonly pixelFormat: string
+}
+
+/** The options before `-i`: the confinement, and for raw YUV its demuxer and layout. */
+const inputOptions = (raw: RawInputFormat | undefined) =>
+  raw === undefined
+    ? confined
+    : [
+        ...["-protocol_whitelist", "file", "-format_whitelist", "rawvideo"],
+        ...["-f", "rawvideo", "-pixel_format", raw.pixelFormat, "-video_size", `${raw.width}x${raw.height}`]
+      ]
+
+/** Terms one select expression holds (ffmpeg's expression parser refuses about a hundred). */
+const selectTerms = 64
+
+/**
+ * Filters keeping every frame but `drop` (input frame indices, counted from 0), ending in a
+ * comma; "" for none. Runs of frames are one term; a chain of selects holds them, the last runs
+ * first, so that each select's frame numbers are still the input's.
+ */
+const dropping = (drop: ReadonlyArray<number>) => {
+  const sorted = [...new Set(drop)].sort((a, b) => a - b)
+  const runs: Array<[number, number]> = []
+  for (const frame of sorted) {
+    const last = runs[runs.length - 1]
+    if (last !== undefined && last[1] + 1 === frame) last[1] = frame
+    else runs.push([frame, frame])
+  }
+  const terms = runs.map(([from, to]) => (from === to ? `eq(n\\,${from})` : `between(n\\,${from}\\,${to})`))
+  const chunks: Array<string> = []
+  for (let end = terms.length; end > 0; end -= selectTerms)
+    chunks.push(`select='not(${terms.slice(Math.max(0, end - selectTerms), end).join("+")})',`)
+  return chunks.join("")
+}
+
 /** Bytes of a child's stderr kept for error messages (the tail: ffmpeg ends with the cause). */
 const stderrLimit = 4096
 
@@ -586,7 +629,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       target: DecodeTarget,
       output: number,
       limits: DecodeLimits,
-      window?: DecodeWindow
+      window?: DecodeWindow,
+      /** Alignment: input frames left out (indices from the input's start), and a raw input's layout. */
+      cut?: { readonly drop: ReadonlyArray<number>; readonly raw: RawInputFormat | undefined }
     ): Effect.Effect<Child, DecoderMissing | DecoderFailed, Scope.Scope> =>
       Effect.flatMap(tools, ({ ffmpeg }) =>
         spawnChild(
@@ -599,7 +644,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             // (the only place a change of bit depth alone shows); each line tagged with its level.
             "-loglevel",
             "level+info",
-            ...confined,
+            ...inputOptions(cut?.raw),
             "-threads",
             String(limits.threads),
             // A frame of another size or format mid-stream reaches the one filter below as it is
@@ -619,9 +664,10 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "passthrough",
             "-vf",
             // After a seek the first frame's time is logged, so the caller can check where it landed.
-            ((chain: string) => (window?.seekSeconds === undefined ? chain : firstFrameProbe(chain)))(
+            `${dropping(cut?.drop ?? [])}${((chain: string) =>
+              window?.seekSeconds === undefined ? chain : firstFrameProbe(chain))(
               target.scale === undefined ? unchanging(target.source) : scaled(target)
-            ),
+            )}`,
             "-frames:v",
             // A segment's window stops the decoder after its frames (below the input's cap).
             String(window === undefined ? limits.maxFrames : Math.min(window.frames, limits.maxFrames)),
@@ -759,6 +805,60 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       )
 
     /**
+     * Every frame of the input behind `fd` as a `width` x `height` 8-bit luma thumbnail (area
+     * averaging: each value is a block's mean), in decode order, one after the other: the
+     * alignment's search pass (a second decode of the input, small output).
+     */
+    const lumaThumbnails = (
+      fd: number,
+      size: { readonly width: number; readonly height: number },
+      raw: RawInputFormat | undefined,
+      limits: ChildLimits & { readonly maxFrames: number }
+    ): Effect.Effect<Uint8Array, DecoderMissing | DecoderFailed> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { ffmpeg } = yield* tools
+          const child = yield* spawnChild(
+            [
+              ffmpeg,
+              "-hide_banner",
+              "-nostdin",
+              "-loglevel",
+              "error",
+              ...inputOptions(raw),
+              "-threads",
+              "1",
+              "-i",
+              inputUrl,
+              "-map",
+              "0:v:0",
+              "-an",
+              "-sn",
+              "-dn",
+              "-fps_mode",
+              "passthrough",
+              "-vf",
+              `scale=${size.width}:${size.height}:flags=area:eval=frame,format=gray`,
+              "-frames:v",
+              String(limits.maxFrames),
+              "-f",
+              "rawvideo",
+              "pipe:1"
+            ],
+            fd,
+            "pipe",
+            limits
+          )
+          const [bytes, code] = yield* Effect.promise(() =>
+            Promise.all([new Response(child.stdout).bytes(), child.exited, child.stderrDone])
+          )
+          if (code !== 0)
+            return yield* new DecoderFailed({ detail: `ffmpeg: ${readable(child.stderr()) || `exit status ${code}`}` })
+          return bytes
+        })
+      )
+
+    /**
      * The decoders' memory for /metrics: what the running ones were admitted with, and the
      * highest resident peak (/proc VmHWM) any decoder reached, sampled while it runs.
      */
@@ -790,6 +890,17 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         )
       })
 
-    return { tools, probe, decode, frameTimes, decodeSelected, pixelFormatName, usage, watch, limits } as const
+    return {
+      tools,
+      probe,
+      decode,
+      frameTimes,
+      decodeSelected,
+      pixelFormatName,
+      lumaThumbnails,
+      usage,
+      watch,
+      limits
+    } as const
   })
 }) {}

@@ -29,7 +29,9 @@ import {
 } from "../scorer/index.ts"
 import { thumbnailFrames } from "./thumbnails.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
+import { type Alignment, scoredFrames } from "./alignment.ts"
 import {
+  alignPair,
   colorMatrixOf,
   feedOf,
   type FrameSource,
@@ -40,6 +42,7 @@ import {
   notAVideo,
   openAndProbe,
   provenanceOf,
+  referenceThumbnails,
   type Side,
   scoredInput,
   sidePictures
@@ -86,6 +89,63 @@ const summarise = (side: Side, geometry: RawGeometry | undefined, result: ScoreR
   }
 }
 
+/** Where an aligned ladder reads: the reference frames every rendition pairs, and each rendition's frames. */
+interface LadderPairing {
+  readonly referenceStart: number
+  readonly referenceDropped: ReadonlyArray<number>
+  readonly frames: number
+  readonly renditions: ReadonlyArray<{
+    readonly alignment: Alignment
+    readonly start: number
+    readonly cut: ReadonlyArray<number>
+  }>
+}
+
+/**
+ * A ladder reads the reference once, so its renditions are scored over the reference frames
+ * they all pair: from the latest reference start to the earliest end. Each rendition starts at
+ * its own offset into its own clip (its distorted frames paired with those reference frames).
+ * Renditions that drop different reference frames cannot share one reference pass: refused.
+ */
+const commonPairing = (labels: ReadonlyArray<string>, alignments: ReadonlyArray<Alignment>): LadderPairing | string => {
+  const pairs = alignments.map((alignment) => {
+    const reference = scoredFrames(alignment.reference_start, alignment.reference_frames_dropped, alignment.frames)
+    const distorted = scoredFrames(alignment.distorted_start, alignment.distorted_frames_inserted, alignment.frames)
+    return reference.map((frame, k) => [frame, distorted[k] as number] as const)
+  })
+  const first = Math.max(...pairs.map((list) => list[0]?.[0] ?? 0))
+  const last = Math.min(...pairs.map((list) => list[list.length - 1]?.[0] ?? -1))
+  const shared = pairs.map((list) => list.filter(([frame]) => frame >= first && frame <= last))
+  const referenceFrames = (shared[0] ?? []).map(([frame]) => frame)
+  if (referenceFrames.length === 0)
+    return `options.sync "auto": the renditions share no reference frames (latest start ${first}, earliest end ${last})`
+  const differs = shared.findIndex(
+    (list) => list.length !== referenceFrames.length || list.some(([frame], k) => frame !== referenceFrames[k])
+  )
+  if (differs >= 0)
+    return `options.sync "auto": renditions ${labels[0]} and ${labels[differs]} drop different reference frames (${alignments[0]?.reference_frames_dropped.join(", ") || "none"} and ${alignments[differs]?.reference_frames_dropped.join(", ") || "none"}); a ladder reads the reference once`
+  const paired = new Set(referenceFrames)
+  const referenceDropped = Array.from({ length: last - first + 1 }, (_, k) => first + k).filter(
+    (frame) => !paired.has(frame)
+  )
+  return {
+    referenceStart: first,
+    referenceDropped,
+    frames: referenceFrames.length,
+    renditions: shared.map((list, index) => {
+      const distorted = list.map(([, frame]) => frame)
+      const start = distorted[0] ?? 0
+      const end = distorted[distorted.length - 1] ?? start
+      const kept = new Set(distorted)
+      return {
+        alignment: alignments[index] as Alignment,
+        start,
+        cut: Array.from({ length: end - start + 1 }, (_, k) => start + k).filter((frame) => !kept.has(frame))
+      }
+    })
+  }
+}
+
 /** Scores a validated ladder: one pass over the reference, every rendition against it. */
 export const scoreLadderInputs = <E = never>(
   scorer: Scorer,
@@ -117,12 +177,37 @@ export const scoreLadderInputs = <E = never>(
       const target = geometryOf(reference, ladder.referenceGeometry)
       if (target === undefined) return yield* notAVideo(ladder.reference)
 
+      // options.sync "auto": each rendition aligned on its own, then read over the reference
+      // frames every rendition pairs (ladder-alignment below).
+      // The reference's thumbnails are made once, for every rendition's search.
+      const searchReference =
+        shared.sync === undefined ? undefined : yield* referenceThumbnails(shared, reference, target, hooks)
+      const aligned =
+        shared.sync === undefined
+          ? undefined
+          : commonPairing(
+              ladder.renditions.map((rendition) => rendition.label),
+              yield* Effect.forEach(ladder.renditions, (rendition, index) =>
+                alignPair(
+                  rendition.job,
+                  shared.sync?.window ?? 0,
+                  reference,
+                  sides[index] as Side,
+                  target,
+                  hooks,
+                  searchReference
+                )
+              )
+            )
+      if (aligned !== undefined && typeof aligned === "string")
+        return yield* new InvalidScoreRequest({ message: aligned })
       const referenceSource = yield* frameSource(
         scorer,
         reference,
         ladder.reference,
         {
-          skip: shared.frameSkipRef,
+          skip: shared.frameSkipRef + (aligned?.referenceStart ?? 0),
+          drop: aligned?.referenceDropped.map((frame) => frame + shared.frameSkipRef),
           isDistorted: false,
           geometry: ladder.referenceGeometry,
           scale: shared.scale,
@@ -137,7 +222,8 @@ export const scoreLadderInputs = <E = never>(
           sides[index] as Side,
           rendition.job.distorted,
           {
-            skip: rendition.job.frameSkipDist,
+            skip: rendition.job.frameSkipDist + (aligned?.renditions[index]?.start ?? 0),
+            drop: aligned?.renditions[index]?.cut.map((frame) => frame + rendition.job.frameSkipDist),
             isDistorted: true,
             geometry: rendition.job.geometry,
             scale: rendition.job.scale,
@@ -154,6 +240,12 @@ export const scoreLadderInputs = <E = never>(
         frameSkipRef: 0,
         frameSkipDist: 0,
         perFrame: true,
+        frameCount:
+          aligned === undefined
+            ? shared.frameCount
+            : shared.frameCount > 0
+              ? Math.min(shared.frameCount, aligned.frames)
+              : aligned.frames,
         // The library reads no header of a fed side: xpsnr's rate and ssimulacra2's matrix come from here.
         frameRate: shared.frameRate || frameRateOf(reference),
         colorMatrix: colorMatrixOf(reference)
@@ -223,6 +315,7 @@ export const scoreLadderInputs = <E = never>(
             distorted_input: scored[index]?.input ?? provenanceOf(side, rendition.job.geometry),
             scaling: scored[index]?.scaling ?? "none"
           },
+          ...(aligned?.renditions[index] ? { alignment: aligned.renditions[index].alignment } : {}),
           summary
         }
       })

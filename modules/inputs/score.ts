@@ -11,6 +11,8 @@
  * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
  */
 import { Effect, Option, type Scope, Stream } from "effect"
+import { fstat } from "node:fs"
+import { promisify } from "node:util"
 import {
   autoModel,
   type ColorMatrix,
@@ -40,6 +42,7 @@ import {
   type DecoderMissing,
   Ffmpeg,
   type ProbedStream,
+  type RawInputFormat,
   type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
@@ -48,6 +51,8 @@ import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, un
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailFrames, thumbnailOf } from "./thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
+import type { SideThumbnails } from "./alignment.ts"
+import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
 export type InputHooks<E = never> = ScoreHooks<E> & {
@@ -68,6 +73,8 @@ const describeGeometry = (geometry: RawGeometry) =>
 
 const sameGeometry = (a: RawGeometry, b: RawGeometry) =>
   a.width === b.width && a.height === b.height && a.pixelFormat === b.pixelFormat && a.bitdepth === b.bitdepth
+
+const fstatAsync = promisify(fstat)
 
 const isY4mName = (path: string) => /\.y4m$/i.test(path)
 
@@ -166,7 +173,8 @@ export const scoreInputs = <E = never>(
       // The file job tells Y4M from raw by the name; it takes a pair whose names agree with their bytes.
       const fileJobReads = (side: Side, path: string) =>
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
-      if (fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
+      // An aligned pair is always fed: the alignment decides which frames the library reads.
+      if (job.sync === undefined && fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
         // The descriptors opened and checked above: each input is opened and checked once.
         const result = yield* scoreFileJob(scorer, job, hooks, ref.input, dis.input, target)
         return withInputs(result, {
@@ -334,13 +342,18 @@ export const frameSource = (
      * side seeks there instead of decoding from its start.
      */
     readonly window?: { readonly frames: number } | undefined
+    /** Alignment: input frames left out of the side (indices from the input's start). */
+    readonly drop?: ReadonlyArray<number> | undefined
   },
   target: RawGeometry
 ) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
     const { fd } = side.input
-    switch (side.format._tag) {
+    // A raw or Y4M side with frames cut out is decoded by ffmpeg like an encoded one (the
+    // library reads a file's frames in order).
+    const cutFile = side.format._tag !== "Encoded" && (settings.drop?.length ?? 0) > 0
+    switch (cutFile ? "Cut" : side.format._tag) {
       case "Raw":
       case "Y4m": {
         const geometry = geometryOf(side, settings.geometry)
@@ -363,8 +376,11 @@ export const frameSource = (
           decoder: undefined
         } satisfies FrameSource
       }
-      case "Encoded": {
-        const { stream } = side.format
+      default: {
+        const geometry = geometryOf(side, settings.geometry)
+        if (geometry === undefined) return yield* notAVideo(path)
+        const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
+        const raw = side.format._tag === "Raw" ? rawInputOf(geometry) : undefined
         const resize = stream.width !== target.width || stream.height !== target.height
         if (resize && settings.isDistorted && settings.scale === "none")
           return yield* new InvalidScoreRequest({
@@ -405,7 +421,8 @@ export const frameSource = (
             // A segment: from its seek point (or the start), just its frames and context.
             settings.window === undefined
               ? undefined
-              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) }
+              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) },
+            settings.drop === undefined && raw === undefined ? undefined : { drop: settings.drop ?? [], raw }
           )
           .pipe(
             Effect.tap((started) => {
@@ -441,6 +458,27 @@ export const frameSource = (
       }
     }
   }).pipe(Effect.mapError((error) => (error._tag === "DecoderMissing" ? asScoreError(path)(error) : error)))
+
+/** A raw or Y4M file as ffmpeg sees it, for decoding it like an encoded input (alignment's cuts). */
+export const fileStream = (side: Side, geometry: RawGeometry): ProbedStream => ({
+  container: side.format._tag === "Y4m" ? "yuv4mpegpipe" : "rawvideo",
+  codec: "rawvideo",
+  width: geometry.width,
+  height: geometry.height,
+  pixelFormat: ffmpegPixelFormat(geometry),
+  durationSeconds: 0,
+  heldFrames: 1,
+  declaredFrames: undefined,
+  frameRate: frameRateOf(side),
+  colorSpace: ""
+})
+
+/** How ffmpeg reads a raw YUV side of `geometry`. */
+export const rawInputOf = (geometry: RawGeometry): RawInputFormat => ({
+  width: geometry.width,
+  height: geometry.height,
+  pixelFormat: ffmpegPixelFormat(geometry)
+})
 
 /**
  * A scored side's provenance: what it was, the changes of shape its decoder scaled or converted,
@@ -626,6 +664,8 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
+    const alignment =
+      job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks)
     // A segment reads its context frames and its own: an encoded side seeks to them.
     const readFrames = segmentReadFrames(job)
     const window = readFrames === undefined ? undefined : { frames: readFrames }
@@ -633,14 +673,26 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       scorer,
       ref,
       job.reference,
-      { ...settings, skip: job.frameSkipRef + segmentReadStart(job), isDistorted: false, window },
+      {
+        ...settings,
+        skip: job.frameSkipRef + (alignment?.reference_start ?? 0) + segmentReadStart(job),
+        isDistorted: false,
+        window,
+        drop: alignment?.reference_frames_dropped.map((frame) => frame + job.frameSkipRef)
+      },
       target
     )
     const disSource = yield* frameSource(
       scorer,
       dis,
       job.distorted,
-      { ...settings, skip: job.frameSkipDist + segmentReadStart(job), isDistorted: true, window },
+      {
+        ...settings,
+        skip: job.frameSkipDist + (alignment?.distorted_start ?? 0) + segmentReadStart(job),
+        isDistorted: true,
+        window,
+        drop: alignment?.distorted_frames_inserted.map((frame) => frame + job.frameSkipDist)
+      },
       target
     )
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
@@ -651,6 +703,13 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       geometry: target,
       frameSkipRef: 0,
       frameSkipDist: 0,
+      // Aligned: frame_cnt counts pairs, and the overlap ends where the pairs do.
+      frameCount:
+        alignment === undefined
+          ? job.frameCount
+          : job.frameCount > 0
+            ? Math.min(job.frameCount, alignment.frames)
+            : alignment.frames,
       frameRate: job.frameRate || frameRateOf(ref),
       colorMatrix: colorMatrixOf(ref)
     }
@@ -679,15 +738,15 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
           target,
           thumbnailFrames(aggregate.shots, aggregate.worst_shots),
           [
-            { side: ref, skip: job.frameSkipRef, isDistorted: false },
-            { side: dis, skip: job.frameSkipDist, isDistorted: true }
+            { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
+            { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
           ],
           hooks.admitMemory
         )
       : []
     const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
-      { ...aggregate, frames, thumbnails },
+      { ...aggregate, frames, thumbnails, ...(alignment === undefined ? {} : { alignment }) },
       {
         decoder,
         reference_input: provenanceOf(ref, job.geometry),
@@ -695,6 +754,64 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
         scaling: distorted.scaling ?? refSource.scaling ?? "none"
       }
     )
+  })
+
+/** The frames a side holds at most: its container's declaration, or its file's size over its frame size. */
+const framesOf = (side: Side, geometry: RawGeometry, maxFrames: number) =>
+  Effect.gen(function* () {
+    if (side.format._tag === "Encoded") return frameCapOf(side.format.stream.declaredFrames, maxFrames).allowed
+    const { size } = yield* Effect.promise(() => fstatAsync(side.input.fd))
+    const perFrame = frameBytes(geometry) + (side.format._tag === "Y4m" ? 6 : 0)
+    return Math.min(maxFrames, Math.ceil(size / perFrame))
+  })
+
+/** `options.sync: "auto"`: the search pass over both inputs (alignment-search.ts). */
+export const alignPair = <E>(
+  job: ScoreJob,
+  window: number,
+  ref: Side,
+  dis: Side,
+  target: RawGeometry,
+  hooks: ScoreHooks<E>,
+  referenceThumbnails?: SideThumbnails
+) =>
+  Effect.gen(function* () {
+    return yield* findAlignment(
+      yield* searchSideOf(job, ref, job.reference, job.frameSkipRef, target),
+      yield* searchSideOf(job, dis, job.distorted, job.frameSkipDist, target),
+      window,
+      asScoreError,
+      hooks,
+      referenceThumbnails
+    )
+  })
+
+/** One input as the alignment's search reads it. */
+const searchSideOf = (job: ScoreJob, side: Side, path: string, skip: number, target: RawGeometry) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const geometry = geometryOf(side, job.geometry) ?? target
+    const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
+    return {
+      fd: side.input.fd,
+      path,
+      skip,
+      frames: yield* framesOf(side, geometry, ffmpeg.limits.maxFrames),
+      raw: side.format._tag === "Raw" ? rawInputOf(geometry) : undefined,
+      memory: decoderMemory(stream, geometry, geometry, 1),
+      frameRate: frameRateOf(side)
+    } satisfies SearchSide
+  })
+
+/**
+ * The reference's thumbnails, made once for a ladder's renditions: admitted (its search decoder
+ * and thumbnails) for the caller's scope.
+ */
+export const referenceThumbnails = <E>(job: ScoreJob, ref: Side, target: RawGeometry, hooks: ScoreHooks<E>) =>
+  Effect.gen(function* () {
+    const side = yield* searchSideOf(job, ref, job.reference, job.frameSkipRef, target)
+    if (hooks.admitMemory) yield* hooks.admitMemory(side.memory + thumbnailsBytes(side))
+    return yield* searchThumbnails(side, asScoreError)
   })
 
 /**

@@ -216,6 +216,21 @@ const ScoreResultSchema = Schema.Struct({
   worst_shots: Schema.optional(Schema.Array(Schema.Number)),
   thumbnails: Schema.optional(
     Schema.Array(Schema.Struct({ frame: Schema.Number, reference: Schema.String, distorted: Schema.String }))
+  ),
+  // options.sync "auto": what the alignment found (a node's report over gRPC carries null when absent).
+  alignment: Schema.optionalWith(
+    Schema.Struct({
+      reference_start: Schema.Number,
+      distorted_start: Schema.Number,
+      frames: Schema.Number,
+      reference_frames_dropped: Schema.Array(Schema.Number),
+      distorted_frames_inserted: Schema.Array(Schema.Number),
+      distorted_frames_repeated: Schema.Array(Schema.Number),
+      confidence: Schema.Number,
+      window: Schema.Number,
+      warning: Schema.optional(Schema.String)
+    }),
+    { nullable: true }
   )
 })
 

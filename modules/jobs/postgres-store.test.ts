@@ -78,7 +78,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -129,7 +129,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         { label: "high", framesDone: 4 }
       ])
       const ledger = yield* Effect.promise(() => db`SELECT max(version) AS v FROM schema_migrations`)
-      expect(ledger[0]?.["v"]).toBe(8)
+      expect(ledger[0]?.["v"]).toBe(9)
       yield* Effect.promise(() => db.end({ timeout: 1 }))
       // Kept: another replica reads it back.
       const reread = yield* Effect.scoped(
@@ -361,6 +361,42 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         expect(yield* one.heartbeat(node("a"), nodes[1] ?? "", [])).toBe(true)
         expect((yield* two.gauges).jobsByState.finished).toBe(60)
         expect((yield* one.gauges).liveNodes).toBe(4)
+      })
+    )
+  )
+
+  it.live("two replicas: a node's segment capability holds on both, and a plan wakes long-polls on the other", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { name, backend } = yield* Effect.promise(freshDatabase)
+        const [one, two] = yield* Effect.all([replica(backend), replica(backend)])
+        const segmentInfo = { ...info, scoresSegments: true }
+        const planner = (yield* one.register(node("a"), segmentInfo)).nodeId
+        const waiter = (yield* one.register(node("a"), segmentInfo)).nodeId
+        const submitted = yield* one.submit(writer("a"), {
+          ...request("title"),
+          options: { per_frame: true, segment_frames: 24 }
+        })
+        // Registered on replica one, pulled through replica two: handed out as the job's plan.
+        const [plan] = yield* two.pullWork(node("a"), planner, 1)
+        expect([plan?.id, plan?.plan]).toEqual([submitted.id, true])
+        // Another node long-polls on replica two; replica two listens once it waits.
+        const waiting = yield* Effect.fork(two.pullWork(node("a"), waiter, 1, 20_000))
+        const db = postgres(server.adminUrl(name), { max: 1, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => db.end({ timeout: 1 })))
+        yield* Effect.repeat(
+          Effect.promise(() => db`SELECT count(*) AS n FROM change_listeners`),
+          { until: (rows) => Number(rows[0]?.["n"]) > 0, schedule: Schedule.spaced("20 millis") }
+        )
+        // The plan reported through replica one wakes it with a segment (its wait would end empty).
+        yield* one.reportResult(node("a"), planner, submitted.id, { final: false, framesDone: 0, planFrames: 48 })
+        const [segment] = yield* Fiber.join(waiting)
+        expect([segment?.id, segment?.segment?.index, segment?.plan]).toEqual([submitted.id, 0, false])
+        // A node that did not declare it gets whole jobs, on either replica.
+        const whole = (yield* two.register(node("a"), info)).nodeId
+        const other = yield* one.submit(writer("a"), { ...request("other"), options: { segment_frames: 24 } })
+        const [handed] = yield* one.pullWork(node("a"), whole, 1)
+        expect([handed?.id, handed?.plan, handed?.segment]).toEqual([other.id, false, undefined])
       })
     )
   )

@@ -5,7 +5,9 @@
  * transaction in progress" and unrelated statements ran inside a transaction nobody would
  * commit. A controller on a 2-connection pool runs 24 submitters and 12 nodes (claims of 4,
  * reports one by one and in batches) at once, with 8 more nodes registering, heartbeating,
- * listing and sweeping (every node-session operation), then is killed with SIGKILL; the server
+ * listing and sweeping (every node-session operation), and 4 segment-capable nodes planning and
+ * scoring another tenant's segment jobs (issue 30: claims of plans and segments, plan and segment
+ * reports, the merge by the last segment), then is killed with SIGKILL; the server
  * log must not hold that warning, and every write the controller acknowledged (jobs and node
  * sessions) must be in the database.
  */
@@ -20,6 +22,8 @@ import { type PostgresServer, postgresAvailable, startPostgres } from "../../tes
 const FINISHED_BEFORE_KILL = 800
 /** Acknowledged node registrations (each followed by heartbeats, a listing and a sweep) before the kill. */
 const REGISTERED_BEFORE_KILL = 100
+/** Segment jobs (plan, three segments, merge) the child must have finished before it is killed. */
+const SEGMENTED_BEFORE_KILL = 24
 
 describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () => {
   let server: PostgresServer
@@ -56,6 +60,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
           const submitted: Array<string> = []
           const finished: Array<string> = []
           const registered: Array<string> = []
+          const segmented: Array<string> = []
           const decoder = new TextDecoder()
           let buffered = ""
           for await (const chunk of child.stdout) {
@@ -68,26 +73,34 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
               if (kind === "submitted") submitted.push(id)
               else if (kind === "finished") finished.push(id)
               else if (kind === "registered") registered.push(id)
+              else if (kind === "segmented") segmented.push(id)
             }
-            if (finished.length >= FINISHED_BEFORE_KILL && registered.length >= REGISTERED_BEFORE_KILL) {
+            if (
+              finished.length >= FINISHED_BEFORE_KILL &&
+              registered.length >= REGISTERED_BEFORE_KILL &&
+              segmented.length >= SEGMENTED_BEFORE_KILL
+            ) {
               child.kill("SIGKILL")
               break
             }
           }
           await child.exited
-          return { submitted, finished, registered }
+          return { submitted, finished, registered, segmented }
         })
         const stderr = yield* Effect.promise(() => new Response(child.stderr).text())
         expect(child.signalCode, stderr).toBe("SIGKILL")
         expect(acknowledged.finished.length).toBeGreaterThanOrEqual(FINISHED_BEFORE_KILL)
         expect(acknowledged.registered.length).toBeGreaterThanOrEqual(REGISTERED_BEFORE_KILL)
+        expect(acknowledged.segmented.length).toBeGreaterThanOrEqual(SEGMENTED_BEFORE_KILL)
 
         const db = postgres(server.adminUrl("load"), { max: 1, onnotice: () => undefined })
-        const { rows, sessions } = yield* Effect.promise(async () => {
+        const { rows, sessions, segments } = yield* Effect.promise(async () => {
           try {
             return {
               rows: await db`SELECT id, state FROM jobs`,
-              sessions: await db`SELECT node_id FROM node_sessions`
+              sessions: await db`SELECT node_id FROM node_sessions`,
+              segments: await db`SELECT job_id, count(*) FILTER (WHERE state = 'finished') AS finished
+                FROM job_segments GROUP BY job_id`
             }
           } finally {
             await db.end({ timeout: 1 })
@@ -98,10 +111,16 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
         const lostReports = acknowledged.finished.filter((id) => states.get(id) !== "finished")
         const sessionIds = new Set(sessions.map((row) => String(row["node_id"])))
         const lostSessions = acknowledged.registered.filter((id) => !sessionIds.has(id))
-        expect({ lostSubmits, lostReports, lostSessions }).toEqual({
+        const finishedSegments = new Map(segments.map((row) => [String(row["job_id"]), Number(row["finished"])]))
+        // A segment job acknowledged finished: finished, with its three segments finished.
+        const lostSegmentJobs = acknowledged.segmented.filter(
+          (id) => states.get(id) !== "finished" || finishedSegments.get(id) !== 3
+        )
+        expect({ lostSubmits, lostReports, lostSessions, lostSegmentJobs }).toEqual({
           lostSubmits: [],
           lostReports: [],
-          lostSessions: []
+          lostSessions: [],
+          lostSegmentJobs: []
         })
 
         const log = readFileSync(join(server.dir, "log"), "utf8")
@@ -111,6 +130,6 @@ describe.skipIf(!postgresAvailable())("PostgreSQL transactions under load", () =
         expect(log).not.toMatch(/there is no transaction in progress/)
         expect(stderr).not.toMatch(/UNSAFE_TRANSACTION/)
       }),
-    180_000
+    240_000
   )
 })

@@ -287,6 +287,13 @@ describeContract("segment jobs", ({ backend }) => {
             options: { segment_frames: 30, features: ["xpsnr"] }
           })
           expect("ladder" in xpsnr.request ? undefined : xpsnr.request.options?.segment_frames).toBe(30)
+          // The alignment is found over the whole title: refused with segments, the default not applied.
+          const sync = yield* Effect.flip(
+            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, sync: "auto" } })
+          )
+          expect(sync.message).toBe('options.segment_frames: a job with options.sync "auto" is scored in one piece')
+          const aligned = yield* jobs.submit(writer("a"), { ...request("sync"), options: { sync: "auto" } })
+          expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBeUndefined()
         }),
       { SVC_SEGMENT_FRAMES: "48" }
     )

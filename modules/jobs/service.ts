@@ -36,10 +36,12 @@ import {
   type Claimed,
   type JobLookup,
   JobStore,
-  type ReportContext,
+  type PlanContext,
+  type ReportOutcome,
   type ReportResults,
   type RunningUpdate,
   type SegmentCut,
+  type SegmentReportContext,
   type StoreHealth
 } from "./store.ts"
 
@@ -48,9 +50,6 @@ export const MAX_PULL = 64
 
 /** Longest wait of a long-polling PullWork (well below a gRPC client's usual deadline). */
 export const MAX_PULL_WAIT_MILLIS = 20_000
-
-/** Most reports one ReportResults call carries. */
-export const MAX_REPORTS = 64
 
 /** Port: the scoring roots of a tenant (auth registry or SVC_SCORING_ROOTS), read at each PullWork. */
 export class TenantRoots extends Context.Tag("svc/jobs/TenantRoots")<
@@ -353,6 +352,18 @@ const mergeJob = (
   )
 }
 
+/** Where a node's plan or segment report is decided: the store's session-bound calls, or with sessions read first. */
+interface SegmentTarget {
+  readonly nodeId: string
+  readonly plan: (
+    cuts: PlanContext["cuts"]
+  ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
+  readonly report: (
+    index: number,
+    context: Pick<SegmentReportContext, "update" | "merge">
+  ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
+}
+
 /** A plan or a segment's report (decided on the segment tables), not the job's own. */
 const isSegmentReport = (report: ResultReport) => (report.planFrames ?? 0) !== 0 || report.segmentIndex !== undefined
 
@@ -365,64 +376,84 @@ export const makeJobService = Effect.gen(function* () {
   const roots = yield* TenantRoots
   const hooks = yield* JobMetricsHooks
   const segmentDefault = yield* defaultSegmentFrames(minSegmentFrames, maxSegmentFrames)
-  // Sessions that declared they score segments (RegisterNode scores_segments), on this replica.
-  const segmentNodes = new Set<string>()
-
-  /** A plan or a segment's report (issue 30), decided on the segment tables. */
-  const segmentReport = (
-    tenantId: string,
-    nodeId: string,
-    jobId: string,
-    report: ResultReport,
-    context: Pick<ReportContext, "reporter" | "liveNodeIds">
-  ) =>
+  /** A plan or a segment's report (issue 30), decided on the segment tables by `target`. */
+  const segmentReport = (jobId: string, report: ResultReport, target: SegmentTarget) =>
     Effect.gen(function* () {
-      const segmentStore = store.segments
-      if (segmentStore === undefined)
-        return yield* new InvalidJobRequest({ message: "this controller's store does not split jobs into segments" })
       const planFrames = report.planFrames ?? 0
       if (planFrames !== 0) {
         if (!Number.isSafeInteger(planFrames) || planFrames < 0 || report.final)
           return yield* new InvalidJobRequest({
             message: `plan_frames must be a whole number ≥ 0 on a progress report; got ${planFrames}`
           })
-        return yield* segmentStore.plan(tenantId, jobId, {
-          ...context,
-          cuts: (held) => {
-            const size = segmentFramesOf(held.request)
-            return size === 0
-              ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
-              : Either.right(cutTitle(planFrames, size))
-          }
+        return yield* target.plan((held) => {
+          const size = segmentFramesOf(held.request)
+          return size === 0
+            ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
+            : Either.right(cutTitle(planFrames, size))
         })
       }
       const index = report.segmentIndex ?? 0
       if (!Number.isSafeInteger(index) || index < 0)
         return yield* new InvalidJobRequest({ message: `segment_index must be a whole number ≥ 0; got ${index}` })
       const segmentReport = { ...report, renditionProgress: [] }
-      return yield* segmentStore.report(tenantId, jobId, index, {
-        ...context,
-        update: (stored) => toUpdate(nodeId, segmentReport, stored),
+      return yield* target.report(index, {
+        update: (stored) => toUpdate(target.nodeId, segmentReport, stored),
         merge: mergeJob
       })
     })
 
-  // The rule is decided by the store on the job as its write transaction holds it (report.ts);
-  // here only what is not the job: the reporting session and the tenant's live sessions.
-  // A store holding the sessions (PostgreSQL) reads them with the jobs, in its own statement.
+  /** A refusal is that report's outcome; a store failure fails the call. */
+  const settle = (
+    applied: Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
+  ): Effect.Effect<ReportResults[number], JobStoreError> =>
+    applied.pipe(
+      Effect.map((outcome) => Either.right(outcome)),
+      Effect.catchIf(
+        (error): error is PermissionDenied | InvalidJobRequest =>
+          error instanceof PermissionDenied || error instanceof InvalidJobRequest,
+        (refusal) => Effect.succeed(Either.left(refusal))
+      )
+    )
+
+  // The rule is decided by the store on the job as its write holds it (report.ts); here only
+  // what is not the job: the reporting session and the tenant's live sessions. A store holding
+  // the sessions (PostgreSQL) reads them with the jobs, in its own calls.
   const reportResults: JobServiceShape["reportResults"] = (principal, nodeId, reports) =>
     Effect.gen(function* () {
       const tenantId = principal.tenantId
       const bound = store.sessionBound
-      // Plans and segments' reports are decided on the segment tables (segmentReport), one by one.
-      const segmental = reports.some(({ report }) => isSegmentReport(report))
+      const segmentStore = store.segments
       const outcomes: ReportResults =
-        bound !== undefined && !segmental
-          ? yield* bound.report(
-              tenantId,
-              nodeId,
-              reports.map(({ jobId, report }) => ({ jobId, update: (stored: Job) => toUpdate(nodeId, report, stored) }))
-            )
+        bound !== undefined
+          ? yield* Effect.gen(function* () {
+              // Job reports in one batch; plans and segments' reports one by one.
+              const plain = reports.flatMap((entry, index) =>
+                isSegmentReport(entry.report) ? [] : [{ ...entry, index }]
+              )
+              const applied =
+                plain.length === 0
+                  ? []
+                  : yield* bound.report(
+                      tenantId,
+                      nodeId,
+                      plain.map(({ jobId, report }) => ({
+                        jobId,
+                        update: (stored: Job) => toUpdate(nodeId, report, stored)
+                      }))
+                    )
+              const byIndex = new Map(plain.map(({ index }, k) => [index, applied[k]]))
+              return yield* Effect.forEach(reports, ({ jobId, report }, index) => {
+                const done = byIndex.get(index)
+                if (done !== undefined) return Effect.succeed(done)
+                return settle(
+                  segmentReport(jobId, report, {
+                    nodeId,
+                    plan: (cuts) => bound.plan(tenantId, nodeId, jobId, cuts),
+                    report: (segment, context) => bound.segmentReport(tenantId, nodeId, jobId, segment, context)
+                  })
+                )
+              })
+            })
           : yield* Effect.gen(function* () {
               const reporter = yield* sessions.state(nodeId)
               if (reporter.tenantId !== tenantId)
@@ -432,18 +463,25 @@ export const makeJobService = Effect.gen(function* () {
                 reporter: { nodeId, sessionTenantId: reporter.tenantId, live: reporter._tag === "Live" },
                 liveNodeIds: new Set(live.filter((session) => session.live).map((session) => session.nodeId))
               }
-              // A refusal is that report's outcome; a store failure fails the call.
               return yield* Effect.forEach(reports, ({ jobId, report }) =>
-                (isSegmentReport(report)
-                  ? segmentReport(tenantId, nodeId, jobId, report, context)
-                  : store.report(tenantId, jobId, { ...context, update: (stored) => toUpdate(nodeId, report, stored) })
-                ).pipe(
-                  Effect.map((outcome) => Either.right(outcome)),
-                  Effect.catchIf(
-                    (error): error is PermissionDenied | InvalidJobRequest =>
-                      error instanceof PermissionDenied || error instanceof InvalidJobRequest,
-                    (refusal) => Effect.succeed(Either.left(refusal))
-                  )
+                settle(
+                  !isSegmentReport(report)
+                    ? store.report(tenantId, jobId, {
+                        ...context,
+                        update: (stored) => toUpdate(nodeId, report, stored)
+                      })
+                    : segmentStore === undefined
+                      ? Effect.fail(
+                          new InvalidJobRequest({
+                            message: "this controller's store does not split jobs into segments"
+                          })
+                        )
+                      : segmentReport(jobId, report, {
+                          nodeId,
+                          plan: (cuts) => segmentStore.plan(tenantId, jobId, { ...context, cuts }),
+                          report: (segment, segmentContext) =>
+                            segmentStore.report(tenantId, jobId, segment, { ...context, ...segmentContext })
+                        })
                 )
               )
             })
@@ -468,29 +506,31 @@ export const makeJobService = Effect.gen(function* () {
           })
     )
 
-  /** One claim: the session must be the caller's tenant's and live. */
+  /**
+   * One claim: the session must be the caller's tenant's and live. A node whose session says it
+   * scores segments (RegisterNode scores_segments, kept with the session where every replica
+   * sees it) gets a segment job's plan, then its segments, fairly; any other node gets jobs whole
+   * (a segment job not yet planned is scored in one piece).
+   */
   const claimOnce = (principal: Principal, nodeId: string, max: number) =>
     Effect.gen(function* () {
-      const whole = (jobs: ReadonlyArray<Job>): ReadonlyArray<Claimed> => jobs.map((job) => ({ job }))
       const bound = store.sessionBound
-      const segmentStore = store.segments
-      // A node that scores segments gets a segment job's plan, then its segments, fairly; any
-      // other node gets jobs whole (a segment job not yet planned is scored in one piece).
-      const segmental = segmentStore !== undefined && segmentNodes.has(nodeId)
-      if (bound !== undefined && !segmental) {
+      if (bound !== undefined) {
         const claimed = yield* bound.claim(principal.tenantId, nodeId, max)
         if (claimed._tag === "OtherTenant") return yield* PermissionDenied.otherTenant()
         if (claimed._tag === "NotLive") return yield* new NodeSessionNotLive({ nodeId })
-        return whole(claimed.jobs)
+        return { units: claimed.units, scoresSegments: claimed.scoresSegments }
       }
       const session = yield* sessions.state(nodeId)
       // Another tenant's session (live or not) is refused without naming its tenant.
       if (session.tenantId !== undefined && session.tenantId !== principal.tenantId)
         return yield* PermissionDenied.otherTenant()
       if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
-      return segmentStore !== undefined && segmental
-        ? yield* segmentStore.claim(session.tenantId, nodeId, max)
-        : whole(yield* store.claim(session.tenantId, nodeId, max))
+      const segmentStore = store.segments
+      if (segmentStore !== undefined && session.scoresSegments)
+        return { units: yield* segmentStore.claim(session.tenantId, nodeId, max), scoresSegments: true }
+      const jobs = yield* store.claim(session.tenantId, nodeId, max)
+      return { units: jobs.map((job): Claimed => ({ job })), scoresSegments: false }
     })
 
   /**
@@ -504,11 +544,11 @@ export const makeJobService = Effect.gen(function* () {
         const outcome = yield* Effect.scoped(
           Effect.gen(function* () {
             const woken = yield* store.awaitWork(principal.tenantId)
-            const jobs = yield* claimOnce(principal, nodeId, max)
+            const claimed = yield* claimOnce(principal, nodeId, max)
             const left = deadline - (yield* Clock.currentTimeMillis)
-            if (jobs.length > 0 || left <= 0) return Option.some(jobs)
+            if (claimed.units.length > 0 || left <= 0) return Option.some(claimed)
             const wakeUp = yield* Effect.timeout(woken, left).pipe(Effect.option)
-            return Option.isSome(wakeUp) ? Option.none() : Option.some(jobs)
+            return Option.isSome(wakeUp) ? Option.none() : Option.some(claimed)
           })
         )
         if (Option.isSome(outcome)) return outcome.value
@@ -549,9 +589,16 @@ export const makeJobService = Effect.gen(function* () {
           return yield* new InvalidJobRequest({
             message: "options.segment_frames: a ladder job is scored in one piece (segments are for pair jobs)"
           })
-        // The controller's default applies to a pair job that does not set it.
+        // The alignment (options.sync "auto") is found over the whole title, before any frame is
+        // scored: such a job is scored in one piece.
+        const sync = !isLadderRequest(request) && request.options?.sync === "auto"
+        if (sync && segmentFramesOf(request) > 0)
+          return yield* new InvalidJobRequest({
+            message: 'options.segment_frames: a job with options.sync "auto" is scored in one piece'
+          })
+        // The controller's default applies to a pair job that does not set it (and does not align).
         const stored =
-          !isLadderRequest(request) && segmentDefault > 0 && segmentFramesOf(request) === 0
+          !isLadderRequest(request) && !sync && segmentDefault > 0 && segmentFramesOf(request) === 0
             ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
             : request
         return yield* store.insert({
@@ -598,13 +645,7 @@ export const makeJobService = Effect.gen(function* () {
       ),
 
     register: (principal, info) =>
-      Effect.flatMap(ownTenant(principal), (tenantId) =>
-        Effect.tap(sessions.register(tenantId, info), (registration) =>
-          Effect.sync(() => {
-            if (info.scoresSegments === true) segmentNodes.add(registration.nodeId)
-          })
-        )
-      ),
+      Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
 
     heartbeat: (principal, nodeId, runningJobIds) =>
       Effect.gen(function* () {
@@ -637,7 +678,7 @@ export const makeJobService = Effect.gen(function* () {
           })
         }
         const max = Math.min(Math.max(maxJobs, 1), MAX_PULL)
-        const jobs =
+        const { units: jobs, scoresSegments } =
           waitMillis === 0
             ? yield* claimOnce(principal, nodeId, max)
             : yield* claimWaiting(principal, nodeId, max, waitMillis)
@@ -651,7 +692,7 @@ export const makeJobService = Effect.gen(function* () {
           ...job,
           scoringRoots,
           segment,
-          plan: segment === undefined && segmentNodes.has(nodeId) && segmentFramesOf(job.request) > 0
+          plan: segment === undefined && scoresSegments && segmentFramesOf(job.request) > 0
         }))
       }),
 

@@ -14,10 +14,14 @@ describe("node sessions", () => {
       const two = yield* sessions.register("a", info)
       expect(one.nodeId).not.toBe(two.nodeId)
       expect(one).toMatchObject({ heartbeatIntervalMillis: 10_000, sessionTtlMillis: 30_000 })
-      expect(yield* sessions.state(one.nodeId)).toEqual({ _tag: "Live", tenantId: "a" })
+      expect(yield* sessions.state(one.nodeId)).toEqual({ _tag: "Live", tenantId: "a", scoresSegments: false })
+      // The session keeps what the node declared: it scores segments (RegisterNode scores_segments).
+      const scorer = yield* sessions.register("a", { ...info, scoresSegments: true })
+      expect(yield* sessions.state(scorer.nodeId)).toEqual({ _tag: "Live", tenantId: "a", scoresSegments: true })
       expect(yield* sessions.live).toEqual([
         { nodeId: one.nodeId, tenantId: "a", ...info },
-        { nodeId: two.nodeId, tenantId: "a", ...info }
+        { nodeId: two.nodeId, tenantId: "a", ...info },
+        { nodeId: scorer.nodeId, tenantId: "a", ...info, scoresSegments: true }
       ])
     })
   )

@@ -65,7 +65,8 @@ export interface SessionView extends LiveSession {
 }
 
 export type SessionState =
-  | { readonly _tag: "Live"; readonly tenantId: string }
+  /** `scoresSegments`: the node declared at registration that it scores segments. */
+  | { readonly _tag: "Live"; readonly tenantId: string; readonly scoresSegments: boolean }
   | { readonly _tag: "NotLive"; readonly tenantId: string | undefined; readonly since: number }
 
 export interface NodeSessionsShape {
@@ -126,7 +127,7 @@ export const makeNodeSessions = (settings: SessionSettings): Effect.Effect<NodeS
           const session = (yield* Ref.get(sessions)).get(nodeId)
           if (session === undefined) return { _tag: "NotLive", tenantId: undefined, since: bootTime }
           return isLive(session, now)
-            ? { _tag: "Live", tenantId: session.tenantId }
+            ? { _tag: "Live", tenantId: session.tenantId, scoresSegments: session.info.scoresSegments === true }
             : { _tag: "NotLive", tenantId: session.tenantId, since: expiry(session) }
         }),
 

@@ -139,7 +139,8 @@ export interface SegmentStoreShape {
 
 /** A claim that checked the node's session in the same statement. */
 export type SessionClaim =
-  | { readonly _tag: "Claimed"; readonly jobs: ReadonlyArray<Job> }
+  /** The units handed out, and whether the node scores segments (its session says so). */
+  | { readonly _tag: "Claimed"; readonly units: ReadonlyArray<Claimed>; readonly scoresSegments: boolean }
   /** The session belongs to another tenant. */
   | { readonly _tag: "OtherTenant" }
   /** Unknown or expired session of the caller's tenant. */
@@ -167,6 +168,21 @@ export interface SessionBoundStore {
     nodeId: string,
     reports: ReadonlyArray<NodeReport>
   ) => Effect.Effect<ReportResults, JobStoreError>
+  /** A plan report of the node (`SegmentStoreShape.plan`), the sessions read with the job. */
+  readonly plan: (
+    tenantId: string,
+    nodeId: string,
+    jobId: string,
+    cuts: PlanContext["cuts"]
+  ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
+  /** A segment's report of the node (`SegmentStoreShape.report`), the sessions read with the job. */
+  readonly segmentReport: (
+    tenantId: string,
+    nodeId: string,
+    jobId: string,
+    index: number,
+    context: Pick<SegmentReportContext, "update" | "merge">
+  ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
 }
 
 export interface JobStoreShape {

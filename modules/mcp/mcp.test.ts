@@ -10,6 +10,7 @@ import {
   jobLine,
   jobView,
   ScoreSummarySchema,
+  scoreLine,
   scoreSummary,
   worstFrames,
   worstShotsOf
@@ -37,7 +38,7 @@ const pooledOf = (maps: Partial<WirePooled>): WirePooled => ({
   ...maps
 })
 
-const scoreFields = { scores: {}, shots: [], worst_shots: [], thumbnails: [] }
+const scoreFields = { scores: {}, shots: [], worst_shots: [], thumbnails: [], alignment: null }
 
 /** A job as the controller sends it with nothing set. */
 const emptyJob: WireJob = {
@@ -313,5 +314,36 @@ describe("shots and percentiles in the views", () => {
     })
     expect(summary.percentiles).toEqual({ p1: { vmaf: 70, ciede2000: null } })
     expect(ScoreSummarySchema.parse(summary).percentiles?.["p1"]?.["vmaf"]).toBe(70)
+  })
+
+  it("carries an alignment (options.sync auto) in the summary and its text line; none without it", () => {
+    const alignment = {
+      reference_start: 7,
+      distorted_start: 0,
+      frames: 110,
+      reference_frames_dropped: [50, 51, 52],
+      distorted_frames_inserted: [],
+      distorted_frames_repeated: [90],
+      confidence: 0.9,
+      window: 120,
+      warning: ""
+    }
+    const base = { score: 80, features: { vmaf: 80 }, provenance: null, frames: [], frame_count: 110 }
+    const summary = scoreSummary({ ...base, pooled: pooledOf({}), ...scoreFields, alignment })
+    expect(ScoreSummarySchema.parse(summary).alignment).toEqual({
+      reference_start: 7,
+      distorted_start: 0,
+      frames: 110,
+      reference_frames_dropped: [50, 51, 52],
+      distorted_frames_inserted: [],
+      distorted_frames_repeated: [90],
+      confidence: 0.9
+    })
+    expect(scoreLine(summary)).toContain(
+      "aligned: reference from frame 7, distorted from frame 0, 110 pairs; 3 reference frames dropped (50-52), no distorted frames inserted, 1 repeated (90); confidence 0.9"
+    )
+    const plain = scoreSummary({ ...base, pooled: pooledOf({}), ...scoreFields })
+    expect(plain.alignment).toBeUndefined()
+    expect(scoreLine(plain)).not.toContain("aligned")
   })
 })

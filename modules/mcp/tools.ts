@@ -131,7 +131,20 @@ const ScoreOptionsSchema = z
       .min(0)
       .max(1000)
       .optional()
-      .describe("Frames per second for xpsnr's temporal term; default the input's own (raw input: 25)")
+      .describe("Frames per second for xpsnr's temporal term; default the input's own (raw input: 25)"),
+    sync: z
+      .enum(["off", "auto"])
+      .optional()
+      .describe(
+        "auto: find where each clip starts (late start, slate, leader) and frames dropped or inserted mid-clip, then score the paired frames; the result's alignment says what was found (default off)"
+      ),
+    sync_window: z
+      .number()
+      .int()
+      .min(0)
+      .max(10000)
+      .optional()
+      .describe("With sync auto: the largest offset searched, in frames (default 120)")
   })
   .describe("Geometry of raw input and scoring options; .y4m inputs need none")
 

@@ -4,6 +4,7 @@
  * job views: a long clip has thousands of frames; describe_worst_frames and compare distil them.
  */
 import * as z from "zod"
+import { alignmentLine } from "../scorer/index.ts"
 import { percentileNames } from "../scorer/index.ts"
 import type {
   FrameScore as WireFrameScore,
@@ -68,7 +69,23 @@ export const ScoreSummarySchema = z.object({
     ),
   model: z.string().describe("Model used"),
   model_sha256: z.string().describe("SHA-256 of the model file used"),
-  backend: z.string().describe("CPU kernels used: scalar or avx2 (identical numbers)")
+  backend: z.string().describe("CPU kernels used: scalar or avx2 (identical numbers)"),
+  alignment: z
+    .object({
+      reference_start: z.number().int().describe("First reference frame scored"),
+      distorted_start: z
+        .number()
+        .int()
+        .describe("First distorted frame scored (a slate or leader before it is left out)"),
+      frames: z.number().int().describe("Frame pairs found"),
+      reference_frames_dropped: z.array(z.number().int()).describe("Reference frames missing from the distorted clip"),
+      distorted_frames_inserted: z.array(z.number().int()).describe("Distorted frames with no reference counterpart"),
+      distorted_frames_repeated: z.array(z.number().int()).describe("Distorted frames frozen on the previous one"),
+      confidence: z.number().describe("0..1: share of pairs the content pins down; below 0.5 a warning"),
+      warning: z.string().optional().describe("Set when the confidence is low")
+    })
+    .optional()
+    .describe("With sync auto: how the distorted clip was lined up with the reference")
 })
 export type ScoreSummary = z.infer<typeof ScoreSummarySchema>
 
@@ -244,7 +261,21 @@ export const scoreSummary = (wire: WireScoreResponse): ScoreSummary => ({
   ...percentilesOf(wire),
   model: wire.provenance?.model ?? "",
   model_sha256: wire.provenance?.model_sha256 ?? "",
-  backend: wire.provenance?.backend_used ?? ""
+  backend: wire.provenance?.backend_used ?? "",
+  ...(wire.alignment
+    ? {
+        alignment: {
+          reference_start: wire.alignment.reference_start,
+          distorted_start: wire.alignment.distorted_start,
+          frames: wire.alignment.frames,
+          reference_frames_dropped: [...wire.alignment.reference_frames_dropped],
+          distorted_frames_inserted: [...wire.alignment.distorted_frames_inserted],
+          distorted_frames_repeated: [...wire.alignment.distorted_frames_repeated],
+          confidence: wire.alignment.confidence,
+          ...(wire.alignment.warning ? { warning: wire.alignment.warning } : {})
+        }
+      }
+    : {})
 })
 
 export const jobView = (wire: WireJob): JobView => {
@@ -330,7 +361,8 @@ export const jobLine = (job: JobView): string => {
 
 export const scoreLine = (summary: ScoreSummary): string =>
   `VMAF ${summary.score.toFixed(3)} over ${summary.frame_count} frames (model ${summary.model}; ` +
-  `min ${(summary.min.vmaf ?? Number.NaN).toFixed(3)}, harmonic mean ${(summary.harmonic_mean.vmaf ?? Number.NaN).toFixed(3)})`
+  `min ${(summary.min.vmaf ?? Number.NaN).toFixed(3)}, harmonic mean ${(summary.harmonic_mean.vmaf ?? Number.NaN).toFixed(3)})` +
+  (summary.alignment ? `; aligned: ${alignmentLine({ ...summary.alignment, window: 0 })}` : "")
 
 // --- worst frames -----------------------------------------------------------------------------
 

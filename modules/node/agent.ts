@@ -5,9 +5,9 @@
  * progress and the final result. A controller restart shows as a refused heartbeat: the node
  * registers again and reports, under its new session, what it finished meanwhile.
  */
-import { Clock, Deferred, Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Option, Queue, Ref, Schedule } from "effect"
 import { readFileSync } from "node:fs"
-import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE } from "../config/pages.ts"
+import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
 import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
@@ -23,13 +23,7 @@ import {
   type ScoreResult,
   ScoreTooLarge
 } from "../scorer/index.ts"
-import {
-  type CallOptions,
-  type GrpcCallError,
-  type ServiceClient,
-  Status,
-  serviceClient
-} from "../transport/grpc/client.ts"
+import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
   Job,
   JobSegment,
@@ -138,6 +132,10 @@ const ladderReportMessages = (
 const progressEvery = Duration.seconds(1)
 
 /** Failures that mean the session is gone (controller restarted, session expired). */
+/** The controller does not have the call (an older one, mid-upgrade). */
+const unimplemented = (error: GrpcCallError | TokenFileError) =>
+  error._tag === "GrpcCallError" && error.code === Status.UNIMPLEMENTED
+
 const sessionLost = (error: GrpcCallError | TokenFileError) =>
   error._tag === "GrpcCallError" &&
   (error.code === Status.PERMISSION_DENIED || error.code === Status.NOT_FOUND || error.code === Status.UNAUTHENTICATED)
@@ -198,6 +196,61 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           )
         )
       })
+
+    /**
+     * Final reports that fit in one message go out together in ReportResults calls: the first at
+     * once, and those that finish while a call is in flight in the next one (no timer, so none
+     * waits for more than one call). Each report's outcome answers it as ReportResult would.
+     */
+    const finals = yield* Queue.unbounded<{
+      readonly message: Outgoing<ReportResultRequest>
+      readonly sent: Deferred.Deferred<void, GrpcCallError | TokenFileError>
+    }>()
+    const sendFinals = Effect.gen(function* () {
+      const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(finals, 1, MAX_REPORTS_PER_CALL))
+      // One session per call: a report queued under an older session goes in a call of its own.
+      for (const nodeId of new Set(batch.map((queued) => queued.message.node_id ?? ""))) {
+        const group = batch.filter((queued) => (queued.message.node_id ?? "") === nodeId)
+        const answered = yield* Effect.either(
+          call((nodes, options) =>
+            nodes.ReportResults({ node_id: nodeId, reports: group.map((queued) => queued.message) }, options)
+          )
+        )
+        // A controller without the batch call (older, mid-upgrade): each report on its own.
+        if (answered._tag === "Left" && unimplemented(answered.left)) {
+          yield* Effect.forEach(
+            group,
+            (queued) =>
+              Deferred.complete(
+                queued.sent,
+                Effect.asVoid(call((nodes, options) => nodes.ReportResult(queued.message, options)))
+              ),
+            { concurrency: "unbounded", discard: true }
+          )
+          continue
+        }
+        yield* Effect.forEach(group, (queued, index) => {
+          if (answered._tag === "Left") return Deferred.fail(queued.sent, answered.left)
+          const outcome = answered.right.outcomes[index]
+          const code = outcome === undefined ? Status.INTERNAL : outcome.code
+          return code === Status.OK
+            ? Deferred.succeed(queued.sent, undefined)
+            : Deferred.fail(
+                queued.sent,
+                new GrpcCallError({
+                  method: "ReportResults",
+                  code,
+                  message: outcome?.message ?? "the controller answered no outcome for the report"
+                })
+              )
+        })
+      }
+    })
+    yield* Effect.forkScoped(Effect.forever(sendFinals))
+    const sendFinal = (message: Outgoing<ReportResultRequest>) =>
+      Effect.flatMap(Deferred.make<void, GrpcCallError | TokenFileError>(), (sent) =>
+        Effect.zipRight(Queue.offer(finals, { message, sent }), Deferred.await(sent))
+      )
 
     const register = Effect.gen(function* () {
       const response = yield* call((nodes, options) =>
@@ -285,12 +338,14 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const sendReport = (report: Report, mayRetry = true): Effect.Effect<void> =>
       Effect.gen(function* () {
         const { nodeId } = yield* currentSession
+        const messages = reportMessages(nodeId, report)
+        const [only] = messages
         const sent = yield* Effect.either(
-          Effect.forEach(
-            reportMessages(nodeId, report),
-            (message) => call((nodes, options) => nodes.ReportResult(message, options)),
-            { discard: true }
-          )
+          report.final && only !== undefined && messages.length === 1
+            ? sendFinal(only)
+            : Effect.forEach(messages, (message) => call((nodes, options) => nodes.ReportResult(message, options)), {
+                discard: true
+              })
         )
         if (sent._tag === "Right") return yield* forget(report)
         const error = sent.left

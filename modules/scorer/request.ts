@@ -18,6 +18,9 @@ export const autoModel4kSize = { width: 3840, height: 2160 } as const
 /** Models of one `models` request (each extracted once over the union of their features). */
 export const maxModelsPerRequest = 16
 export const maxThreads = 64
+/** `options.sync_window` when not set: the largest start offset (and drift) searched, in frames. */
+export const defaultSyncWindow = 120
+export const maxSyncWindow = 10_000
 /**
  * `options.segment_frames`: 0 scores the title in one piece; otherwise at least this many frames
  * per segment (shorter segments spend more of their time on the context frames and, for encoded
@@ -128,7 +131,17 @@ export const ScoreOptions = component(
         doc: `Frames per second for xpsnr's temporal term (whole frames count: 29.97 is 29; at 32 and above a second-order term). 0 or absent: the reference Y4M's F tag or the container's rate, raw input ${defaultFrameRate}.`,
         rule: { unit: "of frames per second", note: `(0: the input's own, else ${defaultFrameRate})` }
       }
-    )
+    ),
+    // Alignment (issue 31, inputs/alignment.ts): "auto" finds where each side starts and the frames
+    // dropped or inserted mid-clip; sync_window is the largest offset searched, in frames.
+    sync: optionalField(Schema.Literal("", "off", "auto"), {
+      doc: '"auto": find where each input starts (a late start, a slate or leader) and the reference frames dropped or distorted frames inserted mid-clip, then score only the paired frames; frame_skip_ref/frame_skip_dist apply first, frame_cnt and subsample count pairs; the response\'s alignment says what was found. "" or "off" (default): frames are paired in order.',
+      rule: { note: '("": off)' }
+    }),
+    sync_window: optionalField(between(0, maxSyncWindow), {
+      doc: `With sync "auto": the largest offset searched, in frames (start offsets and the drift of drops and inserts). 0: ${defaultSyncWindow}.`,
+      rule: { unit: "of frames", note: `(0: ${defaultSyncWindow})` }
+    })
   }),
   "ScoreOptions",
   'svc.v1.ScoreOptions. Zero values (0, "") mean not set, as in proto3. Any other value outside the rules below is refused (400).'
@@ -230,6 +243,8 @@ export interface ScoreJob {
   readonly frameRate?: number
   /** The inputs' Y'CbCr matrix from their colour metadata (ssimulacra2); absent: BT.709. */
   readonly colorMatrix?: ColorMatrix
+  /** `options.sync: "auto"`: the largest offset searched (frames); undefined: no alignment. */
+  readonly sync?: { readonly window: number } | undefined
 }
 
 /**
@@ -371,7 +386,8 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
     scale: options.scale === undefined || options.scale === "" ? "bicubic" : options.scale,
     segmentFrames: options.segment_frames ?? 0,
     shots: shotOptionsOf(options),
-    frameRate: options.frame_rate ?? 0
+    frameRate: options.frame_rate ?? 0,
+    sync: options.sync === "auto" ? { window: options.sync_window || defaultSyncWindow } : undefined
   })
 }
 

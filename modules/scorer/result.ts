@@ -2,6 +2,7 @@
  * What a score gives back: the ScoreResponse of the contract (proto field names), its per-frame
  * scores, poolings, provenance and thumbnails.
  */
+import type { AlignmentReport } from "./alignment-report.ts"
 import type { PercentileName } from "./pooling.ts"
 import type { Shot } from "./shots.ts"
 
@@ -87,6 +88,8 @@ export interface ScoreResult {
   readonly worst_shots?: ReadonlyArray<number>
   /** With shots, for raw/Y4M inputs: small pictures of the worst shots' worst frames (thumbnails.ts). */
   readonly thumbnails?: ReadonlyArray<Thumbnail>
+  /** With `options.sync: "auto"`: how the distorted clip was lined up with the reference. */
+  readonly alignment?: AlignmentReport
 }
 
 /** The poolings besides the mean (`features`): min, max, harmonic mean, and the percentiles p1..p99. */

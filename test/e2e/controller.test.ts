@@ -93,6 +93,10 @@ describe("svc-controller with two tenants and a's node", () => {
     const seen = (await following).filter((job) => job.id === id).map((job) => job.state)
     expect(seen[0]).toBe("JOB_STATE_PENDING")
     expect(seen.at(-1)).toBe("JOB_STATE_FINISHED")
+    // The node sent its final report in a ReportResults call (it batches final reports); no
+    // other caller has reported yet.
+    const metrics = await (await fetch(`${controller.http}/metrics`)).text()
+    expect(metrics).toMatch(/svc_grpc_requests_total\{method="\/svc\.v1\.Nodes\/ReportResults",code="OK"\} [1-9]/)
   })
 
   it("SvcScoring over the gateway: Health for a reader, ScoreStream for a writer only", async () => {

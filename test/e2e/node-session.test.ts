@@ -11,7 +11,7 @@
 import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { startService } from "../support/executables.ts"
@@ -151,5 +151,43 @@ describe("svc-node and a job that is no longer its own", () => {
     )
     expect(node.logs.filter((line) => line.message === "job finished")).toEqual([])
     expect(reports.filter((report) => report.final)).toEqual([])
+  }, 150_000)
+})
+
+describe("svc-node and a controller without ReportResults (older, mid-upgrade)", () => {
+  const job = {
+    id: "job-2",
+    tenant_id: "a",
+    state: "JOB_STATE_RUNNING",
+    request: { reference: v01.reference, distorted: v01.distorted, model: "", options: v01.options },
+    scoring_roots: [dirname(v01.reference)]
+  }
+  let handedOut = false
+  const finals: Array<string> = []
+  let controller: Awaited<ReturnType<typeof fakeController>>
+
+  beforeAll(async () => {
+    // No ReportResults handler: the server answers it UNIMPLEMENTED.
+    controller = await fakeController({
+      RegisterNode: (_call: Call, callback: Callback) =>
+        callback(null, { node_id: "session-1", heartbeat_interval_ms: 1_000, session_ttl_ms: 10_000 }),
+      Heartbeat: (_call: Call, callback: Callback) => callback(null, { ok: true }),
+      PullWork: (_call: Call, callback: Callback) => {
+        callback(null, { jobs: handedOut ? [] : [job] })
+        handedOut = true
+      },
+      ReportResult: (call: Call, callback: Callback) => {
+        if (call.request.final === true) finals.push(call.request.job_id ?? "")
+        callback(null, { job: { ...job, state: call.request.final ? "JOB_STATE_FINISHED" : "JOB_STATE_RUNNING" } })
+      }
+    })
+  })
+  afterAll(async () => {
+    await controller?.stop()
+  })
+
+  it("the final report the node would batch goes as ReportResult, once", async () => {
+    await waitFor(async () => (finals.length > 0 ? true : undefined), 120_000, "the final report of job-2")
+    expect(finals).toEqual(["job-2"])
   }, 150_000)
 })

@@ -459,6 +459,331 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
       CREATE TRIGGER jobs_notify_update AFTER UPDATE ON jobs REFERENCING NEW TABLE AS changed
         FOR EACH STATEMENT EXECUTE FUNCTION svc_jobs_notify_changed();
     `
+  },
+  {
+    version: 9,
+    name: "segment jobs without BEGIN, segment capability in the session",
+    // Issue 35 for segment jobs (issue 30). A segment job's claim, plan, report and re-queue
+    // become function calls like migration 8's: no transaction the client opens. Every write of
+    // a job's segments first locks the job row (within its one statement), so writes of one job
+    // run one after another and never deadlock. A segment report is a compare-and-set on the
+    // segment's lease and `revision`, decided on a read of the same shape as a job's report; the
+    // last segment's report writes the merged result with it (the caller merges first), so
+    // the job never rests with every segment finished and no result. `scores_segments` moves the
+    // node's RegisterNode capability into its session row, where every replica sees it. Segments
+    // that become pending (a plan, a re-queue) notify `[tenant, job, "segments", count]`, so
+    // waiting PullWork calls on every replica wake.
+    sql: `
+      ALTER TABLE node_sessions ADD COLUMN scores_segments BOOLEAN NOT NULL DEFAULT false;
+      ALTER TABLE job_segments ADD COLUMN revision BIGINT NOT NULL DEFAULT 0;
+
+      DROP FUNCTION svc_session_register(TEXT, TEXT, TEXT, INTEGER, TEXT, BIGINT, BIGINT);
+      CREATE FUNCTION svc_session_register(p_tenant TEXT, p_node TEXT, p_name TEXT, p_slots INTEGER, p_version TEXT,
+        p_now BIGINT, p_expires BIGINT, p_segments BOOLEAN) RETURNS VOID LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        INSERT INTO node_sessions (node_id, tenant_id, name, slots, version, registered_at, last_heartbeat, expires_at,
+            scores_segments)
+          VALUES (p_node, p_tenant, p_name, p_slots, p_version, p_now, p_now, p_expires, p_segments);
+      END $$;
+
+      -- A job's segments as JSON, without their results (those can be large; merges read them).
+      CREATE FUNCTION svc_segments_json(p_tenant TEXT, p_job TEXT) RETURNS JSON LANGUAGE sql STABLE AS $$
+        SELECT coalesce(json_agg(json_build_object('job_id', s.job_id, 'idx', s.idx, 'first_frame', s.first_frame,
+            'frame_count', s.frame_count, 'state', s.state, 'node_id', s.node_id, 'fence', s.fence,
+            'attempts', s.attempts, 'claimed_at', s.claimed_at, 'frames_done', s.frames_done, 'error', s.error,
+            'revision', s.revision) ORDER BY s.idx), '[]'::json)
+        FROM job_segments s WHERE s.tenant_id = p_tenant AND p_tenant <> '' AND s.job_id = p_job
+      $$;
+
+      -- A claim that checks the session and, for a node that scores segments, claims fairly within
+      -- the tenant (each pick: the pending job or the next pending segment of the job with the
+      -- fewest units running, ties to the oldest). One row for the session, then one per unit.
+      CREATE FUNCTION svc_claim_units(p_tenant TEXT, p_node TEXT, p_now BIGINT, p_max INTEGER, p_check BOOLEAN)
+      RETURNS TABLE (session_tenant TEXT, session_expires BIGINT, scores_segments BOOLEAN, job JSON, segment JSON,
+        segments JSON) LANGUAGE plpgsql AS $$
+      DECLARE
+        s_tenant TEXT;
+        s_expires BIGINT;
+        s_segments BOOLEAN;
+        c_seq BIGINT[];
+        c_id TEXT[];
+        c_pending BOOLEAN[];
+        c_busy INTEGER[];
+        c_live BOOLEAN[];
+        best INTEGER;
+        claimed INTEGER := 0;
+        held jobs;
+        got job_segments;
+      BEGIN
+        PERFORM svc_enter('', true);
+        SELECT ns.tenant_id, ns.expires_at, ns.scores_segments INTO s_tenant, s_expires, s_segments
+          FROM node_sessions ns WHERE ns.node_id = p_node;
+        RETURN QUERY SELECT s_tenant, s_expires, coalesce(s_segments, false), NULL::JSON, NULL::JSON, NULL::JSON;
+        IF p_check AND (s_tenant IS DISTINCT FROM p_tenant OR s_expires <= p_now) THEN
+          RETURN;
+        END IF;
+        PERFORM svc_enter(p_tenant, false);
+        -- Unchecked (the caller checked the session and asks for segment units) or a capable node.
+        IF p_check AND NOT coalesce(s_segments, false) THEN
+          RETURN QUERY WITH picked AS (
+              SELECT j.seq FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+              ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED),
+            claimed_jobs AS (
+              UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
+              FROM picked WHERE jobs.seq = picked.seq AND jobs.tenant_id = p_tenant
+              RETURNING jobs.*)
+            SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(c), NULL::JSON, '[]'::JSON
+            FROM claimed_jobs c ORDER BY c.seq;
+          RETURN;
+        END IF;
+        -- Candidates: the oldest pending jobs (at most p_max can be picked; locked, others skip
+        -- them) and running jobs with a pending segment, each with its units running.
+        SELECT array_agg(x.seq ORDER BY x.seq), array_agg(x.id ORDER BY x.seq)
+          INTO c_seq, c_id
+          FROM (SELECT j.seq, j.id FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+            ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED) AS x;
+        c_pending := array_fill(true, ARRAY[coalesce(cardinality(c_seq), 0)]);
+        c_busy := array_fill(0, ARRAY[coalesce(cardinality(c_seq), 0)]);
+        SELECT c_seq || array_agg(x.seq ORDER BY x.seq), c_id || array_agg(x.id ORDER BY x.seq),
+            c_pending || array_agg(false), c_busy || array_agg(x.busy ORDER BY x.seq)
+          INTO c_seq, c_id, c_pending, c_busy
+          FROM (SELECT j.seq, j.id,
+              (SELECT count(*)::INTEGER FROM job_segments r
+                WHERE r.tenant_id = p_tenant AND r.job_id = j.id AND r.state = 'running') AS busy
+            FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'running'
+              AND EXISTS (SELECT 1 FROM job_segments p
+                WHERE p.tenant_id = p_tenant AND p.job_id = j.id AND p.state = 'pending')
+            ORDER BY j.seq LIMIT greatest(64, p_max * 4)) AS x;
+        IF coalesce(cardinality(c_seq), 0) = 0 THEN
+          RETURN;
+        END IF;
+        c_live := array_fill(true, ARRAY[cardinality(c_seq)]);
+        WHILE claimed < p_max LOOP
+          best := NULL;
+          FOR i IN 1 .. cardinality(c_seq) LOOP
+            IF c_live[i] AND (best IS NULL OR c_busy[i] < c_busy[best]
+                OR (c_busy[i] = c_busy[best] AND c_seq[i] < c_seq[best])) THEN
+              best := i;
+            END IF;
+          END LOOP;
+          EXIT WHEN best IS NULL;
+          IF c_pending[best] THEN
+            c_live[best] := false;
+            UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
+              WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] AND jobs.state = 'pending' RETURNING * INTO held;
+            IF FOUND THEN
+              claimed := claimed + 1;
+              RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), NULL::JSON,
+                svc_segments_json(p_tenant, held.id);
+            END IF;
+            CONTINUE;
+          END IF;
+          -- The job row first (a writer of its segments holds it: skip the job for now).
+          PERFORM 1 FROM jobs WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] AND jobs.state = 'running'
+            FOR UPDATE SKIP LOCKED;
+          IF NOT FOUND THEN
+            c_live[best] := false;
+            CONTINUE;
+          END IF;
+          UPDATE job_segments SET state = 'running', node_id = p_node, claimed_at = p_now, fence = job_segments.fence + 1,
+              attempts = job_segments.attempts + 1, frames_done = 0, result = NULL, revision = job_segments.revision + 1
+            WHERE job_segments.tenant_id = p_tenant AND job_segments.job_id = c_id[best] AND job_segments.idx = (
+              SELECT p.idx FROM job_segments p WHERE p.tenant_id = p_tenant AND p.job_id = c_id[best]
+                AND p.state = 'pending' ORDER BY p.idx LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING * INTO got;
+          IF NOT FOUND THEN
+            c_live[best] := false;
+            CONTINUE;
+          END IF;
+          UPDATE jobs SET started_at = coalesce(jobs.started_at, p_now)
+            WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] RETURNING * INTO held;
+          c_busy[best] := c_busy[best] + 1;
+          claimed := claimed + 1;
+          RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), row_to_json(got),
+            svc_segments_json(p_tenant, held.id);
+        END LOOP;
+      END $$;
+
+      -- What a plan or a segment's report is decided on, one row: the reporter's session, the job
+      -- (with its revision) and its node's session expiry, its segments, and segment p_index's
+      -- stored result, revision and node's session expiry.
+      CREATE FUNCTION svc_segment_read(p_tenant TEXT, p_job TEXT, p_reporter TEXT, p_index INTEGER)
+      RETURNS TABLE (reporter_tenant TEXT, reporter_expires BIGINT, job JSON, owner_expires BIGINT, segments JSON,
+        segment_result TEXT, segment_revision BIGINT, segment_owner_expires BIGINT) LANGUAGE plpgsql AS $$
+      DECLARE
+        r_tenant TEXT;
+        r_expires BIGINT;
+      BEGIN
+        PERFORM svc_enter('', true);
+        SELECT ns.tenant_id, ns.expires_at INTO r_tenant, r_expires FROM node_sessions ns WHERE ns.node_id = p_reporter;
+        PERFORM svc_enter(p_tenant, false);
+        RETURN QUERY SELECT r_tenant, r_expires, row_to_json(j), owner.expires_at, svc_segments_json(p_tenant, p_job),
+            s.result, s.revision, s_owner.expires_at
+          FROM (SELECT 1) AS one
+          LEFT JOIN jobs j ON j.tenant_id = p_tenant AND p_tenant <> '' AND j.id = p_job
+          LEFT JOIN node_sessions owner ON owner.node_id = j.node_id
+          LEFT JOIN job_segments s ON s.tenant_id = p_tenant AND s.job_id = p_job AND s.idx = p_index
+          LEFT JOIN node_sessions s_owner ON s_owner.node_id = s.node_id;
+      END $$;
+
+      -- The results of a job's finished segments but p_index, in order (the merge's input).
+      CREATE FUNCTION svc_segment_results(p_tenant TEXT, p_job TEXT, p_index INTEGER)
+      RETURNS TABLE (idx INTEGER, state TEXT, result TEXT) LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        RETURN QUERY SELECT s.idx, s.state, s.result FROM job_segments s
+          WHERE s.tenant_id = p_tenant AND p_tenant <> '' AND s.job_id = p_job AND s.idx <> p_index ORDER BY s.idx;
+      END $$;
+
+      -- A plan: the job handed out to be planned (compare-and-set on its lease and revision, not yet
+      -- planned) keeps running without a node, and its segments are written pending.
+      CREATE FUNCTION svc_segment_plan(p_tenant TEXT, p_job TEXT, p_node TEXT, p_fence BIGINT, p_revision BIGINT,
+        p_cuts TEXT) RETURNS TABLE (job JSON, segments JSON) LANGUAGE plpgsql AS $$
+      DECLARE
+        held jobs;
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        UPDATE jobs SET node_id = NULL, fence = jobs.fence + 1, frames_done = 0, result = NULL,
+            revision = jobs.revision + 1
+          WHERE jobs.tenant_id = p_tenant AND p_tenant <> '' AND jobs.id = p_job AND jobs.state = 'running'
+            AND jobs.node_id = p_node AND jobs.fence = p_fence AND jobs.revision = p_revision
+            AND NOT EXISTS (SELECT 1 FROM job_segments s WHERE s.tenant_id = p_tenant AND s.job_id = p_job)
+          RETURNING * INTO held;
+        IF NOT FOUND THEN
+          RETURN;
+        END IF;
+        INSERT INTO job_segments (tenant_id, job_id, idx, first_frame, frame_count, state)
+          SELECT p_tenant, p_job, (c.n - 1)::INTEGER, (c.cut ->> 'first_frame')::BIGINT, (c.cut ->> 'frame_count')::BIGINT,
+            'pending'
+          FROM jsonb_array_elements(p_cuts::jsonb) WITH ORDINALITY AS c (cut, n);
+        RETURN QUERY SELECT row_to_json(held), svc_segments_json(p_tenant, p_job);
+      END $$;
+
+      -- Ends a running segment job: failed (its unfinished segments cancelled) or finished.
+      CREATE FUNCTION svc_segment_end(p_tenant TEXT, p_job TEXT, p_state TEXT, p_result TEXT, p_error TEXT,
+        p_now BIGINT) RETURNS VOID LANGUAGE plpgsql AS $$
+      BEGIN
+        IF p_state = 'failed' THEN
+          UPDATE job_segments SET state = 'cancelled' WHERE tenant_id = p_tenant AND job_id = p_job
+            AND state IN ('pending', 'running');
+        END IF;
+        UPDATE jobs SET state = p_state, result = coalesce(p_result, jobs.result), error = p_error,
+            frames_done = (SELECT coalesce(sum(s.frames_done), 0) FROM job_segments s
+              WHERE s.tenant_id = p_tenant AND s.job_id = p_job),
+            finished_at = p_now
+          WHERE jobs.tenant_id = p_tenant AND jobs.id = p_job AND jobs.state = 'running';
+      END $$;
+
+      -- A segment's report, decided on svc_segment_read's row: a compare-and-set on the segment's
+      -- lease and revision (nothing written: no row, the caller reads and decides again). A failed
+      -- segment fails the job; a progress report sums the frames; the last segment's final report
+      -- needs the merged job's outcome (p_end: {state, result, error}): without it, nothing is
+      -- written and the status is 'merge' (the caller reads the results, merges, and calls again).
+      CREATE FUNCTION svc_segment_write(p_tenant TEXT, p_job TEXT, p_index INTEGER, p_update TEXT, p_end TEXT,
+        p_now BIGINT) RETURNS TABLE (status TEXT, job JSON, segments JSON) LANGUAGE plpgsql AS $$
+      DECLARE
+        u RECORD;
+        e RECORD;
+        unfinished INTEGER;
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        PERFORM 1 FROM jobs WHERE jobs.tenant_id = p_tenant AND p_tenant <> '' AND jobs.id = p_job FOR UPDATE;
+        IF NOT FOUND THEN
+          RETURN;
+        END IF;
+        SELECT * INTO u FROM jsonb_to_record(p_update::jsonb) AS x (expected_node TEXT, expected_fence BIGINT,
+          expected_revision BIGINT, node_id TEXT, result TEXT, frames_done BIGINT, state TEXT, error TEXT);
+        SELECT count(*) INTO unfinished FROM job_segments s WHERE s.tenant_id = p_tenant AND s.job_id = p_job
+          AND s.idx <> p_index AND s.state <> 'finished';
+        IF u.state = 'finished' AND unfinished = 0 AND p_end IS NULL THEN
+          RETURN QUERY SELECT 'merge'::TEXT, NULL::JSON, NULL::JSON;
+          RETURN;
+        END IF;
+        UPDATE job_segments SET node_id = u.node_id, result = coalesce(u.result, job_segments.result),
+            frames_done = u.frames_done, state = coalesce(u.state, job_segments.state), error = u.error,
+            fence = CASE WHEN u.node_id = u.expected_node THEN job_segments.fence ELSE job_segments.fence + 1 END,
+            revision = job_segments.revision + 1
+          WHERE job_segments.tenant_id = p_tenant AND job_segments.job_id = p_job AND job_segments.idx = p_index
+            AND job_segments.state = 'running' AND job_segments.node_id = u.expected_node
+            AND job_segments.fence = u.expected_fence AND job_segments.revision = u.expected_revision;
+        IF NOT FOUND THEN
+          RETURN;
+        END IF;
+        IF u.state = 'failed' THEN
+          PERFORM svc_segment_end(p_tenant, p_job, 'failed', NULL, 'segment ' || p_index || ': ' || coalesce(u.error, 'failed'),
+            p_now);
+        ELSIF u.state = 'finished' AND unfinished = 0 THEN
+          SELECT * INTO e FROM jsonb_to_record(p_end::jsonb) AS x (state TEXT, result TEXT, error TEXT);
+          PERFORM svc_segment_end(p_tenant, p_job, e.state, e.result, e.error, p_now);
+        ELSE
+          UPDATE jobs SET frames_done = (SELECT coalesce(sum(s.frames_done), 0) FROM job_segments s
+              WHERE s.tenant_id = p_tenant AND s.job_id = p_job)
+            WHERE jobs.tenant_id = p_tenant AND jobs.id = p_job AND jobs.state = 'running';
+        END IF;
+        RETURN QUERY SELECT 'written'::TEXT, row_to_json(j), svc_segments_json(p_tenant, p_job)
+          FROM jobs j WHERE j.tenant_id = p_tenant AND j.id = p_job;
+      END $$;
+
+      -- A lost node's running segments (all, or those claimed before p_before and not listed by
+      -- the node): back to pending, or the job failed once a segment was handed out p_max_attempts
+      -- times. Returns the jobs changed.
+      CREATE FUNCTION svc_segments_requeue(p_tenant TEXT, p_node TEXT, p_before BIGINT, p_listed TEXT, p_now BIGINT,
+        p_max_attempts INTEGER) RETURNS SETOF TEXT LANGUAGE plpgsql AS $$
+      DECLARE
+        lost RECORD;
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        FOR lost IN SELECT s.job_id, s.idx, s.attempts FROM job_segments s
+            WHERE s.tenant_id = p_tenant AND p_tenant <> '' AND s.node_id = p_node AND s.state = 'running'
+              AND (p_before IS NULL OR (coalesce(s.claimed_at, 0) < p_before
+                AND s.job_id NOT IN (SELECT jsonb_array_elements_text(p_listed::jsonb))))
+            ORDER BY s.job_id, s.idx LOOP
+          PERFORM 1 FROM jobs WHERE jobs.tenant_id = p_tenant AND jobs.id = lost.job_id FOR UPDATE;
+          IF lost.attempts >= p_max_attempts THEN
+            PERFORM svc_segment_end(p_tenant, lost.job_id, 'failed', NULL, 'segment ' || lost.idx
+              || ' was lost with its node ' || lost.attempts || ' times (at most ' || p_max_attempts || ' attempts)', p_now);
+          ELSE
+            UPDATE job_segments SET state = 'pending', node_id = NULL, claimed_at = NULL, result = NULL, frames_done = 0,
+                fence = job_segments.fence + 1, revision = job_segments.revision + 1
+              WHERE job_segments.tenant_id = p_tenant AND job_segments.job_id = lost.job_id
+                AND job_segments.idx = lost.idx AND job_segments.state = 'running' AND job_segments.node_id = p_node;
+            UPDATE jobs SET frames_done = (SELECT coalesce(sum(s.frames_done), 0) FROM job_segments s
+                WHERE s.tenant_id = p_tenant AND s.job_id = lost.job_id)
+              WHERE jobs.tenant_id = p_tenant AND jobs.id = lost.job_id AND jobs.state = 'running';
+          END IF;
+          RETURN NEXT lost.job_id;
+        END LOOP;
+      END $$;
+
+      -- Segments that became pending (a plan, a re-queue) wake waiting PullWork calls on every
+      -- replica: lines [tenant, job, "segments", count], only while some replica listens.
+      CREATE FUNCTION svc_segments_notify_pending() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        payload TEXT := '';
+        entry TEXT;
+      BEGIN
+        IF NOT EXISTS (SELECT 1 FROM change_listeners WHERE expires_at > now()) THEN
+          RETURN NULL;
+        END IF;
+        FOR entry IN SELECT json_build_array(c.tenant_id, c.job_id, 'segments', count(*))::TEXT FROM changed c
+            WHERE c.state = 'pending' GROUP BY c.tenant_id, c.job_id ORDER BY c.job_id LOOP
+          IF octet_length(payload) + octet_length(entry) > 7000 THEN
+            PERFORM pg_notify('${CHANGE_CHANNEL}', payload);
+            payload := '';
+          END IF;
+          payload := payload || entry || E'\\n';
+        END LOOP;
+        IF payload <> '' THEN
+          PERFORM pg_notify('${CHANGE_CHANNEL}', payload);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER job_segments_notify_insert AFTER INSERT ON job_segments REFERENCING NEW TABLE AS changed
+        FOR EACH STATEMENT EXECUTE FUNCTION svc_segments_notify_pending();
+      CREATE TRIGGER job_segments_notify_update AFTER UPDATE ON job_segments REFERENCING NEW TABLE AS changed
+        FOR EACH STATEMENT EXECUTE FUNCTION svc_segments_notify_pending();
+    `
   }
 ]
 

@@ -1,54 +1,85 @@
 /**
  * Segment jobs on the PostgreSQL store (issue 30; `job_segments`, migration 7, row-level security
- * like `jobs`): the SQLite store's rules (sqlite-segments.ts) in PostgreSQL transactions. A plan
- * and a segment's report lock their job row (`SELECT … FOR UPDATE`), so replicas decide and write
- * on the same state; claims lock candidate rows with SKIP LOCKED. `withPostgresSegments` wraps
- * the job store: reads carry each job's segments, cancel, re-queue and the sweep cover them.
+ * like `jobs`): the SQLite store's rules (sqlite-segments.ts) as calls of migration 9's functions,
+ * so no BEGIN is sent for them either (issue 35):
+ *
+ * - A claim is one call (`svc_claim_units`): the node's session is checked, and a node whose
+ *   session says it scores segments gets the tenant's units fairly (pending jobs and pending
+ *   segments, the job with the fewest units running first), each with its job and segments.
+ * - A plan or a segment's report reads what it is decided on in one call (`svc_segment_read`:
+ *   the reporter's session, the job with its revision, its segments, the segment's stored result
+ *   and its node's session), decides with the same rule as a job's report (report.ts), and writes
+ *   in one call as a compare-and-set on the lease and revision it decided on; a row that changed
+ *   in between is read and decided again. The last segment's final report merges first (the
+ *   other segments' results, one call) and writes its segment and the job's result in one call,
+ *   so the job never rests with every segment finished and no result.
+ * - Every function that writes a job's segments locks the job row first, inside its one
+ *   statement: writes of one job run one after another, claims skip a job being written.
+ *
+ * `withPostgresSegments` wraps the job store: reads carry each job's segments, cancel, re-queue
+ * and the sweep cover them, and it adds the session-bound claim, plan and segment report to the
+ * store's session-bound job reports (`boundReport`).
  */
 import { Clock, Effect, Either, Stream } from "effect"
-import type postgres from "postgres"
-import { InvalidJobRequest, type JobStoreError } from "../errors.ts"
+import { PermissionDenied } from "../../policy/errors.ts"
+import { InvalidJobRequest, JobStoreFailure, type JobStoreError } from "../errors.ts"
 import { decodeStoredResult, encodeResult, type Job, type JobSegment, MAX_SEGMENT_ATTEMPTS } from "../model.ts"
 import { planReport, planSegmentReport } from "../report.ts"
 import { type JobRow, toJob } from "../rows.ts"
-import { SEGMENT_COLUMNS, type SegmentStep, segmentOutcome, toSegment } from "../segment-rows.ts"
-import type { Claimed, JobLookup, JobStoreShape, SegmentStoreShape } from "../store.ts"
-import { query, type Row, type Sql, transaction } from "./client.ts"
+import { toSegment } from "../segment-rows.ts"
+import type {
+  Claimed,
+  JobLookup,
+  JobStoreShape,
+  PlanContext,
+  ReportContext,
+  ReportOutcome,
+  SegmentReportContext,
+  SegmentStoreShape,
+  SessionBoundStore
+} from "../store.ts"
+import { query, type Row, type Sql } from "./client.ts"
 
-const OWN = "tenant_id = $1 AND $1 <> ''"
+/** Reads and compare-and-set writes of one plan or segment report before it gives up (the row kept changing). */
+const MAX_ROUNDS = 50
+
+const hasNul = (...texts: ReadonlyArray<string>) => texts.some((text) => text.includes("\u0000"))
+
+/** What a plan or a segment's report is decided on (svc_segment_read). */
+interface SegmentRead {
+  readonly reporter: ReportContext["reporter"]
+  /** The job's node and the segment's node, where their sessions are live. */
+  readonly liveNodeIds: ReadonlySet<string>
+  readonly job: Job | undefined
+  readonly revision: number
+  readonly segmentResult: string | null
+  readonly segmentRevision: number
+}
+
+type Refusal = PermissionDenied | InvalidJobRequest
 
 /**
- * The job store with segment jobs. `columns` and `toRow` are the store's job columns and row
- * reader, so a job read here decodes exactly as the store's own.
+ * The job store with segment jobs. `toRow` is the store's job row reader, so a job read here
+ * decodes exactly as the store's own.
  */
 export const withPostgresSegments = (
   sql: Sql,
-  columns: string,
   toRow: (row: Row) => JobRow,
-  store: JobStoreShape
+  store: JobStoreShape,
+  boundReport: SessionBoundStore["report"]
 ): JobStoreShape => {
-  const inTenant = <A>(tenantId: string, body: (tx: postgres.TransactionSql) => Promise<A>) =>
-    transaction(sql, async (tx) => {
-      await tx`SELECT set_config('svc.tenant', ${tenantId}, true), set_config('svc.maintenance', 'off', true)`
-      return body(tx)
+  /** A job row of a function (JSON) with its segments (JSON, without results). */
+  const decodeJob = (operation: string, raw: unknown, segments: unknown): Effect.Effect<Job, JobStoreFailure> =>
+    Either.match(toJob(toRow(raw as Row)), {
+      onLeft: (detail) => Effect.fail(new JobStoreFailure({ operation, detail })),
+      onRight: (job) =>
+        Effect.succeed({
+          ...job,
+          segments: Array.isArray(segments) ? segments.map((segment) => toSegment(segment as Row)) : []
+        })
     })
 
-  const segmentsIn = async (tx: postgres.TransactionSql, tenantId: string, ids: ReadonlyArray<string>) => {
-    const byJob = new Map<string, Array<JobSegment>>()
-    if (ids.length === 0) return byJob
-    const rows = await tx.unsafe(
-      `SELECT ${SEGMENT_COLUMNS} FROM job_segments WHERE ${OWN}
-       AND job_id IN (SELECT jsonb_array_elements_text($2::text::jsonb)) ORDER BY job_id, idx`,
-      [tenantId, JSON.stringify(ids)]
-    )
-    for (const row of rows) {
-      const id = String(row["job_id"])
-      byJob.set(id, [...(byJob.get(id) ?? []), toSegment(row)])
-    }
-    return byJob
-  }
-
-  /** The segments of a tenant's jobs, by job: one function call (migration 8), no transaction. */
+  /** The segments of a tenant's jobs, by job: one function call (migration 8). */
   const segmentsOf = async (tenantId: string, ids: ReadonlyArray<string>) => {
     const byJob = new Map<string, Array<JobSegment>>()
     if (ids.length === 0) return byJob
@@ -84,292 +115,262 @@ export const withPostgresSegments = (
       Effect.flatMap((job) => (job === undefined ? Effect.succeed(undefined) : attachOne(job)))
     )
 
-  const outcome = segmentOutcome(readJob, () => Effect.void)
+  /** One call: the job, its segments, segment `index` (-1: none) and the sessions involved. */
+  const readFor = (tenantId: string, jobId: string, reporterNodeId: string, index: number) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const [row] = yield* query(
+        "segments",
+        () => sql`SELECT * FROM svc_segment_read(${tenantId}, ${jobId}, ${reporterNodeId}, ${index})`
+      )
+      const reporterTenant = row?.["reporter_tenant"]
+      const raw = row?.["job"]
+      const job = raw === null || raw === undefined ? undefined : yield* decodeJob("segments", raw, row?.["segments"])
+      const live = (nodeId: string | undefined, expires: unknown) =>
+        nodeId !== undefined && Number(expires ?? 0) > now ? [nodeId] : []
+      const segment = job?.segments.find((one) => one.index === index)
+      const read: SegmentRead = {
+        reporter: {
+          nodeId: reporterNodeId,
+          sessionTenantId: typeof reporterTenant === "string" ? reporterTenant : undefined,
+          live: Number(row?.["reporter_expires"] ?? 0) > now
+        },
+        liveNodeIds: new Set([
+          ...live(job?.nodeId, row?.["owner_expires"]),
+          ...live(segment?.nodeId, row?.["segment_owner_expires"])
+        ]),
+        job,
+        revision: Number((raw as Row | null | undefined)?.["revision"] ?? 0),
+        segmentResult: typeof row?.["segment_result"] === "string" ? row["segment_result"] : null,
+        segmentRevision: Number(row?.["segment_revision"] ?? 0)
+      }
+      return read
+    })
 
-  /** The job row locked for the transaction, with its segments. */
-  const lockedJob = async (tx: postgres.TransactionSql, tenantId: string, jobId: string) => {
-    const [row] = await tx.unsafe(`SELECT ${columns} FROM jobs WHERE ${OWN} AND id = $2 FOR UPDATE`, [tenantId, jobId])
-    if (row === undefined) return Either.right(undefined)
-    const job = toJob(toRow(row))
-    if (Either.isLeft(job)) return job
-    const segments = (await segmentsIn(tx, tenantId, [jobId])).get(jobId) ?? []
-    return Either.right({ ...job.right, segments })
-  }
+  /** The written job of a plan or segment write (its row and segments), or undefined: read again. */
+  const writtenJob = (operation: string, row: Row | undefined) =>
+    row === undefined || row["job"] === null || row["job"] === undefined
+      ? Effect.succeed(undefined)
+      : decodeJob(operation, row["job"], row["segments"])
 
-  const totals = async (tx: postgres.TransactionSql, tenantId: string, jobId: string) => {
-    const [row] = await tx.unsafe(
-      `SELECT coalesce(sum(frames_done), 0) AS done, count(*) FILTER (WHERE state = 'finished') AS finished,
-         count(*) AS n FROM job_segments WHERE ${OWN} AND job_id = $2`,
-      [tenantId, jobId]
-    )
-    return { done: Number(row?.["done"] ?? 0), finished: Number(row?.["finished"] ?? 0), n: Number(row?.["n"] ?? 0) }
-  }
+  const tooManyRounds = (operation: string) =>
+    new JobStoreFailure({ operation, detail: "the job kept changing under the report" })
 
-  const end = async (
-    tx: postgres.TransactionSql,
+  /** A plan report, decided on the read and written as a compare-and-set on it. */
+  const planOn = (
     tenantId: string,
     jobId: string,
-    state: "failed" | "finished",
-    result: string | null,
-    error: string | null,
-    done: number,
-    now: number
-  ) => {
-    if (state === "failed")
-      await tx.unsafe(
-        `UPDATE job_segments SET state = 'cancelled' WHERE ${OWN} AND job_id = $2 AND state IN ('pending', 'running')`,
-        [tenantId, jobId]
+    reporterNodeId: string,
+    contextOf: (read: SegmentRead) => PlanContext
+  ): Effect.Effect<ReportOutcome, Refusal | JobStoreError> =>
+    Effect.gen(function* () {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const read = yield* readFor(tenantId, jobId, reporterNodeId, -1)
+        const context = contextOf(read)
+        const plan = planReport(tenantId, jobId, read.job, {
+          reporter: context.reporter,
+          liveNodeIds: context.liveNodeIds,
+          update: (current) =>
+            current.segments.length > 0
+              ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is already planned` }))
+              : Either.right({
+                  nodeId: context.reporter.nodeId,
+                  result: undefined,
+                  framesDone: 0,
+                  renditionProgress: [],
+                  outcome: undefined
+                })
+        })
+        if (Either.isLeft(plan)) return yield* plan.left
+        if (plan.right._tag === "Unchanged") return { job: plan.right.job, written: false }
+        if (read.job === undefined) return yield* PermissionDenied.jobNotAssigned(jobId, reporterNodeId)
+        const cuts = context.cuts(read.job)
+        if (Either.isLeft(cuts)) return yield* cuts.left
+        const { expected } = plan.right
+        const cutsJson = JSON.stringify(
+          cuts.right.map((cut) => ({ first_frame: cut.firstFrame, frame_count: cut.frameCount }))
+        )
+        const [row] = yield* query(
+          "plan",
+          () => sql`SELECT * FROM svc_segment_plan(${tenantId}, ${jobId}, ${expected.nodeId}, ${expected.fence},
+            ${read.revision}, ${cutsJson})`
+        )
+        const job = yield* writtenJob("plan", row)
+        if (job !== undefined) return { job, written: true }
+      }
+      return yield* tooManyRounds("plan")
+    })
+
+  /**
+   * The job's ending when segment `index` finishes last with `result`: the merge of every
+   * segment's result in order (the others read in one call). Undefined: a segment is not
+   * finished any more (the job failed meanwhile: read again).
+   */
+  const endingOf = (
+    tenantId: string,
+    job: Job,
+    index: number,
+    result: Job["result"],
+    merge: SegmentReportContext["merge"]
+  ) =>
+    Effect.gen(function* () {
+      const rows = yield* query(
+        "report",
+        () => sql`SELECT * FROM svc_segment_results(${tenantId}, ${job.id}, ${index})`
       )
-    await tx.unsafe(
-      `UPDATE jobs SET state = $3, result = coalesce($4, result), error = $5, frames_done = $6, finished_at = $7
-       WHERE ${OWN} AND id = $2 AND state = 'running'`,
-      [tenantId, jobId, state, result, error, done, now]
+      if (rows.some((row) => row["state"] !== "finished")) return undefined
+      const results: Array<NonNullable<Job["result"]>> = []
+      const corrupt = new JobStoreFailure({ operation: "report", detail: "a finished segment has no readable result" })
+      for (const row of rows) {
+        const text = row["result"]
+        const decoded = typeof text === "string" ? decodeStoredResult(text) : undefined
+        if (decoded === undefined || Either.isLeft(decoded)) return yield* corrupt
+        results.push(decoded.right)
+      }
+      if (result === undefined) return yield* corrupt
+      results.splice(rows.filter((row) => Number(row["idx"]) < index).length, 0, result)
+      const merged = merge(job, results)
+      return Either.isLeft(merged) || merged.right === undefined
+        ? {
+            state: "failed",
+            result: null,
+            error: `merging the segments failed: ${Either.isLeft(merged) ? merged.left : "no frames"}`
+          }
+        : { state: "finished", result: encodeResult(merged.right), error: null }
+    })
+
+  /** A segment's report, decided on the read and written as a compare-and-set on it. */
+  const reportOn = (
+    tenantId: string,
+    jobId: string,
+    index: number,
+    reporterNodeId: string,
+    contextOf: (read: SegmentRead) => SegmentReportContext
+  ): Effect.Effect<ReportOutcome, Refusal | JobStoreError> =>
+    Effect.gen(function* () {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const read = yield* readFor(tenantId, jobId, reporterNodeId, index)
+        const context = contextOf(read)
+        const stored = read.segmentResult === null ? Either.right(undefined) : decodeStoredResult(read.segmentResult)
+        if (Either.isLeft(stored))
+          return yield* new JobStoreFailure({ operation: "report", detail: `segment ${index}: ${stored.left.message}` })
+        const segment = read.job?.segments.find((one) => one.index === index)
+        const plan = planSegmentReport(tenantId, jobId, read.job, segment, stored.right, context)
+        if (Either.isLeft(plan)) return yield* plan.left
+        if (plan.right._tag === "Unchanged") return { job: plan.right.job, written: false }
+        const { expected, update } = plan.right
+        const now = yield* Clock.currentTimeMillis
+        const write = JSON.stringify({
+          expected_node: expected.nodeId,
+          expected_fence: expected.fence,
+          expected_revision: read.segmentRevision,
+          node_id: update.nodeId,
+          result: update.result === undefined ? null : encodeResult(update.result),
+          frames_done: update.framesDone,
+          state: update.outcome?.state ?? null,
+          error: update.outcome?.error ?? null
+        })
+        let [row] = yield* query(
+          "report",
+          () => sql`SELECT * FROM svc_segment_write(${tenantId}, ${jobId}, ${index}, ${write}, NULL, ${now})`
+        )
+        if (row?.["status"] === "merge" && read.job !== undefined) {
+          const ending = yield* endingOf(tenantId, read.job, index, update.result ?? stored.right, context.merge)
+          if (ending === undefined) continue
+          const end = JSON.stringify(ending)
+          ;[row] = yield* query(
+            "report",
+            () => sql`SELECT * FROM svc_segment_write(${tenantId}, ${jobId}, ${index}, ${write}, ${end}, ${now})`
+          )
+        }
+        const job = yield* writtenJob("report", row)
+        if (job !== undefined) return { job, written: true }
+      }
+      return yield* tooManyRounds("report")
+    })
+
+  /** Units of a claim's rows (after the session row): each job with its segments, and the segment claimed. */
+  const unitsOf = (rows: ReadonlyArray<Row>) =>
+    Effect.forEach(rows, (row) =>
+      Effect.map(
+        decodeJob("claim", row["job"], row["segments"]),
+        (job): Claimed => ({
+          job,
+          segment:
+            row["segment"] === null || row["segment"] === undefined ? undefined : toSegment(row["segment"] as Row)
+        })
+      )
     )
-  }
 
   const segments: SegmentStoreShape = {
+    // For a node the caller checked and knows to score segments (the session-bound claim checks both).
     claim: (tenantId, nodeId, max) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const picked = yield* query("claim", () =>
-          inTenant(tenantId, async (tx) => {
-            const pool = (
-              await tx.unsafe(
-                `SELECT seq, id, state, 0 AS busy FROM jobs WHERE ${OWN} AND state = 'pending'
-                 UNION ALL
-                 SELECT j.seq, j.id, j.state,
-                   (SELECT count(*) FROM job_segments r WHERE r.tenant_id = $1 AND r.job_id = j.id AND r.state = 'running')
-                 FROM jobs j WHERE j.tenant_id = $1 AND $1 <> '' AND j.state = 'running'
-                   AND EXISTS (SELECT 1 FROM job_segments p WHERE p.tenant_id = $1 AND p.job_id = j.id AND p.state = 'pending')
-                 ORDER BY seq LIMIT $2`,
-                [tenantId, Math.max(64, max * 4)]
-              )
-            ).map((row) => ({
-              seq: Number(row["seq"]),
-              id: String(row["id"]),
-              state: String(row["state"]),
-              busy: Number(row["busy"])
-            }))
-            const claims: Array<{ jobId: string; segment?: JobSegment }> = []
-            while (claims.length < max && pool.length > 0) {
-              pool.sort((a, b) => a.busy - b.busy || a.seq - b.seq)
-              const next = pool[0]
-              if (next === undefined) break
-              if (next.state === "pending") {
-                pool.shift()
-                const claimed = await tx.unsafe(
-                  `UPDATE jobs SET state = 'running', node_id = $3, started_at = $4, fence = fence + 1
-                   WHERE ${OWN} AND id = $2 AND state = 'pending' RETURNING id`,
-                  [tenantId, next.id, nodeId, now]
-                )
-                if (claimed.length > 0) claims.push({ jobId: next.id })
-                continue
-              }
-              const [segment] = await tx.unsafe(
-                `UPDATE job_segments SET state = 'running', node_id = $3, claimed_at = $4, fence = fence + 1,
-                   attempts = attempts + 1, frames_done = 0, result = NULL
-                 WHERE ${OWN} AND job_id = $2 AND idx = (
-                   SELECT idx FROM job_segments WHERE ${OWN} AND job_id = $2 AND state = 'pending'
-                   ORDER BY idx LIMIT 1 FOR UPDATE SKIP LOCKED)
-                 RETURNING ${SEGMENT_COLUMNS}`,
-                [tenantId, next.id, nodeId, now]
-              )
-              if (segment === undefined) {
-                pool.shift()
-                continue
-              }
-              await tx.unsafe(`UPDATE jobs SET started_at = coalesce(started_at, $3) WHERE ${OWN} AND id = $2`, [
-                tenantId,
-                next.id,
-                now
-              ])
-              next.busy++
-              claims.push({ jobId: next.id, segment: toSegment(segment) })
-            }
-            return claims
-          })
-        )
-        const claimed: Array<Claimed> = []
-        for (const { jobId, segment } of picked) {
-          const job = yield* readJob(tenantId, jobId)
-          if (job !== undefined) claimed.push({ job, segment })
-        }
-        return claimed
-      }),
-
+      hasNul(tenantId, nodeId)
+        ? Effect.succeed([])
+        : Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const [, ...rows] = yield* query(
+              "claim",
+              () => sql`SELECT * FROM svc_claim_units(${tenantId}, ${nodeId}, ${now}, ${max}, false)`
+            )
+            return yield* unitsOf(rows)
+          }),
     plan: (tenantId, jobId, context) =>
-      Effect.flatMap(
-        query("plan", () =>
-          inTenant(tenantId, async (tx): Promise<SegmentStep> => {
-            const job = await lockedJob(tx, tenantId, jobId)
-            if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
-            const held = job.right
-            const plan = planReport(tenantId, jobId, held, {
-              reporter: context.reporter,
-              liveNodeIds: context.liveNodeIds,
-              update: (current) =>
-                current.segments.length > 0
-                  ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is already planned` }))
-                  : Either.right({
-                      nodeId: context.reporter.nodeId,
-                      result: undefined,
-                      framesDone: 0,
-                      renditionProgress: [],
-                      outcome: undefined
-                    })
-            })
-            if (Either.isLeft(plan)) return { _tag: "Refused", error: plan.left }
-            if (plan.right._tag === "Unchanged" || held === undefined) return { _tag: "Unchanged", jobId }
-            const cuts = context.cuts(held)
-            if (Either.isLeft(cuts)) return { _tag: "Refused", error: cuts.left }
-            const { expected } = plan.right
-            const released = await tx.unsafe(
-              `UPDATE jobs SET node_id = NULL, fence = fence + 1, frames_done = 0, result = NULL
-               WHERE ${OWN} AND id = $2 AND state = 'running' AND node_id = $3 AND fence = $4 RETURNING id`,
-              [tenantId, jobId, expected.nodeId, expected.fence]
-            )
-            if (released.length === 0) return { _tag: "Corrupt", detail: "the job changed under its row lock" }
-            for (const [index, cut] of cuts.right.entries())
-              await tx.unsafe(
-                `INSERT INTO job_segments (tenant_id, job_id, idx, first_frame, frame_count, state)
-                 VALUES ($1, $2, $3, $4, $5, 'pending')`,
-                [tenantId, jobId, index, cut.firstFrame, cut.frameCount]
-              )
-            return { _tag: "Written", jobId }
-          })
-        ),
-        (step) => outcome(tenantId, "plan", step)
-      ),
-
+      hasNul(tenantId, jobId, context.reporter.nodeId)
+        ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, context.reporter.nodeId))
+        : planOn(tenantId, jobId, context.reporter.nodeId, () => context),
     report: (tenantId, jobId, index, context) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const step = yield* query("report", () =>
-          inTenant(tenantId, async (tx): Promise<SegmentStep> => {
-            const job = await lockedJob(tx, tenantId, jobId)
-            if (Either.isLeft(job)) return { _tag: "Corrupt", detail: job.left }
-            const [row] = await tx.unsafe(
-              `SELECT ${SEGMENT_COLUMNS} FROM job_segments WHERE ${OWN} AND job_id = $2 AND idx = $3 FOR UPDATE`,
-              [tenantId, jobId, index]
-            )
-            const text = row?.["result"]
-            const stored =
-              text === null || text === undefined ? Either.right(undefined) : decodeStoredResult(String(text))
-            if (Either.isLeft(stored)) return { _tag: "Corrupt", detail: `segment ${index}: ${stored.left.message}` }
-            const plan = planSegmentReport(
-              tenantId,
-              jobId,
-              job.right,
-              row === undefined ? undefined : toSegment(row),
-              stored.right,
-              context
-            )
-            if (Either.isLeft(plan)) return { _tag: "Refused", error: plan.left }
-            if (plan.right._tag === "Unchanged") return { _tag: "Unchanged", jobId }
-            const { expected, update } = plan.right
-            const written = await tx.unsafe(
-              `UPDATE job_segments SET node_id = $5, result = coalesce($6, result), frames_done = $7,
-                 state = coalesce($8, state), error = $9,
-                 fence = CASE WHEN $5 = $4 THEN fence ELSE fence + 1 END
-               WHERE ${OWN} AND job_id = $2 AND idx = $3 AND state = 'running' AND node_id = $4 AND fence = $10
-               RETURNING idx`,
-              [
-                tenantId,
-                jobId,
-                index,
-                expected.nodeId,
-                update.nodeId,
-                update.result === undefined ? null : encodeResult(update.result),
-                update.framesDone,
-                update.outcome?.state ?? null,
-                update.outcome?.error ?? null,
-                expected.fence
-              ]
-            )
-            if (written.length === 0) return { _tag: "Corrupt", detail: "the segment changed under its row lock" }
-            const sums = await totals(tx, tenantId, jobId)
-            if (update.outcome?.state === "failed") {
-              const why = `segment ${index}: ${update.outcome.error ?? "failed"}`
-              await end(tx, tenantId, jobId, "failed", null, why, sums.done, now)
-              return { _tag: "Written", jobId }
-            }
-            if (sums.finished < sums.n) {
-              await tx.unsafe(`UPDATE jobs SET frames_done = $3 WHERE ${OWN} AND id = $2 AND state = 'running'`, [
-                tenantId,
-                jobId,
-                sums.done
-              ])
-              return { _tag: "Written", jobId }
-            }
-            const results: Array<NonNullable<Job["result"]>> = []
-            for (const entry of await tx.unsafe(
-              `SELECT result FROM job_segments WHERE ${OWN} AND job_id = $2 ORDER BY idx`,
-              [tenantId, jobId]
-            )) {
-              const value = entry["result"]
-              const decoded = value === null || value === undefined ? undefined : decodeStoredResult(String(value))
-              if (decoded === undefined || Either.isLeft(decoded))
-                return { _tag: "Corrupt", detail: "a finished segment has no readable result" }
-              results.push(decoded.right)
-            }
-            const held = job.right
-            if (held === undefined) return { _tag: "Corrupt", detail: "no job" }
-            const merged = context.merge(held, results)
-            if (Either.isLeft(merged) || merged.right === undefined) {
-              const why = `merging the segments failed: ${Either.isLeft(merged) ? merged.left : "no frames"}`
-              await end(tx, tenantId, jobId, "failed", null, why, sums.done, now)
-              return { _tag: "Written", jobId }
-            }
-            await end(tx, tenantId, jobId, "finished", encodeResult(merged.right), null, sums.done, now)
-            return { _tag: "Written", jobId }
-          })
-        )
-        return yield* outcome(tenantId, "report", step)
-      })
+      hasNul(tenantId, jobId, context.reporter.nodeId)
+        ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, context.reporter.nodeId))
+        : reportOn(tenantId, jobId, index, context.reporter.nodeId, () => context)
   }
 
-  /** A lost node's running segments: back to pending, or the job failed after MAX_SEGMENT_ATTEMPTS. */
+  const sessionBound: SessionBoundStore = {
+    report: boundReport,
+    claim: (tenantId, nodeId, max) =>
+      hasNul(tenantId, nodeId)
+        ? Effect.succeed({ _tag: "NotLive" })
+        : Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const [session, ...rows] = yield* query(
+              "claim",
+              () => sql`SELECT * FROM svc_claim_units(${tenantId}, ${nodeId}, ${now}, ${max}, true)`
+            )
+            const sessionTenant = session?.["session_tenant"]
+            if (typeof sessionTenant === "string" && sessionTenant !== tenantId) return { _tag: "OtherTenant" } as const
+            if (typeof sessionTenant !== "string" || Number(session?.["session_expires"]) <= now)
+              return { _tag: "NotLive" } as const
+            return {
+              _tag: "Claimed",
+              units: yield* unitsOf(rows),
+              scoresSegments: session?.["scores_segments"] === true
+            } as const
+          }),
+    plan: (tenantId, nodeId, jobId, cuts) =>
+      hasNul(tenantId, nodeId, jobId)
+        ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, nodeId))
+        : planOn(tenantId, jobId, nodeId, (read) => ({ reporter: read.reporter, liveNodeIds: read.liveNodeIds, cuts })),
+    segmentReport: (tenantId, nodeId, jobId, index, context) =>
+      hasNul(tenantId, nodeId, jobId)
+        ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, nodeId))
+        : reportOn(tenantId, jobId, index, nodeId, (read) => ({
+            ...context,
+            reporter: read.reporter,
+            liveNodeIds: read.liveNodeIds
+          }))
+  }
+
+  /** A lost node's running segments: back to pending, or the job failed after MAX_SEGMENT_ATTEMPTS (one call). */
   const requeueSegments = (tenantId: string, nodeId: string, claimedBefore?: number, listed?: ReadonlyArray<string>) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      // Most nodes hold no segment: one call tells, and only a node that does takes the transaction.
-      const holds = yield* query("requeue", () => sql`SELECT svc_node_has_segments(${tenantId}, ${nodeId}) AS holds`)
-      if (holds[0]?.["holds"] !== true) return []
-      const changed = yield* query("requeue", () =>
-        inTenant(tenantId, async (tx) => {
-          const ids = new Set<string>()
-          const rows = await tx.unsafe(
-            `SELECT ${SEGMENT_COLUMNS} FROM job_segments WHERE ${OWN} AND node_id = $2 AND state = 'running' FOR UPDATE`,
-            [tenantId, nodeId]
-          )
-          for (const row of rows) {
-            const jobId = String(row["job_id"])
-            if (claimedBefore !== undefined && Number(row["claimed_at"] ?? 0) >= claimedBefore) continue
-            if (listed?.includes(jobId)) continue
-            ids.add(jobId)
-            const attempts = Number(row["attempts"])
-            if (attempts >= MAX_SEGMENT_ATTEMPTS) {
-              const why = `segment ${Number(row["idx"])} was lost with its node ${attempts} times (at most ${MAX_SEGMENT_ATTEMPTS} attempts)`
-              await end(tx, tenantId, jobId, "failed", null, why, (await totals(tx, tenantId, jobId)).done, now)
-              continue
-            }
-            await tx.unsafe(
-              `UPDATE job_segments SET state = 'pending', node_id = NULL, claimed_at = NULL, result = NULL,
-                 frames_done = 0, fence = fence + 1
-               WHERE ${OWN} AND job_id = $2 AND idx = $3 AND state = 'running'`,
-              [tenantId, jobId, Number(row["idx"])]
-            )
-            await tx.unsafe(`UPDATE jobs SET frames_done = $3 WHERE ${OWN} AND id = $2 AND state = 'running'`, [
-              tenantId,
-              jobId,
-              (await totals(tx, tenantId, jobId)).done
-            ])
-          }
-          return [...ids]
-        })
+      const changed = yield* query(
+        "requeue",
+        () => sql`SELECT svc_segments_requeue(${tenantId}, ${nodeId}, ${claimedBefore ?? null},
+          ${listed === undefined ? null : JSON.stringify(listed)}, ${now}, ${MAX_SEGMENT_ATTEMPTS}) AS job_id`
       )
       const jobs: Array<Job> = []
-      for (const id of changed) {
+      for (const id of new Set(changed.map((row) => String(row["job_id"])))) {
         const job = yield* readJob(tenantId, id)
         if (job !== undefined) jobs.push(job)
       }
@@ -379,6 +380,7 @@ export const withPostgresSegments = (
   return {
     ...store,
     segments,
+    sessionBound,
     lookup: (tenantId, jobId) => Effect.flatMap(store.lookup(tenantId, jobId), attachLookup),
     list: (tenantId, states, limit) => Effect.flatMap(store.list(tenantId, states, limit), attach),
     claim: (tenantId, nodeId, max) => Effect.flatMap(store.claim(tenantId, nodeId, max), attach),
@@ -394,15 +396,19 @@ export const withPostgresSegments = (
         Effect.map(attachOne(reported.job), (job) => ({ ...reported, job }))
       ),
     requeueNode: (tenantId, nodeId) =>
-      Effect.gen(function* () {
-        const jobs = yield* Effect.flatMap(store.requeueNode(tenantId, nodeId), attach)
-        return [...jobs, ...(yield* requeueSegments(tenantId, nodeId))]
-      }),
+      hasNul(tenantId, nodeId)
+        ? store.requeueNode(tenantId, nodeId)
+        : Effect.gen(function* () {
+            const jobs = yield* Effect.flatMap(store.requeueNode(tenantId, nodeId), attach)
+            return [...jobs, ...(yield* requeueSegments(tenantId, nodeId))]
+          }),
     requeueUnlisted: (tenantId, nodeId, listed, claimedBefore) =>
-      Effect.gen(function* () {
-        const jobs = yield* Effect.flatMap(store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore), attach)
-        return [...jobs, ...(yield* requeueSegments(tenantId, nodeId, claimedBefore, listed))]
-      }),
+      hasNul(tenantId, nodeId, ...listed)
+        ? store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore)
+        : Effect.gen(function* () {
+            const jobs = yield* Effect.flatMap(store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore), attach)
+            return [...jobs, ...(yield* requeueSegments(tenantId, nodeId, claimedBefore, listed))]
+          }),
     runningAssignments: Effect.gen(function* () {
       const jobs = yield* store.runningAssignments
       const rows = yield* query("assignments", () => sql`SELECT * FROM svc_segment_assignments()`)

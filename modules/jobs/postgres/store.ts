@@ -101,10 +101,6 @@ const num = (value: unknown): number => Number(value)
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
 const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
 
-/** A job row's columns, as `toRow` reads them (segments.ts selects jobs with them). */
-const JOB_COLUMNS =
-  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key"
-
 const toRow = (row: Row): JobRow => ({
   seq: num(row["seq"]),
   id: String(row["id"]),
@@ -163,11 +159,16 @@ export const openPostgres = (settings: PostgresSettings): Effect.Effect<Sql, Job
     return sql
   })
 
-/** One change as the notification carries it (migration 8): enough to wake and to route. */
+/**
+ * One change as the notification carries it (migration 8): enough to wake and to route. State
+ * `segments` (migration 9): `count` segments of the job became pending (a plan, a re-queue); it
+ * only wakes waiting PullWork calls (the job's own row change reaches followers).
+ */
 interface ChangeNote {
   readonly tenantId: string
   readonly id: string
   readonly state: string
+  readonly count: number
 }
 
 /** A follower's queue of changes; `behind` once a change could not be queued (it lists again). */
@@ -199,9 +200,9 @@ const parseNotes = (payload: string): ReadonlyArray<ChangeNote> =>
   payload.split("\n").flatMap((line) => {
     if (line === "") return []
     try {
-      const [tenantId, id, state] = JSON.parse(line) as [unknown, unknown, unknown]
+      const [tenantId, id, state, count] = JSON.parse(line) as [unknown, unknown, unknown, unknown]
       return typeof tenantId === "string" && typeof id === "string" && typeof state === "string"
-        ? [{ tenantId, id, state }]
+        ? [{ tenantId, id, state, count: typeof count === "number" ? count : 0 }]
         : []
     } catch {
       return []
@@ -234,6 +235,10 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     const listenLock = yield* Effect.makeSemaphore(1)
 
     const deliver = (note: ChangeNote | typeof INTERRUPTED) => {
+      if (note !== INTERRUPTED && note.state === "segments") {
+        work.notify(note.tenantId, note.count)
+        return
+      }
       for (const follower of followers) {
         if (note !== INTERRUPTED && note.tenantId !== follower.tenantId) continue
         if (!Queue.unsafeOffer(follower.queue, note)) follower.behind = true
@@ -422,43 +427,22 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         return results.flatMap((result) => (result === undefined ? [] : [result]))
       })
 
-    const sessionBound: SessionBoundStore = {
-      claim: (tenantId, nodeId, max) =>
-        hasNul(tenantId, nodeId)
-          ? Effect.succeed({ _tag: "NotLive" })
-          : Effect.gen(function* () {
-              const now = yield* Clock.currentTimeMillis
-              const [session, ...claimed] = yield* query(
-                "claim",
-                () => sql`SELECT * FROM svc_claim(${tenantId}, ${nodeId}, ${now}, ${max})`
-              )
-              const sessionTenant = session?.["session_tenant"]
-              if (typeof sessionTenant === "string" && sessionTenant !== tenantId)
-                return { _tag: "OtherTenant" } as const
-              if (sessionTenant === undefined || sessionTenant === null || Number(session?.["session_expires"]) <= now)
-                return { _tag: "NotLive" } as const
-              const jobs = yield* decodeRows(
-                "claim",
-                claimed.map((row) => row["job"] as Row)
-              )
-              return { _tag: "Claimed", jobs } as const
-            }),
-      report: (tenantId, nodeId, reports) =>
-        hasNul(tenantId, nodeId)
-          ? Effect.succeed(reports.map((report) => Either.left(PermissionDenied.jobNotAssigned(report.jobId, nodeId))))
-          : applyReports(
-              tenantId,
-              nodeId,
-              reports.map((report) => ({
-                jobId: report.jobId,
-                context: (read) => ({
-                  reporter: { nodeId, sessionTenantId: read.reporterTenantId, live: read.reporterLive },
-                  liveNodeIds: read.liveOwners,
-                  update: report.update
-                })
-              }))
-            )
-    }
+    // The session-bound claim, plans and segments' reports are segments.ts's.
+    const boundReport: SessionBoundStore["report"] = (tenantId, nodeId, reports) =>
+      hasNul(tenantId, nodeId)
+        ? Effect.succeed(reports.map((report) => Either.left(PermissionDenied.jobNotAssigned(report.jobId, nodeId))))
+        : applyReports(
+            tenantId,
+            nodeId,
+            reports.map((report) => ({
+              jobId: report.jobId,
+              context: (read) => ({
+                reporter: { nodeId, sessionTenantId: read.reporterTenantId, live: read.reporterLive },
+                liveNodeIds: read.liveOwners,
+                update: report.update
+              })
+            }))
+          )
 
     const store: JobStoreShape = {
       insert: (job: NewJob) =>
@@ -640,12 +624,11 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
             )
         ),
 
-      awaitWork: (tenantId) => wanted(work.awaitWork(tenantId)),
-
-      sessionBound
+      awaitWork: (tenantId) => wanted(work.awaitWork(tenantId))
     }
-    // Segment jobs (issue 30): reads carry segments, and the segment operations (segments.ts).
-    return withPostgresSegments(sql, JOB_COLUMNS, toRow, store)
+    // Segment jobs (issue 30): reads carry segments, the segment operations and the session-bound
+    // claim (segments.ts).
+    return withPostgresSegments(sql, toRow, store, boundReport)
   })
 
 /**
@@ -689,7 +672,7 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
           yield* query(
             "register",
             () => sql`SELECT svc_session_register(${tenantId}, ${nodeId}, ${info.name}, ${info.slots}, ${info.version},
-              ${now}, ${now + settings.ttlMillis})`
+              ${now}, ${now + settings.ttlMillis}, ${info.scoresSegments === true})`
           )
           return {
             nodeId,
@@ -724,13 +707,13 @@ export const makePostgresNodeSessions = (sql: Sql, settings: SessionSettings): E
               yield* bridgeOutage(now)
               const [row] = yield* query(
                 "session",
-                () => sql`SELECT tenant_id, expires_at FROM svc_session_state(${nodeId})`
+                () => sql`SELECT tenant_id, expires_at, scores_segments FROM svc_session_state(${nodeId})`
               )
               if (row === undefined) return { _tag: "NotLive", tenantId: undefined, since: bootTime } as SessionState
               const tenantId = String(row["tenant_id"])
               const expires = Number(row["expires_at"])
               return now < expires
-                ? ({ _tag: "Live", tenantId } as const)
+                ? ({ _tag: "Live", tenantId, scoresSegments: row["scores_segments"] === true } as const)
                 : ({ _tag: "NotLive", tenantId, since: expires } as const)
             }),
 

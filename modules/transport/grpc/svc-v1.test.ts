@@ -65,7 +65,8 @@ const result: ScoreResponse = {
   scores: { "vmaf_v0.6.1": 91.5 },
   shots: [{ first_frame: 0, frame_count: 1, score: 91.5, harmonic_mean: 91.5, min: 91.5, p5: 91.5, worst_frame: 0 }],
   worst_shots: [0],
-  thumbnails: []
+  thumbnails: [],
+  alignment: null
 }
 
 const job: Job = {
@@ -95,7 +96,9 @@ const job: Job = {
       shot_threshold: 0,
       shot_min_frames: 0,
       frame_rate: 0,
-      segment_frames: 24
+      segment_frames: 24,
+      sync: "",
+      sync_window: 0
     },
     models: []
   },

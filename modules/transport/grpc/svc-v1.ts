@@ -135,6 +135,14 @@ export interface ScoreOptions {
    * is cut into at most 10000 segments (longer segments when it would need more).
    */
   readonly segment_frames: number
+  /**
+   * "off" (default, or "") or "auto": find where each input starts and the frames dropped or
+   * inserted mid-clip, then score the paired frames (frame skips apply first; frame_cnt and
+   * subsample count pairs). The response's alignment says what was found.
+   */
+  readonly sync: string
+  /** With sync "auto": the largest offset searched, in frames (0: 120). */
+  readonly sync_window: number
 }
 
 export interface ScoreResponse {
@@ -157,6 +165,32 @@ export interface ScoreResponse {
   readonly worst_shots: ReadonlyArray<number>
   /** With options.shots and raw/Y4M inputs: pictures of the worst shots' worst frames. */
   readonly thumbnails: ReadonlyArray<Thumbnail>
+  /** With options.sync "auto": how the distorted clip was lined up with the reference. */
+  readonly alignment: Alignment | null
+}
+
+/** What options.sync "auto" found; frames are counted after each input's frame skip. */
+export interface Alignment {
+  /** The first reference and distorted frames scored (a late start, a slate or leader before them). */
+  readonly reference_start: number
+  readonly distorted_start: number
+  /** Pairs found (frame_cnt and subsample count these). */
+  readonly frames: number
+  /** Reference frames with no counterpart in the distorted clip, between its first and last pair. */
+  readonly reference_frames_dropped: ReadonlyArray<number>
+  /** Distorted frames with no counterpart in the reference (left out of the score). */
+  readonly distorted_frames_inserted: ReadonlyArray<number>
+  /** Distorted frames repeating the one before while the reference moves (a freeze), scored as seen. */
+  readonly distorted_frames_repeated: ReadonlyArray<number>
+  /**
+   * 0 to 1: the share of pairs the content pins down (each distorted frame closer to its own
+   * reference frame than to the ones before and after); below 0.5 a warning is set.
+   */
+  readonly confidence: number
+  /** The sync window searched, in frames. */
+  readonly window: number
+  /** Set when the confidence is below 0.5: static or black content fits several offsets. */
+  readonly warning: string
 }
 
 /**
@@ -294,6 +328,11 @@ export interface RenditionResult {
   readonly worst_shots: ReadonlyArray<number>
   /** With options.shots: this rendition's worst shots' worst frames, reference beside rendition. */
   readonly thumbnails: ReadonlyArray<Thumbnail>
+  /**
+   * With options.sync "auto": this rendition's own alignment. The ladder scores every rendition
+   * over the reference frames they all pair (the latest reference_start to the earliest end).
+   */
+  readonly alignment: Alignment | null
 }
 
 export interface RenditionSummary {

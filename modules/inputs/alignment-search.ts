@@ -1,0 +1,118 @@
+/**
+ * The search pass of `options.sync: "auto"`: each input is decoded a second time, by its own
+ * ffmpeg child, into 32x18 8-bit luma thumbnails (576 bytes a frame; the full-size frames are
+ * never held), then alignment.ts lines them up. Decoding twice instead of buffering a window of
+ * full frames keeps the memory small and independent of the frame size (a 4K 10-bit frame is
+ * 24 MB; 120 frames of window would be 3 GB): what is admitted, before either child starts, is
+ * both decoders, both sides' thumbnails and the search's traceback band. The scoring pass
+ * starts after the search has released all of it.
+ */
+import { Effect } from "effect"
+import { InvalidScoreRequest, type ScoreError, type ScoreHooks } from "../scorer/index.ts"
+import {
+  type Alignment,
+  alignSteps,
+  noMatchMessage,
+  type SideThumbnails,
+  searchBytes,
+  thumbnailBytes,
+  thumbnailHeight,
+  thumbnailWidth
+} from "./alignment.ts"
+import { decoderLimits } from "./decoder-memory.ts"
+import { type DecoderFailed, type DecoderMissing, Ffmpeg, type RawInputFormat } from "./ffmpeg.ts"
+
+/** Frame rates closer than this (relative) are one rate (29.97 written as 30000/1001 or 29.97). */
+const rateTolerance = 1e-3
+
+/** One input as the search reads it. */
+export interface SearchSide {
+  readonly fd: number
+  /** The input as the request names it. */
+  readonly path: string
+  /** `frame_skip_*`: frames before these are not searched. */
+  readonly skip: number
+  /** The most frames it can hold (its declaration, or its size over a frame's). */
+  readonly frames: number
+  /** A raw YUV input's layout (ffmpeg cannot recognise it). */
+  readonly raw: RawInputFormat | undefined
+  /** Its decoder's memory estimate (one thread). */
+  readonly memory: number
+  /** Frames per second its header or container says; 0 when unknown. */
+  readonly frameRate: number
+}
+
+/** One side's thumbnails after its frame skip: a second decode of the input, small output. */
+export const searchThumbnails = (
+  side: SearchSide,
+  failed: (path: string) => (error: DecoderMissing | DecoderFailed) => ScoreError
+): Effect.Effect<SideThumbnails, ScoreError, Ffmpeg> =>
+  Effect.flatMap(Ffmpeg, (ffmpeg) =>
+    ffmpeg
+      .lumaThumbnails(side.fd, { width: thumbnailWidth, height: thumbnailHeight }, side.raw, {
+        ...decoderLimits(side.memory, ffmpeg.limits.cpuSeconds),
+        maxFrames: side.frames + 1
+      })
+      .pipe(
+        Effect.mapError(failed(side.path)),
+        Effect.map((bytes) => {
+          const frames = Math.floor(bytes.length / thumbnailBytes)
+          const kept = Math.max(0, frames - side.skip)
+          return { frames: kept, bytes: bytes.subarray(side.skip * thumbnailBytes, frames * thumbnailBytes) }
+        })
+      )
+  )
+
+/** Bytes a side's thumbnails take. */
+export const thumbnailsBytes = (side: SearchSide) => side.frames * thumbnailBytes
+
+/**
+ * Where the distorted clip lines up with the reference, in frames after each side's frame skip;
+ * refused (400) for different frame rates and for no match within the window. `known`: the
+ * reference's thumbnails already made (a ladder makes them once for every rendition).
+ */
+export const findAlignment = <E>(
+  reference: SearchSide,
+  distorted: SearchSide,
+  window: number,
+  failed: (path: string) => (error: DecoderMissing | DecoderFailed) => ScoreError,
+  hooks: Pick<ScoreHooks<E>, "admitMemory">,
+  known?: SideThumbnails
+): Effect.Effect<Alignment, ScoreError | E, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const [referenceRate, distortedRate] = [reference.frameRate, distorted.frameRate]
+      if (
+        referenceRate > 0 &&
+        distortedRate > 0 &&
+        Math.abs(referenceRate - distortedRate) > rateTolerance * Math.max(referenceRate, distortedRate)
+      )
+        return yield* new InvalidScoreRequest({
+          message: `options.sync "auto" pairs frames of one rate: the reference ${reference.path} is ${rateText(referenceRate)} fps, the distorted ${distorted.path} is ${rateText(distortedRate)} fps`
+        })
+      const referenceCost = known === undefined ? reference.memory + thumbnailsBytes(reference) : 0
+      const held = thumbnailsBytes(distorted) + searchBytes(reference.frames, distorted.frames, window)
+      if (hooks.admitMemory) yield* hooks.admitMemory(referenceCost + distorted.memory + held)
+      const [refThumbs, disThumbs] = yield* Effect.all(
+        [
+          known === undefined ? searchThumbnails(reference, failed) : Effect.succeed(known),
+          searchThumbnails(distorted, failed)
+        ],
+        { concurrency: 2 }
+      )
+      if (refThumbs.frames === 0 || disThumbs.frames === 0)
+        return yield* new InvalidScoreRequest({ message: "options.sync: no frames to align after the skips" })
+      // The search runs on this thread: in steps (tens of milliseconds), the event loop turning between them.
+      const steps = alignSteps(refThumbs, disThumbs, window)
+      let step = steps.next()
+      while (!step.done) {
+        yield* Effect.sleep(0)
+        step = steps.next()
+      }
+      const found = step.value
+      if ("_tag" in found) return yield* new InvalidScoreRequest({ message: noMatchMessage(found) })
+      return found
+    })
+  )
+
+const rateText = (rate: number) => String(Math.round(rate * 1000) / 1000)

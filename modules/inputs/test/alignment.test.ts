@@ -1,0 +1,329 @@
+/**
+ * `options.sync: "auto"` (issue 31) on clips made with the machine's ffmpeg (alignment-clips.ts):
+ * encodes of one reference that start 7 frames late, carry 9 frames of black slate, end 15
+ * frames early, drop 3 frames mid-clip, freeze 3 frames, or line up each report the starts,
+ * frames, dropped and repeated frames they were made with, and score per frame within 1e-4 of
+ * the reference tool on the hand-aligned pair (golden-alignment/encodes.json, recorded by
+ * scripts/golden-alignment.ts). A raw YUV pair with frames inserted mid-clip scores as its hand
+ * cut does. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip
+ * and another frame rate answered with 400. The search itself is unit-tested on thumbnails.
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { ConfigProvider, Effect, Either, Layer, ManagedRuntime } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningService, modelDirEnv, startService } from "../../../test/support/executables.ts"
+import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
+import { scoringClient } from "../../../test/e2e/server-support.ts"
+import { svc } from "../../../test/e2e/svc-support.ts"
+import { decodeStoredResult, encodeResult } from "../../jobs/model.ts"
+import { parseLadderRequest, parseScoreRequest, Scorer, type ScoreResult } from "../../scorer/index.ts"
+import { align, type SideThumbnails, thumbnailBytes } from "../alignment.ts"
+import { Ffmpeg } from "../ffmpeg.ts"
+import { scoreLadderInputs } from "../ladder.ts"
+import { scoreInputs } from "../score.ts"
+import {
+  clipSize,
+  encodes,
+  md5Of,
+  writeEncode,
+  writeOtherRate,
+  writeReference,
+  writeUnrelated
+} from "./alignment-clips.ts"
+
+interface Golden {
+  readonly reference_md5: string
+  readonly encodes: Readonly<Record<string, { readonly encode_md5: string; readonly vmaf: ReadonlyArray<number> }>>
+}
+
+const tolerance = 1e-4
+const golden = JSON.parse(readFileSync(join(import.meta.dirname, "golden-alignment", "encodes.json"), "utf8")) as Golden
+
+const runtime = ManagedRuntime.make(
+  Layer.merge(Scorer.Default, Ffmpeg.Default).pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv)))))
+  )
+)
+const scratch = scratchDir("svc-alignment-")
+afterAll(async () => {
+  await runtime.dispose()
+  scratch.remove()
+})
+
+const score = (body: unknown) =>
+  runtime.runPromise(
+    Effect.either(
+      Effect.flatMap(parseScoreRequest(body), (job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job)))
+    )
+  )
+const scored = async (body: unknown): Promise<ScoreResult> => {
+  const result = await score(body)
+  if (Either.isLeft(result)) throw new Error(`${result.left._tag}: ${result.left.message}`)
+  return result.right
+}
+
+let reference = ""
+const encoded = new Map<string, string>()
+beforeAll(() => {
+  reference = writeReference(scratch.dir)
+  for (const encode of encodes) encoded.set(encode.name, writeEncode(scratch.dir, reference, encode))
+}, 120_000)
+
+describe("encodes of one reference, aligned automatically", () => {
+  it("are the clips the golden was recorded on (same ffmpeg output)", () => {
+    expect(md5Of(reference)).toBe(golden.reference_md5)
+    for (const encode of encodes)
+      expect(md5Of(encoded.get(encode.name) ?? ""), encode.name).toBe(golden.encodes[encode.name]?.encode_md5)
+  })
+
+  for (const encode of encodes) {
+    it(`${encode.name}: reports its starts, frames, drops and freezes, and scores as the hand-aligned pair`, async () => {
+      const result = await scored({
+        reference,
+        distorted: encoded.get(encode.name),
+        options: { sync: "auto", per_frame: true }
+      })
+      const { truth } = encode
+      expect(result.alignment).toMatchObject({
+        reference_start: truth.reference_start,
+        distorted_start: truth.distorted_start,
+        frames: truth.reference.length,
+        reference_frames_dropped: truth.dropped,
+        distorted_frames_inserted: [],
+        distorted_frames_repeated: truth.repeated,
+        window: 120
+      })
+      expect(result.alignment?.confidence).toBeGreaterThan(0.5)
+      // A job stores the result (and reads it back) with its alignment.
+      const stored = decodeStoredResult(encodeResult(result))
+      expect(Either.isRight(stored) && "alignment" in stored.right ? stored.right.alignment : undefined).toEqual(
+        result.alignment
+      )
+      expect(result.alignment?.warning).toBeUndefined()
+      const expected = golden.encodes[encode.name]?.vmaf ?? []
+      expect(result.frame_count).toBe(expected.length)
+      const ours = result.frames.map((frame) => frame.metrics.vmaf as number)
+      expect(ours).toHaveLength(expected.length)
+      for (const [k, value] of ours.entries())
+        expect(Math.abs(value - (expected[k] as number)), `frame ${k}`).toBeLessThan(tolerance)
+    }, 60_000)
+  }
+
+  it("frame_cnt and subsample count aligned pairs; frame skips apply first", async () => {
+    const late = encoded.get("late7")
+    const expected = golden.encodes.late7?.vmaf ?? []
+    const result = await scored({
+      reference,
+      distorted: late,
+      options: { sync: "auto", per_frame: true, frame_cnt: 40, subsample: 2, frame_skip_ref: 2 }
+    })
+    // Two reference frames skipped by hand: the search finds the remaining five.
+    expect(result.alignment).toMatchObject({ reference_start: 5, distorted_start: 0, frames: 113 })
+    expect(result.frames.map((frame) => frame.frame)).toEqual(Array.from({ length: 20 }, (_, k) => 2 * k))
+    for (const frame of result.frames)
+      expect(Math.abs((frame.metrics.vmaf as number) - (expected[frame.frame] as number))).toBeLessThan(tolerance)
+  }, 60_000)
+})
+
+describe("a ladder with sync", () => {
+  it("aligns each rendition on its own and scores all of them over the reference frames they share", async () => {
+    const ladder = await runtime.runPromise(
+      Effect.flatMap(
+        parseLadderRequest({
+          reference,
+          renditions: [
+            { label: "late", distorted: encoded.get("late7") },
+            { label: "slate", distorted: encoded.get("slate9") }
+          ],
+          options: { sync: "auto", per_frame: true }
+        }),
+        (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job))
+      )
+    )
+    const [late, slate] = ladder.renditions
+    expect(late?.alignment).toMatchObject({ reference_start: 7, distorted_start: 0, frames: 113 })
+    expect(slate?.alignment).toMatchObject({ reference_start: 0, distorted_start: 9, frames: 120 })
+    // Reference frames 7..119 for both: the late encode's pairs are exactly its hand-aligned pair's.
+    expect(late?.frame_count).toBe(113)
+    expect(slate?.frame_count).toBe(113)
+    const lateGolden = golden.encodes.late7?.vmaf ?? []
+    for (const frame of late?.frames ?? [])
+      expect(Math.abs((frame.metrics.vmaf as number) - (lateGolden[frame.frame] as number))).toBeLessThan(tolerance)
+    // The slate encode from its 16th frame: past the first two frames (whose motion starts at the
+    // cut), each scores as the same pair does in its own hand-aligned score.
+    const slateGolden = golden.encodes.slate9?.vmaf ?? []
+    for (const frame of (slate?.frames ?? []).slice(2))
+      expect(Math.abs((frame.metrics.vmaf as number) - (slateGolden[frame.frame + 7] as number))).toBeLessThan(
+        tolerance
+      )
+  }, 120_000)
+})
+
+describe("a raw YUV pair with frames inserted mid-clip", () => {
+  it("leaves the inserted frames out and scores exactly as its hand cut", async () => {
+    const geometry = { width: clipSize.width, height: clipSize.height, pixel_format: "420", bitdepth: 8 }
+    const raw = (name: string, input: string, filter: string) => {
+      const path = join(scratch.dir, name)
+      ffmpegRun([
+        "-i",
+        input,
+        "-filter_complex",
+        filter,
+        "-map",
+        "[out]",
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "yuv420p",
+        "-y",
+        path
+      ])
+      return path
+    }
+    const refRaw = raw("ref.yuv", reference, "[0:v]null[out]")
+    // Four black frames after frame 60 of the decoded encode, and the hand cut without them.
+    const distorted = raw(
+      "inserted.yuv",
+      encoded.get("aligned") ?? "",
+      `[0:v]split[a][b];[a]trim=end_frame=60[head];[b]trim=start_frame=60,setpts=PTS-STARTPTS[tail];color=black:size=${clipSize.width}x${clipSize.height}:rate=25,format=yuv420p,trim=end_frame=4[black];[head][black][tail]concat=n=3:v=1:a=0[out]`
+    )
+    const handCut = raw("hand-cut.yuv", encoded.get("aligned") ?? "", "[0:v]null[out]")
+    const aligned = await scored({
+      reference: refRaw,
+      distorted,
+      options: { ...geometry, sync: "auto", per_frame: true }
+    })
+    const byHand = await scored({ reference: refRaw, distorted: handCut, options: { ...geometry, per_frame: true } })
+    expect(aligned.alignment).toMatchObject({
+      reference_start: 0,
+      distorted_start: 0,
+      frames: 120,
+      reference_frames_dropped: [],
+      distorted_frames_inserted: [60, 61, 62, 63]
+    })
+    expect(aligned.frames).toEqual(byHand.frames)
+    expect(aligned.score).toBe(byHand.score)
+  }, 60_000)
+})
+
+describe("svc-server with sync", () => {
+  let server: RunningService
+  let client: ReturnType<typeof scoringClient>
+  let unrelated = ""
+  let otherRate = ""
+  beforeAll(async () => {
+    unrelated = writeUnrelated(scratch.dir)
+    otherRate = writeOtherRate(scratch.dir, reference)
+    server = await startService("svc-server", { listeners: ["http", "grpc"] })
+    client = scoringClient(server.grpc ?? "")
+  }, 120_000)
+  afterAll(async () => {
+    client.close()
+    expect(await server.stop()).toBe(0)
+  })
+  const post = async (body: unknown) => {
+    const response = await fetch(`${server.http}/v1/score`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+
+  it("reports the alignment in JSON and over gRPC alike", async () => {
+    const body = { reference, distorted: encoded.get("slate9"), options: { sync: "auto", sync_window: 30 } }
+    const overHttp = await post(body)
+    expect(overHttp.status, JSON.stringify(overHttp.body)).toBe(200)
+    expect(overHttp.body.alignment).toMatchObject({ reference_start: 0, distorted_start: 9, frames: 120, window: 30 })
+    const overGrpc = await client.score(body)
+    expect(overGrpc.score).toBe(overHttp.body.score)
+    expect(overGrpc.alignment).toMatchObject({ reference_start: 0, distorted_start: 9, frames: 120, window: 30 })
+  }, 60_000)
+
+  it("answers an unrelated clip with 400 naming the window and the best candidate", async () => {
+    const { status, body } = await post({ reference, distorted: unrelated, options: { sync: "auto", sync_window: 50 } })
+    expect(status).toBe(400)
+    expect(JSON.stringify(body)).toMatch(
+      /no match within sync_window 50 frames: the best candidate, reference_start \d+ and distorted_start \d+/
+    )
+  }, 60_000)
+
+  it("answers another frame rate with 400 naming both", async () => {
+    const { status, body } = await post({ reference, distorted: otherRate, options: { sync: "auto" } })
+    expect(status).toBe(400)
+    expect(JSON.stringify(body)).toMatch(/is 25 fps, the distorted .* is 30 fps/)
+  }, 60_000)
+
+  it("refuses an unknown sync mode with the field's rule", async () => {
+    const { status, body } = await post({ reference, distorted: unrelated, options: { sync: "on" } })
+    expect(status).toBe(400)
+    expect(JSON.stringify(body)).toContain('options.sync: \\"on\\" is not one of \\"off\\", \\"auto\\"')
+  })
+})
+
+describe("svc score --sync auto", () => {
+  it("prints the alignment line in its table and draws the pairing strip in its HTML report", async () => {
+    const html = join(scratch.dir, "dropped3.html")
+    const run = await svc([
+      "score",
+      reference,
+      encoded.get("dropped3") ?? "",
+      "--sync",
+      "auto",
+      "--sync-window",
+      "30",
+      "--html",
+      html,
+      "-q"
+    ])
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain(
+      "Aligned: reference from frame 0, distorted from frame 0, 117 pairs; 3 reference frames dropped (50-52), no distorted frames inserted, no repeated; confidence "
+    )
+    const page = readFileSync(html, "utf8")
+    expect(page).toContain('<svg id="alignment"')
+    expect(page.match(/<rect class="dropped"/g)).toHaveLength(3)
+    expect(page).toContain("dropped frame 51")
+  }, 60_000)
+})
+
+describe("the search on thumbnails", () => {
+  /** Frames of `values`: each a flat thumbnail of that luma. */
+  const side = (values: ReadonlyArray<number>): SideThumbnails => {
+    const bytes = new Uint8Array(values.length * thumbnailBytes)
+    for (const [k, value] of values.entries()) bytes.fill(value, k * thumbnailBytes, (k + 1) * thumbnailBytes)
+    return { frames: values.length, bytes }
+  }
+  const ramp = (from: number, length: number) => Array.from({ length }, (_, k) => from + 3 * k)
+
+  it("takes the smallest offsets in a static run, with no confidence and a warning", () => {
+    const found = align(side(Array(40).fill(100)), side(Array(30).fill(100)), 20)
+    expect(found).toMatchObject({ reference_start: 0, distorted_start: 0, frames: 30, confidence: 0 })
+    expect("warning" in found && found.warning).toMatch(/below 0.5/)
+  })
+
+  it("reports inserted frames and keeps a freeze by position", () => {
+    const reference = ramp(10, 60)
+    const inserted = [...reference.slice(0, 30), 250, 250, ...reference.slice(30)]
+    expect(align(side(reference), side(inserted), 10)).toMatchObject({
+      frames: 60,
+      distorted_frames_inserted: [30, 31],
+      reference_frames_dropped: []
+    })
+    const frozen = reference.map((value, k) => (k >= 20 && k < 24 ? (reference[19] as number) : value))
+    expect(align(side(reference), side(frozen), 10)).toMatchObject({
+      frames: 60,
+      distorted_frames_repeated: [20, 21, 22, 23],
+      reference_frames_dropped: [],
+      distorted_frames_inserted: []
+    })
+  })
+
+  it("finds no match beyond the window", () => {
+    const reference = ramp(0, 80)
+    expect(align(side(reference), side(reference.slice(30)), 20)).toMatchObject({ _tag: "NoMatch", window: 20 })
+    expect(align(side(reference), side(reference.slice(30)), 40)).toMatchObject({ reference_start: 30, frames: 50 })
+  })
+})

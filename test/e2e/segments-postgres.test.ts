@@ -1,0 +1,139 @@
+/**
+ * Segment jobs on PostgreSQL (issues 30 and 35), end to end on the compiled executables: two
+ * svc-controller replicas on one database (auth disabled), two svc-nodes on each. A 240-frame
+ * 640x360 raw pair submitted with segment_frames 40 through one replica finishes as 6 segments
+ * scored by nodes of both replicas, with per-frame and pooled values bit-identical to the same
+ * job unsplit. The plan is reported through one replica while the nodes of the other long-poll
+ * there, so their replica must learn of the new segments (the notification) and know the nodes
+ * score segments (the session row).
+ */
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../support/postgres-server.ts"
+import { type RunningService, requireBuilt, startService } from "../support/executables.ts"
+import { ffmpegRun, scratchDir } from "../support/media.ts"
+import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
+
+const token = "unused-in-disabled-mode"
+const width = 640
+const height = 360
+const frames = 240
+
+interface JobView {
+  readonly id: string
+  readonly state: string
+  readonly segments: ReadonlyArray<{ readonly index: number; readonly state: string; readonly node_id: string }>
+  readonly result: {
+    readonly frame_count: number
+    readonly features: Record<string, number>
+    readonly pooled: Record<string, Record<string, number>>
+    readonly frames: ReadonlyArray<{ readonly frame: number; readonly metrics: Record<string, number> }>
+  }
+}
+
+const media = scratchDir("svc-segments-pg-e2e-")
+const path = (name: string) => join(media.dir, name)
+
+describe.skipIf(!postgresAvailable())("segment jobs on two PostgreSQL replicas", () => {
+  let pg: PostgresServer
+  const controllers: Array<RunningService> = []
+  const nodes: Array<{ readonly service: RunningService; readonly replica: number }> = []
+  const clients: Array<ControllerClient> = []
+
+  beforeAll(async () => {
+    requireBuilt("svc-node")
+    ffmpegRun([
+      "-f",
+      "lavfi",
+      "-i",
+      `testsrc2=size=${width}x${height}:rate=24`,
+      "-frames:v",
+      String(frames),
+      "-pix_fmt",
+      "yuv420p",
+      "-f",
+      "rawvideo",
+      "-y",
+      path("ref.yuv")
+    ])
+    const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", path("ref.yuv")]
+    ffmpegRun([...raw, "-c:v", "libx264", "-preset", "ultrafast", "-crf", "34", "-y", path("dis.mp4")])
+    ffmpegRun(["-i", path("dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("dis.yuv")])
+    pg = await startPostgres()
+    await pg.createDatabase("segments")
+    for (let replica = 0; replica < 2; replica++) {
+      const controller = await startService("svc-controller", {
+        listeners: ["http", "grpc"],
+        env: {
+          SVC_AUTH_DISABLED: "true",
+          SVC_SCORING_ROOTS: media.dir,
+          SVC_STORE_URL: pg.url("segments"),
+          SVC_STORE_PASSWORD_FILE: pg.passwordFile,
+          SVC_LOG_LEVEL: "info"
+        }
+      })
+      controllers.push(controller)
+      clients.push(new ControllerClient(controller.grpc ?? ""))
+    }
+    for (const replica of [0, 0, 1, 1]) {
+      const service = await startService("svc-node", {
+        env: {
+          SVC_CONTROLLER_ADDR: controllers[replica]?.grpc ?? "",
+          SVC_NODE_NAME: `node-${nodes.length}-of-replica-${replica}`,
+          SVC_NODE_SLOTS: "1"
+        }
+      })
+      nodes.push({ service, replica })
+    }
+  }, 300_000)
+
+  afterAll(async () => {
+    for (const client of clients) client.close()
+    await Promise.all(nodes.map(({ service }) => service.stop()))
+    await Promise.all(controllers.map((controller) => controller.stop()))
+    pg?.stop()
+    media.remove()
+  })
+
+  const nodeIdOf = (node: RunningService) =>
+    String(node.logs.find((line) => line.message === "registered")?.annotations.node_id ?? "")
+
+  const finished = async (client: ControllerClient, id: string): Promise<JobView> =>
+    (await jobInState(client, id, token, "JOB_STATE_FINISHED", 240_000)) as unknown as JobView
+
+  /** Every per-frame and pooled value as the bits of its double. */
+  const bits = (job: JobView) => {
+    const hex = (value: number) => Buffer.from(Float64Array.of(value).buffer).toString("hex")
+    const map = (values: Record<string, number>) =>
+      Object.fromEntries(Object.entries(values).map(([k, v]) => [k, hex(v)]))
+    return {
+      frames: job.result.frames.map((frame) => ({ frame: frame.frame, metrics: map(frame.metrics) })),
+      features: map(job.result.features),
+      pooled: Object.fromEntries(Object.entries(job.result.pooled).map(([k, v]) => [k, map(v)]))
+    }
+  }
+
+  it("a pair with segment_frames 40 finishes as 6 segments on nodes of both replicas, bit-identical to the job unsplit", async () => {
+    const pair = {
+      reference: path("ref.yuv"),
+      distorted: path("dis.yuv"),
+      options: { width, height, pixel_format: "420", bitdepth: 8, per_frame: true }
+    }
+    const [one, two] = clients
+    if (one === undefined || two === undefined) throw new Error("two controllers")
+    const wholeId = String(expectOk(await one.submit(pair, token)).id)
+    const whole = await finished(two, wholeId)
+    expect(whole.result.frame_count).toBe(frames)
+    const splitId = String(
+      expectOk(await two.submit({ ...pair, options: { ...pair.options, segment_frames: 40 } }, token)).id
+    )
+    const split = await finished(one, splitId)
+    expect(split.segments.map((segment) => [segment.index, segment.state])).toEqual(
+      Array.from({ length: 6 }, (_, index) => [index, "JOB_STATE_FINISHED"])
+    )
+    const replicaOf = new Map(nodes.map(({ service, replica }) => [nodeIdOf(service), replica]))
+    const scoredOn = new Set(split.segments.map((segment) => replicaOf.get(segment.node_id)))
+    expect(scoredOn).toEqual(new Set([0, 1]))
+    expect(bits(split)).toEqual(bits(whole))
+  })
+})
