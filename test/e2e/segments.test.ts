@@ -252,15 +252,28 @@ describe("segment jobs on 3 nodes", () => {
     const pair = pairs.raw
     const whole = await finished(await submit(pair))
     const id = await submit({ ...pair, options: { ...pair.options, segment_frames: 40 } })
-    // Once one segment finished, a node that holds a running segment is killed.
+    // Once one segment finished, a node that holds a running segment is killed. It is stopped
+    // (SIGSTOP) first and its segments looked up again a second later: a node seen running a
+    // segment may have reported it by the time a signal reaches it, and then nothing would be
+    // handed out again.
+    const busyNodes = async () => {
+      const job = expectOk(await client.getJob(id, token)) as unknown as JobView
+      if (!job.segments.some((segment) => segment.state === "JOB_STATE_FINISHED")) return new Set<string>()
+      return new Set(
+        job.segments.filter((segment) => segment.state === "JOB_STATE_RUNNING").map((segment) => segment.node_id)
+      )
+    }
     const victim = await waitFor(
       async () => {
-        const job = expectOk(await client.getJob(id, token)) as unknown as JobView
-        if (!job.segments.some((segment) => segment.state === "JOB_STATE_FINISHED")) return undefined
-        const busy = new Set(
-          job.segments.filter((segment) => segment.state === "JOB_STATE_RUNNING").map((segment) => segment.node_id)
-        )
-        return nodes.find((node) => busy.has(nodeIdOf(node)))
+        const busy = await busyNodes()
+        const node = nodes.find((entry) => busy.has(nodeIdOf(entry)))
+        if (node === undefined) return undefined
+        node.process.kill("SIGSTOP")
+        // A report it wrote just before stopping reaches the controller meanwhile.
+        await Bun.sleep(1000)
+        if ((await busyNodes()).has(nodeIdOf(node))) return node
+        node.process.kill("SIGCONT")
+        return undefined
       },
       240_000,
       "a finished segment and a node scoring another"
