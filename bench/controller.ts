@@ -9,9 +9,9 @@ import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, rmSync } from "node:fs"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
-import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../test/support/auth.ts"
+import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../local/auth.ts"
 import { serviceDefinition } from "../modules/transport/grpc/proto.ts"
-import { fixturesDir, type RunningService, startService } from "../test/support/executables.ts"
+import { fixturesDir, type RunningService, startService } from "../local/executables.ts"
 
 const seconds = 3
 const concurrency = Math.min(4, cpus().length)

@@ -12,8 +12,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
-import { repoRoot, type RunningService, startService } from "../test/support/executables.ts"
-import { peakWhile } from "../test/support/process-tree.ts"
+import { repoRoot, type RunningService, startService } from "../local/executables.ts"
+import { peakWhile } from "../local/process-tree.ts"
 
 const budget = "256Mi"
 const mebibyte = 1024 * 1024

@@ -14,9 +14,9 @@ import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { postgresAvailable, startPostgres } from "../test/support/postgres-server.ts"
+import { postgresAvailable, startPostgres } from "../local/postgres-server.ts"
 import { serviceDefinition, type ServiceName } from "../modules/transport/grpc/proto.ts"
-import { fixturesDir, type RunningService, startService } from "../test/support/executables.ts"
+import { fixturesDir, type RunningService, startService } from "../local/executables.ts"
 
 /** Jobs per run. */
 const JOBS = 1_000

@@ -10,7 +10,7 @@ import { Ffmpeg } from "../modules/inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../modules/inputs/ladder.ts"
 import { scoreInputs } from "../modules/inputs/score.ts"
 import { parseLadderRequest, parseScoreRequest, Scorer } from "../modules/scorer/index.ts"
-import { modelDirEnv } from "../test/support/executables.ts"
+import { modelDirEnv } from "../local/executables.ts"
 import { height, width } from "./pair.ts"
 
 const [mode, reference = "", threadsText, ...renditions] = process.argv.slice(2)

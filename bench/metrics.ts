@@ -15,8 +15,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { NativeCpu, openNativeLibrary } from "../modules/scorer/index.ts"
-import { writeMetricPair } from "../modules/scorer/test/metric-pairs.ts"
-import { rgbPng } from "../modules/scorer/test/png.ts"
+import { writeMetricPair } from "../local/metric-pairs.ts"
+import { rgbPng } from "../local/png.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const scorerCli = join(root, "modules/scorer/native/build/scorer_cli")

@@ -9,7 +9,7 @@ import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { Ffmpeg } from "../modules/inputs/ffmpeg.ts"
 import { scoreInputs } from "../modules/inputs/score.ts"
 import { parseScoreRequest, Scorer } from "../modules/scorer/index.ts"
-import { modelDirEnv } from "../test/support/executables.ts"
+import { modelDirEnv } from "../local/executables.ts"
 import { frames, height, width } from "./pair.ts"
 
 export interface RunFigures {

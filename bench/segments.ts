@@ -22,7 +22,7 @@ import {
   Scorer,
   type ScoreResult
 } from "../modules/scorer/index.ts"
-import { modelDirEnv } from "../test/support/executables.ts"
+import { modelDirEnv } from "../local/executables.ts"
 import { workDir } from "./pair.ts"
 
 const width = 1280

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { startService } from "../test/support/executables.ts"
+import { startService } from "../local/executables.ts"
 
 const seconds = 3
 const connections = 64

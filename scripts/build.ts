@@ -33,6 +33,9 @@ if (wanted("native")) {
   // Imported only now: it loads the library, which a fresh clone has just built.
   const { writeNativeFeatures } = await import("./native-features.ts")
   if (await writeNativeFeatures()) console.log("wrote modules/scorer/native-features.ts (commit it)")
+  // The OpenAPI request schemas take their feature enum from that list. Imported after it was written.
+  const { writeOpenApi } = await import("./openapi.ts")
+  if (writeOpenApi()) console.log("wrote schemas/openapi.json (commit it)")
 }
 
 // svc-tester-report embeds scalar reference values recorded with the library just built on the

@@ -1,6 +1,6 @@
 /**
  * Records the golden values of xpsnr and ssimulacra2 (modules/scorer/test/golden-metrics/) with
- * the reference tools, on the generated pairs of modules/scorer/test/metric-pairs.ts:
+ * the reference tools, on the generated pairs of local/metric-pairs.ts:
  *
  *   bun scripts/record-metric-golden.ts --ffmpeg PATH/TO/ffmpeg-7.1.5/ffmpeg \
  *     --ssimulacra2 PATH/TO/ssimulacra2
@@ -15,8 +15,8 @@ import { spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { metricPairs, writeMetricPair } from "../modules/scorer/test/metric-pairs.ts"
-import { rgbPng } from "../modules/scorer/test/png.ts"
+import { metricPairs, writeMetricPair } from "../local/metric-pairs.ts"
+import { rgbPng } from "../local/png.ts"
 
 const argument = (name: string): string => {
   const at = process.argv.indexOf(`--${name}`)

@@ -14,7 +14,7 @@ import {
 } from "./authenticator.ts"
 import type { JwksCache } from "./jwks.ts"
 import { AuthMetrics } from "./metrics.ts"
-import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, unsignedToken } from "../../test/support/auth.ts"
+import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken, unsignedToken } from "../../local/auth.ts"
 
 const key = makeKey("k1")
 const otherKeySameKid = makeKey("k1")

@@ -11,7 +11,7 @@ import {
   opensslAvailable,
   selfSignedCertificate,
   type CapturedLog
-} from "../../test/support/auth.ts"
+} from "../../local/auth.ts"
 
 const keyA = makeKey("key-a")
 const keyB = makeKey("key-b")

@@ -21,7 +21,7 @@ import {
   signToken,
   tenantDocument,
   type CapturedLog
-} from "../../test/support/auth.ts"
+} from "../../local/auth.ts"
 
 const keyA = makeKey("provider-a")
 const keyB = makeKey("provider-b")

@@ -22,7 +22,7 @@ import {
   selfSignedCertificate,
   signToken,
   tenantDocument
-} from "../../test/support/auth.ts"
+} from "../../local/auth.ts"
 
 const key = makeKey("k")
 const ISSUER = "https://idp.example.com/"

@@ -16,7 +16,7 @@ import {
   validateTenantSet
 } from "./tenant.ts"
 import { parseTenantFile } from "./tenant-source.ts"
-import { tenantDocument } from "../../test/support/auth.ts"
+import { tenantDocument } from "../../local/auth.ts"
 
 const reasons = (value: unknown): ReadonlyArray<string> =>
   Either.match(decodeTenant(value, "doc"), { onLeft: (r) => r.reasons, onRight: () => [] })

@@ -31,7 +31,7 @@ import { JobService, type JobServiceShape } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
 import { JobStore } from "./store.ts"
 import { type Backend, postgresBackendOn } from "../../test/support/job-store/backends.ts"
-import { type PostgresServer, postgresAvailable, startPostgres } from "../../test/support/postgres-server.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
 import {
   ladderRequest,
   node,

@@ -14,7 +14,7 @@ import { connectionTarget } from "./postgres/client.ts"
 import { postgresBackend } from "./postgres/store.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
 import { JobStore } from "./store.ts"
-import { type PostgresServer, postgresAvailable, startPostgres } from "../../test/support/postgres-server.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
 
 describe("connectionTarget (libpq TLS parameters)", () => {
   const read = (path: string) => `contents of ${path}`

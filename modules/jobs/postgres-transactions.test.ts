@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import postgres from "postgres"
-import { type PostgresServer, postgresAvailable, startPostgres } from "../../test/support/postgres-server.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
 
 /** Acknowledged writes the child must have made before it is killed. */
 const FINISHED_BEFORE_KILL = 800

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { LoopbackServer } from "../../test/support/auth.ts"
+import { LoopbackServer } from "../../local/auth.ts"
 import { makeKubeClient, MAX_RESPONSE_BYTES } from "./kube.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "svc-kube-test-"))

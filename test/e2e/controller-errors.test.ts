@@ -10,8 +10,8 @@ import { sign } from "node:crypto"
 import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeKey, signToken, type TestKey, unsignedToken } from "../support/auth.ts"
-import type { RunningService } from "../support/executables.ts"
+import { makeKey, signToken, type TestKey, unsignedToken } from "../../local/auth.ts"
+import type { RunningService } from "../../local/executables.ts"
 import {
   AUDIENCE_A,
   ControllerClient,

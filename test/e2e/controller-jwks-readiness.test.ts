@@ -5,8 +5,8 @@
  * having to trigger the fetch and wait out the failed fetch's cooldown.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../support/auth.ts"
-import type { RunningService } from "../support/executables.ts"
+import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../../local/auth.ts"
+import type { RunningService } from "../../local/executables.ts"
 import { postScore, Scratch, startController, v01 } from "./controller-support.ts"
 
 const ISSUER = "https://login.example.test"

@@ -11,7 +11,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { framesPerRenditionPage } from "../../modules/jobs/model.ts"
-import type { RunningService } from "../support/executables.ts"
+import type { RunningService } from "../../local/executables.ts"
 import { expectSameFrames, type LadderMedia, makeLadderMedia, type PerFrame } from "../support/ladder.ts"
 import { childrenNamed, writeLongClip } from "../support/media.ts"
 import {

@@ -20,7 +20,7 @@ import { Messages, type Principal, ROLE_TABLE, unlistedMethods } from "../../mod
 import { methodPaths, serviceDefinition } from "../../modules/transport/grpc/proto.ts"
 import { reflectionMethodPaths } from "../../modules/transport/grpc/reflection.ts"
 import { serveGrpc, unary } from "../../modules/transport/grpc/server.ts"
-import { modelDirEnv } from "../support/executables.ts"
+import { modelDirEnv } from "../../local/executables.ts"
 import { freePort } from "./controller-support.ts"
 
 const servedPaths = controllerGrpcServices.flatMap((service) =>

@@ -11,8 +11,8 @@ import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openSync, readSync, closeSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { type PostgresServer, postgresAvailable, startPostgres } from "../support/postgres-server.ts"
-import { type RunningService, startService } from "../support/executables.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 import {
   ControllerClient,
   controllerEnv,

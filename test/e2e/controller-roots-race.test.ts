@@ -8,7 +8,7 @@ import { spawn } from "bun"
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { RunningService } from "../support/executables.ts"
+import type { RunningService } from "../../local/executables.ts"
 import { status as GrpcStatus } from "@grpc/grpc-js"
 import { ControllerClient, postScore, Scratch, startController, v01 } from "./controller-support.ts"
 

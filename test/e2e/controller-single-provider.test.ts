@@ -6,8 +6,8 @@ import * as grpc from "@grpc/grpc-js"
 import { mkdirSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../support/auth.ts"
-import type { RunningService } from "../support/executables.ts"
+import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../../local/auth.ts"
+import type { RunningService } from "../../local/executables.ts"
 import {
   ControllerClient,
   expectOk,

@@ -8,7 +8,7 @@
 import { Database } from "bun:sqlite"
 import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"
-import { modelDirEnv, requireBuilt, runCommand, startService } from "../support/executables.ts"
+import { modelDirEnv, requireBuilt, runCommand, startService } from "../../local/executables.ts"
 import { Scratch } from "./controller-support.ts"
 
 const scratch = new Scratch()

@@ -17,9 +17,9 @@ import {
   signToken,
   tenantDocument,
   type TestKey
-} from "../support/auth.ts"
+} from "../../local/auth.ts"
 import { serviceDefinition, type ServiceName } from "../../modules/transport/grpc/proto.ts"
-import { fixturesDir, type RunningService, startService } from "../support/executables.ts"
+import { fixturesDir, type RunningService, startService } from "../../local/executables.ts"
 
 export const GOLDEN_V01_VMAF = 75.423021
 

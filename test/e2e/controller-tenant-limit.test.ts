@@ -5,8 +5,8 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../support/auth.ts"
-import type { RunningService } from "../support/executables.ts"
+import { jsonHandler, jwksBody, LoopbackServer, makeKey, signToken } from "../../local/auth.ts"
+import type { RunningService } from "../../local/executables.ts"
 import { postScore, Scratch, startController } from "./controller-support.ts"
 
 const ISSUER = "https://login.example.test"

@@ -9,7 +9,7 @@ import { rmSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { modelDirEnv, requireBuilt, runCommand, type RunningService } from "../support/executables.ts"
+import { modelDirEnv, requireBuilt, runCommand, type RunningService } from "../../local/executables.ts"
 import { repeatFile, v01Frames } from "./server-support.ts"
 import {
   ControllerClient,

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { repoRoot, type RunningService, startService } from "../support/executables.ts"
+import { repoRoot, type RunningService, startService } from "../../local/executables.ts"
 import { childrenNamed, writeLongClip } from "../support/media.ts"
 import {
   ControllerClient,

@@ -15,9 +15,9 @@ import { gunzipSync } from "node:zlib"
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { repoRoot, type RunningService, startService } from "../support/executables.ts"
+import { repoRoot, type RunningService, startService } from "../../local/executables.ts"
 import { childrenNamed, ffmpegRun, scratchDir, writeLongClip } from "../support/media.ts"
-import { peakWhile } from "../support/process-tree.ts"
+import { peakWhile } from "../../local/process-tree.ts"
 import { scoringClient } from "./server-support.ts"
 
 const scratch = scratchDir("svc-decoders-")

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import packageJson from "../../package.json" with { type: "json" }
-import { requireBuilt, runCommand, startService } from "../support/executables.ts"
+import { requireBuilt, runCommand, startService } from "../../local/executables.ts"
 
 const executables = [
   "svc-server",

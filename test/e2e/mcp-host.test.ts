@@ -6,7 +6,7 @@
  */
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startService } from "../support/executables.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 
 /** Sends `head` (request line and headers) and an empty JSON body; the status and body of the answer. */
 const rawRequest = (address: string, head: ReadonlyArray<string>) =>

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Messages } from "../../modules/policy/errors.ts"
 import { GrpcMethods, ROLE_TABLE } from "../../modules/policy/roles.ts"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
-import { type LogLine, requireBuilt, type RunningService, runCommand, startService } from "../support/executables.ts"
+import { type LogLine, requireBuilt, type RunningService, runCommand, startService } from "../../local/executables.ts"
 import { fixture, golden } from "../support/fixtures.ts"
 import { type LadderMedia, makeLadderMedia } from "../support/ladder.ts"
 import {

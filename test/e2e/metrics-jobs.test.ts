@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { metricPairs, writeMetricPair } from "../../modules/scorer/test/metric-pairs.ts"
+import { metricPairs, writeMetricPair } from "../../local/metric-pairs.ts"
 import { expectOk, jobInState, useControllerAndNode } from "./controller-support.ts"
 
 interface JobResult {

@@ -2,13 +2,13 @@
  * xpsnr and ssimulacra2 end to end: through the compiled svc-server's REST API (JSON, where an
  * infinite XPSNR is null; the reference tool's JSON layout, where they are extra metrics after
  * its own), gRPC, and the `svc score --feature` client, on pairs computed by
- * modules/scorer/test/metric-pairs.ts (their golden values are checked in the scorer's tests).
+ * local/metric-pairs.ts (their golden values are checked in the scorer's tests).
  */
 import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { metricPairs, writeMetricPair } from "../../modules/scorer/test/metric-pairs.ts"
-import { type RunningService, startService } from "../support/executables.ts"
+import { metricPairs, writeMetricPair } from "../../local/metric-pairs.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 import { scoringClient } from "./server-support.ts"
 import { scratchDir, svc } from "./svc-support.ts"
 

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { builtinModelDir, type RunningService, startService } from "../support/executables.ts"
+import { builtinModelDir, type RunningService, startService } from "../../local/executables.ts"
 import { scoringClient } from "./server-support.ts"
 
 interface ModelEntry {

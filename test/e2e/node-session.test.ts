@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
-import { startService } from "../support/executables.ts"
+import { startService } from "../../local/executables.ts"
 import { waitFor } from "./controller-support.ts"
 import { repeatFile, v01 } from "./server-support.ts"
 

@@ -7,8 +7,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { afterAll, afterEach, beforeAll } from "vitest"
-import { selfSignedCertificate } from "../support/auth.ts"
-import { type RunningService, startService } from "../support/executables.ts"
+import { selfSignedCertificate } from "../../local/auth.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 import { KubernetesResourcesDouble } from "../support/kubernetes-resources-double.ts"
 import { ControllerClient, controllerEnv, Scratch, startController } from "./controller-support.ts"
 

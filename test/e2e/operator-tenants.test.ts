@@ -10,8 +10,8 @@ import * as grpc from "@grpc/grpc-js"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { opensslAvailable, tenantDocument } from "../support/auth.ts"
-import { type RunningService, startService } from "../support/executables.ts"
+import { opensslAvailable, tenantDocument } from "../../local/auth.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 import { FINALIZER, type Resource, useOperatorSetup } from "./operator-support.ts"
 import {
   expectOk,

@@ -7,8 +7,8 @@
  */
 import { writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { opensslAvailable } from "../support/auth.ts"
-import type { RunningService } from "../support/executables.ts"
+import { opensslAvailable } from "../../local/auth.ts"
+import type { RunningService } from "../../local/executables.ts"
 import { FINALIZER, type Resource, useOperatorSetup } from "./operator-support.ts"
 import {
   expectOk,

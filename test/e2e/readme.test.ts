@@ -15,7 +15,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ModelInfo, ScoreResult } from "../../modules/scorer/index.ts"
-import { repoRoot, requireBuilt, type RunningService, startService } from "../support/executables.ts"
+import { repoRoot, requireBuilt, type RunningService, startService } from "../../local/executables.ts"
 import { WORKSPACE_FOLDER, workspaceReads } from "../support/workspace.ts"
 
 const readme = readFileSync(join(repoRoot, "README.md"), "utf8")

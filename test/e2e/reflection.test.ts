@@ -12,7 +12,7 @@ import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startService } from "../support/executables.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 
 const reflectionPackage = dirname(createRequire(import.meta.url).resolve("@grpc/reflection/package.json"))
 const versions = ["v1", "v1alpha"] as const

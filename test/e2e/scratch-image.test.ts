@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
+import { repoRoot, requireBuilt, runCommand } from "../../local/executables.ts"
 import { ffmpegRun } from "../support/media.ts"
 
 const isRoot = process.getuid?.() === 0

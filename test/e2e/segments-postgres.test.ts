@@ -9,8 +9,8 @@
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type PostgresServer, postgresAvailable, startPostgres } from "../support/postgres-server.ts"
-import { type RunningService, requireBuilt, startService } from "../support/executables.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
+import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
 import { ffmpegRun, scratchDir } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
 

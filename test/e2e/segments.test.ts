@@ -12,7 +12,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, requireBuilt, startService } from "../support/executables.ts"
+import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
 import { ffmpegRun, scratchDir } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState, waitFor } from "./controller-support.ts"
 import { svc } from "./svc-support.ts"

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, runCommand, startService } from "../support/executables.ts"
+import { type RunningService, runCommand, startService } from "../../local/executables.ts"
 
 const chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => existsSync(path))
 

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startService } from "../support/executables.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 import { isGrpcFailure, scoringClient, v01 } from "./server-support.ts"
 
 // Bounded: each property stops after this long, however many runs it reached.

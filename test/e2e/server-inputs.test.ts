@@ -22,8 +22,8 @@ import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { RunningService } from "../support/executables.ts"
-import { startService } from "../support/executables.ts"
+import type { RunningService } from "../../local/executables.ts"
+import { startService } from "../../local/executables.ts"
 import { isGrpcFailure, scoringClient, v01 } from "./server-support.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-inputs-e2e-"))

@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js"
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { serviceDefinition } from "../../modules/transport/grpc/proto.ts"
-import { fixturesDir } from "../support/executables.ts"
+import { fixturesDir } from "../../local/executables.ts"
 
 const scoring = serviceDefinition("svc.v1.SvcScoring")
 

@@ -20,7 +20,7 @@ import {
   runCommand,
   type RunningService,
   startService
-} from "../support/executables.ts"
+} from "../../local/executables.ts"
 import { isGrpcFailure, repeatFile, scoringClient, v01, v01Frames } from "./server-support.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-server-e2e-"))

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ExtraFeature, goldenTolerance } from "../../modules/scorer/index.ts"
-import { requireBuilt, runCommand, type RunningService, startService } from "../support/executables.ts"
+import { requireBuilt, runCommand, type RunningService, startService } from "../../local/executables.ts"
 import { ffmpegRun } from "../support/media.ts"
 import { svc } from "./svc-support.ts"
 

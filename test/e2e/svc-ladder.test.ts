@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { artifacts, chartScale, haveChromium, headlessChromium } from "../support/chromium.ts"
-import { type RunningService, startService } from "../support/executables.ts"
+import { type RunningService, startService } from "../../local/executables.ts"
 import { expectSameFrames, type LadderMedia, makeLadderMedia, type PerFrame } from "../support/ladder.ts"
 import { scratchDir, svc } from "./svc-support.ts"
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Fixture } from "../support/fixtures.ts"
-import { builtinModelDir, fixturesDir, modelDirEnv, requireBuilt, runCommand } from "../support/executables.ts"
+import { builtinModelDir, fixturesDir, modelDirEnv, requireBuilt, runCommand } from "../../local/executables.ts"
 
 export const extraFeatures = ["psnr", "float_ssim", "float_ms_ssim"] as const
 

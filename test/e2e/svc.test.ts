@@ -16,7 +16,7 @@ import {
   runCommand,
   type RunningService,
   startService
-} from "../support/executables.ts"
+} from "../../local/executables.ts"
 import { fixture, golden } from "../support/fixtures.ts"
 import { geometryArgs, modelFile, scratchDir, svc, xmlShape } from "./svc-support.ts"
 

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ReportV3 } from "../../modules/report/schema.ts"
-import { fixturesDir, modelDirEnv, repoRoot, requireBuilt, runCommand } from "../support/executables.ts"
+import { fixturesDir, modelDirEnv, repoRoot, requireBuilt, runCommand } from "../../local/executables.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-tester-report-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))

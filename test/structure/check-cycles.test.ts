@@ -16,7 +16,7 @@ import {
   publicFaceBreaches,
   tsGraph
 } from "../../scripts/check-cycles.ts"
-import { repoRoot } from "../support/executables.ts"
+import { repoRoot } from "../../local/executables.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "svc-cycles-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

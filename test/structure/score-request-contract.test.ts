@@ -30,7 +30,7 @@ import {
   withRequestSchemas
 } from "../../modules/scorer/index.ts"
 import { openApiText } from "../../scripts/openapi.ts"
-import { repoRoot } from "../support/executables.ts"
+import { repoRoot } from "../../local/executables.ts"
 
 /** A field as the three documents can all say it. */
 interface Shape {

@@ -8,7 +8,7 @@ import { spawnSync } from "bun"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { repoRoot } from "../support/executables.ts"
+import { repoRoot } from "../../local/executables.ts"
 import { WORKSPACE_FOLDER, workspaceReads } from "../support/workspace.ts"
 
 /** Code and configuration: what runs (prose in Markdown may mention the workspace). */

@@ -2,13 +2,14 @@
  * Test code has one home (issue 33): shared test support under test/ (test/support/), a module's
  * own tests as `*.test.ts` beside its sources or in its `test/` folder. No production file
  * (modules/, apps/) imports test code, no test double or test helper lives among a module's
- * sources, and the benchmarks import no test helper.
+ * sources, and the benchmarks import no test helper: what both need to run the product locally
+ * (start the executables, PostgreSQL, a JWKS issuer; write sample pairs and images) lives in local/.
  */
 import { spawnSync } from "bun"
 import { readFileSync } from "node:fs"
 import { dirname, join, normalize } from "node:path"
 import { describe, expect, it } from "vitest"
-import { repoRoot } from "../support/executables.ts"
+import { repoRoot } from "../../local/executables.ts"
 
 /** A test file or a file of a test folder (test/ at the root or inside a module). */
 const isTestCode = (path: string): boolean =>
@@ -76,5 +77,11 @@ describe("test code lives under test/ or beside its module's sources as tests", 
       (file) => /^(modules|apps)\//.test(file) && !isTestCode(file) && testHelperName.test(file)
     )
     expect(found).toEqual([])
+  })
+
+  it("the benchmarks (bench/) and local/ import no test code", () => {
+    const files = typescriptFiles().filter((file) => /^(bench|local)\//.test(file))
+    expect(files.filter((file) => file.startsWith("bench/")).length).toBeGreaterThan(10)
+    expect(importsOfTestCode(files)).toEqual([])
   })
 })

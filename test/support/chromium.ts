@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { repoRoot, runCommand } from "./executables.ts"
+import { repoRoot, runCommand } from "../../local/executables.ts"
 
 export const chromium = "/usr/bin/chromium"
 export const haveChromium = existsSync(chromium)

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { fixturesDir } from "./executables.ts"
+import { fixturesDir } from "../../local/executables.ts"
 
 export interface Fixture {
   readonly name: string

@@ -10,7 +10,7 @@
  * validation is what the tests see); no API discovery.
  */
 import { TENANT_API_GROUP, TENANT_API_VERSION, TENANT_LIST_KIND, TENANT_PLURAL } from "../../modules/auth/tenant.ts"
-import { LoopbackServer } from "./auth.ts"
+import { LoopbackServer } from "../../local/auth.ts"
 
 const status = (code: number, reason: string, message: string) =>
   Response.json(

@@ -20,7 +20,7 @@
  * Not implemented: label/field selectors, PATCH, admission or schema validation (the tests
  * validate samples against the CRDs separately), server-side apply, cluster-scoped kinds.
  */
-import { LoopbackServer } from "./auth.ts"
+import { LoopbackServer } from "../../local/auth.ts"
 
 type Resource = Record<string, unknown> & { metadata: Record<string, unknown> }
 

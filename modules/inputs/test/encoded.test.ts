@@ -8,7 +8,7 @@ import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime, Stream } fr
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { modelDirEnv } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../local/executables.ts"
 import { type Fixture, fixture, fixtures, rawOptions } from "../../../test/support/fixtures.ts"
 import {
   childrenNamed,

@@ -8,7 +8,7 @@ import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime } from "effe
 import { readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { modelDirEnv } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../local/executables.ts"
 import { fixture, fixtures, rawOptions } from "../../../test/support/fixtures.ts"
 import { childrenNamed, ffmpegPixelFormatOf, ffmpegRun, rawInput, scratchDir } from "../../../test/support/media.ts"
 import { parseLadderRequest, parseScoreRequest, Scorer, type ScoreResult, UnreadableInput } from "../../scorer/index.ts"

@@ -5,7 +5,7 @@
  */
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { modelDirEnv } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../local/executables.ts"
 import { fixture, rawOptions } from "../../../test/support/fixtures.ts"
 import { parseScoreRequest, Scorer } from "../../scorer/index.ts"
 import { type InputGuard, unguarded } from "../open.ts"

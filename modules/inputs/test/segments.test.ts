@@ -9,7 +9,7 @@
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { modelDirEnv } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../local/executables.ts"
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { type FrameScore, parseScoreRequest, type ScoreJob, Scorer } from "../../scorer/index.ts"
 import { closeSync, openSync } from "node:fs"

@@ -7,7 +7,7 @@
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { modelDirEnv } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../local/executables.ts"
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { parseScoreRequest, Scorer, ScoreTooLarge } from "../../scorer/index.ts"
 import { decoderBaseBytes } from "../decoder-memory.ts"

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type MetricPair, metricPairs, writeMetricPair } from "./metric-pairs.ts"
+import { type MetricPair, metricPairs, writeMetricPair } from "../../../local/metric-pairs.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 
 interface MetricGolden {

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { builtinModelDir, fixturesDir, repoRoot } from "../../../test/support/executables.ts"
+import { builtinModelDir, fixturesDir, repoRoot } from "../../../local/executables.ts"
 
 const buildDir = join(repoRoot, "modules/scorer/native/build")
 

@@ -2,7 +2,7 @@
 import { spawnSync } from "bun"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { repoRoot } from "../../../test/support/executables.ts"
+import { repoRoot } from "../../../local/executables.ts"
 import { fixture, rawOptions } from "../../../test/support/fixtures.ts"
 import type { ScoreResult } from "../result.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"

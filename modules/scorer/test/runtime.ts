@@ -1,6 +1,6 @@
 /** A Scorer runtime for tests: the real native library and the built-in models (plus SVC_MODEL_DIR when the run sets one). */
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
-import { modelDirEnv } from "../../../test/support/executables.ts"
+import { modelDirEnv } from "../../../local/executables.ts"
 import { scoreFiles } from "../../inputs/score.ts"
 import { parseScoreRequest, Scorer } from "../index.ts"
 

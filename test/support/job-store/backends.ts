@@ -11,7 +11,7 @@ import { postgresBackend } from "../../../modules/jobs/postgres/store.ts"
 import { type NodeSessions, nodeSessionsLayer, type SessionSettings } from "../../../modules/jobs/sessions.ts"
 import { sqliteJobStoreAt } from "../../../modules/jobs/sqlite-store.ts"
 import type { JobStore } from "../../../modules/jobs/store.ts"
-import type { PostgresServer } from "../postgres-server.ts"
+import type { PostgresServer } from "../../../local/postgres-server.ts"
 
 /** A job row as the isolation checks compare it (every column that a write could change). */
 export interface RawRow {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Backend, postgresBackendOn, sqliteBackend } from "./backends.ts"
-import { type PostgresServer, postgresAvailable, startPostgres } from "../postgres-server.ts"
+import { type PostgresServer, postgresAvailable, startPostgres } from "../../../local/postgres-server.ts"
 
 let databases = 0
 

@@ -38,23 +38,9 @@ enum svc_status {
  * AVX2 for the others. */
 enum svc_cpu { SVC_CPU_AUTO = 0, SVC_CPU_SCALAR = 1, SVC_CPU_AVX2 = 2, SVC_CPU_AVX512 = 3 };
 
-/* Extra feature extractors, OR-ed into SVC_OPT_FEATURES. The model's own features always run. */
-enum svc_feature_flag {
-    SVC_FEAT_PSNR = 1 << 0,
-    SVC_FEAT_FLOAT_SSIM = 1 << 1,
-    SVC_FEAT_FLOAT_MS_SSIM = 1 << 2,
-    /* Since ABI minor 2. */
-    SVC_FEAT_FLOAT_VIF = 1 << 3,    /* vif_scale0..3 */
-    SVC_FEAT_FLOAT_ADM = 1 << 4,    /* adm2, adm_scale0..3, aim, adm3 */
-    SVC_FEAT_FLOAT_MOTION = 1 << 5, /* motion, motion2, motion3 */
-    SVC_FEAT_FLOAT_PSNR = 1 << 6,   /* float_psnr */
-    SVC_FEAT_CIEDE = 1 << 7,        /* ciede2000 */
-    SVC_FEAT_PSNR_HVS = 1 << 8,     /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
-    SVC_FEAT_CAMBI = 1 << 9,        /* cambi (banding of the distorted luma); since ABI minor 5 */
-    /* Since ABI minor 11. */
-    SVC_FEAT_XPSNR = 1 << 10,       /* xpsnr_y, xpsnr_u, xpsnr_v (FFmpeg's xpsnr filter; +inf for identical planes) */
-    SVC_FEAT_SSIMULACRA2 = 1 << 11  /* ssimulacra2 (SSIMULACRA 2.1 on the frames as full-range 8-bit RGB) */
-};
+/* Extra feature extractors, OR-ed into SVC_OPT_FEATURES; the model's own features always run. Each
+ * extractor's bit is svc_feature_flag(i) of the feature list below (0: not asked for by a flag); a
+ * bit keeps its meaning across versions (psnr 1 << 0, float_ssim 1 << 1, float_ms_ssim 1 << 2, ...). */
 
 enum svc_pix_fmt { SVC_PIX_420 = 420, SVC_PIX_422 = 422, SVC_PIX_444 = 444 };
 
@@ -73,7 +59,7 @@ enum svc_opt {
     SVC_OPT_BITDEPTH = 4,    /* 8, 10, 12, 16 */
     SVC_OPT_THREADS = 5,     /* 0 = 1 thread */
     SVC_OPT_CPU = 6,         /* svc_cpu */
-    SVC_OPT_FEATURES = 7,    /* svc_feature_flag mask */
+    SVC_OPT_FEATURES = 7,    /* svc_feature_flag bits (below) */
     SVC_OPT_SUBSAMPLE = 8,   /* score every Nth frame; 0/1 = every frame */
     SVC_OPT_FRAME_CNT = 9,   /* max frames to score; 0 = all */
     SVC_OPT_FRAME_SKIP_REF = 10,  /* frames skipped at the start of the reference */
@@ -133,7 +119,7 @@ int svc_abi_minor(void);
  * end names are NULL and counts 0. */
 int svc_feature_count(void);
 const char *svc_feature_name(int i);           /* "integer_vif", "psnr", "float_motion", ... */
-int svc_feature_flag(int i);                   /* its svc_feature_flag; 0: runs only when a model reads it */
+int svc_feature_flag(int i);                   /* its SVC_OPT_FEATURES bit; 0: runs only when a model reads it */
 const char *svc_feature_implementation(int i); /* whose numbers it reproduces, e.g. "libvmaf 3.2.0" */
 int svc_feature_output_count(int i);
 const char *svc_feature_output_name(int i, int k); /* reference names, e.g. "psnr_y" */

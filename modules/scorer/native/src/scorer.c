@@ -308,7 +308,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 14; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: SVC_FEAT_CAMBI; 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments; 14: the feature list (svc_feature_*) */
+int svc_abi_minor(void) { return 14; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: the cambi flag (1 << 9); 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments; 14: the feature list (svc_feature_*) */
 int svc_abi_patch(void) { return 0; }
 
 int64_t svc_job_input_frames(const svc_job *j) {

@@ -61,6 +61,7 @@ static void facts(void) {
         CHECK(row->bytes_per_pixel > 0, "%s states no memory", name);
         CHECK(!row->ex || !row->ex->ladder_prepare || row->ladder_bytes_per_pixel > 0,
               "%s has a ladder path but states no memory for it", name);
+        CHECK(row->flag == 0 || (row->flag & (row->flag - 1)) == 0, "%s: its flag is not one bit", name);
         CHECK(!(flags & row->flag), "%s: its flag is another row's", name);
         flags |= row->flag;
         if (row->ex) CHECK(svc_registry_of(row->ex) == row, "%s: svc_registry_of finds another row", name);

@@ -1,7 +1,7 @@
 /* Developer CLI: scores a pair through the public ABI and prints "frame metric value" lines
  * (the input of test/compare_golden.py) on stdout and the pooled values on stderr.
  * Usage: scorer_cli MODEL.json REF DIS W H PIXFMT BPC [threads] [scalar|auto|avx2|avx512] [features-mask]
- * features-mask: SVC_FEAT_* bits, e.g. 7 = psnr + float_ssim + float_ms_ssim. */
+ * features-mask: svc_feature_flag bits, e.g. 7 = psnr + float_ssim + float_ms_ssim. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>

@@ -185,6 +185,16 @@ static int collect(const svc_job *j, results *r) {
 }
 
 /* svc_loop_units_shared of the last job run_file_n ran. */
+/* The flags of psnr, float_ssim and float_ms_ssim, read from the library's feature list. */
+static int extra_features(void) {
+    int flags = 0;
+    for (int i = 0; i < svc_feature_count(); i++)
+        if (!strcmp(svc_feature_name(i), "psnr") || !strcmp(svc_feature_name(i), "float_ssim") ||
+            !strcmp(svc_feature_name(i), "float_ms_ssim"))
+            flags |= svc_feature_flag(i);
+    return flags;
+}
+
 static int64_t last_units_shared;
 
 /* The pair's first cnt frames (0: all) with psnr, float_ssim and float_ms_ssim besides the model's. */
@@ -198,7 +208,7 @@ static int run_file_n(const svc_model *m, const char *ref, const char *dis, int 
     opts[SVC_OPT_BITDEPTH] = 8;
     opts[SVC_OPT_THREADS] = threads;
     opts[SVC_OPT_CPU] = cpu;
-    opts[SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM;
+    opts[SVC_OPT_FEATURES] = extra_features();
     svc_job *j;
     int rc = svc_job_start(m, ref, dis, opts, SVC_OPT_COUNT, &j, err, sizeof err);
     if (rc) return rc;
@@ -321,7 +331,7 @@ static void test_jobs(const svc_model *m) {
     /* Stream fed from the same files gives the same numbers; frames_ready lags for motion. */
     int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
                                   [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 2,
-                                  [SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM };
+                                  [SVC_OPT_FEATURES] = extra_features() };
     svc_stream *s;
     rc = svc_stream_create(m, so, SVC_OPT_COUNT, &s, err, sizeof err);
     CHECK(rc == SVC_OK, "stream create: %s", err);
@@ -377,7 +387,7 @@ static void test_ladder(const svc_model *m) {
     CHECK(run_file(m, ref, ref, 1, SVC_CPU_AUTO, &alone[1]) == 1, "reference against itself: %s", err);
     int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
                                   [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 2,
-                                  [SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM };
+                                  [SVC_OPT_FEATURES] = extra_features() };
     svc_stream *s;
     CHECK(svc_ladder_create(m, 0, so, SVC_OPT_COUNT, &s, err, sizeof err) == SVC_E_INVALID_ARG, "0 renditions refused");
     int rc = svc_ladder_create(m, 3, so, SVC_OPT_COUNT, &s, err, sizeof err);
@@ -452,7 +462,7 @@ static void test_parallel(const svc_model *m) {
     CHECK(run_file(m, ref, dis, 1, SVC_CPU_AUTO, &all) == 1, "v01 1 thread: %s", err);
     int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
                                   [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 4,
-                                  [SVC_OPT_FEATURES] = SVC_FEAT_PSNR | SVC_FEAT_FLOAT_SSIM | SVC_FEAT_FLOAT_MS_SSIM };
+                                  [SVC_OPT_FEATURES] = extra_features() };
     svc_stream *s;
     int rc = svc_stream_create(m, so, SVC_OPT_COUNT, &s, err, sizeof err);
     CHECK(rc == SVC_OK, "stream create: %s", err);

@@ -19,6 +19,15 @@
 #include "../src/feature/integer_vif.h"
 #include "check.h"
 
+/* The descriptors under test (registry.c declares them for the library). */
+extern const svc_extractor svc_extractor_integer_vif;
+extern const svc_extractor svc_extractor_float_vif;
+extern const svc_extractor svc_extractor_integer_adm;
+extern const svc_extractor svc_extractor_cambi;
+extern const svc_extractor svc_extractor_speed_chroma;
+extern const svc_extractor svc_extractor_ssimulacra2;
+extern const svc_extractor svc_extractor_xpsnr;
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif

@@ -10,6 +10,9 @@
 #include "../src/feature/extractor.h"
 #include "../src/feature/integer_motion.h"
 
+/* The descriptors under test (registry.c declares them for the library). */
+extern const svc_extractor svc_extractor_integer_vif;
+
 static uint32_t rng = 12345;
 static uint32_t next_rand(void) {
     rng = rng * 1664525u + 1013904223u;

@@ -104,22 +104,7 @@ typedef struct svc_temporal {
     const svc_extractor_option *options;
 } svc_temporal;
 
-/* The descriptors, one per feature_<name>.c. */
-extern const svc_extractor svc_extractor_integer_vif;   /* integer_vif_scale0..3 */
-extern const svc_extractor svc_extractor_integer_adm;   /* integer_adm2, integer_adm_scale0..3, ... */
-extern const svc_extractor svc_extractor_psnr;          /* psnr_y, psnr_cb, psnr_cr */
-extern const svc_extractor svc_extractor_float_ssim;    /* float_ssim */
-extern const svc_extractor svc_extractor_float_ms_ssim; /* float_ms_ssim */
-extern const svc_extractor svc_extractor_float_vif;     /* vif_scale0..3 */
-extern const svc_extractor svc_extractor_float_psnr;    /* float_psnr */
-extern const svc_extractor svc_extractor_float_adm;     /* adm2, adm_scale0..3, aim, adm3 */
-extern const svc_extractor svc_extractor_ciede;         /* ciede2000 */
-extern const svc_extractor svc_extractor_psnr_hvs;      /* psnr_hvs_y, psnr_hvs_cb, psnr_hvs_cr, psnr_hvs */
-extern const svc_extractor svc_extractor_cambi;         /* cambi */
-extern const svc_extractor svc_extractor_speed_chroma;  /* speed_chroma_u, speed_chroma_v, speed_chroma_uv */
-extern const svc_extractor svc_extractor_xpsnr;         /* xpsnr_y, xpsnr_u, xpsnr_v */
-extern const svc_extractor svc_extractor_ssimulacra2;   /* ssimulacra2 */
-extern const svc_temporal svc_temporal_integer_motion;  /* integer_motion2, integer_motion3, ..._sad_score */
-extern const svc_temporal svc_temporal_float_motion;    /* motion2, motion3, motion */
+/* The descriptors (svc_extractor_<name>, svc_temporal_<name>), one per file, are declared by their
+ * rows in registry.c. */
 
 #endif

@@ -12,59 +12,68 @@
 /* An extractor whose memory was not measured: a generous guess. */
 #define UNMEASURED 40
 
-/* Per-frame extractors, in the order their outputs become metrics. */
-static const svc_registry_entry frame_rows[] = {
-    /* Four scales, each halving the previous: scale 3 keeps more samples than its kernel radius. VIF's
-     * ladder side: a1 and sigma1^2 per pixel of every scale (8 bytes x 4/3, rows rounded up to 32). */
-    { .ex = &svc_extractor_integer_vif, .implementation = LIBVMAF, .min = EACH_SIDE(16, 16), .bytes_per_pixel = 6,
-      .ladder_bytes_per_pixel = 11 },
-    /* Four DWT levels, each level's 4-tap mirror needs 5 samples at the last one. Memory: 4 whole
-     * planes of a quarter of the pixels (the A bands) and 16 rings of 16 half-width rows, 4 bytes a
-     * sample: 4 + 512 / h bytes per pixel, about 4.5 at 1080p but just under 20 at 33 rows, hence
-     * 21. Ladder side: the H/V/D bands of every scale as whole planes (3 x 4 bytes x 1/2 x the 4
-     * scales' rows of the half stride: 15/16 of the height, up to 34/33 of it at 33 rows), so 7. */
-    { .ex = &svc_extractor_integer_adm, .implementation = LIBVMAF, .min = EACH_SIDE(33, 33), .bytes_per_pixel = 21,
-      .ladder_bytes_per_pixel = 7 },
-    { .ex = &svc_extractor_psnr, .flag = SVC_FEAT_PSNR, .implementation = LIBVMAF, .min = NO_MIN, .bytes_per_pixel = 0.1 },
-    /* The 11x11 window (at scale 1; larger frames decimate to a size still above it). */
-    { .ex = &svc_extractor_float_ssim, .flag = SVC_FEAT_FLOAT_SSIM, .implementation = LIBVMAF, .min = EACH_SIDE(11, 11),
-      .bytes_per_pixel = 10 },
-    /* The 11x11 window at the fifth scale: 11 << 4. */
-    { .ex = &svc_extractor_float_ms_ssim, .flag = SVC_FEAT_FLOAT_MS_SSIM, .implementation = LIBVMAF,
-      .min = EACH_SIDE(176, 176), .bytes_per_pixel = 36 },
-    { .ex = &svc_extractor_float_vif, .flag = SVC_FEAT_FLOAT_VIF, .implementation = LIBVMAF, .min = EACH_SIDE(16, 16),
-      .bytes_per_pixel = UNMEASURED },
-    { .ex = &svc_extractor_float_psnr, .flag = SVC_FEAT_FLOAT_PSNR, .implementation = LIBVMAF, .min = NO_MIN,
-      .bytes_per_pixel = UNMEASURED },
-    { .ex = &svc_extractor_float_adm, .flag = SVC_FEAT_FLOAT_ADM, .implementation = LIBVMAF, .min = EACH_SIDE(33, 33),
-      .bytes_per_pixel = UNMEASURED },
-    { .ex = &svc_extractor_ciede, .flag = SVC_FEAT_CIEDE, .implementation = LIBVMAF, .min = NO_MIN,
-      .bytes_per_pixel = UNMEASURED },
-    /* 8x8 blocks of every plane. */
-    { .ex = &svc_extractor_psnr_hvs, .flag = SVC_FEAT_PSNR_HVS, .implementation = LIBVMAF,
-      .min = { SVC_MIN_EACH_PLANE, 8, 8 }, .bytes_per_pixel = UNMEASURED },
-    /* The longer side, as the reference. */
-    { .ex = &svc_extractor_cambi, .flag = SVC_FEAT_CAMBI, .implementation = LIBVMAF, .min = { SVC_MIN_LONGER_SIDE, 216, 0 },
-      .bytes_per_pixel = UNMEASURED },
-    /* Its minimum depends on its options (speed_prescale): its too_small says. */
-    { .ex = &svc_extractor_speed_chroma, .implementation = LIBVMAF, .min = NO_MIN, .bytes_per_pixel = UNMEASURED },
-    /* The pair packed to 16 bits (a luma and a chroma plane each). */
-    { .ex = &svc_extractor_xpsnr, .flag = SVC_FEAT_XPSNR, .implementation = "FFmpeg 7.1 xpsnr filter", .min = NO_MIN,
-      .bytes_per_pixel = 9 },
-    /* Linear RGB and XYB pictures of both sides and the blurred planes of a channel, the first scale's. */
-    { .ex = &svc_extractor_ssimulacra2, .flag = SVC_FEAT_SSIMULACRA2, .implementation = "SSIMULACRA 2.1", .min = NO_MIN,
-      .bytes_per_pixel = 140 },
-};
+/* A request flag: bit n of SVC_OPT_FEATURES (svc_feature_flag lists them; a bit, once given, keeps
+ * its meaning, so a new extractor takes the next unused one). */
+#define FLAG(n) (1 << (n))
+
+/* Per-frame extractors, in the order their outputs become metrics: one row each, naming the
+ * extractor's descriptor (svc_extractor_<name>, defined in its own file) and its facts. */
+#define FRAME_ROWS(ROW) \
+    /* Four scales, each halving the previous: scale 3 keeps more samples than its kernel radius. VIF's \
+     * ladder side: a1 and sigma1^2 per pixel of every scale (8 bytes x 4/3, rows rounded up to 32). */ \
+    ROW(integer_vif, .implementation = LIBVMAF, .min = EACH_SIDE(16, 16), .bytes_per_pixel = 6, \
+        .ladder_bytes_per_pixel = 11) \
+    /* Four DWT levels, each level's 4-tap mirror needs 5 samples at the last one. Memory: 4 whole \
+     * planes of a quarter of the pixels (the A bands) and 16 rings of 16 half-width rows, 4 bytes a \
+     * sample: 4 + 512 / h bytes per pixel, about 4.5 at 1080p but just under 20 at 33 rows, hence \
+     * 21. Ladder side: the H/V/D bands of every scale as whole planes (3 x 4 bytes x 1/2 x the 4 \
+     * scales' rows of the half stride: 15/16 of the height, up to 34/33 of it at 33 rows), so 7. */ \
+    ROW(integer_adm, .implementation = LIBVMAF, .min = EACH_SIDE(33, 33), .bytes_per_pixel = 21, \
+        .ladder_bytes_per_pixel = 7) \
+    ROW(psnr, .flag = FLAG(0), .implementation = LIBVMAF, .min = NO_MIN, .bytes_per_pixel = 0.1) \
+    /* The 11x11 window (at scale 1; larger frames decimate to a size still above it). */ \
+    ROW(float_ssim, .flag = FLAG(1), .implementation = LIBVMAF, .min = EACH_SIDE(11, 11), .bytes_per_pixel = 10) \
+    /* The 11x11 window at the fifth scale: 11 << 4. */ \
+    ROW(float_ms_ssim, .flag = FLAG(2), .implementation = LIBVMAF, .min = EACH_SIDE(176, 176), \
+        .bytes_per_pixel = 36) \
+    ROW(float_vif, .flag = FLAG(3), .implementation = LIBVMAF, .min = EACH_SIDE(16, 16), \
+        .bytes_per_pixel = UNMEASURED) \
+    ROW(float_psnr, .flag = FLAG(6), .implementation = LIBVMAF, .min = NO_MIN, .bytes_per_pixel = UNMEASURED) \
+    ROW(float_adm, .flag = FLAG(4), .implementation = LIBVMAF, .min = EACH_SIDE(33, 33), \
+        .bytes_per_pixel = UNMEASURED) \
+    ROW(ciede, .flag = FLAG(7), .implementation = LIBVMAF, .min = NO_MIN, .bytes_per_pixel = UNMEASURED) \
+    /* 8x8 blocks of every plane. */ \
+    ROW(psnr_hvs, .flag = FLAG(8), .implementation = LIBVMAF, .min = { SVC_MIN_EACH_PLANE, 8, 8 }, \
+        .bytes_per_pixel = UNMEASURED) \
+    /* The longer side, as the reference. */ \
+    ROW(cambi, .flag = FLAG(9), .implementation = LIBVMAF, .min = { SVC_MIN_LONGER_SIDE, 216, 0 }, \
+        .bytes_per_pixel = UNMEASURED) \
+    /* Its minimum depends on its options (speed_prescale): its too_small says. */ \
+    ROW(speed_chroma, .implementation = LIBVMAF, .min = NO_MIN, .bytes_per_pixel = UNMEASURED) \
+    /* The pair packed to 16 bits (a luma and a chroma plane each). */ \
+    ROW(xpsnr, .flag = FLAG(10), .implementation = "FFmpeg 7.1 xpsnr filter", .min = NO_MIN, .bytes_per_pixel = 9) \
+    /* Linear RGB and XYB pictures of both sides and the blurred planes of a channel, the first scale's. */ \
+    ROW(ssimulacra2, .flag = FLAG(11), .implementation = "SSIMULACRA 2.1", .min = NO_MIN, .bytes_per_pixel = 140)
+
+/* Temporal extractors (consecutive reference lumas), after the per-frame ones in metric order:
+ * svc_temporal_<name>. The 5-tap blur's mirror; 8 bytes a pixel per worker for its rows. */
+#define TEMPORAL_ROWS(ROW) \
+    ROW(integer_motion, .implementation = LIBVMAF, .min = EACH_SIDE(3, 3), .bytes_per_pixel = 8) \
+    ROW(float_motion, .flag = FLAG(5), .implementation = LIBVMAF, .min = EACH_SIDE(3, 3), .bytes_per_pixel = 8)
+
+/* A row declares its descriptor, so the table is the only place that names an extractor. */
+#define DECLARE_FRAME(name, ...) extern const svc_extractor svc_extractor_##name;
+#define DECLARE_TEMPORAL(name, ...) extern const svc_temporal svc_temporal_##name;
+FRAME_ROWS(DECLARE_FRAME)
+TEMPORAL_ROWS(DECLARE_TEMPORAL)
+
+#define FRAME_ROW(name, ...) { .ex = &svc_extractor_##name, __VA_ARGS__ },
+#define TEMPORAL_ROW(name, ...) { .tm = &svc_temporal_##name, __VA_ARGS__ },
+static const svc_registry_entry frame_rows[] = { FRAME_ROWS(FRAME_ROW) };
 #define N_FRAME ((int)(sizeof frame_rows / sizeof frame_rows[0]))
 _Static_assert(N_FRAME <= SVC_REGISTRY_MAX, "raise SVC_REGISTRY_MAX");
 
-/* Temporal extractors (consecutive reference lumas), after the per-frame ones in metric order.
- * The 5-tap blur's mirror; 8 bytes a pixel per worker for its rows. */
-static const svc_registry_entry temporal_rows[] = {
-    { .tm = &svc_temporal_integer_motion, .implementation = LIBVMAF, .min = EACH_SIDE(3, 3), .bytes_per_pixel = 8 },
-    { .tm = &svc_temporal_float_motion, .flag = SVC_FEAT_FLOAT_MOTION, .implementation = LIBVMAF, .min = EACH_SIDE(3, 3),
-      .bytes_per_pixel = 8 },
-};
+static const svc_registry_entry temporal_rows[] = { TEMPORAL_ROWS(TEMPORAL_ROW) };
 #define N_TEMPORAL ((int)(sizeof temporal_rows / sizeof temporal_rows[0]))
 _Static_assert(N_TEMPORAL <= SVC_TEMPORAL_MAX, "raise SVC_TEMPORAL_MAX");
 #define N_ROWS (N_FRAME + N_TEMPORAL)

@@ -6,7 +6,7 @@ import { type Subprocess, spawn } from "bun"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 
-export const repoRoot = join(import.meta.dirname, "..", "..")
+export const repoRoot = join(import.meta.dirname, "..")
 export const distPath = (name: string): string => join(repoRoot, "dist", name)
 /** A model directory the test run was given (SVC_MODEL_DIR); unset, the built-in models serve. */
 export const modelDirEnv: Readonly<Record<string, string>> = process.env.SVC_MODEL_DIR

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Logger, type HashMap } from "effect"
 import { SignJWT } from "jose"
-import { TENANT_API_VERSION, TENANT_KIND } from "../../modules/auth/tenant.ts"
+import { TENANT_API_VERSION, TENANT_KIND } from "../modules/auth/tenant.ts"
 
 export interface TestKey {
   readonly kid: string
