@@ -17,6 +17,7 @@ import {
   serviceClient,
   statusName
 } from "../transport/grpc/client.ts"
+import { SHORT_JOB_STATES, shortJobState, WIRE_JOB_STATES } from "../transport/grpc/job-states.ts"
 import type {
   Job,
   JobState,
@@ -54,16 +55,6 @@ const controller = Options.text("controller").pipe(
   Options.optional
 )
 const asJson = Options.boolean("json").pipe(Options.withDescription("print JSON"))
-
-const wireStates = {
-  pending: "JOB_STATE_PENDING",
-  running: "JOB_STATE_RUNNING",
-  finished: "JOB_STATE_FINISHED",
-  cancelled: "JOB_STATE_CANCELLED",
-  failed: "JOB_STATE_FAILED"
-} as const satisfies Readonly<Record<string, JobState>>
-const stateNames = Object.keys(wireStates) as ReadonlyArray<keyof typeof wireStates>
-const shortState = (state: string) => state.replace(/^JOB_STATE_/, "").toLowerCase()
 
 const failedCall = (error: GrpcCallError) =>
   new CommandFailed({ message: `${error.method}: ${statusName(error.code)}: ${error.message}` })
@@ -156,7 +147,7 @@ const columns = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
 const describeJob = (job: Job): string => {
   const score = scoreText(job) === "" ? "" : ` score ${scoreText(job)}`
   const error = job.error === "" ? "" : ` error: ${job.error}`
-  return `${job.id} ${shortState(job.state)}${score}${error}`
+  return `${job.id} ${shortJobState(job.state)}${score}${error}`
 }
 
 /** `--segment_frames N` (also `--segment-frames`): split the job into segments of N frames. */
@@ -234,7 +225,7 @@ const get = Command.make("get", { id: jobId, json: asJson, controller }, ({ id, 
 const list = Command.make(
   "list",
   {
-    state: Options.choice("state", stateNames).pipe(
+    state: Options.choice("state", SHORT_JOB_STATES).pipe(
       Options.withDescription("only jobs in this state; repeatable"),
       Options.repeated
     ),
@@ -246,7 +237,7 @@ const list = Command.make(
     Effect.gen(function* () {
       const options = yield* controllerOptions(flags.controller)
       const jobs = yield* listJobs(options, {
-        states: flags.state.map((state) => wireStates[state]),
+        states: flags.state.map((state) => WIRE_JOB_STATES[state]),
         follow: false,
         limit: Option.getOrElse(flags.limit, () => 0)
       })
@@ -262,7 +253,7 @@ const list = Command.make(
           .join("  ")
         return [
           job.id,
-          shortState(job.state),
+          shortJobState(job.state),
           created === undefined ? "" : new Date(created * 1000).toISOString(),
           what,
           outcome
@@ -360,7 +351,7 @@ const wait = Command.make(
       const result = job.state === "JOB_STATE_FINISHED" && job.result !== null ? scoreResultOf(job.result) : undefined
       if (result === undefined)
         return yield* new CommandFailed({
-          message: `job ${job.id} ${shortState(job.state)}${job.error ? `: ${job.error}` : ""}`
+          message: `job ${job.id} ${shortJobState(job.state)}${job.error ? `: ${job.error}` : ""}`
         })
       const started = seconds(job.started_at)
       const finished = seconds(job.finished_at)
@@ -422,7 +413,7 @@ const writeLadderJob = (options: ClientOptions, job: Job, ladder: ScoreLadderReq
       job.state === "JOB_STATE_FINISHED" && job.ladder_result ? ladderResultOf(job.ladder_result) : undefined
     if (finished === undefined)
       return yield* new CommandFailed({
-        message: `job ${job.id} ${shortState(job.state)}${job.error ? `: ${job.error}` : ""}`
+        message: `job ${job.id} ${shortJobState(job.state)}${job.error ? `: ${job.error}` : ""}`
       })
     const result = yield* wholeLadderResult(options, job, finished)
     const started = seconds(job.started_at)

@@ -5,13 +5,12 @@
  * the job service or the shared scoring path with it.
  */
 import { Effect, Either, Layer, Stream } from "effect"
-import type { AuthMetrics, AuthStatus, Authenticator } from "../auth/index.ts"
-import { ScoringRoots } from "../auth/index.ts"
+import type { AuthMetrics, AuthStatus, Authenticator, ScoringRoots } from "../auth/index.ts"
 import { GRPC_CODES, wireStatus } from "../errors/index.ts"
 import { JobService } from "../jobs/index.ts"
 import type { Principal } from "../policy/index.ts"
 import { grpcCallMetrics, scoringService } from "../scoring-api/grpc.ts"
-import { ScorerState } from "../scoring-api/scorer-state.ts"
+import type { ScorerState } from "../scoring-api/scorer-state.ts"
 import type { ScoringApi } from "../scoring-api/scoring.ts"
 import { serviceDefinition } from "../transport/grpc/proto.ts"
 import { reflectionServices } from "../transport/grpc/reflection.ts"
@@ -33,7 +32,7 @@ import {
   nodeSessionMessage
 } from "./wire.ts"
 
-type Handlers = GrpcService<Principal, JobService | ScoringRoots | ScorerState>
+type Handlers = GrpcService<Principal, JobService | ScorerState>
 
 /** svc.v1.Jobs: every call reads and writes only the caller's tenant's jobs. */
 const jobsService: Handlers = {
@@ -42,23 +41,6 @@ const jobsService: Handlers = {
     SubmitJob: unary((request, { context: principal }) =>
       Effect.gen(function* () {
         const submitted = yield* decodeSubmitJob(request)
-        // Validated whole, as Score validates: a model this controller's scorer does not know is
-        // refused now rather than failing later on a node (a ladder: every rendition's pair).
-        const scorer = yield* Effect.flatMap(ScorerState, (state) => state.scorer)
-        const pairs =
-          submitted._tag === "Score" ? [submitted.job] : submitted.ladder.renditions.map((rendition) => rendition.job)
-        for (const model of new Set(pairs.map((pair) => pair.model))) yield* scorer.models.load(model)
-        // Inputs are read by a node, so they are checked as written here (5.5.5); a ladder's
-        // reference and every rendition's path.
-        const roots = yield* Effect.flatMap(ScoringRoots, (service) => service.forPrincipal(principal))
-        const inputs =
-          submitted._tag === "Score"
-            ? [submitted.request.reference, submitted.request.distorted]
-            : [
-                submitted.request.ladder.reference,
-                ...submitted.request.ladder.renditions.map((rendition) => rendition.distorted)
-              ]
-        for (const input of inputs) yield* roots.check(input)
         const idempotencyKey = yield* decodeIdempotencyKey(request)
         const jobs = yield* JobService
         return jobMessage(yield* jobs.submit(principal, submitted.request, idempotencyKey))

@@ -4,7 +4,8 @@
  */
 import { Effect, Layer } from "effect"
 import { type AuthLayerOptions, authLayer, ScoringRoots } from "../auth/index.ts"
-import { JobServiceLive, TenantRoots } from "../jobs/index.ts"
+import { JobModels, JobServiceLive, TenantRoots } from "../jobs/index.ts"
+import { ScorerState } from "../scoring-api/scorer-state.ts"
 import { scoringHttpLayer } from "../scoring-api/http.ts"
 import { ScoringApi } from "../scoring-api/scoring.ts"
 import { controllerGate } from "./gateway.ts"
@@ -16,17 +17,21 @@ export { controllerInterceptor } from "./gateway.ts"
 export { controllerGrpcServices, type ControllerGrpcRequirements } from "./grpc.ts"
 
 /**
- * PullWork hands each job its tenant's roots (registry or SVC_SCORING_ROOTS). A stale tenant set
- * cannot reach here (the gateway refuses first); if it did, no roots means the node refuses the job.
+ * The job service's one roots port: SubmitJob checks inputs against a tenant's roots, PullWork
+ * hands their texts out (registry or SVC_SCORING_ROOTS; a stale tenant set fails with Unavailable).
  */
 const tenantRootsLayer = Layer.effect(
   TenantRoots,
   Effect.map(ScoringRoots, (roots) => ({
-    rootsFor: (tenantId: string) =>
-      roots.forPrincipal({ tenantId, roles: [], subject: undefined }).pipe(
-        Effect.map((set) => set.texts),
-        Effect.orElseSucceed((): ReadonlyArray<string> => [])
-      )
+    rootsFor: (tenantId: string) => roots.forPrincipal({ tenantId, roles: [], subject: undefined })
+  }))
+)
+
+/** SubmitJob's model check: the model loads in this controller's scorer (ScorerNotReady until it is up). */
+const jobModelsLayer = Layer.effect(
+  JobModels,
+  Effect.map(ScorerState, (state) => ({
+    check: (model: string) => Effect.flatMap(state.scorer, (scorer) => scorer.models.load(model)).pipe(Effect.asVoid)
   }))
 )
 
@@ -39,7 +44,7 @@ export const controllerServicesLayer = (name: string, auth: AuthLayerOptions = {
   const base = Layer.merge(ScoringApi.layer(name), authLayer(auth))
   const metrics = ControllerMetrics.layer.pipe(Layer.provideMerge(base))
   const jobs = JobServiceLive.pipe(
-    Layer.provide(Layer.merge(tenantRootsLayer, jobMetricsHooksLayer)),
+    Layer.provide(Layer.mergeAll(tenantRootsLayer, jobModelsLayer, jobMetricsHooksLayer)),
     Layer.provideMerge(metrics)
   )
   return Layer.provideMerge(jobGaugesLayer, jobs)

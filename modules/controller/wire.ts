@@ -34,14 +34,10 @@ import {
   ScoreRequest,
   type ScoreResult
 } from "../scorer/index.ts"
+import { WIRE_JOB_STATES } from "../transport/grpc/job-states.ts"
 
-const WIRE_STATE: Readonly<Record<JobState, string>> = {
-  pending: "JOB_STATE_PENDING",
-  running: "JOB_STATE_RUNNING",
-  finished: "JOB_STATE_FINISHED",
-  cancelled: "JOB_STATE_CANCELLED",
-  failed: "JOB_STATE_FAILED"
-}
+// The job service's states are the wire's short names: a state missing from either fails the type check.
+const WIRE_STATE: Readonly<Record<JobState, string>> = WIRE_JOB_STATES
 
 const stateOfWire = (name: string): JobState | undefined => JOB_STATES.find((state) => WIRE_STATE[state] === name)
 

@@ -1,6 +1,6 @@
 /**
  * The controller's job domain (no transport). The controller provides `JobServiceLive` with
- * `TenantRoots` and `JobMetricsHooks`; gRPC handlers call `JobService` methods with the caller's
+ * `TenantRoots`, `JobModels` and `JobMetricsHooks`; gRPC handlers call `JobService` methods with the caller's
  * `Principal`.
  */
 import { Layer } from "effect"

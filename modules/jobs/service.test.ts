@@ -38,6 +38,7 @@ import {
   rootsOf,
   serviceLayerAt,
   tempDir,
+  testModels,
   testRoots,
   withController,
   writer
@@ -103,7 +104,7 @@ const racing = <A, E>(
     })
   ).pipe(Layer.provide(target.layer(DEFAULT_SESSION_SETTINGS)))
   const layer = Layer.merge(
-    jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(interleaved, testRoots, JobMetricsHooks.none))),
+    jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(interleaved, testRoots, testModels, JobMetricsHooks.none))),
     interleaved
   )
   return Effect.gen(function* () {
@@ -189,6 +190,29 @@ describeContract("job service", ({ name, backend }) => {
         Effect.gen(function* () {
           expect(yield* Effect.flip(jobs.submit(writer(""), request()))).toMatchObject({ _tag: "InvalidJobRequest" })
           expect(yield* Effect.flip(jobs.register(node(""), info))).toMatchObject({ _tag: "InvalidJobRequest" })
+        })
+      )
+    )
+
+    it.effect("submit checks the model, then every input against the caller's roots, and stores nothing refused", () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const outside = { ...request(), distorted: "/elsewhere/dist.y4m" }
+          expect(yield* Effect.flip(jobs.submit(writer("a"), { ...outside, model: "no_such_model" }))).toMatchObject({
+            _tag: "UnknownModel",
+            model: "no_such_model"
+          })
+          expect(yield* Effect.flip(jobs.submit(writer("a"), outside))).toMatchObject({
+            _tag: "PermissionDenied",
+            message: 'scoring input "/elsewhere/dist.y4m" is outside the tenant\'s scoring roots'
+          })
+          const ladder = ladderRequest(["low"])
+          const renditions = [...ladder.renditions, { label: "high", distorted: "/elsewhere/high.mp4" }]
+          expect(yield* Effect.flip(jobs.submit(writer("a"), { ladder: { ...ladder, renditions } }))).toMatchObject({
+            _tag: "PermissionDenied",
+            message: 'scoring input "/elsewhere/high.mp4" is outside the tenant\'s scoring roots'
+          })
+          expect(yield* jobs.list(writer("a"), {})).toEqual([])
         })
       )
     )
@@ -1011,7 +1035,7 @@ describe("JobServiceLive", () => {
       yield* Effect.addFinalizer(() => Effect.sync(cleanup))
       const path = () => join(dir, "jobs.sqlite")
       const run = <A, E>(body: (jobs: JobServiceShape) => Effect.Effect<A, E>) => withController(path(), body)
-      const live = JobServiceLive.pipe(Layer.provide(Layer.merge(testRoots, JobMetricsHooks.none)))
+      const live = JobServiceLive.pipe(Layer.provide(Layer.mergeAll(testRoots, testModels, JobMetricsHooks.none)))
       const provider = ConfigProvider.fromMap(new Map([["SVC_STORE_PATH", path()]]))
       const job = yield* Effect.flatMap(JobService, (jobs) => jobs.submit(writer("a"), request())).pipe(
         Effect.provide(live),

@@ -6,14 +6,18 @@
  * `decideReport`, applied by the store inside the report's write transaction (report.ts).
  */
 import { Clock, type ConfigError, Context, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
-import { PermissionDenied } from "../policy/errors.ts"
+import { PermissionDenied, type Unavailable } from "../policy/errors.ts"
+import type { RootSet } from "../policy/scoring-roots.ts"
+import type { ScorerNotReady } from "../scoring-api/errors.ts"
 import {
   maxSegmentFrames,
   maxSegmentsPerJob,
   mergeSegmentResults,
   minSegmentFrames,
   parsePrecision,
-  shotOptionsOf
+  primaryModel,
+  shotOptionsOf,
+  type UnknownModel
 } from "../scorer/index.ts"
 import { defaultSegmentFrames } from "./config.ts"
 import type { Principal } from "../policy/principal.ts"
@@ -51,10 +55,22 @@ export const MAX_PULL = 64
 /** Longest wait of a long-polling PullWork (well below a gRPC client's usual deadline). */
 export const MAX_PULL_WAIT_MILLIS = 20_000
 
-/** Port: the scoring roots of a tenant (auth registry or SVC_SCORING_ROOTS), read at each PullWork. */
+/**
+ * Port: the scoring roots of a tenant (auth registry or SVC_SCORING_ROOTS), the one source of them
+ * for the job service: SubmitJob checks its inputs against them, PullWork hands their texts out.
+ */
 export class TenantRoots extends Context.Tag("svc/jobs/TenantRoots")<
   TenantRoots,
-  { readonly rootsFor: (tenantId: string) => Effect.Effect<ReadonlyArray<string>> }
+  { readonly rootsFor: (tenantId: string) => Effect.Effect<RootSet, Unavailable> }
+>() {}
+
+/** Why SubmitJob refuses a model: the controller's scorer does not know it, or is not up yet. */
+export type ModelRefusal = UnknownModel | ScorerNotReady
+
+/** Port: the models the controller's scorer can load, checked at SubmitJob. */
+export class JobModels extends Context.Tag("svc/jobs/JobModels")<
+  JobModels,
+  { readonly check: (model: string) => Effect.Effect<void, ModelRefusal> }
 >() {}
 
 /** Sample hooks the controller binds to its prom-client histograms (seconds). */
@@ -85,7 +101,7 @@ export interface JobServiceShape {
     principal: Principal,
     request: JobRequest,
     idempotencyKey?: string
-  ) => Effect.Effect<Job, InvalidJobRequest | JobStoreError>
+  ) => Effect.Effect<Job, ModelRefusal | PermissionDenied | Unavailable | InvalidJobRequest | JobStoreError>
   /** ListNodes: the caller's tenant's node sessions with the running jobs assigned to each. */
   readonly nodes: (principal: Principal) => Effect.Effect<ReadonlyArray<NodeView>, JobStoreError>
   /** GetJob. */
@@ -374,6 +390,7 @@ export const makeJobService = Effect.gen(function* () {
   const store = yield* JobStore
   const sessions = yield* NodeSessions
   const roots = yield* TenantRoots
+  const models = yield* JobModels
   const hooks = yield* JobMetricsHooks
   const segmentDefault = yield* defaultSegmentFrames(minSegmentFrames, maxSegmentFrames)
   /** A plan or a segment's report (issue 30), decided on the segment tables by `target`. */
@@ -578,6 +595,16 @@ export const makeJobService = Effect.gen(function* () {
   const service: JobServiceShape = {
     submit: (principal, request, idempotencyKey) =>
       Effect.gen(function* () {
+        // Validated whole, as Score validates: a model this controller's scorer does not know is
+        // refused now rather than failing later on a node (a ladder's renditions share its model).
+        yield* models.check(primaryModel(isLadderRequest(request) ? request.ladder : request))
+        // Inputs are read by a node, so they are checked as written here (5.5.5); a ladder's
+        // reference and every rendition's path.
+        const tenantRoots = yield* roots.rootsFor(principal.tenantId)
+        const inputs = isLadderRequest(request)
+          ? [request.ladder.reference, ...request.ladder.renditions.map((rendition) => rendition.distorted)]
+          : [request.reference, request.distorted]
+        for (const input of inputs) yield* tenantRoots.check(input)
         const tenantId = yield* ownTenant(principal)
         const key = idempotencyKey === undefined || idempotencyKey === "" ? undefined : idempotencyKey
         if (key !== undefined && key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
@@ -683,7 +710,12 @@ export const makeJobService = Effect.gen(function* () {
             ? yield* claimOnce(principal, nodeId, max)
             : yield* claimWaiting(principal, nodeId, max, waitMillis)
         if (jobs.length === 0) return []
-        const scoringRoots = yield* roots.rootsFor(principal.tenantId)
+        // A stale tenant set cannot reach here (the gateway refuses first); if it did, no roots
+        // means the node refuses the job.
+        const scoringRoots = yield* roots.rootsFor(principal.tenantId).pipe(
+          Effect.map((set) => set.texts),
+          Effect.orElseSucceed((): ReadonlyArray<string> => [])
+        )
         for (const { job, segment } of jobs) {
           const wait = segment === undefined ? seconds(job.createdAt, job.startedAt) : undefined
           if (wait !== undefined) hooks.observeQueueWait(wait)
@@ -715,9 +747,9 @@ export const makeJobService = Effect.gen(function* () {
   return service
 })
 
-/** JobService over the JobStore, NodeSessions, TenantRoots and JobMetricsHooks it is given. */
+/** JobService over the JobStore, NodeSessions, TenantRoots, JobModels and JobMetricsHooks it is given. */
 export const jobServiceLayer: Layer.Layer<
   JobService,
   ConfigError.ConfigError,
-  JobStore | NodeSessions | TenantRoots | JobMetricsHooks
+  JobStore | NodeSessions | TenantRoots | JobModels | JobMetricsHooks
 > = Layer.scoped(JobService, makeJobService)

@@ -16,9 +16,10 @@ import type {
   Shot as WireShot,
   Timestamp as WireTimestamp
 } from "../transport/grpc/svc-v1.ts"
+import { SHORT_JOB_STATES, type ShortJobState, WIRE_JOB_STATES } from "../transport/grpc/job-states.ts"
 
-export const jobStates = ["pending", "running", "finished", "cancelled", "failed"] as const
-export type JobState = (typeof jobStates)[number]
+export const jobStates = SHORT_JOB_STATES
+export type JobState = ShortJobState
 
 export const JobStateSchema = z
   .enum(jobStates)
@@ -27,19 +28,11 @@ export const JobStateSchema = z
       "cancelled: stopped by a caller; failed: the node could not score it (see error)"
   )
 
-const wireStates: Readonly<Record<JobState, WireJobState>> = {
-  pending: "JOB_STATE_PENDING",
-  running: "JOB_STATE_RUNNING",
-  finished: "JOB_STATE_FINISHED",
-  cancelled: "JOB_STATE_CANCELLED",
-  failed: "JOB_STATE_FAILED"
-}
-
-export const toWireState = (state: JobState): WireJobState => wireStates[state]
+export const toWireState = (state: JobState): WireJobState => WIRE_JOB_STATES[state]
 
 /** A job the controller sent without a state has not been placed yet: pending. */
 export const stateOf = (wire: WireJobState): JobState =>
-  jobStates.find((state) => wireStates[state] === wire) ?? "pending"
+  jobStates.find((state) => WIRE_JOB_STATES[state] === wire) ?? "pending"
 
 export const isFinal = (state: JobState): boolean => state === "finished" || state === "cancelled" || state === "failed"
 

@@ -322,6 +322,13 @@ const isYuv = (path: string) => /\.yuv$/i.test(path)
 
 const refuse = (message: string) => Either.left(new InvalidScoreRequest({ message }))
 
+/**
+ * The model a request scores first (`ScoreJob.model`): the first listed in `models`, else `model`,
+ * else the default. A ladder's renditions share its `model` and `models`.
+ */
+export const primaryModel = (request: { readonly model?: string; readonly models?: ReadonlyArray<string> }) =>
+  request.models?.[0] ?? (request.model === undefined || request.model === "" ? defaultModel : request.model)
+
 /** Turns decoded fields into a ScoreJob, applying defaults and the cross-field rules. */
 const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreRequest> => {
   for (const field of ["reference", "distorted"] as const) {
@@ -338,7 +345,7 @@ const toJob = (request: ScoreRequest): Either.Either<ScoreJob, InvalidScoreReque
   if (new Set(listed).size !== listed.length) return refuse("models: lists a model twice")
   const models =
     listed.length > 0 ? listed : [request.model === undefined || request.model === "" ? defaultModel : request.model]
-  const model = models[0] ?? defaultModel
+  const model = primaryModel(request)
   for (const name of models) {
     // The name is shown shortened: it may be megabytes long.
     if (!modelNamePattern.test(name)) {

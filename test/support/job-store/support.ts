@@ -4,10 +4,18 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Principal } from "../../../modules/policy/principal.ts"
-import type { LadderResult, ScoreRequest, ScoreResult } from "../../../modules/scorer/index.ts"
+import { RootSet } from "../../../modules/policy/scoring-roots.ts"
+import {
+  defaultModel,
+  type LadderResult,
+  type ScoreRequest,
+  type ScoreResult,
+  UnknownModel
+} from "../../../modules/scorer/index.ts"
 import {
   JobMetricsHooks,
   type JobMetricsHooksShape,
+  JobModels,
   JobService,
   type JobServiceShape,
   jobServiceLayer,
@@ -121,10 +129,21 @@ export const reportBy = (
   update: () => Either.right({ nodeId, result: undefined, framesDone, renditionProgress: [], outcome: undefined })
 })
 
-/** Roots as a registry would give them: one directory per tenant. */
-export const rootsOf = (tenantId: string): ReadonlyArray<string> => [`/media/${tenantId}`]
+/**
+ * Roots as a registry would give them: one directory per tenant, plus the shared `/media` that
+ * every request of these tests (`/media/<name>/...`) lies under, so SubmitJob admits them.
+ */
+export const rootsOf = (tenantId: string): ReadonlyArray<string> => [`/media/${tenantId}`, "/media"]
 
-export const testRoots = Layer.succeed(TenantRoots, { rootsFor: (tenantId) => Effect.succeed(rootsOf(tenantId)) })
+export const testRoots = Layer.succeed(TenantRoots, {
+  rootsFor: (tenantId) => Effect.succeed(RootSet.fromValidTexts(rootsOf(tenantId)))
+})
+
+/** The models of a scorer that knows only the default model (what the tests' requests name). */
+export const testModels = Layer.succeed(JobModels, {
+  check: (model) =>
+    model === defaultModel ? Effect.void : Effect.fail(new UnknownModel({ model, message: `unknown model "${model}"` }))
+})
 
 const backendOf = (target: Backend | string): Backend => (typeof target === "string" ? sqliteBackend(target) : target)
 
@@ -136,7 +155,8 @@ export const serviceLayerAt = (
   target: Backend | string,
   settings: SessionSettings = DEFAULT_SESSION_SETTINGS,
   hooks = JobMetricsHooks.none
-) => jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(backendOf(target).layer(settings), testRoots, hooks)))
+) =>
+  jobServiceLayer.pipe(Layer.provide(Layer.mergeAll(backendOf(target).layer(settings), testRoots, testModels, hooks)))
 
 /** Runs `body` against one controller boot on the store. */
 export const withController = <A, E>(
