@@ -25,9 +25,9 @@ import {
   type ScoreResult,
   upperHull,
   worstFrameCount,
-  worstFrames
+  worstFrames,
+  worstShotFrames
 } from "../scorer/index.ts"
-import { thumbnailFrames } from "./thumbnails.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
 import { type Alignment, scoredFrames } from "./alignment.ts"
 import {
@@ -290,7 +290,7 @@ export const scoreLadderInputs = <E = never>(
           ? sidePictures(
               rendition.job,
               target,
-              thumbnailFrames(result.shots, result.worst_shots),
+              worstShotFrames(result.shots, result.worst_shots),
               [
                 { side: reference, skip: shared.frameSkipRef, isDistorted: false },
                 { side: sides[index] as Side, skip: rendition.job.frameSkipDist, isDistorted: true }

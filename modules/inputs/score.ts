@@ -33,7 +33,9 @@ import {
   ScoreTooLarge,
   segmentReadFrames,
   segmentReadStart,
-  UnreadableInput
+  segmentThumbnailFrames,
+  UnreadableInput,
+  worstShotFrames
 } from "../scorer/index.ts"
 import { decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
 import {
@@ -49,7 +51,7 @@ import {
 import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
 import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
-import { filePictures, pairThumbnails, renderThumbnails, thumbnailFrames, thumbnailOf } from "./thumbnails.ts"
+import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
 import type { SideThumbnails } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
@@ -189,6 +191,13 @@ export const scoreInputs = <E = never>(
   )
 
 /**
+ * The scored frames a result renders thumbnails of: the worst shots' worst frames, or a
+ * segment's candidates for them (the merge keeps the title's; merge.ts).
+ */
+const thumbnailFramesOf = (result: ScoreResult, job: ScoreJob): ReadonlyArray<number> =>
+  job.segment ? segmentThumbnailFrames(result, job) : worstShotFrames(result.shots, result.worst_shots)
+
+/**
  * The scorer's file job on a pair opened and checked once (raw YUV / Y4M, named as their bytes
  * are), with the thumbnails of its worst shots read back from the same descriptors.
  * `geometry`: the frames' layout (the request's, or the reference's Y4M header).
@@ -211,7 +220,7 @@ const scoreFileJob = <E>(
       },
       geometry,
       job.subsample,
-      thumbnailFrames(result.shots, result.worst_shots)
+      thumbnailFramesOf(result, job)
     )
     return { ...result, thumbnails }
   })
@@ -732,18 +741,22 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
         })
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
-    const thumbnails = job.shots
-      ? yield* sidePictures(
-          job,
-          target,
-          thumbnailFrames(aggregate.shots, aggregate.worst_shots),
-          [
-            { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
-            { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
-          ],
-          hooks.admitMemory
-        )
-      : []
+    // A segment's thumbnails of an encoded side would decode it from its start (the score's
+    // seek is not theirs): segments render only raw/Y4M pairs' thumbnails.
+    const encodedSegment = job.segment !== undefined && [ref, dis].some((side) => side.format._tag === "Encoded")
+    const thumbnails =
+      job.shots && !encodedSegment
+        ? yield* sidePictures(
+            job,
+            target,
+            thumbnailFramesOf({ ...aggregate, frames }, job),
+            [
+              { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
+              { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
+            ],
+            hooks.admitMemory
+          )
+        : []
     const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
       { ...aggregate, frames, thumbnails, ...(alignment === undefined ? {} : { alignment }) },

@@ -176,12 +176,6 @@ export const pairThumbnails = (
     return ref && dis ? [{ frame, reference: ref, distorted: dis }] : []
   })
 
-/** The scored frames whose pictures a result shows: the worst shots' worst frames, worst first. */
-export const thumbnailFrames = (
-  shots: ReadonlyArray<{ readonly worst_frame: number }> | undefined,
-  worst: ReadonlyArray<number> | undefined
-): ReadonlyArray<number> => [...new Set((worst ?? []).flatMap((index) => shots?.[index]?.worst_frame ?? []))]
-
 /**
  * Thumbnails of scored frames `frames` read from raw/Y4M files (their input frame: index x
  * subsample after each side's skip); a frame either side cannot read is left out.

@@ -8,7 +8,9 @@
  * Percentiles come from `percentilesOf` over the merged frames, as one pass computes them.
  * Shots too: each segment's frames carry their cut measure (read with the context frames before
  * the segment, so a cut at a segment's first frame is measured as one pass measures it), and the
- * title's shots are found over the concatenated measures by the one pass's rule.
+ * title's shots are found over the concatenated measures by the one pass's rule. Their
+ * thumbnails: each segment renders those of `segmentThumbnailFrames` (a superset of the title's
+ * shots' worst frames in it), and the merge keeps the worst shots' ones, as one pass picks them.
  */
 import {
   harmonicMean,
@@ -22,7 +24,16 @@ import {
 } from "./pooling.ts"
 import { applyPrecision, type Precision, precisionLabel } from "./precision.ts"
 import type { FrameScore, ScoreResult } from "./result.ts"
-import { roundShots, type ShotOptions, scoreShots, segmentCutMetric, shotStarts, worstShots } from "./shots.ts"
+import {
+  roundShots,
+  type ShotOptions,
+  scoreShots,
+  segmentCutMetric,
+  segmentWorstFrames,
+  shotStarts,
+  worstShotFrames,
+  worstShots
+} from "./shots.ts"
 
 /** Every pooling of every metric over frames, in frame order. */
 export interface Pooled {
@@ -86,6 +97,32 @@ const withXpsnrSummary = (
   )
 }
 
+/** The name of a model's score: "vmaf" alone, its own name among several (as one pass names them). */
+const scoreNameOf = (result: ScoreResult) => {
+  const modelNames = result.provenance.models?.map((model) => model.model) ?? [result.provenance.model]
+  return { modelNames, scoreName: (name: string) => (modelNames.length > 1 ? name : "vmaf") }
+}
+
+/**
+ * The scored frames (the title's indices) a segment's result renders thumbnails of, from its
+ * lossless per-frame values: shots.ts's `segmentWorstFrames` over its cut measures and its
+ * first model's scores. None without shots.
+ */
+export const segmentThumbnailFrames = (
+  segment: ScoreResult,
+  job: { readonly subsample: number; readonly shots?: ShotOptions | undefined }
+): ReadonlyArray<number> => {
+  if (!job.shots) return []
+  const { modelNames, scoreName } = scoreNameOf(segment)
+  const name = scoreName(modelNames[0] ?? "")
+  const frames = segment.frames
+  return segmentWorstFrames(
+    frames.map((frame) => frame.metrics[segmentCutMetric] ?? 0),
+    frames.map((frame) => frame.metrics[name] ?? Number.NaN),
+    job.shots
+  ).map((local) => (frames[local]?.frame ?? 0) / job.subsample)
+}
+
 const rounded = (values: Readonly<Record<string, number>>, round: (value: number) => number) =>
   Object.fromEntries(Object.entries(values).map(([name, value]) => [name, round(value)]))
 
@@ -107,9 +144,7 @@ export const mergeSegmentResults = (
   const pooled = poolFrames(frames)
   const round = applyPrecision(output.precision)
   const features = rounded(withXpsnrSummary(pooled.mean, frames, first), round)
-  const modelNames = first.provenance.models?.map((model) => model.model) ?? [first.provenance.model]
-  // The score of each model: "vmaf" alone, its own name among several (as one pass names them).
-  const scoreName = (name: string) => (modelNames.length > 1 ? name : "vmaf")
+  const { modelNames, scoreName } = scoreNameOf(first)
   const scoreOf = (name: string) => features[scoreName(name)] ?? Number.NaN
   const shots = output.shots
     ? scoreShots(
@@ -117,6 +152,11 @@ export const mergeSegmentResults = (
         frames.map((frame) => frame.metrics[scoreName(modelNames[0] ?? "")] ?? Number.NaN)
       )
     : []
+  const worst = worstShots(shots)
+  // The worst shots' worst frames, worst first, from the segments' renders (a frame none holds,
+  // past a segment's cap or unreadable there, is left out as one pass leaves out an unreadable one).
+  const rendered = new Map(segments.flatMap((segment) => segment.thumbnails ?? []).map((t) => [t.frame, t] as const))
+  const thumbnails = worstShotFrames(shots, worst).flatMap((frame) => rendered.get(frame) ?? [])
   return {
     ...first,
     score: scoreOf(modelNames[0] ?? ""),
@@ -133,9 +173,8 @@ export const mergeSegmentResults = (
       ...Object.fromEntries(percentileNames.map((p) => [p, rounded(pooled.percentiles[p], round)]))
     },
     shots: roundShots(shots, round),
-    worst_shots: worstShots(shots),
-    // The controller never reads the inputs, and no segment knows which shots are the title's worst.
-    thumbnails: [],
+    worst_shots: worst,
+    thumbnails,
     provenance: { ...first.provenance, precision: precisionLabel(output.precision) }
   }
 }

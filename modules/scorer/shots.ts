@@ -50,10 +50,14 @@ export interface Shot {
   readonly worst_frame: number
 }
 
-/** The first scored frame of every shot, ascending, starting with 0 (none for no frames). */
-export const shotStarts = (cuts: ArrayLike<number>, options: ShotOptions): ReadonlyArray<number> => {
+/**
+ * 0 and every frame whose measure passes the cut test (threshold, standing out), ascending,
+ * before too-short stretches are dropped. Measures outside `cuts` count as 0: over a segment's
+ * measures this is therefore a superset of the title's cuts in it (a neighbour it cannot see
+ * only ever lowers what a cut must stand out from).
+ */
+const cutCandidates = (cuts: ArrayLike<number>, options: ShotOptions): Array<number> => {
   const n = cuts.length
-  if (n === 0) return []
   const at = (k: number) => (k >= 1 && k < n ? (cuts[k] as number) : 0)
   const boundaries = [0]
   for (let k = 1; k < n; k++) {
@@ -62,6 +66,14 @@ export const shotStarts = (cuts: ArrayLike<number>, options: ShotOptions): Reado
     for (let d = 1; d <= neighbourhood; d++) around = Math.max(around, at(k - d), at(k + d))
     if (value >= options.threshold && value >= standOut * around) boundaries.push(k)
   }
+  return boundaries
+}
+
+/** The first scored frame of every shot, ascending, starting with 0 (none for no frames). */
+export const shotStarts = (cuts: ArrayLike<number>, options: ShotOptions): ReadonlyArray<number> => {
+  const n = cuts.length
+  if (n === 0) return []
+  const boundaries = cutCandidates(cuts, options)
   boundaries.push(n)
   // Drop too-short stretches, first one first, until none is left.
   for (;;) {
@@ -77,13 +89,19 @@ export const shotStarts = (cuts: ArrayLike<number>, options: ShotOptions): Reado
   return boundaries.slice(0, -1)
 }
 
+/** Index of the first lowest value of `scores[first..end)`. */
+const firstLowest = (scores: ArrayLike<number>, first: number, end: number): number => {
+  let worst = first
+  for (let k = first + 1; k < end; k++) if ((scores[k] as number) < (scores[worst] as number)) worst = k
+  return worst
+}
+
 /** Each shot's figures from the per-frame scores (one per scored frame). */
 export const scoreShots = (starts: ReadonlyArray<number>, scores: ArrayLike<number>): ReadonlyArray<Shot> =>
   starts.map((first, i) => {
     const end = starts[i + 1] ?? scores.length
     const values = Array.from({ length: end - first }, (_, k) => scores[first + k] as number)
-    let worst = 0
-    for (let k = 1; k < values.length; k++) if ((values[k] as number) < (values[worst] as number)) worst = k
+    const worst = firstLowest(values, 0, values.length)
     return {
       first_frame: first,
       frame_count: values.length,
@@ -94,6 +112,42 @@ export const scoreShots = (starts: ReadonlyArray<number>, scores: ArrayLike<numb
       worst_frame: first + worst
     }
   })
+
+/** Most thumbnails a segment renders (each stretch between candidate cuts gives one). */
+export const segmentThumbnailCap = 32
+
+/**
+ * The frames (indices into a segment's `scores`) whose thumbnails a segment renders so the merge
+ * can give the title's worst shots' worst frames without reading the inputs: the first lowest
+ * frame of every stretch between the segment's candidate cuts (`cutCandidates`). The title's
+ * cuts in the segment are among those candidates, so every shot's part in the segment is a run
+ * of whole stretches, and its first lowest frame (hence the shot's, the lowest of its parts')
+ * is one of these. Bounded: a segment with more stretches than `cap` keeps the `cap` lowest
+ * frames (ties: the earlier), so the merge is exact while a segment holds at most `cap`
+ * stretches. In frame order.
+ */
+export const segmentWorstFrames = (
+  cuts: ArrayLike<number>,
+  scores: ArrayLike<number>,
+  options: ShotOptions,
+  cap = segmentThumbnailCap
+): ReadonlyArray<number> => {
+  if (scores.length === 0) return []
+  const starts = cutCandidates(cuts, options)
+  const worst = starts.map((first, i) => firstLowest(scores, first, starts[i + 1] ?? scores.length))
+  return worst
+    .map((frame) => ({ frame, score: scores[frame] as number }))
+    .sort((a, b) => a.score - b.score || a.frame - b.frame)
+    .slice(0, cap)
+    .map((entry) => entry.frame)
+    .sort((a, b) => a - b)
+}
+
+/** The scored frames whose pictures a result shows: the worst shots' worst frames, worst first. */
+export const worstShotFrames = (
+  shots: ReadonlyArray<{ readonly worst_frame: number }> | undefined,
+  worst: ReadonlyArray<number> | undefined
+): ReadonlyArray<number> => [...new Set((worst ?? []).flatMap((index) => shots?.[index]?.worst_frame ?? []))]
 
 /** Indices of the `count` lowest-scoring shots, lowest first (ties: the earlier shot). */
 export const worstShots = (shots: ReadonlyArray<Pick<Shot, "score">>, count = worstShotCount): ReadonlyArray<number> =>

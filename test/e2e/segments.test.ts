@@ -9,7 +9,7 @@
  * short session timings, a 5 s TTL and a 1 s grace, instead of the default 30 s and 60 s). Shots,
  * xpsnr and ssimulacra2 merge exactly too, with cuts on segment boundaries.
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
@@ -50,6 +50,47 @@ const media = scratchDir("svc-segments-e2e-")
 const path = (name: string) => join(media.dir, name)
 const rawOptions = { width, height, pixel_format: "420", bitdepth: 8 }
 const gop = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "48", "-keyint_min", "48", "-sc_threshold", "0"]
+
+/**
+ * Three sources of 40 frames each (cuts at 40 and 80), as mp4 with a keyframe every 20 frames
+ * (cuts-ref.mp4, and cuts-dis.mp4 encoded from it at crf 36); made once.
+ */
+const writeCutClips = () => {
+  if (existsSync(path("cuts-dis.mp4"))) return
+  const scenes = ["testsrc2", "mandelbrot", "smptehdbars"]
+    .map((source, k) => `${source}=size=320x180:rate=24,trim=end_frame=40,setpts=PTS-STARTPTS[s${k}]`)
+    .join(";")
+  const clip = ["-g", "20", "-keyint_min", "20", "-sc_threshold", "0", "-pix_fmt", "yuv420p"]
+  const graph = `${scenes};[s0][s1][s2]concat=n=3:v=1:a=0`
+  ffmpegRun([
+    "-f",
+    "lavfi",
+    "-i",
+    graph,
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    ...clip,
+    "-qp",
+    "0",
+    "-y",
+    path("cuts-ref.mp4")
+  ])
+  ffmpegRun([
+    "-i",
+    path("cuts-ref.mp4"),
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    ...clip,
+    "-crf",
+    "36",
+    "-y",
+    path("cuts-dis.mp4")
+  ])
+}
 
 let controller: RunningService
 let nodes: Array<RunningService> = []
@@ -192,39 +233,7 @@ describe("segment jobs on 3 nodes", () => {
     // Three sources of 40 frames each (cuts at 40 and 80), as mp4 with a keyframe every 20
     // frames; segments of 40 start exactly at the cuts, so each cut is measured from the context
     // frame before its segment.
-    const scenes = ["testsrc2", "mandelbrot", "smptehdbars"]
-      .map((source, k) => `${source}=size=320x180:rate=24,trim=end_frame=40,setpts=PTS-STARTPTS[s${k}]`)
-      .join(";")
-    const clip = ["-g", "20", "-keyint_min", "20", "-sc_threshold", "0", "-pix_fmt", "yuv420p"]
-    const graph = `${scenes};[s0][s1][s2]concat=n=3:v=1:a=0`
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      graph,
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      ...clip,
-      "-qp",
-      "0",
-      "-y",
-      path("cuts-ref.mp4")
-    ])
-    ffmpegRun([
-      "-i",
-      path("cuts-ref.mp4"),
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      ...clip,
-      "-crf",
-      "36",
-      "-y",
-      path("cuts-dis.mp4")
-    ])
+    writeCutClips()
     const pair = {
       reference: path("cuts-ref.mp4"),
       distorted: path("cuts-dis.mp4"),
@@ -246,6 +255,37 @@ describe("segment jobs on 3 nodes", () => {
     expect(split.result.shots).toEqual(whole.result.shots)
     expect(Object.keys(split.result.frames[0]?.metrics ?? {})).toContain("xpsnr_y")
     expect(Object.keys(split.result.frames[0]?.metrics ?? {})).not.toContain("shot_cut")
+  }, 600_000)
+
+  it("shots of a Y4M pair across segments: the merged job's thumbnails are the unsplit job's, byte for byte", async () => {
+    // Each segment renders the thumbnails of its candidates for shots' worst frames (raw/Y4M
+    // sides: read at their offsets), and the controller keeps the title's worst shots' ones.
+    writeCutClips()
+    for (const side of ["ref", "dis"]) ffmpegRun(["-i", path(`cuts-${side}.mp4`), "-y", path(`cuts-${side}.y4m`)])
+    const pair = {
+      reference: path("cuts-ref.y4m"),
+      distorted: path("cuts-dis.y4m"),
+      options: { per_frame: true, shots: true }
+    }
+    type ShotsView = JobView & {
+      readonly result: {
+        readonly thumbnails: ReadonlyArray<{ frame: number; reference: string; distorted: string }>
+        readonly worst_shots: ReadonlyArray<number>
+        readonly shots: ReadonlyArray<{ readonly worst_frame: number }>
+      }
+    }
+    const whole = (await finished(await submit(pair))) as ShotsView
+    expect(whole.result.shots).toHaveLength(3)
+    expect(whole.result.thumbnails.map((picture) => picture.frame)).toEqual(
+      whole.result.worst_shots.map((index) => whole.result.shots[index]?.worst_frame)
+    )
+    const split = (await finished(
+      await submit({ ...pair, options: { ...pair.options, segment_frames: 40 } })
+    )) as ShotsView
+    expect(split.segments).toHaveLength(3)
+    expect(split.result.shots).toEqual(whole.result.shots)
+    expect(split.result.thumbnails).toHaveLength(3)
+    expect(split.result.thumbnails).toEqual(whole.result.thumbnails)
   }, 600_000)
 
   it("segments of 40 with a node killed -9 after the first segment finished: the same values", async () => {

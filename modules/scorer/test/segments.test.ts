@@ -282,6 +282,13 @@ describe("shots, xpsnr and ssimulacra2 across segments (ABI minor 13: context fr
     // The measure is the merge's input, not a metric of the job.
     expect(Object.keys(merged?.frames[0]?.metrics ?? {})).toEqual(Object.keys(onePass.frames[0]?.metrics ?? {}))
     expect(bits(merged?.frames ?? [])).toEqual(bits(onePass.frames))
+    // Each segment renders its candidates' thumbnails; the merge keeps one pass's, byte for byte.
+    expect(pieces.some((piece) => (piece.thumbnails?.length ?? 0) > 0)).toBe(true)
+    expect(onePass.thumbnails?.length).toBe(3)
+    expect(merged?.thumbnails?.map((picture) => picture.frame)).toEqual(
+      onePass.shots?.length ? onePass.worst_shots?.map((index) => onePass.shots?.[index]?.worst_frame) : []
+    )
+    expect(merged?.thumbnails).toEqual(onePass.thumbnails)
   })
 
   it("a segment just after a cut inside a subsampled gap measures that cut (it reads the gap's frames)", async () => {

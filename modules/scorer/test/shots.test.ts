@@ -18,7 +18,14 @@ import { parseLadderRequest } from "../ladder.ts"
 import { parseScoreRequest } from "../request.ts"
 import { percentilesOf } from "../pooling.ts"
 import { Scorer, type ScoreResult } from "../index.ts"
-import { defaultShotMinFrames, defaultShotThreshold, scoreShots, shotStarts, worstShots } from "../shots.ts"
+import {
+  defaultShotMinFrames,
+  defaultShotThreshold,
+  scoreShots,
+  segmentWorstFrames,
+  shotStarts,
+  worstShots
+} from "../shots.ts"
 import { scoreBody, scorerRuntime } from "./runtime.ts"
 import { clipGeometry, md5Of, writeFastPan, writeFlash, writeThreeSources } from "./shots-clips.ts"
 
@@ -246,6 +253,34 @@ describe("the cut rules", () => {
       { first_frame: 2, frame_count: 3, score: 3, harmonic_mean: 3, min: 3, p5: 3, worst_frame: 2 }
     ])
     expect(worstShots(shots)).toEqual([0, 1])
+  })
+  it("gives a segment's candidates for every shot's worst frame, whatever the segments (random series)", () => {
+    let state = 7
+    const rand = () => {
+      state = (Math.imul(state, 1664525) + 1013904223) >>> 0
+      return state / 2 ** 32
+    }
+    for (let trial = 0; trial < 300; trial++) {
+      const n = 20 + Math.floor(rand() * 100)
+      // Cuts and flashes at random (some too close to stand out or to make a shot), scores with ties.
+      const cuts = Array.from({ length: n }, () => (rand() < 0.12 ? 0.3 + rand() * 0.7 : rand() * 0.3))
+      const scores = Array.from({ length: n }, () => Math.floor(rand() * 20))
+      const worstFramesOfShots = scoreShots(shotStarts(cuts, rules), scores).map((shot) => shot.worst_frame)
+      const bounds = [0, ...Array.from({ length: 3 }, () => Math.floor(rand() * n)).sort((a, b) => a - b), n]
+      const candidates = new Set(
+        bounds.slice(0, -1).flatMap((first, i) => {
+          const end = bounds[i + 1] as number
+          return segmentWorstFrames(cuts.slice(first, end), scores.slice(first, end), rules, n).map((k) => first + k)
+        })
+      )
+      for (const frame of worstFramesOfShots) expect(candidates.has(frame)).toBe(true)
+    }
+  })
+  it("caps a segment's candidates at its lowest frames, in frame order", () => {
+    const cuts = series(40, { 10: 0.9, 20: 0.9, 30: 0.9 })
+    const scores = Array.from({ length: 40 }, (_, k) => [50, 10, 40, 20][Math.floor(k / 10)] as number)
+    expect(segmentWorstFrames(cuts, scores, rules)).toEqual([0, 10, 20, 30])
+    expect(segmentWorstFrames(cuts, scores, rules, 2)).toEqual([10, 30])
   })
 })
 
