@@ -90,9 +90,9 @@ const nodesService: Handlers = {
     ),
     Heartbeat: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const { node_id, running_job_ids } = yield* decodeHeartbeat(request)
+        const { node_id, running_job_ids, hand_back_unlisted } = yield* decodeHeartbeat(request)
         const jobs = yield* JobService
-        return { ok: yield* jobs.heartbeat(principal, node_id, running_job_ids) }
+        return { ok: yield* jobs.heartbeat(principal, node_id, running_job_ids, hand_back_unlisted) }
       })
     ),
     PullWork: unary((request, { context: principal }) =>

@@ -238,7 +238,11 @@ export const decodeRegisterNode = (input: unknown) =>
   )
 
 export const decodeHeartbeat = decoder(
-  Schema.Struct({ node_id: Id, running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }) })
+  Schema.Struct({
+    node_id: Id,
+    running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }),
+    hand_back_unlisted: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  })
 )
 
 export const decodePullWork = decoder(

@@ -359,6 +359,36 @@ describeContract("job service", ({ name, backend }) => {
       )
     )
 
+    it.effect(
+      "a hand-back (Heartbeat with hand_back_unlisted) re-queues at once what the node does not list, waking a waiting node",
+      () =>
+        run((jobs) =>
+          Effect.gen(function* () {
+            const kept = yield* jobs.submit(writer("a"), request("kept"))
+            const handed = yield* jobs.submit(writer("a"), request("handed"))
+            const busy = yield* jobs.register(node("a"), info)
+            const idle = yield* jobs.register(node("a"), info)
+            yield* TestClock.adjust(1000)
+            const pulled = yield* jobs.pullWork(node("a"), busy.nodeId, 2)
+            expect(pulled.map((job) => job.id)).toEqual([kept.id, handed.id])
+            // The claims are a moment old: a plain heartbeat leaves an unlisted one alone (its
+            // PullWork answer may still be on its way) ...
+            expect(yield* jobs.heartbeat(node("a"), busy.nodeId, [kept.id])).toBe(true)
+            expect((yield* jobs.get(writer("a"), handed.id)).state).toBe("running")
+            // ... a hand-back does not wait: pending again at once, and a waiting node takes it.
+            const waiting = yield* Effect.fork(jobs.pullWork(node("a"), idle.nodeId, 1, 20_000))
+            expect(yield* jobs.heartbeat(node("a"), busy.nodeId, [kept.id], true)).toBe(true)
+            expect((yield* Fiber.join(waiting)).map((job) => [job.id, job.nodeId])).toEqual([[handed.id, idle.nodeId]])
+            expect(yield* jobs.get(writer("a"), kept.id)).toMatchObject({ state: "running", nodeId: busy.nodeId })
+            // The fence moved on: the busy node's late report of the handed-back job is refused.
+            const late = yield* Effect.flip(
+              jobs.reportResult(node("a"), busy.nodeId, handed.id, { final: true, error: "late", framesDone: 0 })
+            )
+            expect(late._tag).toBe("PermissionDenied")
+          })
+        )
+    )
+
     it.effect("long-poll: an idle PullWork is woken by a submit; it answers none when its wait is up", () =>
       run((jobs) =>
         Effect.gen(function* () {

@@ -132,12 +132,15 @@ export interface JobServiceShape {
   /**
    * Heartbeat: false for an unknown or expired session, or one of another tenant. A live node
    * lists the jobs it has (`runningJobIds`); a job claimed for it more than a session TTL ago
-   * that it does not list never reached it (its PullWork answer was lost) and is re-queued.
+   * that it does not list never reached it (its PullWork answer was lost) and is re-queued. With
+   * `handBackUnlisted` every running job of the node it does not list is re-queued at once: jobs
+   * it pulled but cannot start yet (memory), handed back for another node or later.
    */
   readonly heartbeat: (
     principal: Principal,
     nodeId: string,
-    runningJobIds: ReadonlyArray<string>
+    runningJobIds: ReadonlyArray<string>,
+    handBackUnlisted?: boolean
   ) => Effect.Effect<boolean, JobStoreError>
   /**
    * PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node.
@@ -674,23 +677,27 @@ export const makeJobService = Effect.gen(function* () {
     register: (principal, info) =>
       Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
 
-    heartbeat: (principal, nodeId, runningJobIds) =>
+    heartbeat: (principal, nodeId, runningJobIds, handBackUnlisted = false) =>
       Effect.gen(function* () {
         const ok = yield* sessions.heartbeat(principal.tenantId, nodeId)
         if (!ok) return false
         // A claim older than a session TTL has had time to reach the node, however slow: one the
-        // node does not list is as lost as the jobs of a node silent for that long.
+        // node does not list is as lost as the jobs of a node silent for that long. A node handing
+        // jobs back has no PullWork in flight, so it lists every claim it holds, however recent
+        // (any claim time, whatever a replica's clock says).
         const now = yield* Clock.currentTimeMillis
         const lost = yield* store.requeueUnlisted(
           principal.tenantId,
           nodeId,
           runningJobIds,
-          now - sessions.settings.ttlMillis
+          handBackUnlisted ? Number.MAX_SAFE_INTEGER : now - sessions.settings.ttlMillis
         )
         if (lost.length > 0)
-          yield* Effect.logWarning(
-            `node ${nodeId} does not have ${lost.map((job) => job.id).join(", ")}: its claim never reached it; re-queued`
-          )
+          yield* handBackUnlisted
+            ? Effect.logInfo(`node ${nodeId} handed back ${lost.map((job) => job.id).join(", ")}; re-queued`)
+            : Effect.logWarning(
+                `node ${nodeId} does not have ${lost.map((job) => job.id).join(", ")}: its claim never reached it; re-queued`
+              )
         return true
       }),
 

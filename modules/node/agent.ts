@@ -15,13 +15,14 @@ import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import {
+  type AdmitMemory,
   type LadderResult,
+  memoryBudget,
   parseLadderRequest,
   parsePrecision,
   parseScoreRequest,
   Scorer,
-  type ScoreResult,
-  ScoreTooLarge
+  type ScoreResult
 } from "../scorer/index.ts"
 import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
@@ -144,6 +145,9 @@ const sessionLost = (error: GrpcCallError | TokenFileError) =>
 const unreachable = (error: GrpcCallError) =>
   error.code === Status.UNAVAILABLE || error.code === Status.DEADLINE_EXCEEDED
 
+/** Jobs scored with their memory admitted first: the others (segments, plans) settle at once. */
+const admitsMemory = (job: Job) => job.ladder !== null || (job.segment === null && !job.plan)
+
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
     ? error.message
@@ -156,14 +160,34 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const scorer = yield* Scorer
     const ffmpeg = yield* Ffmpeg
     // The same memory budget as svc-server's (SVC_MAX_SCORE_MEMORY), decoders included: a job that
-    // can never fit fails with the reason; one that may fit later waits, holding its slot (so the
-    // node pulls no more work meanwhile), until the jobs in flight give the memory back.
+    // can never fit fails with the reason; one that may fit later is handed back (pending again,
+    // for another node or this one later), and this node pulls no more work until a score in
+    // flight gives its memory back. No job waits on a node for memory it may never get.
     const budget = yield* maxScoreMemory
-    const memory = yield* Effect.makeSemaphore(budget)
-    const admitMemory = (bytes: number) =>
-      bytes > budget
-        ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
-        : Effect.acquireRelease(memory.take(bytes), () => memory.release(bytes)).pipe(Effect.asVoid)
+    const admitScore = yield* memoryBudget(budget)
+    /** A job was handed back for want of memory; cleared when an admitted score gives its memory back. */
+    const memoryShort = yield* Ref.make(false)
+    /** Scores holding admitted memory now. */
+    const admitted = yield* Ref.make(0)
+    /** Jobs were handed back: the pull loop's next Heartbeat (with hand_back_unlisted) re-queues them. */
+    const handBackDue = yield* Ref.make(false)
+    /** Admission for one job; `settled` is completed once its memory is admitted. */
+    const admitFor =
+      (settled: Deferred.Deferred<void>): AdmitMemory =>
+      (bytes) =>
+        admitScore(bytes).pipe(
+          Effect.zipLeft(
+            Effect.acquireRelease(
+              Ref.update(admitted, (count) => count + 1),
+              () =>
+                Effect.zipRight(
+                  Ref.update(admitted, (count) => count - 1),
+                  Ref.set(memoryShort, false)
+                )
+            )
+          ),
+          Effect.zipLeft(Deferred.succeed(settled, undefined))
+        )
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const clients = yield* Effect.forEach(config.controllerAddresses, (address) =>
@@ -415,6 +439,22 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         return false
       })
 
+    /**
+     * A job that may fit later but not now: no longer this node's (off the list its heartbeats
+     * send, before the hand-back is due, so the hand-back's list never holds it); the pull loop
+     * hands it back before it pulls again, and pulls nothing while no memory has been given back.
+     */
+    const handBack = (job: Job) =>
+      Effect.all([
+        Ref.update(running, (set) => {
+          set.delete(workKey(job.id, job.segment?.index))
+          return set
+        }),
+        Ref.set(memoryShort, true),
+        Ref.set(handBackDue, true),
+        Effect.logInfo(`job ${job.id} does not fit in the memory free now; handed back`)
+      ])
+
     const fail = (job: Job, message: string) =>
       Effect.zipRight(
         Effect.logWarning(`job ${job.id} failed: ${message}`),
@@ -455,7 +495,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
 
     /** Scores both inputs on this node's file system, each checked against the job's roots once opened. */
-    const runPair = (job: Job, request: ScoreRequest, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runPair = (
+      job: Job,
+      request: ScoreRequest,
+      guard: ReturnType<RootSet["inputGuard"]>,
+      admitMemory: AdmitMemory
+    ) =>
       Effect.gen(function* () {
         const parsed = yield* Effect.either(parseScoreRequest(request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
@@ -473,7 +518,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         )
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
-        if (scored._tag === "Left") return yield* fail(job, scored.left.message)
+        if (scored._tag === "Left")
+          return yield* scored.left._tag === "ScoreMemoryBusy" ? handBack(job) : fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
         )
@@ -484,7 +530,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * Scores a ladder in one pass over the reference, every rendition checked against the job's
      * roots once opened; a cancel stops the reference's and every rendition's decoder.
      */
-    const runLadder = (job: Job, request: ScoreLadderRequest, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runLadder = (
+      job: Job,
+      request: ScoreLadderRequest,
+      guard: ReturnType<RootSet["inputGuard"]>,
+      admitMemory: AdmitMemory
+    ) =>
       Effect.gen(function* () {
         const parsed = yield* Effect.either(parseLadderRequest(request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
@@ -524,7 +575,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         )
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
-        if (scored._tag === "Left") return yield* fail(job, scored.left.message)
+        if (scored._tag === "Left")
+          return yield* scored.left._tag === "ScoreMemoryBusy" ? handBack(job) : fail(job, scored.left.message)
         const frames = scored.right.renditions[0]?.frame_count ?? 0
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames, renditions: scored.right.renditions.length })
@@ -608,25 +660,53 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         })
       })
 
-    const runJob = (job: Job): Effect.Effect<void> =>
+    /** Runs a pulled job; `settled` is completed once its memory is admitted, or when it ends. */
+    const runJob = (job: Job, settled: Deferred.Deferred<void>): Effect.Effect<void> =>
       Effect.gen(function* () {
+        if (!admitsMemory(job)) yield* Deferred.succeed(settled, undefined)
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
         // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
         const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
-        if (job.ladder !== null) return yield* runLadder(job, job.ladder, guard)
+        if (job.ladder !== null) return yield* runLadder(job, job.ladder, guard, admitFor(settled))
         if (job.request === null) return yield* fail(job, "job carries no score request")
         if (job.segment !== null) return yield* runSegment(job, job.request, job.segment, guard)
         if (job.plan) return yield* runPlan(job, job.request, guard)
-        return yield* runPair(job, job.request, guard)
+        return yield* runPair(job, job.request, guard, admitFor(settled))
       }).pipe(
         Effect.ensuring(
-          Ref.update(running, (set) => {
-            set.delete(workKey(job.id, job.segment?.index))
-            return set
-          })
+          Effect.zipRight(
+            Ref.update(running, (set) => {
+              set.delete(workKey(job.id, job.segment?.index))
+              return set
+            }),
+            Deferred.succeed(settled, undefined)
+          )
         ),
         Effect.annotateLogs({ job_id: job.id })
       )
+
+    /**
+     * Hands back the jobs that did not fit: a Heartbeat listing every job this node has, sent
+     * between pulls (no PullWork of this node is in flight, so every claim it holds is listed).
+     */
+    const sendHandBack = (nodeId: string) =>
+      Effect.gen(function* () {
+        if (!(yield* Ref.getAndSet(handBackDue, false))) return
+        const held = yield* heldJobIds
+        const beat = yield* Effect.either(
+          call((nodes, options) =>
+            nodes.Heartbeat({ node_id: nodeId, running_job_ids: held, hand_back_unlisted: true }, options)
+          )
+        )
+        // A lost session's jobs are re-queued by the controller anyway; a failed call is tried again.
+        if (beat._tag === "Right" && !beat.right.ok) return yield* dropSession(nodeId, "heartbeat refused")
+        if (beat._tag === "Left") {
+          if (sessionLost(beat.left)) return yield* dropSession(nodeId, beat.left.message)
+          yield* Ref.set(handBackDue, true)
+          yield* Effect.logWarning(`hand-back failed: ${beat.left.message}`)
+          yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
+        }
+      })
 
     const heartbeatLoop = Effect.gen(function* () {
       for (;;) {
@@ -653,8 +733,10 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const pullLoop = Effect.gen(function* () {
       for (;;) {
         const current = yield* currentSession
+        yield* sendHandBack(current.nodeId)
         const free = config.slots - (yield* Ref.get(running)).size
-        if (free === 0) {
+        // After a hand-back, nothing more is pulled until a score gives its memory back.
+        if (free === 0 || ((yield* Ref.get(memoryShort)) && (yield* Ref.get(admitted)) > 0)) {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
@@ -670,12 +752,18 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
-        for (const job of pulled.right.jobs) {
-          yield* Ref.update(running, (set) => set.add(workKey(job.id, job.segment?.index)))
-          // In the agent's scope: when the node stops, running jobs are interrupted and their
-          // decoders killed (an unfinished job is re-queued by the controller).
-          yield* Effect.forkIn(runJob(job), agentScope)
-        }
+        const settling = yield* Effect.forEach(pulled.right.jobs, (job) =>
+          Effect.gen(function* () {
+            const settled = yield* Deferred.make<void>()
+            yield* Ref.update(running, (set) => set.add(workKey(job.id, job.segment?.index)))
+            // In the agent's scope: when the node stops, running jobs are interrupted and their
+            // decoders killed (an unfinished job is re-queued by the controller).
+            yield* Effect.forkIn(runJob(job, settled), agentScope)
+            return settled
+          })
+        )
+        // The memory free is known only once the jobs just pulled are admitted (or handed back).
+        yield* Effect.forEach(settling, Deferred.await, { discard: true })
         // The controller held the call until work arrived or the wait was up; one that answers
         // "none" at once does not long-poll (an older controller): poll at the interval.
         const answeredAfter = (yield* Clock.currentTimeMillis) - asked

@@ -2,9 +2,10 @@
  * Decoders inside the walls on the controller and the node (issue 27), compiled executables: no
  * ffmpeg child is alive a second after kill -9 of the controller mid-score or of the node
  * mid-job; the node holds jobs to the same memory budget, decoders included (a job whose decoder
- * can never fit fails with the reason, before anything is decoded).
+ * can never fit fails with the reason, before anything is decoded; one that does not fit beside
+ * the node's score in flight is handed back, pending for another node, not held).
  */
-import { readFileSync, writeFileSync } from "node:fs"
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,7 +22,8 @@ import {
   Scratch,
   startController,
   type Tokens,
-  tenantsDocument
+  tenantsDocument,
+  waitFor
 } from "./controller-support.ts"
 
 /** Still alive (not gone, not a zombie waiting for its reaper). */
@@ -123,5 +125,97 @@ describe("decoders on the controller and the node", () => {
         await node.stop()
       }
     })
+  })
+  describe("a job that does not fit beside the node's score in flight", () => {
+    let controller: RunningService
+    let client: ControllerClient
+    const nodes: Array<RunningService> = []
+    beforeAll(async () => {
+      // Sessions outlive the frozen node below by far: its jobs stay claimed, never re-queued by age.
+      controller = await startController(
+        controllerEnv(scratch, { SVC_STORE_PATH: scratch.path("c3.sqlite"), SVC_NODE_SESSION_TTL_MS: "600000" })
+      )
+      client = new ControllerClient(controller.grpc ?? "")
+    })
+    afterAll(async () => {
+      for (const node of nodes) {
+        node.process.kill("SIGCONT")
+        await node.stop()
+      }
+      client?.close()
+      await controller?.stop()
+    })
+
+    it("is handed back to pending (not held) and scored by another node", async () => {
+      // A budget with room for one score of the long clip, not two: raised by half over each
+      // refusal's "needs about" (the first names only a decoder's share) until the score is admitted.
+      let budgetMiB = 1
+      let small: RunningService | undefined
+      let first: Record<string, unknown> = {}
+      for (let tries = 0; small === undefined && tries < 5; tries++) {
+        const node = await startNodeWith(scratch, controller.grpc ?? "", tokens.aNode, {
+          SVC_MAX_SCORE_MEMORY: `${budgetMiB}Mi`,
+          SVC_NODE_SLOTS: "2",
+          SVC_NODE_NAME: "small"
+        })
+        nodes.push(node)
+        first = expectOk(await client.submit({ reference: long, distorted: long }, tokens.aWriter))
+        const outcome = await waitFor(
+          async () => {
+            const job = expectOk(await client.getJob(String(first.id), tokens.aReader))
+            if (job.state === "JOB_STATE_FAILED") return String(job.error)
+            return childrenNamed(node.process.pid, "ffmpeg").length >= 2 ? "admitted" : undefined
+          },
+          120_000,
+          "the first job to be admitted or refused"
+        )
+        if (outcome === "admitted") small = node
+        else {
+          await node.stop()
+          const needed = /needs about ([\d.]+) (MiB|GiB)/.exec(outcome)
+          expect(needed).not.toBeNull()
+          budgetMiB = Math.ceil(Number(needed?.[1]) * (needed?.[2] === "GiB" ? 1024 : 1) * 1.5)
+        }
+      }
+      if (small === undefined) throw new Error(`no budget up to ${budgetMiB} MiB admitted the first score`)
+      const firstRunning = expectOk(await client.getJob(String(first.id), tokens.aReader))
+      expect(firstRunning.state).toBe("JOB_STATE_RUNNING")
+
+      // The second job (told apart by its own copy of the clip) is pulled into small's free slot,
+      // found not to fit now, and handed back: running on small, then pending again.
+      const secondInput = join(scratch.rootA, "long-second.mp4")
+      copyFileSync(long, secondInput)
+      const isSecond = (job: Record<string, unknown>) =>
+        (job.request as { readonly distorted?: string } | null)?.distorted === secondInput
+      let claimedBySmall = false
+      const handedBack = client.followJobs(tokens.aReader, (job) => {
+        if (!isSecond(job)) return false
+        if (job.state === "JOB_STATE_RUNNING" && job.node_id === firstRunning.node_id) claimedBySmall = true
+        return claimedBySmall && job.state === "JOB_STATE_PENDING"
+      })
+      const second = expectOk(await client.submit({ reference: long, distorted: secondInput }, tokens.aWriter))
+      const seen = (await handedBack).filter(isSecond)
+      expect(seen.at(-1)).toMatchObject({ id: second.id, state: "JOB_STATE_PENDING", node_id: "" })
+      expect(small.logs.some((line) => line.message.includes(`job ${String(second.id)} does not fit`))).toBe(true)
+
+      // small pulls nothing more while its score holds the memory; frozen here, it cannot pull at
+      // all, so the job can only go to the other node. small's first job stays its own.
+      small.process.kill("SIGSTOP")
+      await waitFor(
+        async () => (/\) [Tt] /.test(readFileSync(`/proc/${small.process.pid}/stat`, "utf8")) ? true : undefined),
+        5_000,
+        "small to stop"
+      )
+      const scored = client.followJobs(tokens.aReader, (job) => isSecond(job) && job.state === "JOB_STATE_FINISHED")
+      const other = await startNodeWith(scratch, controller.grpc ?? "", tokens.aNode, { SVC_NODE_NAME: "other" })
+      nodes.push(other)
+      const claims = (await scored).filter((job) => isSecond(job) && job.state === "JOB_STATE_RUNNING")
+      expect(claims.at(-1)?.node_id).not.toBe(firstRunning.node_id)
+      expect(claims.at(-1)?.node_id).not.toBe("")
+      const firstNow = expectOk(await client.getJob(String(first.id), tokens.aReader))
+      expect(firstNow).toMatchObject({ state: "JOB_STATE_RUNNING", node_id: firstRunning.node_id })
+      small.process.kill("SIGCONT")
+      expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: first.id }, tokens.aWriter))
+    }, 300_000)
   })
 })

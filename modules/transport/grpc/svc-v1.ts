@@ -704,6 +704,12 @@ export interface HeartbeatRequest {
   readonly node_id: string
   /** Jobs the node is working on. */
   readonly running_job_ids: ReadonlyArray<string>
+  /**
+   * The node hands back the running jobs assigned to it that it does not list (jobs it pulled but
+   * cannot start yet, for want of memory): they go back to pending at once, not after a session
+   * TTL, and waiting nodes are woken. svc-node sends it only with no PullWork of its own in flight.
+   */
+  readonly hand_back_unlisted: boolean
 }
 
 export interface HeartbeatResponse {
