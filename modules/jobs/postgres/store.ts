@@ -215,15 +215,25 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     /** Who holds the sweep lease and the change_listeners row: this replica (a fresh id per process). */
     const replicaId = crypto.randomUUID()
 
+    /** Whether a job of this id belongs to a tenant other than `tenantId` (which has no NUL). */
+    const otherTenant = (tenantId: string, jobId: string): Effect.Effect<JobLookup, JobStoreError> =>
+      Effect.map(
+        query("lookup", () => sql`SELECT svc_other_tenant(${tenantId}, ${jobId}) AS other`),
+        ([other]) => (other?.["other"] === true ? ({ _tag: "OtherTenant" } as const) : ({ _tag: "Missing" } as const))
+      )
+
+    // PostgreSQL text holds no NUL: no job id has one, and a tenant id with one owns no job, so
+    // any job of that id is another tenant's (as SQLite answers).
     const lookupNow = (tenantId: string, jobId: string): Effect.Effect<JobLookup, JobStoreError> =>
-      hasNul(tenantId, jobId)
+      hasNul(jobId)
         ? Effect.succeed({ _tag: "Missing" })
-        : Effect.gen(function* () {
-            const [row] = yield* query("lookup", () => sql`SELECT * FROM svc_lookup(${tenantId}, ${jobId})`)
-            if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("lookup", row) } as const
-            const [other] = yield* query("lookup", () => sql`SELECT svc_other_tenant(${tenantId}, ${jobId}) AS other`)
-            return other?.["other"] === true ? ({ _tag: "OtherTenant" } as const) : ({ _tag: "Missing" } as const)
-          })
+        : hasNul(tenantId)
+          ? otherTenant("", jobId)
+          : Effect.gen(function* () {
+              const [row] = yield* query("lookup", () => sql`SELECT * FROM svc_lookup(${tenantId}, ${jobId})`)
+              if (row !== undefined) return { _tag: "Found", job: yield* decodeOne("lookup", row) } as const
+              return yield* otherTenant(tenantId, jobId)
+            })
 
     // Change notifications, only while this replica has followers or waiting PullWork calls:
     // LISTEN and a change_listeners row (without any row no trigger sends anything).
@@ -480,7 +490,7 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 
       cancel: (tenantId, jobId) =>
         hasNul(tenantId, jobId)
-          ? Effect.succeed({ _tag: "Missing" })
+          ? lookupNow(tenantId, jobId)
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               const [row] = yield* query("cancel", () => sql`SELECT * FROM svc_cancel(${tenantId}, ${jobId}, ${now})`)
