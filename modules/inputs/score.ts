@@ -53,7 +53,7 @@ import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, un
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
-import type { SideThumbnails } from "./alignment.ts"
+import { type SideThumbnails, scoredFrames } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
@@ -412,6 +412,15 @@ export const frameSource = (
         const scaleTo = settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined
         const listsChanges = scaleTo !== undefined
         const frameAt = yield* frameIndexer(ffmpeg, fd, seek ?? 0, stream.frameRate)
+        // Frames left out (alignment) are counted by the filters from their first frame: after a
+        // seek the landing frame (`skip`); without one, the input's first, and the library then
+        // skips what the filters let through before `skip`.
+        const drop = settings.drop ?? []
+        const filterDrop =
+          seek === undefined
+            ? drop
+            : drop.filter((frame) => frame >= settings.skip).map((frame) => frame - settings.skip)
+        const pipeSkip = settings.skip - drop.filter((frame) => frame < settings.skip).length
         let child: Child | undefined
         const start = ffmpeg
           .decode(
@@ -430,8 +439,8 @@ export const frameSource = (
             // A segment: from its seek point (or the start), just its frames and context.
             settings.window === undefined
               ? undefined
-              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) },
-            settings.drop === undefined && raw === undefined ? undefined : { drop: settings.drop ?? [], raw }
+              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? pipeSkip : 0) },
+            settings.drop === undefined && raw === undefined ? undefined : { drop: filterDrop, raw }
           )
           .pipe(
             Effect.tap((started) => {
@@ -443,7 +452,7 @@ export const frameSource = (
             Effect.mapError(asScoreError(path))
           )
         return {
-          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? settings.skip : 0 },
+          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? pipeSkip : 0 },
           child: () => child,
           changed: listsChanges
             ? undefined
@@ -674,20 +683,21 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
     const alignment =
-      job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks)
+      job.alignment ??
+      (job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks))
     // A segment reads its context frames and its own: an encoded side seeks to them.
     const readFrames = segmentReadFrames(job)
     const window = readFrames === undefined ? undefined : { frames: readFrames }
+    const readStart = segmentReadStart(job)
     const refSource = yield* frameSource(
       scorer,
       ref,
       job.reference,
       {
         ...settings,
-        skip: job.frameSkipRef + (alignment?.reference_start ?? 0) + segmentReadStart(job),
+        ...sideRead(job.frameSkipRef, alignment?.reference_start, alignment?.reference_frames_dropped, readStart),
         isDistorted: false,
-        window,
-        drop: alignment?.reference_frames_dropped.map((frame) => frame + job.frameSkipRef)
+        window
       },
       target
     )
@@ -697,10 +707,9 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       job.distorted,
       {
         ...settings,
-        skip: job.frameSkipDist + (alignment?.distorted_start ?? 0) + segmentReadStart(job),
+        ...sideRead(job.frameSkipDist, alignment?.distorted_start, alignment?.distorted_frames_inserted, readStart),
         isDistorted: true,
-        window,
-        drop: alignment?.distorted_frames_inserted.map((frame) => frame + job.frameSkipDist)
+        window
       },
       target
     )
@@ -768,6 +777,22 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       }
     )
   })
+
+/**
+ * Where one side's read starts in its input (`skip`) and the input frames it leaves out
+ * (`drop`): its frame skip, then for an aligned pair its start, and for a segment the input frame
+ * of the first pair it reads (the title of an aligned pair counts pairs), cut frames skipped.
+ */
+const sideRead = (
+  frameSkip: number,
+  start: number | undefined,
+  cut: ReadonlyArray<number> | undefined,
+  readStart: number
+): { readonly skip: number; readonly drop: ReadonlyArray<number> | undefined } => {
+  if (start === undefined || cut === undefined) return { skip: frameSkip + readStart, drop: undefined }
+  const first = readStart === 0 ? start : (scoredFrames(start, cut, readStart + 1)[readStart] ?? start)
+  return { skip: frameSkip + first, drop: cut.map((frame) => frame + frameSkip) }
+}
 
 /** The frames a side holds at most: its container's declaration, or its file's size over its frame size. */
 const framesOf = (side: Side, geometry: RawGeometry, maxFrames: number) =>
