@@ -853,6 +853,52 @@ export const referenceThumbnails = <E>(job: ScoreJob, ref: Side, target: RawGeom
   })
 
 /**
+ * The frames of one input after `skip`, as a segment job's plan counts them: an encoded input by
+ * its packets (ffprobe), a raw or Y4M input by the scorer as a score would read it (the input as
+ * both sides of a file job). `job` gives the input's raw geometry and the scorer's settings.
+ */
+export const countInputFrames = (scorer: Scorer, job: ScoreJob, side: Side, path: string, skip: number) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    if (side.format._tag === "Encoded") {
+      const times = yield* ffmpeg.frameTimes(side.input.fd, headerProbeLimits).pipe(Effect.mapError(asScoreError(path)))
+      return Math.max(0, times.frames - skip)
+    }
+    return yield* scorer.countFrames(
+      {
+        ...job,
+        reference: path,
+        distorted: path,
+        frameSkipRef: skip,
+        frameSkipDist: skip,
+        frameCount: 0,
+        subsample: 1,
+        segment: undefined
+      },
+      { reference: side.input, distorted: side.input, referenceSize: geometryOf(side, job.geometry) }
+    )
+  })
+
+/**
+ * The frames a title of inputs counted `counts` scores, as one pass would: frame_cnt when every
+ * input has that many, else their common length; inputs of different lengths are refused as a
+ * score refuses them (`describe` names the input and its count).
+ */
+export const titleFrames = (
+  frameCount: number,
+  counts: ReadonlyArray<number>,
+  describe: (index: number) => string
+): Effect.Effect<number, InvalidGeometry> => {
+  const shortest = Math.min(...counts)
+  if (frameCount > 0 && shortest >= frameCount) return Effect.succeed(frameCount)
+  const differs = counts.findIndex((count) => count !== counts[0])
+  if (differs > 0)
+    return Effect.fail(new InvalidGeometry({ message: `${describe(0)}, ${describe(differs)}: lengths differ` }))
+  if (shortest === 0) return Effect.fail(new InvalidGeometry({ message: "no frames to score after the skips" }))
+  return Effect.succeed(shortest)
+}
+
+/**
  * The plan of a segment job: the frames the whole title scores (after the frame skips and
  * frame_cnt), each input opened once through the caller's guard. Raw and Y4M inputs are counted
  * by the scorer as a score would read them; encoded inputs by their packets (ffprobe). Inputs of
@@ -865,41 +911,21 @@ export const countTitleFrames = <E = never>(
 ): Effect.Effect<number, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const ffmpeg = yield* Ffmpeg
       const rawAllowed = job.geometry !== undefined
       const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
       const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
       if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
-      const count = (side: Side, path: string, skip: number) =>
-        side.format._tag === "Encoded"
-          ? Effect.map(
-              ffmpeg.frameTimes(side.input.fd, headerProbeLimits).pipe(Effect.mapError(asScoreError(path))),
-              (times) => Math.max(0, times.frames - skip)
-            )
-          : // One input as both sides of a file job: the scorer reads its frames as a score would.
-            scorer.countFrames(
-              {
-                ...job,
-                reference: path,
-                distorted: path,
-                frameSkipRef: skip,
-                frameSkipDist: skip,
-                frameCount: 0,
-                subsample: 1,
-                segment: undefined
-              },
-              { reference: side.input, distorted: side.input, referenceSize: geometryOf(side, job.geometry) }
-            )
-      const refFrames = yield* count(ref, job.reference, job.frameSkipRef)
-      const disFrames = yield* count(dis, job.distorted, job.frameSkipDist)
-      const shorter = Math.min(refFrames, disFrames)
-      if (job.frameCount > 0 && shorter >= job.frameCount) return job.frameCount
-      if (refFrames !== disFrames)
-        return yield* new InvalidGeometry({
-          message: `${job.reference} has ${refFrames} frames after skipping ${job.frameSkipRef}, ${job.distorted} has ${disFrames} after skipping ${job.frameSkipDist}: lengths differ`
-        })
-      if (shorter === 0) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
-      return shorter
+      const counts = [
+        yield* countInputFrames(scorer, job, ref, job.reference, job.frameSkipRef),
+        yield* countInputFrames(scorer, job, dis, job.distorted, job.frameSkipDist)
+      ]
+      const skips = [job.frameSkipRef, job.frameSkipDist]
+      const paths = [job.reference, job.distorted]
+      return yield* titleFrames(
+        job.frameCount,
+        counts,
+        (index) => `${paths[index]} has ${counts[index]} frames after skipping ${skips[index]}`
+      )
     })
   )
