@@ -48,7 +48,7 @@ import {
   type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
-import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
+import { checkLanding, decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
 import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
@@ -644,10 +644,17 @@ export const sidePictures = <E>(
       // memory was given back): one that does not fit now leaves the result without thumbnails.
       const threads = Math.max(1, job.threads)
       const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
+      const indices = frames.map((frame) => skip + frame * job.subsample)
       return Effect.scoped(
-        Effect.zipRight(
-          admitMemory ? admitMemory(memory) : Effect.void,
-          ffmpeg.decodeSelected(
+        Effect.gen(function* () {
+          // A segment's frames are read as its score reads them: from the seek point of the
+          // first one wanted, landing checked (a title's one pass decodes from the start).
+          const seekTo =
+            job.segment === undefined || indices.length === 0
+              ? undefined
+              : yield* seekPoint(ffmpeg, fd, Math.min(...indices))
+          if (admitMemory) yield* admitMemory(memory)
+          const first = yield* ffmpeg.decodeSelected(
             fd,
             {
               width: target.width,
@@ -655,16 +662,19 @@ export const sidePictures = <E>(
               pixelFormat: ffmpegPixelFormat(target),
               scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
             },
-            frames.map((frame) => skip + frame * job.subsample),
+            indices,
             frameBytes(target),
             { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads, memory },
             async (index, raw) => {
               const url = await thumbnailOf(raw, target)
               if (url) byFrame.set((index - skip) / job.subsample, url)
-            }
+            },
+            seekTo && { seconds: seekTo.seconds, first: seekTo.landing.frame }
           )
-        )
-      ).pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
+          yield* checkLanding(side.input.path, seekTo?.landing, first)
+          return byFrame as ReadonlyMap<number, string>
+        })
+      )
     })
     const [reference = new Map(), distorted = new Map()] = pictures
     return pairThumbnails(frames, reference, distorted)
@@ -750,22 +760,18 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
         })
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
-    // A segment's thumbnails of an encoded side would decode it from its start (the score's
-    // seek is not theirs): segments render only raw/Y4M pairs' thumbnails.
-    const encodedSegment = job.segment !== undefined && [ref, dis].some((side) => side.format._tag === "Encoded")
-    const thumbnails =
-      job.shots && !encodedSegment
-        ? yield* sidePictures(
-            job,
-            target,
-            thumbnailFramesOf({ ...aggregate, frames }, job),
-            [
-              { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
-              { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
-            ],
-            hooks.admitMemory
-          )
-        : []
+    const thumbnails = job.shots
+      ? yield* sidePictures(
+          job,
+          target,
+          thumbnailFramesOf({ ...aggregate, frames }, job),
+          [
+            { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
+            { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
+          ],
+          hooks.admitMemory
+        )
+      : []
     const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
       { ...aggregate, frames, thumbnails, ...(alignment === undefined ? {} : { alignment }) },
