@@ -17,9 +17,9 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
-import { ffmpegRun, scratchDir, writeSegmentTitle } from "../support/media.ts"
-import { ControllerClient, expectOk, waitFor } from "./controller-support.ts"
-import { bits, finishedJob, type JobView, nodeIdOf, token } from "./segments-support.ts"
+import { ffmpegRun, scratchDir, writeSegmentTitle, x264Gop48 } from "../support/media.ts"
+import { ControllerClient, expectOk, jobInState, waitFor } from "./controller-support.ts"
+import { bits, finishedJob, type JobView, nodeIdOf, type Segment, token } from "./segments-support.ts"
 import { svc } from "./svc-support.ts"
 
 const width = 640
@@ -326,7 +326,7 @@ describe("a ladder job in segments on 3 nodes", () => {
     ])
     // A full-size rendition as raw frames (an x264 encode decoded), and a 160x90 mp4 with
     // B-frames and a keyframe every 20 frames: segments of 24 start mid-GOP and seek.
-    ffmpegRun([...raw, "-i", path("ladder-ref.yuv"), ...gop, "-crf", "36", "-y", path("ladder-full.mp4")])
+    ffmpegRun([...raw, "-i", path("ladder-ref.yuv"), ...x264Gop48, "-crf", "36", "-y", path("ladder-full.mp4")])
     ffmpegRun(["-i", path("ladder-full.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("ladder-full.yuv")])
     ffmpegRun([
       ...raw,

@@ -24,6 +24,20 @@ export const ffmpegRunAsync = async (args: ReadonlyArray<string>): Promise<void>
   if (code !== 0) throw new Error(`ffmpeg ${args.join(" ")}: ${stderr}`)
 }
 
+/** H.264 (ultrafast) with a keyframe every 48 frames exactly, no scene-cut keyframes. */
+export const x264Gop48 = [
+  "-c:v",
+  "libx264",
+  "-preset",
+  "ultrafast",
+  "-g",
+  "48",
+  "-keyint_min",
+  "48",
+  "-sc_threshold",
+  "0"
+]
+
 /**
  * The title the segment tests split, in `dir`: `frames` frames of testsrc2 at 24 fps as raw
  * 4:2:0 8-bit `ref.yuv`; `dis.mp4`, H.264 at crf 34 with a keyframe every 48 frames, and
@@ -57,13 +71,12 @@ export const writeSegmentTitle = async (
     ref
   ])
   const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", ref]
-  const gop = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "48", "-keyint_min", "48", "-sc_threshold", "0"]
   await Promise.all([
-    ffmpegRunAsync([...raw, ...gop, "-crf", "34", "-y", join(dir, "dis.mp4")]).then(() =>
+    ffmpegRunAsync([...raw, ...x264Gop48, "-crf", "34", "-y", join(dir, "dis.mp4")]).then(() =>
       ffmpegRunAsync(["-i", join(dir, "dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", join(dir, "dis.yuv")])
     ),
     title.encodedReference === true
-      ? ffmpegRunAsync([...raw, ...gop, "-qp", "0", "-y", join(dir, "ref.mp4")])
+      ? ffmpegRunAsync([...raw, ...x264Gop48, "-qp", "0", "-y", join(dir, "ref.mp4")])
       : undefined
   ])
 }
