@@ -262,7 +262,7 @@ describe("svc-server with sync", () => {
   })
 })
 
-describe("svc score --sync auto", () => {
+describe("svc score and svc ladder --sync auto", () => {
   it("prints the alignment line in its table and draws the pairing strip in its HTML report", async () => {
     const html = join(scratch.dir, "dropped3.html")
     const run = await svc([
@@ -283,9 +283,44 @@ describe("svc score --sync auto", () => {
       "Aligned: reference from frame 0, distorted from frame 0, 117 pairs; 3 reference frames dropped (50-52), no distorted frames inserted, no repeated; confidence "
     )
     const page = readFileSync(html, "utf8")
-    expect(page).toContain('<svg id="alignment"')
+    expect(page).toContain('<svg class="alignment" id="alignment"')
     expect(page.match(/<rect class="dropped"/g)).toHaveLength(3)
     expect(page).toContain("dropped frame 51")
+  }, 60_000)
+
+  it("svc ladder --sync auto draws each rendition's own pairing strip in the ladder's HTML report", async () => {
+    const html = join(scratch.dir, "ladder.html")
+    const run = await svc([
+      "ladder",
+      reference,
+      "--rendition",
+      `late=${encoded.get("late7")}`,
+      "--rendition",
+      `slate=${encoded.get("slate9")}`,
+      "--sync",
+      "auto",
+      "--sync-window",
+      "30",
+      "--html",
+      html,
+      "-q"
+    ])
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    const page = readFileSync(html, "utf8")
+    // One strip per rendition, each with its own line and offset, drawn by the pair report's renderer.
+    const strips = [...page.matchAll(/<svg class="alignment" data-rendition="([^"]+)"[^>]*>(.*?)<\/svg>/g)]
+    expect(strips.map((strip) => strip[1])).toEqual(["late", "slate"])
+    const [late, slate] = strips.map((strip) => strip[2] ?? "")
+    // The late encode's reference row is grey for 7 frames, the slate's distorted row for 9.
+    expect(late?.match(/before the start: frames [^<]*/g)).toEqual(["before the start: frames 0-6"])
+    expect(slate?.match(/before the start: frames [^<]*/g)).toEqual(["before the start: frames 0-8"])
+    expect(page).toContain(
+      '<div class="muted alignment-line" data-rendition="late">reference from frame 7, distorted from frame 0, 113 pairs; no reference frames dropped'
+    )
+    expect(page).toContain(
+      '<div class="muted alignment-line" data-rendition="slate">reference from frame 0, distorted from frame 9, 120 pairs; no reference frames dropped'
+    )
   }, 60_000)
 })
 
