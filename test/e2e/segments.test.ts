@@ -482,4 +482,30 @@ describe("a ladder job in segments on 3 nodes", () => {
       expect(rendition.summary).toEqual(unsplit?.summary)
     })
   }, 600_000)
+
+  it("a rendition of another length fails the ladder's plan, naming it", async () => {
+    // Every rendition is read over the reference's segments: one that is shorter cannot be.
+    ffmpegRun(["-i", path("ladder-low.mp4"), "-frames:v", "48", "-c", "copy", "-y", path("ladder-short.mp4")])
+    const id = String(
+      expectOk(
+        await client.unary(
+          "svc.v1.Jobs",
+          "SubmitJob",
+          {
+            ladder: {
+              reference: path("ladder-ref.yuv"),
+              renditions: [...renditions(), { label: "short", distorted: path("ladder-short.mp4") }],
+              options: { ...ladderOptions, segment_frames: 24 }
+            }
+          },
+          token
+        )
+      ).id
+    )
+    const failed = (await jobInState(client, id, token, "JOB_STATE_FAILED", 120_000)) as unknown as JobView
+    expect(failed.segments).toEqual([])
+    expect(failed.error).toBe(
+      `${path("ladder-ref.yuv")} has ${ladderFrames} frames after skipping 0, rendition short (${path("ladder-short.mp4")}) has 48 frames after skipping 0: lengths differ`
+    )
+  }, 300_000)
 })
