@@ -48,12 +48,12 @@ import {
   type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
-import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
+import { checkLanding, decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
 import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
-import type { SideThumbnails } from "./alignment.ts"
+import { type SideThumbnails, scoredFrames } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
@@ -412,6 +412,15 @@ export const frameSource = (
         const scaleTo = settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined
         const listsChanges = scaleTo !== undefined
         const frameAt = yield* frameIndexer(ffmpeg, fd, seek ?? 0, stream.frameRate)
+        // Frames left out (alignment) are counted by the filters from their first frame: after a
+        // seek the landing frame (`skip`); without one, the input's first, and the library then
+        // skips what the filters let through before `skip`.
+        const drop = settings.drop ?? []
+        const filterDrop =
+          seek === undefined
+            ? drop
+            : drop.filter((frame) => frame >= settings.skip).map((frame) => frame - settings.skip)
+        const pipeSkip = settings.skip - drop.filter((frame) => frame < settings.skip).length
         let child: Child | undefined
         const start = ffmpeg
           .decode(
@@ -430,8 +439,8 @@ export const frameSource = (
             // A segment: from its seek point (or the start), just its frames and context.
             settings.window === undefined
               ? undefined
-              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) },
-            settings.drop === undefined && raw === undefined ? undefined : { drop: settings.drop ?? [], raw }
+              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? pipeSkip : 0) },
+            settings.drop === undefined && raw === undefined ? undefined : { drop: filterDrop, raw }
           )
           .pipe(
             Effect.tap((started) => {
@@ -443,7 +452,7 @@ export const frameSource = (
             Effect.mapError(asScoreError(path))
           )
         return {
-          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? settings.skip : 0 },
+          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? pipeSkip : 0 },
           child: () => child,
           changed: listsChanges
             ? undefined
@@ -635,10 +644,17 @@ export const sidePictures = <E>(
       // memory was given back): one that does not fit now leaves the result without thumbnails.
       const threads = Math.max(1, job.threads)
       const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
+      const indices = frames.map((frame) => skip + frame * job.subsample)
       return Effect.scoped(
-        Effect.zipRight(
-          admitMemory ? admitMemory(memory) : Effect.void,
-          ffmpeg.decodeSelected(
+        Effect.gen(function* () {
+          // A segment's frames are read as its score reads them: from the seek point of the
+          // first one wanted, landing checked (a title's one pass decodes from the start).
+          const seekTo =
+            job.segment === undefined || indices.length === 0
+              ? undefined
+              : yield* seekPoint(ffmpeg, fd, Math.min(...indices))
+          if (admitMemory) yield* admitMemory(memory)
+          const first = yield* ffmpeg.decodeSelected(
             fd,
             {
               width: target.width,
@@ -646,16 +662,19 @@ export const sidePictures = <E>(
               pixelFormat: ffmpegPixelFormat(target),
               scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
             },
-            frames.map((frame) => skip + frame * job.subsample),
+            indices,
             frameBytes(target),
             { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads, memory },
             async (index, raw) => {
               const url = await thumbnailOf(raw, target)
               if (url) byFrame.set((index - skip) / job.subsample, url)
-            }
+            },
+            seekTo && { seconds: seekTo.seconds, first: seekTo.landing.frame }
           )
-        )
-      ).pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
+          yield* checkLanding(side.input.path, seekTo?.landing, first)
+          return byFrame as ReadonlyMap<number, string>
+        })
+      )
     })
     const [reference = new Map(), distorted = new Map()] = pictures
     return pairThumbnails(frames, reference, distorted)
@@ -674,20 +693,21 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
     const alignment =
-      job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks)
+      job.alignment ??
+      (job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks))
     // A segment reads its context frames and its own: an encoded side seeks to them.
     const readFrames = segmentReadFrames(job)
     const window = readFrames === undefined ? undefined : { frames: readFrames }
+    const readStart = segmentReadStart(job)
     const refSource = yield* frameSource(
       scorer,
       ref,
       job.reference,
       {
         ...settings,
-        skip: job.frameSkipRef + (alignment?.reference_start ?? 0) + segmentReadStart(job),
+        ...sideRead(job.frameSkipRef, alignment?.reference_start, alignment?.reference_frames_dropped, readStart),
         isDistorted: false,
-        window,
-        drop: alignment?.reference_frames_dropped.map((frame) => frame + job.frameSkipRef)
+        window
       },
       target
     )
@@ -697,10 +717,9 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       job.distorted,
       {
         ...settings,
-        skip: job.frameSkipDist + (alignment?.distorted_start ?? 0) + segmentReadStart(job),
+        ...sideRead(job.frameSkipDist, alignment?.distorted_start, alignment?.distorted_frames_inserted, readStart),
         isDistorted: true,
-        window,
-        drop: alignment?.distorted_frames_inserted.map((frame) => frame + job.frameSkipDist)
+        window
       },
       target
     )
@@ -741,22 +760,18 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
         })
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
-    // A segment's thumbnails of an encoded side would decode it from its start (the score's
-    // seek is not theirs): segments render only raw/Y4M pairs' thumbnails.
-    const encodedSegment = job.segment !== undefined && [ref, dis].some((side) => side.format._tag === "Encoded")
-    const thumbnails =
-      job.shots && !encodedSegment
-        ? yield* sidePictures(
-            job,
-            target,
-            thumbnailFramesOf({ ...aggregate, frames }, job),
-            [
-              { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
-              { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
-            ],
-            hooks.admitMemory
-          )
-        : []
+    const thumbnails = job.shots
+      ? yield* sidePictures(
+          job,
+          target,
+          thumbnailFramesOf({ ...aggregate, frames }, job),
+          [
+            { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
+            { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
+          ],
+          hooks.admitMemory
+        )
+      : []
     const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
       { ...aggregate, frames, thumbnails, ...(alignment === undefined ? {} : { alignment }) },
@@ -768,6 +783,22 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       }
     )
   })
+
+/**
+ * Where one side's read starts in its input (`skip`) and the input frames it leaves out
+ * (`drop`): its frame skip, then for an aligned pair its start, and for a segment the input frame
+ * of the first pair it reads (the title of an aligned pair counts pairs), cut frames skipped.
+ */
+const sideRead = (
+  frameSkip: number,
+  start: number | undefined,
+  cut: ReadonlyArray<number> | undefined,
+  readStart: number
+): { readonly skip: number; readonly drop: ReadonlyArray<number> | undefined } => {
+  if (start === undefined || cut === undefined) return { skip: frameSkip + readStart, drop: undefined }
+  const first = readStart === 0 ? start : (scoredFrames(start, cut, readStart + 1)[readStart] ?? start)
+  return { skip: frameSkip + first, drop: cut.map((frame) => frame + frameSkip) }
+}
 
 /** The frames a side holds at most: its container's declaration, or its file's size over its frame size. */
 const framesOf = (side: Side, geometry: RawGeometry, maxFrames: number) =>
