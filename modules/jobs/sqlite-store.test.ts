@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { storePath } from "./config.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
 import { makeSqliteJobStore, openDatabase, SqliteJobStoreLive } from "./sqlite-store.ts"
-import { JobStore } from "./store.ts"
+import { ANY_MEMORY, JobStore } from "./store.ts"
 import {
   ladderRequest,
   node,
@@ -356,8 +356,8 @@ describe("JobStore direct", () => {
       expect(yield* store.lookup("b", job.id)).toEqual({ _tag: "OtherTenant" })
       expect(yield* store.lookup("a", "nope")).toEqual({ _tag: "Missing" })
       expect(yield* store.cancel("b", job.id)).toEqual({ _tag: "OtherTenant" })
-      expect(yield* store.claim("b", "n", 10)).toEqual([])
-      const [claimed] = yield* store.claim("a", "n", 10)
+      expect(yield* store.claim("b", "n", 10, ANY_MEMORY)).toEqual([])
+      const [claimed] = yield* store.claim("a", "n", 10, ANY_MEMORY)
       expect((yield* Effect.flip(store.report("b", job.id, reportBy("n", 1, ["n"], "b")))).message).toBe(
         `job "${job.id}" is not assigned to node "n"`
       )
