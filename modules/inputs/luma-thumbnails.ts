@@ -6,7 +6,7 @@
  * as ffmpeg's `scale=...:flags=area,format=gray` does for a decoded input. The two agree within
  * one level on most pixels (measured on the bench pair: mean absolute difference 0.22), so a raw
  * side lines up with an encoded one as before. An ffmpeg child per side cost about 0.2 s of CPU
- * for 48 1080p frames; this costs about a third of it (bench/README.md, "Alignment").
+ * for 48 1080p frames; this costs about a quarter of it (README, "Alignment", "Cost").
  */
 import { Effect } from "effect"
 import type { RawGeometry } from "../scorer/index.ts"
