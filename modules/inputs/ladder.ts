@@ -295,13 +295,10 @@ export const scoreLadderInputs = <E = never>(
       // With shots, each rendition's worst shots' worst frames as pictures, the reference beside
       // the rendition (an encoded side decoded again for those frames only), as a pair score has.
       // A segment renders its candidates for them (merge.ts keeps the title's), as a pair's
-      // segment does: only when both sides are raw/Y4M (the thumbnails' decode does not seek).
+      // segment does, an encoded side decoded from the seek point of the first one wanted.
       const thumbnails = yield* Effect.forEach(ladder.renditions, (rendition, index) => {
         const result = scores.results[index] as ScoreResult
-        const encodedSegment =
-          shared.segment !== undefined &&
-          [reference, sides[index] as Side].some((side) => side.format._tag === "Encoded")
-        return shared.shots && !encodedSegment
+        return shared.shots
           ? sidePictures(
               rendition.job,
               target,

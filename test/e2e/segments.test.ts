@@ -10,8 +10,8 @@
  * xpsnr and ssimulacra2 merge exactly too, with cuts on segment boundaries. A ladder job (a raw
  * reference, a raw rendition and a lower-resolution mp4 rendition with B-frames and a keyframe
  * every 20 frames) split with `svc jobs submit --rendition ... --segment-frames 24` gives every
- * rendition's per-frame and pooled values, summary, shots, raw thumbnails and the hull of the
- * ladder unsplit.
+ * rendition's per-frame and pooled values, summary, shots, thumbnails and the hull of the ladder
+ * unsplit.
  */
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -435,7 +435,7 @@ describe("a ladder job in segments on 3 nodes", () => {
       score: Buffer.from(Float64Array.of(rendition.score).buffer).toString("hex")
     }))
 
-  it("svc jobs submit --rendition ... --segment-frames 24: every rendition's values, summary, shots and the hull of the ladder unsplit", async () => {
+  it("svc jobs submit --rendition ... --segment-frames 24: every rendition's values, summary, shots, thumbnails and the hull of the ladder unsplit", async () => {
     const options = { ...ladderOptions, per_frame: true, shots: true }
     const whole = await ladderFinished(await submitLadder(options))
     expect(whole.segments).toEqual([])
@@ -451,12 +451,9 @@ describe("a ladder job in segments on 3 nodes", () => {
     )
     expect(split.frames_done).toBe(ladderFrames)
     expect(split.ladder_result.provenance.reference_frames).toBe(ladderFrames)
-    // The raw rendition's thumbnails come from the segments; an encoded side's thumbnail decode
-    // does not seek (README), so only the raw pair's are compared.
-    const [splitRaw, splitLow] = renditionBits(split)
-    const [wholeRaw, wholeLow] = renditionBits(whole)
-    expect(splitRaw).toEqual(wholeRaw)
-    expect({ ...splitLow, thumbnails: [] }).toEqual({ ...wholeLow, thumbnails: [] })
+    // Thumbnails included: the segments render them (the mp4 rendition's from its seek point).
+    expect(lowMp4?.thumbnails.length).toBeGreaterThan(0)
+    expect(renditionBits(split)).toEqual(renditionBits(whole))
 
     // From the command line, without per-frame values: the pooled values, summaries and hull.
     const submitted = await svc(
@@ -487,4 +484,30 @@ describe("a ladder job in segments on 3 nodes", () => {
       expect(rendition.summary).toEqual(unsplit?.summary)
     })
   }, 600_000)
+
+  it("a rendition of another length fails the ladder's plan, naming it", async () => {
+    // Every rendition is read over the reference's segments: one that is shorter cannot be.
+    ffmpegRun(["-i", path("ladder-low.mp4"), "-frames:v", "48", "-c", "copy", "-y", path("ladder-short.mp4")])
+    const id = String(
+      expectOk(
+        await client.unary(
+          "svc.v1.Jobs",
+          "SubmitJob",
+          {
+            ladder: {
+              reference: path("ladder-ref.yuv"),
+              renditions: [...renditions(), { label: "short", distorted: path("ladder-short.mp4") }],
+              options: { ...ladderOptions, segment_frames: 24 }
+            }
+          },
+          token
+        )
+      ).id
+    )
+    const failed = (await jobInState(client, id, token, "JOB_STATE_FAILED", 120_000)) as unknown as JobView
+    expect(failed.segments).toEqual([])
+    expect(failed.error).toBe(
+      `${path("ladder-ref.yuv")} has ${ladderFrames} frames after skipping 0, rendition short (${path("ladder-short.mp4")}) has 48 frames after skipping 0: lengths differ`
+    )
+  }, 300_000)
 })
