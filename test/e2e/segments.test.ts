@@ -144,15 +144,9 @@ describe("segment jobs on 3 nodes", () => {
     expect(split.segments.every((segment) => segment.state === "JOB_STATE_FINISHED")).toBe(true)
     expect(new Set(split.segments.map((segment) => segment.node_id)).size).toBeGreaterThanOrEqual(2)
     expect(split.frames_done).toBe(frames)
-    // per_frame was not asked for on the command line: the merged job has none, the pooled values agree.
-    expect(split.result.frames).toEqual([])
-    expect(bits(split).features).toEqual(bits(whole).features)
-    expect(bits(split).pooled).toEqual(bits(whole).pooled)
-
-    // The same split with per-frame values: every frame's every metric bit-identical.
-    const perFrame = await finished(await submit({ ...pair, options: { ...pair.options, segment_frames: 80 } }))
-    expect(perFrame.segments).toHaveLength(6)
-    expect(bits(perFrame)).toEqual(bits(whole))
+    // Every frame's every metric and every pooled value bit-identical. per_frame was not asked for
+    // on the command line: a job's result carries its per-frame values all the same, split or not.
+    expect(bits(split)).toEqual(bits(whole))
 
     // `svc jobs get ID --json` prints the job with its segments.
     const shown = await svc(["jobs", "get", id, "--json"], { SVC_CONTROLLER_ADDR: controller.grpc ?? "" })
@@ -399,7 +393,7 @@ describe("a ladder job in segments on 3 nodes", () => {
     expect(lowMp4?.thumbnails.length).toBeGreaterThan(0)
     expect(renditionBits(split)).toEqual(renditionBits(whole))
 
-    // From the command line, without per-frame values: the pooled values, summaries and hull.
+    // From the command line (no per_frame, no shots): the same values, summaries and hull.
     const submitted = await svc(
       [
         "jobs",
@@ -420,12 +414,15 @@ describe("a ladder job in segments on 3 nodes", () => {
     expect(submitted.stderr).toBe("")
     const cli = await ladderFinished(submitted.stdout.trim())
     expect(cli.segments).toHaveLength(3)
-    cli.ladder_result.renditions.forEach((rendition, index) => {
-      const unsplit = whole.ladder_result.renditions[index]
-      expect(rendition.frames).toEqual([])
-      expect(rendition.features).toEqual(unsplit?.features)
-      expect(rendition.pooled).toEqual(unsplit?.pooled)
-      expect(rendition.summary).toEqual(unsplit?.summary)
+    // A job's result carries its per-frame values, per_frame asked for or not.
+    renditionBits(cli).forEach((rendition, index) => {
+      const unsplit = renditionBits(whole)[index]
+      expect([rendition.frames, rendition.features, rendition.pooled, rendition.summary]).toEqual([
+        unsplit?.frames,
+        unsplit?.features,
+        unsplit?.pooled,
+        unsplit?.summary
+      ])
     })
   }, 600_000)
 
