@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
 import { ffmpegRunAsync, scratchDir, writeSegmentTitle } from "../support/media.ts"
-import { ControllerClient, expectOk } from "./controller-support.ts"
+import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
 import { bits, finishedJob, type JobView, nodeIdOf, token } from "./segments-support.ts"
 
 const width = 640
