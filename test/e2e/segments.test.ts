@@ -240,25 +240,37 @@ describe("segment jobs on 3 nodes", () => {
     const whole = await finished(await submit(pair))
     const id = await submit({ ...pair, options: { ...pair.options, segment_frames: 40 } })
     // Once one segment finished, a node that holds a running segment is killed. It is stopped
-    // (SIGSTOP) first and its segments looked up again a second later: a node seen running a
-    // segment may have reported it by the time a signal reaches it, and then nothing would be
-    // handed out again.
-    const busyNodes = async () => {
-      const job = expectOk(await client.getJob(id, token)) as unknown as JobView
-      if (!job.segments.some((segment) => segment.state === "JOB_STATE_FINISHED")) return new Set<string>()
-      return new Set(
-        job.segments.filter((segment) => segment.state === "JOB_STATE_RUNNING").map((segment) => segment.node_id)
-      )
-    }
+    // (SIGSTOP) first, and killed only once the controller has taken a segment it held away from
+    // it (its session expired: 5 s TTL and 1 s grace). A node seen running a segment may have
+    // reported it just before the signal; if all it held ends up finished by it, it goes on
+    // (SIGCONT) and another is tried. So the kill always loses a segment, however slow the host.
+    const segmentsOf = async () => (expectOk(await client.getJob(id, token)) as unknown as JobView).segments
     const victim = await waitFor(
       async () => {
-        const busy = await busyNodes()
-        const node = nodes.find((entry) => busy.has(nodeIdOf(entry)))
+        const segments = await segmentsOf()
+        if (!segments.some((segment) => segment.state === "JOB_STATE_FINISHED")) return undefined
+        const node = nodes.find((entry) =>
+          segments.some((segment) => segment.state === "JOB_STATE_RUNNING" && segment.node_id === nodeIdOf(entry))
+        )
         if (node === undefined) return undefined
         node.process.kill("SIGSTOP")
-        // A report it wrote just before stopping reaches the controller meanwhile.
-        await Bun.sleep(1000)
-        if ((await busyNodes()).has(nodeIdOf(node))) return node
+        const nodeId = nodeIdOf(node)
+        const held = (await segmentsOf())
+          .filter((segment) => segment.state === "JOB_STATE_RUNNING" && segment.node_id === nodeId)
+          .map((segment) => segment.index)
+        const outcome = await waitFor(
+          async () => {
+            const now = (await segmentsOf()).filter((segment) => held.includes(segment.index))
+            const keptByNode = (segment: Segment) =>
+              segment.node_id === nodeId && ["JOB_STATE_RUNNING", "JOB_STATE_FINISHED"].includes(segment.state)
+            if (now.some((segment) => !keptByNode(segment))) return "lost" as const
+            if (now.every((segment) => segment.state === "JOB_STATE_FINISHED")) return "reported" as const
+            return undefined
+          },
+          60_000,
+          "the stopped node's segments reported or taken away from it"
+        )
+        if (outcome === "lost") return node
         node.process.kill("SIGCONT")
         return undefined
       },
