@@ -14,6 +14,7 @@ import { Effect, Option, type Scope, Stream } from "effect"
 import { fstat } from "node:fs"
 import { promisify } from "node:util"
 import {
+  type AlignmentReport,
   autoModel,
   type ColorMatrix,
   type FedSide,
@@ -176,7 +177,12 @@ export const scoreInputs = <E = never>(
       const fileJobReads = (side: Side, path: string) =>
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
       // An aligned pair is always fed: the alignment decides which frames the library reads.
-      if (job.sync === undefined && fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
+      if (
+        job.sync === undefined &&
+        job.alignment === undefined &&
+        fileJobReads(ref, job.reference) &&
+        fileJobReads(dis, job.distorted)
+      ) {
         // The descriptors opened and checked above: each input is opened and checked once.
         const result = yield* scoreFileJob(scorer, job, hooks, ref.input, dis.input, target)
         return withInputs(result, {
@@ -851,6 +857,27 @@ export const referenceThumbnails = <E>(job: ScoreJob, ref: Side, target: RawGeom
     if (hooks.admitMemory) yield* hooks.admitMemory(side.memory + thumbnailsBytes(side))
     return yield* searchThumbnails(side, asScoreError)
   })
+
+/**
+ * The plan of a segment job with `options.sync: "auto"`: the alignment of the whole inputs (the
+ * search pass alone, each input opened once through the caller's guard). Its pairs are the title
+ * the segments cut; each segment is scored with it (`ScoreJob.alignment`), not searched again.
+ */
+export const alignTitle = <E = never>(
+  job: ScoreJob,
+  window: number,
+  hooks: InputHooks<E> = {}
+): Effect.Effect<AlignmentReport, ScoreError | E, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const rawAllowed = job.geometry !== undefined
+      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks, job.referenceAsSent)
+      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks, job.distortedAsSent)
+      const target = geometryOf(ref, job.geometry)
+      if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      return yield* alignPair(job, window, ref, dis, target, hooks)
+    })
+  )
 
 /**
  * The plan of a segment job: the frames the whole title scores (after the frame skips and

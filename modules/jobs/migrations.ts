@@ -90,6 +90,14 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
       CREATE INDEX job_segments_tenant_state ON job_segments (tenant_id, state, job_id, idx);
       CREATE INDEX job_segments_state_node ON job_segments (state, node_id);
     `
+  },
+  // 8 is taken by a sibling branch's work (the lead renumbers at merge if needed).
+  {
+    version: 9,
+    name: "jobs_plan_alignment",
+    // Issue 31: a segment job with options.sync "auto" aligns once, in its plan; the pairing
+    // (JSON; NULL for any other job) is handed to every segment's node.
+    sql: "ALTER TABLE jobs ADD COLUMN plan_alignment TEXT;"
   }
 ]
 

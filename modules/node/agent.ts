@@ -10,12 +10,13 @@ import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { scoreLadderInputs } from "../inputs/ladder.ts"
-import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
+import { alignTitle, countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import {
   type AdmitMemory,
+  type AlignmentReport,
   type LadderResult,
   memoryBudget,
   parseLadderRequest,
@@ -26,6 +27,7 @@ import {
 } from "../scorer/index.ts"
 import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
+  Alignment,
   Job,
   JobSegment,
   Outgoing,
@@ -52,7 +54,9 @@ interface Session {
 /** A report this node sends (and keeps until acknowledged when final): ReportResultRequest's fields, with the domain's results. */
 interface Report
   extends Pick<ReportResultRequest, "job_id" | "final" | "frames_done">,
-    Partial<Pick<ReportResultRequest, "error" | "rendition_progress" | "segment_index" | "plan_frames">> {
+    Partial<
+      Pick<ReportResultRequest, "error" | "rendition_progress" | "segment_index" | "plan_frames" | "plan_alignment">
+    > {
   readonly result?: ScoreResult
   /** A ladder job's result (instead of result). */
   readonly ladder_result?: LadderResult
@@ -144,6 +148,10 @@ const sessionLost = (error: GrpcCallError | TokenFileError) =>
 /** The controller replica did not answer at all (down, restarting, unreachable). */
 const unreachable = (error: GrpcCallError) =>
   error.code === Status.UNAVAILABLE || error.code === Status.DEADLINE_EXCEEDED
+
+/** A wire alignment as the scorer reports one: no warning when proto3's is "". */
+const alignmentOf = ({ warning, ...found }: Alignment): AlignmentReport =>
+  warning === "" ? found : { ...found, warning }
 
 /** Jobs scored with their memory admitted first: the others (segments, plans) settle at once. */
 const admitsMemory = (job: Job) => job.ladder !== null || (job.segment === null && !job.plan)
@@ -602,6 +610,25 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       Effect.gen(function* () {
         const parsed = yield* Effect.either(parseScoreRequest(request))
         if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+        const sync = parsed.right.sync
+        if (sync !== undefined) {
+          // Aligned once, here, over the whole inputs: the title is the pairs found.
+          const aligned = yield* Effect.either(
+            Effect.provideService(alignTitle(parsed.right, sync.window, { guard }), Ffmpeg, ffmpeg)
+          )
+          if (aligned._tag === "Left") return yield* fail(job, aligned.left.message)
+          const { frameCount } = parsed.right
+          const pairs = frameCount > 0 ? Math.min(frameCount, aligned.right.frames) : aligned.right.frames
+          yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: pairs }))
+          return yield* sendReport({
+            job_id: job.id,
+            final: false,
+            frames_done: 0,
+            plan_frames: pairs,
+            // proto3 has no absent string: no warning is "".
+            plan_alignment: { ...aligned.right, warning: aligned.right.warning ?? "" }
+          })
+        }
         const counted = yield* Effect.either(
           Effect.provideService(countTitleFrames(scorer, parsed.right, { guard }), Ffmpeg, ffmpeg)
         )
@@ -636,7 +663,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           perFrame: true,
           precision: parsePrecision("lossless"),
           threads: Math.max(parsed.right.threads, config.threadsPerJob),
-          segment: { first: segment.first_frame, frames: segment.frame_count, last: segment.index === count - 1 }
+          segment: { first: segment.first_frame, frames: segment.frame_count, last: segment.index === count - 1 },
+          // A sync job's segment is a range of the pairs its plan found: scored with them, not searched again.
+          ...(job.plan_alignment === null ? {} : { sync: undefined, alignment: alignmentOf(job.plan_alignment) })
         }
         const outcome = yield* withProgress(
           job.id,
