@@ -91,7 +91,14 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
       CREATE INDEX job_segments_state_node ON job_segments (state, node_id);
     `
   },
-  // 8 is taken by a sibling branch's work (the lead renumbers at merge if needed).
+  {
+    version: 8,
+    name: "jobs_memory_need",
+    // Issue 27: the memory a node estimated a job needs (decoders and scorer) when it handed the
+    // job back for want of free memory; claims skip the job for nodes with less free. NULL: not
+    // known (no node has probed it, or none had to hand it back).
+    sql: "ALTER TABLE jobs ADD COLUMN memory_need INTEGER;"
+  },
   {
     version: 9,
     name: "jobs_plan_alignment",

@@ -9,7 +9,7 @@ import { Chunk, Clock, Deferred, Duration, Effect, Option, Queue, Ref, Schedule 
 import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
-import { scoreLadderInputs } from "../inputs/ladder.ts"
+import { countLadderFrames, scoreLadderInputs } from "../inputs/ladder.ts"
 import { alignTitle, countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
@@ -18,17 +18,19 @@ import {
   type AdmitMemory,
   type AlignmentReport,
   type LadderResult,
-  memoryBudget,
+  memoryLedger,
   parseLadderRequest,
   parsePrecision,
   parseScoreRequest,
   Scorer,
-  type ScoreResult
+  type ScoreResult,
+  type Segment
 } from "../scorer/index.ts"
 import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
   Alignment,
   Job,
+  JobMemoryNeed,
   JobSegment,
   Outgoing,
   RenditionProgress,
@@ -127,7 +129,8 @@ const ladderReportMessages = (
       error: report.error ?? "",
       frames_done: report.frames_done,
       rendition_progress: report.rendition_progress ?? [],
-      frames_offset: offset
+      frames_offset: offset,
+      ...segmentFields(report)
     })
   }
   return messages
@@ -154,7 +157,7 @@ const alignmentOf = ({ warning, ...found }: Alignment): AlignmentReport =>
   warning === "" ? found : { ...found, warning }
 
 /** Jobs scored with their memory admitted first: the others (segments, plans) settle at once. */
-const admitsMemory = (job: Job) => job.ladder !== null || (job.segment === null && !job.plan)
+const admitsMemory = (job: Job) => job.segment === null && !job.plan
 
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
@@ -168,17 +171,35 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const scorer = yield* Scorer
     const ffmpeg = yield* Ffmpeg
     // The same memory budget as svc-server's (SVC_MAX_SCORE_MEMORY), decoders included: a job that
-    // can never fit fails with the reason; one that may fit later is handed back (pending again,
-    // for another node or this one later), and this node pulls no more work until a score in
-    // flight gives its memory back. No job waits on a node for memory it may never get.
+    // can never fit fails with the reason; one that may fit later is handed back with its need
+    // (pending again, for another node or this one later). Each PullWork says how much is free,
+    // and the controller skips a job whose recorded need is more: no job waits on a node for
+    // memory it may never get, and none is pulled again by a node that still lacks the room.
     const budget = yield* maxScoreMemory
-    const admitScore = yield* memoryBudget(budget)
-    /** A job was handed back for want of memory; cleared when an admitted score gives its memory back. */
+    const ledger = yield* memoryLedger(budget)
+    const admitScore = ledger.admit
+    /**
+     * A job handed back since memory was last given back came again: the controller does not
+     * skip by free memory (an older one). Nothing more is pulled until a score gives memory back.
+     */
     const memoryShort = yield* Ref.make(false)
+    /** Jobs handed back since an admitted score last gave its memory back. */
+    const handedBack = yield* Ref.make(new Set<string>())
     /** Scores holding admitted memory now. */
     const admitted = yield* Ref.make(0)
+    /** Completed (and replaced) whenever an admitted score gives its memory back. */
+    const memoryFreed = yield* Effect.flatMap(Deferred.make<void>(), (first) => Ref.make(first))
+    const giveBackMemory = Effect.gen(function* () {
+      yield* Ref.update(admitted, (count) => count - 1)
+      yield* Ref.set(memoryShort, false)
+      yield* Ref.set(handedBack, new Set<string>())
+      const next = yield* Deferred.make<void>()
+      yield* Deferred.succeed(yield* Ref.getAndSet(memoryFreed, next), undefined)
+    })
     /** Jobs were handed back: the pull loop's next Heartbeat (with hand_back_unlisted) re-queues them. */
     const handBackDue = yield* Ref.make(false)
+    /** The memory needs of the jobs handed back, for that Heartbeat (the controller records them). */
+    const handBackNeeds = yield* Ref.make<ReadonlyArray<JobMemoryNeed>>([])
     /** Admission for one job; `settled` is completed once its memory is admitted. */
     const admitFor =
       (settled: Deferred.Deferred<void>): AdmitMemory =>
@@ -187,11 +208,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           Effect.zipLeft(
             Effect.acquireRelease(
               Ref.update(admitted, (count) => count + 1),
-              () =>
-                Effect.zipRight(
-                  Ref.update(admitted, (count) => count - 1),
-                  Ref.set(memoryShort, false)
-                )
+              () => giveBackMemory
             )
           ),
           Effect.zipLeft(Deferred.succeed(settled, undefined))
@@ -448,20 +465,23 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
 
     /**
-     * A job that may fit later but not now: no longer this node's (off the list its heartbeats
-     * send, before the hand-back is due, so the hand-back's list never holds it); the pull loop
-     * hands it back before it pulls again, and pulls nothing while no memory has been given back.
+     * A job that may fit later but not now (it needs `needed` bytes): no longer this node's (off
+     * the list its heartbeats send, before the hand-back is due, so the hand-back's list never
+     * holds it); the pull loop hands it back with its need before it pulls again.
      */
-    const handBack = (job: Job) =>
-      Effect.all([
-        Ref.update(running, (set) => {
+    const handBack = (job: Job, needed: number) =>
+      Effect.gen(function* () {
+        yield* Ref.update(running, (set) => {
           set.delete(workKey(job.id, job.segment?.index))
           return set
-        }),
-        Ref.set(memoryShort, true),
-        Ref.set(handBackDue, true),
-        Effect.logInfo(`job ${job.id} does not fit in the memory free now; handed back`)
-      ])
+        })
+        const again = (yield* Ref.get(handedBack)).has(job.id)
+        yield* Ref.update(handedBack, (set) => set.add(job.id))
+        if (again) yield* Ref.set(memoryShort, true)
+        yield* Ref.update(handBackNeeds, (needs) => [...needs, { job_id: job.id, memory_bytes: needed }])
+        yield* Ref.set(handBackDue, true)
+        yield* Effect.logInfo(`job ${job.id} does not fit in the memory free now; handed back`)
+      })
 
     const fail = (job: Job, message: string) =>
       Effect.zipRight(
@@ -527,7 +547,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left")
-          return yield* scored.left._tag === "ScoreMemoryBusy" ? handBack(job) : fail(job, scored.left.message)
+          return yield* scored.left._tag === "ScoreMemoryBusy"
+            ? handBack(job, scored.left.needed)
+            : fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
         )
@@ -584,7 +606,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left")
-          return yield* scored.left._tag === "ScoreMemoryBusy" ? handBack(job) : fail(job, scored.left.message)
+          return yield* scored.left._tag === "ScoreMemoryBusy"
+            ? handBack(job, scored.left.needed)
+            : fail(job, scored.left.message)
         const frames = scored.right.renditions[0]?.frame_count ?? 0
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames, renditions: scored.right.renditions.length })
@@ -603,34 +627,40 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
 
     /**
      * The plan of a segment job: counts the title's frames (its inputs checked against the roots
-     * as a score checks them) and reports them; the controller cuts the job into segments. An
-     * input error fails the job.
+     * as a score checks them; a ladder's reference and every rendition) and reports them; the
+     * controller cuts the job into segments. An input error fails the job.
      */
-    const runPlan = (job: Job, request: ScoreRequest, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runPlan = (job: Job, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
-        const parsed = yield* Effect.either(parseScoreRequest(request))
-        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
-        const sync = parsed.right.sync
-        if (sync !== undefined) {
-          // Aligned once, here, over the whole inputs: the title is the pairs found.
-          const aligned = yield* Effect.either(
-            Effect.provideService(alignTitle(parsed.right, sync.window, { guard }), Ffmpeg, ffmpeg)
-          )
-          if (aligned._tag === "Left") return yield* fail(job, aligned.left.message)
-          const { frameCount } = parsed.right
-          const pairs = frameCount > 0 ? Math.min(frameCount, aligned.right.frames) : aligned.right.frames
-          yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: pairs }))
-          return yield* sendReport({
-            job_id: job.id,
-            final: false,
-            frames_done: 0,
-            plan_frames: pairs,
-            // proto3 has no absent string: no warning is "".
-            plan_alignment: { ...aligned.right, warning: aligned.right.warning ?? "" }
-          })
+        // A pair job that aligns does so once, here, over the whole inputs: its title is the pairs found.
+        if (job.ladder === null) {
+          const parsed = yield* Effect.either(parseScoreRequest(job.request))
+          if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+          const sync = parsed.right.sync
+          if (sync !== undefined) {
+            const aligned = yield* Effect.either(
+              Effect.provideService(alignTitle(parsed.right, sync.window, { guard }), Ffmpeg, ffmpeg)
+            )
+            if (aligned._tag === "Left") return yield* fail(job, aligned.left.message)
+            const { frameCount } = parsed.right
+            const pairs = frameCount > 0 ? Math.min(frameCount, aligned.right.frames) : aligned.right.frames
+            yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: pairs }))
+            return yield* sendReport({
+              job_id: job.id,
+              final: false,
+              frames_done: 0,
+              plan_frames: pairs,
+              // proto3 has no absent string: no warning is "".
+              plan_alignment: { ...aligned.right, warning: aligned.right.warning ?? "" }
+            })
+          }
         }
+        const counting =
+          job.ladder !== null
+            ? Effect.map(parseLadderRequest(job.ladder), (ladder) => countLadderFrames(scorer, ladder, { guard }))
+            : Effect.map(parseScoreRequest(job.request), (parsed) => countTitleFrames(scorer, parsed, { guard }))
         const counted = yield* Effect.either(
-          Effect.provideService(countTitleFrames(scorer, parsed.right, { guard }), Ffmpeg, ffmpeg)
+          Effect.flatMap(counting, (count) => Effect.provideService(count, Ffmpeg, ffmpeg))
         )
         if (counted._tag === "Left") return yield* fail(job, counted.left.message)
         yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: counted.right }))
@@ -638,55 +668,96 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
 
     /**
+     * How one segment of a job is scored, from the job's request: a pair, or a ladder (the
+     * reference and every rendition over the same frames), lossless and per frame so the
+     * controller's merge is exact, every input checked against the job's roots once opened.
+     */
+    const segmentScorer = (job: Job, range: Segment, guard: ReturnType<RootSet["inputGuard"]>) => {
+      const settings = <J extends { readonly threads: number }>(scoreJob: J) => ({
+        ...scoreJob,
+        perFrame: true,
+        precision: parsePrecision("lossless"),
+        threads: Math.max(scoreJob.threads, config.threadsPerJob),
+        segment: range
+      })
+      type Scored = Pick<Report, "result" | "ladder_result" | "frames_done">
+      type Score = (
+        onProgress: (framesDone: number) => Effect.Effect<void>
+      ) => Effect.Effect<Scored, { readonly message: string }>
+      if (job.ladder !== null)
+        return Effect.map(
+          parseLadderRequest(job.ladder),
+          (parsed): Score =>
+            (onProgress) =>
+              Effect.provideService(
+                scoreLadderInputs(
+                  scorer,
+                  {
+                    ...parsed,
+                    renditions: parsed.renditions.map((rendition) => ({ ...rendition, job: settings(rendition.job) }))
+                  },
+                  { onProgress, guard }
+                ),
+                Ffmpeg,
+                ffmpeg
+              ).pipe(
+                Effect.map((result) => ({
+                  ladder_result: result,
+                  frames_done: result.renditions[0]?.frame_count ?? 0
+                }))
+              )
+        )
+      return Effect.map(
+        parseScoreRequest(job.request),
+        (parsed): Score =>
+          (onProgress) =>
+            Effect.provideService(
+              scoreInputs(
+                scorer,
+                {
+                  ...settings(parsed),
+                  // A sync job's segment is a range of the pairs its plan found: scored with them, not searched again.
+                  ...(job.plan_alignment === null
+                    ? {}
+                    : { sync: undefined, alignment: alignmentOf(job.plan_alignment) })
+                },
+                { onProgress, guard }
+              ),
+              Ffmpeg,
+              ffmpeg
+            ).pipe(Effect.map((result) => ({ result, frames_done: result.frame_count })))
+      )
+    }
+
+    /**
      * Scores one segment of a segment job: its frames and one reference context frame on each
      * side (none at the title's ends), lossless and per frame, so the controller's merge is
      * exact; reports count within the segment. An input error fails the segment, and with it
      * the job.
      */
-    const runSegment = (
-      job: Job,
-      request: ScoreRequest,
-      segment: JobSegment,
-      guard: ReturnType<RootSet["inputGuard"]>
-    ) =>
+    const runSegment = (job: Job, segment: JobSegment, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
         const segmentFail = (message: string) =>
           Effect.zipRight(
             Effect.logWarning(`job ${job.id} segment ${segment.index} failed: ${message}`),
             sendReport({ job_id: job.id, segment_index: segment.index, final: true, error: message, frames_done: 0 })
           )
-        const parsed = yield* Effect.either(parseScoreRequest(request))
-        if (parsed._tag === "Left") return yield* segmentFail(parsed.left.message)
-        const count = job.segments.length
-        const scoreJob = {
-          ...parsed.right,
-          perFrame: true,
-          precision: parsePrecision("lossless"),
-          threads: Math.max(parsed.right.threads, config.threadsPerJob),
-          segment: { first: segment.first_frame, frames: segment.frame_count, last: segment.index === count - 1 },
-          // A sync job's segment is a range of the pairs its plan found: scored with them, not searched again.
-          ...(job.plan_alignment === null ? {} : { sync: undefined, alignment: alignmentOf(job.plan_alignment) })
+        const range = {
+          first: segment.first_frame,
+          frames: segment.frame_count,
+          last: segment.index === job.segments.length - 1
         }
-        const outcome = yield* withProgress(
-          job.id,
-          (onProgress) => Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg),
-          () => [],
-          segment.index
-        )
+        const score = yield* Effect.either(segmentScorer(job, range, guard))
+        if (score._tag === "Left") return yield* segmentFail(score.left.message)
+        const outcome = yield* withProgress(job.id, score.right, () => [], segment.index)
         if (Option.isNone(outcome))
           return yield* Effect.logInfo(`job ${job.id} segment ${segment.index} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left") return yield* segmentFail(scored.left.message)
         yield* Effect.logInfo("segment finished").pipe(
-          Effect.annotateLogs({ job_id: job.id, segment: segment.index, frames: scored.right.frame_count })
+          Effect.annotateLogs({ job_id: job.id, segment: segment.index, frames: scored.right.frames_done })
         )
-        yield* sendReport({
-          job_id: job.id,
-          segment_index: segment.index,
-          final: true,
-          result: scored.right,
-          frames_done: scored.right.frame_count
-        })
+        yield* sendReport({ job_id: job.id, segment_index: segment.index, final: true, ...scored.right })
       })
 
     /** Runs a pulled job; `settled` is completed once its memory is admitted, or when it ends. */
@@ -696,10 +767,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
         // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
         const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
+        if (job.ladder === null && job.request === null) return yield* fail(job, "job carries no score request")
+        if (job.segment !== null) return yield* runSegment(job, job.segment, guard)
+        if (job.plan) return yield* runPlan(job, guard)
         if (job.ladder !== null) return yield* runLadder(job, job.ladder, guard, admitFor(settled))
         if (job.request === null) return yield* fail(job, "job carries no score request")
-        if (job.segment !== null) return yield* runSegment(job, job.request, job.segment, guard)
-        if (job.plan) return yield* runPlan(job, job.request, guard)
         return yield* runPair(job, job.request, guard, admitFor(settled))
       }).pipe(
         Effect.ensuring(
@@ -722,15 +794,20 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       Effect.gen(function* () {
         if (!(yield* Ref.getAndSet(handBackDue, false))) return
         const held = yield* heldJobIds
+        const needs = yield* Ref.getAndSet(handBackNeeds, [])
         const beat = yield* Effect.either(
           call((nodes, options) =>
-            nodes.Heartbeat({ node_id: nodeId, running_job_ids: held, hand_back_unlisted: true }, options)
+            nodes.Heartbeat(
+              { node_id: nodeId, running_job_ids: held, hand_back_unlisted: true, memory_needs: needs },
+              options
+            )
           )
         )
         // A lost session's jobs are re-queued by the controller anyway; a failed call is tried again.
         if (beat._tag === "Right" && !beat.right.ok) return yield* dropSession(nodeId, "heartbeat refused")
         if (beat._tag === "Left") {
           if (sessionLost(beat.left)) return yield* dropSession(nodeId, beat.left.message)
+          yield* Ref.update(handBackNeeds, (later) => [...needs, ...later])
           yield* Ref.set(handBackDue, true)
           yield* Effect.logWarning(`hand-back failed: ${beat.left.message}`)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
@@ -764,16 +841,32 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const current = yield* currentSession
         yield* sendHandBack(current.nodeId)
         const free = config.slots - (yield* Ref.get(running)).size
-        // After a hand-back, nothing more is pulled until a score gives its memory back.
+        // A controller that does not skip by free memory handed a job back again: nothing more is
+        // pulled until a score gives its memory back.
         if (free === 0 || ((yield* Ref.get(memoryShort)) && (yield* Ref.get(admitted)) > 0)) {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
+        const freed = yield* Ref.get(memoryFreed)
+        const freeMemory = yield* ledger.free
         const asked = yield* Clock.currentTimeMillis
-        const pulled = yield* Effect.either(
-          call((nodes, options) =>
-            nodes.PullWork({ node_id: current.nodeId, max_jobs: free, wait_ms: PULL_WAIT_MS }, options)
+        const pull = call((nodes, options) =>
+          nodes.PullWork(
+            {
+              node_id: current.nodeId,
+              max_jobs: free,
+              wait_ms: PULL_WAIT_MS,
+              // 0 would read as "unknown" (no job skipped).
+              free_memory_bytes: Math.max(1, freeMemory),
+              memory_budget_bytes: budget
+            },
+            options
           )
+        )
+        // A wait that began short of memory ends when a score gives memory back (the call is
+        // cancelled): the next PullWork says the new free memory, and gets a job skipped before.
+        const pulled = yield* Effect.either(
+          freeMemory < budget ? Effect.raceFirst(pull, Effect.as(Deferred.await(freed), undefined)) : pull
         )
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
@@ -781,7 +874,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
-        const settling = yield* Effect.forEach(pulled.right.jobs, (job) =>
+        const answer = pulled.right
+        if (answer === undefined) continue
+        const settling = yield* Effect.forEach(answer.jobs, (job) =>
           Effect.gen(function* () {
             const settled = yield* Deferred.make<void>()
             yield* Ref.update(running, (set) => set.add(workKey(job.id, job.segment?.index)))
@@ -796,7 +891,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // The controller held the call until work arrived or the wait was up; one that answers
         // "none" at once does not long-poll (an older controller): poll at the interval.
         const answeredAfter = (yield* Clock.currentTimeMillis) - asked
-        if (pulled.right.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
+        if (answer.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }
     })
