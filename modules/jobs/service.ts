@@ -376,7 +376,9 @@ const mergeJob = (
   const options = (isLadderRequest(job.request) ? job.request.ladder.options : job.request.options) ?? {}
   const output = {
     precision: parsePrecision(String(options.precision ?? "")),
-    perFrame: options.per_frame ?? false,
+    // A job's result always carries its per-frame values (a node scores every job with them, and
+    // describe_worst_frames reads them), whatever options.per_frame says: so does the merge.
+    perFrame: true,
     shots: shotOptionsOf(options)
   }
   // A merge that cannot be exact (xpsnr on a layout it does not know) fails the job, saying why.
