@@ -43,7 +43,8 @@ describe("jobMessage", () => {
       rendition_progress: [],
       submitted_by: "",
       segments: [],
-      idempotency_key: ""
+      idempotency_key: "",
+      plan_alignment: null
     })
   })
 

@@ -7,6 +7,7 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import { MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import {
   decodeStoredLadderResult,
+  decodeAlignment,
   decodeStoredResult,
   encodeResult,
   framesPerRenditionPage,
@@ -77,7 +78,8 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   rendition_progress: job.renditionProgress.map((entry) => ({ label: entry.label, frames_done: entry.framesDone })),
   submitted_by: job.submittedBy ?? "",
   idempotency_key: job.idempotencyKey ?? "",
-  segments: job.segments.map(segmentMessage)
+  segments: job.segments.map(segmentMessage),
+  plan_alignment: job.planAlignment ?? null
 })
 
 /** svc.v1.JobSegment. */
@@ -280,7 +282,8 @@ const ReportResultRequest = Schema.Struct({
   ),
   segment: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   segment_index: Schema.optionalWith(Schema.Number, { default: () => 0 }),
-  plan_frames: Schema.optionalWith(Schema.Number, { default: () => 0 })
+  plan_frames: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  plan_alignment: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null })
 })
 
 // The domain's own result schemas (through their JSON form, which keeps NaN scores) check the shape.
@@ -310,6 +313,13 @@ export const decodeReportResult = (input: unknown) =>
         : request.result === null
           ? undefined
           : yield* decodeResult(request.result)
+    const planAlignment =
+      request.plan_alignment === null
+        ? undefined
+        : yield* Either.match(decodeAlignment(request.plan_alignment), {
+            onLeft: (message) => Effect.fail(new InvalidJobRequest({ message: `plan_alignment: ${message}` })),
+            onRight: Effect.succeed
+          })
     const report: ResultReport = {
       final: request.final,
       result,
@@ -321,7 +331,8 @@ export const decodeReportResult = (input: unknown) =>
         framesDone: entry.frames_done
       })),
       segmentIndex: request.segment ? request.segment_index : undefined,
-      planFrames: request.plan_frames === 0 ? undefined : request.plan_frames
+      planFrames: request.plan_frames === 0 ? undefined : request.plan_frames,
+      planAlignment
     }
     return { nodeId: request.node_id, jobId: request.job_id, report }
   })

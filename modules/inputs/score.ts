@@ -14,6 +14,7 @@ import { Effect, Option, type Scope, Stream } from "effect"
 import { fstat } from "node:fs"
 import { promisify } from "node:util"
 import {
+  type AlignmentReport,
   autoModel,
   type ColorMatrix,
   type FedSide,
@@ -901,6 +902,27 @@ export const referenceThumbnails = <E>(job: ScoreJob, ref: Side, target: RawGeom
     if (hooks.admitMemory) yield* hooks.admitMemory(side.memory + thumbnailsBytes(side))
     return yield* searchThumbnails(side, asScoreError)
   })
+
+/**
+ * The plan of a segment job with `options.sync: "auto"`: the alignment of the whole inputs (the
+ * search pass alone, each input opened once through the caller's guard). Its pairs are the title
+ * the segments cut; each segment is scored with it (`ScoreJob.alignment`), not searched again.
+ */
+export const alignTitle = <E = never>(
+  job: ScoreJob,
+  window: number,
+  hooks: InputHooks<E> = {}
+): Effect.Effect<AlignmentReport, ScoreError | E, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const rawAllowed = job.geometry !== undefined
+      const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks, job.referenceAsSent)
+      const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks, job.distortedAsSent)
+      const target = geometryOf(ref, job.geometry)
+      if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
+      return yield* alignPair(job, window, ref, dis, target, hooks)
+    })
+  )
 
 /**
  * The frames of one input after `skip`, as a segment job's plan counts them: an encoded input by

@@ -98,6 +98,13 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
     // job back for want of free memory; claims skip the job for nodes with less free. NULL: not
     // known (no node has probed it, or none had to hand it back).
     sql: "ALTER TABLE jobs ADD COLUMN memory_need INTEGER;"
+  },
+  {
+    version: 9,
+    name: "jobs_plan_alignment",
+    // Issue 31: a segment job with options.sync "auto" aligns once, in its plan; the pairing
+    // (JSON; NULL for any other job) is handed to every segment's node.
+    sql: "ALTER TABLE jobs ADD COLUMN plan_alignment TEXT;"
   }
 ]
 

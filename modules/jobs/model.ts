@@ -4,6 +4,7 @@
  */
 import { Either, Schema } from "effect"
 import {
+  type AlignmentReport,
   LadderRequest,
   type LadderResult,
   type PercentileName,
@@ -66,6 +67,8 @@ export interface Job {
   readonly segments: ReadonlyArray<JobSegment>
   /** SubmitJobRequest.idempotency_key (svc-operator: the SvcJob's uid), so a client can prove a job is its own. */
   readonly idempotencyKey?: string | undefined
+  /** A segment job with options.sync "auto", once planned: the pairing its plan found; segments count its pairs. */
+  readonly planAlignment?: AlignmentReport | undefined
 }
 
 /**
@@ -130,6 +133,8 @@ export interface ResultReport {
   readonly segmentIndex?: number | undefined
   /** A plan: the title's frames to score, reported on a job handed out with `plan`. */
   readonly planFrames?: number | undefined
+  /** A plan of a job with options.sync "auto": the alignment over the whole inputs (planFrames counts its pairs). */
+  readonly planAlignment?: AlignmentReport | undefined
 }
 
 // JSON has no NaN or infinities, yet pooled features can be NaN: they are stored as these strings.
@@ -153,6 +158,19 @@ const InputInfoSchema = Schema.Struct({
       Schema.Struct({ frame: Schema.Number, width: Schema.Number, height: Schema.Number, pixel_format: Schema.String })
     )
   )
+})
+
+/** What options.sync "auto" found (AlignmentReport): in a result, and a sync segment job's plan. */
+const AlignmentSchema = Schema.Struct({
+  reference_start: Schema.Number,
+  distorted_start: Schema.Number,
+  frames: Schema.Number,
+  reference_frames_dropped: Schema.Array(Schema.Number),
+  distorted_frames_inserted: Schema.Array(Schema.Number),
+  distorted_frames_repeated: Schema.Array(Schema.Number),
+  confidence: Schema.Number,
+  window: Schema.Number,
+  warning: Schema.optional(Schema.String)
 })
 
 /** ScoreResponse as written by this module; checked against the scorer's `ScoreResult` type below. */
@@ -218,20 +236,7 @@ const ScoreResultSchema = Schema.Struct({
     Schema.Array(Schema.Struct({ frame: Schema.Number, reference: Schema.String, distorted: Schema.String }))
   ),
   // options.sync "auto": what the alignment found (a node's report over gRPC carries null when absent).
-  alignment: Schema.optionalWith(
-    Schema.Struct({
-      reference_start: Schema.Number,
-      distorted_start: Schema.Number,
-      frames: Schema.Number,
-      reference_frames_dropped: Schema.Array(Schema.Number),
-      distorted_frames_inserted: Schema.Array(Schema.Number),
-      distorted_frames_repeated: Schema.Array(Schema.Number),
-      confidence: Schema.Number,
-      window: Schema.Number,
-      warning: Schema.optional(Schema.String)
-    }),
-    { nullable: true }
-  )
+  alignment: Schema.optionalWith(AlignmentSchema, { nullable: true })
 })
 
 // Compile-time proof that the schema decodes exactly the scorer's result type.
@@ -282,6 +287,18 @@ export const encodeResult = (result: JobResult): string =>
   JSON.stringify(result, (_key, value: unknown) =>
     typeof value === "number" && !Number.isFinite(value) ? nonFiniteName(value) : value
   )
+
+/** A plan report's alignment as a node sends it. */
+export const decodeAlignment = (value: unknown): Either.Either<AlignmentReport, string> =>
+  Either.mapLeft(Schema.decodeUnknownEither(AlignmentSchema)(value), (error) => error.message)
+
+/** The `plan_alignment` column: a sync segment job's plan (NULL: none). */
+export const encodePlanAlignment = (alignment: AlignmentReport | undefined): string | null =>
+  alignment === undefined ? null : JSON.stringify(alignment)
+export const decodePlanAlignment = (text: string | null): Either.Either<AlignmentReport | undefined, string> =>
+  text === null
+    ? Either.right(undefined)
+    : Either.mapLeft(Schema.decodeUnknownEither(Schema.parseJson(AlignmentSchema))(text), (error) => error.message)
 
 /** A stored request: a pair's ScoreRequest, or `{"ladder": LadderRequest}`. */
 const StoredRequest = Schema.Union(ScoreRequest, Schema.Struct({ ladder: LadderRequest }))

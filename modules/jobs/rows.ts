@@ -1,6 +1,7 @@
 /** A stored job row as both stores read it, and its decoding into a `Job` (a corrupt row is a typed failure). */
 import { Either } from "effect"
 import {
+  decodePlanAlignment,
   decodeRenditionProgress,
   decodeStoredRequest,
   decodeStoredResult,
@@ -31,6 +32,8 @@ export interface JobRow {
   readonly rendition_progress: string | null
   /** SubmitJobRequest.idempotency_key; NULL for a job submitted without one. */
   readonly idempotency_key: string | null
+  /** JSON of a sync segment job's plan alignment (SQLite migration 9, PostgreSQL 11); NULL: none. */
+  readonly plan_alignment: string | null
 }
 
 export const isState = (text: string): text is JobState => (JOB_STATES as ReadonlyArray<string>).includes(text)
@@ -45,6 +48,9 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
   const progress = decodeRenditionProgress(row.rendition_progress)
   if (Either.isLeft(progress))
     return Either.left(`job ${row.id} has an unreadable rendition progress: ${progress.left}`)
+  const planAlignment = decodePlanAlignment(row.plan_alignment)
+  if (Either.isLeft(planAlignment))
+    return Either.left(`job ${row.id} has an unreadable plan alignment: ${planAlignment.left}`)
   return Either.right({
     id: row.id,
     tenantId: row.tenant_id,
@@ -61,7 +67,8 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     renditionProgress: progress.right,
     submittedBy: row.submitted_by ?? undefined,
     segments: [],
-    idempotencyKey: row.idempotency_key ?? undefined
+    idempotencyKey: row.idempotency_key ?? undefined,
+    ...(planAlignment.right === undefined ? {} : { planAlignment: planAlignment.right })
   })
 }
 

@@ -41,6 +41,18 @@ const segmentResult = (first: number, count: number): ScoreResult => {
   }
 }
 
+/** What a sync job's plan found: 40 pairs, reference frame 7 dropped. */
+const alignment = {
+  reference_start: 3,
+  distorted_start: 0,
+  frames: 40,
+  reference_frames_dropped: [7],
+  distorted_frames_inserted: [],
+  distorted_frames_repeated: [],
+  confidence: 0.9,
+  window: 120
+}
+
 /** A node that pulls the job's plan and reports `frames`. */
 const planned = (jobs: JobServiceShape, frames: number) =>
   Effect.gen(function* () {
@@ -260,8 +272,70 @@ describeContract("segment jobs", ({ backend }) => {
     )
   )
 
+  it.effect("a sync job aligns once in its plan: the alignment is kept, handed with every segment, and merged", () =>
+    run((jobs) =>
+      Effect.gen(function* () {
+        yield* jobs.submit(writer("a"), {
+          ...segmentJob(24),
+          options: { per_frame: true, segment_frames: 24, sync: "auto" }
+        })
+        const { nodeId } = yield* jobs.register(node("a"), info)
+        const [plan] = yield* jobs.pullWork(node("a"), nodeId, 1)
+        if (plan === undefined) throw new Error("no plan handed out")
+        expect(plan.plan).toBe(true)
+        // A sync job's plan without its alignment is refused; with more frames than pairs too.
+        const bare = yield* Effect.flip(
+          jobs.reportResult(node("a"), nodeId, plan.id, { final: false, framesDone: 0, planFrames: 40 })
+        )
+        expect(bare.message).toBe(`job "${plan.id}" aligns (options.sync "auto"): its plan carries plan_alignment`)
+        const over = yield* Effect.flip(
+          jobs.reportResult(node("a"), nodeId, plan.id, {
+            final: false,
+            framesDone: 0,
+            planFrames: 41,
+            planAlignment: alignment
+          })
+        )
+        expect(over.message).toBe("plan_frames 41 is more than plan_alignment's 40 pairs")
+        const job = yield* jobs.reportResult(node("a"), nodeId, plan.id, {
+          final: false,
+          framesDone: 0,
+          planFrames: 40,
+          planAlignment: alignment
+        })
+        expect(job.planAlignment).toEqual(alignment)
+        expect(job.segments.map((s) => [s.firstFrame, s.frameCount])).toEqual([
+          [0, 24],
+          [24, 16]
+        ])
+        const pulled = yield* jobs.pullWork(node("a"), nodeId, 2)
+        expect(pulled.map((unit) => [unit.segment?.index, unit.planAlignment])).toEqual([
+          [0, alignment],
+          [1, alignment]
+        ])
+        yield* finishSegment(jobs, nodeId, job, 0)
+        const done = yield* finishSegment(jobs, nodeId, job, 1)
+        expect(done.state).toBe("finished")
+        expect(done.result && "alignment" in done.result ? done.result.alignment : undefined).toEqual(alignment)
+        // Any other job's plan carries none.
+        yield* jobs.submit(writer("a"), segmentJob(24))
+        const [other] = yield* jobs.pullWork(node("a"), nodeId, 1)
+        if (other === undefined) throw new Error("no plan handed out")
+        const stray = yield* Effect.flip(
+          jobs.reportResult(node("a"), nodeId, other.id, {
+            final: false,
+            framesDone: 0,
+            planFrames: 40,
+            planAlignment: alignment
+          })
+        )
+        expect(stray.message).toBe(`job "${other.id}" does not align: its plan carries no plan_alignment`)
+      })
+    )
+  )
+
   it.effect(
-    "SVC_SEGMENT_FRAMES is the default of pair and ladder jobs that do not set it; sync auto is refused with segments",
+    "SVC_SEGMENT_FRAMES is the default of pair and ladder jobs that do not set it; a ladder with sync auto is refused with segments",
     () =>
       run(
         (jobs) =>
@@ -302,13 +376,14 @@ describeContract("segment jobs", ({ backend }) => {
               options: { segment_frames: 30, features: ["xpsnr"] }
             })
             expect("ladder" in xpsnr.request ? undefined : xpsnr.request.options?.segment_frames).toBe(30)
-            // The alignment is found over the whole title: refused with segments, the default not applied.
-            const sync = yield* Effect.flip(
-              jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, sync: "auto" } })
-            )
-            expect(sync.message).toBe('options.segment_frames: a job with options.sync "auto" is scored in one piece')
+            // A pair job that aligns does so once, in its plan: segments as any pair job, the default applied.
+            const sync = yield* jobs.submit(writer("a"), {
+              ...segmentJob(30),
+              options: { segment_frames: 30, sync: "auto" }
+            })
+            expect("ladder" in sync.request ? undefined : sync.request.options?.segment_frames).toBe(30)
             const aligned = yield* jobs.submit(writer("a"), { ...request("sync"), options: { sync: "auto" } })
-            expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBeUndefined()
+            expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBe(48)
           }),
         { SVC_SEGMENT_FRAMES: "48" }
       )

@@ -387,7 +387,10 @@ const mergeJob = (
     catch: (error) => (error instanceof Error ? error.message : String(error))
   }).pipe(
     Either.flatMap((merged) =>
-      merged === undefined ? Either.left("the segments hold no frames") : Either.right(merged)
+      merged === undefined
+        ? Either.left("the segments hold no frames")
+        : // A sync job's result carries the alignment its plan found (every segment was scored with it).
+          Either.right(job.planAlignment === undefined ? merged : { ...merged, alignment: job.planAlignment })
     )
   )
 }
@@ -396,7 +399,8 @@ const mergeJob = (
 interface SegmentTarget {
   readonly nodeId: string
   readonly plan: (
-    cuts: PlanContext["cuts"]
+    cuts: PlanContext["cuts"],
+    alignment: PlanContext["alignment"]
   ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
   readonly report: (
     index: number,
@@ -426,12 +430,28 @@ export const makeJobService = Effect.gen(function* () {
           return yield* new InvalidJobRequest({
             message: `plan_frames must be a whole number ≥ 0 on a progress report; got ${planFrames}`
           })
+        const alignment = report.planAlignment
         return yield* target.plan((held) => {
           const size = segmentFramesOf(held.request)
-          return size === 0
-            ? Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
-            : Either.right(cutTitle(planFrames, size))
-        })
+          if (size === 0) return Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
+          // A sync job's segments are ranges of the pairs its plan found: the plan carries them.
+          const sync = !isLadderRequest(held.request) && held.request.options?.sync === "auto"
+          if (sync !== (alignment !== undefined))
+            return Either.left(
+              new InvalidJobRequest({
+                message: sync
+                  ? `job "${jobId}" aligns (options.sync "auto"): its plan carries plan_alignment`
+                  : `job "${jobId}" does not align: its plan carries no plan_alignment`
+              })
+            )
+          if (alignment !== undefined && planFrames > alignment.frames)
+            return Either.left(
+              new InvalidJobRequest({
+                message: `plan_frames ${planFrames} is more than plan_alignment's ${alignment.frames} pairs`
+              })
+            )
+          return Either.right(cutTitle(planFrames, size))
+        }, alignment)
       }
       const index = report.segmentIndex ?? 0
       if (!Number.isSafeInteger(index) || index < 0)
@@ -489,7 +509,7 @@ export const makeJobService = Effect.gen(function* () {
                 return settle(
                   segmentReport(jobId, report, {
                     nodeId,
-                    plan: (cuts) => bound.plan(tenantId, nodeId, jobId, cuts),
+                    plan: (cuts, alignment) => bound.plan(tenantId, nodeId, jobId, cuts, alignment),
                     report: (segment, context) => bound.segmentReport(tenantId, nodeId, jobId, segment, context)
                   })
                 )
@@ -519,7 +539,8 @@ export const makeJobService = Effect.gen(function* () {
                         )
                       : segmentReport(jobId, report, {
                           nodeId,
-                          plan: (cuts) => segmentStore.plan(tenantId, jobId, { ...context, cuts }),
+                          plan: (cuts, alignment) =>
+                            segmentStore.plan(tenantId, jobId, { ...context, cuts, alignment }),
                           report: (segment, segmentContext) =>
                             segmentStore.report(tenantId, jobId, segment, { ...context, ...segmentContext })
                         })
@@ -636,18 +657,17 @@ export const makeJobService = Effect.gen(function* () {
             message: `idempotency_key is longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`
           })
         }
-        // The alignment (options.sync "auto") is found over the whole title, before any frame is
-        // scored: such a job, a pair or a ladder, is scored in one piece.
-        const sync = (isLadderRequest(request) ? request.ladder.options?.sync : request.options?.sync) === "auto"
-        if (sync && segmentFramesOf(request) > 0)
+        // A pair job with options.sync "auto" aligns once, in its plan, and its segments are ranges
+        // of aligned pairs; a ladder that aligns is scored in one piece.
+        const ladderSync = isLadderRequest(request) && request.ladder.options?.sync === "auto"
+        if (ladderSync && segmentFramesOf(request) > 0)
           return yield* new InvalidJobRequest({
-            message: isLadderRequest(request)
-              ? 'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece (set options.segment_frames to 0 or options.sync to "off")'
-              : 'options.segment_frames: a job with options.sync "auto" is scored in one piece'
+            message:
+              'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece (set options.segment_frames to 0 or options.sync to "off")'
           })
-        // The controller's default applies to a job that does not set it (and does not align).
+        // The controller's default applies to a job that does not set it (a ladder: one that does not align).
         const stored =
-          !sync && segmentDefault > 0 && segmentFramesOf(request) === 0
+          !ladderSync && segmentDefault > 0 && segmentFramesOf(request) === 0
             ? withSegmentFrames(request, segmentDefault)
             : request
         return yield* store.insert({

@@ -6,7 +6,14 @@
 import type { Database } from "bun:sqlite"
 import { Clock, Effect, Either } from "effect"
 import { InvalidJobRequest, JobStoreFailure } from "./errors.ts"
-import { decodeStoredResult, encodeResult, type Job, type JobSegment, MAX_SEGMENT_ATTEMPTS } from "./model.ts"
+import {
+  decodeStoredResult,
+  encodePlanAlignment,
+  encodeResult,
+  type Job,
+  type JobSegment,
+  MAX_SEGMENT_ATTEMPTS
+} from "./model.ts"
 import { planReport, planSegmentReport } from "./report.ts"
 import { fitsPuller, type JobRow, toJob } from "./rows.ts"
 import { SEGMENT_COLUMNS, type SegmentRow, type SegmentStep, segmentOutcome, toSegment } from "./segment-rows.ts"
@@ -35,8 +42,8 @@ export const makeSqliteSegments = (
     `INSERT INTO job_segments (tenant_id, job_id, idx, first_frame, frame_count, state)
      VALUES (?1, ?2, ?3, ?4, ?5, 'pending')`
   )
-  const releaseJob = db.query<{ id: string }, [string, string, string, number]>(
-    `UPDATE jobs SET node_id = NULL, fence = fence + 1, frames_done = 0, result = NULL
+  const releaseJob = db.query<{ id: string }, [string, string, string, number, string | null]>(
+    `UPDATE jobs SET node_id = NULL, fence = fence + 1, frames_done = 0, result = NULL, plan_alignment = ?5
      WHERE ${OWN} AND id = ?2 AND state = 'running' AND node_id = ?3 AND fence = ?4 RETURNING id`
   )
   // The claim candidates: pending jobs (plans or whole jobs) and running jobs with a pending segment.
@@ -222,7 +229,8 @@ export const makeSqliteSegments = (
               const cuts = context.cuts(held)
               if (Either.isLeft(cuts)) return { _tag: "Refused", error: cuts.left }
               const { expected } = plan.right
-              if (releaseJob.get(tenantId, jobId, expected.nodeId, expected.fence) === null)
+              const alignment = encodePlanAlignment(context.alignment)
+              if (releaseJob.get(tenantId, jobId, expected.nodeId, expected.fence, alignment) === null)
                 return { _tag: "Corrupt", detail: "the job changed inside its plan transaction" }
               for (const [index, cut] of cuts.right.entries())
                 insertSegment.run(tenantId, jobId, index, cut.firstFrame, cut.frameCount)

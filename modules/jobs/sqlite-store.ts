@@ -36,7 +36,7 @@ export const BUSY_TIMEOUT_MILLIS = 5_000
 export const CHANGE_FEED_CAPACITY = 4_096
 
 const COLUMNS =
-  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key"
+  "seq, id, tenant_id, state, request, created_at, started_at, finished_at, node_id, result, error, frames_done, submitted_by, fence, rendition_progress, idempotency_key, plan_alignment"
 // ?1 is always the caller's tenant; the second clause keeps legacy empty-tenant rows out of reach.
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
 

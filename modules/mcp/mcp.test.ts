@@ -61,7 +61,8 @@ const emptyJob: WireJob = {
   idempotency_key: "",
   segments: [],
   segment: null,
-  plan: false
+  plan: false,
+  plan_alignment: null
 }
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] ?? null })

@@ -10,12 +10,13 @@ import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
 import { countLadderFrames, scoreLadderInputs } from "../inputs/ladder.ts"
-import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
+import { alignTitle, countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import {
   type AdmitMemory,
+  type AlignmentReport,
   type LadderResult,
   memoryLedger,
   parseLadderRequest,
@@ -27,6 +28,7 @@ import {
 } from "../scorer/index.ts"
 import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
+  Alignment,
   Job,
   JobMemoryNeed,
   JobSegment,
@@ -54,7 +56,9 @@ interface Session {
 /** A report this node sends (and keeps until acknowledged when final): ReportResultRequest's fields, with the domain's results. */
 interface Report
   extends Pick<ReportResultRequest, "job_id" | "final" | "frames_done">,
-    Partial<Pick<ReportResultRequest, "error" | "rendition_progress" | "segment_index" | "plan_frames">> {
+    Partial<
+      Pick<ReportResultRequest, "error" | "rendition_progress" | "segment_index" | "plan_frames" | "plan_alignment">
+    > {
   readonly result?: ScoreResult
   /** A ladder job's result (instead of result). */
   readonly ladder_result?: LadderResult
@@ -147,6 +151,10 @@ const sessionLost = (error: GrpcCallError | TokenFileError) =>
 /** The controller replica did not answer at all (down, restarting, unreachable). */
 const unreachable = (error: GrpcCallError) =>
   error.code === Status.UNAVAILABLE || error.code === Status.DEADLINE_EXCEEDED
+
+/** A wire alignment as the scorer reports one: no warning when proto3's is "". */
+const alignmentOf = ({ warning, ...found }: Alignment): AlignmentReport =>
+  warning === "" ? found : { ...found, warning }
 
 /** Jobs scored with their memory admitted first: the others (segments, plans) settle at once. */
 const admitsMemory = (job: Job) => job.segment === null && !job.plan
@@ -624,6 +632,29 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      */
     const runPlan = (job: Job, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
+        // A pair job that aligns does so once, here, over the whole inputs: its title is the pairs found.
+        if (job.ladder === null) {
+          const parsed = yield* Effect.either(parseScoreRequest(job.request))
+          if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+          const sync = parsed.right.sync
+          if (sync !== undefined) {
+            const aligned = yield* Effect.either(
+              Effect.provideService(alignTitle(parsed.right, sync.window, { guard }), Ffmpeg, ffmpeg)
+            )
+            if (aligned._tag === "Left") return yield* fail(job, aligned.left.message)
+            const { frameCount } = parsed.right
+            const pairs = frameCount > 0 ? Math.min(frameCount, aligned.right.frames) : aligned.right.frames
+            yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: pairs }))
+            return yield* sendReport({
+              job_id: job.id,
+              final: false,
+              frames_done: 0,
+              plan_frames: pairs,
+              // proto3 has no absent string: no warning is "".
+              plan_alignment: { ...aligned.right, warning: aligned.right.warning ?? "" }
+            })
+          }
+        }
         const counting =
           job.ladder !== null
             ? Effect.map(parseLadderRequest(job.ladder), (ladder) => countLadderFrames(scorer, ladder, { guard }))
@@ -680,9 +711,21 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         parseScoreRequest(job.request),
         (parsed): Score =>
           (onProgress) =>
-            Effect.provideService(scoreInputs(scorer, settings(parsed), { onProgress, guard }), Ffmpeg, ffmpeg).pipe(
-              Effect.map((result) => ({ result, frames_done: result.frame_count }))
-            )
+            Effect.provideService(
+              scoreInputs(
+                scorer,
+                {
+                  ...settings(parsed),
+                  // A sync job's segment is a range of the pairs its plan found: scored with them, not searched again.
+                  ...(job.plan_alignment === null
+                    ? {}
+                    : { sync: undefined, alignment: alignmentOf(job.plan_alignment) })
+                },
+                { onProgress, guard }
+              ),
+              Ffmpeg,
+              ffmpeg
+            ).pipe(Effect.map((result) => ({ result, frames_done: result.frame_count })))
       )
     }
 

@@ -3,7 +3,9 @@
  * SQLite) and two compiled nodes: a distorted encode that starts 5 frames late and drops one
  * reference frame mid-clip, submitted with `svc jobs submit --sync auto`, finishes with the
  * alignment the encode was made with and per-frame values bit-identical to the same pair scored
- * by the compiled svc-server.
+ * by the compiled svc-server. With `--segment-frames 40` it aligns once, in the plan step, and
+ * its 3 segments (ranges of the 114 pairs, the dropped frame inside the second) are scored on
+ * both nodes and merge to the same alignment and the unsplit job's per-frame values, bit for bit.
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -41,7 +43,13 @@ interface Scored {
 interface JobView {
   readonly id: string
   readonly state: string
-  readonly segments: ReadonlyArray<{ readonly index: number; readonly node_id: string }>
+  readonly segments: ReadonlyArray<{
+    readonly index: number
+    readonly first_frame: number
+    readonly frame_count: number
+    readonly node_id: string
+    readonly state: string
+  }>
   readonly result: Scored
 }
 
@@ -52,6 +60,8 @@ let nodes: Array<RunningService> = []
 let client: ControllerClient
 let reference = ""
 let distorted = ""
+/** The first test's job with per-frame values, scored in one piece. */
+let unsplit: JobView | undefined
 
 beforeAll(async () => {
   requireBuilt("svc")
@@ -132,5 +142,41 @@ describe("a sync job on the controller and its nodes", () => {
     expect(job.result.alignment).toEqual(alignment)
     expect(frameBits(job.result)).toHaveLength(pairs)
     expect(frameBits(job.result)).toEqual(frameBits(local))
+    unsplit = job
+  }, 600_000)
+
+  it("with --segment-frames 40: aligned once in the plan, 3 segments on 2 nodes, bit-identical to the unsplit job", async () => {
+    expect(unsplit).toBeDefined()
+    const whole = unsplit as JobView
+    const submitted = await svc(["jobs", "submit", reference, distorted, "--sync", "auto", "--segment-frames", "40"], {
+      SVC_CONTROLLER_ADDR: controller.grpc ?? ""
+    })
+    expect(submitted.stderr).toBe("")
+    const pooled = await finished(submitted.stdout.trim())
+    expect(pooled.result.alignment).toEqual(whole.result.alignment)
+    expect(pooled.result.score).toBe(whole.result.score)
+    // The same split with per-frame values: segments are ranges of pairs, every frame's every metric bit-identical.
+    const split = await finished(
+      String(
+        expectOk(
+          await client.submit({ ...syncPair(), options: { sync: "auto", per_frame: true, segment_frames: 40 } }, token)
+        ).id
+      )
+    )
+    expect(split.segments.map((segment) => [segment.index, segment.first_frame, segment.frame_count])).toEqual([
+      [0, 0, 40],
+      [1, 40, 40],
+      [2, 80, 34]
+    ])
+    expect(split.segments.every((segment) => segment.state === "JOB_STATE_FINISHED")).toBe(true)
+    expect(new Set([...pooled.segments, ...split.segments].map((segment) => segment.node_id)).size).toBe(2)
+    expect(split.result.alignment).toEqual(whole.result.alignment)
+    expect(frameBits(split.result)).toEqual(frameBits(whole.result))
+    expect(split.result.score).toBe(whole.result.score)
+    // Aligned once: one plan (its 114 pairs) on one node; the segments were handed its alignment.
+    const plans = nodes
+      .flatMap((node) => node.logs)
+      .filter((line) => line.message === "job planned" && line.annotations.job_id === split.id)
+    expect(plans.map((line) => line.annotations.frames)).toEqual([pairs])
   }, 600_000)
 })

@@ -954,6 +954,38 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
         END IF;
       END $$;
     `
+  },
+  {
+    version: 11,
+    name: "plan alignment of sync segment jobs",
+    // Issue 31: a segment job with options.sync "auto" aligns once, in its plan; the pairing is
+    // kept with the job (JSON, NULL for any other job) and handed to every segment's node. The
+    // plan's function takes it and writes it with the segments, still one statement.
+    sql: `
+      ALTER TABLE jobs ADD COLUMN plan_alignment TEXT;
+      DROP FUNCTION svc_segment_plan(TEXT, TEXT, TEXT, BIGINT, BIGINT, TEXT);
+      CREATE FUNCTION svc_segment_plan(p_tenant TEXT, p_job TEXT, p_node TEXT, p_fence BIGINT, p_revision BIGINT,
+        p_cuts TEXT, p_alignment TEXT) RETURNS TABLE (job JSON, segments JSON) LANGUAGE plpgsql AS $$
+      DECLARE
+        held jobs;
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        UPDATE jobs SET node_id = NULL, fence = jobs.fence + 1, frames_done = 0, result = NULL,
+            plan_alignment = p_alignment, revision = jobs.revision + 1
+          WHERE jobs.tenant_id = p_tenant AND p_tenant <> '' AND jobs.id = p_job AND jobs.state = 'running'
+            AND jobs.node_id = p_node AND jobs.fence = p_fence AND jobs.revision = p_revision
+            AND NOT EXISTS (SELECT 1 FROM job_segments s WHERE s.tenant_id = p_tenant AND s.job_id = p_job)
+          RETURNING * INTO held;
+        IF NOT FOUND THEN
+          RETURN;
+        END IF;
+        INSERT INTO job_segments (tenant_id, job_id, idx, first_frame, frame_count, state)
+          SELECT p_tenant, p_job, (c.n - 1)::INTEGER, (c.cut ->> 'first_frame')::BIGINT, (c.cut ->> 'frame_count')::BIGINT,
+            'pending'
+          FROM jsonb_array_elements(p_cuts::jsonb) WITH ORDINALITY AS c (cut, n);
+        RETURN QUERY SELECT row_to_json(held), svc_segments_json(p_tenant, p_job);
+      END $$;
+    `
   }
 ]
 

@@ -23,7 +23,14 @@
 import { Clock, Effect, Either, Stream } from "effect"
 import { PermissionDenied } from "../../policy/errors.ts"
 import { InvalidJobRequest, JobStoreFailure, type JobStoreError } from "../errors.ts"
-import { decodeStoredResult, encodeResult, type Job, type JobSegment, MAX_SEGMENT_ATTEMPTS } from "../model.ts"
+import {
+  decodeStoredResult,
+  encodePlanAlignment,
+  encodeResult,
+  type Job,
+  type JobSegment,
+  MAX_SEGMENT_ATTEMPTS
+} from "../model.ts"
 import { planReport, planSegmentReport } from "../report.ts"
 import { type JobRow, toJob } from "../rows.ts"
 import { toSegment } from "../segment-rows.ts"
@@ -193,7 +200,7 @@ export const withPostgresSegments = (
         const [row] = yield* query(
           "plan",
           () => sql`SELECT * FROM svc_segment_plan(${tenantId}, ${jobId}, ${expected.nodeId}, ${expected.fence},
-            ${read.revision}, ${cutsJson})`
+            ${read.revision}, ${cutsJson}, ${encodePlanAlignment(context.alignment)})`
         )
         const job = yield* writtenJob("plan", row)
         if (job !== undefined) return { job, written: true }
@@ -348,10 +355,15 @@ export const withPostgresSegments = (
               scoresSegments: session?.["scores_segments"] === true
             } as const
           }),
-    plan: (tenantId, nodeId, jobId, cuts) =>
+    plan: (tenantId, nodeId, jobId, cuts, alignment) =>
       hasNul(tenantId, nodeId, jobId)
         ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, nodeId))
-        : planOn(tenantId, jobId, nodeId, (read) => ({ reporter: read.reporter, liveNodeIds: read.liveNodeIds, cuts })),
+        : planOn(tenantId, jobId, nodeId, (read) => ({
+            reporter: read.reporter,
+            liveNodeIds: read.liveNodeIds,
+            cuts,
+            alignment
+          })),
     segmentReport: (tenantId, nodeId, jobId, index, context) =>
       hasNul(tenantId, nodeId, jobId)
         ? Effect.fail(PermissionDenied.jobNotAssigned(jobId, nodeId))

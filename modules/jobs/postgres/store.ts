@@ -117,7 +117,8 @@ const toRow = (row: Row): JobRow => ({
   submitted_by: textOrNull(row["submitted_by"]),
   fence: num(row["fence"]),
   rendition_progress: textOrNull(row["rendition_progress"]),
-  idempotency_key: textOrNull(row["idempotency_key"])
+  idempotency_key: textOrNull(row["idempotency_key"]),
+  plan_alignment: textOrNull(row["plan_alignment"])
 })
 
 const decodeRows = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<Job>, JobStoreFailure> =>

@@ -127,7 +127,8 @@ const job: Job = {
     }
   ],
   segment: null,
-  plan: false
+  plan: false,
+  plan_alignment: null
 }
 
 describe("svc.v1 wire types", () => {

@@ -609,6 +609,11 @@ export interface Job {
    * the controller then cuts the job into segments.
    */
   readonly plan: boolean
+  /**
+   * A segment job with options.sync "auto", once planned: the pairing its plan found over the
+   * whole inputs. Its segments are ranges of these pairs, each scored with it (not searched again).
+   */
+  readonly plan_alignment: Alignment | null
 }
 
 /**
@@ -791,6 +796,11 @@ export interface ReportResultRequest {
    * controller cuts the job into segments. final must be false.
    */
   readonly plan_frames: number
+  /**
+   * A plan of a job with options.sync "auto": the alignment found over the whole inputs;
+   * plan_frames then counts its pairs (after frame_cnt).
+   */
+  readonly plan_alignment: Alignment | null
 }
 
 export interface ReportResultResponse {
