@@ -22,6 +22,13 @@ export const mergeLadderSegments = (
 ): LadderResult | undefined => {
   const [first] = segments
   if (first === undefined) return undefined
+  // Every segment scores the whole ladder: one holding more renditions than the first would
+  // otherwise lose them from the merge without a word.
+  for (const [index, segment] of segments.entries())
+    if (segment.renditions.length !== first.renditions.length)
+      throw new Error(
+        `segment ${index} holds ${segment.renditions.length} renditions, segment 0 holds ${first.renditions.length}`
+      )
   const renditions: Array<LadderRenditionResult> = []
   for (const [index, rendition] of first.renditions.entries()) {
     const pieces = segments.map((segment) => segment.renditions[index])

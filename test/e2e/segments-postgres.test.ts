@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
 import { ffmpegRunAsync, scratchDir, writeSegmentTitle } from "../support/media.ts"
-import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
+import { ControllerClient, expectOk } from "./controller-support.ts"
 import { bits, finishedJob, type JobView, nodeIdOf, token } from "./segments-support.ts"
 
 const width = 640
@@ -31,30 +31,12 @@ describe.skipIf(!postgresAvailable())("segment jobs on two PostgreSQL replicas",
 
   beforeAll(async () => {
     requireBuilt("svc-node")
-    // The title (and the ladder's 160x90 rendition) is written while PostgreSQL and the services
-    // start: nothing reads it before a submit.
+    // The title and a 160x90 mp4 rendition of it (a keyframe every 20 frames) are written while
+    // PostgreSQL and the services start: nothing reads them before a submit.
     const written = writeSegmentTitle(media.dir, { width, height, frames }).then(() =>
       ffmpegRunAsync([
-        "-f",
-        "rawvideo",
-        "-pix_fmt",
-        "yuv420p",
-        "-s",
-        `${width}x${height}`,
-        "-r",
-        "24",
-        "-i",
-        path("ref.yuv"),
-        "-vf",
-        "scale=160:90",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-g",
-        "20",
-        "-y",
-        path("low.mp4")
+        ...["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", path("ref.yuv")],
+        ...["-vf", "scale=160:90", "-c:v", "libx264", "-preset", "ultrafast", "-g", "20", "-y", path("low.mp4")]
       ])
     )
     pg = await startPostgres()
@@ -150,7 +132,7 @@ describe.skipIf(!postgresAvailable())("segment jobs on two PostgreSQL replicas",
     if (one === undefined || two === undefined) throw new Error("two controllers")
     const run = async (options: object) => {
       const id = String(expectOk(await one.unary("svc.v1.Jobs", "SubmitJob", ladder(options), token)).id)
-      const job = (await jobInState(two, id, token, "JOB_STATE_FINISHED", 240_000)) as unknown as JobView & {
+      const job = (await finishedJob(two, id)) as JobView & {
         readonly ladder_result: { readonly renditions: ReadonlyArray<Rendition> }
       }
       return { segments: job.segments, renditions: job.ladder_result.renditions }

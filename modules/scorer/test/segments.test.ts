@@ -9,6 +9,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { ladderResult } from "../../../test/support/job-store/support.ts"
+import { mergeLadderSegments } from "../ladder-merge.ts"
 import { mergeSegmentResults } from "../merge.ts"
 import { parsePrecision } from "../precision.ts"
 import { parseScoreRequest, type ScoreJob } from "../request.ts"
@@ -333,5 +335,18 @@ describe("shots, xpsnr and ssimulacra2 across segments (ABI minor 13: context fr
     // Frames 5.. read from 4 on: frame 5's second-order term lacks frame 3.
     const short = await scoreFile({ ...whole, frameSkipRef: 4, frameSkipDist: 4, frameCount: 0, segment: undefined })
     expect(short.frames[1]?.metrics.xpsnr_y).not.toBe(onePass.frames[5]?.metrics.xpsnr_y)
+  })
+})
+
+describe("a ladder's segments merged (mergeLadderSegments)", () => {
+  const output = { precision: parsePrecision("lossless"), perFrame: true }
+  it("refuses segments that do not hold the same renditions, naming the segment", () => {
+    const segment = (labels: ReadonlyArray<string>) => ladderResult(labels, 3)
+    expect(() => mergeLadderSegments([segment(["low", "high"]), segment(["low", "high", "extra"])], output)).toThrow(
+      "segment 1 holds 3 renditions, segment 0 holds 2"
+    )
+    expect(mergeLadderSegments([segment(["low", "high"]), segment(["low", "high"])], output)?.renditions).toHaveLength(
+      2
+    )
   })
 })
