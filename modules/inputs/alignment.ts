@@ -284,3 +284,21 @@ export const scoredFrames = (start: number, cut: ReadonlyArray<number>, frames: 
   for (let frame = start; out.length < frames; frame++) if (!left.has(frame)) out.push(frame)
   return out
 }
+
+/** Where one side's scored frames come from: its start and the frames cut out (an alignment's, or none). */
+export interface SidePairing {
+  readonly start: number
+  readonly cut: ReadonlyArray<number>
+}
+
+/** Unaligned: pair k is input frame k. */
+export const unpaired: SidePairing = { start: 0, cut: [] }
+
+/**
+ * The input frame (after the side's frame skip) of each pair index in `pairs`, as the aligned
+ * score reads the side: `scoredFrames` over as many pairs as the largest asks for.
+ */
+export const inputFramesOf = (pairing: SidePairing, pairs: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const frames = scoredFrames(pairing.start, pairing.cut, pairs.length === 0 ? 0 : Math.max(...pairs) + 1)
+  return pairs.map((pair) => frames[pair] as number)
+}

@@ -306,8 +306,19 @@ export const scoreLadderInputs = <E = never>(
                 ? segmentThumbnailFrames(result, shared)
                 : worstShotFrames(result.shots, result.worst_shots),
               [
-                { side: reference, skip: shared.frameSkipRef, isDistorted: false },
-                { side: sides[index] as Side, skip: rendition.job.frameSkipDist, isDistorted: true }
+                {
+                  side: reference,
+                  skip: shared.frameSkipRef,
+                  pairing: aligned && { start: aligned.referenceStart, cut: aligned.referenceDropped },
+                  isDistorted: false
+                },
+                // Each rendition's own pairing with the reference frames they all share.
+                {
+                  side: sides[index] as Side,
+                  skip: rendition.job.frameSkipDist,
+                  pairing: aligned?.renditions[index],
+                  isDistorted: true
+                }
               ],
               hooks.admitMemory
             )

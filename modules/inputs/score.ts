@@ -55,7 +55,7 @@ import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, pr
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
 import { lumaPlaneBytes } from "./luma-thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput, y4mFrameCount, y4mFrameOffset } from "./y4m.ts"
-import { type Alignment, type SideThumbnails, scoredFrames } from "./alignment.ts"
+import { type Alignment, inputFramesOf, type SidePairing, type SideThumbnails, unpaired } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
@@ -649,22 +649,35 @@ export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry)
  * The thumbnails of scored frames `frames` (shots.ts's worst shots) of a pair scored through a
  * fed stream: a raw/Y4M side read from its descriptor, an encoded side decoded again by ffmpeg
  * (only those frames come out, scaled to the reference's size as when scored), one frame held at
- * a time. Best effort: a side that cannot give them leaves the result without thumbnails.
+ * a time. Each side reads the input frames the score paired (its skip, its `pairing`, subsample).
+ * Best effort: a side that cannot give them leaves the result without thumbnails.
  */
 export const sidePictures = <E>(
   job: ScoreJob,
   target: RawGeometry,
   frames: ReadonlyArray<number>,
-  sides: ReadonlyArray<{ readonly side: Side; readonly skip: number; readonly isDistorted: boolean }>,
+  sides: ReadonlyArray<{
+    readonly side: Side
+    /** The side's frame skip. */
+    readonly skip: number
+    /** Where its pairs start after the skip and the frames cut out (an alignment's); none: pair k is frame k. */
+    readonly pairing?: SidePairing | undefined
+    readonly isDistorted: boolean
+  }>,
   admitMemory: ScoreHooks<E>["admitMemory"]
 ) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
-    const pictures = yield* Effect.forEach(sides, ({ side, skip, isDistorted }) => {
+    const pictures = yield* Effect.forEach(sides, ({ side, skip, pairing, isDistorted }) => {
       const { fd } = side.input
+      // Scored frame k is pair k x subsample, read where the aligned score read it.
+      const inputFrames = inputFramesOf(
+        pairing ?? unpaired,
+        frames.map((frame) => frame * job.subsample)
+      )
       if (side.format._tag !== "Encoded")
         return Effect.promise(() =>
-          filePictures({ fd, y4m: side.format._tag === "Y4m", skip }, target, job.subsample, frames)
+          filePictures({ fd, y4m: side.format._tag === "Y4m", skip }, target, frames, inputFrames)
         )
       const { stream } = side.format
       const resize = stream.width !== target.width || stream.height !== target.height
@@ -673,7 +686,8 @@ export const sidePictures = <E>(
       // memory was given back): one that does not fit now leaves the result without thumbnails.
       const threads = Math.max(1, job.threads)
       const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
-      const indices = frames.map((frame) => skip + frame * job.subsample)
+      const indices = inputFrames.map((frame) => skip + frame)
+      const frameOfIndex = new Map(indices.map((index, k) => [index, frames[k] as number]))
       return Effect.scoped(
         Effect.gen(function* () {
           // A segment's frames are read as its score reads them: from the seek point of the
@@ -696,7 +710,8 @@ export const sidePictures = <E>(
             { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads, memory },
             async (index, raw) => {
               const url = await thumbnailOf(raw, target)
-              if (url) byFrame.set((index - skip) / job.subsample, url)
+              const frame = frameOfIndex.get(index)
+              if (url && frame !== undefined) byFrame.set(frame, url)
             },
             seekTo && { seconds: seekTo.seconds, first: seekTo.landing.frame }
           )
@@ -804,8 +819,8 @@ const scoreFrames = <E>(
           target,
           thumbnailFramesOf({ ...aggregate, frames }, job),
           [
-            { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
-            { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
+            { side: ref, skip: job.frameSkipRef, pairing: referencePairing(alignment), isDistorted: false },
+            { side: dis, skip: job.frameSkipDist, pairing: distortedPairing(alignment), isDistorted: true }
           ],
           hooks.admitMemory
         )
@@ -822,6 +837,14 @@ const scoreFrames = <E>(
     )
   })
 
+/** The reference's pairing in an alignment (none: unaligned). */
+const referencePairing = (alignment: Alignment | undefined): SidePairing | undefined =>
+  alignment && { start: alignment.reference_start, cut: alignment.reference_frames_dropped }
+
+/** The distorted side's pairing in an alignment (none: unaligned). */
+const distortedPairing = (alignment: Alignment | undefined): SidePairing | undefined =>
+  alignment && { start: alignment.distorted_start, cut: alignment.distorted_frames_inserted }
+
 /**
  * Where one side's read starts in its input (`skip`) and the input frames it leaves out
  * (`drop`): its frame skip, then for an aligned pair its start, and for a segment the input frame
@@ -834,7 +857,7 @@ const sideRead = (
   readStart: number
 ): { readonly skip: number; readonly drop: ReadonlyArray<number> | undefined } => {
   if (start === undefined || cut === undefined) return { skip: frameSkip + readStart, drop: undefined }
-  const first = readStart === 0 ? start : (scoredFrames(start, cut, readStart + 1)[readStart] ?? start)
+  const [first = start] = inputFramesOf({ start, cut }, [readStart])
   return { skip: frameSkip + first, drop: cut.map((frame) => frame + frameSkip) }
 }
 

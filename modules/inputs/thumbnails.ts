@@ -153,12 +153,13 @@ export const thumbnailOf = async (raw: Buffer, geometry: RawGeometry): Promise<s
 export const filePictures = async (
   side: FrameFile,
   geometry: RawGeometry,
-  subsample: number,
-  frames: ReadonlyArray<number>
+  frames: ReadonlyArray<number>,
+  /** Each scored frame's input frame, counted after `side.skip`. */
+  inputFrames: ReadonlyArray<number>
 ): Promise<ReadonlyMap<number, string>> => {
   const byFrame = new Map<number, string>()
-  for (const frame of frames) {
-    const raw = await readFrame(side, geometry, side.skip + frame * subsample)
+  for (const [k, frame] of frames.entries()) {
+    const raw = await readFrame(side, geometry, side.skip + (inputFrames[k] as number))
     const url = raw ? await thumbnailOf(raw, geometry) : undefined
     if (url) byFrame.set(frame, url)
   }
@@ -186,11 +187,13 @@ export const renderThumbnails = (
   geometry: RawGeometry,
   subsample: number,
   frames: ReadonlyArray<number>
-): Effect.Effect<ReadonlyArray<Thumbnail>> =>
-  Effect.promise(async () =>
+): Effect.Effect<ReadonlyArray<Thumbnail>> => {
+  const inputFrames = frames.map((frame) => frame * subsample)
+  return Effect.promise(async () =>
     pairThumbnails(
       frames,
-      await filePictures(sides.reference, geometry, subsample, frames),
-      await filePictures(sides.distorted, geometry, subsample, frames)
+      await filePictures(sides.reference, geometry, frames, inputFrames),
+      await filePictures(sides.distorted, geometry, frames, inputFrames)
     )
   ).pipe(Effect.catchAllDefect(() => Effect.succeed([])))
+}

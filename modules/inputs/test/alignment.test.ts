@@ -7,11 +7,13 @@
  * scripts/golden-alignment.ts). A raw YUV pair with frames inserted mid-clip scores as its hand
  * cut does, and so does one starting late (read by the file job with frame skips). Segments of
  * pairs scored with a given alignment (a segment job's plan) concatenate to the unsplit score bit
- * for bit. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
+ * for bit. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
+ * ladder rendition that starts late and drops a frame are those of the input frames they pair
+ * (cut out by hand with ffmpeg). Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
  * strips. The search itself is unit-tested on thumbnails.
  */
-import { readFileSync } from "node:fs"
+import { closeSync, openSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigProvider, Effect, Either, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -25,6 +27,7 @@ import { align, type SideThumbnails, thumbnailBytes } from "../alignment.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
 import { scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"
+import { renderThumbnails } from "../thumbnails.ts"
 import {
   clipSize,
   encodes,
@@ -208,6 +211,94 @@ describe("a ladder with sync", () => {
         tolerance
       )
   }, 120_000)
+})
+
+describe("worst-frame pictures of an aligned pair", () => {
+  // Three black frames, then the reference from frame 4 without frame 60: each scored frame's
+  // pictures are those of the input frames its pair reads, past the cut too.
+  const slateLateDrop = {
+    name: "slate3-late4-drop60",
+    filter: `color=black:size=${clipSize.width}x${clipSize.height}:rate=25,format=yuv420p,trim=end_frame=3[slate];[0:v]trim=start_frame=4,setpts=PTS-STARTPTS,select='not(eq(n\\,56))',setpts=N/25/TB[cut];[slate][cut]concat=n=2:v=1:a=0[out]`,
+    truth: { reference_start: 4, distorted_start: 3, reference: [], distorted: [], dropped: [60], repeated: [] }
+  }
+  const geometry = { ...clipSize, pixelFormat: 420, bitdepth: 8 } as const
+  /** The pairs' frames cut out by hand (ffmpeg's filters, not the alignment's code), as Y4M. */
+  const handCut = (input: string, name: string, select: string) => {
+    const path = join(scratch.dir, name)
+    ffmpegRun(["-i", input, "-vf", `select='${select}',setpts=N/25/TB`, "-pix_fmt", "yuv420p", "-y", path])
+    return path
+  }
+  /** The thumbnails of scored frames `frames` read straight from the hand-cut files. */
+  const handCutPictures = async (references: string, distorted: string, subsample: number, frames: number[]) => {
+    const reference = openSync(references, "r")
+    const distortedFd = openSync(distorted, "r")
+    try {
+      return await Effect.runPromise(
+        renderThumbnails(
+          { reference: { fd: reference, y4m: true, skip: 0 }, distorted: { fd: distortedFd, y4m: true, skip: 0 } },
+          geometry,
+          subsample,
+          frames
+        )
+      )
+    } finally {
+      closeSync(reference)
+      closeSync(distortedFd)
+    }
+  }
+  let distorted = ""
+  let referenceCut = ""
+  let distortedCut = ""
+  beforeAll(() => {
+    distorted = writeEncode(scratch.dir, reference, slateLateDrop)
+    referenceCut = handCut(reference, "reference-cut.y4m", "gte(n\\,4)*not(eq(n\\,60))")
+    distortedCut = handCut(distorted, "distorted-cut.y4m", "gte(n\\,3)")
+  }, 60_000)
+  const drawnPastTheCut = (frames: ReadonlyArray<number>, subsample: number) =>
+    frames.some((frame) => 4 + frame * subsample >= 60)
+
+  it("pair: frame_skip_dist first, subsample counting pairs, the pictures are the paired input frames", async () => {
+    const result = await scored({
+      reference,
+      distorted,
+      options: { sync: "auto", shots: true, subsample: 2, frame_skip_dist: 1 }
+    })
+    // One distorted frame skipped by hand: the search finds the two slate frames left.
+    expect(result.alignment).toMatchObject({
+      reference_start: 4,
+      distorted_start: 2,
+      frames: 115,
+      reference_frames_dropped: [60],
+      distorted_frames_inserted: []
+    })
+    const pictures = result.thumbnails ?? []
+    const frames = pictures.map((picture) => picture.frame)
+    expect(drawnPastTheCut(frames, 2)).toBe(true)
+    expect(pictures).toEqual(await handCutPictures(referenceCut, distortedCut, 2, frames))
+  }, 60_000)
+
+  it("ladder: each rendition's pictures are the input frames its own alignment pairs", async () => {
+    const ladder = await runtime.runPromise(
+      Effect.flatMap(
+        parseLadderRequest({
+          reference,
+          renditions: [{ label: "cut", distorted }],
+          options: { sync: "auto", shots: true }
+        }),
+        (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job))
+      )
+    )
+    const [rendition] = ladder.renditions
+    expect(rendition?.alignment).toMatchObject({
+      reference_start: 4,
+      distorted_start: 3,
+      reference_frames_dropped: [60]
+    })
+    const pictures = rendition?.thumbnails ?? []
+    const frames = pictures.map((picture) => picture.frame)
+    expect(drawnPastTheCut(frames, 1)).toBe(true)
+    expect(pictures).toEqual(await handCutPictures(referenceCut, distortedCut, 1, frames))
+  }, 60_000)
 })
 
 describe("raw YUV pairs aligned", () => {
