@@ -5,7 +5,7 @@
  * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
  * `npm run bench -- alignment`: only the cost of options.sync "auto" (1080p, H.264 and raw YUV).
  * `npm run bench -- decoders`: only the decoders' memory under the budget (adversarial inputs, peak RSS of the process tree).
- * `bun bench/shots.ts`: only the cost of shot detection.
+ * `npm run bench -- shots` (or `bun bench/shots.ts`): only the cost of shot detection (options.shots).
  */
 import { benchAlignment } from "./alignment.ts"
 import { benchController } from "./controller.ts"
@@ -30,6 +30,8 @@ if (process.argv.includes("vs-reference")) {
   benchAlignment()
 } else if (process.argv.includes("decoders")) {
   await benchDecoders()
+} else if (process.argv.includes("shots")) {
+  benchShots()
 } else {
   benchScorer()
   benchShots()

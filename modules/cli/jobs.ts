@@ -179,13 +179,18 @@ const submit = Command.make(
               "a ladder job takes the reference and its renditions: svc jobs submit REF --rendition LABEL=PATH ..."
           })
         const renditions = yield* parseRenditions(flags.rendition)
-        const ladder = ladderRequest(
+        const built = ladderRequest(
           sentPath(reference.value),
           renditions.map((rendition) => ({ ...rendition, distorted: sentPath(rendition.distorted) })),
           flags,
           models[0],
           false
         )
+        // --segment-frames is the whole ladder's option: every rendition is scored over the same segments.
+        const ladder = Option.match(flags.segmentFrames, {
+          onNone: () => built,
+          onSome: (segmentFrames) => ({ ...built, options: { ...built.options, segment_frames: segmentFrames } })
+        })
         const typed = [reference.value, ...renditions.map((rendition) => rendition.distorted)]
         const job = yield* hintingRoots(
           typed,

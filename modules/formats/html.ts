@@ -6,7 +6,8 @@
  * lowest score first, the ten worst frames and the provenance of the run.
  */
 import { percentileNames } from "../scorer/index.ts"
-import { type AlignmentReport, alignmentLine } from "../scorer/index.ts"
+import type { AlignmentReport } from "../scorer/index.ts"
+import { alignmentStrip } from "./alignment-strip.ts"
 import { formatValue, type LibvmafReport, pools } from "./libvmaf.ts"
 
 export interface HtmlReportFacts {
@@ -201,48 +202,13 @@ ${thumbnails
 </div>`
 }
 
-/** Size of the alignment strip: two rows of frames, reference above distorted. */
-const strip = { width: 800, row: 18, gap: 30, left: 80 } as const
-
-/**
- * With options.sync "auto": the pairing as a strip. The reference's frames above, the
- * distorted clip's below, on one frame scale: grey before each side's start, the scored run in
- * colour, dropped reference frames and inserted distorted frames in red, repeated (frozen)
- * distorted frames in orange; lines join the first and last pairs.
- */
-const alignmentStrip = (alignment: AlignmentReport | undefined): string => {
-  if (alignment === undefined) return ""
-  const referenceEnd = alignment.reference_start + alignment.frames + alignment.reference_frames_dropped.length
-  const distortedEnd = alignment.distorted_start + alignment.frames + alignment.distorted_frames_inserted.length
-  const span = Math.max(referenceEnd, distortedEnd, 1)
-  const scale = (strip.width - strip.left - 4) / span
-  const x = (frame: number) => (strip.left + frame * scale).toFixed(1)
-  const width = (frames: number) => Math.max(1, frames * scale).toFixed(1)
-  const top = 4
-  const bottom = top + strip.row + strip.gap
-  const row = (y: number, label: string, start: number, end: number, colour: string) =>
-    `<text x="0" y="${y + 13}">${label}</text>` +
-    (start > 0
-      ? `<rect x="${x(0)}" y="${y}" width="${width(start)}" height="${strip.row}" fill="#ccc"><title>before the start: frames 0-${start - 1}</title></rect>`
-      : "") +
-    `<rect x="${x(start)}" y="${y}" width="${width(end - start)}" height="${strip.row}" fill="${colour}"></rect>`
-  const ticks = (y: number, frames: ReadonlyArray<number>, colour: string, what: string) =>
-    frames
-      .map(
-        (frame) =>
-          `<rect class="${what}" x="${x(frame)}" y="${y}" width="${width(1)}" height="${strip.row}" fill="${colour}"><title>${what} frame ${frame}</title></rect>`
-      )
-      .join("")
-  const lastReference = referenceEnd - 1
-  const lastDistorted = distortedEnd - 1
-  const join = (from: number, to: number) =>
-    `<line x1="${x(from + 0.5)}" y1="${top + strip.row}" x2="${x(to + 0.5)}" y2="${bottom}" stroke="#555"></line>`
-  const height = bottom + strip.row + 4
-  return `
+/** With options.sync "auto": the pairing found, as a strip. */
+const alignmentSection = (alignment: AlignmentReport | undefined): string =>
+  alignment === undefined
+    ? ""
+    : `
 <h2>Alignment</h2>
-<div class="muted" id="alignment-line">${escapeHtml(alignmentLine(alignment))}</div>
-<svg id="alignment" viewBox="0 0 ${strip.width} ${height}" role="img" aria-label="frame pairing: reference above, distorted below" font-size="12">${row(top, "reference", alignment.reference_start, referenceEnd, "#4a7fc1")}${row(bottom, "distorted", alignment.distorted_start, distortedEnd, "#5aa469")}${ticks(top, alignment.reference_frames_dropped, "#d33", "dropped")}${ticks(bottom, alignment.distorted_frames_inserted, "#d33", "inserted")}${ticks(bottom, alignment.distorted_frames_repeated, "#e90", "repeated")}${join(alignment.reference_start, alignment.distorted_start)}${join(lastReference, lastDistorted)}</svg>`
-}
+${alignmentStrip(alignment, { line: 'id="alignment-line"', svg: 'id="alignment"' })}`
 
 export const renderHtml = (report: LibvmafReport, facts: HtmlReportFacts, scoreName = "vmaf"): string => {
   const score = report.pooled[scoreName]?.mean ?? Number.NaN
@@ -300,7 +266,7 @@ export const renderHtml = (report: LibvmafReport, facts: HtmlReportFacts, scoreN
 <h1>VMAF report</h1>
 <div class="score" id="score">${escapeHtml(formatValue(score))}</div>
 <div class="muted">${escapeHtml(facts.distorted)} against ${escapeHtml(facts.reference)}</div>
-${alignmentStrip(report.alignment)}
+${alignmentSection(report.alignment)}
 <h2>Per frame</h2>
 <svg id="chart" viewBox="0 0 ${chartBox.width} ${chartBox.height}" role="img" aria-label="per-frame scores"></svg>
 <div id="features" role="group" aria-label="features shown"></div>

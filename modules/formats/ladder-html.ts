@@ -8,7 +8,8 @@
  * in every rendition (each rendition's worst shots marked), and each rendition's worst shots'
  * worst frames as pictures, the reference beside the rendition.
  */
-import type { Shot, Thumbnail } from "../scorer/index.ts"
+import type { AlignmentReport, Shot, Thumbnail } from "../scorer/index.ts"
+import { alignmentStrip } from "./alignment-strip.ts"
 import { formatValue } from "./libvmaf.ts"
 
 /** One rendition as the report shows it. */
@@ -33,6 +34,8 @@ export interface LadderReportRendition {
   readonly shots?: ReadonlyArray<Shot>
   readonly worstShots?: ReadonlyArray<number>
   readonly thumbnails?: ReadonlyArray<Thumbnail>
+  /** With options.sync "auto": how this rendition lines up with the reference (each its own offset). */
+  readonly alignment?: AlignmentReport | undefined
 }
 
 export interface LadderReportFacts {
@@ -276,6 +279,23 @@ ${pictures.join("\n")}
   }`
 }
 
+/** With options.sync "auto": each rendition's pairing, drawn as a score's report draws it. */
+const alignmentSection = (renditions: ReadonlyArray<LadderReportRendition>): string => {
+  const aligned = renditions.flatMap((rendition) =>
+    rendition.alignment === undefined ? [] : [{ label: rendition.label, alignment: rendition.alignment }]
+  )
+  if (aligned.length === 0) return ""
+  const strips = aligned.map(({ label, alignment }) => {
+    const rendition = `data-rendition="${escapeHtml(label)}"`
+    return `<h3>${escapeHtml(label)}</h3>
+${alignmentStrip(alignment, { line: rendition, svg: rendition })}`
+  })
+  return `<h2>Alignment of each rendition</h2>
+<div id="alignments">
+${strips.join("\n")}
+</div>`
+}
+
 /** The report of a ladder's renditions, in request order. */
 export const renderLadderHtml = (
   renditions: ReadonlyArray<LadderReportRendition>,
@@ -349,6 +369,7 @@ ${rows.map((cells) => `<tr>${cells}</tr>`).join("\n")}
 <h2>Per frame</h2>
 <svg id="frames-chart" class="chart" viewBox="0 0 800 300" role="img" aria-label="per-frame VMAF of every rendition"></svg>
 <div id="renditions" role="group" aria-label="renditions shown"></div>
+${alignmentSection(renditions)}
 ${shotSection(renditions)}
 <h2>Provenance</h2>
 <dl id="provenance">

@@ -62,7 +62,9 @@ export const reportRenditions = (
     })),
     shots: rendition.shots ?? [],
     worstShots: rendition.worst_shots ?? [],
-    thumbnails: rendition.thumbnails ?? []
+    thumbnails: rendition.thumbnails ?? [],
+    // A job's result over gRPC carries null for an alignment not made.
+    alignment: rendition.alignment ?? undefined
   }))
 
 /**

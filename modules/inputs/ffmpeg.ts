@@ -732,11 +732,15 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       })
 
     /**
-     * Decodes the frames `indices` (decode order, from 0) of the input behind `fd` to raw frames
-     * of `target` and hands each to `onFrame` as it arrives (ascending index; one frame held at a
-     * time, whatever the clip's length). For thumbnails: the frames of a decoded input are not kept.
-     * Inside the same walls as a scoring decoder: `limits` from the estimate `memory` it was
-     * admitted with, which /metrics counts while it runs.
+     * Decodes the frames `indices` (presentation order, from 0) of the input behind `fd` to raw
+     * frames of `target` and hands each to `onFrame` as it arrives (ascending index; one frame held
+     * at a time, whatever the clip's length), stopping after the last. For thumbnails: the frames
+     * of a decoded input are not kept. `seek` (a segment's, from its seek point; every index at
+     * or after `first`): the decode starts at the keyframe before frame `first` and its frames
+     * are counted from `first`, as a segment's scoring decode does; the first frame's time after
+     * the seek point is returned, for the caller to check it landed there. Inside the same walls
+     * as a scoring decoder: `limits` from the estimate `memory` it was admitted with, which
+     * /metrics counts while it runs.
      */
     const decodeSelected = (
       fd: number,
@@ -744,26 +748,31 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       indices: ReadonlyArray<number>,
       frameBytes: number,
       limits: ChildLimits & { readonly threads: number; readonly memory: number },
-      onFrame: (index: number, frame: Buffer) => Promise<void>
-    ): Effect.Effect<void, DecoderMissing | DecoderFailed> =>
+      onFrame: (index: number, frame: Buffer) => Promise<void>,
+      seek?: { readonly seconds: number; readonly first: number }
+    ): Effect.Effect<number | undefined, DecoderMissing | DecoderFailed> =>
       Effect.scoped(
         Effect.gen(function* () {
           const { ffmpeg } = yield* tools
           const wanted = [...new Set(indices)].sort((a, b) => a - b)
-          if (wanted.length === 0) return
-          const select = `select='${wanted.map((index) => `eq(n\\,${index})`).join("+")}'`
+          if (wanted.length === 0) return undefined
+          const first = seek?.first ?? 0
+          const select = `select='${wanted.map((index) => `eq(n\\,${index - first})`).join("+")}'`
           const scale =
             target.scale === undefined ? "" : `,scale=${target.width}:${target.height}:flags=${target.scale}`
+          const chain = `${select}${scale}`
           const child = yield* spawnChild(
             [
               ffmpeg,
               "-hide_banner",
               "-nostdin",
+              // After a seek, level info for showinfo's line on the first frame (errors kept as ever).
               "-loglevel",
-              "error",
+              seek === undefined ? "error" : "level+info",
               ...confined,
               "-threads",
               String(limits.threads),
+              ...(seek === undefined ? [] : ["-ss", seek.seconds.toFixed(6)]),
               "-i",
               inputUrl,
               "-map",
@@ -772,9 +781,12 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               "-sn",
               "-dn",
               "-vf",
-              `${select}${scale}`,
+              seek === undefined ? chain : firstFrameProbe(chain),
               "-fps_mode",
               "passthrough",
+              // Nothing is decoded past the last frame wanted.
+              "-frames:v",
+              String(wanted.length),
               "-pix_fmt",
               target.pixelFormat,
               "-f",
@@ -783,7 +795,8 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             ],
             fd,
             "pipe",
-            limits
+            limits,
+            seek === undefined ? undefined : "list"
           )
           yield* watch(child, limits.memory)
           yield* Effect.promise(async () => {
@@ -799,8 +812,10 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             }
           })
           const code = yield* Effect.promise(() => child.exited)
+          yield* Effect.promise(() => child.stderrDone)
           if (code !== 0)
             return yield* new DecoderFailed({ detail: `ffmpeg: ${readable(child.stderr()) || `exit status ${code}`}` })
+          return child.firstFrameSeconds()
         })
       )
 

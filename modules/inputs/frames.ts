@@ -61,11 +61,21 @@ const exitedCleanly = (child: Child, side: VerdictSide) =>
         message: `${side.path}: ffmpeg could not decode it: ${readable(child.stderr()) || `exit status ${code}`}`
       })
     // A seek that landed on another frame would pair every frame after it with the wrong one.
-    const first = child.firstFrameSeconds()
-    const { landing } = side
-    if (landing !== undefined && first !== undefined && Math.abs(first - landing.afterSeek) >= landing.tolerance)
-      return yield* new UnreadableInput({ message: missedLanding(side.path, landing, first) })
+    yield* checkLanding(side.path, side.landing, child.firstFrameSeconds())
   })
+
+/**
+ * After a seek: fails unless the decoder's first frame came out at `landing`'s time after the
+ * seek point (`first`, as its log gave it; nothing to check without a seek or a frame).
+ */
+export const checkLanding = (
+  path: string,
+  landing: Landing | undefined,
+  first: number | undefined
+): Effect.Effect<void, UnreadableInput> =>
+  landing !== undefined && first !== undefined && Math.abs(first - landing.afterSeek) >= landing.tolerance
+    ? Effect.fail(new UnreadableInput({ message: missedLanding(path, landing, first) }))
+    : Effect.void
 
 /** After a seek to frame `frame`: that frame's time after the seek point, and how far off is another frame. */
 export interface Landing {

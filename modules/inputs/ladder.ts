@@ -15,17 +15,17 @@ import {
   type LadderProvenance,
   type LadderRenditionResult,
   type LadderResult,
-  nearestRank,
   type RawGeometry,
   type RenditionSummary,
   type ScoreError,
-  scoreFeature,
   type ScoreJob,
   type Scorer,
   type ScoreResult,
-  upperHull,
-  worstFrameCount,
-  worstFrames,
+  scoreSummary,
+  segmentReadFrames,
+  segmentReadStart,
+  segmentThumbnailFrames,
+  withHull,
   worstShotFrames
 } from "../scorer/index.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
@@ -33,6 +33,7 @@ import { type Alignment, scoredFrames } from "./alignment.ts"
 import {
   alignPair,
   colorMatrixOf,
+  countInputFrames,
   feedOf,
   type FrameSource,
   frameRateOf,
@@ -45,7 +46,8 @@ import {
   referenceThumbnails,
   type Side,
   scoredInput,
-  sidePictures
+  sidePictures,
+  titleFrames
 } from "./score.ts"
 import { y4mFrameCount } from "./y4m.ts"
 
@@ -71,15 +73,9 @@ const durationOf = (side: Side): number => {
 /** What a ladder user reads about one rendition (the hull is marked over the whole ladder after). */
 const summarise = (side: Side, geometry: RawGeometry | undefined, result: ScoreResult): RenditionSummary => {
   const info = provenanceOf(side, geometry)
-  const models = result.provenance.models ?? []
-  const feature = models.length > 1 ? result.provenance.model : scoreFeature
-  const frames = result.frames.map((frame) => ({ frame: frame.frame, score: frame.metrics[feature] ?? Number.NaN }))
-  const scores = frames.map((frame) => frame.score)
   const duration = durationOf(side)
   return {
-    p1: nearestRank(scores, 1),
-    p5: nearestRank(scores, 5),
-    worst_frames: worstFrames(frames, worstFrameCount),
+    ...scoreSummary(result),
     width: info.width,
     height: info.height,
     codec: info.codec,
@@ -158,6 +154,12 @@ export const scoreLadderInputs = <E = never>(
       if (first === undefined) return yield* new InvalidScoreRequest({ message: "renditions: none given" })
       // The ladder-wide settings are every rendition's (they were merged into each rendition's job).
       const shared: ScoreJob = first.job
+      // A segment's renditions are paired over the reference frames of its range, so they cannot
+      // be aligned over the whole title here (the controller refuses such a job when submitted).
+      if (shared.segment !== undefined && shared.sync !== undefined)
+        return yield* new InvalidScoreRequest({
+          message: 'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece'
+        })
       const reference = yield* openAndProbe(
         ladder.reference,
         ladder.referenceGeometry !== undefined,
@@ -201,12 +203,19 @@ export const scoreLadderInputs = <E = never>(
             )
       if (aligned !== undefined && typeof aligned === "string")
         return yield* new InvalidScoreRequest({ message: aligned })
+      // A segment (issue 30): the reference and every rendition read only the segment's frames
+      // and context, an encoded one seeking to them (the pair path's frameSource); each
+      // rendition's frames are the same range of the title's frame index as the reference's.
+      const readFrames = segmentReadFrames(shared)
+      const window = readFrames === undefined ? undefined : { frames: readFrames }
+      const readStart = segmentReadStart(shared)
       const referenceSource = yield* frameSource(
         scorer,
         reference,
         ladder.reference,
         {
-          skip: shared.frameSkipRef + (aligned?.referenceStart ?? 0),
+          skip: shared.frameSkipRef + (aligned?.referenceStart ?? 0) + readStart,
+          window,
           drop: aligned?.referenceDropped.map((frame) => frame + shared.frameSkipRef),
           isDistorted: false,
           geometry: ladder.referenceGeometry,
@@ -222,7 +231,8 @@ export const scoreLadderInputs = <E = never>(
           sides[index] as Side,
           rendition.job.distorted,
           {
-            skip: rendition.job.frameSkipDist + (aligned?.renditions[index]?.start ?? 0),
+            skip: rendition.job.frameSkipDist + (aligned?.renditions[index]?.start ?? 0) + readStart,
+            window,
             drop: aligned?.renditions[index]?.cut.map((frame) => frame + rendition.job.frameSkipDist),
             isDistorted: true,
             geometry: rendition.job.geometry,
@@ -284,13 +294,17 @@ export const scoreLadderInputs = <E = never>(
       )
       // With shots, each rendition's worst shots' worst frames as pictures, the reference beside
       // the rendition (an encoded side decoded again for those frames only), as a pair score has.
+      // A segment renders its candidates for them (merge.ts keeps the title's), as a pair's
+      // segment does, an encoded side decoded from the seek point of the first one wanted.
       const thumbnails = yield* Effect.forEach(ladder.renditions, (rendition, index) => {
         const result = scores.results[index] as ScoreResult
         return shared.shots
           ? sidePictures(
               rendition.job,
               target,
-              worstShotFrames(result.shots, result.worst_shots),
+              shared.segment
+                ? segmentThumbnailFrames(result, shared)
+                : worstShotFrames(result.shots, result.worst_shots),
               [
                 { side: reference, skip: shared.frameSkipRef, isDistorted: false },
                 { side: sides[index] as Side, skip: rendition.job.frameSkipDist, isDistorted: true }
@@ -319,11 +333,7 @@ export const scoreLadderInputs = <E = never>(
           summary
         }
       })
-      const hull = upperHull(renditions.map((entry) => ({ bitrate: entry.summary.bitrate_bps, score: entry.score })))
-      const marked = renditions.map((entry, index) => ({
-        ...entry,
-        summary: { ...entry.summary, on_hull: hull[index] ?? false }
-      }))
+      const marked = withHull(renditions)
       const firstResult = scores.results[0] as ScoreResult
       const motion = firstResult.provenance.feature_backends
         .map((entry) => entry.extractor)
@@ -338,7 +348,8 @@ export const scoreLadderInputs = <E = never>(
       const provenance: LadderProvenance = {
         reference_passes: scores.framesPushed > 0 ? scores.referenceLoads / scores.framesPushed : 0,
         reference_decoders: referenceSource.decoder === undefined ? 0 : 1,
-        reference_frames: scores.framesPushed,
+        // A segment's own frames (its context frames left out), so the merge adds up the title's.
+        reference_frames: shared.segment?.frames ?? scores.framesPushed,
         shared: [referenceSource.decoder === undefined ? "reference read" : "reference decode", ...analysed, ...motion],
         reference_input: referenceInput,
         decoder,
@@ -350,5 +361,48 @@ export const scoreLadderInputs = <E = never>(
         precision: firstResult.provenance.precision
       }
       return { renditions: marked, provenance }
+    })
+  )
+
+/**
+ * The plan of a ladder job in segments (issue 30): the frames the title scores, counted on the
+ * reference and on every rendition as a pair's plan counts its two inputs (countInputFrames), each
+ * input opened once through the caller's guard. Segments are ranges of the reference's frame
+ * index; every rendition is scored over the same range, so a rendition of another length is
+ * refused, naming it, as a pair of different lengths is.
+ */
+export const countLadderFrames = <E = never>(
+  scorer: Scorer,
+  ladder: LadderJob,
+  hooks: InputHooks<E> = {}
+): Effect.Effect<number, ScoreError | E, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const [first] = ladder.renditions
+      if (first === undefined) return yield* new InvalidScoreRequest({ message: "renditions: none given" })
+      const shared = first.job
+      const reference = yield* openAndProbe(ladder.reference, ladder.referenceGeometry !== undefined, hooks)
+      if (geometryOf(reference, ladder.referenceGeometry) === undefined) return yield* notAVideo(ladder.reference)
+      const counts = [
+        yield* countInputFrames(
+          scorer,
+          { ...shared, geometry: ladder.referenceGeometry },
+          reference,
+          ladder.reference,
+          shared.frameSkipRef
+        )
+      ]
+      for (const rendition of ladder.renditions) {
+        const { job } = rendition
+        const side = yield* openAndProbe(job.distorted, job.geometry !== undefined, hooks)
+        if (geometryOf(side, job.geometry) === undefined) return yield* notAVideo(job.distorted)
+        counts.push(yield* countInputFrames(scorer, job, side, job.distorted, job.frameSkipDist))
+      }
+      return yield* titleFrames(shared.frameCount, counts, (index) => {
+        const rendition = ladder.renditions[index - 1]
+        return rendition === undefined
+          ? `${ladder.reference} has ${counts[0]} frames after skipping ${shared.frameSkipRef}`
+          : `rendition ${rendition.label} (${rendition.job.distorted}) has ${counts[index]} frames after skipping ${rendition.job.frameSkipDist}`
+      })
     })
   )

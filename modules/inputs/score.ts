@@ -48,12 +48,12 @@ import {
   type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
-import { decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
+import { checkLanding, decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
 import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
-import type { SideThumbnails } from "./alignment.ts"
+import { type SideThumbnails, scoredFrames } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
@@ -412,6 +412,15 @@ export const frameSource = (
         const scaleTo = settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined
         const listsChanges = scaleTo !== undefined
         const frameAt = yield* frameIndexer(ffmpeg, fd, seek ?? 0, stream.frameRate)
+        // Frames left out (alignment) are counted by the filters from their first frame: after a
+        // seek the landing frame (`skip`); without one, the input's first, and the library then
+        // skips what the filters let through before `skip`.
+        const drop = settings.drop ?? []
+        const filterDrop =
+          seek === undefined
+            ? drop
+            : drop.filter((frame) => frame >= settings.skip).map((frame) => frame - settings.skip)
+        const pipeSkip = settings.skip - drop.filter((frame) => frame < settings.skip).length
         let child: Child | undefined
         const start = ffmpeg
           .decode(
@@ -430,8 +439,8 @@ export const frameSource = (
             // A segment: from its seek point (or the start), just its frames and context.
             settings.window === undefined
               ? undefined
-              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? settings.skip : 0) },
-            settings.drop === undefined && raw === undefined ? undefined : { drop: settings.drop ?? [], raw }
+              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? pipeSkip : 0) },
+            settings.drop === undefined && raw === undefined ? undefined : { drop: filterDrop, raw }
           )
           .pipe(
             Effect.tap((started) => {
@@ -443,7 +452,7 @@ export const frameSource = (
             Effect.mapError(asScoreError(path))
           )
         return {
-          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? settings.skip : 0 },
+          side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? pipeSkip : 0 },
           child: () => child,
           changed: listsChanges
             ? undefined
@@ -635,10 +644,17 @@ export const sidePictures = <E>(
       // memory was given back): one that does not fit now leaves the result without thumbnails.
       const threads = Math.max(1, job.threads)
       const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
+      const indices = frames.map((frame) => skip + frame * job.subsample)
       return Effect.scoped(
-        Effect.zipRight(
-          admitMemory ? admitMemory(memory) : Effect.void,
-          ffmpeg.decodeSelected(
+        Effect.gen(function* () {
+          // A segment's frames are read as its score reads them: from the seek point of the
+          // first one wanted, landing checked (a title's one pass decodes from the start).
+          const seekTo =
+            job.segment === undefined || indices.length === 0
+              ? undefined
+              : yield* seekPoint(ffmpeg, fd, Math.min(...indices))
+          if (admitMemory) yield* admitMemory(memory)
+          const first = yield* ffmpeg.decodeSelected(
             fd,
             {
               width: target.width,
@@ -646,16 +662,19 @@ export const sidePictures = <E>(
               pixelFormat: ffmpegPixelFormat(target),
               scale: resize && isDistorted && job.scale !== "none" ? job.scale : undefined
             },
-            frames.map((frame) => skip + frame * job.subsample),
+            indices,
             frameBytes(target),
             { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads, memory },
             async (index, raw) => {
               const url = await thumbnailOf(raw, target)
               if (url) byFrame.set((index - skip) / job.subsample, url)
-            }
+            },
+            seekTo && { seconds: seekTo.seconds, first: seekTo.landing.frame }
           )
-        )
-      ).pipe(Effect.as(byFrame as ReadonlyMap<number, string>))
+          yield* checkLanding(side.input.path, seekTo?.landing, first)
+          return byFrame as ReadonlyMap<number, string>
+        })
+      )
     })
     const [reference = new Map(), distorted = new Map()] = pictures
     return pairThumbnails(frames, reference, distorted)
@@ -674,20 +693,21 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
     const alignment =
-      job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks)
+      job.alignment ??
+      (job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks))
     // A segment reads its context frames and its own: an encoded side seeks to them.
     const readFrames = segmentReadFrames(job)
     const window = readFrames === undefined ? undefined : { frames: readFrames }
+    const readStart = segmentReadStart(job)
     const refSource = yield* frameSource(
       scorer,
       ref,
       job.reference,
       {
         ...settings,
-        skip: job.frameSkipRef + (alignment?.reference_start ?? 0) + segmentReadStart(job),
+        ...sideRead(job.frameSkipRef, alignment?.reference_start, alignment?.reference_frames_dropped, readStart),
         isDistorted: false,
-        window,
-        drop: alignment?.reference_frames_dropped.map((frame) => frame + job.frameSkipRef)
+        window
       },
       target
     )
@@ -697,10 +717,9 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       job.distorted,
       {
         ...settings,
-        skip: job.frameSkipDist + (alignment?.distorted_start ?? 0) + segmentReadStart(job),
+        ...sideRead(job.frameSkipDist, alignment?.distorted_start, alignment?.distorted_frames_inserted, readStart),
         isDistorted: true,
-        window,
-        drop: alignment?.distorted_frames_inserted.map((frame) => frame + job.frameSkipDist)
+        window
       },
       target
     )
@@ -741,22 +760,18 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
         })
       )
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
-    // A segment's thumbnails of an encoded side would decode it from its start (the score's
-    // seek is not theirs): segments render only raw/Y4M pairs' thumbnails.
-    const encodedSegment = job.segment !== undefined && [ref, dis].some((side) => side.format._tag === "Encoded")
-    const thumbnails =
-      job.shots && !encodedSegment
-        ? yield* sidePictures(
-            job,
-            target,
-            thumbnailFramesOf({ ...aggregate, frames }, job),
-            [
-              { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
-              { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
-            ],
-            hooks.admitMemory
-          )
-        : []
+    const thumbnails = job.shots
+      ? yield* sidePictures(
+          job,
+          target,
+          thumbnailFramesOf({ ...aggregate, frames }, job),
+          [
+            { side: ref, skip: job.frameSkipRef + (alignment?.reference_start ?? 0), isDistorted: false },
+            { side: dis, skip: job.frameSkipDist + (alignment?.distorted_start ?? 0), isDistorted: true }
+          ],
+          hooks.admitMemory
+        )
+      : []
     const distorted = yield* scoredInput(dis, job.geometry, disSource, target, job.scale)
     return withInputs(
       { ...aggregate, frames, thumbnails, ...(alignment === undefined ? {} : { alignment }) },
@@ -768,6 +783,22 @@ const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref
       }
     )
   })
+
+/**
+ * Where one side's read starts in its input (`skip`) and the input frames it leaves out
+ * (`drop`): its frame skip, then for an aligned pair its start, and for a segment the input frame
+ * of the first pair it reads (the title of an aligned pair counts pairs), cut frames skipped.
+ */
+const sideRead = (
+  frameSkip: number,
+  start: number | undefined,
+  cut: ReadonlyArray<number> | undefined,
+  readStart: number
+): { readonly skip: number; readonly drop: ReadonlyArray<number> | undefined } => {
+  if (start === undefined || cut === undefined) return { skip: frameSkip + readStart, drop: undefined }
+  const first = readStart === 0 ? start : (scoredFrames(start, cut, readStart + 1)[readStart] ?? start)
+  return { skip: frameSkip + first, drop: cut.map((frame) => frame + frameSkip) }
+}
 
 /** The frames a side holds at most: its container's declaration, or its file's size over its frame size. */
 const framesOf = (side: Side, geometry: RawGeometry, maxFrames: number) =>
@@ -828,6 +859,52 @@ export const referenceThumbnails = <E>(job: ScoreJob, ref: Side, target: RawGeom
   })
 
 /**
+ * The frames of one input after `skip`, as a segment job's plan counts them: an encoded input by
+ * its packets (ffprobe), a raw or Y4M input by the scorer as a score would read it (the input as
+ * both sides of a file job). `job` gives the input's raw geometry and the scorer's settings.
+ */
+export const countInputFrames = (scorer: Scorer, job: ScoreJob, side: Side, path: string, skip: number) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    if (side.format._tag === "Encoded") {
+      const times = yield* ffmpeg.frameTimes(side.input.fd, headerProbeLimits).pipe(Effect.mapError(asScoreError(path)))
+      return Math.max(0, times.frames - skip)
+    }
+    return yield* scorer.countFrames(
+      {
+        ...job,
+        reference: path,
+        distorted: path,
+        frameSkipRef: skip,
+        frameSkipDist: skip,
+        frameCount: 0,
+        subsample: 1,
+        segment: undefined
+      },
+      { reference: side.input, distorted: side.input, referenceSize: geometryOf(side, job.geometry) }
+    )
+  })
+
+/**
+ * The frames a title of inputs counted `counts` scores, as one pass would: frame_cnt when every
+ * input has that many, else their common length; inputs of different lengths are refused as a
+ * score refuses them (`describe` names the input and its count).
+ */
+export const titleFrames = (
+  frameCount: number,
+  counts: ReadonlyArray<number>,
+  describe: (index: number) => string
+): Effect.Effect<number, InvalidGeometry> => {
+  const shortest = Math.min(...counts)
+  if (frameCount > 0 && shortest >= frameCount) return Effect.succeed(frameCount)
+  const differs = counts.findIndex((count) => count !== counts[0])
+  if (differs > 0)
+    return Effect.fail(new InvalidGeometry({ message: `${describe(0)}, ${describe(differs)}: lengths differ` }))
+  if (shortest === 0) return Effect.fail(new InvalidGeometry({ message: "no frames to score after the skips" }))
+  return Effect.succeed(shortest)
+}
+
+/**
  * The plan of a segment job: the frames the whole title scores (after the frame skips and
  * frame_cnt), each input opened once through the caller's guard. Raw and Y4M inputs are counted
  * by the scorer as a score would read them; encoded inputs by their packets (ffprobe). Inputs of
@@ -840,41 +917,21 @@ export const countTitleFrames = <E = never>(
 ): Effect.Effect<number, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const ffmpeg = yield* Ffmpeg
       const rawAllowed = job.geometry !== undefined
       const ref: Side = yield* openAndProbe(job.reference, rawAllowed, hooks)
       const dis: Side = yield* openAndProbe(job.distorted, rawAllowed, hooks)
       if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
-      const count = (side: Side, path: string, skip: number) =>
-        side.format._tag === "Encoded"
-          ? Effect.map(
-              ffmpeg.frameTimes(side.input.fd, headerProbeLimits).pipe(Effect.mapError(asScoreError(path))),
-              (times) => Math.max(0, times.frames - skip)
-            )
-          : // One input as both sides of a file job: the scorer reads its frames as a score would.
-            scorer.countFrames(
-              {
-                ...job,
-                reference: path,
-                distorted: path,
-                frameSkipRef: skip,
-                frameSkipDist: skip,
-                frameCount: 0,
-                subsample: 1,
-                segment: undefined
-              },
-              { reference: side.input, distorted: side.input, referenceSize: geometryOf(side, job.geometry) }
-            )
-      const refFrames = yield* count(ref, job.reference, job.frameSkipRef)
-      const disFrames = yield* count(dis, job.distorted, job.frameSkipDist)
-      const shorter = Math.min(refFrames, disFrames)
-      if (job.frameCount > 0 && shorter >= job.frameCount) return job.frameCount
-      if (refFrames !== disFrames)
-        return yield* new InvalidGeometry({
-          message: `${job.reference} has ${refFrames} frames after skipping ${job.frameSkipRef}, ${job.distorted} has ${disFrames} after skipping ${job.frameSkipDist}: lengths differ`
-        })
-      if (shorter === 0) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
-      return shorter
+      const counts = [
+        yield* countInputFrames(scorer, job, ref, job.reference, job.frameSkipRef),
+        yield* countInputFrames(scorer, job, dis, job.distorted, job.frameSkipDist)
+      ]
+      const skips = [job.frameSkipRef, job.frameSkipDist]
+      const paths = [job.reference, job.distorted]
+      return yield* titleFrames(
+        job.frameCount,
+        counts,
+        (index) => `${paths[index]} has ${counts[index]} frames after skipping ${skips[index]}`
+      )
     })
   )

@@ -3,9 +3,10 @@
  * the inputs into a result scored with `options.shots`, so a client that cannot read the inputs
  * (a job's, a scoring server's) still sees what went wrong. Size-capped: at most
  * `maxThumbnailWidth` pixels wide (height in proportion) and `maxThumbnailBytes` of PNG per side
- * (a noisy picture is halved until it fits), for the (at most 5) worst shots. Frames are read from the descriptors the score was made from, one frame at a
- * time and asynchronously (never the JavaScript thread blocked on a read), from raw YUV or Y4M
- * (the file job's inputs; frames of a decoded input are not kept, so those have none).
+ * (a noisy picture is halved until it fits), for the (at most 5) worst shots. Raw YUV and Y4M
+ * frames are read here from the descriptors the score was made from, one frame at a time and
+ * asynchronously (never the JavaScript thread blocked on a read); an encoded side's frames are
+ * decoded again for them (score.ts's `sidePictures`) and made into pictures by `thumbnailOf`.
  */
 import { Effect, Either } from "effect"
 import { read } from "node:fs"

@@ -260,42 +260,57 @@ describeContract("segment jobs", ({ backend }) => {
     )
   )
 
-  it.effect("SVC_SEGMENT_FRAMES is the default of pair jobs that do not set it; ladders are refused", () =>
-    run(
-      (jobs) =>
-        Effect.gen(function* () {
-          const job = yield* jobs.submit(writer("a"), request("plain"))
-          expect("ladder" in job.request ? undefined : job.request.options?.segment_frames).toBe(48)
-          const own = yield* jobs.submit(writer("a"), segmentJob(30))
-          expect("ladder" in own.request ? undefined : own.request.options?.segment_frames).toBe(30)
-          const ladder = yield* Effect.flip(
-            jobs.submit(writer("a"), {
+  it.effect(
+    "SVC_SEGMENT_FRAMES is the default of pair and ladder jobs that do not set it; sync auto is refused with segments",
+    () =>
+      run(
+        (jobs) =>
+          Effect.gen(function* () {
+            const job = yield* jobs.submit(writer("a"), request("plain"))
+            expect("ladder" in job.request ? undefined : job.request.options?.segment_frames).toBe(48)
+            const own = yield* jobs.submit(writer("a"), segmentJob(30))
+            expect("ladder" in own.request ? undefined : own.request.options?.segment_frames).toBe(30)
+            const ladderOf = (options: object) => ({
               ladder: {
                 reference: "/media/a/ref.y4m",
                 renditions: [{ label: "x", distorted: "/media/a/x.mp4" }],
-                options: { segment_frames: 48 }
+                options
               }
             })
-          )
-          expect(ladder.message).toMatch(/^options.segment_frames: a ladder job is scored in one piece/)
-          // Shots and xpsnr are scored in segments too (their context frames are read): the
-          // default applies to them as to any pair job.
-          const shots = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
-          expect("ladder" in shots.request ? undefined : shots.request.options?.segment_frames).toBe(48)
-          const xpsnr = yield* jobs.submit(writer("a"), {
-            ...segmentJob(30),
-            options: { segment_frames: 30, features: ["xpsnr"] }
-          })
-          expect("ladder" in xpsnr.request ? undefined : xpsnr.request.options?.segment_frames).toBe(30)
-          // The alignment is found over the whole title: refused with segments, the default not applied.
-          const sync = yield* Effect.flip(
-            jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, sync: "auto" } })
-          )
-          expect(sync.message).toBe('options.segment_frames: a job with options.sync "auto" is scored in one piece')
-          const aligned = yield* jobs.submit(writer("a"), { ...request("sync"), options: { sync: "auto" } })
-          expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBeUndefined()
-        }),
-      { SVC_SEGMENT_FRAMES: "48" }
-    )
+            const ladder = yield* jobs.submit(writer("a"), ladderOf({}))
+            expect("ladder" in ladder.request ? ladder.request.ladder.options?.segment_frames : undefined).toBe(48)
+            const ownLadder = yield* jobs.submit(writer("a"), ladderOf({ segment_frames: 30 }))
+            expect("ladder" in ownLadder.request ? ownLadder.request.ladder.options?.segment_frames : undefined).toBe(
+              30
+            )
+            const alignedLadder = yield* Effect.flip(
+              jobs.submit(writer("a"), ladderOf({ segment_frames: 30, sync: "auto" }))
+            )
+            expect(alignedLadder.message).toBe(
+              'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece (set options.segment_frames to 0 or options.sync to "off")'
+            )
+            const syncLadder = yield* jobs.submit(writer("a"), ladderOf({ sync: "auto" }))
+            expect(
+              "ladder" in syncLadder.request ? syncLadder.request.ladder.options?.segment_frames : 0
+            ).toBeUndefined()
+            // Shots and xpsnr are scored in segments too (their context frames are read): the
+            // default applies to them as to any pair job.
+            const shots = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
+            expect("ladder" in shots.request ? undefined : shots.request.options?.segment_frames).toBe(48)
+            const xpsnr = yield* jobs.submit(writer("a"), {
+              ...segmentJob(30),
+              options: { segment_frames: 30, features: ["xpsnr"] }
+            })
+            expect("ladder" in xpsnr.request ? undefined : xpsnr.request.options?.segment_frames).toBe(30)
+            // The alignment is found over the whole title: refused with segments, the default not applied.
+            const sync = yield* Effect.flip(
+              jobs.submit(writer("a"), { ...segmentJob(48), options: { segment_frames: 48, sync: "auto" } })
+            )
+            expect(sync.message).toBe('options.segment_frames: a job with options.sync "auto" is scored in one piece')
+            const aligned = yield* jobs.submit(writer("a"), { ...request("sync"), options: { sync: "auto" } })
+            expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBeUndefined()
+          }),
+        { SVC_SEGMENT_FRAMES: "48" }
+      )
   )
 })

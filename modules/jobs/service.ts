@@ -12,6 +12,7 @@ import type { ScorerNotReady } from "../scoring-api/errors.ts"
 import {
   maxSegmentFrames,
   maxSegmentsPerJob,
+  mergeLadderSegments,
   mergeSegmentResults,
   minSegmentFrames,
   parsePrecision,
@@ -330,9 +331,15 @@ const toUpdate = (nodeId: string, report: ResultReport, job: Job): Either.Either
   )
 }
 
-/** A pair job's `options.segment_frames` (0: one piece; ladders are scored in one piece). */
+/** A job's `options.segment_frames` (0: one piece), a pair's or a ladder's (the whole ladder's option). */
 export const segmentFramesOf = (request: JobRequest): number =>
-  isLadderRequest(request) ? 0 : (request.options?.segment_frames ?? 0)
+  (isLadderRequest(request) ? request.ladder.options?.segment_frames : request.options?.segment_frames) ?? 0
+
+/** The job's request with `options.segment_frames` set (a ladder's in its ladder-wide options). */
+const withSegmentFrames = (request: JobRequest, segmentFrames: number): JobRequest =>
+  isLadderRequest(request)
+    ? { ladder: { ...request.ladder, options: { ...request.ladder.options, segment_frames: segmentFrames } } }
+    : { ...request, options: { ...request.options, segment_frames: segmentFrames } }
 
 /**
  * The segments of a title of `frames` frames cut every `segmentFrames` (longer when that would
@@ -351,18 +358,22 @@ const mergeJob = (
   job: Job,
   results: ReadonlyArray<NonNullable<Job["result"]>>
 ): Either.Either<Job["result"], string> => {
-  if (isLadderRequest(job.request)) return Either.left("a ladder job has no segments")
+  const ladder = isLadderRequest(job.request)
   const pairs = results.flatMap((result) => (isLadderResult(result) ? [] : [result]))
-  if (pairs.length !== results.length) return Either.left("a segment reported a ladder result")
-  const options = job.request.options ?? {}
+  const ladders = results.flatMap((result) => (isLadderResult(result) ? [result] : []))
+  if ((ladder ? ladders : pairs).length !== results.length)
+    return Either.left(
+      ladder ? "a segment of a ladder job reported a pair's result" : "a segment reported a ladder result"
+    )
+  const options = (isLadderRequest(job.request) ? job.request.ladder.options : job.request.options) ?? {}
+  const output = {
+    precision: parsePrecision(String(options.precision ?? "")),
+    perFrame: options.per_frame ?? false,
+    shots: shotOptionsOf(options)
+  }
   // A merge that cannot be exact (xpsnr on a layout it does not know) fails the job, saying why.
   return Either.try({
-    try: () =>
-      mergeSegmentResults(pairs, {
-        precision: parsePrecision(String(options.precision ?? "")),
-        perFrame: options.per_frame ?? false,
-        shots: shotOptionsOf(options)
-      }),
+    try: (): Job["result"] => (ladder ? mergeLadderSegments(ladders, output) : mergeSegmentResults(pairs, output)),
     catch: (error) => (error instanceof Error ? error.message : String(error))
   }).pipe(
     Either.flatMap((merged) =>
@@ -626,21 +637,19 @@ export const makeJobService = Effect.gen(function* () {
             message: `idempotency_key is longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`
           })
         }
-        if (isLadderRequest(request) && (request.ladder.options?.segment_frames ?? 0) !== 0)
-          return yield* new InvalidJobRequest({
-            message: "options.segment_frames: a ladder job is scored in one piece (segments are for pair jobs)"
-          })
         // The alignment (options.sync "auto") is found over the whole title, before any frame is
-        // scored: such a job is scored in one piece.
-        const sync = !isLadderRequest(request) && request.options?.sync === "auto"
+        // scored: such a job, a pair or a ladder, is scored in one piece.
+        const sync = (isLadderRequest(request) ? request.ladder.options?.sync : request.options?.sync) === "auto"
         if (sync && segmentFramesOf(request) > 0)
           return yield* new InvalidJobRequest({
-            message: 'options.segment_frames: a job with options.sync "auto" is scored in one piece'
+            message: isLadderRequest(request)
+              ? 'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece (set options.segment_frames to 0 or options.sync to "off")'
+              : 'options.segment_frames: a job with options.sync "auto" is scored in one piece'
           })
-        // The controller's default applies to a pair job that does not set it (and does not align).
+        // The controller's default applies to a job that does not set it (and does not align).
         const stored =
-          !isLadderRequest(request) && !sync && segmentDefault > 0 && segmentFramesOf(request) === 0
-            ? { ...request, options: { ...request.options, segment_frames: segmentDefault } }
+          !sync && segmentDefault > 0 && segmentFramesOf(request) === 0
+            ? withSegmentFrames(request, segmentDefault)
             : request
         return yield* store.insert({
           id: crypto.randomUUID(),

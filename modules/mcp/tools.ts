@@ -213,6 +213,9 @@ const ladderInput = {
   )
 }
 
+/** submit_ladder_job's input: a ladder's, and how to split its title into segments across the nodes. */
+const submitLadderInput = { ...ladderInput, segment_frames: submitInput.segment_frames }
+
 type LadderInput = {
   readonly reference: string
   readonly renditions: ReadonlyArray<{
@@ -221,7 +224,7 @@ type LadderInput = {
     readonly options?: Outgoing<RenditionOptions> | undefined
   }>
   readonly model?: string | undefined
-  readonly options?: ScoreOptionsInput | undefined
+  readonly options?: (ScoreOptionsInput & { readonly segment_frames?: number }) | undefined
 }
 
 const wireLadder = (input: LadderInput, perFrame: boolean): Outgoing<ScoreLadderRequest> => ({
@@ -667,13 +670,22 @@ export const makeMcpServer = (context: ToolContext): McpServer => {
         "Queue an encoding ladder (several renditions against one reference, scored in one pass over it) as an " +
         "asynchronous job a compute node runs. Returns the job; follow it with wait_job or get_job, whose " +
         "`ladder` field then holds every rendition's scores and the convex hull. Needs svc:writer.",
-      inputSchema: ladderInput,
+      inputSchema: submitLadderInput,
       outputSchema: JobSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
     },
-    (input, extra) =>
+    ({ segment_frames, ...input }, extra) =>
       run("submit_ladder_job", extra, (token) =>
-        Effect.map(controller.submitLadderJob(token, wireLadder(input, false)), (job) => jobAnswer(jobView(job)))
+        Effect.map(
+          controller.submitLadderJob(
+            token,
+            wireLadder(
+              segment_frames === undefined ? input : { ...input, options: { ...input.options, segment_frames } },
+              false
+            )
+          ),
+          (job) => jobAnswer(jobView(job))
+        )
       )
   )
 

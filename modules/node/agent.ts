@@ -9,7 +9,7 @@ import { Chunk, Clock, Deferred, Duration, Effect, Option, Queue, Ref, Schedule 
 import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
-import { scoreLadderInputs } from "../inputs/ladder.ts"
+import { countLadderFrames, scoreLadderInputs } from "../inputs/ladder.ts"
 import { countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
@@ -22,7 +22,8 @@ import {
   parsePrecision,
   parseScoreRequest,
   Scorer,
-  type ScoreResult
+  type ScoreResult,
+  type Segment
 } from "../scorer/index.ts"
 import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
@@ -123,7 +124,8 @@ const ladderReportMessages = (
       error: report.error ?? "",
       frames_done: report.frames_done,
       rendition_progress: report.rendition_progress ?? [],
-      frames_offset: offset
+      frames_offset: offset,
+      ...segmentFields(report)
     })
   }
   return messages
@@ -146,7 +148,7 @@ const unreachable = (error: GrpcCallError) =>
   error.code === Status.UNAVAILABLE || error.code === Status.DEADLINE_EXCEEDED
 
 /** Jobs scored with their memory admitted first: the others (segments, plans) settle at once. */
-const admitsMemory = (job: Job) => job.ladder !== null || (job.segment === null && !job.plan)
+const admitsMemory = (job: Job) => job.segment === null && !job.plan
 
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
@@ -595,15 +597,17 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
 
     /**
      * The plan of a segment job: counts the title's frames (its inputs checked against the roots
-     * as a score checks them) and reports them; the controller cuts the job into segments. An
-     * input error fails the job.
+     * as a score checks them; a ladder's reference and every rendition) and reports them; the
+     * controller cuts the job into segments. An input error fails the job.
      */
-    const runPlan = (job: Job, request: ScoreRequest, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runPlan = (job: Job, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
-        const parsed = yield* Effect.either(parseScoreRequest(request))
-        if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+        const counting =
+          job.ladder !== null
+            ? Effect.map(parseLadderRequest(job.ladder), (ladder) => countLadderFrames(scorer, ladder, { guard }))
+            : Effect.map(parseScoreRequest(job.request), (parsed) => countTitleFrames(scorer, parsed, { guard }))
         const counted = yield* Effect.either(
-          Effect.provideService(countTitleFrames(scorer, parsed.right, { guard }), Ffmpeg, ffmpeg)
+          Effect.flatMap(counting, (count) => Effect.provideService(count, Ffmpeg, ffmpeg))
         )
         if (counted._tag === "Left") return yield* fail(job, counted.left.message)
         yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: counted.right }))
@@ -611,53 +615,84 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
 
     /**
+     * How one segment of a job is scored, from the job's request: a pair, or a ladder (the
+     * reference and every rendition over the same frames), lossless and per frame so the
+     * controller's merge is exact, every input checked against the job's roots once opened.
+     */
+    const segmentScorer = (job: Job, range: Segment, guard: ReturnType<RootSet["inputGuard"]>) => {
+      const settings = <J extends { readonly threads: number }>(scoreJob: J) => ({
+        ...scoreJob,
+        perFrame: true,
+        precision: parsePrecision("lossless"),
+        threads: Math.max(scoreJob.threads, config.threadsPerJob),
+        segment: range
+      })
+      type Scored = Pick<Report, "result" | "ladder_result" | "frames_done">
+      type Score = (
+        onProgress: (framesDone: number) => Effect.Effect<void>
+      ) => Effect.Effect<Scored, { readonly message: string }>
+      if (job.ladder !== null)
+        return Effect.map(
+          parseLadderRequest(job.ladder),
+          (parsed): Score =>
+            (onProgress) =>
+              Effect.provideService(
+                scoreLadderInputs(
+                  scorer,
+                  {
+                    ...parsed,
+                    renditions: parsed.renditions.map((rendition) => ({ ...rendition, job: settings(rendition.job) }))
+                  },
+                  { onProgress, guard }
+                ),
+                Ffmpeg,
+                ffmpeg
+              ).pipe(
+                Effect.map((result) => ({
+                  ladder_result: result,
+                  frames_done: result.renditions[0]?.frame_count ?? 0
+                }))
+              )
+        )
+      return Effect.map(
+        parseScoreRequest(job.request),
+        (parsed): Score =>
+          (onProgress) =>
+            Effect.provideService(scoreInputs(scorer, settings(parsed), { onProgress, guard }), Ffmpeg, ffmpeg).pipe(
+              Effect.map((result) => ({ result, frames_done: result.frame_count }))
+            )
+      )
+    }
+
+    /**
      * Scores one segment of a segment job: its frames and one reference context frame on each
      * side (none at the title's ends), lossless and per frame, so the controller's merge is
      * exact; reports count within the segment. An input error fails the segment, and with it
      * the job.
      */
-    const runSegment = (
-      job: Job,
-      request: ScoreRequest,
-      segment: JobSegment,
-      guard: ReturnType<RootSet["inputGuard"]>
-    ) =>
+    const runSegment = (job: Job, segment: JobSegment, guard: ReturnType<RootSet["inputGuard"]>) =>
       Effect.gen(function* () {
         const segmentFail = (message: string) =>
           Effect.zipRight(
             Effect.logWarning(`job ${job.id} segment ${segment.index} failed: ${message}`),
             sendReport({ job_id: job.id, segment_index: segment.index, final: true, error: message, frames_done: 0 })
           )
-        const parsed = yield* Effect.either(parseScoreRequest(request))
-        if (parsed._tag === "Left") return yield* segmentFail(parsed.left.message)
-        const count = job.segments.length
-        const scoreJob = {
-          ...parsed.right,
-          perFrame: true,
-          precision: parsePrecision("lossless"),
-          threads: Math.max(parsed.right.threads, config.threadsPerJob),
-          segment: { first: segment.first_frame, frames: segment.frame_count, last: segment.index === count - 1 }
+        const range = {
+          first: segment.first_frame,
+          frames: segment.frame_count,
+          last: segment.index === job.segments.length - 1
         }
-        const outcome = yield* withProgress(
-          job.id,
-          (onProgress) => Effect.provideService(scoreInputs(scorer, scoreJob, { onProgress, guard }), Ffmpeg, ffmpeg),
-          () => [],
-          segment.index
-        )
+        const score = yield* Effect.either(segmentScorer(job, range, guard))
+        if (score._tag === "Left") return yield* segmentFail(score.left.message)
+        const outcome = yield* withProgress(job.id, score.right, () => [], segment.index)
         if (Option.isNone(outcome))
           return yield* Effect.logInfo(`job ${job.id} segment ${segment.index} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left") return yield* segmentFail(scored.left.message)
         yield* Effect.logInfo("segment finished").pipe(
-          Effect.annotateLogs({ job_id: job.id, segment: segment.index, frames: scored.right.frame_count })
+          Effect.annotateLogs({ job_id: job.id, segment: segment.index, frames: scored.right.frames_done })
         )
-        yield* sendReport({
-          job_id: job.id,
-          segment_index: segment.index,
-          final: true,
-          result: scored.right,
-          frames_done: scored.right.frame_count
-        })
+        yield* sendReport({ job_id: job.id, segment_index: segment.index, final: true, ...scored.right })
       })
 
     /** Runs a pulled job; `settled` is completed once its memory is admitted, or when it ends. */
@@ -667,10 +702,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
         // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
         const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
+        if (job.ladder === null && job.request === null) return yield* fail(job, "job carries no score request")
+        if (job.segment !== null) return yield* runSegment(job, job.segment, guard)
+        if (job.plan) return yield* runPlan(job, guard)
         if (job.ladder !== null) return yield* runLadder(job, job.ladder, guard, admitFor(settled))
         if (job.request === null) return yield* fail(job, "job carries no score request")
-        if (job.segment !== null) return yield* runSegment(job, job.request, job.segment, guard)
-        if (job.plan) return yield* runPlan(job, job.request, guard)
         return yield* runPair(job, job.request, guard, admitFor(settled))
       }).pipe(
         Effect.ensuring(

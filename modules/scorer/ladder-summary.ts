@@ -2,8 +2,12 @@
  * What a ladder user reads about each rendition, as pure functions of its per-frame scores and
  * of the ladder's (bitrate, score) points: the worst frames, and the
  * upper convex hull (the renditions no mix of two others beats at the same bitrate). Its
- * percentiles are pooling.ts's, as every result's.
+ * percentiles are pooling.ts's, as every result's. One pass over a ladder and a segment job's
+ * merge (ladder-merge.ts) both summarise through `scoreSummary` and `withHull`.
  */
+import { type RenditionSummary, worstFrameCount } from "./ladder.ts"
+import { nearestRank } from "./pooling.ts"
+import { type ScoreResult, scoreFeature } from "./result.ts"
 
 export interface WorstFrame {
   readonly frame: number
@@ -61,4 +65,29 @@ export const upperHull = (points: ReadonlyArray<RatePoint>): ReadonlyArray<boole
   const marked = new Array<boolean>(points.length).fill(false)
   for (const entry of hull.slice(0, best + 1)) marked[entry.index] = true
   return marked
+}
+
+/**
+ * The part of a rendition's summary read from its per-frame values (as the job's precision
+ * rounded them): the first model's score of every frame, its nearest-rank 1st and 5th
+ * percentiles and its worst frames.
+ */
+export const scoreSummary = (result: ScoreResult): Pick<RenditionSummary, "p1" | "p5" | "worst_frames"> => {
+  const models = result.provenance.models ?? []
+  const feature = models.length > 1 ? result.provenance.model : scoreFeature
+  const frames = result.frames.map((frame) => ({ frame: frame.frame, score: frame.metrics[feature] ?? Number.NaN }))
+  const scores = frames.map((frame) => frame.score)
+  return {
+    p1: nearestRank(scores, 1),
+    p5: nearestRank(scores, 5),
+    worst_frames: worstFrames(frames, worstFrameCount)
+  }
+}
+
+/** The renditions, each summary's `on_hull` marked over the ladder's (bitrate, score) points. */
+export const withHull = <Rendition extends { readonly score: number; readonly summary: RenditionSummary }>(
+  renditions: ReadonlyArray<Rendition>
+): ReadonlyArray<Rendition> => {
+  const hull = upperHull(renditions.map((entry) => ({ bitrate: entry.summary.bitrate_bps, score: entry.score })))
+  return renditions.map((entry, index) => ({ ...entry, summary: { ...entry.summary, on_hull: hull[index] ?? false } }))
 }

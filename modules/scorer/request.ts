@@ -5,6 +5,7 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { component, documented, field, fieldRules, optionalField } from "./contract.ts"
+import type { AlignmentReport } from "./alignment-report.ts"
 import { InvalidScoreRequest } from "./errors.ts"
 import { requestableFeatures } from "./native-features.ts"
 import { parsePrecision, type Precision, precisionPattern, precisionRule } from "./precision.ts"
@@ -245,6 +246,11 @@ export interface ScoreJob {
   readonly colorMatrix?: ColorMatrix
   /** `options.sync: "auto"`: the largest offset searched (frames); undefined: no alignment. */
   readonly sync?: { readonly window: number } | undefined
+  /**
+   * The pairing already found (a segment job's plan searches once for all its segments): scored
+   * as given, without searching again; `segment` then counts aligned pairs.
+   */
+  readonly alignment?: AlignmentReport | undefined
 }
 
 /**

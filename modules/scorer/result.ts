@@ -86,7 +86,7 @@ export interface ScoreResult {
   readonly shots?: ReadonlyArray<Shot>
   /** Indices into `shots` of the (at most 5) lowest-scoring shots, lowest first. */
   readonly worst_shots?: ReadonlyArray<number>
-  /** With shots, for raw/Y4M inputs: small pictures of the worst shots' worst frames (thumbnails.ts). */
+  /** With shots: small pictures of the worst shots' worst frames (modules/inputs/thumbnails.ts). */
   readonly thumbnails?: ReadonlyArray<Thumbnail>
   /** With `options.sync: "auto"`: how the distorted clip was lined up with the reference. */
   readonly alignment?: AlignmentReport

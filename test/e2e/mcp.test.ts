@@ -282,6 +282,41 @@ const scenarios = (harness: () => Harness) => {
     })
   })
 
+  it("names the worst shots of a job scored with shots, and carries its percentiles", async () => {
+    const client = await harness().connect("aWriter")
+    const submitted = structured<JobView>(
+      await call(client, "submit_job", { ...v01Args, options: { ...v01.options, shots: true } })
+    )
+    const done = structured<JobView>(await call(client, "wait_job", { job_id: submitted.id, timeout_seconds: 120 }))
+    expect(done.state).toBe("finished")
+    const described = await call(client, "describe_worst_frames", { job_id: submitted.id, count: 1 })
+    const worst = structured<{
+      frames: Array<{ frame: number; value: number }>
+      worst_shots: Array<{ shot: number; first_frame: number; frame_count: number; score: number; worst_frame: number }>
+    }>(described)
+    // The fixture has no cut: one shot over its 30 frames, its worst frame the clip's.
+    const [lowest] = worst.frames
+    expect(worst.worst_shots).toEqual([
+      {
+        shot: 0,
+        first_frame: 0,
+        frame_count: 30,
+        score: expect.any(Number),
+        min: lowest?.value,
+        worst_frame: lowest?.frame
+      }
+    ])
+    expect(worst.worst_shots[0]?.score).toBeCloseTo(GOLDEN_VMAF, 5)
+    expect(text(described)).toContain(`worst shots: shot 0 (frames 0-29): ${GOLDEN_VMAF.toFixed(3)}`)
+    // Nearest rank over the reference's 30 per-frame scores: p1 is rank 1, p50 rank 15.
+    const got = structured<{ result: { percentiles: Record<string, Record<string, number>> } }>(
+      await call(client, "get_job", { job_id: submitted.id })
+    )
+    const ascending = goldenV01.frames.map((frame) => frame.metrics.vmaf ?? Number.NaN).sort((a, b) => a - b)
+    expect(got.result.percentiles["p1"]?.["vmaf"]).toBeCloseTo(ascending[0] ?? Number.NaN, 5)
+    expect(got.result.percentiles["p50"]?.["vmaf"]).toBeCloseTo(ascending[14] ?? Number.NaN, 5)
+  })
+
   it("cancels a second job", async () => {
     const client = await harness().connect("aWriter")
     const second = structured<JobView>(await call(client, "submit_job", v01Args))

@@ -1,7 +1,8 @@
 /**
  * xpsnr and ssimulacra2 in jobs, through the compiled controller and node: a job asking for them
  * finishes with FFmpeg's and the ssimulacra2 tool's values (golden-metrics/), the frame rate
- * from the Y4M header, and an infinite XPSNR (identical frames) survives the job store and gRPC.
+ * from the Y4M header, and an infinite XPSNR (identical frames) survives the job store and gRPC,
+ * in the mean and in the percentiles.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -12,6 +13,7 @@ import { expectOk, jobInState, useControllerAndNode } from "./controller-support
 interface JobResult {
   readonly features: Readonly<Record<string, number>>
   readonly frames: ReadonlyArray<{ readonly metrics: Readonly<Record<string, number>> }>
+  readonly pooled: Readonly<Record<string, Readonly<Record<string, number>>>>
 }
 
 describe("xpsnr and ssimulacra2 in controller jobs", () => {
@@ -48,9 +50,11 @@ describe("xpsnr and ssimulacra2 in controller jobs", () => {
     expect(Math.abs((result.features.xpsnr_y ?? 0) - (golden.xpsnr_summary.xpsnr_y ?? 0))).toBeLessThan(1e-3)
   }, 120_000)
 
-  it("keeps an infinite XPSNR of identical frames through the store", async () => {
+  it("keeps an infinite XPSNR of identical frames through the store, its percentiles too", async () => {
     const result = await run({ ...inputs("m5_420_8_same"), options: { features: ["xpsnr", "ssimulacra2"] } })
     expect(result.features.xpsnr_y).toBe(Number.POSITIVE_INFINITY)
+    expect(result.pooled["p1"]?.["xpsnr_y"]).toBe(Number.POSITIVE_INFINITY)
+    expect(result.pooled["p99"]?.["xpsnr_y"]).toBe(Number.POSITIVE_INFINITY)
     expect(result.features.ssimulacra2).toBe(100)
   }, 120_000)
 })

@@ -5,7 +5,8 @@
  * scored by nodes of both replicas, with per-frame and pooled values bit-identical to the same
  * job unsplit. The plan is reported through one replica while the nodes of the other long-poll
  * there, so their replica must learn of the new segments (the notification) and know the nodes
- * score segments (the session row).
+ * score segments (the session row). A ladder job (a raw rendition and a 160x90 mp4 one) in
+ * segments merges per rendition on PostgreSQL too, bit-identical to the ladder unsplit.
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -59,6 +60,19 @@ describe.skipIf(!postgresAvailable())("segment jobs on two PostgreSQL replicas",
     const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", path("ref.yuv")]
     ffmpegRun([...raw, "-c:v", "libx264", "-preset", "ultrafast", "-crf", "34", "-y", path("dis.mp4")])
     ffmpegRun(["-i", path("dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("dis.yuv")])
+    ffmpegRun([
+      ...raw,
+      "-vf",
+      "scale=160:90",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-g",
+      "20",
+      "-y",
+      path("low.mp4")
+    ])
     pg = await startPostgres()
     await pg.createDatabase("segments")
     for (let replica = 0; replica < 2; replica++) {
@@ -135,5 +149,42 @@ describe.skipIf(!postgresAvailable())("segment jobs on two PostgreSQL replicas",
     const scoredOn = new Set(split.segments.map((segment) => replicaOf.get(segment.node_id)))
     expect(scoredOn).toEqual(new Set([0, 1]))
     expect(bits(split)).toEqual(bits(whole))
+  })
+
+  it("a ladder job with frame_cnt 48 and segment_frames 24 merges every rendition on PostgreSQL, bit-identical to the ladder unsplit", async () => {
+    interface Rendition {
+      readonly frames: ReadonlyArray<{ readonly frame: number; readonly metrics: Record<string, number> }>
+      readonly features: Record<string, number>
+      readonly pooled: Record<string, Record<string, number>>
+      readonly summary: unknown
+    }
+    const ladder = (options: object) => ({
+      ladder: {
+        reference: path("ref.yuv"),
+        renditions: [
+          { label: "raw", distorted: path("dis.yuv") },
+          { label: "low", distorted: path("low.mp4") }
+        ],
+        options: { width, height, pixel_format: "420", bitdepth: 8, per_frame: true, frame_cnt: 48, ...options }
+      }
+    })
+    const [one, two] = clients
+    if (one === undefined || two === undefined) throw new Error("two controllers")
+    const run = async (options: object) => {
+      const id = String(expectOk(await one.unary("svc.v1.Jobs", "SubmitJob", ladder(options), token)).id)
+      const job = (await jobInState(two, id, token, "JOB_STATE_FINISHED", 240_000)) as unknown as JobView & {
+        readonly ladder_result: { readonly renditions: ReadonlyArray<Rendition> }
+      }
+      return { segments: job.segments, renditions: job.ladder_result.renditions }
+    }
+    const whole = await run({})
+    const split = await run({ segment_frames: 24 })
+    expect(split.segments.map((segment) => segment.state)).toEqual(["JOB_STATE_FINISHED", "JOB_STATE_FINISHED"])
+    expect(whole.renditions[0]?.frames).toHaveLength(48)
+    split.renditions.forEach((rendition, index) => {
+      const unsplit = whole.renditions[index] as Rendition
+      expect(bits({ result: rendition } as unknown as JobView)).toEqual(bits({ result: unsplit } as unknown as JobView))
+      expect(rendition.summary).toEqual(unsplit.summary)
+    })
   })
 })

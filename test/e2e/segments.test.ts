@@ -7,7 +7,11 @@
  * killed -9 after the first segment finished, the job still finishes with the same values (the
  * lost node's segment is handed out again once its session is gone: the controller runs with
  * short session timings, a 5 s TTL and a 1 s grace, instead of the default 30 s and 60 s). Shots,
- * xpsnr and ssimulacra2 merge exactly too, with cuts on segment boundaries.
+ * xpsnr and ssimulacra2 merge exactly too, with cuts on segment boundaries. A ladder job (a raw
+ * reference, a raw rendition and a lower-resolution mp4 rendition with B-frames and a keyframe
+ * every 20 frames) split with `svc jobs submit --rendition ... --segment-frames 24` gives every
+ * rendition's per-frame and pooled values, summary, shots, thumbnails and the hull of the ladder
+ * unsplit.
  */
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -229,17 +233,20 @@ describe("segment jobs on 3 nodes", () => {
     expect(bits(split)).toEqual(bits(whole))
   }, 600_000)
 
-  it("shots, xpsnr and ssimulacra2 across segments whose boundaries are the title's cuts: the job unsplit, bit for bit", async () => {
+  it("shots, xpsnr and ssimulacra2 across segments whose boundaries are the title's cuts: the job unsplit, bit for bit, thumbnails included", async () => {
     // Three sources of 40 frames each (cuts at 40 and 80), as mp4 with a keyframe every 20
     // frames; segments of 40 start exactly at the cuts, so each cut is measured from the context
-    // frame before its segment.
+    // frame before its segment. Each segment's thumbnail decode seeks to the keyframe before its
+    // first picture, as its score's decode seeks.
     writeCutClips()
     const pair = {
       reference: path("cuts-ref.mp4"),
       distorted: path("cuts-dis.mp4"),
       options: { per_frame: true, shots: true, features: ["xpsnr", "ssimulacra2"] }
     }
-    const whole = (await finished(await submit(pair))) as JobView & { readonly result: { readonly shots: unknown } }
+    const whole = (await finished(await submit(pair))) as JobView & {
+      readonly result: { readonly shots: unknown; readonly thumbnails: ReadonlyArray<{ readonly frame: number }> }
+    }
     expect(whole.result.frame_count).toBe(120)
     const shots = whole.result.shots as ReadonlyArray<{ first_frame: number; frame_count: number }>
     expect(shots.map((shot) => [shot.first_frame, shot.frame_count])).toEqual([
@@ -253,6 +260,8 @@ describe("segment jobs on 3 nodes", () => {
     expect(split.segments.map((segment) => segment.first_frame)).toEqual([0, 40, 80])
     expect(bits(split)).toEqual(bits(whole))
     expect(split.result.shots).toEqual(whole.result.shots)
+    expect(whole.result.thumbnails).toHaveLength(3)
+    expect(split.result.thumbnails).toEqual(whole.result.thumbnails)
     expect(Object.keys(split.result.frames[0]?.metrics ?? {})).toContain("xpsnr_y")
     expect(Object.keys(split.result.frames[0]?.metrics ?? {})).not.toContain("shot_cut")
   }, 600_000)
@@ -332,4 +341,173 @@ describe("segment jobs on 3 nodes", () => {
     // The job's store file holds the segments (migration 7).
     expect(readFileSync(path("jobs.sqlite")).includes(Buffer.from("job_segments"))).toBe(true)
   }, 600_000)
+})
+
+describe("a ladder job in segments on 3 nodes", () => {
+  interface RenditionView {
+    readonly label: string
+    readonly score: number
+    readonly frame_count: number
+    readonly features: Record<string, number>
+    readonly pooled: Record<string, Record<string, number>>
+    readonly frames: ReadonlyArray<{ readonly frame: number; readonly metrics: Record<string, number> }>
+    readonly summary: Record<string, unknown>
+    readonly shots: ReadonlyArray<unknown>
+    readonly thumbnails: ReadonlyArray<{ readonly frame: number }>
+  }
+  interface LadderJobView {
+    readonly state: string
+    readonly frames_done: number
+    readonly segments: ReadonlyArray<Segment>
+    readonly ladder_result: {
+      readonly renditions: ReadonlyArray<RenditionView>
+      readonly provenance: { readonly reference_frames: number }
+    }
+  }
+  const ladderFrames = 72
+  const small = { width: 320, height: 180 }
+
+  beforeAll(() => {
+    const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${small.width}x${small.height}`, "-r", "24"]
+    ffmpegRun([
+      "-f",
+      "lavfi",
+      "-i",
+      `testsrc2=size=${small.width}x${small.height}:rate=24`,
+      "-frames:v",
+      String(ladderFrames),
+      ...raw.slice(0, 4),
+      "-y",
+      path("ladder-ref.yuv")
+    ])
+    // A full-size rendition as raw frames (an x264 encode decoded), and a 160x90 mp4 with
+    // B-frames and a keyframe every 20 frames: segments of 24 start mid-GOP and seek.
+    ffmpegRun([...raw, "-i", path("ladder-ref.yuv"), ...gop, "-crf", "36", "-y", path("ladder-full.mp4")])
+    ffmpegRun(["-i", path("ladder-full.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("ladder-full.yuv")])
+    ffmpegRun([
+      ...raw,
+      "-i",
+      path("ladder-ref.yuv"),
+      "-vf",
+      "scale=160:90",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-bf",
+      "2",
+      "-g",
+      "20",
+      "-keyint_min",
+      "20",
+      "-sc_threshold",
+      "0",
+      "-crf",
+      "28",
+      "-y",
+      path("ladder-low.mp4")
+    ])
+  })
+
+  const renditions = () => [
+    { label: "full-raw", distorted: path("ladder-full.yuv") },
+    { label: "low-mp4", distorted: path("ladder-low.mp4") }
+  ]
+  const ladderOptions = { ...small, pixel_format: "420", bitdepth: 8 }
+  const submitLadder = async (options: object) =>
+    String(
+      expectOk(
+        await client.unary(
+          "svc.v1.Jobs",
+          "SubmitJob",
+          { ladder: { reference: path("ladder-ref.yuv"), renditions: renditions(), options } },
+          token
+        )
+      ).id
+    )
+  const ladderFinished = async (id: string) =>
+    (await jobInState(client, id, token, "JOB_STATE_FINISHED", 240_000)) as unknown as LadderJobView
+  /** Each rendition's values as the bits of their doubles, and the rest as it is. */
+  const renditionBits = (job: LadderJobView) =>
+    job.ladder_result.renditions.map((rendition) => ({
+      ...rendition,
+      ...bits({ result: rendition } as unknown as JobView),
+      score: Buffer.from(Float64Array.of(rendition.score).buffer).toString("hex")
+    }))
+
+  it("svc jobs submit --rendition ... --segment-frames 24: every rendition's values, summary, shots, thumbnails and the hull of the ladder unsplit", async () => {
+    const options = { ...ladderOptions, per_frame: true, shots: true }
+    const whole = await ladderFinished(await submitLadder(options))
+    expect(whole.segments).toEqual([])
+    const [fullRaw, lowMp4] = whole.ladder_result.renditions
+    expect(fullRaw?.frames).toHaveLength(ladderFrames)
+    expect(fullRaw?.thumbnails.length).toBeGreaterThan(0)
+    expect(lowMp4?.summary).toMatchObject({ width: 160, height: 90, codec: "h264" })
+
+    // Per-frame values asked for: every rendition's every frame and pooled value bit for bit.
+    const split = await ladderFinished(await submitLadder({ ...options, segment_frames: 24 }))
+    expect(split.segments.map((segment) => [segment.first_frame, segment.frame_count, segment.state])).toEqual(
+      [0, 24, 48].map((first) => [first, 24, "JOB_STATE_FINISHED"])
+    )
+    expect(split.frames_done).toBe(ladderFrames)
+    expect(split.ladder_result.provenance.reference_frames).toBe(ladderFrames)
+    // Thumbnails included: the segments render them (the mp4 rendition's from its seek point).
+    expect(lowMp4?.thumbnails.length).toBeGreaterThan(0)
+    expect(renditionBits(split)).toEqual(renditionBits(whole))
+
+    // From the command line, without per-frame values: the pooled values, summaries and hull.
+    const submitted = await svc(
+      [
+        "jobs",
+        "submit",
+        path("ladder-ref.yuv"),
+        ...renditions().flatMap((rendition) => ["--rendition", `${rendition.label}=${rendition.distorted}`]),
+        "--width",
+        String(small.width),
+        "--height",
+        String(small.height),
+        "--pixel_format",
+        "420",
+        "--segment-frames",
+        "24"
+      ],
+      { SVC_CONTROLLER_ADDR: controller.grpc ?? "" }
+    )
+    expect(submitted.stderr).toBe("")
+    const cli = await ladderFinished(submitted.stdout.trim())
+    expect(cli.segments).toHaveLength(3)
+    cli.ladder_result.renditions.forEach((rendition, index) => {
+      const unsplit = whole.ladder_result.renditions[index]
+      expect(rendition.frames).toEqual([])
+      expect(rendition.features).toEqual(unsplit?.features)
+      expect(rendition.pooled).toEqual(unsplit?.pooled)
+      expect(rendition.summary).toEqual(unsplit?.summary)
+    })
+  }, 600_000)
+
+  it("a rendition of another length fails the ladder's plan, naming it", async () => {
+    // Every rendition is read over the reference's segments: one that is shorter cannot be.
+    ffmpegRun(["-i", path("ladder-low.mp4"), "-frames:v", "48", "-c", "copy", "-y", path("ladder-short.mp4")])
+    const id = String(
+      expectOk(
+        await client.unary(
+          "svc.v1.Jobs",
+          "SubmitJob",
+          {
+            ladder: {
+              reference: path("ladder-ref.yuv"),
+              renditions: [...renditions(), { label: "short", distorted: path("ladder-short.mp4") }],
+              options: { ...ladderOptions, segment_frames: 24 }
+            }
+          },
+          token
+        )
+      ).id
+    )
+    const failed = (await jobInState(client, id, token, "JOB_STATE_FAILED", 120_000)) as unknown as JobView
+    expect(failed.segments).toEqual([])
+    expect(failed.error).toBe(
+      `${path("ladder-ref.yuv")} has ${ladderFrames} frames after skipping 0, rendition short (${path("ladder-short.mp4")}) has 48 frames after skipping 0: lengths differ`
+    )
+  }, 300_000)
 })

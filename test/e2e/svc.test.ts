@@ -200,6 +200,22 @@ describe("on a scoring server", () => {
     expect(Math.abs((remote.pooled_metrics["vmaf"]?.["mean"] ?? 0) - v01Vmaf)).toBeLessThanOrEqual(goldenTolerance)
   })
 
+  it("svc score --server --shots: the server renders the worst shots' pictures into the HTML report, as a local score", async () => {
+    // The client does not read the inputs for a server's score: the pictures come in the answer.
+    const pictures = async (where: ReadonlyArray<string>, name: string) => {
+      const report = join(scratch, name)
+      const scored = await svc(["score", ...pairArgs(), ...where, "--shots", "--html", report, "-q"])
+      expect(scored.code, scored.stderr).toBe(0)
+      return [...readFileSync(report, "utf8").matchAll(/<figure data-frame="(\d+)"><img [^>]*src="([^"]+)"/g)].map(
+        ([, frame, src]) => ({ frame, src })
+      )
+    }
+    const remote = await pictures(["--server", server.http], "remote.html")
+    expect(remote).toHaveLength(1)
+    expect(remote[0]?.src).toMatch(/^data:image\/png;base64,/)
+    expect(remote).toEqual(await pictures([], "local.html"))
+  })
+
   it("POST /v1/score answers Accept: application/xml and text/csv in the reference layouts; JSON by default", async () => {
     const body = JSON.stringify({
       reference: v01.reference,

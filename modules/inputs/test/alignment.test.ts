@@ -5,8 +5,10 @@
  * frames, dropped and repeated frames they were made with, and score per frame within 1e-4 of
  * the reference tool on the hand-aligned pair (golden-alignment/encodes.json, recorded by
  * scripts/golden-alignment.ts). A raw YUV pair with frames inserted mid-clip scores as its hand
- * cut does. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip
- * and another frame rate answered with 400. The search itself is unit-tested on thumbnails.
+ * cut does. Segments of pairs scored with a given alignment (a segment job's plan) concatenate to
+ * the unsplit score bit for bit. Through the compiled svc-server: the alignment in JSON and gRPC,
+ * an unrelated clip and another frame rate answered with 400; svc's pair and ladder HTML reports
+ * draw the pairing strips. The search itself is unit-tested on thumbnails.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -124,6 +126,53 @@ describe("encodes of one reference, aligned automatically", () => {
     for (const frame of result.frames)
       expect(Math.abs((frame.metrics.vmaf as number) - (expected[frame.frame] as number))).toBeLessThan(tolerance)
   }, 60_000)
+})
+
+describe("segments of an aligned pair", () => {
+  it("scored with the plan's alignment, pair ranges concatenate to the unsplit score bit for bit, across the cut", async () => {
+    // Starts 5 frames late and leaves out reference frame 60 (pair 55): 114 pairs.
+    const distorted = writeEncode(scratch.dir, reference, {
+      name: "late5-drop60",
+      filter: "[0:v]trim=start_frame=5,setpts=PTS-STARTPTS,select='not(eq(n\\,55))',setpts=N/25/TB[out]",
+      truth: { reference_start: 5, distorted_start: 0, reference: [], distorted: [], dropped: [60], repeated: [] }
+    })
+    const job = await runtime.runPromise(
+      parseScoreRequest({ reference, distorted, options: { sync: "auto", per_frame: true, precision: "lossless" } })
+    )
+    const run = (piece: typeof job) =>
+      runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, piece)))
+    const whole = await run(job)
+    const alignment = whole.alignment
+    expect(alignment).toMatchObject({
+      reference_start: 5,
+      distorted_start: 0,
+      frames: 114,
+      reference_frames_dropped: [60]
+    })
+    if (alignment === undefined) return
+    // Segments of pairs; the second ends on the cut, so the third's context frame is the
+    // reference frame before it (59) and its first pair's motion crosses the cut, as unsplit; the
+    // fourth starts past the cut (pair 70 is reference frame 76).
+    const cuts = [
+      { first: 0, frames: 30, last: false },
+      { first: 30, frames: 25, last: false },
+      { first: 55, frames: 15, last: false },
+      { first: 70, frames: 44, last: true }
+    ]
+    const pieces = await Promise.all(cuts.map((segment) => run({ ...job, sync: undefined, alignment, segment })))
+    const bits = (frames: ScoreResult["frames"]) =>
+      frames.map((frame) => ({
+        frame: frame.frame,
+        metrics: Object.fromEntries(
+          Object.entries(frame.metrics).map(([name, value]) => [
+            name,
+            Buffer.from(Float64Array.of(value).buffer).toString("hex")
+          ])
+        )
+      }))
+    expect(whole.frames).toHaveLength(114)
+    expect(bits(pieces.flatMap((piece) => piece.frames))).toEqual(bits(whole.frames))
+  }, 120_000)
 })
 
 describe("a ladder with sync", () => {
@@ -262,7 +311,7 @@ describe("svc-server with sync", () => {
   })
 })
 
-describe("svc score --sync auto", () => {
+describe("svc score and svc ladder --sync auto", () => {
   it("prints the alignment line in its table and draws the pairing strip in its HTML report", async () => {
     const html = join(scratch.dir, "dropped3.html")
     const run = await svc([
@@ -283,9 +332,44 @@ describe("svc score --sync auto", () => {
       "Aligned: reference from frame 0, distorted from frame 0, 117 pairs; 3 reference frames dropped (50-52), no distorted frames inserted, no repeated; confidence "
     )
     const page = readFileSync(html, "utf8")
-    expect(page).toContain('<svg id="alignment"')
+    expect(page).toContain('<svg class="alignment" id="alignment"')
     expect(page.match(/<rect class="dropped"/g)).toHaveLength(3)
     expect(page).toContain("dropped frame 51")
+  }, 60_000)
+
+  it("svc ladder --sync auto draws each rendition's own pairing strip in the ladder's HTML report", async () => {
+    const html = join(scratch.dir, "ladder.html")
+    const run = await svc([
+      "ladder",
+      reference,
+      "--rendition",
+      `late=${encoded.get("late7")}`,
+      "--rendition",
+      `slate=${encoded.get("slate9")}`,
+      "--sync",
+      "auto",
+      "--sync-window",
+      "30",
+      "--html",
+      html,
+      "-q"
+    ])
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    const page = readFileSync(html, "utf8")
+    // One strip per rendition, each with its own line and offset, drawn by the pair report's renderer.
+    const strips = [...page.matchAll(/<svg class="alignment" data-rendition="([^"]+)"[^>]*>(.*?)<\/svg>/g)]
+    expect(strips.map((strip) => strip[1])).toEqual(["late", "slate"])
+    const [late, slate] = strips.map((strip) => strip[2] ?? "")
+    // The late encode's reference row is grey for 7 frames, the slate's distorted row for 9.
+    expect(late?.match(/before the start: frames [^<]*/g)).toEqual(["before the start: frames 0-6"])
+    expect(slate?.match(/before the start: frames [^<]*/g)).toEqual(["before the start: frames 0-8"])
+    expect(page).toContain(
+      '<div class="muted alignment-line" data-rendition="late">reference from frame 7, distorted from frame 0, 113 pairs; no reference frames dropped'
+    )
+    expect(page).toContain(
+      '<div class="muted alignment-line" data-rendition="slate">reference from frame 0, distorted from frame 9, 120 pairs; no reference frames dropped'
+    )
   }, 60_000)
 })
 

@@ -4,19 +4,19 @@
  * concatenated segments equal one pass bit for bit, for H.264 with B-frames in mp4 (an edit list
  * shifts its times) and HEVC with open GOPs and B-frames; and a plan counts the title's frames.
  * After a seek the decoder logs its first frame's time, and a first frame that is not the planned
- * one is refused.
+ * one is refused. A segment's thumbnails seek the same way: byte for byte a decode from the start's.
  */
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { modelDirEnv } from "../../../local/executables.ts"
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
-import { type FrameScore, parseScoreRequest, type ScoreJob, Scorer } from "../../scorer/index.ts"
+import { type FrameScore, mergeSegmentResults, parseScoreRequest, type ScoreJob, Scorer } from "../../scorer/index.ts"
 import { closeSync, openSync } from "node:fs"
 import { headerProbeLimits } from "../decoder-memory.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
 import { decoderVerdict, type Landing } from "../frames.ts"
-import { countTitleFrames, scoreInputs } from "../score.ts"
+import { countTitleFrames, openAndProbe, scoreInputs, sidePictures } from "../score.ts"
 
 const runtime = ManagedRuntime.make(
   Layer.merge(Scorer.Default, Ffmpeg.Default).pipe(
@@ -86,26 +86,26 @@ const jobOf = (distorted: string): Promise<ScoreJob> =>
     parseScoreRequest({
       reference: file("ref.yuv"),
       distorted,
-      options: { ...size, per_frame: true, features: ["psnr"] }
+      options: { ...size, per_frame: true, features: ["psnr"], shots: true }
     })
   )
 
 const score = (job: ScoreJob) => runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job)))
 
+/** Each frame's values as their bits (a segment's cut measure, which the merge removes, left out). */
 const bits = (list: ReadonlyArray<FrameScore>) =>
   list.map((frame) => ({
     frame: frame.frame,
     metrics: Object.fromEntries(
-      Object.entries(frame.metrics).map(([name, value]) => [
-        name,
-        Buffer.from(Float64Array.of(value).buffer).toString("hex")
-      ])
+      Object.entries(frame.metrics).flatMap(([name, value]) =>
+        name === "shot_cut" ? [] : [[name, Buffer.from(Float64Array.of(value).buffer).toString("hex")]]
+      )
     )
   }))
 
 describe("segments of encoded inputs", () => {
   it.each(Object.entries(encodings))(
-    "%s: seeking segments concatenate to the one pass, bit for bit",
+    "%s: seeking segments concatenate to the one pass, bit for bit, thumbnails included",
     async (_label, args) => {
       const whole = await jobOf(args.at(-1) ?? "")
       const counted = await runtime.runPromise(Effect.flatMap(Scorer, (scorer) => countTitleFrames(scorer, whole)))
@@ -120,6 +120,32 @@ describe("segments of encoded inputs", () => {
       }))
       const pieces = await Promise.all(cuts.map((segment) => score({ ...whole, segment })))
       expect(bits(pieces.flatMap((piece) => piece.frames))).toEqual(bits(onePass.frames))
+      // Each segment's thumbnails (its candidates for the worst shots' frames, decoded from the
+      // seek point of the first one) are those of a decode from the start, byte for byte; merged,
+      // they are the one pass's.
+      const rendered = pieces.flatMap((piece) => piece.thumbnails ?? [])
+      expect(rendered.length).toBeGreaterThanOrEqual(cuts.length)
+      const fromStart = await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const side = (path: string) => openAndProbe(path, true, {})
+            return yield* sidePictures(
+              whole,
+              { ...size, pixelFormat: 420, bitdepth: 8 },
+              rendered.map((picture) => picture.frame),
+              [
+                { side: yield* side(file("ref.yuv")), skip: 0, isDistorted: false },
+                { side: yield* side(whole.distorted), skip: 0, isDistorted: true }
+              ],
+              undefined
+            )
+          })
+        )
+      )
+      expect(rendered).toEqual(fromStart)
+      const merged = mergeSegmentResults(pieces, { precision: whole.precision, perFrame: true, shots: whole.shots })
+      expect(onePass.thumbnails?.length).toBeGreaterThan(0)
+      expect(merged?.thumbnails).toEqual(onePass.thumbnails)
     },
     300_000
   )

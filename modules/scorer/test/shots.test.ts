@@ -142,6 +142,28 @@ describe("a clip cut from three sources (30, 45, 35 frames)", () => {
     }
   })
 
+  it("applies options.shot_threshold and options.shot_min_frames; refuses them out of range", async () => {
+    const scoredWith = (more: object) =>
+      runtime.runPromise(
+        scoreBody({ reference: clip.reference, distorted: clip.distorted, options: { ...options, ...more } })
+      )
+    // The 30-frame first stretch is shorter than 32: it joins the next (the 35-frame last one stays).
+    const longer = await scoredWith({ shot_min_frames: 32 })
+    expect(longer.shots?.map((shot) => [shot.first_frame, shot.frame_count])).toEqual([
+      [0, 75],
+      [75, 35]
+    ])
+    // No histogram distance of these sources reaches 1 (disjoint): no cut, one shot.
+    const strict = await scoredWith({ shot_threshold: 1 })
+    expect(strict.shots?.map((shot) => [shot.first_frame, shot.frame_count])).toEqual([[0, 110]])
+    for (const wrong of [{ shot_threshold: 1.5 }, { shot_threshold: -0.1 }, { shot_min_frames: -1 }]) {
+      const refused = await Effect.runPromise(
+        Effect.flip(parseScoreRequest({ ...clip, options: { ...options, ...wrong } }))
+      )
+      expect(refused.message).toContain(Object.keys(wrong)[0])
+    }
+  }, 120_000)
+
   it("with subsample 2 and a frame skip, numbers shots in scored frames", async () => {
     const skipped = await runtime.runPromise(
       scoreBody({

@@ -1,0 +1,136 @@
+/**
+ * Jobs with `options.sync: "auto"` (issue 31) through the compiled controller (auth disabled,
+ * SQLite) and two compiled nodes: a distorted encode that starts 5 frames late and drops one
+ * reference frame mid-clip, submitted with `svc jobs submit --sync auto`, finishes with the
+ * alignment the encode was made with and per-frame values bit-identical to the same pair scored
+ * by the compiled svc-server.
+ */
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
+import { writeEncode, writeReference } from "../../modules/inputs/test/alignment-clips.ts"
+import type { AlignmentReport } from "../../modules/scorer/index.ts"
+import { scratchDir } from "../support/media.ts"
+import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
+import { svc } from "./svc-support.ts"
+
+const token = "unused-in-disabled-mode"
+
+/** Reference frames 5.. of the 120-frame reference, with its frame 60 left out: 114 pairs. */
+const late = {
+  name: "late5-drop60",
+  filter: "[0:v]trim=start_frame=5,setpts=PTS-STARTPTS,select='not(eq(n\\,55))',setpts=N/25/TB[out]",
+  truth: {
+    reference_start: 5,
+    distorted_start: 0,
+    reference: [],
+    distorted: [],
+    dropped: [60],
+    repeated: []
+  }
+} as const
+const pairs = 114
+
+interface Scored {
+  readonly frame_count: number
+  readonly score: number
+  readonly alignment: AlignmentReport | null
+  readonly frames: ReadonlyArray<{ readonly frame: number; readonly metrics: Record<string, number> }>
+}
+
+interface JobView {
+  readonly id: string
+  readonly state: string
+  readonly segments: ReadonlyArray<{ readonly index: number; readonly node_id: string }>
+  readonly result: Scored
+}
+
+const media = scratchDir("svc-sync-jobs-e2e-")
+let controller: RunningService
+let server: RunningService
+let nodes: Array<RunningService> = []
+let client: ControllerClient
+let reference = ""
+let distorted = ""
+
+beforeAll(async () => {
+  requireBuilt("svc")
+  reference = writeReference(media.dir)
+  distorted = writeEncode(media.dir, reference, late)
+  controller = await startService("svc-controller", {
+    listeners: ["http", "grpc"],
+    env: { SVC_AUTH_DISABLED: "true", SVC_SCORING_ROOTS: media.dir, SVC_STORE_PATH: join(media.dir, "jobs.sqlite") }
+  })
+  client = new ControllerClient(controller.grpc ?? "")
+  const node = (name: string) =>
+    startService("svc-node", {
+      env: { SVC_CONTROLLER_ADDR: controller.grpc ?? "", SVC_NODE_POLL_INTERVAL_MS: "100", SVC_NODE_NAME: name }
+    })
+  ;[server, ...nodes] = await Promise.all([
+    startService("svc-server", { env: { SVC_INPUT_ROOTS: media.dir } }),
+    node("node-1"),
+    node("node-2")
+  ])
+}, 300_000)
+
+afterAll(async () => {
+  client?.close()
+  await Promise.all([...nodes, server].map((service) => service?.stop()))
+  await controller?.stop()
+  media.remove()
+})
+
+const finished = async (id: string): Promise<JobView> =>
+  (await jobInState(client, id, token, "JOB_STATE_FINISHED", 240_000)) as unknown as JobView
+
+/** Every per-frame value as the bits of its double. */
+const frameBits = (result: Scored) => {
+  const hex = (value: number) => Buffer.from(Float64Array.of(value).buffer).toString("hex")
+  return result.frames.map((frame) => ({
+    frame: frame.frame,
+    metrics: Object.fromEntries(Object.entries(frame.metrics).map(([name, value]) => [name, hex(value)]))
+  }))
+}
+
+const syncPair = () => ({ reference, distorted })
+
+/** The pair scored in one request by svc-server. */
+const scoredByServer = async (): Promise<Scored> => {
+  const response = await fetch(`${server.http}/v1/score`, {
+    method: "POST",
+    body: JSON.stringify({ ...syncPair(), options: { sync: "auto", per_frame: true } })
+  })
+  expect(response.status).toBe(200)
+  return (await response.json()) as Scored
+}
+
+describe("a sync job on the controller and its nodes", () => {
+  it("svc jobs submit --sync auto: the alignment found and per-frame values bit-identical to svc-server's", async () => {
+    const submitted = await svc(["jobs", "submit", reference, distorted, "--sync", "auto"], {
+      SVC_CONTROLLER_ADDR: controller.grpc ?? ""
+    })
+    expect(submitted.stderr).toBe("")
+    const pooled = await finished(submitted.stdout.trim())
+    const alignment = pooled.result.alignment
+    expect(alignment).toMatchObject({
+      reference_start: late.truth.reference_start,
+      distorted_start: late.truth.distorted_start,
+      frames: pairs,
+      reference_frames_dropped: late.truth.dropped,
+      distorted_frames_inserted: [],
+      distorted_frames_repeated: []
+    })
+    expect(pooled.result.frame_count).toBe(pairs)
+    const local = await scoredByServer()
+    // proto3 has no absent string: the job's (gRPC) alignment carries the unset warning as "".
+    expect(alignment).toEqual({ warning: "", ...local.alignment })
+    expect(pooled.result.score).toBe(local.score)
+    // The command line asks for no per-frame values: the same job with them, every frame's every metric.
+    const job = await finished(
+      String(expectOk(await client.submit({ ...syncPair(), options: { sync: "auto", per_frame: true } }, token)).id)
+    )
+    expect(job.result.alignment).toEqual(alignment)
+    expect(frameBits(job.result)).toHaveLength(pairs)
+    expect(frameBits(job.result)).toEqual(frameBits(local))
+  }, 600_000)
+})
