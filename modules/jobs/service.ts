@@ -566,10 +566,7 @@ export const makeJobService = Effect.gen(function* () {
 
   /**
    * Claims; with nothing pending and time left, waits for a wake-up and claims again. The wait
-   * is subscribed before each claim, so a job that arrives in between wakes it. When the store
-   * knows that a claim would find nothing (`idle`: none became pending since a claim found the
-   * queue empty) the call waits first; it still claims once when its time is up, so a job whose
-   * wake-up was lost waits at most one wait.
+   * is subscribed before each claim, so a job that arrives in between wakes it.
    */
   const claimWaiting = (principal: Principal, nodeId: string, max: number, waitMillis: number) =>
     Effect.gen(function* () {
@@ -577,20 +574,12 @@ export const makeJobService = Effect.gen(function* () {
       for (;;) {
         const outcome = yield* Effect.scoped(
           Effect.gen(function* () {
-            const wait = yield* store.awaitWork(principal.tenantId)
-            const waitFor = (left: number) => Effect.option(Effect.timeout(wait.woken, left))
-            if (wait.idle()) {
-              const left = deadline - (yield* Clock.currentTimeMillis)
-              if (left > 0 && Option.isSome(yield* waitFor(left))) return Option.none()
-              return Option.some(yield* claimOnce(principal, nodeId, max))
-            }
+            const woken = yield* store.awaitWork(principal.tenantId)
             const claimed = yield* claimOnce(principal, nodeId, max)
-            // A segment node's short claim may have skipped a job whose segments were being
-            // written (SKIP LOCKED), with a segment still pending: not taken for an empty queue.
-            if (claimed.units.length < max && !claimed.scoresSegments) wait.drained()
             const left = deadline - (yield* Clock.currentTimeMillis)
             if (claimed.units.length > 0 || left <= 0) return Option.some(claimed)
-            return Option.isSome(yield* waitFor(left)) ? Option.none() : Option.some(claimed)
+            const wakeUp = yield* Effect.timeout(woken, left).pipe(Effect.option)
+            return Option.isSome(wakeUp) ? Option.none() : Option.some(claimed)
           })
         )
         if (Option.isSome(outcome)) return outcome.value

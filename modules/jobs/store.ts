@@ -13,7 +13,6 @@ import type { PermissionDenied } from "../policy/errors.ts"
 import type { Reporter } from "../policy/node-reports.ts"
 import type { InvalidJobRequest, JobStoreError } from "./errors.ts"
 import type { Job, JobSegment, JobState, RenditionProgress } from "./model.ts"
-import type { WorkWait } from "./work-signal.ts"
 
 /** A tenant-scoped lookup: the job, or why there is none (another tenant's id is never shown). */
 export type JobLookup =
@@ -251,12 +250,11 @@ export interface JobStoreShape {
    */
   readonly changes: (tenantId: string) => Effect.Effect<Stream.Stream<Job, JobStoreError>, never, Scope.Scope>
   /**
-   * A long-polling PullWork's wake-up: subscribes when run; its `woken` completes once a job of
-   * the tenant may have become pending since (a submit or re-queue on any replica). It may also
-   * complete without one (then the claim finds nothing and waits again). `idle` says a claim
-   * would find nothing now (see `work-signal.ts`); `drained` tells it the claim came back short.
+   * A long-polling PullWork's wake-up: subscribes when run; the effect it returns completes once
+   * a job of the tenant may have become pending since (a submit or re-queue on any replica). It
+   * may also complete without one (then the claim finds nothing and waits again).
    */
-  readonly awaitWork: (tenantId: string) => Effect.Effect<WorkWait, never, Scope.Scope>
+  readonly awaitWork: (tenantId: string) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
   /** Present when node sessions live in the store's database (see `SessionBoundStore`). */
   readonly sessionBound?: SessionBoundStore | undefined
 }

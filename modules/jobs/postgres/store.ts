@@ -316,8 +316,6 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           Effect.promise(() => listener.unlisten().catch(() => undefined))
         )
         yield* Ref.set(listening, { unlisten: () => listener.unlisten(), followers: forFollowers })
-        // Wake-ups before now may have been missed: no tenant counts as idle on an earlier claim.
-        work.forget()
       })
 
     /**
@@ -339,11 +337,10 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     const stopListening = Effect.flatMap(Ref.getAndSet(listening, undefined), (current) =>
       current === undefined
         ? Effect.void
-        : Effect.all([
-            Effect.sync(() => work.forget()),
+        : Effect.zipRight(
             Effect.promise(() => current.unlisten().catch(() => undefined)),
             Effect.ignore(query("unlisten", () => sql`DELETE FROM change_listeners WHERE replica = ${replicaId}`))
-          ]).pipe(Effect.asVoid)
+          )
     )
 
     // Keeps the row fresh while wanted (asking only for pending jobs once no follower is left);
