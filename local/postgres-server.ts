@@ -6,10 +6,10 @@
  */
 import { execFileSync } from "node:child_process"
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import postgres from "postgres"
+import { freePort } from "./free-port.ts"
 
 export const POSTGRES_BIN = process.env["SVC_TEST_POSTGRES_BIN"] ?? "/usr/lib/postgresql/15/bin"
 
@@ -36,17 +36,6 @@ export interface PostgresServer {
   readonly stopOnly: (mode?: "fast" | "immediate") => void
   readonly start: () => void
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 
 const asRoot = typeof process.getuid === "function" && process.getuid() === 0
 

@@ -90,16 +90,18 @@ const nodesService: Handlers = {
     ),
     Heartbeat: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const { node_id, running_job_ids, hand_back_unlisted } = yield* decodeHeartbeat(request)
+        const { node_id, running_job_ids, hand_back_unlisted, memory_needs } = yield* decodeHeartbeat(request)
         const jobs = yield* JobService
-        return { ok: yield* jobs.heartbeat(principal, node_id, running_job_ids, hand_back_unlisted) }
+        const needs = memory_needs.map((need) => ({ jobId: need.job_id, bytes: need.memory_bytes }))
+        return { ok: yield* jobs.heartbeat(principal, node_id, running_job_ids, hand_back_unlisted, needs) }
       })
     ),
     PullWork: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const { node_id, max_jobs, wait_ms } = yield* decodePullWork(request)
+        const { node_id, max_jobs, wait_ms, free_memory_bytes, memory_budget_bytes } = yield* decodePullWork(request)
         const jobs = yield* JobService
-        const pulled = yield* jobs.pullWork(principal, node_id, max_jobs, wait_ms)
+        const memory = { freeBytes: free_memory_bytes, budgetBytes: memory_budget_bytes }
+        const pulled = yield* jobs.pullWork(principal, node_id, max_jobs, wait_ms, memory)
         return { jobs: pulled.map(pulledJobMessage) }
       })
     ),

@@ -241,7 +241,11 @@ export const decodeHeartbeat = decoder(
   Schema.Struct({
     node_id: Id,
     running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }),
-    hand_back_unlisted: Schema.optionalWith(Schema.Boolean, { default: () => false })
+    hand_back_unlisted: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+    memory_needs: Schema.optionalWith(
+      Schema.Array(Schema.Struct({ job_id: Id, memory_bytes: Schema.optionalWith(NonNegative, { default: () => 0 }) })),
+      { default: () => [] }
+    )
   })
 )
 
@@ -249,7 +253,9 @@ export const decodePullWork = decoder(
   Schema.Struct({
     node_id: Id,
     max_jobs: Schema.Number,
-    wait_ms: Schema.optionalWith(Schema.Number, { default: () => 0 })
+    wait_ms: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+    free_memory_bytes: Schema.optionalWith(NonNegative, { default: () => 0 }),
+    memory_budget_bytes: Schema.optionalWith(NonNegative, { default: () => 0 })
   })
 )
 

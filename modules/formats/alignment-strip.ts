@@ -7,12 +7,10 @@
  * alignment's line as the terminal table prints it.
  */
 import { type AlignmentReport, alignmentLine } from "../scorer/index.ts"
+import { escapeHtml } from "./escape.ts"
 
 /** Size of the strip: two rows of frames, reference above distorted. */
 const strip = { width: 800, row: 18, gap: 30, left: 80 } as const
-
-const escapeText = (text: string): string =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
 /**
  * The line and the strip of one alignment (classes alignment-line and alignment). `attributes`
@@ -46,6 +44,6 @@ export const alignmentStrip = (
   const join = (from: number, to: number) =>
     `<line x1="${x(from + 0.5)}" y1="${top + strip.row}" x2="${x(to + 0.5)}" y2="${bottom}" stroke="#555"></line>`
   const height = bottom + strip.row + 4
-  return `<div class="muted alignment-line" ${attributes.line}>${escapeText(alignmentLine(alignment))}</div>
+  return `<div class="muted alignment-line" ${attributes.line}>${escapeHtml(alignmentLine(alignment))}</div>
 <svg class="alignment" ${attributes.svg} viewBox="0 0 ${strip.width} ${height}" role="img" aria-label="frame pairing: reference above, distorted below" font-size="12">${row(top, "reference", alignment.reference_start, referenceEnd, "#4a7fc1")}${row(bottom, "distorted", alignment.distorted_start, distortedEnd, "#5aa469")}${ticks(top, alignment.reference_frames_dropped, "#d33", "dropped")}${ticks(bottom, alignment.distorted_frames_inserted, "#d33", "inserted")}${ticks(bottom, alignment.distorted_frames_repeated, "#e90", "repeated")}${join(alignment.reference_start, alignment.distorted_start)}${join(referenceEnd - 1, distortedEnd - 1)}</svg>`
 }

@@ -8,6 +8,7 @@
 import { percentileNames } from "../scorer/index.ts"
 import type { AlignmentReport } from "../scorer/index.ts"
 import { alignmentStrip } from "./alignment-strip.ts"
+import { escapeHtml } from "./escape.ts"
 import { formatValue, type LibvmafReport, pools } from "./libvmaf.ts"
 
 export interface HtmlReportFacts {
@@ -22,9 +23,6 @@ export interface HtmlReportFacts {
 
 /** How many of the lowest-scoring frames the report lists. */
 export const worstFrameCount = 10
-
-const escapeHtml = (text: string): string =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 /** JSON that is safe inside a <script> element. */
 const scriptJson = (value: unknown): string =>

@@ -10,6 +10,7 @@
  */
 import type { AlignmentReport, Shot, Thumbnail } from "../scorer/index.ts"
 import { alignmentStrip } from "./alignment-strip.ts"
+import { escapeHtml } from "./escape.ts"
 import { formatValue } from "./libvmaf.ts"
 
 /** One rendition as the report shows it. */
@@ -50,9 +51,6 @@ export interface LadderReportFacts {
   /** Passes over the reference (1 for a one-pass ladder). */
   readonly referencePasses?: number | undefined
 }
-
-const escapeHtml = (text: string): string =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 /** JSON that is safe inside a <script> element (non-finite numbers become null). */
 const scriptJson = (value: unknown): string =>

@@ -1,11 +1,13 @@
 /**
- * The search pass of `options.sync: "auto"`: each input is decoded a second time, by its own
- * ffmpeg child, into 32x18 8-bit luma thumbnails (576 bytes a frame; the full-size frames are
- * never held), then alignment.ts lines them up. Decoding twice instead of buffering a window of
- * full frames keeps the memory small and independent of the frame size (a 4K 10-bit frame is
- * 24 MB; 120 frames of window would be 3 GB): what is admitted, before either child starts, is
- * both decoders, both sides' thumbnails and the search's traceback band. The scoring pass
- * starts after the search has released all of it.
+ * The search pass of `options.sync: "auto"`: each input is read a second time into 32x18 8-bit
+ * luma thumbnails (576 bytes a frame; the full-size frames are never held), then alignment.ts
+ * lines them up. A raw YUV or Y4M side is read from its descriptor, luma plane only, and reduced
+ * here (luma-thumbnails.ts); an encoded side is decoded a second time by its own ffmpeg child,
+ * which scales in its filter graph. Decoding twice instead of buffering a window of full frames
+ * keeps the memory small and independent of the clip's length (a 4K 10-bit frame is 24 MB; 120
+ * frames of window would be 3 GB): what is admitted, before anything is read, is each encoded
+ * side's decoder (or a file side's one luma plane), both sides' thumbnails and the search's
+ * traceback band. The scoring pass starts after the search has released all of it.
  */
 import { Effect } from "effect"
 import { InvalidScoreRequest, type ScoreError, type ScoreHooks } from "../scorer/index.ts"
@@ -20,7 +22,9 @@ import {
   thumbnailWidth
 } from "./alignment.ts"
 import { decoderLimits } from "./decoder-memory.ts"
-import { type DecoderFailed, type DecoderMissing, Ffmpeg, type RawInputFormat } from "./ffmpeg.ts"
+import { type DecoderFailed, type DecoderMissing, Ffmpeg } from "./ffmpeg.ts"
+import { fileThumbnails, type LumaFile } from "./luma-thumbnails.ts"
+import type { UnusableInput } from "./y4m.ts"
 
 /** Frame rates closer than this (relative) are one rate (29.97 written as 30000/1001 or 29.97). */
 const rateTolerance = 1e-3
@@ -34,25 +38,43 @@ export interface SearchSide {
   readonly skip: number
   /** The most frames it can hold (its declaration, or its size over a frame's). */
   readonly frames: number
-  /** A raw YUV input's layout (ffmpeg cannot recognise it). */
-  readonly raw: RawInputFormat | undefined
-  /** Its decoder's memory estimate (one thread). */
+  /** A raw YUV or Y4M input: read from the descriptor, no decoder. */
+  readonly file: LumaFile | undefined
+  /** Its decoder's memory estimate (one thread), or a file side's luma plane buffer. */
   readonly memory: number
   /** Frames per second its header or container says; 0 when unknown. */
   readonly frameRate: number
 }
 
-/** One side's thumbnails after its frame skip: a second decode of the input, small output. */
+/** How a failure to read an input is told. */
+export type SearchFailure = (path: string) => (error: DecoderMissing | DecoderFailed | UnusableInput) => ScoreError
+
+/**
+ * One side's thumbnails after its frame skip: a file side read from its descriptor, an encoded
+ * side decoded a second time (small output).
+ */
 export const searchThumbnails = (
   side: SearchSide,
-  failed: (path: string) => (error: DecoderMissing | DecoderFailed) => ScoreError
+  failed: SearchFailure
+): Effect.Effect<SideThumbnails, ScoreError, Ffmpeg> =>
+  side.file !== undefined
+    ? Effect.mapError(fileThumbnails(side.file, side.skip), failed(side.path))
+    : decodedThumbnails(side, failed)
+
+const decodedThumbnails = (
+  side: SearchSide,
+  failed: SearchFailure
 ): Effect.Effect<SideThumbnails, ScoreError, Ffmpeg> =>
   Effect.flatMap(Ffmpeg, (ffmpeg) =>
     ffmpeg
-      .lumaThumbnails(side.fd, { width: thumbnailWidth, height: thumbnailHeight }, side.raw, {
-        ...decoderLimits(side.memory, ffmpeg.limits.cpuSeconds),
-        maxFrames: side.frames + 1
-      })
+      .lumaThumbnails(
+        side.fd,
+        { width: thumbnailWidth, height: thumbnailHeight },
+        {
+          ...decoderLimits(side.memory, ffmpeg.limits.cpuSeconds),
+          maxFrames: side.frames + 1
+        }
+      )
       .pipe(
         Effect.mapError(failed(side.path)),
         Effect.map((bytes) => {
@@ -75,7 +97,7 @@ export const findAlignment = <E>(
   reference: SearchSide,
   distorted: SearchSide,
   window: number,
-  failed: (path: string) => (error: DecoderMissing | DecoderFailed) => ScoreError,
+  failed: SearchFailure,
   hooks: Pick<ScoreHooks<E>, "admitMemory">,
   known?: SideThumbnails
 ): Effect.Effect<Alignment, ScoreError | E, Ffmpeg> =>

@@ -820,14 +820,13 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       )
 
     /**
-     * Every frame of the input behind `fd` as a `width` x `height` 8-bit luma thumbnail (area
-     * averaging: each value is a block's mean), in decode order, one after the other: the
+     * Every frame of the encoded input behind `fd` as a `width` x `height` 8-bit luma thumbnail
+     * (area averaging: each value is a block's mean), in decode order, one after the other: the
      * alignment's search pass (a second decode of the input, small output).
      */
     const lumaThumbnails = (
       fd: number,
       size: { readonly width: number; readonly height: number },
-      raw: RawInputFormat | undefined,
       limits: ChildLimits & { readonly maxFrames: number }
     ): Effect.Effect<Uint8Array, DecoderMissing | DecoderFailed> =>
       Effect.scoped(
@@ -840,7 +839,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               "-nostdin",
               "-loglevel",
               "error",
-              ...inputOptions(raw),
+              ...inputOptions(undefined),
               "-threads",
               "1",
               "-i",

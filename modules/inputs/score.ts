@@ -52,8 +52,9 @@ import { checkLanding, decoderPipe, decoderVerdict, type FrameCap, frameCapOf, t
 import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
-import { frameBytes, readY4mHeader, type UnusableInput } from "./y4m.ts"
-import { type SideThumbnails, scoredFrames } from "./alignment.ts"
+import { lumaPlaneBytes } from "./luma-thumbnails.ts"
+import { frameBytes, readY4mHeader, type UnusableInput, y4mFrameCount, y4mFrameOffset } from "./y4m.ts"
+import { type Alignment, type SideThumbnails, scoredFrames } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
@@ -175,11 +176,20 @@ export const scoreInputs = <E = never>(
       // The file job tells Y4M from raw by the name; it takes a pair whose names agree with their bytes.
       const fileJobReads = (side: Side, path: string) =>
         (side.format._tag === "Y4m" && isY4mName(path)) || (side.format._tag === "Raw" && !isY4mName(path))
-      // An aligned pair is always fed: the alignment decides which frames the library reads.
-      if (job.sync === undefined && fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
+      if (fileJobReads(ref, job.reference) && fileJobReads(dis, job.distorted)) {
+        const alignment =
+          job.alignment ??
+          (job.sync === undefined || target === undefined
+            ? undefined
+            : yield* alignPair(job, job.sync.window, ref, dis, target, hooks))
+        // An alignment that cuts frames out is fed (it decides which frames the library reads),
+        // as is a segment's (it counts pairs); one that only moves the starts is the hand cut
+        // the file job reads with frame skips.
+        if (alignment !== undefined && (job.segment !== undefined || !onlyStarts(alignment)))
+          return yield* scoreFrames(scorer, job, hooks, ref, dis, alignment)
         // The descriptors opened and checked above: each input is opened and checked once.
-        const result = yield* scoreFileJob(scorer, job, hooks, ref.input, dis.input, target)
-        return withInputs(result, {
+        const result = yield* scoreFileJob(scorer, handCut(job, alignment), hooks, ref.input, dis.input, target)
+        return withInputs(alignment === undefined ? result : { ...result, alignment }, {
           decoder: "",
           reference_input: provenanceOf(ref, job.geometry),
           distorted_input: provenanceOf(dis, job.geometry),
@@ -189,6 +199,24 @@ export const scoreInputs = <E = never>(
       return yield* scoreFrames(scorer, job, hooks, ref, dis)
     })
   )
+
+/** An alignment that cuts nothing out between its first and last pair. */
+const onlyStarts = (alignment: Alignment) =>
+  alignment.reference_frames_dropped.length === 0 && alignment.distorted_frames_inserted.length === 0
+
+/**
+ * The job as its hand cut: the alignment's starts added to the frame skips, frame_cnt counting
+ * the aligned pairs (at most the overlap).
+ */
+const handCut = (job: ScoreJob, alignment: Alignment | undefined): ScoreJob =>
+  alignment === undefined
+    ? job
+    : {
+        ...job,
+        frameSkipRef: job.frameSkipRef + alignment.reference_start,
+        frameSkipDist: job.frameSkipDist + alignment.distorted_start,
+        frameCount: job.frameCount > 0 ? Math.min(job.frameCount, alignment.frames) : alignment.frames
+      }
 
 /**
  * The scored frames a result renders thumbnails of: the worst shots' worst frames, or a
@@ -687,12 +715,21 @@ export const sidePictures = <E>(
  * Scores through a fed stream (the library reads both sides on its own thread): at least one
  * side is decoded, or a name disagrees with its bytes.
  */
-const scoreFrames = <E>(scorer: Scorer, job: ScoreJob, hooks: ScoreHooks<E>, ref: Side, dis: Side) =>
+const scoreFrames = <E>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E>,
+  ref: Side,
+  dis: Side,
+  /** The alignment already found (a file pair's search ran before choosing the way in). */
+  found?: Alignment
+) =>
   Effect.gen(function* () {
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
     const alignment =
+      found ??
       job.alignment ??
       (job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks))
     // A segment reads its context frames and its own: an encoded side seeks to them.
@@ -800,15 +837,6 @@ const sideRead = (
   return { skip: frameSkip + first, drop: cut.map((frame) => frame + frameSkip) }
 }
 
-/** The frames a side holds at most: its container's declaration, or its file's size over its frame size. */
-const framesOf = (side: Side, geometry: RawGeometry, maxFrames: number) =>
-  Effect.gen(function* () {
-    if (side.format._tag === "Encoded") return frameCapOf(side.format.stream.declaredFrames, maxFrames).allowed
-    const { size } = yield* Effect.promise(() => fstatAsync(side.input.fd))
-    const perFrame = frameBytes(geometry) + (side.format._tag === "Y4m" ? 6 : 0)
-    return Math.min(maxFrames, Math.ceil(size / perFrame))
-  })
-
 /** `options.sync: "auto"`: the search pass over both inputs (alignment-search.ts). */
 export const alignPair = <E>(
   job: ScoreJob,
@@ -830,20 +858,36 @@ export const alignPair = <E>(
     )
   })
 
-/** One input as the alignment's search reads it. */
+/** One input as the alignment's search reads it: a file side from its descriptor, an encoded side through a decoder. */
 const searchSideOf = (job: ScoreJob, side: Side, path: string, skip: number, target: RawGeometry) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
     const geometry = geometryOf(side, job.geometry) ?? target
-    const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
+    const common = { fd: side.input.fd, path, skip, frameRate: frameRateOf(side) }
+    if (side.format._tag === "Encoded")
+      return {
+        ...common,
+        frames: frameCapOf(side.format.stream.declaredFrames, ffmpeg.limits.maxFrames).allowed,
+        file: undefined,
+        memory: decoderMemory(side.format.stream, geometry, geometry, 1)
+      } satisfies SearchSide
+    const { size } = yield* Effect.promise(() => fstatAsync(side.input.fd))
+    const { format } = side
+    const firstFrame = format._tag === "Y4m" ? y4mFrameOffset(format, 0) : 0
+    const frameStride = format._tag === "Y4m" ? y4mFrameOffset(format, 1) - firstFrame : frameBytes(geometry)
+    const whole = format._tag === "Y4m" ? y4mFrameCount(format, size) : Math.floor(size / frameStride)
+    const frames = Math.min(ffmpeg.limits.maxFrames, whole)
     return {
-      fd: side.input.fd,
-      path,
-      skip,
-      frames: yield* framesOf(side, geometry, ffmpeg.limits.maxFrames),
-      raw: side.format._tag === "Raw" ? rawInputOf(geometry) : undefined,
-      memory: decoderMemory(stream, geometry, geometry, 1),
-      frameRate: frameRateOf(side)
+      ...common,
+      frames,
+      file: {
+        fd: side.input.fd,
+        geometry: format._tag === "Y4m" ? format.geometry : geometry,
+        firstFrame,
+        frameStride,
+        frames
+      },
+      memory: lumaPlaneBytes(geometry)
     } satisfies SearchSide
   })
 

@@ -90,6 +90,14 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
       CREATE INDEX job_segments_tenant_state ON job_segments (tenant_id, state, job_id, idx);
       CREATE INDEX job_segments_state_node ON job_segments (state, node_id);
     `
+  },
+  {
+    version: 8,
+    name: "jobs_memory_need",
+    // Issue 27: the memory a node estimated a job needs (decoders and scorer) when it handed the
+    // job back for want of free memory; claims skip the job for nodes with less free. NULL: not
+    // known (no node has probed it, or none had to hand it back).
+    sql: "ALTER TABLE jobs ADD COLUMN memory_need INTEGER;"
   }
 ]
 

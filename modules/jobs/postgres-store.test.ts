@@ -29,7 +29,7 @@ import { migratePostgres, PG_MIGRATIONS } from "./postgres/migrations.ts"
 import { postgresBackend } from "./postgres/store.ts"
 import { JobService, type JobServiceShape } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./sessions.ts"
-import { JobStore } from "./store.ts"
+import { ANY_MEMORY, JobStore } from "./store.ts"
 import { type Backend, postgresBackendOn } from "../../test/support/job-store/backends.ts"
 import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
 import {
@@ -78,7 +78,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 13])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -466,13 +466,13 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
           (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
         )
         yield* store.insert({ id: "j1", tenantId: "a", request: request(), submittedBy: undefined })
-        const [first] = yield* store.claim("a", "n1", 1)
+        const [first] = yield* store.claim("a", "n1", 1, ANY_MEMORY)
         expect(first?.fence).toBe(1)
         yield* store.requeueNode("a", "n1")
         // n1's report on its old lease finds the job pending: refused, nothing changes.
         const refused = yield* Effect.flip(store.report("a", "j1", reportBy("n1", 2, ["n1"])))
         expect(refused.message).toBe('job "j1" is not assigned to node "n1"')
-        const [again] = yield* store.claim("a", "n1", 1)
+        const [again] = yield* store.claim("a", "n1", 1, ANY_MEMORY)
         expect(again?.fence).toBe(3)
         const applied = yield* store.report("a", "j1", reportBy("n1", 2, ["n1"]))
         expect([applied.written, applied.job.framesDone, applied.job.fence]).toEqual([true, 2, 3])
@@ -495,7 +495,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
           (context) => context.unsafeMap.get(JobStore.key) as typeof JobStore.Service
         )
         yield* store.insert({ id: "j1", tenantId: "a", request: request(), submittedBy: undefined })
-        yield* store.claim("a", "n1", 1)
+        yield* store.claim("a", "n1", 1, ANY_MEMORY)
         const db = postgres(server.adminUrl(name), { max: 2, onnotice: () => undefined })
         yield* Effect.addFinalizer(() => Effect.promise(() => db.end({ timeout: 1 })))
         // Another transaction holds the row while the report starts, then cancels the job and commits.

@@ -10,7 +10,7 @@ import {
   type Job,
   type JobState
 } from "./model.ts"
-import type { Lease, RunningUpdate } from "./store.ts"
+import type { Lease, MemoryNeed, RunningUpdate } from "./store.ts"
 
 export interface JobRow {
   readonly seq: number
@@ -99,3 +99,16 @@ export const runningUpdateParams = (
   expected.fence,
   encodeRenditionProgress(update.renditionProgress)
 ]
+
+/**
+ * SQL (SQLite and PostgreSQL alike) true for a pending job the puller may take: its memory need
+ * is unknown, fits the puller's free memory, or exceeds the puller's whole budget (the node
+ * fails it with the reason); any job when the puller's free memory is unknown (0).
+ * `free` and `budget` are the statement's placeholders for PullerMemory's two numbers.
+ */
+export const fitsPuller = (need: string, free: string, budget: string): string =>
+  `(${free} <= 0 OR ${need} IS NULL OR ${need} <= ${free} OR (${budget} > 0 AND ${need} > ${budget}))`
+
+/** Memory needs as the JSON object `{job id: bytes}` the stores' re-queue reads (unknown needs left out). */
+export const needsJson = (needs: ReadonlyArray<MemoryNeed>): string =>
+  JSON.stringify(Object.fromEntries(needs.filter((need) => need.bytes > 0).map((need) => [need.jobId, need.bytes])))

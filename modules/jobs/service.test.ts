@@ -389,6 +389,45 @@ describeContract("job service", ({ name, backend }) => {
         )
     )
 
+    it.effect(
+      "a job handed back with its memory need is skipped by claims with less free memory, woken and taken with enough",
+      () =>
+        run((jobs) =>
+          Effect.gen(function* () {
+            const big = yield* jobs.submit(writer("a"), request("big"))
+            // Nodes as svc-node registers them (segment-capable: the segment claim path) and as an older node does.
+            const busy = yield* jobs.register(node("a"), { ...info, scoresSegments: true })
+            const short = yield* jobs.register(node("a"), { ...info, scoresSegments: true })
+            const roomy = yield* jobs.register(node("a"), info)
+            expect((yield* jobs.pullWork(node("a"), busy.nodeId, 1)).map((job) => job.id)).toEqual([big.id])
+            // Both wait; the one waiting first has too little free memory: the hand-back wakes both.
+            const tooLittle = yield* Effect.fork(
+              jobs.pullWork(node("a"), short.nodeId, 1, 20_000, { freeBytes: 99, budgetBytes: 200 })
+            )
+            for (let turn = 0; turn < 5; turn++) yield* Effect.yieldNow()
+            const enough = yield* Effect.fork(
+              jobs.pullWork(node("a"), roomy.nodeId, 1, 20_000, { freeBytes: 100, budgetBytes: 200 })
+            )
+            for (let turn = 0; turn < 5; turn++) yield* Effect.yieldNow()
+            expect(yield* jobs.heartbeat(node("a"), busy.nodeId, [], true, [{ jobId: big.id, bytes: 100 }])).toBe(true)
+            expect((yield* Fiber.join(enough)).map((job) => [job.id, job.nodeId])).toEqual([[big.id, roomy.nodeId]])
+            expect(Option.isNone(yield* Fiber.poll(tooLittle))).toBe(true)
+            yield* Fiber.interrupt(tooLittle)
+            // Handed back again: a newer job that fits goes first; the big one waits for the room.
+            expect(yield* jobs.heartbeat(node("a"), roomy.nodeId, [], true, [{ jobId: big.id, bytes: 100 }])).toBe(true)
+            const small = yield* jobs.submit(writer("a"), request("small"))
+            const scarce = { freeBytes: 99, budgetBytes: 200 }
+            expect((yield* jobs.pullWork(node("a"), short.nodeId, 1, 0, scarce)).map((job) => job.id)).toEqual([
+              small.id
+            ])
+            expect(yield* jobs.pullWork(node("a"), short.nodeId, 1, 0, scarce)).toEqual([])
+            // A node whose whole budget it exceeds gets it, to fail it with the reason.
+            const tiny = { freeBytes: 50, budgetBytes: 80 }
+            expect((yield* jobs.pullWork(node("a"), busy.nodeId, 1, 0, tiny)).map((job) => job.id)).toEqual([big.id])
+          })
+        )
+    )
+
     it.effect("long-poll: an idle PullWork is woken by a submit; it answers none when its wait is up", () =>
       run((jobs) =>
         Effect.gen(function* () {

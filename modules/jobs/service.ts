@@ -38,10 +38,13 @@ import {
 } from "./model.ts"
 import { type NodeInfo, NodeSessions, type Registration, type SessionView } from "./sessions.ts"
 import {
+  ANY_MEMORY,
   type Claimed,
   type JobLookup,
   JobStore,
+  type MemoryNeed,
   type PlanContext,
+  type PullerMemory,
   type ReportOutcome,
   type ReportResults,
   type RunningUpdate,
@@ -141,18 +144,23 @@ export interface JobServiceShape {
     principal: Principal,
     nodeId: string,
     runningJobIds: ReadonlyArray<string>,
-    handBackUnlisted?: boolean
+    handBackUnlisted?: boolean,
+    /** With `handBackUnlisted`: the memory each handed-back job needs, recorded on it for later claims. */
+    memoryNeeds?: ReadonlyArray<MemoryNeed>
   ) => Effect.Effect<boolean, JobStoreError>
   /**
    * PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node.
    * With `waitMillis` (at most MAX_PULL_WAIT_MILLIS) and none pending, waits until a job arrives
-   * or the time is up (then answers with none).
+   * or the time is up (then answers with none). A job whose recorded memory need exceeds the
+   * node's free memory (`memory`) is left for a node with more, or for this one once it has more
+   * (its next PullWork says so).
    */
   readonly pullWork: (
     principal: Principal,
     nodeId: string,
     maxJobs: number,
-    waitMillis?: number
+    waitMillis?: number,
+    memory?: PullerMemory
   ) => Effect.Effect<
     ReadonlyArray<PulledJob>,
     PermissionDenied | NodeSessionNotLive | InvalidJobRequest | JobStoreError
@@ -368,7 +376,9 @@ const mergeJob = (
   const options = (isLadderRequest(job.request) ? job.request.ladder.options : job.request.options) ?? {}
   const output = {
     precision: parsePrecision(String(options.precision ?? "")),
-    perFrame: options.per_frame ?? false,
+    // A job's result always carries its per-frame values (a node scores every job with them, and
+    // describe_worst_frames reads them), whatever options.per_frame says: so does the merge.
+    perFrame: true,
     shots: shotOptionsOf(options)
   }
   // A merge that cannot be exact (xpsnr on a layout it does not know) fails the job, saying why.
@@ -543,11 +553,11 @@ export const makeJobService = Effect.gen(function* () {
    * sees it) gets a segment job's plan, then its segments, fairly; any other node gets jobs whole
    * (a segment job not yet planned is scored in one piece).
    */
-  const claimOnce = (principal: Principal, nodeId: string, max: number) =>
+  const claimOnce = (principal: Principal, nodeId: string, max: number, memory: PullerMemory) =>
     Effect.gen(function* () {
       const bound = store.sessionBound
       if (bound !== undefined) {
-        const claimed = yield* bound.claim(principal.tenantId, nodeId, max)
+        const claimed = yield* bound.claim(principal.tenantId, nodeId, max, memory)
         if (claimed._tag === "OtherTenant") return yield* PermissionDenied.otherTenant()
         if (claimed._tag === "NotLive") return yield* new NodeSessionNotLive({ nodeId })
         return { units: claimed.units, scoresSegments: claimed.scoresSegments }
@@ -559,8 +569,8 @@ export const makeJobService = Effect.gen(function* () {
       if (session._tag !== "Live") return yield* new NodeSessionNotLive({ nodeId })
       const segmentStore = store.segments
       if (segmentStore !== undefined && session.scoresSegments)
-        return { units: yield* segmentStore.claim(session.tenantId, nodeId, max), scoresSegments: true }
-      const jobs = yield* store.claim(session.tenantId, nodeId, max)
+        return { units: yield* segmentStore.claim(session.tenantId, nodeId, max, memory), scoresSegments: true }
+      const jobs = yield* store.claim(session.tenantId, nodeId, max, memory)
       return { units: jobs.map((job): Claimed => ({ job })), scoresSegments: false }
     })
 
@@ -568,14 +578,14 @@ export const makeJobService = Effect.gen(function* () {
    * Claims; with nothing pending and time left, waits for a wake-up and claims again. The wait
    * is subscribed before each claim, so a job that arrives in between wakes it.
    */
-  const claimWaiting = (principal: Principal, nodeId: string, max: number, waitMillis: number) =>
+  const claimWaiting = (principal: Principal, nodeId: string, max: number, waitMillis: number, memory: PullerMemory) =>
     Effect.gen(function* () {
       const deadline = (yield* Clock.currentTimeMillis) + waitMillis
       for (;;) {
         const outcome = yield* Effect.scoped(
           Effect.gen(function* () {
             const woken = yield* store.awaitWork(principal.tenantId)
-            const claimed = yield* claimOnce(principal, nodeId, max)
+            const claimed = yield* claimOnce(principal, nodeId, max, memory)
             const left = deadline - (yield* Clock.currentTimeMillis)
             if (claimed.units.length > 0 || left <= 0) return Option.some(claimed)
             const wakeUp = yield* Effect.timeout(woken, left).pipe(Effect.option)
@@ -686,7 +696,7 @@ export const makeJobService = Effect.gen(function* () {
     register: (principal, info) =>
       Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
 
-    heartbeat: (principal, nodeId, runningJobIds, handBackUnlisted = false) =>
+    heartbeat: (principal, nodeId, runningJobIds, handBackUnlisted = false, memoryNeeds = []) =>
       Effect.gen(function* () {
         const ok = yield* sessions.heartbeat(principal.tenantId, nodeId)
         if (!ok) return false
@@ -699,7 +709,8 @@ export const makeJobService = Effect.gen(function* () {
           principal.tenantId,
           nodeId,
           runningJobIds,
-          handBackUnlisted ? Number.MAX_SAFE_INTEGER : now - sessions.settings.ttlMillis
+          handBackUnlisted ? Number.MAX_SAFE_INTEGER : now - sessions.settings.ttlMillis,
+          handBackUnlisted ? memoryNeeds : []
         )
         if (lost.length > 0)
           yield* handBackUnlisted
@@ -710,7 +721,7 @@ export const makeJobService = Effect.gen(function* () {
         return true
       }),
 
-    pullWork: (principal, nodeId, maxJobs, waitMillis = 0) =>
+    pullWork: (principal, nodeId, maxJobs, waitMillis = 0, memory = ANY_MEMORY) =>
       Effect.gen(function* () {
         if (!Number.isSafeInteger(maxJobs) || maxJobs < 0) {
           return yield* new InvalidJobRequest({ message: `max_jobs must be a whole number ≥ 0; got ${maxJobs}` })
@@ -723,8 +734,8 @@ export const makeJobService = Effect.gen(function* () {
         const max = Math.min(Math.max(maxJobs, 1), MAX_PULL)
         const { units: jobs, scoresSegments } =
           waitMillis === 0
-            ? yield* claimOnce(principal, nodeId, max)
-            : yield* claimWaiting(principal, nodeId, max, waitMillis)
+            ? yield* claimOnce(principal, nodeId, max, memory)
+            : yield* claimWaiting(principal, nodeId, max, waitMillis, memory)
         if (jobs.length === 0) return []
         // A stale tenant set cannot reach here (the gateway refuses first); if it did, no roots
         // means the node refuses the job.

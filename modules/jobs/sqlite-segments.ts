@@ -8,7 +8,7 @@ import { Clock, Effect, Either } from "effect"
 import { InvalidJobRequest, JobStoreFailure } from "./errors.ts"
 import { decodeStoredResult, encodeResult, type Job, type JobSegment, MAX_SEGMENT_ATTEMPTS } from "./model.ts"
 import { planReport, planSegmentReport } from "./report.ts"
-import { type JobRow, toJob } from "./rows.ts"
+import { fitsPuller, type JobRow, toJob } from "./rows.ts"
 import { SEGMENT_COLUMNS, type SegmentRow, type SegmentStep, segmentOutcome, toSegment } from "./segment-rows.ts"
 import type { Claimed, SegmentStoreShape } from "./store.ts"
 
@@ -40,8 +40,11 @@ export const makeSqliteSegments = (
      WHERE ${OWN} AND id = ?2 AND state = 'running' AND node_id = ?3 AND fence = ?4 RETURNING id`
   )
   // The claim candidates: pending jobs (plans or whole jobs) and running jobs with a pending segment.
-  const candidates = db.query<{ seq: number; id: string; state: string; busy: number }, [string, number]>(
-    `SELECT seq, id, state, 0 AS busy FROM jobs WHERE ${OWN} AND state = 'pending'
+  const candidates = db.query<
+    { seq: number; id: string; state: string; busy: number },
+    [string, number, number, number]
+  >(
+    `SELECT seq, id, state, 0 AS busy FROM jobs WHERE ${OWN} AND state = 'pending' AND ${fitsPuller("memory_need", "?3", "?4")}
      UNION ALL
      SELECT j.seq, j.id, j.state,
        (SELECT count(*) FROM job_segments r WHERE r.${OWN} AND r.job_id = j.id AND r.state = 'running') AS busy
@@ -145,14 +148,16 @@ export const makeSqliteSegments = (
   }
 
   const shape: SegmentStoreShape = {
-    claim: (tenantId, nodeId, max) =>
+    claim: (tenantId, nodeId, max, memory) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const picked = yield* attempt("claim", () =>
           db
             .transaction(() => {
               // Enough candidates for `max` picks: each job gives one per pick.
-              const pool = candidates.all(tenantId, Math.max(64, max * 4)).map((row) => ({ ...row }))
+              const pool = candidates
+                .all(tenantId, Math.max(64, max * 4), memory.freeBytes, memory.budgetBytes)
+                .map((row) => ({ ...row }))
               const claims: Array<{ jobId: string; segment?: JobSegment }> = []
               while (claims.length < max && pool.length > 0) {
                 // The job with the fewest units running; the oldest first among equals.

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { storePath } from "./config.ts"
 import { MIGRATIONS, migrate } from "./migrations.ts"
 import { makeSqliteJobStore, openDatabase, SqliteJobStoreLive } from "./sqlite-store.ts"
-import { JobStore } from "./store.ts"
+import { ANY_MEMORY, JobStore } from "./store.ts"
 import {
   ladderRequest,
   node,
@@ -45,7 +45,8 @@ describe("migrations", () => {
         { version: 2, name: "job fence" },
         { version: 3, name: "jobs_idempotency_key" },
         { version: 4, name: "jobs_rendition_progress" },
-        { version: 7, name: "job_segments" }
+        { version: 7, name: "job_segments" },
+        { version: 8, name: "jobs_memory_need" }
       ])
       expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal")
       expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous).toBe(2) // FULL
@@ -148,7 +149,7 @@ describe("migrations", () => {
         { label: "high", framesDone: 4 }
       ])
       const db = raw(file())
-      expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(7)
+      expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(8)
       expect(
         db.query<{ p: string }, []>("SELECT rendition_progress AS p FROM jobs WHERE id = 'old-ladder'").get()?.p
       ).toBe('[{"label":"low","frames_done":4},{"label":"high","frames_done":4}]')
@@ -356,8 +357,8 @@ describe("JobStore direct", () => {
       expect(yield* store.lookup("b", job.id)).toEqual({ _tag: "OtherTenant" })
       expect(yield* store.lookup("a", "nope")).toEqual({ _tag: "Missing" })
       expect(yield* store.cancel("b", job.id)).toEqual({ _tag: "OtherTenant" })
-      expect(yield* store.claim("b", "n", 10)).toEqual([])
-      const [claimed] = yield* store.claim("a", "n", 10)
+      expect(yield* store.claim("b", "n", 10, ANY_MEMORY)).toEqual([])
+      const [claimed] = yield* store.claim("a", "n", 10, ANY_MEMORY)
       expect((yield* Effect.flip(store.report("b", job.id, reportBy("n", 1, ["n"], "b")))).message).toBe(
         `job "${job.id}" is not assigned to node "n"`
       )

@@ -17,7 +17,15 @@ import { type InvalidJobRequest, JobStoreFailure, JobStoreStartupError } from ".
 import { MIGRATIONS, migrate } from "./migrations.ts"
 import type { Job, JobState } from "./model.ts"
 import type { PermissionDenied } from "../policy/errors.ts"
-import { isState, type JobRow, type RunningUpdateParams, runningUpdateParams, toJob } from "./rows.ts"
+import {
+  fitsPuller,
+  isState,
+  type JobRow,
+  needsJson,
+  type RunningUpdateParams,
+  runningUpdateParams,
+  toJob
+} from "./rows.ts"
 import { planReport } from "./report.ts"
 import { makeSqliteSegments } from "./sqlite-segments.ts"
 import { makeWorkSignal } from "./work-signal.ts"
@@ -202,9 +210,10 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
       `UPDATE jobs SET state = 'cancelled', finished_at = ?3 WHERE ${OWN} AND id = ?2 AND state IN ('pending', 'running')
        RETURNING ${COLUMNS}`
     )
-    const claimOldest = db.query<JobRow, [string, string, number, number]>(
+    const claimOldest = db.query<JobRow, [string, string, number, number, number, number]>(
       `UPDATE jobs SET state = 'running', node_id = ?2, started_at = ?3, fence = fence + 1
-       WHERE ${OWN} AND seq IN (SELECT seq FROM jobs WHERE ${OWN} AND state = 'pending' ORDER BY seq LIMIT ?4)
+       WHERE ${OWN} AND seq IN (SELECT seq FROM jobs WHERE ${OWN} AND state = 'pending' AND ${fitsPuller("memory_need", "?5", "?6")}
+         ORDER BY seq LIMIT ?4)
        RETURNING ${COLUMNS}`
     )
     const updateOwnRunning = db.query<JobRow, RunningUpdateParams>(
@@ -220,9 +229,9 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
          fence = fence + 1
        WHERE ${OWN} AND node_id = ?2 AND state = 'running' RETURNING ${COLUMNS}`
     )
-    const requeueUnlisted = db.query<JobRow, [string, string, number, string]>(
+    const requeueUnlisted = db.query<JobRow, [string, string, number, string, string]>(
       `UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL, frames_done = 0, rendition_progress = NULL,
-         fence = fence + 1
+         fence = fence + 1, memory_need = coalesce((SELECT value FROM json_each(?5) WHERE key = jobs.id), memory_need)
        WHERE ${OWN} AND node_id = ?2 AND state = 'running' AND started_at < ?3
          AND id NOT IN (SELECT value FROM json_each(?4)) RETURNING ${COLUMNS}`
     )
@@ -318,10 +327,12 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           return lookup
         }),
 
-      claim: (tenantId, nodeId, max) =>
+      claim: (tenantId, nodeId, max, memory) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
-          const rows = yield* attempt("claim", () => claimOldest.all(tenantId, nodeId, now, max))
+          const rows = yield* attempt("claim", () =>
+            claimOldest.all(tenantId, nodeId, now, max, memory.freeBytes, memory.budgetBytes)
+          )
           const jobs = yield* decode("claim", bySeq(rows))
           yield* publish(jobs)
           return jobs
@@ -372,13 +383,15 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           return [...jobs, ...segmentJobs]
         }),
 
-      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore) =>
+      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore, needs) =>
         Effect.gen(function* () {
           const rows = yield* attempt("requeue", () =>
-            requeueUnlisted.all(tenantId, nodeId, claimedBefore, JSON.stringify(listed))
+            requeueUnlisted.all(tenantId, nodeId, claimedBefore, JSON.stringify(listed), needsJson(needs))
           )
           const jobs = yield* decode("requeue", bySeq(rows))
           yield* publish(jobs)
+          // Handed back for want of memory: every waiting node may try (the first woken may lack the room).
+          if (jobs.length > 0 && needs.some((need) => need.bytes > 0)) work.notifyTenant(tenantId)
           const segmentJobs = yield* segmentStore.requeueNode(tenantId, nodeId, claimedBefore, listed)
           return [...jobs, ...segmentJobs]
         }),

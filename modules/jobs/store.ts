@@ -74,6 +74,26 @@ export interface ReportContext {
   readonly update: (job: Job) => Either.Either<RunningUpdate, InvalidJobRequest>
 }
 
+/**
+ * What the pulling node has room for (PullWorkRequest.free_memory_bytes, memory_budget_bytes).
+ * A pending job whose recorded memory need (`MemoryNeed`) exceeds `freeBytes` is skipped, unless
+ * it exceeds `budgetBytes` too: the node can never fit it and fails it with the reason. 0: unknown
+ * (`freeBytes` 0: nothing is skipped, as for a node that does not say).
+ */
+export interface PullerMemory {
+  readonly freeBytes: number
+  readonly budgetBytes: number
+}
+
+/** Any job fits: the claim of a node that does not say its memory. */
+export const ANY_MEMORY: PullerMemory = { freeBytes: 0, budgetBytes: 0 }
+
+/** A handed-back job's memory need as its node estimated it from the probe (decoders and scorer). */
+export interface MemoryNeed {
+  readonly jobId: string
+  readonly bytes: number
+}
+
 /** A job handed out to a segment-capable node: the job (its plan, or whole) or one of its segments. */
 export interface Claimed {
   readonly job: Job
@@ -113,7 +133,8 @@ export interface SegmentStoreShape {
   readonly claim: (
     tenantId: string,
     nodeId: string,
-    max: number
+    max: number,
+    memory: PullerMemory
   ) => Effect.Effect<ReadonlyArray<Claimed>, JobStoreError>
   /**
    * A plan report on a job handed out to be planned: decided as a report (5.6) on the job, then
@@ -161,7 +182,12 @@ export type ReportResults = ReadonlyArray<Either.Either<ReportOutcome, Permissio
  */
 export interface SessionBoundStore {
   /** PullWork's claim: the session must be the tenant's and live. */
-  readonly claim: (tenantId: string, nodeId: string, max: number) => Effect.Effect<SessionClaim, JobStoreError>
+  readonly claim: (
+    tenantId: string,
+    nodeId: string,
+    max: number,
+    memory: PullerMemory
+  ) => Effect.Effect<SessionClaim, JobStoreError>
   /** ReportResult(s) of one node (seed 000 §5.6), the sessions read with the jobs. */
   readonly report: (
     tenantId: string,
@@ -202,8 +228,16 @@ export interface JobStoreShape {
   ) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /** Pending or running → cancelled; a final job is returned unchanged. */
   readonly cancel: (tenantId: string, jobId: string) => Effect.Effect<JobLookup, JobStoreError>
-  /** Oldest pending jobs of the tenant (FIFO) → running, assigned to the node, fence + 1. */
-  readonly claim: (tenantId: string, nodeId: string, max: number) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
+  /**
+   * Oldest pending jobs of the tenant (FIFO) that fit `memory` → running, assigned to the node,
+   * fence + 1.
+   */
+  readonly claim: (
+    tenantId: string,
+    nodeId: string,
+    max: number,
+    memory: PullerMemory
+  ) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /**
    * ReportResult (seed 000 §5.6): reads the job inside the write transaction, decides with
    * `planReport` of report.ts (policy's `decideReport`) on that row and applies the decision in the same
@@ -221,13 +255,15 @@ export interface JobStoreShape {
   /**
    * Running jobs of the tenant assigned to the node, claimed before `claimedBefore`, whose ids are
    * not in `listed` (the jobs the node says it has) → pending, as `requeueNode`: claims whose
-   * PullWork answer never reached the node.
+   * PullWork answer never reached the node. A job in `needs` (handed back for want of memory)
+   * gets its memory need recorded, so later claims skip it for nodes without that much free.
    */
   readonly requeueUnlisted: (
     tenantId: string,
     nodeId: string,
     listed: ReadonlyArray<string>,
-    claimedBefore: number
+    claimedBefore: number,
+    needs: ReadonlyArray<MemoryNeed>
   ) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /** Maintenance: the (tenant, node) pairs that have running jobs (for the re-queue sweep). */
   readonly runningAssignments: Effect.Effect<

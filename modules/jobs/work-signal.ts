@@ -10,6 +10,11 @@ import { Deferred, Effect, FiberId, type Scope } from "effect"
 export interface WorkSignal {
   /** `count` jobs of the tenant may have become pending: wake as many waiters. */
   readonly notify: (tenantId: string, count: number) => void
+  /**
+   * Every waiter of the tenant: a job handed back for want of memory, which the first waiter
+   * woken may skip (its node has less free), must reach a node that has the room.
+   */
+  readonly notifyTenant: (tenantId: string) => void
   /** Every waiter (changes may have been missed: the claims find out). */
   readonly notifyAll: () => void
   /** How many waiters there are (the PostgreSQL store listens for changes while there are any). */
@@ -48,6 +53,7 @@ export const makeWorkSignal = (): WorkSignal => {
 
   return {
     notify,
+    notifyTenant: (tenantId) => notify(tenantId, queues.get(tenantId)?.length ?? 0),
     notifyAll: () => {
       for (const [tenantId, queue] of [...queues]) notify(tenantId, queue.length)
     },

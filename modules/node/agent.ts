@@ -17,7 +17,7 @@ import { buildInfo } from "../runtime/build-info.ts"
 import {
   type AdmitMemory,
   type LadderResult,
-  memoryBudget,
+  memoryLedger,
   parseLadderRequest,
   parsePrecision,
   parseScoreRequest,
@@ -28,6 +28,7 @@ import {
 import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
   Job,
+  JobMemoryNeed,
   JobSegment,
   Outgoing,
   RenditionProgress,
@@ -162,17 +163,35 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const scorer = yield* Scorer
     const ffmpeg = yield* Ffmpeg
     // The same memory budget as svc-server's (SVC_MAX_SCORE_MEMORY), decoders included: a job that
-    // can never fit fails with the reason; one that may fit later is handed back (pending again,
-    // for another node or this one later), and this node pulls no more work until a score in
-    // flight gives its memory back. No job waits on a node for memory it may never get.
+    // can never fit fails with the reason; one that may fit later is handed back with its need
+    // (pending again, for another node or this one later). Each PullWork says how much is free,
+    // and the controller skips a job whose recorded need is more: no job waits on a node for
+    // memory it may never get, and none is pulled again by a node that still lacks the room.
     const budget = yield* maxScoreMemory
-    const admitScore = yield* memoryBudget(budget)
-    /** A job was handed back for want of memory; cleared when an admitted score gives its memory back. */
+    const ledger = yield* memoryLedger(budget)
+    const admitScore = ledger.admit
+    /**
+     * A job handed back since memory was last given back came again: the controller does not
+     * skip by free memory (an older one). Nothing more is pulled until a score gives memory back.
+     */
     const memoryShort = yield* Ref.make(false)
+    /** Jobs handed back since an admitted score last gave its memory back. */
+    const handedBack = yield* Ref.make(new Set<string>())
     /** Scores holding admitted memory now. */
     const admitted = yield* Ref.make(0)
+    /** Completed (and replaced) whenever an admitted score gives its memory back. */
+    const memoryFreed = yield* Effect.flatMap(Deferred.make<void>(), (first) => Ref.make(first))
+    const giveBackMemory = Effect.gen(function* () {
+      yield* Ref.update(admitted, (count) => count - 1)
+      yield* Ref.set(memoryShort, false)
+      yield* Ref.set(handedBack, new Set<string>())
+      const next = yield* Deferred.make<void>()
+      yield* Deferred.succeed(yield* Ref.getAndSet(memoryFreed, next), undefined)
+    })
     /** Jobs were handed back: the pull loop's next Heartbeat (with hand_back_unlisted) re-queues them. */
     const handBackDue = yield* Ref.make(false)
+    /** The memory needs of the jobs handed back, for that Heartbeat (the controller records them). */
+    const handBackNeeds = yield* Ref.make<ReadonlyArray<JobMemoryNeed>>([])
     /** Admission for one job; `settled` is completed once its memory is admitted. */
     const admitFor =
       (settled: Deferred.Deferred<void>): AdmitMemory =>
@@ -181,11 +200,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           Effect.zipLeft(
             Effect.acquireRelease(
               Ref.update(admitted, (count) => count + 1),
-              () =>
-                Effect.zipRight(
-                  Ref.update(admitted, (count) => count - 1),
-                  Ref.set(memoryShort, false)
-                )
+              () => giveBackMemory
             )
           ),
           Effect.zipLeft(Deferred.succeed(settled, undefined))
@@ -442,20 +457,23 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
 
     /**
-     * A job that may fit later but not now: no longer this node's (off the list its heartbeats
-     * send, before the hand-back is due, so the hand-back's list never holds it); the pull loop
-     * hands it back before it pulls again, and pulls nothing while no memory has been given back.
+     * A job that may fit later but not now (it needs `needed` bytes): no longer this node's (off
+     * the list its heartbeats send, before the hand-back is due, so the hand-back's list never
+     * holds it); the pull loop hands it back with its need before it pulls again.
      */
-    const handBack = (job: Job) =>
-      Effect.all([
-        Ref.update(running, (set) => {
+    const handBack = (job: Job, needed: number) =>
+      Effect.gen(function* () {
+        yield* Ref.update(running, (set) => {
           set.delete(workKey(job.id, job.segment?.index))
           return set
-        }),
-        Ref.set(memoryShort, true),
-        Ref.set(handBackDue, true),
-        Effect.logInfo(`job ${job.id} does not fit in the memory free now; handed back`)
-      ])
+        })
+        const again = (yield* Ref.get(handedBack)).has(job.id)
+        yield* Ref.update(handedBack, (set) => set.add(job.id))
+        if (again) yield* Ref.set(memoryShort, true)
+        yield* Ref.update(handBackNeeds, (needs) => [...needs, { job_id: job.id, memory_bytes: needed }])
+        yield* Ref.set(handBackDue, true)
+        yield* Effect.logInfo(`job ${job.id} does not fit in the memory free now; handed back`)
+      })
 
     const fail = (job: Job, message: string) =>
       Effect.zipRight(
@@ -521,7 +539,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left")
-          return yield* scored.left._tag === "ScoreMemoryBusy" ? handBack(job) : fail(job, scored.left.message)
+          return yield* scored.left._tag === "ScoreMemoryBusy"
+            ? handBack(job, scored.left.needed)
+            : fail(job, scored.left.message)
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames: scored.right.frame_count, score: scored.right.score })
         )
@@ -578,7 +598,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (Option.isNone(outcome)) return yield* Effect.logInfo(`job ${job.id} withdrawn; scoring stopped`)
         const scored = outcome.value
         if (scored._tag === "Left")
-          return yield* scored.left._tag === "ScoreMemoryBusy" ? handBack(job) : fail(job, scored.left.message)
+          return yield* scored.left._tag === "ScoreMemoryBusy"
+            ? handBack(job, scored.left.needed)
+            : fail(job, scored.left.message)
         const frames = scored.right.renditions[0]?.frame_count ?? 0
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames, renditions: scored.right.renditions.length })
@@ -729,15 +751,20 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       Effect.gen(function* () {
         if (!(yield* Ref.getAndSet(handBackDue, false))) return
         const held = yield* heldJobIds
+        const needs = yield* Ref.getAndSet(handBackNeeds, [])
         const beat = yield* Effect.either(
           call((nodes, options) =>
-            nodes.Heartbeat({ node_id: nodeId, running_job_ids: held, hand_back_unlisted: true }, options)
+            nodes.Heartbeat(
+              { node_id: nodeId, running_job_ids: held, hand_back_unlisted: true, memory_needs: needs },
+              options
+            )
           )
         )
         // A lost session's jobs are re-queued by the controller anyway; a failed call is tried again.
         if (beat._tag === "Right" && !beat.right.ok) return yield* dropSession(nodeId, "heartbeat refused")
         if (beat._tag === "Left") {
           if (sessionLost(beat.left)) return yield* dropSession(nodeId, beat.left.message)
+          yield* Ref.update(handBackNeeds, (later) => [...needs, ...later])
           yield* Ref.set(handBackDue, true)
           yield* Effect.logWarning(`hand-back failed: ${beat.left.message}`)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
@@ -771,16 +798,32 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const current = yield* currentSession
         yield* sendHandBack(current.nodeId)
         const free = config.slots - (yield* Ref.get(running)).size
-        // After a hand-back, nothing more is pulled until a score gives its memory back.
+        // A controller that does not skip by free memory handed a job back again: nothing more is
+        // pulled until a score gives its memory back.
         if (free === 0 || ((yield* Ref.get(memoryShort)) && (yield* Ref.get(admitted)) > 0)) {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
+        const freed = yield* Ref.get(memoryFreed)
+        const freeMemory = yield* ledger.free
         const asked = yield* Clock.currentTimeMillis
-        const pulled = yield* Effect.either(
-          call((nodes, options) =>
-            nodes.PullWork({ node_id: current.nodeId, max_jobs: free, wait_ms: PULL_WAIT_MS }, options)
+        const pull = call((nodes, options) =>
+          nodes.PullWork(
+            {
+              node_id: current.nodeId,
+              max_jobs: free,
+              wait_ms: PULL_WAIT_MS,
+              // 0 would read as "unknown" (no job skipped).
+              free_memory_bytes: Math.max(1, freeMemory),
+              memory_budget_bytes: budget
+            },
+            options
           )
+        )
+        // A wait that began short of memory ends when a score gives memory back (the call is
+        // cancelled): the next PullWork says the new free memory, and gets a job skipped before.
+        const pulled = yield* Effect.either(
+          freeMemory < budget ? Effect.raceFirst(pull, Effect.as(Deferred.await(freed), undefined)) : pull
         )
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
@@ -788,7 +831,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
-        const settling = yield* Effect.forEach(pulled.right.jobs, (job) =>
+        const answer = pulled.right
+        if (answer === undefined) continue
+        const settling = yield* Effect.forEach(answer.jobs, (job) =>
           Effect.gen(function* () {
             const settled = yield* Deferred.make<void>()
             yield* Ref.update(running, (set) => set.add(workKey(job.id, job.segment?.index)))
@@ -803,7 +848,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // The controller held the call until work arrived or the wait was up; one that answers
         // "none" at once does not long-poll (an older controller): poll at the interval.
         const answeredAfter = (yield* Clock.currentTimeMillis) - asked
-        if (pulled.right.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
+        if (answer.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }
     })

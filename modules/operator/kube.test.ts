@@ -2,7 +2,7 @@
  * The Kubernetes client's read cap (issue 34): a body over MAX_RESPONSE_BYTES is refused however
  * it is framed (declared length, chunked, or a watch line without end), and reading stops there.
  */
-import { Effect, Exit, Stream } from "effect"
+import { Duration, Effect, Exit, Stream } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -64,5 +64,44 @@ describe("kube client read cap", () => {
     const failure = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : ""
     expect(failure).toContain("TooLarge")
     expect(sent.bytes).toBeLessThan(MAX_RESPONSE_BYTES * 32)
+  })
+})
+
+describe("kube client watch", () => {
+  // A watch that writes one bookmark and then nothing, on a server that never times a request
+  // out: only the client's abort ends it.
+  const bookmark = `${JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "2" } } })}\n`
+  let cancelled = false
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
+    fetch: () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start: (controller) => controller.enqueue(new TextEncoder().encode(bookmark)),
+          cancel: () => {
+            cancelled = true
+          }
+        })
+      )
+  })
+  afterAll(() => server.stop(true))
+
+  it("ends when interrupted while the server is silent, aborting the request", async () => {
+    const client = makeKubeClient({
+      apiBase: `http://127.0.0.1:${server.port}`,
+      tokenPath: join(dir, "token"),
+      caPath: undefined
+    })
+    const exit = await Effect.runPromiseExit(
+      Effect.flatMap(client, (kube) =>
+        Stream.runCollect(kube.watch("/x", "1").pipe(Stream.interruptAfter(Duration.millis(100))))
+      )
+    )
+    // The bookmark arrived, so the watch was reading when the interruption came.
+    expect(Exit.map(exit, (events) => [...events].map((event) => event.type))).toEqual(Exit.succeed(["BOOKMARK"]))
+    // The server sees the client go away.
+    while (!cancelled) await Bun.sleep(10)
   })
 })

@@ -230,8 +230,20 @@ export const makeKubeClient = (access: KubeAccess): Effect.Effect<KubeClient, Ku
             )
             return yield* failure("GET", url, response.status, text)
           }
-          const body = response.body
-          return Stream.fromAsyncIterable(cappedLines(body, MAX_RESPONSE_BYTES, `watch ${path}`), (cause) =>
+          const lines = cappedLines(response.body, MAX_RESPONSE_BYTES, `watch ${path}`)
+          // The stream's finalizer awaits the generator's return, which an async generator queues
+          // behind its pending read: a quiet watch would hold an interrupted resync round or a
+          // SIGTERM until the server next wrote. Aborting the request first ends that read.
+          const abortable: AsyncIterable<string> = {
+            [Symbol.asyncIterator]: () => ({
+              next: () => lines.next(),
+              return: () => {
+                abort.abort()
+                return lines.return(undefined)
+              }
+            })
+          }
+          return Stream.fromAsyncIterable(abortable, (cause) =>
             cause instanceof KubeError
               ? cause
               : new KubeError({ status: 0, reason: "Unreachable", message: `watch ${path}: ${describe(cause)}` })

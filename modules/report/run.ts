@@ -2,8 +2,10 @@
 // version 3 report to stdout or SVC_REPORT_OUT. cli.ts imports this module only when `run` is
 // asked for, so `check` never loads the native library or the embedded test programs.
 import { Config, ConfigError, Effect, Either, Option, ParseResult, Schema } from "effect"
-import { readFile, writeFile } from "node:fs/promises"
+import { constants } from "node:fs"
+import { access, readFile, writeFile } from "node:fs/promises"
 import os from "node:os"
+import { dirname } from "node:path"
 import { modelDir, optionalText, text } from "../config/env.ts"
 import { buildInfo } from "../runtime/build-info.ts"
 import { defaultModel, NativeScorerLibrary } from "../scorer/index.ts"
@@ -213,6 +215,15 @@ export const runReport = (args: ReadonlyArray<string>, output: CliOutput): Effec
       return 2
     }
     const config = yield* runConfig
+    // A folder that is missing or not writable is refused before minutes of measuring, not after.
+    if (config.reportOut._tag === "Some") {
+      const path = config.reportOut.value
+      const folder = yield* Effect.either(Effect.tryPromise(() => access(dirname(path), constants.W_OK)))
+      if (Either.isLeft(folder)) {
+        output.err(`svc-tester-report run: cannot write ${path}: ${errorText(folder.left.error)}`)
+        return 2
+      }
+    }
     const report = yield* measure(config)
     const text = serializeReport(report)
     const summary = `verdict ${report.verdict}${report.failed_checks.length > 0 ? ` (failed: ${report.failed_checks.join(", ")})` : ""}`

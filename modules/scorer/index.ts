@@ -14,7 +14,7 @@ export { bitrateOf, scoreSummary, upperHull, withHull, worstFrames } from "./lad
 export { mergeLadderSegments } from "./ladder-merge.ts"
 export type { LadderFrame, LadderScores } from "./ladder-job.ts"
 export { NativeScorerLibrary } from "./library.ts"
-export { type AdmitMemory, memoryBudget } from "./memory-budget.ts"
+export { type AdmitMemory, memoryBudget, type MemoryLedger, memoryLedger } from "./memory-budget.ts"
 export { mergeSegmentResults, segmentThumbnailFrames } from "./merge.ts"
 export { builtinModelFiles } from "./models/index.ts"
 export { type LoadedModel, type ModelInfo, ModelStore } from "./models.ts"

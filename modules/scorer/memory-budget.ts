@@ -9,12 +9,23 @@ import { ScoreMemoryBusy, ScoreTooLarge } from "./errors.ts"
 /** Admits `bytes` for the enclosing scope, or refuses: more than the whole budget, or no room now. */
 export type AdmitMemory = (bytes: number) => Effect.Effect<void, ScoreTooLarge | ScoreMemoryBusy, Scope.Scope>
 
+/** A budget's admission, and the bytes it has free now (svc-node tells the controller when it pulls). */
+export interface MemoryLedger {
+  readonly admit: AdmitMemory
+  readonly free: Effect.Effect<number>
+}
+
 /** A budget of `budget` bytes shared by every score admitted through the returned function. */
 export const memoryBudget = (budget: number): Effect.Effect<AdmitMemory> =>
+  Effect.map(memoryLedger(budget), (ledger) => ledger.admit)
+
+/** `memoryBudget` with the bytes free now. */
+export const memoryLedger = (budget: number): Effect.Effect<MemoryLedger> =>
   Effect.map(
     Ref.make(0),
-    (inUse): AdmitMemory =>
-      (bytes) =>
+    (inUse): MemoryLedger => ({
+      free: Effect.map(Ref.get(inUse), (used) => budget - used),
+      admit: (bytes) =>
         bytes > budget
           ? Effect.fail(new ScoreTooLarge({ needed: bytes, budget }))
           : Effect.acquireRelease(
@@ -26,4 +37,5 @@ export const memoryBudget = (budget: number): Effect.Effect<AdmitMemory> =>
               ),
               () => Ref.update(inUse, (used) => used - bytes)
             )
+    })
   )

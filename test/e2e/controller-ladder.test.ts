@@ -34,6 +34,13 @@ interface RenditionResult {
   readonly label: string
   readonly frames: ReadonlyArray<PerFrame>
   readonly frame_count: number
+  readonly shots: ReadonlyArray<{
+    readonly first_frame: number
+    readonly frame_count: number
+    readonly worst_frame: number
+  }>
+  readonly worst_shots: ReadonlyArray<number>
+  readonly thumbnails: ReadonlyArray<{ readonly frame: number; readonly reference: string; readonly distorted: string }>
 }
 interface LadderResponse {
   readonly renditions: ReadonlyArray<RenditionResult>
@@ -87,9 +94,14 @@ afterAll(async () => {
 })
 
 describe("a ladder job on a node", () => {
-  it("gives every rendition exactly the per-frame values of its pair scored alone, paged per rendition", async () => {
+  it("gives every rendition exactly the per-frame values of its pair scored alone, paged per rendition, with shots and their pictures", async () => {
     const submitted = expectOk(
-      await client.unary("svc.v1.Jobs", "SubmitJob", { ladder: ladderRequest() }, tokens.aWriter)
+      await client.unary(
+        "svc.v1.Jobs",
+        "SubmitJob",
+        { ladder: { ...ladderRequest(), options: { shots: true } } },
+        tokens.aWriter
+      )
     )
     expect(submitted).toMatchObject({ state: "JOB_STATE_PENDING", tenant_id: "a", request: null })
     expect((submitted.ladder as { renditions: ReadonlyArray<unknown> }).renditions).toHaveLength(4)
@@ -104,6 +116,20 @@ describe("a ladder job on a node", () => {
       result.renditions.map((rendition) => ({ label: rendition.label, frames_done: rendition.frame_count }))
     )
     expectLadderOfSeparateScores(result.renditions)
+    // The reference has no cut: every rendition has one shot, its worst, and that shot's picture
+    // (rendered by the node, stored and returned by the controller).
+    for (const rendition of result.renditions) {
+      expect(
+        rendition.shots.map((shot) => [shot.first_frame, shot.frame_count]),
+        rendition.label
+      ).toEqual([[0, 30]])
+      expect(rendition.worst_shots, rendition.label).toEqual([0])
+      expect(
+        rendition.thumbnails.map((picture) => picture.frame),
+        rendition.label
+      ).toEqual([rendition.shots[0]?.worst_frame])
+      expect(rendition.thumbnails[0]?.distorted, rendition.label).toMatch(/^data:image\/png;base64,/)
+    }
     // Pages: GetJob's frames_offset moves every rendition's window at once.
     const page = framesPerRenditionPage(4)
     const paged = expectOk(

@@ -93,9 +93,11 @@ describe.skipIf(!postgresAvailable())("controller replicas on PostgreSQL", () =>
         }
       })
     nodes.push(
-      await startNode(tokens.aNode, "node-a1", `${one},${two}`),
-      await startNode(tokens.aNode, "node-a2", `${two},${one}`),
-      await startNode(tokens.bNode, "node-b1", `${one},${two}`)
+      ...(await Promise.all([
+        startNode(tokens.aNode, "node-a1", `${one},${two}`),
+        startNode(tokens.aNode, "node-a2", `${two},${one}`),
+        startNode(tokens.bNode, "node-b1", `${one},${two}`)
+      ]))
     )
   }, 120_000)
 

@@ -5,7 +5,6 @@
  */
 import * as grpc from "@grpc/grpc-js"
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -20,6 +19,9 @@ import {
 } from "../../local/auth.ts"
 import { serviceDefinition, type ServiceName } from "../../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../../local/executables.ts"
+
+/** A free loopback port (for a controller that must come back on the same address). */
+export { freePort } from "../../local/free-port.ts"
 
 export const GOLDEN_V01_VMAF = 75.423021
 
@@ -156,18 +158,6 @@ export const makeTokens = async (idp: IdentityProviders) => {
   }
 }
 export type Tokens = Awaited<ReturnType<typeof makeTokens>>
-
-/** A free loopback port (for a controller that must come back on the same address). */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 
 export const controllerEnv = (scratch: Scratch, extra: Record<string, string> = {}): Record<string, string> => ({
   SVC_AUTH_TENANTS_SOURCE: "file",

@@ -492,6 +492,28 @@ const scenarios = (harness: () => Harness) => {
     expect(unnamed.isError).toBe(true)
     expect(text(unnamed)).toContain("is a ladder: name one of its renditions")
 
+    // The same ladder (its mp4 and mkv renditions) in segments of 24 frames: the same frames.
+    const segmented = structured<JobView>(
+      await call(client, "submit_ladder_job", {
+        reference: ladder.reference,
+        renditions: ladder.renditions.slice(0, 2),
+        segment_frames: 24
+      })
+    )
+    const segmentedDone = structured<JobView & { segments?: ReadonlyArray<unknown> }>(
+      (await client.callTool(
+        { name: "wait_job", arguments: { job_id: segmented.id, timeout_seconds: 120 } },
+        undefined,
+        { timeout: 150_000 }
+      )) as CallToolResult
+    )
+    expect(segmentedDone).toMatchObject({ state: "finished", timed_out: false })
+    expect(segmentedDone.segments).toHaveLength(2)
+    const segmentedWorst = structured<{ frames: Array<{ frame: number; value: number }> }>(
+      await call(client, "describe_worst_frames", { job_id: segmented.id, rendition: label, count: 3 })
+    )
+    expect(segmentedWorst.frames).toEqual(worst.frames)
+
     const reader = await harness().connect("aReader")
     const refused = await call(reader, "score_ladder", { reference: ladder.reference, renditions: ladder.renditions })
     expect(refused.isError).toBe(true)

@@ -12,25 +12,13 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type PostgresServer, postgresAvailable, startPostgres } from "../../local/postgres-server.ts"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
-import { ffmpegRun, scratchDir } from "../support/media.ts"
+import { ffmpegRunAsync, scratchDir, writeSegmentTitle } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
+import { bits, finishedJob, type JobView, nodeIdOf, token } from "./segments-support.ts"
 
-const token = "unused-in-disabled-mode"
 const width = 640
 const height = 360
 const frames = 240
-
-interface JobView {
-  readonly id: string
-  readonly state: string
-  readonly segments: ReadonlyArray<{ readonly index: number; readonly state: string; readonly node_id: string }>
-  readonly result: {
-    readonly frame_count: number
-    readonly features: Record<string, number>
-    readonly pooled: Record<string, Record<string, number>>
-    readonly frames: ReadonlyArray<{ readonly frame: number; readonly metrics: Record<string, number> }>
-  }
-}
 
 const media = scratchDir("svc-segments-pg-e2e-")
 const path = (name: string) => join(media.dir, name)
@@ -43,62 +31,68 @@ describe.skipIf(!postgresAvailable())("segment jobs on two PostgreSQL replicas",
 
   beforeAll(async () => {
     requireBuilt("svc-node")
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      `testsrc2=size=${width}x${height}:rate=24`,
-      "-frames:v",
-      String(frames),
-      "-pix_fmt",
-      "yuv420p",
-      "-f",
-      "rawvideo",
-      "-y",
-      path("ref.yuv")
-    ])
-    const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", path("ref.yuv")]
-    ffmpegRun([...raw, "-c:v", "libx264", "-preset", "ultrafast", "-crf", "34", "-y", path("dis.mp4")])
-    ffmpegRun(["-i", path("dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("dis.yuv")])
-    ffmpegRun([
-      ...raw,
-      "-vf",
-      "scale=160:90",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-g",
-      "20",
-      "-y",
-      path("low.mp4")
-    ])
+    // The title (and the ladder's 160x90 rendition) is written while PostgreSQL and the services
+    // start: nothing reads it before a submit.
+    const written = writeSegmentTitle(media.dir, { width, height, frames }).then(() =>
+      ffmpegRunAsync([
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "yuv420p",
+        "-s",
+        `${width}x${height}`,
+        "-r",
+        "24",
+        "-i",
+        path("ref.yuv"),
+        "-vf",
+        "scale=160:90",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-g",
+        "20",
+        "-y",
+        path("low.mp4")
+      ])
+    )
     pg = await startPostgres()
     await pg.createDatabase("segments")
-    for (let replica = 0; replica < 2; replica++) {
-      const controller = await startService("svc-controller", {
-        listeners: ["http", "grpc"],
-        env: {
-          SVC_AUTH_DISABLED: "true",
-          SVC_SCORING_ROOTS: media.dir,
-          SVC_STORE_URL: pg.url("segments"),
-          SVC_STORE_PASSWORD_FILE: pg.passwordFile,
-          SVC_LOG_LEVEL: "info"
-        }
-      })
-      controllers.push(controller)
-      clients.push(new ControllerClient(controller.grpc ?? ""))
-    }
-    for (const replica of [0, 0, 1, 1]) {
-      const service = await startService("svc-node", {
-        env: {
-          SVC_CONTROLLER_ADDR: controllers[replica]?.grpc ?? "",
-          SVC_NODE_NAME: `node-${nodes.length}-of-replica-${replica}`,
-          SVC_NODE_SLOTS: "1"
-        }
-      })
-      nodes.push({ service, replica })
-    }
+    // Both replicas start at once (the migrations run once, under the advisory lock), then the
+    // nodes, two on each.
+    controllers.push(
+      ...(await Promise.all(
+        [0, 1].map(() =>
+          startService("svc-controller", {
+            listeners: ["http", "grpc"],
+            env: {
+              SVC_AUTH_DISABLED: "true",
+              SVC_SCORING_ROOTS: media.dir,
+              SVC_STORE_URL: pg.url("segments"),
+              SVC_STORE_PASSWORD_FILE: pg.passwordFile,
+              SVC_LOG_LEVEL: "info"
+            }
+          })
+        )
+      ))
+    )
+    clients.push(...controllers.map((controller) => new ControllerClient(controller.grpc ?? "")))
+    nodes.push(
+      ...(await Promise.all(
+        [0, 0, 1, 1].map(async (replica, index) => ({
+          service: await startService("svc-node", {
+            env: {
+              SVC_CONTROLLER_ADDR: controllers[replica]?.grpc ?? "",
+              SVC_NODE_NAME: `node-${index}-of-replica-${replica}`,
+              SVC_NODE_SLOTS: "1"
+            }
+          }),
+          replica
+        }))
+      ))
+    )
+    await written
   }, 300_000)
 
   afterAll(async () => {
@@ -109,23 +103,7 @@ describe.skipIf(!postgresAvailable())("segment jobs on two PostgreSQL replicas",
     media.remove()
   })
 
-  const nodeIdOf = (node: RunningService) =>
-    String(node.logs.find((line) => line.message === "registered")?.annotations.node_id ?? "")
-
-  const finished = async (client: ControllerClient, id: string): Promise<JobView> =>
-    (await jobInState(client, id, token, "JOB_STATE_FINISHED", 240_000)) as unknown as JobView
-
-  /** Every per-frame and pooled value as the bits of its double. */
-  const bits = (job: JobView) => {
-    const hex = (value: number) => Buffer.from(Float64Array.of(value).buffer).toString("hex")
-    const map = (values: Record<string, number>) =>
-      Object.fromEntries(Object.entries(values).map(([k, v]) => [k, hex(v)]))
-    return {
-      frames: job.result.frames.map((frame) => ({ frame: frame.frame, metrics: map(frame.metrics) })),
-      features: map(job.result.features),
-      pooled: Object.fromEntries(Object.entries(job.result.pooled).map(([k, v]) => [k, map(v)]))
-    }
-  }
+  const finished = (client: ControllerClient, id: string): Promise<JobView> => finishedJob(client, id)
 
   it("a pair with segment_frames 40 finishes as 6 segments on nodes of both replicas, bit-identical to the job unsplit", async () => {
     const pair = {

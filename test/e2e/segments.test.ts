@@ -17,43 +17,18 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
-import { ffmpegRun, scratchDir } from "../support/media.ts"
+import { ffmpegRun, scratchDir, writeSegmentTitle, x264Gop48 } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState, waitFor } from "./controller-support.ts"
+import { bits, finishedJob, type JobView, nodeIdOf, type Segment, token } from "./segments-support.ts"
 import { svc } from "./svc-support.ts"
 
-const token = "unused-in-disabled-mode"
 const width = 640
 const height = 360
 const frames = 480
 
-interface Segment {
-  readonly index: number
-  readonly first_frame: number
-  readonly frame_count: number
-  readonly state: string
-  readonly node_id: string
-  readonly attempts: number
-}
-
-interface JobView {
-  readonly id: string
-  readonly state: string
-  readonly frames_done: number
-  readonly error: string
-  readonly segments: ReadonlyArray<Segment>
-  readonly result: {
-    readonly score: number
-    readonly frame_count: number
-    readonly features: Record<string, number>
-    readonly pooled: Record<string, Record<string, number>>
-    readonly frames: ReadonlyArray<{ readonly frame: number; readonly metrics: Record<string, number> }>
-  }
-}
-
 const media = scratchDir("svc-segments-e2e-")
 const path = (name: string) => join(media.dir, name)
 const rawOptions = { width, height, pixel_format: "420", bitdepth: 8 }
-const gop = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "48", "-keyint_min", "48", "-sc_threshold", "0"]
 
 /**
  * Three sources of 40 frames each (cuts at 40 and 80), as mp4 with a keyframe every 20 frames
@@ -105,29 +80,10 @@ const startNode = (name: string) =>
     env: { SVC_CONTROLLER_ADDR: controller.grpc ?? "", SVC_NODE_POLL_INTERVAL_MS: "100", SVC_NODE_NAME: name }
   })
 
-const nodeIdOf = (node: RunningService) =>
-  String(node.logs.find((line) => line.message === "registered")?.annotations.node_id ?? "")
-
 beforeAll(async () => {
   requireBuilt("svc")
-  ffmpegRun([
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${width}x${height}:rate=24`,
-    "-frames:v",
-    String(frames),
-    "-pix_fmt",
-    "yuv420p",
-    "-f",
-    "rawvideo",
-    "-y",
-    path("ref.yuv")
-  ])
-  const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", path("ref.yuv")]
-  ffmpegRun([...raw, ...gop, "-crf", "34", "-y", path("dis.mp4")])
-  ffmpegRun([...raw, ...gop, "-qp", "0", "-y", path("ref.mp4")])
-  ffmpegRun(["-i", path("dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("dis.yuv")])
+  // The title is written while the controller and the nodes start: neither reads it before a submit.
+  const written = writeSegmentTitle(media.dir, { width, height, frames, encodedReference: true })
   controller = await startService("svc-controller", {
     listeners: ["http", "grpc"],
     env: {
@@ -144,6 +100,7 @@ beforeAll(async () => {
   })
   client = new ControllerClient(controller.grpc ?? "")
   nodes = await Promise.all(["node-1", "node-2", "node-3"].map(startNode))
+  await written
 }, 300_000)
 
 afterAll(async () => {
@@ -155,20 +112,7 @@ afterAll(async () => {
 
 const submit = async (request: object): Promise<string> => String(expectOk(await client.submit(request, token)).id)
 
-const finished = async (id: string, timeoutMs = 240_000): Promise<JobView> =>
-  (await jobInState(client, id, token, "JOB_STATE_FINISHED", timeoutMs)) as unknown as JobView
-
-/** Every per-frame value and pooled value as the bits of its double. */
-const bits = (job: JobView) => {
-  const hex = (value: number) => Buffer.from(Float64Array.of(value).buffer).toString("hex")
-  const map = (values: Record<string, number>) =>
-    Object.fromEntries(Object.entries(values).map(([k, v]) => [k, hex(v)]))
-  return {
-    frames: job.result.frames.map((frame) => ({ frame: frame.frame, metrics: map(frame.metrics) })),
-    features: map(job.result.features),
-    pooled: Object.fromEntries(Object.entries(job.result.pooled).map(([k, v]) => [k, map(v)]))
-  }
-}
+const finished = (id: string, timeoutMs?: number): Promise<JobView> => finishedJob(client, id, timeoutMs)
 
 const pairs = {
   raw: { reference: path("ref.yuv"), distorted: path("dis.yuv"), options: { ...rawOptions, per_frame: true } },
@@ -200,15 +144,9 @@ describe("segment jobs on 3 nodes", () => {
     expect(split.segments.every((segment) => segment.state === "JOB_STATE_FINISHED")).toBe(true)
     expect(new Set(split.segments.map((segment) => segment.node_id)).size).toBeGreaterThanOrEqual(2)
     expect(split.frames_done).toBe(frames)
-    // per_frame was not asked for on the command line: the merged job has none, the pooled values agree.
-    expect(split.result.frames).toEqual([])
-    expect(bits(split).features).toEqual(bits(whole).features)
-    expect(bits(split).pooled).toEqual(bits(whole).pooled)
-
-    // The same split with per-frame values: every frame's every metric bit-identical.
-    const perFrame = await finished(await submit({ ...pair, options: { ...pair.options, segment_frames: 80 } }))
-    expect(perFrame.segments).toHaveLength(6)
-    expect(bits(perFrame)).toEqual(bits(whole))
+    // Every frame's every metric and every pooled value bit-identical. per_frame was not asked for
+    // on the command line: a job's result carries its per-frame values all the same, split or not.
+    expect(bits(split)).toEqual(bits(whole))
 
     // `svc jobs get ID --json` prints the job with its segments.
     const shown = await svc(["jobs", "get", id, "--json"], { SVC_CONTROLLER_ADDR: controller.grpc ?? "" })
@@ -382,7 +320,7 @@ describe("a ladder job in segments on 3 nodes", () => {
     ])
     // A full-size rendition as raw frames (an x264 encode decoded), and a 160x90 mp4 with
     // B-frames and a keyframe every 20 frames: segments of 24 start mid-GOP and seek.
-    ffmpegRun([...raw, "-i", path("ladder-ref.yuv"), ...gop, "-crf", "36", "-y", path("ladder-full.mp4")])
+    ffmpegRun([...raw, "-i", path("ladder-ref.yuv"), ...x264Gop48, "-crf", "36", "-y", path("ladder-full.mp4")])
     ffmpegRun(["-i", path("ladder-full.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("ladder-full.yuv")])
     ffmpegRun([
       ...raw,
@@ -455,7 +393,7 @@ describe("a ladder job in segments on 3 nodes", () => {
     expect(lowMp4?.thumbnails.length).toBeGreaterThan(0)
     expect(renditionBits(split)).toEqual(renditionBits(whole))
 
-    // From the command line, without per-frame values: the pooled values, summaries and hull.
+    // From the command line (no per_frame, no shots): the same values, summaries and hull.
     const submitted = await svc(
       [
         "jobs",
@@ -476,12 +414,15 @@ describe("a ladder job in segments on 3 nodes", () => {
     expect(submitted.stderr).toBe("")
     const cli = await ladderFinished(submitted.stdout.trim())
     expect(cli.segments).toHaveLength(3)
-    cli.ladder_result.renditions.forEach((rendition, index) => {
-      const unsplit = whole.ladder_result.renditions[index]
-      expect(rendition.frames).toEqual([])
-      expect(rendition.features).toEqual(unsplit?.features)
-      expect(rendition.pooled).toEqual(unsplit?.pooled)
-      expect(rendition.summary).toEqual(unsplit?.summary)
+    // A job's result carries its per-frame values, per_frame asked for or not.
+    renditionBits(cli).forEach((rendition, index) => {
+      const unsplit = renditionBits(whole)[index]
+      expect([rendition.frames, rendition.features, rendition.pooled, rendition.summary]).toEqual([
+        unsplit?.frames,
+        unsplit?.features,
+        unsplit?.pooled,
+        unsplit?.summary
+      ])
     })
   }, 600_000)
 

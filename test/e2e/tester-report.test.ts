@@ -17,12 +17,20 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ReportV3 } from "../../modules/report/schema.ts"
-import { fixturesDir, modelDirEnv, repoRoot, requireBuilt, runCommand } from "../../local/executables.ts"
+import {
+  type CommandResult,
+  fixturesDir,
+  modelDirEnv,
+  repoRoot,
+  requireBuilt,
+  runCommand
+} from "../../local/executables.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "svc-tester-report-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-/** A run scores every fixture on scalar and on each SIMD path: minutes on a loaded 2-core host. */
+/** A run scores every fixture on scalar and on each SIMD path: minutes on a loaded 2-core host (the
+ * three runs started at once get the three runs' time). */
 const reportTimeout = 300_000
 
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
@@ -51,17 +59,54 @@ const copyFixture = (name: string, fixture: string): string => {
   return dir
 }
 
+const corruptedFixture = "v04_bars_444_8_blur"
+
+/** The fixture set with one golden value of `corruptedFixture` moved by 0.01 (frame 5's integer_adm2). */
+const corruptedFixtureSet = (): string => {
+  const dir = copyFixture("corrupted", corruptedFixture)
+  const goldenPath = join(dir, `${corruptedFixture}.libvmaf.json`)
+  const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as {
+    frames: Array<{ metrics: Record<string, number> }>
+  }
+  const frame = golden.frames[5]
+  if (frame === undefined) throw new Error("golden file has fewer than 6 frames")
+  frame.metrics["integer_adm2"] = (frame.metrics["integer_adm2"] ?? 0) + 0.01
+  writeFileSync(goldenPath, JSON.stringify(golden))
+  return dir
+}
+
+const corruptedOut = join(scratch, "corrupted-report.json")
+const noFixturesDir = join(scratch, "no-fixtures")
+const noFixturesOut = join(scratch, "no-fixtures-report.json")
+
+/**
+ * The three measuring runs, started at once: each runs the native test programs one after the
+ * other (mostly on one core) beside its scoring, so together they keep both cores busy where
+ * one after another they would leave one idle for long stretches.
+ */
+let full: CommandResult
+let corrupted: CommandResult
+let noFixtures: CommandResult
+beforeAll(async () => {
+  const corruptedDir = corruptedFixtureSet()
+  mkdirSync(noFixturesDir)
+  ;[full, corrupted, noFixtures] = await Promise.all([
+    runReport({ SVC_FIXTURES_DIR: fixturesDir }),
+    runReport({ SVC_FIXTURES_DIR: corruptedDir, SVC_REPORT_OUT: corruptedOut }),
+    runReport({ SVC_FIXTURES_DIR: noFixturesDir, SVC_REPORT_OUT: noFixturesOut })
+  ])
+}, 3 * reportTimeout)
+
 describe("svc-tester-report run on this machine", () => {
   let report: ReportV3
   let code: number
 
-  beforeAll(async () => {
-    const result = await runReport({ SVC_FIXTURES_DIR: fixturesDir })
-    code = result.code
-    expect(result.stdout, result.stderr).not.toBe("")
-    report = JSON.parse(result.stdout) as ReportV3
-    writeFileSync(join(scratch, "report.json"), result.stdout)
-  }, reportTimeout)
+  beforeAll(() => {
+    code = full.code
+    expect(full.stdout, full.stderr).not.toBe("")
+    report = JSON.parse(full.stdout) as ReportV3
+    writeFileSync(join(scratch, "report.json"), full.stdout)
+  })
 
   it("writes a version 3 report that check accepts, with verdict pass and exit 0", async () => {
     const checked = await check(join(scratch, "report.json"))
@@ -195,82 +240,57 @@ describe("svc-tester-report run on this machine", () => {
 })
 
 describe("svc-tester-report run with a corrupted golden value", () => {
-  it(
-    "fails the golden gate and the verdict, writing the report to SVC_REPORT_OUT",
-    async () => {
-      const name = "v04_bars_444_8_blur"
-      const dir = copyFixture("corrupted", name)
-      const goldenPath = join(dir, `${name}.libvmaf.json`)
-      const golden = JSON.parse(readFileSync(goldenPath, "utf8")) as {
-        frames: Array<{ metrics: Record<string, number> }>
-      }
-      const frame = golden.frames[5]
-      if (frame === undefined) throw new Error("golden file has fewer than 6 frames")
-      frame.metrics["integer_adm2"] = (frame.metrics["integer_adm2"] ?? 0) + 0.01
-      writeFileSync(goldenPath, JSON.stringify(golden))
-      const out = join(scratch, "corrupted-report.json")
+  it("fails the golden gate and the verdict, writing the report to SVC_REPORT_OUT", async () => {
+    const name = corruptedFixture
+    const result = corrupted
+    const out = corruptedOut
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toContain(`wrote ${out}: verdict fail`)
+    expect(result.code).toBe(1)
+    const checked = await check(out)
+    expect(checked.code, checked.stdout).toBe(0)
 
-      const result = await runReport({ SVC_FIXTURES_DIR: dir, SVC_REPORT_OUT: out })
-      expect(result.stdout).toBe("")
-      expect(result.stderr).toContain(`wrote ${out}: verdict fail`)
-      expect(result.code).toBe(1)
-      const checked = await check(out)
-      expect(checked.code, checked.stdout).toBe(0)
-
-      const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
-      expect(report.golden_gate.status).toBe("fail")
-      expect(Object.keys(report.golden_gate.results ?? {})).toEqual([name])
-      expect(report.golden_gate.failed).toBe(1)
-      expect(report.golden_gate.cases?.[name]?.["integer_adm2"]).toBe("fail")
-      expect(report.golden_gate.cases?.[name]?.["integer_adm_scale0"]).toBe("pass")
-      expect(report.golden_gate.failures[0]).toContain(`${name}/integer_adm2: 1 frames beyond the bound, first frame 5`)
-      expect(report.verdict).toBe("fail")
-      expect(report.failed_checks).toEqual(["golden_gate"])
-      // The scorer itself is unchanged.
-      expect(report.dispatch_equivalence.status).toBe("identical")
-      expect(report.reference_equivalence.status).toBe("identical")
-    },
-    reportTimeout
-  )
+    const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
+    expect(report.golden_gate.status).toBe("fail")
+    expect(Object.keys(report.golden_gate.results ?? {})).toEqual([name])
+    expect(report.golden_gate.failed).toBe(1)
+    expect(report.golden_gate.cases?.[name]?.["integer_adm2"]).toBe("fail")
+    expect(report.golden_gate.cases?.[name]?.["integer_adm_scale0"]).toBe("pass")
+    expect(report.golden_gate.failures[0]).toContain(`${name}/integer_adm2: 1 frames beyond the bound, first frame 5`)
+    expect(report.verdict).toBe("fail")
+    expect(report.failed_checks).toEqual(["golden_gate"])
+    // The scorer itself is unchanged.
+    expect(report.dispatch_equivalence.status).toBe("identical")
+    expect(report.reference_equivalence.status).toBe("identical")
+  })
 })
 
 describe("svc-tester-report run without a fixture set", () => {
-  it(
-    "reports the fixture sections not_run with the reason, and the report still passes check",
-    async () => {
-      const empty = join(scratch, "no-fixtures")
-      mkdirSync(empty)
-      const out = join(scratch, "no-fixtures-report.json")
-      const result = await runReport({ SVC_FIXTURES_DIR: empty, SVC_REPORT_OUT: out })
-      const checked = await check(out)
-      expect(checked.code, checked.stdout).toBe(0)
-      const report = JSON.parse(readFileSync(out, "utf8")) as ReportV3
-      expect(report.dispatch_equivalence.status).toBe("not_run")
-      expect(report.reference_equivalence.status).toBe("not_run")
-      expect(report.golden_gate.status).toBe("not_run")
-      expect(report.golden_gate.reason).toContain(join(empty, "index.jsonl"))
-      expect(report.not_exercised.map((entry) => entry.item)).toContain("golden_gate")
-      // The ABI test reads fixtures too, so it fails: the verdict is fail, not merely incomplete.
-      expect(report.unit_tests.results?.["scorer_test"]).toBe("fail")
-      expect(report.unit_tests.results?.["reader_test"]).toBe("pass")
-      expect(report.verdict).toBe("fail")
-      expect(result.code).toBe(1)
-    },
-    reportTimeout
-  )
+  it("reports the fixture sections not_run with the reason, and the report still passes check", async () => {
+    const checked = await check(noFixturesOut)
+    expect(checked.code, checked.stdout).toBe(0)
+    const report = JSON.parse(readFileSync(noFixturesOut, "utf8")) as ReportV3
+    expect(report.dispatch_equivalence.status).toBe("not_run")
+    expect(report.reference_equivalence.status).toBe("not_run")
+    expect(report.golden_gate.status).toBe("not_run")
+    expect(report.golden_gate.reason).toContain(join(noFixturesDir, "index.jsonl"))
+    expect(report.not_exercised.map((entry) => entry.item)).toContain("golden_gate")
+    // The ABI test reads fixtures too, so it fails: the verdict is fail, not merely incomplete.
+    expect(report.unit_tests.results?.["scorer_test"]).toBe("fail")
+    expect(report.unit_tests.results?.["reader_test"]).toBe("pass")
+    expect(report.verdict).toBe("fail")
+    expect(noFixtures.code).toBe(1)
+  })
 
-  it(
-    "exits 2 when SVC_REPORT_OUT cannot be written",
-    async () => {
-      const result = await runReport({
-        SVC_FIXTURES_DIR: join(scratch, "absent"),
-        SVC_REPORT_OUT: join(scratch, "no/such/dir/report.json")
-      })
-      expect(result.stderr).toContain("cannot write")
-      expect(result.code).toBe(2)
-    },
-    reportTimeout
-  )
+  it("exits 2 when SVC_REPORT_OUT's folder is missing, before measuring anything", async () => {
+    const result = await runReport({
+      SVC_FIXTURES_DIR: join(scratch, "absent"),
+      SVC_REPORT_OUT: join(scratch, "no/such/dir/report.json")
+    })
+    expect(result.stderr).toContain(`cannot write ${join(scratch, "no/such/dir/report.json")}`)
+    expect(result.stderr).not.toContain('"message":"measuring"')
+    expect(result.code).toBe(2)
+  })
 
   it("refuses arguments after run with exit 2", async () => {
     const result = await runCommand([requireBuilt("svc-tester-report"), "run", "extra"])

@@ -13,6 +13,74 @@ export const ffmpegRun = (args: ReadonlyArray<string>, tool: "ffmpeg" | "ffprobe
   return run.stdout.toString()
 }
 
+/** ffmpegRun without blocking the event loop, so independent encodes (and a test's services) run side by side. */
+export const ffmpegRunAsync = async (args: ReadonlyArray<string>): Promise<void> => {
+  const child = Bun.spawn(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", ...args], {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe"
+  })
+  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited])
+  if (code !== 0) throw new Error(`ffmpeg ${args.join(" ")}: ${stderr}`)
+}
+
+/** H.264 (ultrafast) with a keyframe every 48 frames exactly, no scene-cut keyframes. */
+export const x264Gop48 = [
+  "-c:v",
+  "libx264",
+  "-preset",
+  "ultrafast",
+  "-g",
+  "48",
+  "-keyint_min",
+  "48",
+  "-sc_threshold",
+  "0"
+]
+
+/**
+ * The title the segment tests split, in `dir`: `frames` frames of testsrc2 at 24 fps as raw
+ * 4:2:0 8-bit `ref.yuv`; `dis.mp4`, H.264 at crf 34 with a keyframe every 48 frames, and
+ * `dis.yuv`, that decoded back to raw; with `encodedReference`, `ref.mp4` too (lossless, the same
+ * keyframes), made beside `dis.mp4`.
+ */
+export const writeSegmentTitle = async (
+  dir: string,
+  title: {
+    readonly width: number
+    readonly height: number
+    readonly frames: number
+    readonly encodedReference?: boolean
+  }
+): Promise<void> => {
+  const { width, height, frames } = title
+  const ref = join(dir, "ref.yuv")
+  const testsrc2 = `testsrc2=size=${width}x${height}:rate=24`
+  await ffmpegRunAsync([
+    "-f",
+    "lavfi",
+    "-i",
+    testsrc2,
+    "-frames:v",
+    String(frames),
+    "-pix_fmt",
+    "yuv420p",
+    "-f",
+    "rawvideo",
+    "-y",
+    ref
+  ])
+  const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", ref]
+  await Promise.all([
+    ffmpegRunAsync([...raw, ...x264Gop48, "-crf", "34", "-y", join(dir, "dis.mp4")]).then(() =>
+      ffmpegRunAsync(["-i", join(dir, "dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", join(dir, "dis.yuv")])
+    ),
+    title.encodedReference === true
+      ? ffmpegRunAsync([...raw, ...x264Gop48, "-qp", "0", "-y", join(dir, "ref.mp4")])
+      : undefined
+  ])
+}
+
 /**
  * Writes a long H.264 clip (1500 frames of 640x360, a minute at 25 fps) to `path`: long enough
  * that its decoder is still running when a test cancels or disconnects.

@@ -5,10 +5,11 @@
  * frames, dropped and repeated frames they were made with, and score per frame within 1e-4 of
  * the reference tool on the hand-aligned pair (golden-alignment/encodes.json, recorded by
  * scripts/golden-alignment.ts). A raw YUV pair with frames inserted mid-clip scores as its hand
- * cut does. Segments of pairs scored with a given alignment (a segment job's plan) concatenate to
- * the unsplit score bit for bit. Through the compiled svc-server: the alignment in JSON and gRPC,
- * an unrelated clip and another frame rate answered with 400; svc's pair and ladder HTML reports
- * draw the pairing strips. The search itself is unit-tested on thumbnails.
+ * cut does, and so does one starting late (read by the file job with frame skips). Segments of
+ * pairs scored with a given alignment (a segment job's plan) concatenate to the unsplit score bit
+ * for bit. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
+ * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
+ * strips. The search itself is unit-tested on thumbnails.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -209,28 +210,34 @@ describe("a ladder with sync", () => {
   }, 120_000)
 })
 
-describe("a raw YUV pair with frames inserted mid-clip", () => {
+describe("raw YUV pairs aligned", () => {
+  const geometry = { width: clipSize.width, height: clipSize.height, pixel_format: "420", bitdepth: 8 }
+  const raw = (name: string, input: string, filter: string) => {
+    const path = join(scratch.dir, name)
+    ffmpegRun([
+      "-i",
+      input,
+      "-filter_complex",
+      filter,
+      "-map",
+      "[out]",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "yuv420p",
+      "-y",
+      path
+    ])
+    return path
+  }
+  let referenceYuv = ""
+  const referenceRaw = () => {
+    referenceYuv ||= raw("ref.yuv", reference, "[0:v]null[out]")
+    return referenceYuv
+  }
+
   it("leaves the inserted frames out and scores exactly as its hand cut", async () => {
-    const geometry = { width: clipSize.width, height: clipSize.height, pixel_format: "420", bitdepth: 8 }
-    const raw = (name: string, input: string, filter: string) => {
-      const path = join(scratch.dir, name)
-      ffmpegRun([
-        "-i",
-        input,
-        "-filter_complex",
-        filter,
-        "-map",
-        "[out]",
-        "-f",
-        "rawvideo",
-        "-pix_fmt",
-        "yuv420p",
-        "-y",
-        path
-      ])
-      return path
-    }
-    const refRaw = raw("ref.yuv", reference, "[0:v]null[out]")
+    const refRaw = referenceRaw()
     // Four black frames after frame 60 of the decoded encode, and the hand cut without them.
     const distorted = raw(
       "inserted.yuv",
@@ -251,6 +258,32 @@ describe("a raw YUV pair with frames inserted mid-clip", () => {
       reference_frames_dropped: [],
       distorted_frames_inserted: [60, 61, 62, 63]
     })
+    expect(aligned.frames).toEqual(byHand.frames)
+    expect(aligned.score).toBe(byHand.score)
+  }, 60_000)
+
+  // An alignment that only moves the starts is read by the file job with frame skips, not fed.
+  it("starting late, scores exactly as its hand cut with frame_skip_ref", async () => {
+    const refRaw = referenceRaw()
+    const late = raw("late.yuv", encoded.get("late7") ?? "", "[0:v]null[out]")
+    const aligned = await scored({
+      reference: refRaw,
+      distorted: late,
+      options: { ...geometry, sync: "auto", per_frame: true }
+    })
+    const byHand = await scored({
+      reference: refRaw,
+      distorted: late,
+      options: { ...geometry, frame_skip_ref: 7, per_frame: true }
+    })
+    expect(aligned.alignment).toMatchObject({
+      reference_start: 7,
+      distorted_start: 0,
+      frames: 113,
+      reference_frames_dropped: [],
+      distorted_frames_inserted: []
+    })
+    expect(aligned.frames).toHaveLength(113)
     expect(aligned.frames).toEqual(byHand.frames)
     expect(aligned.score).toBe(byHand.score)
   }, 60_000)

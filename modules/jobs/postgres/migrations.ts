@@ -786,6 +786,176 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
     `
   },
   {
+    version: 10,
+    name: "job memory need, claims that skip what does not fit",
+    // Issue 27: the memory a node estimated a job needs (decoders and scorer) when it handed the
+    // job back for want of free memory (NULL: not known). The re-queue records it, and the claims
+    // take the puller's free memory and whole budget: a job whose need exceeds the free memory is
+    // skipped, unless it exceeds the whole budget too (that node fails it with the reason). Same
+    // functions as migrations 8 and 9 otherwise: one call each, no BEGIN; row-level security as it is.
+    sql: `
+      ALTER TABLE jobs ADD COLUMN memory_need BIGINT;
+
+      DROP FUNCTION svc_claim(TEXT, TEXT, BIGINT, INTEGER, BOOLEAN);
+      CREATE FUNCTION svc_claim(p_tenant TEXT, p_node TEXT, p_now BIGINT, p_max INTEGER, p_check BOOLEAN,
+        p_free BIGINT, p_budget BIGINT)
+      RETURNS TABLE (session_tenant TEXT, session_expires BIGINT, job JSON) LANGUAGE plpgsql AS $$
+      DECLARE
+        s_tenant TEXT;
+        s_expires BIGINT;
+      BEGIN
+        -- The session is looked up across tenants (to tell another tenant's from an unknown one),
+        -- so under maintenance should node_sessions get row-level security too.
+        PERFORM svc_enter('', true);
+        SELECT ns.tenant_id, ns.expires_at INTO s_tenant, s_expires FROM node_sessions ns WHERE ns.node_id = p_node;
+        RETURN QUERY SELECT s_tenant, s_expires, NULL::JSON;
+        IF p_check AND (s_tenant IS DISTINCT FROM p_tenant OR s_expires <= p_now) THEN
+          RETURN;
+        END IF;
+        PERFORM svc_enter(p_tenant, false);
+        RETURN QUERY WITH picked AS (
+            SELECT j.seq FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+              AND (p_free <= 0 OR j.memory_need IS NULL OR j.memory_need <= p_free OR (p_budget > 0 AND j.memory_need > p_budget))
+            ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED),
+          claimed AS (
+            UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
+            FROM picked WHERE jobs.seq = picked.seq AND jobs.tenant_id = p_tenant
+            RETURNING jobs.*)
+          SELECT NULL::TEXT, NULL::BIGINT, row_to_json(claimed) FROM claimed ORDER BY claimed.seq;
+      END $$;
+
+      DROP FUNCTION svc_claim_units(TEXT, TEXT, BIGINT, INTEGER, BOOLEAN);
+      CREATE FUNCTION svc_claim_units(p_tenant TEXT, p_node TEXT, p_now BIGINT, p_max INTEGER, p_check BOOLEAN,
+        p_free BIGINT, p_budget BIGINT)
+      RETURNS TABLE (session_tenant TEXT, session_expires BIGINT, scores_segments BOOLEAN, job JSON, segment JSON,
+        segments JSON) LANGUAGE plpgsql AS $$
+      DECLARE
+        s_tenant TEXT;
+        s_expires BIGINT;
+        s_segments BOOLEAN;
+        c_seq BIGINT[];
+        c_id TEXT[];
+        c_pending BOOLEAN[];
+        c_busy INTEGER[];
+        c_live BOOLEAN[];
+        best INTEGER;
+        claimed INTEGER := 0;
+        held jobs;
+        got job_segments;
+      BEGIN
+        PERFORM svc_enter('', true);
+        SELECT ns.tenant_id, ns.expires_at, ns.scores_segments INTO s_tenant, s_expires, s_segments
+          FROM node_sessions ns WHERE ns.node_id = p_node;
+        RETURN QUERY SELECT s_tenant, s_expires, coalesce(s_segments, false), NULL::JSON, NULL::JSON, NULL::JSON;
+        IF p_check AND (s_tenant IS DISTINCT FROM p_tenant OR s_expires <= p_now) THEN
+          RETURN;
+        END IF;
+        PERFORM svc_enter(p_tenant, false);
+        -- Unchecked (the caller checked the session and asks for segment units) or a capable node.
+        IF p_check AND NOT coalesce(s_segments, false) THEN
+          RETURN QUERY WITH picked AS (
+              SELECT j.seq FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+                AND (p_free <= 0 OR j.memory_need IS NULL OR j.memory_need <= p_free OR (p_budget > 0 AND j.memory_need > p_budget))
+              ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED),
+            claimed_jobs AS (
+              UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
+              FROM picked WHERE jobs.seq = picked.seq AND jobs.tenant_id = p_tenant
+              RETURNING jobs.*)
+            SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(c), NULL::JSON, '[]'::JSON
+            FROM claimed_jobs c ORDER BY c.seq;
+          RETURN;
+        END IF;
+        -- Candidates: the oldest pending jobs (at most p_max can be picked; locked, others skip
+        -- them) and running jobs with a pending segment, each with its units running.
+        SELECT array_agg(x.seq ORDER BY x.seq), array_agg(x.id ORDER BY x.seq)
+          INTO c_seq, c_id
+          FROM (SELECT j.seq, j.id FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+              AND (p_free <= 0 OR j.memory_need IS NULL OR j.memory_need <= p_free OR (p_budget > 0 AND j.memory_need > p_budget))
+            ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED) AS x;
+        c_pending := array_fill(true, ARRAY[coalesce(cardinality(c_seq), 0)]);
+        c_busy := array_fill(0, ARRAY[coalesce(cardinality(c_seq), 0)]);
+        SELECT c_seq || array_agg(x.seq ORDER BY x.seq), c_id || array_agg(x.id ORDER BY x.seq),
+            c_pending || array_agg(false), c_busy || array_agg(x.busy ORDER BY x.seq)
+          INTO c_seq, c_id, c_pending, c_busy
+          FROM (SELECT j.seq, j.id,
+              (SELECT count(*)::INTEGER FROM job_segments r
+                WHERE r.tenant_id = p_tenant AND r.job_id = j.id AND r.state = 'running') AS busy
+            FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'running'
+              AND EXISTS (SELECT 1 FROM job_segments p
+                WHERE p.tenant_id = p_tenant AND p.job_id = j.id AND p.state = 'pending')
+            ORDER BY j.seq LIMIT greatest(64, p_max * 4)) AS x;
+        IF coalesce(cardinality(c_seq), 0) = 0 THEN
+          RETURN;
+        END IF;
+        c_live := array_fill(true, ARRAY[cardinality(c_seq)]);
+        WHILE claimed < p_max LOOP
+          best := NULL;
+          FOR i IN 1 .. cardinality(c_seq) LOOP
+            IF c_live[i] AND (best IS NULL OR c_busy[i] < c_busy[best]
+                OR (c_busy[i] = c_busy[best] AND c_seq[i] < c_seq[best])) THEN
+              best := i;
+            END IF;
+          END LOOP;
+          EXIT WHEN best IS NULL;
+          IF c_pending[best] THEN
+            c_live[best] := false;
+            UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
+              WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] AND jobs.state = 'pending' RETURNING * INTO held;
+            IF FOUND THEN
+              claimed := claimed + 1;
+              RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), NULL::JSON,
+                svc_segments_json(p_tenant, held.id);
+            END IF;
+            CONTINUE;
+          END IF;
+          -- The job row first (a writer of its segments holds it: skip the job for now).
+          PERFORM 1 FROM jobs WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] AND jobs.state = 'running'
+            FOR UPDATE SKIP LOCKED;
+          IF NOT FOUND THEN
+            c_live[best] := false;
+            CONTINUE;
+          END IF;
+          UPDATE job_segments SET state = 'running', node_id = p_node, claimed_at = p_now, fence = job_segments.fence + 1,
+              attempts = job_segments.attempts + 1, frames_done = 0, result = NULL, revision = job_segments.revision + 1
+            WHERE job_segments.tenant_id = p_tenant AND job_segments.job_id = c_id[best] AND job_segments.idx = (
+              SELECT p.idx FROM job_segments p WHERE p.tenant_id = p_tenant AND p.job_id = c_id[best]
+                AND p.state = 'pending' ORDER BY p.idx LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING * INTO got;
+          IF NOT FOUND THEN
+            c_live[best] := false;
+            CONTINUE;
+          END IF;
+          UPDATE jobs SET started_at = coalesce(jobs.started_at, p_now)
+            WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] RETURNING * INTO held;
+          c_busy[best] := c_busy[best] + 1;
+          claimed := claimed + 1;
+          RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), row_to_json(got),
+            svc_segments_json(p_tenant, held.id);
+        END LOOP;
+      END $$;
+
+      DROP FUNCTION svc_requeue(TEXT, TEXT, BIGINT, TEXT);
+      CREATE FUNCTION svc_requeue(p_tenant TEXT, p_node TEXT, p_before BIGINT, p_listed TEXT, p_needs TEXT) RETURNS SETOF jobs
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        RETURN QUERY UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
+            frames_done = 0, rendition_progress = NULL, fence = fence + 1,
+            memory_need = coalesce((SELECT n.value::BIGINT FROM jsonb_each_text(coalesce(p_needs, '{}')::jsonb) n
+              WHERE n.key = jobs.id), memory_need)
+          WHERE tenant_id = p_tenant AND p_tenant <> '' AND node_id = p_node AND state = 'running'
+            AND (p_before IS NULL OR (started_at < p_before
+              AND id NOT IN (SELECT jsonb_array_elements_text(p_listed::jsonb))))
+          RETURNING *;
+        -- A job handed back for want of memory wakes every waiting PullWork of the tenant (state
+        -- "memory"), not one: the one woken could be a node without that much free, which skips it.
+        IF p_needs IS NOT NULL AND p_needs <> '{}' THEN
+          PERFORM pg_notify('${CHANGE_CHANNEL}', json_build_array(p_tenant, '', 'memory', 0)::TEXT);
+        END IF;
+      END $$;
+    `
+  },
+  {
     version: 13,
     name: "change notifications of pending jobs only, unless a replica has followers",
     // Issue 35 (profiled). A replica listens for two reasons: followers (StreamJobs), who need

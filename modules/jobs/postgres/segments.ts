@@ -304,14 +304,15 @@ export const withPostgresSegments = (
 
   const segments: SegmentStoreShape = {
     // For a node the caller checked and knows to score segments (the session-bound claim checks both).
-    claim: (tenantId, nodeId, max) =>
+    claim: (tenantId, nodeId, max, memory) =>
       hasNul(tenantId, nodeId)
         ? Effect.succeed([])
         : Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
             const [, ...rows] = yield* query(
               "claim",
-              () => sql`SELECT * FROM svc_claim_units(${tenantId}, ${nodeId}, ${now}, ${max}, false)`
+              () => sql`SELECT * FROM svc_claim_units(${tenantId}, ${nodeId}, ${now}, ${max}, false,
+                ${memory.freeBytes}, ${memory.budgetBytes})`
             )
             return yield* unitsOf(rows)
           }),
@@ -327,14 +328,15 @@ export const withPostgresSegments = (
 
   const sessionBound: SessionBoundStore = {
     report: boundReport,
-    claim: (tenantId, nodeId, max) =>
+    claim: (tenantId, nodeId, max, memory) =>
       hasNul(tenantId, nodeId)
         ? Effect.succeed({ _tag: "NotLive" })
         : Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
             const [session, ...rows] = yield* query(
               "claim",
-              () => sql`SELECT * FROM svc_claim_units(${tenantId}, ${nodeId}, ${now}, ${max}, true)`
+              () => sql`SELECT * FROM svc_claim_units(${tenantId}, ${nodeId}, ${now}, ${max}, true,
+                ${memory.freeBytes}, ${memory.budgetBytes})`
             )
             const sessionTenant = session?.["session_tenant"]
             if (typeof sessionTenant === "string" && sessionTenant !== tenantId) return { _tag: "OtherTenant" } as const
@@ -383,7 +385,7 @@ export const withPostgresSegments = (
     sessionBound,
     lookup: (tenantId, jobId) => Effect.flatMap(store.lookup(tenantId, jobId), attachLookup),
     list: (tenantId, states, limit) => Effect.flatMap(store.list(tenantId, states, limit), attach),
-    claim: (tenantId, nodeId, max) => Effect.flatMap(store.claim(tenantId, nodeId, max), attach),
+    claim: (tenantId, nodeId, max, memory) => Effect.flatMap(store.claim(tenantId, nodeId, max, memory), attach),
     cancel: (tenantId, jobId) =>
       Effect.gen(function* () {
         const lookup = yield* store.cancel(tenantId, jobId)
@@ -402,11 +404,14 @@ export const withPostgresSegments = (
             const jobs = yield* Effect.flatMap(store.requeueNode(tenantId, nodeId), attach)
             return [...jobs, ...(yield* requeueSegments(tenantId, nodeId))]
           }),
-    requeueUnlisted: (tenantId, nodeId, listed, claimedBefore) =>
+    requeueUnlisted: (tenantId, nodeId, listed, claimedBefore, needs) =>
       hasNul(tenantId, nodeId, ...listed)
-        ? store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore)
+        ? store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore, needs)
         : Effect.gen(function* () {
-            const jobs = yield* Effect.flatMap(store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore), attach)
+            const jobs = yield* Effect.flatMap(
+              store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore, needs),
+              attach
+            )
             return [...jobs, ...(yield* requeueSegments(tenantId, nodeId, claimedBefore, listed))]
           }),
     runningAssignments: Effect.gen(function* () {

@@ -42,7 +42,7 @@ import {
   JobStoreUnavailable
 } from "../errors.ts"
 import { encodeRenditionProgress, encodeResult, type Job, type JobState } from "../model.ts"
-import { isState, type JobRow, toJob } from "../rows.ts"
+import { isState, type JobRow, needsJson, toJob } from "../rows.ts"
 import { NodeSessions, type NodeSessionsShape, type SessionSettings, type SessionState } from "../sessions.ts"
 import { CHANGE_FEED_CAPACITY } from "../sqlite-store.ts"
 import { planReport } from "../report.ts"
@@ -163,7 +163,8 @@ export const openPostgres = (settings: PostgresSettings): Effect.Effect<Sql, Job
 /**
  * One change as the notification carries it (migration 8): enough to wake and to route. State
  * `segments` (migration 9): `count` segments of the job became pending (a plan, a re-queue); it
- * only wakes waiting PullWork calls (the job's own row change reaches followers).
+ * only wakes waiting PullWork calls (the job's own row change reaches followers). State `memory`
+ * (migration 10): jobs were handed back for want of memory; wakes every waiting call of the tenant.
  */
 interface ChangeNote {
   readonly tenantId: string
@@ -251,6 +252,10 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     const deliver = (note: ChangeNote | typeof INTERRUPTED) => {
       if (note !== INTERRUPTED && note.state === "segments") {
         work.notify(note.tenantId, note.count)
+        return
+      }
+      if (note !== INTERRUPTED && note.state === "memory") {
+        work.notifyTenant(note.tenantId)
         return
       }
       for (const follower of followers) {
@@ -528,14 +533,15 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 
       // The contract's claim, for a node whose session the caller checked (svc_claim with the
       // session check skipped is the same statement; the service uses `sessionBound.claim`).
-      claim: (tenantId, nodeId, max) =>
+      claim: (tenantId, nodeId, max, memory) =>
         hasNul(tenantId, nodeId)
           ? Effect.succeed([])
           : Effect.gen(function* () {
               const now = yield* Clock.currentTimeMillis
               const [, ...claimed] = yield* query(
                 "claim",
-                () => sql`SELECT * FROM svc_claim(${tenantId}, ${nodeId}, ${now}, ${max}, false)`
+                () => sql`SELECT * FROM svc_claim(${tenantId}, ${nodeId}, ${now}, ${max}, false,
+                  ${memory.freeBytes}, ${memory.budgetBytes})`
               )
               return yield* decodeRows(
                 "claim",
@@ -558,18 +564,19 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         hasNul(tenantId, nodeId)
           ? Effect.succeed([])
           : Effect.flatMap(
-              query("requeue", () => sql`SELECT * FROM svc_requeue(${tenantId}, ${nodeId}, NULL, NULL)`),
+              query("requeue", () => sql`SELECT * FROM svc_requeue(${tenantId}, ${nodeId}, NULL, NULL, NULL)`),
               (rows) => decodeRows("requeue", rows)
             ),
 
-      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore) =>
+      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore, needs) =>
         hasNul(tenantId, nodeId, ...listed)
           ? Effect.succeed([])
           : Effect.flatMap(
               query(
                 "requeue",
                 () =>
-                  sql`SELECT * FROM svc_requeue(${tenantId}, ${nodeId}, ${claimedBefore}, ${JSON.stringify(listed)})`
+                  sql`SELECT * FROM svc_requeue(${tenantId}, ${nodeId}, ${claimedBefore}, ${JSON.stringify(listed)},
+                    ${needsJson(needs)})`
               ),
               (rows) => decodeRows("requeue", rows)
             ),

@@ -710,6 +710,20 @@ export interface HeartbeatRequest {
    * TTL, and waiting nodes are woken. svc-node sends it only with no PullWork of its own in flight.
    */
   readonly hand_back_unlisted: boolean
+  /**
+   * With hand_back_unlisted: the memory each handed-back job needs on the node (its decoders and
+   * scorer, as the node's admission estimated them from the probe). The controller records it on
+   * the job; PullWork then hands the job only to a node whose free memory covers it (or whose
+   * whole budget never can, to fail it with the reason). Jobs not listed keep what they have.
+   */
+  readonly memory_needs: ReadonlyArray<JobMemoryNeed>
+}
+
+/** A job's memory need as a node estimated it (HeartbeatRequest.memory_needs). */
+export interface JobMemoryNeed {
+  readonly job_id: string
+  /** Bytes; 0: unknown (nothing recorded). */
+  readonly memory_bytes: number
 }
 
 export interface HeartbeatResponse {
@@ -725,6 +739,15 @@ export interface PullWorkRequest {
    * arrive before answering with none. 0: answer at once.
    */
   readonly wait_ms: number
+  /**
+   * The node's score memory free now (its SVC_MAX_SCORE_MEMORY less the scores it holds): a
+   * pending job whose recorded need (HeartbeatRequest.memory_needs) exceeds it is skipped, unless
+   * the need exceeds memory_budget_bytes too (the node can never fit it and fails it with the
+   * reason). 0 (an older node): no job is skipped.
+   */
+  readonly free_memory_bytes: number
+  /** The node's whole score memory budget (SVC_MAX_SCORE_MEMORY); 0: unknown. */
+  readonly memory_budget_bytes: number
 }
 
 export interface PullWorkResponse {
