@@ -11,9 +11,10 @@
  * loaded host still gives comparable figures where its absolute ones are not.
  */
 import * as grpc from "@grpc/grpc-js"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import postgres from "postgres"
 import { postgresAvailable, startPostgres } from "../local/postgres-server.ts"
 import { serviceDefinition, type ServiceName } from "../modules/transport/grpc/proto.ts"
 import { fixturesDir, type RunningService, startService } from "../local/executables.ts"
@@ -25,6 +26,8 @@ const SUBMITTERS = 4
 const PULL = 4
 /** Node counts of the runs (SVC_BENCH_NODES=16 for one). */
 const NODE_COUNTS = (process.env["SVC_BENCH_NODES"] ?? "4,16,64").split(",").map(Number)
+/** The stores to run, of sqlite, pg1 and pg2 (SVC_BENCH_STORES=pg1,pg2 for PostgreSQL only). */
+const STORES = (process.env["SVC_BENCH_STORES"] ?? "sqlite,pg1,pg2").split(",")
 /** Runs of each case; the medians are printed (SVC_BENCH_RUNS). */
 const RUNS = Math.max(1, Number(process.env["SVC_BENCH_RUNS"] ?? "1"))
 /** PullWork's long-poll wait in the bench (short: nodes still waiting at the end return soon). */
@@ -74,14 +77,94 @@ const caller = (address: string) => {
   return { call, close: () => client.close() }
 }
 
+/** Milliseconds per clock tick of /proc/<pid>/stat's times (USER_HZ is 100 on Linux). */
+const TICK_MS = 10
+
+/** user + system CPU ms of a process from /proc/<pid>/stat (0 once it is gone); `reaped` adds its waited-for children's. */
+const cpuOfProcess = (pid: number, reaped = false): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // After the command name in parentheses: field 3 (state) onward; utime is field 14.
+    const fields = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number)
+    const own = (fields[11] ?? 0) + (fields[12] ?? 0)
+    return (own + (reaped ? (fields[13] ?? 0) + (fields[14] ?? 0) : 0)) * TICK_MS
+  } catch {
+    return 0
+  }
+}
+
+/** The parent pid of a process (field 4 of its stat), or -1. */
+const parentOf = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+  } catch {
+    return -1
+  }
+}
+
+/**
+ * CPU ms of a PostgreSQL server: the postmaster with the children it reaped (backends that ended)
+ * and every live child (backends, WAL writer, checkpointer, ...).
+ */
+const cpuOfServer = (postmaster: number): number =>
+  cpuOfProcess(postmaster, true) +
+  readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name) && parentOf(Number(name)) === postmaster)
+    .reduce((sum, name) => sum + cpuOfProcess(Number(name)), 0)
+
+/** The processes whose CPU a run accounts for, and the store's database (its function calls are counted). */
+interface Accounted {
+  readonly controllers: ReadonlyArray<number>
+  readonly postmaster: number | undefined
+  readonly database?: postgres.Sql
+}
+
+/** Functions the store's functions call themselves (not a call of the controller). */
+const NESTED = new Set(["svc_enter", "svc_segments_json", "svc_jobs_notify_changed", "svc_segments_notify_pending"])
+
+/** Calls so far of each store function (track_functions): the statements the controllers sent. */
+const callsNow = async (database: postgres.Sql | undefined): Promise<ReadonlyMap<string, number>> => {
+  if (database === undefined) return new Map()
+  const rows = await database<Array<{ funcname: string; calls: string }>>`
+    SELECT funcname, sum(calls)::text AS calls FROM pg_stat_user_functions GROUP BY funcname`
+  return new Map(rows.filter((row) => !NESTED.has(row.funcname)).map((row) => [row.funcname, Number(row.calls)]))
+}
+
+/** PostgreSQL publishes a backend's function counts once it is idle, at most once a second. */
+const STATS_DELAY_MS = 1_200
+
+/** CPU ms so far of the controllers, the database server and this process (the simulated clients). */
+const cpuNow = (accounted: Accounted) => {
+  const own = process.cpuUsage()
+  return {
+    controllers: accounted.controllers.reduce((sum, pid) => sum + cpuOfProcess(pid), 0),
+    database: accounted.postmaster === undefined ? 0 : cpuOfServer(accounted.postmaster),
+    clients: (own.user + own.system) / 1000
+  }
+}
+
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
 
 /** How the simulated nodes run: drain a full queue, or run while the jobs are being submitted. */
 type Mode = "drain" | "mixed"
 
+/** CPU milliseconds per job of each part: the controllers, PostgreSQL's processes, the bench's simulated clients. */
+interface CpuPerJob {
+  readonly controllers: number
+  readonly database: number
+  readonly clients: number
+}
+
 interface Figures {
   readonly perSecond: number
+  readonly cpu: CpuPerJob
+  /** Calls per job of each store function the controllers called (PostgreSQL), the most called first. */
+  readonly calls: ReadonlyArray<readonly [string, number]>
   readonly p50: number
   readonly p99: number
   /** PullWork calls that came back empty. */
@@ -94,12 +177,7 @@ interface Figures {
  * on a replica in turn: PullWork of PULL jobs (long-polling `WAIT_MS`, or polling every POLL_MS),
  * then one ReportResults with every result. `drain`: all jobs are queued before the nodes start.
  */
-const run = async (
-  replicas: ReadonlyArray<RunningService>,
-  nodes: number,
-  mode: Mode,
-  longPoll = true
-): Promise<Figures> => {
+const run = async ({ replicas, accounted }: Store, nodes: number, mode: Mode, longPoll = true): Promise<Figures> => {
   const callers = replicas.map((replica) => caller(replica.grpc ?? ""))
   const via = (i: number) => callers[i % callers.length] ?? callers[0]
   const claims: Array<number> = []
@@ -135,6 +213,9 @@ const run = async (
       replica.call("svc.v1.Nodes", "Heartbeat", { node_id, running_job_ids: [] }).catch(() => undefined)
   }, 5_000)
   if (mode === "drain") await submit()
+  if (accounted.database !== undefined) await Bun.sleep(STATS_DELAY_MS)
+  const callsBefore = await callsNow(accounted.database)
+  const cpuBefore = cpuNow(accounted)
   const started = performance.now()
   const work = registered.map(async ({ replica, node_id }) => {
     while (finished < JOBS) {
@@ -170,19 +251,43 @@ const run = async (
     }
   })
   await Promise.all([...(mode === "mixed" ? [submit()] : []), ...work])
+  const cpuAfter = cpuNow(accounted)
   clearInterval(heartbeats)
+  if (accounted.database !== undefined) await Bun.sleep(STATS_DELAY_MS)
+  const callsAfter = await callsNow(accounted.database)
+  const calls = [...callsAfter]
+    .map(([name, count]) => [name, (count - (callsBefore.get(name) ?? 0)) / JOBS] as const)
+    .filter(([, perJob]) => perJob > 0)
+    .sort((a, b) => b[1] - a[1])
   const elapsed = ((done || performance.now()) - started) / 1000
+  const cpu = {
+    controllers: (cpuAfter.controllers - cpuBefore.controllers) / JOBS,
+    database: (cpuAfter.database - cpuBefore.database) / JOBS,
+    clients: (cpuAfter.clients - cpuBefore.clients) / JOBS
+  }
   for (const one of callers) one.close()
   const sorted = [...claims].sort((a, b) => a - b)
-  return { perSecond: JOBS / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), empty, failed }
+  return {
+    perSecond: JOBS / elapsed,
+    cpu,
+    calls,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    empty,
+    failed
+  }
 }
 
 const line = (label: string, figures: Figures, ratios: string) =>
   console.log(
     `  ${label.padEnd(44)} ${figures.perSecond.toFixed(1).padStart(7)} jobs/s   claim p50 ${figures.p50.toFixed(
       2
-    )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed${
+    )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed; CPU ms/job: controllers ${figures.cpu.controllers.toFixed(2)}, PostgreSQL ${figures.cpu.database.toFixed(2)}, clients ${figures.cpu.clients.toFixed(2)}${
       ratios === "" ? "" : `; ${ratios}`
+    }${
+      figures.calls.length === 0
+        ? ""
+        : `\n    store function calls per job: ${figures.calls.map(([name, perJob]) => `${name} ${perJob.toFixed(2)}`).join(", ")}`
     }`
   )
 
@@ -191,6 +296,14 @@ const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a -
 /** The medians of runs of one case. */
 const medianOf = (runs: ReadonlyArray<Figures>): Figures => ({
   perSecond: median(runs.map((one) => one.perSecond)),
+  calls: [...new Set(runs.flatMap((one) => one.calls.map(([name]) => name)))]
+    .map((name) => [name, median(runs.map((one) => one.calls.find(([called]) => called === name)?.[1] ?? 0))] as const)
+    .sort((a, b) => b[1] - a[1]),
+  cpu: {
+    controllers: median(runs.map((one) => one.cpu.controllers)),
+    database: median(runs.map((one) => one.cpu.database)),
+    clients: median(runs.map((one) => one.cpu.clients))
+  },
   p50: median(runs.map((one) => one.p50)),
   p99: median(runs.map((one) => one.p99)),
   empty: median(runs.map((one) => one.empty)),
@@ -204,6 +317,7 @@ const pairedRatio = (a: ReadonlyArray<Figures>, b: ReadonlyArray<Figures>) =>
 interface Store {
   readonly label: string
   readonly replicas: ReadonlyArray<RunningService>
+  readonly accounted: Accounted
 }
 
 /**
@@ -224,8 +338,7 @@ const runAll = async (stores: ReadonlyArray<Store>) => {
   for (const one of cases) {
     const runs = stores.map((): Array<Figures> => [])
     for (let i = 0; i < RUNS; i++)
-      for (const [k, store] of stores.entries())
-        runs[k]?.push(await run(store.replicas, one.nodes, one.mode, one.longPoll))
+      for (const [k, store] of stores.entries()) runs[k]?.push(await run(store, one.nodes, one.mode, one.longPoll))
     for (const [k, store] of stores.entries()) {
       const own = runs[k] ?? []
       const ratios = [
@@ -247,27 +360,65 @@ export const benchJobStores = async (): Promise<void> => {
     `job store (${RUNS === 1 ? "one run" : `medians of ${RUNS} runs`}): ${JOBS} jobs submit → finished (${SUBMITTERS} submitters), nodes pulling ${PULL} (long-poll ${WAIT_MS} ms) and reporting them in one ReportResults; drain: queued first; mixed: submitted meanwhile; claims = PullWork calls that got jobs`
   )
   const scratch = mkdtempSync(join(tmpdir(), "svc-bench-store-"))
-  const common = { SVC_AUTH_DISABLED: "true", SVC_SCORING_ROOTS: fixturesDir, SVC_LOG_LEVEL: "info" }
+  // SVC_BENCH_PROFILE_DIR: each controller writes a CPU profile (markdown) there when it stops.
+  const profileDir = process.env["SVC_BENCH_PROFILE_DIR"]
+  const common = {
+    SVC_AUTH_DISABLED: "true",
+    SVC_SCORING_ROOTS: fixturesDir,
+    SVC_LOG_LEVEL: "info",
+    ...(profileDir === undefined ? {} : { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir}` })
+  }
   const start = (env: Record<string, string>) =>
     startService("svc-controller", { env: { ...common, ...env }, listeners: ["http", "grpc"] })
   const started: Array<RunningService> = []
   const pg = postgresAvailable() ? await startPostgres({ durable: true }) : undefined
+  const stores: Array<Store> = []
   try {
-    const sqlite = await start({ SVC_STORE_PATH: join(scratch, "jobs.sqlite") })
-    started.push(sqlite)
-    const stores: Array<Store> = [{ label: "SQLite", replicas: [sqlite] }]
+    if (STORES.includes("sqlite")) {
+      const sqlite = await start({ SVC_STORE_PATH: join(scratch, "jobs.sqlite") })
+      started.push(sqlite)
+      stores.push({
+        label: "SQLite",
+        replicas: [sqlite],
+        accounted: { controllers: [sqlite.process.pid], postmaster: undefined }
+      })
+    }
+    if (pg !== undefined) {
+      // Counts calls of the store's functions (pg_stat_user_functions).
+      const admin = postgres(pg.adminUrl("postgres"), { max: 1, onnotice: () => undefined })
+      await admin`ALTER SYSTEM SET track_functions = 'pl'`
+      await admin`SELECT pg_reload_conf()`
+      await admin.end({ timeout: 1 })
+    }
+    const postmaster =
+      pg === undefined ? undefined : Number(readFileSync(join(pg.dir, "data", "postmaster.pid"), "utf8").split("\n")[0])
     if (pg === undefined) console.log("  PostgreSQL: skipped (PostgreSQL 15 binaries not installed)")
     else
-      for (const count of [1, 2]) {
+      for (const count of [1, 2].filter((count) => STORES.includes(`pg${count}`))) {
         const database = `bench_${count}`
         await pg.createDatabase(database)
         const env = { SVC_STORE_URL: pg.url(database), SVC_STORE_PASSWORD_FILE: pg.passwordFile }
         const replicas = await Promise.all(Array.from({ length: count }, () => start(env)))
         started.push(...replicas)
-        stores.push({ label: `PostgreSQL ${count} replica${count === 1 ? "" : "s"}`, replicas })
+        stores.push({
+          label: `PostgreSQL ${count} replica${count === 1 ? "" : "s"}`,
+          replicas,
+          accounted: {
+            controllers: replicas.map((replica) => replica.process.pid),
+            postmaster,
+            database: postgres(pg.adminUrl(database), { max: 1, onnotice: () => undefined })
+          }
+        })
       }
+    // For profilers to attach to (perf record -p, for instance).
+    console.log(
+      `  processes: ${stores.map((store) => `${store.label} ${store.accounted.controllers.join(" ")}`).join("; ")}${
+        postmaster === undefined ? "" : `; PostgreSQL postmaster ${postmaster}`
+      }`
+    )
     await runAll(stores)
   } finally {
+    for (const store of stores) await store.accounted.database?.end({ timeout: 1 })
     for (const service of started) await service.stop()
     if (pg !== undefined) {
       const logs = started.map((service) => JSON.stringify(service.logs))

@@ -78,7 +78,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -129,7 +129,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         { label: "high", framesDone: 4 }
       ])
       const ledger = yield* Effect.promise(() => db`SELECT max(version) AS v FROM schema_migrations`)
-      expect(ledger[0]?.["v"]).toBe(11)
+      expect(ledger[0]?.["v"]).toBe(12)
       yield* Effect.promise(() => db.end({ timeout: 1 }))
       // Kept: another replica reads it back.
       const reread = yield* Effect.scoped(
@@ -397,6 +397,62 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         const other = yield* one.submit(writer("a"), { ...request("other"), options: { segment_frames: 24 } })
         const [handed] = yield* one.pullWork(node("a"), whole, 1)
         expect([handed?.id, handed?.plan, handed?.segment]).toEqual([other.id, false, undefined])
+      })
+    )
+  )
+
+  it.live("a replica with only long-polls is notified of pending jobs only; a follower gets every change", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { name, backend } = yield* Effect.promise(freshDatabase)
+        const [one, two] = yield* Effect.all([replica(backend), replica(backend)])
+        const db = postgres(server.adminUrl(name), { max: 2, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => db.end({ timeout: 1 })))
+        // Every note on the channel, as a state per line; "marker" is this test's own.
+        const states: Array<string> = []
+        yield* Effect.promise(() =>
+          db.listen("svc_jobs", (payload) => {
+            for (const line of payload.split("\n"))
+              if (line !== "") states.push(line === "marker" ? line : String(JSON.parse(line)[2]))
+          })
+        )
+        // Notes arrive in commit order: once the marker is in, every earlier note is.
+        const notedSoFar = Effect.gen(function* () {
+          yield* Effect.promise(() => db`SELECT pg_notify('svc_jobs', 'marker')`)
+          yield* Effect.repeat(
+            Effect.sync(() => states.at(-1)),
+            {
+              until: (last) => last === "marker",
+              schedule: Schedule.spaced("10 millis")
+            }
+          )
+          return states.splice(0).slice(0, -1)
+        })
+        const waiter = (yield* two.register(node("a"), info)).nodeId
+        const waiting = yield* Effect.fork(two.pullWork(node("a"), waiter, 1, 20_000))
+        yield* Effect.repeat(
+          Effect.promise(() => db`SELECT count(*) AS n FROM change_listeners`),
+          { until: (rows) => Number(rows[0]?.["n"]) > 0, schedule: Schedule.spaced("20 millis") }
+        )
+        // Replica one's submit wakes the long-poll on replica two; its claim and the report are not sent.
+        const submitted = yield* one.submit(writer("a"), request("x"))
+        const [claimed] = yield* Fiber.join(waiting)
+        expect(claimed?.id).toBe(submitted.id)
+        yield* one.reportResult(node("a"), waiter, submitted.id, { final: true, result: result(80), framesDone: 2 })
+        expect(yield* notedSoFar).toEqual(["pending"])
+        // A follower on replica one asks for every change; it sees the next job through to its end.
+        const pull = yield* Stream.toPull(Stream.rechunk(one.stream(writer("a"), { follow: true }), 1))
+        // Following once its listing (the first job) comes.
+        expect(Chunk.toReadonlyArray(yield* pull).map((job) => job.id)).toEqual([submitted.id])
+        const next = yield* two.submit(writer("a"), request("y"))
+        const [again] = yield* two.pullWork(node("a"), waiter, 1)
+        expect(again?.id).toBe(next.id)
+        yield* two.reportResult(node("a"), waiter, next.id, { final: true, result: result(81), framesDone: 2 })
+        expect(yield* notedSoFar).toEqual(["pending", "running", "finished"])
+        const followed: Array<string> = []
+        while (!followed.includes("finished"))
+          for (const job of Chunk.toReadonlyArray(yield* pull)) if (job.id === next.id) followed.push(job.state)
+        expect(followed.at(-1)).toBe("finished")
       })
     )
   )

@@ -986,6 +986,43 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
         RETURN QUERY SELECT row_to_json(held), svc_segments_json(p_tenant, p_job);
       END $$;
     `
+  },
+  {
+    version: 12,
+    name: "change notifications of pending jobs only, unless a replica has followers",
+    // Issue 35 (profiled). A replica listens for two reasons: followers (StreamJobs), who need
+    // every change, and long-polling PullWork calls, which only need jobs that became pending.
+    // With only the latter, a claim or a report notified all the same: a NOTIFY per statement,
+    // whose commit-time queue lock serialises the commits of every notifying transaction, and
+    // notes every replica parsed to drop. `followers` says which a replica wants; a row of an
+    // older replica (no column) wants everything.
+    sql: `
+      ALTER TABLE change_listeners ADD COLUMN followers BOOLEAN NOT NULL DEFAULT true;
+
+      CREATE OR REPLACE FUNCTION svc_jobs_notify_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        payload TEXT := '';
+        entry TEXT;
+        every_change BOOLEAN;
+      BEGIN
+        SELECT bool_or(l.followers) INTO every_change FROM change_listeners l WHERE l.expires_at > now();
+        IF every_change IS NULL THEN
+          RETURN NULL;
+        END IF;
+        FOR entry IN SELECT json_build_array(c.tenant_id, c.id, c.state, c.fence)::TEXT FROM changed c
+            WHERE every_change OR c.state = 'pending' ORDER BY c.seq LOOP
+          IF octet_length(payload) + octet_length(entry) > 7000 THEN
+            PERFORM pg_notify('${CHANGE_CHANNEL}', payload);
+            payload := '';
+          END IF;
+          payload := payload || entry || E'\\n';
+        END LOOP;
+        IF payload <> '' THEN
+          PERFORM pg_notify('${CHANGE_CHANNEL}', payload);
+        END IF;
+        RETURN NULL;
+      END $$;
+    `
   }
 ]
 

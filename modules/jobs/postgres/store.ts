@@ -24,7 +24,8 @@
  * - Change feed: statement-level triggers send `NOTIFY svc_jobs` with `[tenant, id, state,
  *   fence]` lines at commit, and only while some replica has a `change_listeners` row: a replica
  *   LISTENs and keeps its row while it has followers (StreamJobs) or waiting PullWork calls, and
- *   for a while after. A follower reads the jobs its tenant's notes name; its queue is bounded.
+ *   for a while after; while no replica has followers, only jobs that became pending are sent
+ *   (migration 12). A follower reads the jobs its tenant's notes name; its queue is bounded.
  *
  * Times are the replicas' clocks (Effect `Clock`), as in the SQLite store: replicas need
  * synchronised clocks (NTP), well within the 30 s session TTL.
@@ -242,7 +243,10 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     const followers = new Set<Follower>()
     const work = makeWorkSignal()
     const demand = () => followers.size + work.waiting()
-    const listening = yield* Ref.make<{ readonly unlisten: () => Promise<void> } | undefined>(undefined)
+    // `followers`: the change_listeners row asks for every change, not only jobs that became pending.
+    const listening = yield* Ref.make<
+      { readonly unlisten: () => Promise<void>; readonly followers: boolean } | undefined
+    >(undefined)
     const lastDemand = yield* Ref.make(0)
     const listenLock = yield* Effect.makeSemaphore(1)
 
@@ -263,36 +267,23 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
       else if (note.state === "pending") work.notify(note.tenantId, 1)
     }
 
-    const registerListener = query(
-      "listen",
-      () => sql`INSERT INTO change_listeners (replica, expires_at)
-        VALUES (${replicaId}, now() + make_interval(secs => ${LISTENER_TTL_SECONDS}))
-        ON CONFLICT (replica) DO UPDATE SET expires_at = excluded.expires_at`
-    )
+    const registerListener = (forFollowers: boolean) =>
+      query(
+        "listen",
+        () => sql`INSERT INTO change_listeners (replica, expires_at, followers)
+          VALUES (${replicaId}, now() + make_interval(secs => ${LISTENER_TTL_SECONDS}), ${forFollowers})
+          ON CONFLICT (replica) DO UPDATE SET expires_at = excluded.expires_at, followers = excluded.followers`
+      )
 
     /**
-     * Starts listening. A write whose trigger ran before the change_listeners row was committed
-     * sent no notification; it is waited out (every transaction in progress at the row's commit
-     * ends, for at most LISTEN_BARRIER_MILLIS: store writes are single statements), so a listing
-     * made after this sees it. Real time (not the Effect clock, which a test may hold still).
+     * Writes the row, then waits until the writes in progress at its commit have ended (at most
+     * LISTEN_BARRIER_MILLIS: store writes are single statements): their triggers may have run
+     * before the row was there and notified nothing (or only pending jobs), so a listing made
+     * after this sees them. Real time (not the Effect clock, which a test may hold still).
      */
-    const startListening = Effect.gen(function* () {
-      let listens = 0
-      const listener = yield* query("listen", () =>
-        sql.listen(
-          CHANGE_CHANNEL,
-          (payload) => {
-            for (const note of parseNotes(payload)) deliver(note)
-          },
-          () => {
-            // The client LISTENs again by itself after a lost connection and calls back each time.
-            listens += 1
-            if (listens > 1) deliver(INTERRUPTED)
-          }
-        )
-      )
-      const registered = Effect.gen(function* () {
-        yield* registerListener
+    const announce = (forFollowers: boolean) =>
+      Effect.gen(function* () {
+        yield* registerListener(forFollowers)
         const [mark] = yield* query(
           "listen",
           () => sql`SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax`
@@ -308,15 +299,46 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
         }
       })
-      // Listening only counts once the row is in: otherwise the next follower tries again.
-      yield* Effect.tapError(registered, () => Effect.promise(() => listener.unlisten().catch(() => undefined)))
-      yield* Ref.set(listening, listener)
-    })
 
-    /** Listening when this returns (or the database did not answer: followers then end at once). */
-    const ensureListening = listenLock.withPermits(1)(
-      Effect.flatMap(Ref.get(listening), (current) => (current === undefined ? startListening : Effect.void))
-    )
+    /** Starts listening: LISTEN, then the row (`announce`). */
+    const startListening = (forFollowers: boolean) =>
+      Effect.gen(function* () {
+        let listens = 0
+        const listener = yield* query("listen", () =>
+          sql.listen(
+            CHANGE_CHANNEL,
+            (payload) => {
+              for (const note of parseNotes(payload)) deliver(note)
+            },
+            () => {
+              // The client LISTENs again by itself after a lost connection and calls back each time.
+              listens += 1
+              if (listens > 1) deliver(INTERRUPTED)
+            }
+          )
+        )
+        // Listening only counts once the row is in: otherwise the next follower tries again.
+        yield* Effect.tapError(announce(forFollowers), () =>
+          Effect.promise(() => listener.unlisten().catch(() => undefined))
+        )
+        yield* Ref.set(listening, { unlisten: () => listener.unlisten(), followers: forFollowers })
+      })
+
+    /**
+     * Listening when this returns, for every change when `forFollowers` (a replica listening for
+     * pending jobs only asks for more, waiting out the writes in progress again); or the
+     * database did not answer: followers then end at once.
+     */
+    const ensureListening = (forFollowers: boolean) =>
+      listenLock.withPermits(1)(
+        Effect.flatMap(Ref.get(listening), (current) =>
+          current === undefined
+            ? startListening(forFollowers)
+            : forFollowers && !current.followers
+              ? Effect.zipRight(announce(true), Ref.set(listening, { ...current, followers: true }))
+              : Effect.void
+        )
+      )
 
     const stopListening = Effect.flatMap(Ref.getAndSet(listening, undefined), (current) =>
       current === undefined
@@ -327,16 +349,22 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
           )
     )
 
-    // Keeps the row fresh while wanted; stops listening once nobody wanted it for a while.
+    // Keeps the row fresh while wanted (asking only for pending jobs once no follower is left);
+    // stops listening once nobody wanted it for a while.
     yield* Effect.forkScoped(
       Effect.repeat(
         listenLock.withPermits(1)(
           Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
             if (demand() > 0) yield* Ref.set(lastDemand, now)
-            if ((yield* Ref.get(listening)) === undefined) return
+            const current = yield* Ref.get(listening)
+            if (current === undefined) return
             if (now - (yield* Ref.get(lastDemand)) > LISTENER_LINGER_MILLIS) yield* stopListening
-            else yield* Effect.ignore(registerListener)
+            else {
+              const forFollowers = current.followers && followers.size > 0
+              yield* Effect.ignore(registerListener(forFollowers))
+              yield* Ref.set(listening, { ...current, followers: forFollowers })
+            }
           })
         ),
         Schedule.spaced(LISTENER_REFRESH_MILLIS)
@@ -346,11 +374,11 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
 
     // Followers that could not start the notifications end at once (UNAVAILABLE: they list
     // again); a waiting PullWork keeps its bounded wait (waking it would turn into a busy loop).
-    const wanted = <A, R>(acquire: Effect.Effect<A, never, R>) =>
+    const wanted = <A, R>(acquire: Effect.Effect<A, never, R>, forFollowers: boolean) =>
       Effect.tap(acquire, () =>
         Effect.zipRight(
           Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(lastDemand, now)),
-          Effect.catchAll(ensureListening, (error) =>
+          Effect.catchAll(ensureListening(forFollowers), (error) =>
             Effect.zipRight(
               Effect.logWarning(`change feed: cannot listen: ${error.message}`),
               Effect.sync(() => {
@@ -618,7 +646,8 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
                   Effect.sync(() => followers.delete(follower)),
                   Queue.shutdown(follower.queue)
                 )
-            )
+            ),
+            true
           ),
           (follower) =>
             Stream.fromQueue(follower.queue).pipe(
@@ -642,7 +671,7 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
             )
         ),
 
-      awaitWork: (tenantId) => wanted(work.awaitWork(tenantId))
+      awaitWork: (tenantId) => wanted(work.awaitWork(tenantId), false)
     }
     // Segment jobs (issue 30): reads carry segments, the segment operations and the session-bound
     // claim (segments.ts).
