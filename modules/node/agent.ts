@@ -156,8 +156,8 @@ const unreachable = (error: GrpcCallError) =>
 const alignmentOf = ({ warning, ...found }: Alignment): AlignmentReport =>
   warning === "" ? found : { ...found, warning }
 
-/** Jobs scored with their memory admitted first: the others (segments, plans) settle at once. */
-const admitsMemory = (job: Job) => job.segment === null && !job.plan
+/** Jobs scored with their memory admitted first (whole jobs and segments): a plan needs none and settles at once. */
+const admitsMemory = (job: Job) => !job.plan
 
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
@@ -213,6 +213,54 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           ),
           Effect.zipLeft(Deferred.succeed(settled, undefined))
         )
+    /** Segments waiting on this node for their memory: nothing more is pulled meanwhile. */
+    const waitingForMemory = yield* Ref.make(0)
+    /** Waits (its `settled` completed, so the pull loop goes on) until an admitted score gives memory back after `freed` was read. */
+    const awaitMemory = (freed: Deferred.Deferred<void>, settled: Deferred.Deferred<void>, bytes: number) =>
+      Effect.acquireUseRelease(
+        Effect.zipRight(
+          Ref.update(waitingForMemory, (count) => count + 1),
+          Deferred.succeed(settled, undefined)
+        ),
+        () =>
+          Effect.zipRight(
+            Effect.logInfo(`segment waits for ${bytes} bytes of memory beside the scores in flight`),
+            Deferred.await(freed)
+          ),
+        () => Ref.update(waitingForMemory, (count) => count - 1)
+      )
+    /**
+     * Admission for one segment, with the same budget and estimate as a job's: a need that can
+     * never fit fails (and the segment with it); one that may fit later waits here, the segment
+     * kept (its lease heartbeated), until a score gives memory back, then is tried again. A
+     * segment is not handed back: the controller records memory needs and skips by them for
+     * whole jobs only. Only a segment holding no admission waits (its score's, then its
+     * thumbnails', come one after another): one holding memory could wait on itself, and is
+     * refused as a job is.
+     */
+    const admitSegmentFor = (settled: Deferred.Deferred<void>): AdmitMemory => {
+      let holding = 0
+      const admit: AdmitMemory = (bytes) =>
+        Effect.flatMap(Ref.get(memoryFreed), (freed) =>
+          admitFor(settled)(bytes).pipe(
+            Effect.zipLeft(
+              Effect.acquireRelease(
+                Effect.sync(() => {
+                  holding++
+                }),
+                () =>
+                  Effect.sync(() => {
+                    holding--
+                  })
+              )
+            ),
+            Effect.catchTag("ScoreMemoryBusy", (busy) =>
+              holding > 0 ? Effect.fail(busy) : Effect.zipRight(awaitMemory(freed, settled, bytes), admit(bytes))
+            )
+          )
+        )
+      return admit
+    }
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const clients = yield* Effect.forEach(config.controllerAddresses, (address) =>
@@ -672,7 +720,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * reference and every rendition over the same frames), lossless and per frame so the
      * controller's merge is exact, every input checked against the job's roots once opened.
      */
-    const segmentScorer = (job: Job, range: Segment, guard: ReturnType<RootSet["inputGuard"]>) => {
+    const segmentScorer = (
+      job: Job,
+      range: Segment,
+      guard: ReturnType<RootSet["inputGuard"]>,
+      admitMemory: AdmitMemory
+    ) => {
       const settings = <J extends { readonly threads: number }>(scoreJob: J) => ({
         ...scoreJob,
         perFrame: true,
@@ -696,7 +749,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
                     ...parsed,
                     renditions: parsed.renditions.map((rendition) => ({ ...rendition, job: settings(rendition.job) }))
                   },
-                  { onProgress, guard }
+                  { onProgress, guard, admitMemory, memoryBudget: budget }
                 ),
                 Ffmpeg,
                 ffmpeg
@@ -721,7 +774,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
                     ? {}
                     : { sync: undefined, alignment: alignmentOf(job.plan_alignment) })
                 },
-                { onProgress, guard }
+                { onProgress, guard, admitMemory, memoryBudget: budget }
               ),
               Ffmpeg,
               ffmpeg
@@ -733,9 +786,15 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * Scores one segment of a segment job: its frames and one reference context frame on each
      * side (none at the title's ends), lossless and per frame, so the controller's merge is
      * exact; reports count within the segment. An input error fails the segment, and with it
-     * the job.
+     * the job. Its memory is admitted as a job's is (admitSegmentFor): one that can never fit
+     * fails the segment with the reason.
      */
-    const runSegment = (job: Job, segment: JobSegment, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runSegment = (
+      job: Job,
+      segment: JobSegment,
+      guard: ReturnType<RootSet["inputGuard"]>,
+      admitMemory: AdmitMemory
+    ) =>
       Effect.gen(function* () {
         const segmentFail = (message: string) =>
           Effect.zipRight(
@@ -747,7 +806,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           frames: segment.frame_count,
           last: segment.index === job.segments.length - 1
         }
-        const score = yield* Effect.either(segmentScorer(job, range, guard))
+        const score = yield* Effect.either(segmentScorer(job, range, guard, admitMemory))
         if (score._tag === "Left") return yield* segmentFail(score.left.message)
         const outcome = yield* withProgress(job.id, score.right, () => [], segment.index)
         if (Option.isNone(outcome))
@@ -768,7 +827,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
         const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
         if (job.ladder === null && job.request === null) return yield* fail(job, "job carries no score request")
-        if (job.segment !== null) return yield* runSegment(job, job.segment, guard)
+        if (job.segment !== null) return yield* runSegment(job, job.segment, guard, admitSegmentFor(settled))
         if (job.plan) return yield* runPlan(job, guard)
         if (job.ladder !== null) return yield* runLadder(job, job.ladder, guard, admitFor(settled))
         if (job.request === null) return yield* fail(job, "job carries no score request")
@@ -843,7 +902,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const free = config.slots - (yield* Ref.get(running)).size
         // A controller that does not skip by free memory handed a job back again: nothing more is
         // pulled until a score gives its memory back.
-        if (free === 0 || ((yield* Ref.get(memoryShort)) && (yield* Ref.get(admitted)) > 0)) {
+        // Nor while a segment waits for memory: it is admitted before any newer work.
+        if (
+          free === 0 ||
+          ((yield* Ref.get(memoryShort)) && (yield* Ref.get(admitted)) > 0) ||
+          (yield* Ref.get(waitingForMemory)) > 0
+        ) {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }

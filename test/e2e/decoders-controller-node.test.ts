@@ -4,7 +4,7 @@
  * mid-job; the node holds jobs to the same memory budget, decoders included (a job whose decoder
  * can never fit fails with the reason, before anything is decoded; one that does not fit beside
  * the node's score in flight is handed back with its need, pending, not held, and not pulled again
- * until the node has that much memory free).
+ * until the node has that much memory free); a segment job's segments are admitted the same way.
  */
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -122,6 +122,25 @@ describe("decoders on the controller and the node", () => {
         const submitted = expectOk(await client.submit({ reference: long, distorted: huge }, tokens.aWriter))
         const failed = await jobInState(client, String(submitted.id), tokens.aReader, "JOB_STATE_FAILED")
         expect(String(failed.error)).toMatch(/needs about .* more than the whole budget of 256\.0 MiB/)
+      } finally {
+        await node.stop()
+      }
+    })
+
+    it("a segment is admitted as a job is: one that can never fit the node's budget fails its job with the reason", async () => {
+      // The plan (frame counting, no memory) runs; each 500-frame segment's decoders and scorer
+      // need far more than 1 MiB, so the first segment scored fails the job, naming the need.
+      const node = await startNodeWith(scratch, controller.grpc ?? "", tokens.aNode, { SVC_MAX_SCORE_MEMORY: "1Mi" })
+      try {
+        const submitted = expectOk(
+          await client.submit({ reference: long, distorted: long, options: { segment_frames: 500 } }, tokens.aWriter)
+        )
+        const failed = await jobInState(client, String(submitted.id), tokens.aReader, "JOB_STATE_FAILED")
+        expect(String(failed.error)).toMatch(/^segment \d: .*needs about .* more than the whole budget of 1\.0 MiB/)
+        expect((failed.segments as ReadonlyArray<unknown>).length).toBe(3)
+        expect(node.logs.some((line) => /segment \d failed: .*more than the whole budget/.test(line.message))).toBe(
+          true
+        )
       } finally {
         await node.stop()
       }
