@@ -607,23 +607,25 @@ const changesOf = (
   })
 
 /**
- * Demuxers that seek by a keyframe index (mp4/mov, Matroska/WebM) to the keyframe at or before
- * a time, and raw frames (every frame a keyframe). Others (MPEG-TS, MPEG-PS, elementary streams)
- * seek by byte position and start at the first keyframe after it, which can be past the time.
+ * MPEG-TS seeks by byte position and its decoder starts at the first keyframe after it, which can
+ * be past the time asked for; its frames kept their own times after a seek (MPEG-2 and H.264,
+ * open GOPs and B-frames, at every start frame tried), so it is seeked a GOP earlier and its
+ * frames are dropped by time. Others keep the seek to the keyframe at or before the time (MPEG-PS
+ * is not seeked earlier: after a seek its parser gave a frame the time of another, which no check
+ * of times could catch, while the seek to the time is refused by the landing check).
  */
-const seeksByIndex = (container: string) =>
-  container.split(",").some((name) => ["mov", "mp4", "matroska", "webm", "rawvideo", "yuv4mpegpipe"].includes(name))
+const seeksEarlier = (container: string) => container.split(",").includes("mpegts")
 
 /**
- * Where a segment's decode of an encoded input starts, in seconds after the input's start. With a
- * keyframe index: the time halfway between the frame before `first` and `first` itself, in
+ * Where a segment's decode of an encoded input starts, in seconds after the input's start. Most
+ * containers: the time halfway between the frame before `first` and `first` itself, in
  * presentation order, so the decoder seeks to the keyframe at or before it (IDR or closed-GOP
  * point; an open GOP's leading frames, shown before their keyframe, fall before it) and drops the
- * frames before that time. Without one: the time of the keyframe before the last keyframe at or
- * before `first`, so the first keyframe after the byte position the demuxer finds is at the
- * latest that last one (a GOP is longer than the decoder's reordering), and the frames presented
- * before halfway to `first` are dropped by time (`keepFromSeconds`): at most about two GOPs are
- * decoded before the segment. Either way the first frame out is frame `first`, whatever B-frames
+ * frames before that time. MPEG-TS (`seeksEarlier`): the time of the keyframe before the last
+ * keyframe at or before `first`, so the first keyframe after the byte position the demuxer finds
+ * is at the latest that last one (a GOP is longer than the decoder's reordering), and the frames
+ * presented before halfway to `first` are dropped by time (`keepFromSeconds`): at most about two
+ * GOPs are decoded before the segment. Either way the first frame out is frame `first`, whatever B-frames
  * reorder or an edit list shifts. Undefined: decode from the start (a segment starting the input,
  * or frames without times).
  */
@@ -636,8 +638,8 @@ const seekPoint = (ffmpeg: Ffmpeg, fd: number, first: number, container: string)
     if (before === undefined || at === undefined) return undefined
     const halfway = (before + at) / 2 - startSeconds
     const keyframes = keyframeTimes.filter((time) => time <= at)
-    const indexed = seeksByIndex(container) || keyframes.length === 0
-    // Without an index: the keyframe before the last one at or before `first` (none: the start).
+    const indexed = !seeksEarlier(container) || keyframes.length === 0
+    // MPEG-TS: the keyframe before the last one at or before `first` (none: the start).
     const previousKeyframe = keyframes.at(-2) ?? startSeconds
     const seconds = Math.max(0, indexed ? halfway : previousKeyframe - startSeconds)
     // Frame `first` comes out at its time after the seek point; its neighbours a frame away.
