@@ -379,6 +379,8 @@ const runToEnd = (argv: ReadonlyArray<string>, fd: number | "ignore", what: stri
 export interface FrameTimes {
   readonly frames: number
   readonly times: ReadonlyArray<number> | undefined
+  /** The keyframes' presentation times, ascending (undefined with `times`). */
+  readonly keyframeTimes: ReadonlyArray<number> | undefined
   readonly startSeconds: number
 }
 
@@ -386,7 +388,23 @@ export interface FrameTimes {
 export interface DecodeWindow {
   readonly seekSeconds: number | undefined
   readonly frames: number
+  /** Frames before this time after the seek point are dropped (a seek made earlier than the first frame). */
+  readonly keepFromSeconds?: number | undefined
 }
+
+/** A segment's seek: to a time (seconds after the input's start), the first frame wanted, and where it is kept from. */
+export interface SeekTo {
+  readonly seconds: number
+  readonly first: number
+  readonly keepFromSeconds?: number | undefined
+}
+
+/**
+ * The filter that drops the frames presented before `seconds` after the seek point, by their
+ * time (after an earlier seek, the frames the decoder needs before the first one wanted).
+ */
+const keepingFrom = (seconds: number | undefined) =>
+  seconds === undefined ? "" : `select='gte(t\\,${seconds.toFixed(6)})',`
 
 /** What ffprobe says about the first video stream of an input. */
 export interface ProbedStream {
@@ -664,7 +682,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "passthrough",
             "-vf",
             // After a seek the first frame's time is logged, so the caller can check where it landed.
-            `${dropping(cut?.drop ?? [])}${((chain: string) =>
+            `${keepingFrom(window?.keepFromSeconds)}${dropping(cut?.drop ?? [])}${((chain: string) =>
               window?.seekSeconds === undefined ? chain : firstFrameProbe(chain))(
               target.scale === undefined ? unchanging(target.source) : scaled(target)
             )}`,
@@ -723,10 +741,17 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         const packets = (parsed.packets ?? []).filter((packet) => !(packet.flags ?? "").includes("D"))
         if (packets.length === 0) return yield* new DecoderFailed({ detail: "no video packets" })
         const times = packets.map((packet) => Number(packet.pts_time))
+        const timed = times.every(Number.isFinite)
         return {
           frames: packets.length,
           // Without a time for every frame there is nothing to seek by: decode from the start.
-          times: times.every(Number.isFinite) ? [...times].sort((a, b) => a - b) : undefined,
+          times: timed ? [...times].sort((a, b) => a - b) : undefined,
+          keyframeTimes: timed
+            ? packets
+                .filter((packet) => (packet.flags ?? "").includes("K"))
+                .map((packet) => Number(packet.pts_time))
+                .sort((a, b) => a - b)
+            : undefined,
           startSeconds: Number(parsed.format?.start_time ?? 0) || 0
         }
       })
@@ -749,7 +774,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       frameBytes: number,
       limits: ChildLimits & { readonly threads: number; readonly memory: number },
       onFrame: (index: number, frame: Buffer) => Promise<void>,
-      seek?: { readonly seconds: number; readonly first: number }
+      seek?: SeekTo
     ): Effect.Effect<number | undefined, DecoderMissing | DecoderFailed> =>
       Effect.scoped(
         Effect.gen(function* () {
@@ -781,7 +806,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               "-sn",
               "-dn",
               "-vf",
-              seek === undefined ? chain : firstFrameProbe(chain),
+              seek === undefined ? chain : `${keepingFrom(seek.keepFromSeconds)}${firstFrameProbe(chain)}`,
               "-fps_mode",
               "passthrough",
               // Nothing is decoded past the last frame wanted.

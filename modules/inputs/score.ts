@@ -430,7 +430,7 @@ export const frameSource = (
         const seekTo =
           settings.window === undefined
             ? undefined
-            : yield* seekPoint(ffmpeg, fd, settings.skip).pipe(Effect.mapError(asScoreError(path)))
+            : yield* seekPoint(ffmpeg, fd, settings.skip, stream.container).pipe(Effect.mapError(asScoreError(path)))
         const seek = seekTo?.seconds
         const threads = Math.max(1, settings.threads)
         const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
@@ -468,7 +468,11 @@ export const frameSource = (
             // A segment: from its seek point (or the start), just its frames and context.
             settings.window === undefined
               ? undefined
-              : { seekSeconds: seek, frames: settings.window.frames + (seek === undefined ? pipeSkip : 0) },
+              : {
+                  seekSeconds: seek,
+                  keepFromSeconds: seekTo?.keepFromSeconds,
+                  frames: settings.window.frames + (seek === undefined ? pipeSkip : 0)
+                },
             settings.drop === undefined && raw === undefined ? undefined : { drop: filterDrop, raw }
           )
           .pipe(
@@ -603,24 +607,44 @@ const changesOf = (
   })
 
 /**
- * Where a segment's decode of an encoded input starts: the time halfway between the frame before
- * `first` and `first` itself, in presentation order (seconds after the input's start), so the
- * decoder seeks to the keyframe at or before it (IDR or closed-GOP point; an open GOP's leading
- * frames, shown before their keyframe, fall before it) and drops the frames before that time:
- * the first frame out is frame `first`, whatever B-frames reorder or an edit list shifts.
- * Undefined: decode from the start (a segment starting the input, or frames without times).
+ * MPEG-TS seeks by byte position and its decoder starts at the first keyframe after it, which can
+ * be past the time asked for; its frames kept their own times after a seek (MPEG-2 and H.264,
+ * open GOPs and B-frames, at every start frame tried), so it is seeked a GOP earlier and its
+ * frames are dropped by time. Others keep the seek to the keyframe at or before the time (MPEG-PS
+ * is not seeked earlier: after a seek its parser gave a frame the time of another, which no check
+ * of times could catch, while the seek to the time is refused by the landing check).
  */
-const seekPoint = (ffmpeg: Ffmpeg, fd: number, first: number) =>
+const seeksEarlier = (container: string) => container.split(",").includes("mpegts")
+
+/**
+ * Where a segment's decode of an encoded input starts, in seconds after the input's start. Most
+ * containers: the time halfway between the frame before `first` and `first` itself, in
+ * presentation order, so the decoder seeks to the keyframe at or before it (IDR or closed-GOP
+ * point; an open GOP's leading frames, shown before their keyframe, fall before it) and drops the
+ * frames before that time. MPEG-TS (`seeksEarlier`): the time of the keyframe before the last
+ * keyframe at or before `first`, so the first keyframe after the byte position the demuxer finds
+ * is at the latest that last one (a GOP is longer than the decoder's reordering), and the frames
+ * presented before halfway to `first` are dropped by time (`keepFromSeconds`): at most about two
+ * GOPs are decoded before the segment. Either way the first frame out is frame `first`, whatever B-frames
+ * reorder or an edit list shifts. Undefined: decode from the start (a segment starting the input,
+ * or frames without times).
+ */
+const seekPoint = (ffmpeg: Ffmpeg, fd: number, first: number, container: string) =>
   Effect.gen(function* () {
     if (first === 0) return undefined
-    const { times, startSeconds } = yield* ffmpeg.frameTimes(fd, headerProbeLimits)
+    const { times, keyframeTimes = [], startSeconds } = yield* ffmpeg.frameTimes(fd, headerProbeLimits)
     const before = times?.[first - 1]
     const at = times?.[first]
     if (before === undefined || at === undefined) return undefined
-    const seconds = Math.max(0, (before + at) / 2 - startSeconds)
+    const halfway = (before + at) / 2 - startSeconds
+    const keyframes = keyframeTimes.filter((time) => time <= at)
+    const indexed = !seeksEarlier(container) || keyframes.length === 0
+    // MPEG-TS: the keyframe before the last one at or before `first` (none: the start).
+    const previousKeyframe = keyframes.at(-2) ?? startSeconds
+    const seconds = Math.max(0, indexed ? halfway : previousKeyframe - startSeconds)
     // Frame `first` comes out at its time after the seek point; its neighbours a frame away.
     const landing: Landing = { frame: first, afterSeek: at - startSeconds - seconds, tolerance: (at - before) / 2 }
-    return { seconds, landing }
+    return { seconds, landing, keepFromSeconds: indexed ? undefined : halfway - seconds }
   })
 
 /**
@@ -695,7 +719,7 @@ export const sidePictures = <E>(
           const seekTo =
             job.segment === undefined || indices.length === 0
               ? undefined
-              : yield* seekPoint(ffmpeg, fd, Math.min(...indices))
+              : yield* seekPoint(ffmpeg, fd, Math.min(...indices), stream.container)
           if (admitMemory) yield* admitMemory(memory)
           const first = yield* ffmpeg.decodeSelected(
             fd,
@@ -713,7 +737,11 @@ export const sidePictures = <E>(
               const frame = frameOfIndex.get(index)
               if (url && frame !== undefined) byFrame.set(frame, url)
             },
-            seekTo && { seconds: seekTo.seconds, first: seekTo.landing.frame }
+            seekTo && {
+              seconds: seekTo.seconds,
+              first: seekTo.landing.frame,
+              keepFromSeconds: seekTo.keepFromSeconds
+            }
           )
           yield* checkLanding(side.input.path, seekTo?.landing, first)
           return byFrame as ReadonlyMap<number, string>

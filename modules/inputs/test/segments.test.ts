@@ -2,7 +2,8 @@
  * Segments of encoded inputs (issue 30) with the machine's ffmpeg: a segment's node seeks to the
  * keyframe before its context frame and starts at the right frame by presentation time, so the
  * concatenated segments equal one pass bit for bit, for H.264 with B-frames in mp4 (an edit list
- * shifts its times) and HEVC with open GOPs and B-frames; and a plan counts the title's frames.
+ * shifts its times), HEVC with open GOPs and B-frames, and MPEG-2 with open GOPs in MPEG-TS (no
+ * keyframe index: seeking a GOP earlier and dropping by time); and a plan counts the title's frames.
  * After a seek the decoder logs its first frame's time, and a first frame that is not the planned
  * one is refused. A segment's thumbnails seek the same way: byte for byte a decode from the start's.
  */
@@ -76,8 +77,22 @@ const encodings = {
     "-crf",
     "30",
     file("dis.hevc.mkv")
+  ],
+  // No keyframe index: a seek by byte position, so the node seeks a GOP earlier (open GOPs).
+  "MPEG-2 with B-frames, a keyframe every 12, mpegts": [
+    "-c:v",
+    "mpeg2video",
+    "-bf",
+    "2",
+    "-g",
+    "12",
+    "-q:v",
+    "6",
+    file("dis.mpeg2.ts")
   ]
 } as const
+/** Where segments start: every 20 frames (mid-GOP), and for the .ts GOP boundaries too (24, 36, 60). */
+const startsOf = (path: string) => (path.endsWith(".ts") ? [0, 20, 24, 36, 60, 80] : [0, 20, 40, 60, 80])
 for (const args of Object.values(encodings))
   ffmpegRun([...rawIn, "-i", file("ref.yuv"), ...args.slice(0, -1), "-y", args.at(-1) ?? ""])
 
@@ -112,12 +127,12 @@ describe("segments of encoded inputs", () => {
       expect(counted).toBe(frames)
       const onePass = await score(whole)
       expect(onePass.frames).toHaveLength(frames)
-      // Segments of 20 start mid-GOP (keyframes every 12 or 24 frames).
-      const cuts = Array.from({ length: frames / 20 + 1 }, (_, k) => ({
-        first: k * 20,
-        frames: Math.min(20, frames - k * 20),
-        last: (k + 1) * 20 >= frames
-      }))
+      // Segments start mid-GOP (keyframes every 12 or 24 frames) and at GOP boundaries.
+      const starts = startsOf(whole.distorted)
+      const cuts = starts.map((first, k) => {
+        const next = starts[k + 1] ?? frames
+        return { first, frames: next - first, last: next === frames }
+      })
       const pieces = await Promise.all(cuts.map((segment) => score({ ...whole, segment })))
       expect(bits(pieces.flatMap((piece) => piece.frames))).toEqual(bits(onePass.frames))
       // Each segment's thumbnails (its candidates for the worst shots' frames, decoded from the
