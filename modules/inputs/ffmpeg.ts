@@ -67,6 +67,12 @@ export interface RawInputFormat {
   readonly pixelFormat: string
 }
 
+/**
+ * The output selection every decode shares: the first video stream alone, each frame as the
+ * decoder gives it (no frame-rate conversion duplicates or drops one).
+ */
+const firstVideoStreamAsDecoded = ["-map", "0:v:0", "-an", "-sn", "-dn", "-fps_mode", "passthrough"]
+
 /** The options before `-i`: the confinement, and for raw YUV its demuxer and layout. */
 const inputOptions = (raw: RawInputFormat | undefined) =>
   raw === undefined
@@ -673,13 +679,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             ...(window?.seekSeconds === undefined ? [] : ["-ss", window.seekSeconds.toFixed(6)]),
             "-i",
             inputUrl,
-            "-map",
-            "0:v:0",
-            "-an",
-            "-sn",
-            "-dn",
-            "-fps_mode",
-            "passthrough",
+            ...firstVideoStreamAsDecoded,
             "-vf",
             // After a seek the first frame's time is logged, so the caller can check where it landed.
             `${keepingFrom(window?.keepFromSeconds)}${dropping(cut?.drop ?? [])}${((chain: string) =>
@@ -800,15 +800,9 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               ...(seek === undefined ? [] : ["-ss", seek.seconds.toFixed(6)]),
               "-i",
               inputUrl,
-              "-map",
-              "0:v:0",
-              "-an",
-              "-sn",
-              "-dn",
+              ...firstVideoStreamAsDecoded,
               "-vf",
               seek === undefined ? chain : `${keepingFrom(seek.keepFromSeconds)}${firstFrameProbe(chain)}`,
-              "-fps_mode",
-              "passthrough",
               // Nothing is decoded past the last frame wanted.
               "-frames:v",
               String(wanted.length),
@@ -869,13 +863,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               "1",
               "-i",
               inputUrl,
-              "-map",
-              "0:v:0",
-              "-an",
-              "-sn",
-              "-dn",
-              "-fps_mode",
-              "passthrough",
+              ...firstVideoStreamAsDecoded,
               "-vf",
               `scale=${size.width}:${size.height}:flags=area:eval=frame,format=gray`,
               "-frames:v",
