@@ -71,8 +71,8 @@ const scored = async (body: unknown): Promise<ScoreResult> => {
 
 let reference = ""
 const encoded = new Map<string, string>()
-beforeAll(() => {
-  reference = writeReference(scratch.dir)
+beforeAll(async () => {
+  reference = await writeReference(scratch.dir)
   for (const encode of encodes) encoded.set(encode.name, writeEncode(scratch.dir, reference, encode))
 }, 120_000)
 
@@ -474,7 +474,7 @@ describe("svc-server with sync", () => {
   let unrelated = ""
   let otherRate = ""
   beforeAll(async () => {
-    unrelated = writeUnrelated(scratch.dir)
+    unrelated = await writeUnrelated(scratch.dir)
     otherRate = writeOtherRate(scratch.dir, reference)
     server = await startService("svc-server", { listeners: ["http", "grpc"] })
     client = scoringClient(server.grpc ?? "")
