@@ -17,7 +17,7 @@ import {
 import { planReport, planSegmentReport } from "./report.ts"
 import { fitsPuller, type JobRow, toJob } from "./rows.ts"
 import { SEGMENT_COLUMNS, type SegmentRow, type SegmentStep, segmentOutcome, toSegment } from "./segment-rows.ts"
-import type { Claimed, SegmentStoreShape } from "./store.ts"
+import type { Claimed, MemoryNeed, SegmentKey, SegmentStoreShape } from "./store.ts"
 
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
 /**
@@ -56,17 +56,20 @@ export const makeSqliteSegments = (
      SELECT j.seq, j.id, j.state,
        (SELECT count(*) FROM job_segments r WHERE r.${OWN} AND r.job_id = j.id AND r.state = 'running') AS busy
      FROM jobs j WHERE j.${OWN} AND j.state = 'running'
-       AND EXISTS (SELECT 1 FROM job_segments p WHERE p.${OWN} AND p.job_id = j.id AND p.state = 'pending')
+       AND EXISTS (SELECT 1 FROM job_segments p WHERE p.${OWN} AND p.job_id = j.id AND p.state = 'pending'
+         AND ${fitsPuller("p.memory_need", "?3", "?4")})
      ORDER BY seq LIMIT ?2`
   )
   const claimJob = db.query<{ id: string }, [string, string, string, number]>(
     `UPDATE jobs SET state = 'running', node_id = ?3, started_at = ?4, fence = fence + 1
      WHERE ${OWN} AND id = ?2 AND state = 'pending' RETURNING id`
   )
-  const claimSegment = db.query<SegmentRow, [string, string, string, number]>(
+  // The first pending segment the puller has room for (by its recorded need, as jobs are skipped).
+  const claimSegment = db.query<SegmentRow, [string, string, string, number, number, number]>(
     `UPDATE job_segments SET state = 'running', node_id = ?3, claimed_at = ?4, fence = fence + 1,
        attempts = attempts + 1, frames_done = 0, result = NULL
-     WHERE ${OWN} AND job_id = ?2 AND idx = (SELECT min(idx) FROM job_segments WHERE ${OWN} AND job_id = ?2 AND state = 'pending')
+     WHERE ${OWN} AND job_id = ?2 AND idx = (SELECT min(idx) FROM job_segments WHERE ${OWN} AND job_id = ?2
+       AND state = 'pending' AND ${fitsPuller("memory_need", "?5", "?6")})
      RETURNING ${SEGMENT_COLUMNS}`
   )
   const markStarted = db.query<never, [string, string, number]>(
@@ -105,6 +108,12 @@ export const makeSqliteSegments = (
   const requeueSegment = db.query<never, [string, string, number]>(
     `UPDATE job_segments SET state = 'pending', node_id = NULL, claimed_at = NULL, result = NULL, frames_done = 0,
        fence = fence + 1
+     WHERE ${OWN} AND job_id = ?2 AND idx = ?3 AND state = 'running'`
+  )
+  // Handed back for want of memory: pending with its need, the claim not counted as an attempt.
+  const handBackSegment = db.query<never, [string, string, number, number]>(
+    `UPDATE job_segments SET state = 'pending', node_id = NULL, claimed_at = NULL, result = NULL, frames_done = 0,
+       fence = fence + 1, attempts = max(attempts - 1, 0), memory_need = ?4
      WHERE ${OWN} AND job_id = ?2 AND idx = ?3 AND state = 'running'`
   )
 
@@ -176,7 +185,7 @@ export const makeSqliteSegments = (
                   if (claimJob.get(tenantId, next.id, nodeId, now) !== null) claims.push({ jobId: next.id })
                   continue
                 }
-                const segment = claimSegment.get(tenantId, next.id, nodeId, now)
+                const segment = claimSegment.get(tenantId, next.id, nodeId, now, memory.freeBytes, memory.budgetBytes)
                 if (segment === null) {
                   pool.shift()
                   continue
@@ -321,19 +330,45 @@ export const makeSqliteSegments = (
 
   /**
    * Inside the store's re-queue of a lost node: its running segments go back to pending, or fail
-   * their job once handed out MAX_SEGMENT_ATTEMPTS times. Returns the jobs changed.
+   * their job once handed out MAX_SEGMENT_ATTEMPTS times. With `claimedBefore`, only those claimed
+   * before it and not listed (by name in `listedSegments` when the node names any segment, else
+   * by their job in `listed`, as an older node lists them); one
+   * with a need in `needs` (keyed "<job id>#<index>") was handed back for want of memory: pending
+   * with its need, not counted as an attempt. Returns the jobs changed and whether a need was
+   * handed back (every waiting PullWork is woken).
    */
-  const requeueNode = (tenantId: string, nodeId: string, claimedBefore?: number, listed?: ReadonlyArray<string>) =>
+  const requeueNode = (
+    tenantId: string,
+    nodeId: string,
+    claimedBefore?: number,
+    listed?: ReadonlyArray<string>,
+    listedSegments: ReadonlyArray<SegmentKey> = [],
+    needs: ReadonlyArray<MemoryNeed> = []
+  ) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
+      const keep = new Set(listedSegments.map((segment) => `${segment.jobId}#${segment.index}`))
+      const needOf = new Map(
+        needs.flatMap((need) =>
+          need.segment !== undefined && need.bytes > 0 ? [[`${need.jobId}#${need.segment}`, need.bytes] as const] : []
+        )
+      )
+      let handedBack = false
       const changed = yield* attempt("requeue", () =>
         db
           .transaction(() => {
             const ids = new Set<string>()
             for (const row of runningOfNode.all(tenantId, nodeId)) {
               if (claimedBefore !== undefined && (row.claimed_at ?? 0) >= claimedBefore) continue
-              if (listed?.includes(row.job_id)) continue
+              if (keep.size > 0 ? keep.has(`${row.job_id}#${row.idx}`) : listed?.includes(row.job_id)) continue
               ids.add(row.job_id)
+              const need = needOf.get(`${row.job_id}#${row.idx}`)
+              if (need !== undefined) {
+                handBackSegment.run(tenantId, row.job_id, row.idx, need)
+                progressJob.run(tenantId, row.job_id, totals(tenantId, row.job_id).done)
+                handedBack = true
+                continue
+              }
               if (row.attempts >= MAX_SEGMENT_ATTEMPTS) {
                 end(
                   tenantId,
@@ -359,7 +394,7 @@ export const makeSqliteSegments = (
         if (job !== undefined) jobs.push(job)
       }
       yield* publish(jobs)
-      return jobs
+      return { jobs, handedBack }
     })
 
   const runningAssignments = db.query<{ tenant_id: string; node_id: string }, []>(
