@@ -116,6 +116,18 @@ export const runningUpdateParams = (
 export const fitsPuller = (need: string, free: string, budget: string): string =>
   `(${free} <= 0 OR ${need} IS NULL OR ${need} <= ${free} OR (${budget} > 0 AND ${need} > ${budget}))`
 
+/** `fitsPuller` in TypeScript: a unit of recorded need `need` (null: unknown) may go to the puller. */
+export const fits = (need: number | null, free: number, budget: number): boolean =>
+  free <= 0 || need === null || need <= free || (budget > 0 && need > budget)
+
+/**
+ * The puller's free memory after a unit of need `need` was claimed for it: one claim of several
+ * units counts the known needs of those before (never below 1, which would read as unknown). An
+ * unknown need, or one beyond the whole budget (the node fails it at once), takes nothing.
+ */
+export const freeAfter = (free: number, need: number | null, budget: number): number =>
+  free <= 0 || need === null || (budget > 0 && need > budget) ? free : Math.max(1, free - need)
+
 /** Whole jobs' memory needs as the JSON object `{job id: bytes}` the stores' re-queue reads (unknown needs left out). */
 export const needsJson = (needs: ReadonlyArray<MemoryNeed>): string =>
   JSON.stringify(

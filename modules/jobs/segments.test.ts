@@ -253,9 +253,9 @@ describeContract("segment jobs", ({ backend }) => {
           const waiting = yield* Effect.fork(jobs.pullWork(node("a"), roomy, 1, 20_000, enough))
           for (let turn = 0; turn < 5; turn++) yield* Effect.yieldNow()
           expect(yield* handBack).toBe(true)
-          expect((yield* Fiber.join(waiting)).map((pulled) => [pulled.segment?.index, pulled.segment?.nodeId])).toEqual([
-            [1, roomy]
-          ])
+          expect((yield* Fiber.join(waiting)).map((pulled) => [pulled.segment?.index, pulled.segment?.nodeId])).toEqual(
+            [[1, roomy]]
+          )
           expect(Option.isNone(yield* Fiber.poll(tooLittle))).toBe(true)
           yield* Fiber.interrupt(tooLittle)
           // A node whose whole budget it exceeds gets it, to fail it with the reason; a lost claim
@@ -266,6 +266,16 @@ describeContract("segment jobs", ({ backend }) => {
           // An older node lists the job only: every segment of a listed job is kept.
           expect(yield* jobs.heartbeat(node("a"), short, [submitted.id], true, [])).toBe(true)
           expect((yield* jobs.get(writer("a"), submitted.id)).segments[1]?.state).toBe("running")
+          // One claim of several units counts the known needs of those it took before.
+          yield* jobs.heartbeat(node("a"), short, [], true, [{ jobId: submitted.id, bytes: 100, segment: 1 }])
+          yield* jobs.heartbeat(node("a"), nodeId, [], true, [{ jobId: submitted.id, bytes: 100, segment: 0 }])
+          const roomForOne = { freeBytes: 150, budgetBytes: 200 }
+          const pulled = (budget: typeof roomForOne) =>
+            Effect.map(jobs.pullWork(node("a"), roomy, 2, 0, budget), (units) =>
+              units.map((unit) => unit.segment?.index)
+            )
+          expect(yield* pulled(roomForOne)).toEqual([0])
+          expect(yield* pulled(roomForOne)).toEqual([1])
         })
       )
   )

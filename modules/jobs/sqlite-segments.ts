@@ -15,7 +15,7 @@ import {
   MAX_SEGMENT_ATTEMPTS
 } from "./model.ts"
 import { planReport, planSegmentReport } from "./report.ts"
-import { fitsPuller, type JobRow, toJob } from "./rows.ts"
+import { fits, fitsPuller, freeAfter, type JobRow, toJob } from "./rows.ts"
 import { SEGMENT_COLUMNS, type SegmentRow, type SegmentStep, segmentOutcome, toSegment } from "./segment-rows.ts"
 import type { Claimed, MemoryNeed, SegmentKey, SegmentStoreShape } from "./store.ts"
 
@@ -48,12 +48,13 @@ export const makeSqliteSegments = (
   )
   // The claim candidates: pending jobs (plans or whole jobs) and running jobs with a pending segment.
   const candidates = db.query<
-    { seq: number; id: string; state: string; busy: number },
+    { seq: number; id: string; state: string; busy: number; need: number | null },
     [string, number, number, number]
   >(
-    `SELECT seq, id, state, 0 AS busy FROM jobs WHERE ${OWN} AND state = 'pending' AND ${fitsPuller("memory_need", "?3", "?4")}
+    `SELECT seq, id, state, 0 AS busy, memory_need AS need FROM jobs
+       WHERE ${OWN} AND state = 'pending' AND ${fitsPuller("memory_need", "?3", "?4")}
      UNION ALL
-     SELECT j.seq, j.id, j.state,
+     SELECT j.seq, j.id, j.state, NULL AS need,
        (SELECT count(*) FROM job_segments r WHERE r.${OWN} AND r.job_id = j.id AND r.state = 'running') AS busy
      FROM jobs j WHERE j.${OWN} AND j.state = 'running'
        AND EXISTS (SELECT 1 FROM job_segments p WHERE p.${OWN} AND p.job_id = j.id AND p.state = 'pending'
@@ -65,12 +66,15 @@ export const makeSqliteSegments = (
      WHERE ${OWN} AND id = ?2 AND state = 'pending' RETURNING id`
   )
   // The first pending segment the puller has room for (by its recorded need, as jobs are skipped).
-  const claimSegment = db.query<SegmentRow, [string, string, string, number, number, number]>(
+  const claimSegment = db.query<
+    SegmentRow & { readonly need: number | null },
+    [string, string, string, number, number, number]
+  >(
     `UPDATE job_segments SET state = 'running', node_id = ?3, claimed_at = ?4, fence = fence + 1,
        attempts = attempts + 1, frames_done = 0, result = NULL
      WHERE ${OWN} AND job_id = ?2 AND idx = (SELECT min(idx) FROM job_segments WHERE ${OWN} AND job_id = ?2
        AND state = 'pending' AND ${fitsPuller("memory_need", "?5", "?6")})
-     RETURNING ${SEGMENT_COLUMNS}`
+     RETURNING ${SEGMENT_COLUMNS}, memory_need AS need`
   )
   const markStarted = db.query<never, [string, string, number]>(
     `UPDATE jobs SET started_at = coalesce(started_at, ?3) WHERE ${OWN} AND id = ?2`
@@ -175,6 +179,8 @@ export const makeSqliteSegments = (
                 .all(tenantId, Math.max(64, max * 4), memory.freeBytes, memory.budgetBytes)
                 .map((row) => ({ ...row }))
               const claims: Array<{ jobId: string; segment?: JobSegment }> = []
+              // The free memory left for the next pick: the known needs of those claimed before.
+              let free = memory.freeBytes
               while (claims.length < max && pool.length > 0) {
                 // The job with the fewest units running; the oldest first among equals.
                 pool.sort((a, b) => a.busy - b.busy || a.seq - b.seq)
@@ -182,14 +188,18 @@ export const makeSqliteSegments = (
                 if (next === undefined) break
                 if (next.state === "pending") {
                   pool.shift()
-                  if (claimJob.get(tenantId, next.id, nodeId, now) !== null) claims.push({ jobId: next.id })
+                  if (!fits(next.need, free, memory.budgetBytes)) continue
+                  if (claimJob.get(tenantId, next.id, nodeId, now) === null) continue
+                  claims.push({ jobId: next.id })
+                  free = freeAfter(free, next.need, memory.budgetBytes)
                   continue
                 }
-                const segment = claimSegment.get(tenantId, next.id, nodeId, now, memory.freeBytes, memory.budgetBytes)
+                const segment = claimSegment.get(tenantId, next.id, nodeId, now, free, memory.budgetBytes)
                 if (segment === null) {
                   pool.shift()
                   continue
                 }
+                free = freeAfter(free, segment.need, memory.budgetBytes)
                 markStarted.run(tenantId, next.id, now)
                 next.busy++
                 claims.push({ jobId: next.id, segment: toSegment(segment) })

@@ -1029,7 +1029,8 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
     name: "segment memory need, hand-backs that wake only when something went back",
     // Issue 27: a segment handed back for want of memory keeps its node's estimate (NULL: not
     // known); svc_claim_units skips a pending segment whose need exceeds the puller's free memory
-    // as it skips jobs. svc_segments_requeue takes the segments the node lists (besides the jobs)
+    // as it skips jobs, and one claim of several units counts the known needs of those it picked
+    // before against the free memory. svc_segments_requeue takes the segments the node lists (besides the jobs)
     // and the segments' needs: a segment with a need goes back to pending with it, the claim not
     // counted as an attempt. The "memory" wake-up (every waiting PullWork of the tenant) is sent
     // by svc_requeue and svc_segments_requeue only when a job or segment with a need did go back
@@ -1051,6 +1052,8 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
         c_pending BOOLEAN[];
         c_busy INTEGER[];
         c_live BOOLEAN[];
+        c_need BIGINT[];
+        left_free BIGINT := p_free;
         best INTEGER;
         claimed INTEGER := 0;
         held jobs;
@@ -1080,9 +1083,9 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
         END IF;
         -- Candidates: the oldest pending jobs (at most p_max can be picked; locked, others skip
         -- them) and running jobs with a pending segment, each with its units running.
-        SELECT array_agg(x.seq ORDER BY x.seq), array_agg(x.id ORDER BY x.seq)
-          INTO c_seq, c_id
-          FROM (SELECT j.seq, j.id FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+        SELECT array_agg(x.seq ORDER BY x.seq), array_agg(x.id ORDER BY x.seq), array_agg(x.memory_need ORDER BY x.seq)
+          INTO c_seq, c_id, c_need
+          FROM (SELECT j.seq, j.id, j.memory_need FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
               AND (p_free <= 0 OR j.memory_need IS NULL OR j.memory_need <= p_free OR (p_budget > 0 AND j.memory_need > p_budget))
             ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED) AS x;
         c_pending := array_fill(true, ARRAY[coalesce(cardinality(c_seq), 0)]);
@@ -1113,10 +1116,18 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
           EXIT WHEN best IS NULL;
           IF c_pending[best] THEN
             c_live[best] := false;
+            -- The free memory left after the units claimed before (their known needs).
+            IF NOT (left_free <= 0 OR c_need[best] IS NULL OR c_need[best] <= left_free
+                OR (p_budget > 0 AND c_need[best] > p_budget)) THEN
+              CONTINUE;
+            END IF;
             UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
               WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] AND jobs.state = 'pending' RETURNING * INTO held;
             IF FOUND THEN
               claimed := claimed + 1;
+              IF left_free > 0 AND held.memory_need IS NOT NULL AND NOT (p_budget > 0 AND held.memory_need > p_budget) THEN
+                left_free := greatest(1, left_free - held.memory_need);
+              END IF;
               RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), NULL::JSON,
                 svc_segments_json(p_tenant, held.id);
             END IF;
@@ -1133,7 +1144,8 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
               attempts = job_segments.attempts + 1, frames_done = 0, result = NULL, revision = job_segments.revision + 1
             WHERE job_segments.tenant_id = p_tenant AND job_segments.job_id = c_id[best] AND job_segments.idx = (
               SELECT p.idx FROM job_segments p WHERE p.tenant_id = p_tenant AND p.job_id = c_id[best]
-                AND p.state = 'pending' AND (p_free <= 0 OR p.memory_need IS NULL OR p.memory_need <= p_free OR (p_budget > 0 AND p.memory_need > p_budget))
+                AND p.state = 'pending'
+                AND (left_free <= 0 OR p.memory_need IS NULL OR p.memory_need <= left_free OR (p_budget > 0 AND p.memory_need > p_budget))
                 ORDER BY p.idx LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING * INTO got;
           IF NOT FOUND THEN
@@ -1144,6 +1156,9 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
             WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] RETURNING * INTO held;
           c_busy[best] := c_busy[best] + 1;
           claimed := claimed + 1;
+          IF left_free > 0 AND got.memory_need IS NOT NULL AND NOT (p_budget > 0 AND got.memory_need > p_budget) THEN
+            left_free := greatest(1, left_free - got.memory_need);
+          END IF;
           RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), row_to_json(got),
             svc_segments_json(p_tenant, held.id);
         END LOOP;
