@@ -197,6 +197,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     })
     /** Jobs were handed back: the pull loop's next Heartbeat (with hand_back_unlisted) re-queues them. */
     const handBackDue = yield* Ref.make(false)
+    /** A long-poll was cancelled because memory came back (its claim, if any, never read). */
+    const pullCancelled = yield* Ref.make(false)
     /** The memory needs of the jobs handed back, for that Heartbeat (the controller records them). */
     const handBackNeeds = yield* Ref.make<ReadonlyArray<JobMemoryNeed>>([])
     /**
@@ -889,12 +891,14 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const freed = yield* Ref.get(memoryFreed)
         const freeMemory = yield* ledger.free
         const asked = yield* Clock.currentTimeMillis
+        // Right after a cancelled long-poll: a PullWork answered at once, then a hand-back.
+        const afterCancel = yield* Ref.getAndSet(pullCancelled, false)
         const pull = call((nodes, options) =>
           nodes.PullWork(
             {
               node_id: current.nodeId,
               max_jobs: free,
-              wait_ms: PULL_WAIT_MS,
+              wait_ms: afterCancel ? 0 : PULL_WAIT_MS,
               // 0 would read as "unknown" (no job skipped).
               free_memory_bytes: Math.max(1, freeMemory),
               memory_budget_bytes: budget
@@ -905,8 +909,17 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // A wait that began short of memory ends when a score gives memory back (the call is
         // cancelled): the next PullWork says the new free memory, and gets a job skipped before.
         const pulled = yield* Effect.either(
-          freeMemory < budget ? Effect.raceFirst(pull, Effect.as(Deferred.await(freed), undefined)) : pull
+          freeMemory < budget && !afterCancel
+            ? Effect.raceFirst(pull, Effect.as(Deferred.await(freed), undefined))
+            : pull
         )
+        // The controller may have claimed work for the cancelled call just before it ended, an
+        // answer this node never reads. The next PullWork (answered at once) reaches the
+        // controller after the cancel, which interrupts that call (a hand-back Heartbeat sent
+        // straight after the cancel may be handled before it); the hand-back after it lists every
+        // claim this node holds, and the controller re-queues the one it never read at once
+        // instead of a session TTL later.
+        if (afterCancel) yield* Ref.set(handBackDue, true)
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
           else yield* Effect.logWarning(`pull failed: ${pulled.left.message}`)
@@ -915,11 +928,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         }
         const answer = pulled.right
         if (answer === undefined) {
-          // Cancelled: the controller may have claimed work for the call just before it ended, an
-          // answer this node never reads. A hand-back Heartbeat (next round, before the next
-          // PullWork) re-queues whatever it holds for this node and this node does not list, at
-          // once instead of a session TTL later.
-          yield* Ref.set(handBackDue, true)
+          yield* Ref.set(pullCancelled, true)
           continue
         }
         const settling = yield* Effect.forEach(answer.jobs, (job) =>
@@ -937,7 +946,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // The controller held the call until work arrived or the wait was up; one that answers
         // "none" at once does not long-poll (an older controller): poll at the interval.
         const answeredAfter = (yield* Clock.currentTimeMillis) - asked
-        if (answer.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
+        if (answer.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2 && !afterCancel)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }
     })
