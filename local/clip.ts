@@ -101,7 +101,7 @@ const outputArgs = (path: string, output: Output): ReadonlyArray<string> => [
 ]
 
 /** The ffmpeg arguments (after the quiet options) that write `clip` to `path`. */
-export const clipArgs = (path: string, clip: Clip): ReadonlyArray<string> => [
+const clipArgs = (path: string, clip: Clip): ReadonlyArray<string> => [
   "-f",
   "lavfi",
   "-i",
