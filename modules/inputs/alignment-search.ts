@@ -1,13 +1,13 @@
 /**
- * The search pass of `options.sync: "auto"`: each input is read a second time into 32x18 8-bit
- * luma thumbnails (576 bytes a frame; the full-size frames are never held), then alignment.ts
- * lines them up. A raw YUV or Y4M side is read from its descriptor, luma plane only, and reduced
- * here (luma-thumbnails.ts); an encoded side is decoded a second time by its own ffmpeg child,
- * which scales in its filter graph. Decoding twice instead of buffering a window of full frames
- * keeps the memory small and independent of the clip's length (a 4K 10-bit frame is 24 MB; 120
- * frames of window would be 3 GB): what is admitted, before anything is read, is each encoded
- * side's decoder (or a file side's one luma plane), both sides' thumbnails and the search's
- * traceback band. The scoring pass starts after the search has released all of it.
+ * The search pass of `options.sync: "auto"`: each input is read into 32x18 8-bit luma thumbnails
+ * (576 bytes a frame), then alignment.ts lines them up. A raw YUV or Y4M side is read from its
+ * descriptor, luma plane only, and reduced here (luma-thumbnails.ts). An encoded side within the
+ * sync window comes with its thumbnails already made by its scoring decoder (alignment-once.ts:
+ * decoded once, its frames held); any other encoded side is decoded a second time by its own
+ * ffmpeg child, which scales in its filter graph, so its full-size frames are never held (a 4K
+ * 10-bit frame is 24 MB). What is admitted here, before anything is read, is each side's search
+ * decoder (or a file side's one luma plane) and thumbnails, unless they were made already, and
+ * the search's traceback band. The scoring pass starts after the search has released all of it.
  */
 import { Effect } from "effect"
 import { InvalidScoreRequest, type ScoreError, type ScoreHooks } from "../scorer/index.ts"
