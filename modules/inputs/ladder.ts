@@ -158,7 +158,12 @@ const renditionAlignments = <E>(
 ): Effect.Effect<ReadonlyArray<Alignment> | undefined, ScoreError | E, Ffmpeg | Scope.Scope> =>
   Effect.gen(function* () {
     const given = ladder.renditions.flatMap((rendition) => (rendition.job.alignment ? [rendition.job.alignment] : []))
-    if (given.length > 0 && given.length === ladder.renditions.length) return given
+    if (given.length === ladder.renditions.length) return given
+    // Some but not all: the shared pairing needs every rendition's.
+    if (given.length > 0)
+      return yield* new InvalidScoreRequest({
+        message: `a ladder segment is scored with every rendition's alignment: ${given.length} given for ${ladder.renditions.length} renditions`
+      })
     const shared = ladder.renditions[0]?.job
     if (shared?.sync === undefined) return undefined
     // A segment's renditions are paired over the reference frames of its range, so they cannot

@@ -10,6 +10,7 @@ import {
   encodeResult,
   JOB_STATES,
   type Job,
+  type JobRequest,
   type JobState
 } from "./model.ts"
 import type { Lease, MemoryNeed, RunningUpdate, SegmentKey } from "./store.ts"
@@ -39,10 +40,37 @@ export interface JobRow {
 
 export const isState = (text: string): text is JobState => (JOB_STATES as ReadonlyArray<string>).includes(text)
 
+/** Jobs whose decoded request `recentRequests` keeps, and the longest request text it keeps. */
+const RECENT_REQUESTS = 4096
+const MAX_KEPT_REQUEST_LENGTH = 8192
+
+/**
+ * Each job's request as last decoded, by job id, with the text it was decoded from. Every call on
+ * a job reads its row again (the claim, a report's read and its write), and decoding a pair's
+ * request costs about 40 µs; decoding is a pure function of the text, so an unchanged text gives
+ * the value kept. Bounded: the oldest entry goes first; long texts are not kept.
+ */
+const recentRequests = new Map<string, { readonly text: string; readonly request: JobRequest }>()
+
+const requestOf = (id: string, text: string): ReturnType<typeof decodeStoredRequest> => {
+  const kept = recentRequests.get(id)
+  if (kept !== undefined && kept.text === text) return Either.right(kept.request)
+  const decoded = decodeStoredRequest(text)
+  if (Either.isRight(decoded) && text.length <= MAX_KEPT_REQUEST_LENGTH) {
+    recentRequests.delete(id)
+    recentRequests.set(id, { text, request: decoded.right })
+    if (recentRequests.size > RECENT_REQUESTS) {
+      const [oldest] = recentRequests.keys()
+      if (oldest !== undefined) recentRequests.delete(oldest)
+    }
+  }
+  return decoded
+}
+
 export const toJob = (row: JobRow): Either.Either<Job, string> => {
   if (!isState(row.state)) return Either.left(`job ${row.id} has unknown state "${row.state}"`)
   const state = row.state
-  const request = decodeStoredRequest(row.request)
+  const request = requestOf(row.id, row.request)
   if (Either.isLeft(request)) return Either.left(`job ${row.id} has an unreadable request: ${request.left.message}`)
   const result = row.result === null ? Either.right(undefined) : decodeStoredResult(row.result)
   if (Either.isLeft(result)) return Either.left(`job ${row.id} has an unreadable result: ${result.left.message}`)
