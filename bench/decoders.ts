@@ -7,11 +7,11 @@
  * Without the budget's decoder estimates these took 2.95 GB, 5.5-6.3 GB and about 22 GB. Figures
  * only; the limits themselves are asserted in test/e2e/decoders.test.ts.
  */
-import { spawnSync } from "bun"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
+import { writeClip } from "../local/clip.ts"
 import { repoRoot, type RunningService, startService } from "../local/executables.ts"
 import { peakWhile } from "../local/process-tree.ts"
 
@@ -39,21 +39,13 @@ export const benchDecoders = async (): Promise<void> => {
     }
     const huge = unpack("gray-16000x16000.mp4")
     const big = unpack("gray-8000x8000.mp4")
-    const small = join(dir, "small.mp4")
-    const made = spawnSync(
-      [
-        "ffmpeg",
-        "-hide_banner",
-        "-nostdin",
-        "-v",
-        "error",
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=320x240:rate=25"
-      ].concat(["-frames:v", "10", "-c:v", "libx264", "-preset", "ultrafast", "-y", small])
-    )
-    if (made.exitCode !== 0) throw new Error("ffmpeg could not make the small clip")
+    const small = await writeClip(join(dir, "small.mp4"), {
+      width: 320,
+      height: 240,
+      frames: 10,
+      codec: "libx264",
+      preset: "ultrafast"
+    })
     const ladder = (distorted: string, count: number) => ({
       reference: small,
       renditions: Array.from({ length: count }, (_, i) => ({ label: `r${i}`, distorted }))

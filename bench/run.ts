@@ -21,7 +21,7 @@ import { benchShots } from "./shots.ts"
 import { benchVsReference } from "./vs-reference.ts"
 
 if (process.argv.includes("vs-reference")) {
-  benchVsReference()
+  await benchVsReference()
 } else if (process.argv.includes("job-store")) {
   await benchJobStores()
 } else if (process.argv.includes("metrics")) {

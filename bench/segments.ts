@@ -9,7 +9,6 @@
  * Each run is a child process; its CPU is its score's (ffmpeg and ffprobe included), without the
  * process's start, as a long-running node pays it. The wall times include the starts.
  */
-import { spawnSync } from "bun"
 import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
@@ -22,6 +21,7 @@ import {
   Scorer,
   type ScoreResult
 } from "../modules/scorer/index.ts"
+import { encoderArgs, ffmpegRunAsync, rawClipInput, writeClip } from "../local/clip.ts"
 import { modelDirEnv } from "../local/executables.ts"
 import { workDir } from "./pair.ts"
 
@@ -31,46 +31,17 @@ const frames = 480
 const gop = 16
 const segments = 3
 
-const ffmpeg = (args: ReadonlyArray<string>) => {
-  const run = spawnSync(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", ...args], { stderr: "pipe" })
-  if (run.exitCode !== 0) throw new Error(`ffmpeg ${args.join(" ")}: ${run.stderr.toString()}`)
-}
-
 /** The raw reference and its .mp4 distorted copy, made once in the bench's work directory. */
-const title = () => {
+const title = async () => {
   mkdirSync(workDir, { recursive: true })
   const reference = join(workDir, `segments_ref_${width}x${height}_${frames}.yuv`)
   const distorted = join(workDir, `segments_dis_${width}x${height}_${frames}_g${gop}.mp4`)
   if (!existsSync(reference) || !existsSync(distorted)) {
-    ffmpeg([
-      "-f",
-      "lavfi",
-      "-i",
-      `testsrc2=size=${width}x${height}:rate=24`,
-      "-frames:v",
-      String(frames),
-      "-pix_fmt",
-      "yuv420p",
-      "-f",
-      "rawvideo",
-      "-y",
-      reference
-    ])
-    const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", reference]
-    ffmpeg([
-      ...raw,
-      "-c:v",
-      "libx264",
-      "-preset",
-      "fast",
-      "-crf",
-      "30",
-      "-g",
-      String(gop),
-      "-keyint_min",
-      String(gop),
-      "-sc_threshold",
-      "0",
+    const clip = { width, height, frames, rate: 24 }
+    await writeClip(reference, { ...clip, pixelFormat: "yuv420p", format: "rawvideo" })
+    await ffmpegRunAsync([
+      ...rawClipInput(clip, reference),
+      ...encoderArgs({ codec: "libx264", preset: "fast", gop, crf: 30 }),
       "-y",
       distorted
     ])
@@ -105,7 +76,7 @@ const finish = async (child: ReturnType<typeof spawnRun>): Promise<Run> => {
 }
 
 export const benchSegments = async (): Promise<void> => {
-  const { reference, distorted } = title()
+  const { reference, distorted } = await title()
   console.log(
     `segment jobs: ${frames} frames of ${width}x${height}, H.264 .mp4 with a keyframe every ${gop} (${frames / gop} GOPs) against its raw reference; ${segments} segments of ${frames / segments} frames (${frames / segments / gop} GOPs each), one process each, at once`
   )

@@ -20,6 +20,7 @@ import { spawnSync } from "bun"
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { writeClip } from "../local/clip.ts"
 import { referenceAbsence, referenceVmaf } from "./reference-tool.ts"
 
 const root = resolve(import.meta.dirname, "..")
@@ -83,27 +84,20 @@ const run = (argv: ReadonlyArray<string>) => {
 }
 
 /** A textured moving clip (ffmpeg's testsrc2 plus film grain) and its x264 encode, decoded. */
-const generatePair = (clip: Clip): Pair => {
+const generatePair = async (clip: Clip): Promise<Pair> => {
   mkdirSync(workDir, { recursive: true })
   const base = join(workDir, `vsref_${clip.width}x${clip.height}_${clip.frames}`)
   const pair = { reference: `${base}.ref.yuv`, distorted: `${base}.dis.yuv` }
   if (existsSync(pair.reference) && existsSync(pair.distorted)) return pair
   const size = `${clip.width}x${clip.height}`
-  run([
-    "ffmpeg",
-    "-v",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${size}:rate=24,noise=c0s=10:c0f=t+u,format=yuv420p`,
-    "-frames:v",
-    String(clip.frames),
-    "-f",
-    "rawvideo",
-    `${pair.reference}.tmp`
-  ])
+  await writeClip(`${pair.reference}.tmp`, {
+    width: clip.width,
+    height: clip.height,
+    frames: clip.frames,
+    rate: 24,
+    filter: "noise=c0s=10:c0f=t+u,format=yuv420p",
+    format: "rawvideo"
+  })
   run([
     "ffmpeg",
     "-v",
@@ -226,7 +220,7 @@ const summary = (samples: ReadonlyArray<Sample>) => ({
 const figures = (s: ReturnType<typeof summary>) =>
   `wall ${s.wall.toFixed(2)} s  cpu ${s.cpu.toFixed(2)} s  rss ${s.rssMiB.toFixed(0)} MiB`
 
-export const benchVsReference = (): void => {
+export const benchVsReference = async (): Promise<void> => {
   if (!existsSync(scorerCli)) throw new Error(`${scorerCli} is missing: run \`npx bun scripts/build.ts native\``)
   const withReference = referenceAbsence === undefined
   const isa = selectedIsa()
@@ -239,7 +233,7 @@ export const benchVsReference = (): void => {
   )
   if (!withReference) console.log(`  reference columns skipped: ${referenceAbsence}`)
   for (const clip of clips.filter((c) => sizes.some((s) => c.label.startsWith(s)))) {
-    const pair = generatePair(clip)
+    const pair = await generatePair(clip)
     console.log(`  ${clip.label}: ${clip.width}x${clip.height}, ${clip.frames} frames (${pair.reference})`)
     for (const threads of threadCounts) {
       const svc: Sample[] = []
@@ -266,4 +260,4 @@ export const benchVsReference = (): void => {
   }
 }
 
-if (import.meta.main) benchVsReference()
+if (import.meta.main) await benchVsReference()

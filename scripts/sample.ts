@@ -13,6 +13,7 @@
 import { $ } from "bun"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
+import { writeClip } from "../local/clip.ts"
 
 const root = join(import.meta.dirname, "..")
 const out = join(root, "sample")
@@ -27,7 +28,7 @@ const codec = (crf: number) =>
   x264 ? ["-c:v", "libx264", "-crf", `${crf}`, "-preset", "medium", "-threads", "1"] : ["-c:v", "mpeg4", "-q:v", "12"]
 
 mkdirSync(out, { recursive: true })
-await $`ffmpeg ${quiet} -f lavfi -i testsrc2=size=480x360:rate=25 -frames:v 20 -pix_fmt yuv420p ${reference}`
+await writeClip(reference, { width: 480, height: 360, frames: 20, pixelFormat: "yuv420p" })
 await $`ffmpeg ${quiet} -i ${reference} ${codec(35)} -pix_fmt yuv420p ${encoded}`
 await $`ffmpeg ${quiet} -i ${encoded} -pix_fmt yuv420p -f yuv4mpegpipe ${distorted}`
 await $`ffmpeg ${quiet} -i ${reference} -vf scale=320:240 ${codec(30)} -pix_fmt yuv420p ${small}`

@@ -44,7 +44,8 @@ describe("jobMessage", () => {
       submitted_by: "",
       segments: [],
       idempotency_key: "",
-      plan_alignment: null
+      plan_alignment: null,
+      plan_rendition_alignments: []
     })
   })
 
@@ -270,5 +271,38 @@ describe("ladder jobs", () => {
       })
     )
     expect(Either.isLeft(malformed) && malformed.left._tag).toBe("InvalidJobRequest")
+  })
+
+  it("ReportResult: a ladder's plan carries one alignment per rendition; none is an empty list", () => {
+    const alignment = {
+      reference_start: 5,
+      distorted_start: 0,
+      frames: 40,
+      reference_frames_dropped: [9],
+      distorted_frames_inserted: [],
+      distorted_frames_repeated: [],
+      confidence: 1,
+      window: 120
+    }
+    const plan = (alignments: ReadonlyArray<unknown>) =>
+      run(
+        decodeReportResult({
+          node_id: "n",
+          job_id: "j",
+          final: false,
+          result: null,
+          error: "",
+          frames_done: 0,
+          plan_frames: 40,
+          plan_rendition_alignments: alignments
+        })
+      )
+    const late = { ...alignment, distorted_start: 3 }
+    expect(Either.map(plan([alignment, late]), ({ report }) => report.planRenditionAlignments)).toEqual(
+      Either.right([alignment, late])
+    )
+    expect(Either.map(plan([]), ({ report }) => report.planRenditionAlignments)).toEqual(Either.right(undefined))
+    const malformed = plan([alignment, { frames: 3 }])
+    expect(Either.isLeft(malformed) && malformed.left.message).toMatch(/^plan_rendition_alignments\[1\]: /)
   })
 })

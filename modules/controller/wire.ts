@@ -79,7 +79,8 @@ export const jobMessage = (job: Job, scoringRoots: ReadonlyArray<string> = [], w
   submitted_by: job.submittedBy ?? "",
   idempotency_key: job.idempotencyKey ?? "",
   segments: job.segments.map(segmentMessage),
-  plan_alignment: job.planAlignment ?? null
+  plan_alignment: job.planAlignment ?? null,
+  plan_rendition_alignments: job.planRenditionAlignments ?? []
 })
 
 /** svc.v1.JobSegment. */
@@ -283,7 +284,11 @@ const ReportResultRequest = Schema.Struct({
   segment: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   segment_index: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   plan_frames: Schema.optionalWith(Schema.Number, { default: () => 0 }),
-  plan_alignment: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null })
+  plan_alignment: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null }),
+  // Bounded: a ladder has at most 16 renditions (the service checks there is one per rendition).
+  plan_rendition_alignments: Schema.optionalWith(Schema.Array(Schema.Unknown).pipe(Schema.maxItems(64)), {
+    default: () => []
+  })
 })
 
 // The domain's own result schemas (through their JSON form, which keeps NaN scores) check the shape.
@@ -320,6 +325,17 @@ export const decodeReportResult = (input: unknown) =>
             onLeft: (message) => Effect.fail(new InvalidJobRequest({ message: `plan_alignment: ${message}` })),
             onRight: Effect.succeed
           })
+    // proto3 has no absent list: none is empty (a ladder has at least one rendition).
+    const planRenditionAlignments =
+      request.plan_rendition_alignments.length === 0
+        ? undefined
+        : yield* Effect.forEach(request.plan_rendition_alignments, (alignment, index) =>
+            Either.match(decodeAlignment(alignment), {
+              onLeft: (message) =>
+                Effect.fail(new InvalidJobRequest({ message: `plan_rendition_alignments[${index}]: ${message}` })),
+              onRight: Effect.succeed
+            })
+          )
     const report: ResultReport = {
       final: request.final,
       result,
@@ -332,7 +348,8 @@ export const decodeReportResult = (input: unknown) =>
       })),
       segmentIndex: request.segment ? request.segment_index : undefined,
       planFrames: request.plan_frames === 0 ? undefined : request.plan_frames,
-      planAlignment
+      planAlignment,
+      planRenditionAlignments
     }
     return { nodeId: request.node_id, jobId: request.job_id, report }
   })

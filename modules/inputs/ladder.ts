@@ -6,7 +6,7 @@
  * holding a small window of frames, so memory grows with the number of renditions, never with
  * the clip's length, and no frame passes through JavaScript.
  */
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import {
   bitrateOf,
   InvalidGeometry as GeometryError,
@@ -46,6 +46,7 @@ import {
   referenceThumbnails,
   type Side,
   scoredInput,
+  sideRead,
   sidePictures,
   titleFrames
 } from "./score.ts"
@@ -142,6 +143,104 @@ const commonPairing = (labels: ReadonlyArray<string>, alignments: ReadonlyArray<
   }
 }
 
+/**
+ * Each rendition's alignment with the reference (request order): the ones its job carries (a
+ * segment's, found by its job's plan), else, with options.sync "auto", searched now, the
+ * reference's thumbnails made once for every rendition (admitted for the caller's scope);
+ * undefined: the ladder does not align.
+ */
+const renditionAlignments = <E>(
+  ladder: LadderJob,
+  reference: Side,
+  sides: ReadonlyArray<Side>,
+  target: RawGeometry,
+  hooks: InputHooks<E>
+): Effect.Effect<ReadonlyArray<Alignment> | undefined, ScoreError | E, Ffmpeg | Scope.Scope> =>
+  Effect.gen(function* () {
+    const given = ladder.renditions.flatMap((rendition) => (rendition.job.alignment ? [rendition.job.alignment] : []))
+    if (given.length > 0 && given.length === ladder.renditions.length) return given
+    const shared = ladder.renditions[0]?.job
+    if (shared?.sync === undefined) return undefined
+    // A segment's renditions are paired over the reference frames of its range, so they cannot
+    // be aligned over the whole title here: the plan aligns them and hands every segment its result.
+    if (shared.segment !== undefined)
+      return yield* new InvalidScoreRequest({
+        message:
+          'options.segment_frames: a ladder segment with options.sync "auto" is scored with its plan\'s alignments'
+      })
+    const searchReference = yield* referenceThumbnails(shared, reference, target, hooks)
+    return yield* Effect.forEach(ladder.renditions, (rendition, index) =>
+      alignPair(
+        rendition.job,
+        shared.sync?.window ?? 0,
+        reference,
+        sides[index] as Side,
+        target,
+        hooks,
+        searchReference
+      )
+    )
+  })
+
+/** The reference and every rendition of a ladder, opened and probed; the reference's layout is the scoring target. */
+const openLadder = <E>(ladder: LadderJob, hooks: InputHooks<E>) =>
+  Effect.gen(function* () {
+    const reference = yield* openAndProbe(
+      ladder.reference,
+      ladder.referenceGeometry !== undefined,
+      hooks,
+      ladder.referenceAsSent
+    )
+    const sides: Array<Side> = []
+    for (const rendition of ladder.renditions)
+      sides.push(
+        yield* openAndProbe(
+          rendition.job.distorted,
+          rendition.job.geometry !== undefined,
+          hooks,
+          rendition.job.distortedAsSent
+        )
+      )
+    const target = geometryOf(reference, ladder.referenceGeometry)
+    if (target === undefined) return yield* notAVideo(ladder.reference)
+    return { reference, sides, target }
+  })
+
+/** The reference frames every rendition pairs and each rendition's own frames, or the refusal. */
+const ladderPairing = (ladder: LadderJob, alignments: ReadonlyArray<Alignment>) => {
+  const pairing = commonPairing(
+    ladder.renditions.map((rendition) => rendition.label),
+    alignments
+  )
+  return typeof pairing === "string"
+    ? Effect.fail(new InvalidScoreRequest({ message: pairing }))
+    : Effect.succeed(pairing)
+}
+
+/**
+ * The plan of a ladder job in segments with `options.sync: "auto"`: each rendition aligned with
+ * the reference over the whole inputs, as one pass over the ladder aligns them (same refusals),
+ * each input opened once through the caller's guard. `frames`: the pairs the renditions all
+ * share, after frame_cnt (the title the segments cut); every segment is scored with the
+ * alignments (`ScoreJob.alignment` of each rendition), not searched again.
+ */
+export const alignLadder = <E = never>(
+  ladder: LadderJob,
+  hooks: InputHooks<E> = {}
+): Effect.Effect<{ readonly alignments: ReadonlyArray<Alignment>; readonly frames: number }, ScoreError | E, Ffmpeg> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const shared = ladder.renditions[0]?.job
+      if (shared === undefined) return yield* new InvalidScoreRequest({ message: "renditions: none given" })
+      const { reference, sides, target } = yield* openLadder(ladder, hooks)
+      const alignments = yield* renditionAlignments(ladder, reference, sides, target, hooks)
+      if (alignments === undefined)
+        return yield* new InvalidScoreRequest({ message: 'a ladder\'s plan aligns only with options.sync "auto"' })
+      const { frames } = yield* ladderPairing(ladder, alignments)
+      return { alignments, frames: shared.frameCount > 0 ? Math.min(shared.frameCount, frames) : frames }
+    })
+  )
+
 /** Scores a validated ladder: one pass over the reference, every rendition against it. */
 export const scoreLadderInputs = <E = never>(
   scorer: Scorer,
@@ -154,69 +253,26 @@ export const scoreLadderInputs = <E = never>(
       if (first === undefined) return yield* new InvalidScoreRequest({ message: "renditions: none given" })
       // The ladder-wide settings are every rendition's (they were merged into each rendition's job).
       const shared: ScoreJob = first.job
-      // A segment's renditions are paired over the reference frames of its range, so they cannot
-      // be aligned over the whole title here (the controller refuses such a job when submitted).
-      if (shared.segment !== undefined && shared.sync !== undefined)
-        return yield* new InvalidScoreRequest({
-          message: 'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece'
-        })
-      const reference = yield* openAndProbe(
-        ladder.reference,
-        ladder.referenceGeometry !== undefined,
-        hooks,
-        ladder.referenceAsSent
-      )
-      const sides: Array<Side> = []
-      for (const rendition of ladder.renditions)
-        sides.push(
-          yield* openAndProbe(
-            rendition.job.distorted,
-            rendition.job.geometry !== undefined,
-            hooks,
-            rendition.job.distortedAsSent
-          )
-        )
-      const target = geometryOf(reference, ladder.referenceGeometry)
-      if (target === undefined) return yield* notAVideo(ladder.reference)
-
-      // options.sync "auto": each rendition aligned on its own, then read over the reference
-      // frames every rendition pairs (ladder-alignment below).
-      // The reference's thumbnails are made once, for every rendition's search.
-      const searchReference =
-        shared.sync === undefined ? undefined : yield* referenceThumbnails(shared, reference, target, hooks)
-      const aligned =
-        shared.sync === undefined
-          ? undefined
-          : commonPairing(
-              ladder.renditions.map((rendition) => rendition.label),
-              yield* Effect.forEach(ladder.renditions, (rendition, index) =>
-                alignPair(
-                  rendition.job,
-                  shared.sync?.window ?? 0,
-                  reference,
-                  sides[index] as Side,
-                  target,
-                  hooks,
-                  searchReference
-                )
-              )
-            )
-      if (aligned !== undefined && typeof aligned === "string")
-        return yield* new InvalidScoreRequest({ message: aligned })
+      const { reference, sides, target } = yield* openLadder(ladder, hooks)
+      // options.sync "auto": each rendition aligned on its own (or as its job's plan found it),
+      // then read over the reference frames every rendition pairs (commonPairing above).
+      const alignments = yield* renditionAlignments(ladder, reference, sides, target, hooks)
+      const aligned = alignments === undefined ? undefined : yield* ladderPairing(ladder, alignments)
       // A segment (issue 30): the reference and every rendition read only the segment's frames
       // and context, an encoded one seeking to them (the pair path's frameSource); each
       // rendition's frames are the same range of the title's frame index as the reference's.
       const readFrames = segmentReadFrames(shared)
       const window = readFrames === undefined ? undefined : { frames: readFrames }
       const readStart = segmentReadStart(shared)
+      // An aligned segment's range counts pairs: each side reads from the input frame of its
+      // first pair (context included), its cut frames left out (sideRead, as a pair's segment).
       const referenceSource = yield* frameSource(
         scorer,
         reference,
         ladder.reference,
         {
-          skip: shared.frameSkipRef + (aligned?.referenceStart ?? 0) + readStart,
+          ...sideRead(shared.frameSkipRef, aligned?.referenceStart, aligned?.referenceDropped, readStart),
           window,
-          drop: aligned?.referenceDropped.map((frame) => frame + shared.frameSkipRef),
           isDistorted: false,
           geometry: ladder.referenceGeometry,
           scale: shared.scale,
@@ -231,9 +287,13 @@ export const scoreLadderInputs = <E = never>(
           sides[index] as Side,
           rendition.job.distorted,
           {
-            skip: rendition.job.frameSkipDist + (aligned?.renditions[index]?.start ?? 0) + readStart,
+            ...sideRead(
+              rendition.job.frameSkipDist,
+              aligned?.renditions[index]?.start,
+              aligned?.renditions[index]?.cut,
+              readStart
+            ),
             window,
-            drop: aligned?.renditions[index]?.cut.map((frame) => frame + rendition.job.frameSkipDist),
             isDistorted: true,
             geometry: rendition.job.geometry,
             scale: rendition.job.scale,

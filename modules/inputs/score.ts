@@ -878,7 +878,7 @@ const distortedPairing = (alignment: Alignment | undefined): SidePairing | undef
  * (`drop`): its frame skip, then for an aligned pair its start, and for a segment the input frame
  * of the first pair it reads (the title of an aligned pair counts pairs), cut frames skipped.
  */
-const sideRead = (
+export const sideRead = (
   frameSkip: number,
   start: number | undefined,
   cut: ReadonlyArray<number> | undefined,

@@ -69,6 +69,11 @@ export interface Job {
   readonly idempotencyKey?: string | undefined
   /** A segment job with options.sync "auto", once planned: the pairing its plan found; segments count its pairs. */
   readonly planAlignment?: AlignmentReport | undefined
+  /**
+   * A ladder segment job with options.sync "auto", once planned: each rendition's pairing with the
+   * reference (request order), as its plan found it; segments count the pairs they all share.
+   */
+  readonly planRenditionAlignments?: ReadonlyArray<AlignmentReport> | undefined
 }
 
 /**
@@ -135,6 +140,8 @@ export interface ResultReport {
   readonly planFrames?: number | undefined
   /** A plan of a job with options.sync "auto": the alignment over the whole inputs (planFrames counts its pairs). */
   readonly planAlignment?: AlignmentReport | undefined
+  /** A plan of a ladder job with options.sync "auto": each rendition's alignment (request order). */
+  readonly planRenditionAlignments?: ReadonlyArray<AlignmentReport> | undefined
 }
 
 // JSON has no NaN or infinities, yet pooled features can be NaN: they are stored as these strings.
@@ -292,13 +299,41 @@ export const encodeResult = (result: JobResult): string =>
 export const decodeAlignment = (value: unknown): Either.Either<AlignmentReport, string> =>
   Either.mapLeft(Schema.decodeUnknownEither(AlignmentSchema)(value), (error) => error.message)
 
-/** The `plan_alignment` column: a sync segment job's plan (NULL: none). */
-export const encodePlanAlignment = (alignment: AlignmentReport | undefined): string | null =>
+/**
+ * A sync segment job's plan as its store keeps it: a pair's alignment, or a ladder's, one per
+ * rendition in request order.
+ */
+export type PlanAlignment = AlignmentReport | ReadonlyArray<AlignmentReport>
+
+/** A pair's plan alignment (not a ladder's list). */
+const isPairAlignment = (alignment: PlanAlignment): alignment is AlignmentReport => !Array.isArray(alignment)
+
+/** The plan alignment of a job or report as stored: a ladder's list, else a pair's (undefined: none). */
+export const planAlignmentOf = (
+  held: Pick<Job, "planAlignment" | "planRenditionAlignments">
+): PlanAlignment | undefined => held.planRenditionAlignments ?? held.planAlignment
+
+/** A stored plan alignment as a job's fields. */
+export const planAlignmentFields = (
+  alignment: PlanAlignment | undefined
+): Pick<Job, "planAlignment" | "planRenditionAlignments"> =>
+  alignment === undefined
+    ? {}
+    : isPairAlignment(alignment)
+      ? { planAlignment: alignment }
+      : { planRenditionAlignments: alignment }
+
+/**
+ * The `plan_alignment` column: a sync segment job's plan (NULL: none), a pair's alignment as a
+ * JSON object or a ladder's as a JSON array of them (no migration: the column is JSON text).
+ */
+export const encodePlanAlignment = (alignment: PlanAlignment | undefined): string | null =>
   alignment === undefined ? null : JSON.stringify(alignment)
-export const decodePlanAlignment = (text: string | null): Either.Either<AlignmentReport | undefined, string> =>
+const StoredPlanAlignment = Schema.parseJson(Schema.Union(AlignmentSchema, Schema.Array(AlignmentSchema)))
+export const decodePlanAlignment = (text: string | null): Either.Either<PlanAlignment | undefined, string> =>
   text === null
     ? Either.right(undefined)
-    : Either.mapLeft(Schema.decodeUnknownEither(Schema.parseJson(AlignmentSchema))(text), (error) => error.message)
+    : Either.mapLeft(Schema.decodeUnknownEither(StoredPlanAlignment)(text), (error) => error.message)
 
 /** A stored request: a pair's ScoreRequest, or `{"ladder": LadderRequest}`. */
 const StoredRequest = Schema.Union(ScoreRequest, Schema.Struct({ ladder: LadderRequest }))

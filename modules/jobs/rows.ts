@@ -2,6 +2,7 @@
 import { Either } from "effect"
 import {
   decodePlanAlignment,
+  planAlignmentFields,
   decodeRenditionProgress,
   decodeStoredRequest,
   decodeStoredResult,
@@ -68,7 +69,7 @@ export const toJob = (row: JobRow): Either.Either<Job, string> => {
     submittedBy: row.submitted_by ?? undefined,
     segments: [],
     idempotencyKey: row.idempotency_key ?? undefined,
-    ...(planAlignment.right === undefined ? {} : { planAlignment: planAlignment.right })
+    ...planAlignmentFields(planAlignment.right)
   })
 }
 

@@ -14,7 +14,15 @@ import { cutTitle, JobService, type JobServiceShape } from "./service.ts"
 import { DEFAULT_SESSION_SETTINGS } from "./sessions.ts"
 import type { Backend } from "../../test/support/job-store/backends.ts"
 import { describeContract } from "../../test/support/job-store/contract.ts"
-import { node, request, result, serviceLayerAt, writer } from "../../test/support/job-store/support.ts"
+import {
+  ladderRequest,
+  ladderResult,
+  node,
+  request,
+  result,
+  serviceLayerAt,
+  writer
+} from "../../test/support/job-store/support.ts"
 
 const info = { name: "host", slots: 4, version: "t", scoresSegments: true }
 const { ttlMillis, requeueGraceMillis, sweepIntervalMillis } = DEFAULT_SESSION_SETTINGS
@@ -335,57 +343,123 @@ describeContract("segment jobs", ({ backend }) => {
   )
 
   it.effect(
-    "SVC_SEGMENT_FRAMES is the default of pair and ladder jobs that do not set it; a ladder with sync auto is refused with segments",
+    "a ladder sync job aligns once in its plan: each rendition's alignment is kept, handed with every segment, and merged",
     () =>
-      run(
-        (jobs) =>
-          Effect.gen(function* () {
-            const job = yield* jobs.submit(writer("a"), request("plain"))
-            expect("ladder" in job.request ? undefined : job.request.options?.segment_frames).toBe(48)
-            const own = yield* jobs.submit(writer("a"), segmentJob(30))
-            expect("ladder" in own.request ? undefined : own.request.options?.segment_frames).toBe(30)
-            const ladderOf = (options: object) => ({
-              ladder: {
-                reference: "/media/a/ref.y4m",
-                renditions: [{ label: "x", distorted: "/media/a/x.mp4" }],
-                options
-              }
+      run((jobs) =>
+        Effect.gen(function* () {
+          const labels = ["hi", "lo"]
+          yield* jobs.submit(writer("a"), {
+            ladder: { ...ladderRequest(labels), options: { segment_frames: 24, sync: "auto" } }
+          })
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          const [plan] = yield* jobs.pullWork(node("a"), nodeId, 1)
+          if (plan === undefined) throw new Error("no plan handed out")
+          expect(plan.plan).toBe(true)
+          // The "lo" rendition starts 2 frames later into its own clip and drops the same frame.
+          const own = { ...alignment, distorted_start: 2, frames: 38, confidence: 0.7, warning: "low" }
+          const planReport = (report: object) =>
+            jobs.reportResult(node("a"), nodeId, plan.id, { final: false, framesDone: 0, planFrames: 38, ...report })
+          // A ladder's plan carries one alignment per rendition, never a pair's; no more frames than pairs.
+          const refusals = yield* Effect.forEach(
+            [
+              {},
+              { planAlignment: alignment },
+              { planRenditionAlignments: [alignment] },
+              { planRenditionAlignments: [alignment, own], planFrames: 39 }
+            ],
+            (report) => Effect.flip(planReport(report))
+          )
+          expect(refusals.map((error) => error.message)).toEqual([
+            `job "${plan.id}" aligns (options.sync "auto"): its plan carries plan_rendition_alignments`,
+            `job "${plan.id}" is a ladder job: its plan carries no plan_alignment`,
+            "plan_rendition_alignments: 1 alignments for 2 renditions",
+            "plan_frames 39 is more than plan_rendition_alignments's 38 pairs"
+          ])
+          const job = yield* planReport({ planRenditionAlignments: [alignment, own] })
+          expect(job.planAlignment).toBeUndefined()
+          expect(job.planRenditionAlignments).toEqual([alignment, own])
+          expect(job.segments.map((s) => [s.firstFrame, s.frameCount])).toEqual([
+            [0, 24],
+            [24, 14]
+          ])
+          // Kept with the job: every segment is handed both, read back from the store.
+          const pulled = yield* jobs.pullWork(node("a"), nodeId, 2)
+          expect(pulled.map((unit) => [unit.segment?.index, unit.planRenditionAlignments])).toEqual([
+            [0, [alignment, own]],
+            [1, [alignment, own]]
+          ])
+          expect((yield* jobs.get(writer("a"), job.id)).planRenditionAlignments).toEqual([alignment, own])
+          for (const segment of job.segments) {
+            const result = ladderResult(labels, segment.frameCount)
+            yield* jobs.reportResult(node("a"), nodeId, job.id, {
+              final: true,
+              segmentIndex: segment.index,
+              result: {
+                ...result,
+                renditions: result.renditions.map((rendition) => ({
+                  ...rendition,
+                  frames: rendition.frames.map((frame) => ({ ...frame, frame: segment.firstFrame + frame.frame }))
+                }))
+              },
+              framesDone: segment.frameCount
             })
-            const ladder = yield* jobs.submit(writer("a"), ladderOf({}))
-            expect("ladder" in ladder.request ? ladder.request.ladder.options?.segment_frames : undefined).toBe(48)
-            const ownLadder = yield* jobs.submit(writer("a"), ladderOf({ segment_frames: 30 }))
-            expect("ladder" in ownLadder.request ? ownLadder.request.ladder.options?.segment_frames : undefined).toBe(
-              30
-            )
-            const alignedLadder = yield* Effect.flip(
-              jobs.submit(writer("a"), ladderOf({ segment_frames: 30, sync: "auto" }))
-            )
-            expect(alignedLadder.message).toBe(
-              'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece (set options.segment_frames to 0 or options.sync to "off")'
-            )
-            const syncLadder = yield* jobs.submit(writer("a"), ladderOf({ sync: "auto" }))
-            expect(
-              "ladder" in syncLadder.request ? syncLadder.request.ladder.options?.segment_frames : 0
-            ).toBeUndefined()
-            // Shots and xpsnr are scored in segments too (their context frames are read): the
-            // default applies to them as to any pair job.
-            const shots = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
-            expect("ladder" in shots.request ? undefined : shots.request.options?.segment_frames).toBe(48)
-            const xpsnr = yield* jobs.submit(writer("a"), {
-              ...segmentJob(30),
-              options: { segment_frames: 30, features: ["xpsnr"] }
-            })
-            expect("ladder" in xpsnr.request ? undefined : xpsnr.request.options?.segment_frames).toBe(30)
-            // A pair job that aligns does so once, in its plan: segments as any pair job, the default applied.
-            const sync = yield* jobs.submit(writer("a"), {
-              ...segmentJob(30),
-              options: { segment_frames: 30, sync: "auto" }
-            })
-            expect("ladder" in sync.request ? undefined : sync.request.options?.segment_frames).toBe(30)
-            const aligned = yield* jobs.submit(writer("a"), { ...request("sync"), options: { sync: "auto" } })
-            expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBe(48)
-          }),
-        { SVC_SEGMENT_FRAMES: "48" }
+          }
+          const done = yield* jobs.get(writer("a"), job.id)
+          expect(done.state).toBe("finished")
+          const merged = done.result && "renditions" in done.result ? done.result.renditions : []
+          expect(merged.map((rendition) => [rendition.label, rendition.frame_count, rendition.alignment])).toEqual([
+            ["hi", 38, alignment],
+            ["lo", 38, own]
+          ])
+        })
       )
+  )
+
+  it.effect("SVC_SEGMENT_FRAMES is the default of pair and ladder jobs that do not set it, sync auto or not", () =>
+    run(
+      (jobs) =>
+        Effect.gen(function* () {
+          const job = yield* jobs.submit(writer("a"), request("plain"))
+          expect("ladder" in job.request ? undefined : job.request.options?.segment_frames).toBe(48)
+          const own = yield* jobs.submit(writer("a"), segmentJob(30))
+          expect("ladder" in own.request ? undefined : own.request.options?.segment_frames).toBe(30)
+          const ladderOf = (options: object) => ({
+            ladder: {
+              reference: "/media/a/ref.y4m",
+              renditions: [{ label: "x", distorted: "/media/a/x.mp4" }],
+              options
+            }
+          })
+          const ladder = yield* jobs.submit(writer("a"), ladderOf({}))
+          expect("ladder" in ladder.request ? ladder.request.ladder.options?.segment_frames : undefined).toBe(48)
+          const ownLadder = yield* jobs.submit(writer("a"), ladderOf({ segment_frames: 30 }))
+          expect("ladder" in ownLadder.request ? ownLadder.request.ladder.options?.segment_frames : undefined).toBe(30)
+          // A ladder that aligns does so once, in its plan, as a pair does: segments as any ladder.
+          const alignedLadder = yield* jobs.submit(writer("a"), ladderOf({ segment_frames: 30, sync: "auto" }))
+          expect(
+            "ladder" in alignedLadder.request ? alignedLadder.request.ladder.options?.segment_frames : undefined
+          ).toBe(30)
+          const syncLadder = yield* jobs.submit(writer("a"), ladderOf({ sync: "auto" }))
+          expect("ladder" in syncLadder.request ? syncLadder.request.ladder.options?.segment_frames : 0).toBe(48)
+          // Shots and xpsnr are scored in segments too (their context frames are read): the
+          // default applies to them as to any pair job.
+          const shots = yield* jobs.submit(writer("a"), { ...request("shots"), options: { shots: true } })
+          expect("ladder" in shots.request ? undefined : shots.request.options?.segment_frames).toBe(48)
+          const xpsnr = yield* jobs.submit(writer("a"), {
+            ...segmentJob(30),
+            options: { segment_frames: 30, features: ["xpsnr"] }
+          })
+          expect("ladder" in xpsnr.request ? undefined : xpsnr.request.options?.segment_frames).toBe(30)
+          // A pair job that aligns does so once, in its plan: segments as any pair job, the default applied.
+          const sync = yield* jobs.submit(writer("a"), {
+            ...segmentJob(30),
+            options: { segment_frames: 30, sync: "auto" }
+          })
+          expect("ladder" in sync.request ? undefined : sync.request.options?.segment_frames).toBe(30)
+          const aligned = yield* jobs.submit(writer("a"), { ...request("sync"), options: { sync: "auto" } })
+          expect("ladder" in aligned.request ? undefined : aligned.request.options?.segment_frames).toBe(48)
+        }),
+      { SVC_SEGMENT_FRAMES: "48" }
+    )
   )
 })

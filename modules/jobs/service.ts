@@ -389,10 +389,28 @@ const mergeJob = (
     Either.flatMap((merged) =>
       merged === undefined
         ? Either.left("the segments hold no frames")
-        : // A sync job's result carries the alignment its plan found (every segment was scored with it).
-          Either.right(job.planAlignment === undefined ? merged : { ...merged, alignment: job.planAlignment })
+        : // A sync job's result carries the alignment its plan found (every segment was scored with
+          // it); a ladder's, each rendition's own.
+          Either.right(withPlanAlignment(job, merged))
     )
   )
+}
+
+/** A merged result with the alignment its job's plan found (a ladder: each rendition's, in request order). */
+const withPlanAlignment = (job: Job, merged: NonNullable<Job["result"]>): NonNullable<Job["result"]> => {
+  if (isLadderResult(merged)) {
+    const alignments = job.planRenditionAlignments
+    return alignments === undefined
+      ? merged
+      : {
+          ...merged,
+          renditions: merged.renditions.map((rendition, index) => {
+            const alignment = alignments[index]
+            return alignment === undefined ? rendition : { ...rendition, alignment }
+          })
+        }
+  }
+  return job.planAlignment === undefined ? merged : { ...merged, alignment: job.planAlignment }
 }
 
 /** Where a node's plan or segment report is decided: the store's session-bound calls, or with sessions read first. */
@@ -406,6 +424,40 @@ interface SegmentTarget {
     index: number,
     context: Pick<SegmentReportContext, "update" | "merge">
   ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
+}
+
+/**
+ * Why a plan report's alignment does not fit its job (undefined: it fits): a pair job with
+ * options.sync "auto" carries plan_alignment, a ladder one plan_rendition_alignments (one per
+ * rendition), any other job neither; plan_frames counts pairs they all have.
+ */
+const planAlignmentCheck = (
+  jobId: string,
+  request: Job["request"],
+  planFrames: number,
+  report: Pick<ResultReport, "planAlignment" | "planRenditionAlignments">
+): string | undefined => {
+  const ladder = isLadderRequest(request)
+  const sync = (ladder ? request.ladder.options?.sync : request.options?.sync) === "auto"
+  const field = ladder ? "plan_rendition_alignments" : "plan_alignment"
+  const stray = ladder ? report.planAlignment : report.planRenditionAlignments
+  if (stray !== undefined)
+    return `job "${jobId}" is a ${ladder ? "ladder" : "pair"} job: its plan carries no ${ladder ? "plan_alignment" : "plan_rendition_alignments"}`
+  const alignments = ladder
+    ? report.planRenditionAlignments
+    : report.planAlignment === undefined
+      ? undefined
+      : [report.planAlignment]
+  if (sync !== (alignments !== undefined))
+    return sync
+      ? `job "${jobId}" aligns (options.sync "auto"): its plan carries ${field}`
+      : `job "${jobId}" does not align: its plan carries no ${field}`
+  if (alignments === undefined) return undefined
+  if (ladder && alignments.length !== request.ladder.renditions.length)
+    return `${field}: ${alignments.length} alignments for ${request.ladder.renditions.length} renditions`
+  const pairs = Math.min(...alignments.map((alignment) => alignment.frames))
+  if (planFrames > pairs) return `plan_frames ${planFrames} is more than ${field}'s ${pairs} pairs`
+  return undefined
 }
 
 /** A plan or a segment's report (decided on the segment tables), not the job's own. */
@@ -430,28 +482,17 @@ export const makeJobService = Effect.gen(function* () {
           return yield* new InvalidJobRequest({
             message: `plan_frames must be a whole number ≥ 0 on a progress report; got ${planFrames}`
           })
-        const alignment = report.planAlignment
+        const { planAlignment, planRenditionAlignments } = report
         return yield* target.plan((held) => {
           const size = segmentFramesOf(held.request)
           if (size === 0) return Either.left(new InvalidJobRequest({ message: `job "${jobId}" is not a segment job` }))
-          // A sync job's segments are ranges of the pairs its plan found: the plan carries them.
-          const sync = !isLadderRequest(held.request) && held.request.options?.sync === "auto"
-          if (sync !== (alignment !== undefined))
-            return Either.left(
-              new InvalidJobRequest({
-                message: sync
-                  ? `job "${jobId}" aligns (options.sync "auto"): its plan carries plan_alignment`
-                  : `job "${jobId}" does not align: its plan carries no plan_alignment`
-              })
-            )
-          if (alignment !== undefined && planFrames > alignment.frames)
-            return Either.left(
-              new InvalidJobRequest({
-                message: `plan_frames ${planFrames} is more than plan_alignment's ${alignment.frames} pairs`
-              })
-            )
-          return Either.right(cutTitle(planFrames, size))
-        }, alignment)
+          // A sync job's segments are ranges of the pairs its plan found: the plan carries them,
+          // a pair's alignment, or a ladder's, one per rendition.
+          const checked = planAlignmentCheck(jobId, held.request, planFrames, report)
+          return checked === undefined
+            ? Either.right(cutTitle(planFrames, size))
+            : Either.left(new InvalidJobRequest({ message: checked }))
+        }, planRenditionAlignments ?? planAlignment)
       }
       const index = report.segmentIndex ?? 0
       if (!Number.isSafeInteger(index) || index < 0)
@@ -657,19 +698,11 @@ export const makeJobService = Effect.gen(function* () {
             message: `idempotency_key is longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`
           })
         }
-        // A pair job with options.sync "auto" aligns once, in its plan, and its segments are ranges
-        // of aligned pairs; a ladder that aligns is scored in one piece.
-        const ladderSync = isLadderRequest(request) && request.ladder.options?.sync === "auto"
-        if (ladderSync && segmentFramesOf(request) > 0)
-          return yield* new InvalidJobRequest({
-            message:
-              'options.segment_frames: a ladder job with options.sync "auto" is scored in one piece (set options.segment_frames to 0 or options.sync to "off")'
-          })
-        // The controller's default applies to a job that does not set it (a ladder: one that does not align).
+        // A job with options.sync "auto" (a pair or a ladder) aligns once, in its plan, and its
+        // segments are ranges of aligned pairs: the controller's default applies to any job that
+        // does not set it.
         const stored =
-          !ladderSync && segmentDefault > 0 && segmentFramesOf(request) === 0
-            ? withSegmentFrames(request, segmentDefault)
-            : request
+          segmentDefault > 0 && segmentFramesOf(request) === 0 ? withSegmentFrames(request, segmentDefault) : request
         return yield* store.insert({
           id: crypto.randomUUID(),
           tenantId,

@@ -12,8 +12,7 @@ import { Context, type Effect, type Either, type Option, type Scope, type Stream
 import type { PermissionDenied } from "../policy/errors.ts"
 import type { Reporter } from "../policy/node-reports.ts"
 import type { InvalidJobRequest, JobStoreError } from "./errors.ts"
-import type { AlignmentReport } from "../scorer/index.ts"
-import type { Job, JobSegment, JobState, RenditionProgress } from "./model.ts"
+import type { Job, JobSegment, JobState, PlanAlignment, RenditionProgress } from "./model.ts"
 
 /** A tenant-scoped lookup: the job, or why there is none (another tenant's id is never shown). */
 export type JobLookup =
@@ -113,8 +112,8 @@ export interface PlanContext {
   readonly liveNodeIds: ReadonlySet<string>
   /** The segments of the job as it is held (refused: not a segment job, or already planned). */
   readonly cuts: (job: Job) => Either.Either<ReadonlyArray<SegmentCut>, InvalidJobRequest>
-  /** A sync job's plan: the alignment its segments are scored with (kept with the job). */
-  readonly alignment?: AlignmentReport | undefined
+  /** A sync job's plan: the alignment its segments are scored with (a ladder's: per rendition; kept with the job). */
+  readonly alignment?: PlanAlignment | undefined
 }
 
 /** What a segment's report is decided and written on (the 5.6 rule with the segment's lease). */
@@ -203,7 +202,7 @@ export interface SessionBoundStore {
     nodeId: string,
     jobId: string,
     cuts: PlanContext["cuts"],
-    alignment?: AlignmentReport | undefined
+    alignment?: PlanAlignment | undefined
   ) => Effect.Effect<ReportOutcome, PermissionDenied | InvalidJobRequest | JobStoreError>
   /** A segment's report of the node (`SegmentStoreShape.report`), the sessions read with the job. */
   readonly segmentReport: (

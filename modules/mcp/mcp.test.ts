@@ -62,7 +62,8 @@ const emptyJob: WireJob = {
   segments: [],
   segment: null,
   plan: false,
-  plan_alignment: null
+  plan_alignment: null,
+  plan_rendition_alignments: []
 }
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] ?? null })

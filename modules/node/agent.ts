@@ -9,7 +9,7 @@ import { Chunk, Clock, Deferred, Duration, Effect, Option, Queue, Ref, Schedule 
 import { readFileSync } from "node:fs"
 import { framesPerRenditionPage, MAX_FRAMES_PER_MESSAGE, MAX_REPORTS_PER_CALL } from "../config/pages.ts"
 import { Ffmpeg } from "../inputs/ffmpeg.ts"
-import { countLadderFrames, scoreLadderInputs } from "../inputs/ladder.ts"
+import { alignLadder, countLadderFrames, scoreLadderInputs } from "../inputs/ladder.ts"
 import { alignTitle, countTitleFrames, scoreInputs } from "../inputs/score.ts"
 import { RootSet } from "../policy/scoring-roots.ts"
 import { maxScoreMemory } from "../scoring-api/config.ts"
@@ -57,7 +57,15 @@ interface Session {
 interface Report
   extends Pick<ReportResultRequest, "job_id" | "final" | "frames_done">,
     Partial<
-      Pick<ReportResultRequest, "error" | "rendition_progress" | "segment_index" | "plan_frames" | "plan_alignment">
+      Pick<
+        ReportResultRequest,
+        | "error"
+        | "rendition_progress"
+        | "segment_index"
+        | "plan_frames"
+        | "plan_alignment"
+        | "plan_rendition_alignments"
+      >
     > {
   readonly result?: ScoreResult
   /** A ladder job's result (instead of result). */
@@ -155,6 +163,13 @@ const unreachable = (error: GrpcCallError) =>
 /** A wire alignment as the scorer reports one: no warning when proto3's is "". */
 const alignmentOf = ({ warning, ...found }: Alignment): AlignmentReport =>
   warning === "" ? found : { ...found, warning }
+
+/**
+ * A sync job's segment is scored with the alignment its plan found (a ladder's rendition, with
+ * its own): not searched again. None: the job does not align.
+ */
+const planAlignmentOf = (alignment: Alignment | undefined) =>
+  alignment === undefined ? {} : { sync: undefined, alignment: alignmentOf(alignment) }
 
 /** Jobs scored with their memory admitted first (whole jobs and segments): a plan needs none and settles at once. */
 const admitsMemory = (job: Job) => !job.plan
@@ -703,6 +718,32 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
             })
           }
         }
+        // A ladder job that aligns does so once, here: each rendition with the reference over the
+        // whole inputs; its title is the pairs the renditions all share.
+        if (job.ladder !== null) {
+          const parsed = yield* Effect.either(parseLadderRequest(job.ladder))
+          if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
+          if (parsed.right.renditions[0]?.job.sync !== undefined) {
+            const aligned = yield* Effect.either(
+              Effect.provideService(alignLadder(parsed.right, { guard }), Ffmpeg, ffmpeg)
+            )
+            if (aligned._tag === "Left") return yield* fail(job, aligned.left.message)
+            yield* Effect.logInfo("job planned").pipe(
+              Effect.annotateLogs({ job_id: job.id, frames: aligned.right.frames })
+            )
+            return yield* sendReport({
+              job_id: job.id,
+              final: false,
+              frames_done: 0,
+              plan_frames: aligned.right.frames,
+              // proto3 has no absent string: no warning is "".
+              plan_rendition_alignments: aligned.right.alignments.map((alignment) => ({
+                ...alignment,
+                warning: alignment.warning ?? ""
+              }))
+            })
+          }
+        }
         const counting =
           job.ladder !== null
             ? Effect.map(parseLadderRequest(job.ladder), (ladder) => countLadderFrames(scorer, ladder, { guard }))
@@ -747,7 +788,10 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
                   scorer,
                   {
                     ...parsed,
-                    renditions: parsed.renditions.map((rendition) => ({ ...rendition, job: settings(rendition.job) }))
+                    renditions: parsed.renditions.map((rendition, index) => ({
+                      ...rendition,
+                      job: { ...settings(rendition.job), ...planAlignmentOf(job.plan_rendition_alignments[index]) }
+                    }))
                   },
                   { onProgress, guard, admitMemory, memoryBudget: budget }
                 ),
@@ -770,9 +814,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
                 {
                   ...settings(parsed),
                   // A sync job's segment is a range of the pairs its plan found: scored with them, not searched again.
-                  ...(job.plan_alignment === null
-                    ? {}
-                    : { sync: undefined, alignment: alignmentOf(job.plan_alignment) })
+                  ...planAlignmentOf(job.plan_alignment ?? undefined)
                 },
                 { onProgress, guard, admitMemory, memoryBudget: budget }
               ),

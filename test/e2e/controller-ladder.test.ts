@@ -186,7 +186,7 @@ describe("a ladder job on a node", () => {
 
   it("a running ladder job shows its frames per rendition (GetJob, svc jobs get), for every label", async () => {
     const long = join(scratch.rootA, "progress.mkv")
-    writeLongClip(long)
+    await writeLongClip(long)
     const labels = ["low", "mid", "high"]
     const ladder = {
       reference: long,
@@ -234,7 +234,7 @@ describe("a ladder job on a node", () => {
 
   it("cancelling a ladder job while its node decodes stops every decoder", async () => {
     const long = join(scratch.rootA, "long.mkv")
-    writeLongClip(long)
+    await writeLongClip(long)
     const ladder = {
       reference: long,
       renditions: [

@@ -69,7 +69,7 @@ describe("decoders on the controller and the node", () => {
     tokens = await makeTokens(idp)
     scratch.write("tenants.json", tenantsDocument(idp, scratch))
     long = join(scratch.rootA, "long.mp4")
-    writeLongClip(long)
+    await writeLongClip(long)
   }, 120_000)
 
   afterAll(() => {

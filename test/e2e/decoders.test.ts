@@ -15,6 +15,7 @@ import { gunzipSync } from "node:zlib"
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Clip, writeClip } from "../../local/clip.ts"
 import { repoRoot, type RunningService, startService } from "../../local/executables.ts"
 import { childrenNamed, ffmpegRun, scratchDir, writeLongClip } from "../support/media.ts"
 import { peakWhile } from "../../local/process-tree.ts"
@@ -48,23 +49,11 @@ const post = (service: RunningService, path: string, body: unknown) =>
   }).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> }))
 
 const mebibytes = 1024 * 1024
+/** The size of the small clips (testsrc2 at 25 fps). */
+const clip320x240 = { width: 320, height: 240 } as const
 let small = ""
-beforeAll(() => {
-  small = file("small.mp4")
-  ffmpegRun([
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=320x240:rate=25",
-    "-frames:v",
-    "10",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-y",
-    small
-  ])
+beforeAll(async () => {
+  small = await writeClip(file("small.mp4"), { ...clip320x240, frames: 10, codec: "libx264", preset: "ultrafast" })
 })
 
 describe("the memory budget covers decoders (SVC_MAX_SCORE_MEMORY=256Mi)", () => {
@@ -116,29 +105,13 @@ describe("the memory budget covers decoders (SVC_MAX_SCORE_MEMORY=256Mi)", () =>
     const huge = unpack("gray-16000x16000.mp4")
     const first = file("liar.1.h264")
     const second = file("liar.2.h264")
-    const clip = (target: string, format: ReadonlyArray<string>) =>
-      ffmpegRun([
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=320x240:rate=25",
-        "-frames:v",
-        "250",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        ...format,
-        "-y",
-        target
-      ])
     // Past the probe's 5 s of analysis: ffprobe sees a 320x240 stream.
-    clip(first, ["-f", "h264"])
+    await writeClip(first, { ...clip320x240, frames: 250, codec: "libx264", preset: "ultrafast", format: "h264" })
     ffmpegRun(["-i", huge, "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", "-y", second])
     const liar = file("liar.h264")
     writeFileSync(liar, Buffer.concat([readFileSync(first), readFileSync(second)]))
     const reference = file("liar-reference.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "252", "-y", reference])
+    await writeClip(reference, { ...clip320x240, frames: 252 })
     const { result, peak } = await peakWhile(
       service.process.pid,
       post(service, "/v1/score", { reference, distorted: liar })
@@ -163,7 +136,7 @@ describe("the memory budget covers decoders (SVC_MAX_SCORE_MEMORY=256Mi)", () =>
 describe("no decoder outlives the server", () => {
   it("kill -9 of svc-server mid-ladder: no ffmpeg child is alive a second later", async () => {
     const long = file("long.mp4")
-    writeLongClip(long)
+    await writeLongClip(long)
     const service = await startService("svc-server")
     const renditions = Array.from({ length: 3 }, (_, i) => ({ label: `r${i}`, distorted: long }))
     const answer = post(service, "/v1/ladder", { reference: long, renditions }).catch(() => undefined)
@@ -194,7 +167,7 @@ describe("nothing outside the roots is opened, even through a link", () => {
     const service = await startService("svc-server", { env: { SVC_INPUT_ROOTS: root } })
     try {
       const reference = join(root, "reference.mp4")
-      ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", reference])
+      await writeClip(reference, { ...clip320x240, frames: 3 })
       const answer = await post(service, "/v1/score", { reference, distorted: join(root, "clip.mp4") })
       expect(answer.status).toBe(403)
       expect(answer.body.error).toBe(`scoring input "${join(root, "clip.mp4")}" is outside the tenant's scoring roots`)
@@ -244,10 +217,10 @@ describe("refusals quote the input as sent", () => {
     const root = file("url-root")
     mkdirSync(root)
     const outside = file("url-outside.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", outside])
+    await writeClip(outside, { ...clip320x240, frames: 3 })
     symlinkSync(outside, join(root, "link.mp4"))
     const reference = join(root, "reference.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "3", "-y", reference])
+    await writeClip(reference, { ...clip320x240, frames: 3 })
     const service = await startService("svc-server", { env: { SVC_INPUT_ROOTS: root } })
     try {
       for (const distorted of [`file://${outside}`, `file://${join(root, "link.mp4")}`]) {
@@ -275,22 +248,14 @@ describe("a decode past what the container declares", () => {
 
   it("an edit list repeating 50 frames 20,000 times is refused within 20 s, naming both counts", async () => {
     const clip = file("edit-list.mp4")
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      "testsrc2=size=64x64:rate=25",
-      "-frames:v",
-      "50",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-use_editlist",
-      "1",
-      "-y",
-      clip
-    ])
+    await writeClip(clip, {
+      width: 64,
+      height: 64,
+      frames: 50,
+      codec: "libx264",
+      preset: "ultrafast",
+      extra: ["-use_editlist", "1"]
+    })
     const looping = file("looping.mp4")
     loopEditList(clip, looping, 20_000)
     // ffmpeg itself follows the edit list far past the 50 frames the container declares.
@@ -311,28 +276,13 @@ describe("a decode past what the container declares", () => {
     expect(once.status).toBe(200)
   })
 
+  type Picture = Pick<Clip, "width" | "height" | "pixelFormat">
   /** 15 frames of 320x240 4:2:0, then 15 of `second` (an H.264 stream whose SPS changes), in Matroska. */
-  const changing = (name: string, second: ReadonlyArray<string>) => {
-    const part = (target: string, size: string, extra: ReadonlyArray<string>) =>
-      ffmpegRun([
-        "-f",
-        "lavfi",
-        "-i",
-        `testsrc2=size=${size}:rate=25`,
-        "-frames:v",
-        "15",
-        ...extra,
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-f",
-        "h264",
-        "-y",
-        target
-      ])
-    part(file(`${name}.1.h264`), "320x240", ["-pix_fmt", "yuv420p"])
-    part(file(`${name}.2.h264`), second[0] ?? "320x240", second.slice(1))
+  const changing = async (name: string, second: Picture) => {
+    const part = (target: string, picture: Picture) =>
+      writeClip(target, { ...picture, frames: 15, codec: "libx264", preset: "ultrafast", format: "h264" })
+    await part(file(`${name}.1.h264`), { ...clip320x240, pixelFormat: "yuv420p" })
+    await part(file(`${name}.2.h264`), second)
     writeFileSync(
       file(`${name}.h264`),
       Buffer.concat([readFileSync(file(`${name}.1.h264`)), readFileSync(file(`${name}.2.h264`))])
@@ -343,13 +293,13 @@ describe("a decode past what the container declares", () => {
 
   it("a reference changing resolution, chroma subsampling or bit depth mid-stream is refused with the frame index", async () => {
     const steady = file("steady.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
+    await writeClip(steady, { ...clip320x240, frames: 30 })
     for (const second of [
-      ["640x480", "-pix_fmt", "yuv420p"],
-      ["320x240", "-pix_fmt", "yuv444p"],
-      ["320x240", "-pix_fmt", "yuv420p10le"]
+      { width: 640, height: 480, pixelFormat: "yuv420p" },
+      { width: 320, height: 240, pixelFormat: "yuv444p" },
+      { width: 320, height: 240, pixelFormat: "yuv420p10le" }
     ]) {
-      const reference = changing(`change-${second.join("")}`, second)
+      const reference = await changing(`change-${second.width}x${second.height}${second.pixelFormat}`, second)
       const answer = await post(service, "/v1/score", { reference, distorted: steady })
       expect(answer.status).toBe(400)
       expect(answer.body.error).toBe(
@@ -360,8 +310,8 @@ describe("a decode past what the container declares", () => {
 
   it("a distorted input changing resolution mid-stream is scaled, and refused when options.scale is none", async () => {
     const steady = file("steady-ref.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
-    const distorted = changing("change-distorted", ["640x480", "-pix_fmt", "yuv420p"])
+    await writeClip(steady, { ...clip320x240, frames: 30 })
+    const distorted = await changing("change-distorted", { width: 640, height: 480, pixelFormat: "yuv420p" })
     const scaled = await post(service, "/v1/score", { reference: steady, distorted })
     expect(scaled.status).toBe(200)
     // The provenance lists the change the scaler absorbed.
@@ -384,8 +334,8 @@ describe("a decode past what the container declares", () => {
 
   it("a distorted input changing bit depth alone mid-stream is converted and listed, and refused when options.scale is none", async () => {
     const steady = file("steady-depth-ref.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
-    const distorted = changing("change-depth", ["320x240", "-pix_fmt", "yuv420p10le"])
+    await writeClip(steady, { ...clip320x240, frames: 30 })
+    const distorted = await changing("change-depth", { width: 320, height: 240, pixelFormat: "yuv420p10le" })
     const converted = await post(service, "/v1/score", { reference: steady, distorted })
     expect(converted.status).toBe(200)
     expect(converted.body.frame_count).toBe(30)
@@ -404,8 +354,12 @@ describe("a decode past what the container declares", () => {
 
   it("a ladder rendition that changes mid-stream lists its changes in its own provenance", async () => {
     const steady = file("steady-ladder-ref.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-y", steady])
-    const changingRendition = changing("change-rendition", ["640x480", "-pix_fmt", "yuv420p10le"])
+    await writeClip(steady, { ...clip320x240, frames: 30 })
+    const changingRendition = await changing("change-rendition", {
+      width: 640,
+      height: 480,
+      pixelFormat: "yuv420p10le"
+    })
     const answer = await post(service, "/v1/ladder", {
       reference: steady,
       renditions: [
@@ -425,8 +379,8 @@ describe("a decode past what the container declares", () => {
 
   it("a distorted input that changes and changes back lists both changes", async () => {
     const steady = file("steady-back-ref.mp4")
-    ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "45", "-y", steady])
-    const there = changing("change-there", ["640x480", "-pix_fmt", "yuv420p"])
+    await writeClip(steady, { ...clip320x240, frames: 45 })
+    const there = await changing("change-there", { width: 640, height: 480, pixelFormat: "yuv420p" })
     const back = file("change-back.mkv")
     // 15 frames of 320x240, 15 of 640x480, 15 of 320x240 again.
     writeFileSync(

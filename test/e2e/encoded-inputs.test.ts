@@ -21,9 +21,9 @@ const mp4 = `${scratch.dir}/v01.dis.mp4`
 /** Long enough that scoring it is still running when the test cancels it. */
 const long = `${scratch.dir}/long.mkv`
 
-beforeAll(() => {
+beforeAll(async () => {
   ffmpegRun([...rawInput(entry, entry.distorted), "-c:v", "libx264", "-preset", "ultrafast", "-crf", "30", "-y", mp4])
-  writeLongClip(long)
+  await writeLongClip(long)
 })
 afterAll(() => scratch.remove())
 

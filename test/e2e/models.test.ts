@@ -3,12 +3,12 @@
  * features, source and SHA-256; SVC_MODEL_DIR adds models and overrides a built-in by name;
  * without it /readyz is ready on the built-ins.
  */
-import { spawnSync } from "bun"
 import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { writeClip } from "../../local/clip.ts"
 import { builtinModelDir, type RunningService, startService } from "../../local/executables.ts"
 import { scoringClient } from "./server-support.ts"
 
@@ -113,20 +113,9 @@ describe("choosing models in a score request", () => {
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }
   }
   /** A pair of identical one-frame Y4M clips of the given size, made with ffmpeg. */
-  const pair = (width: number, height: number) => {
+  const pair = async (width: number, height: number) => {
     const path = join(scratch, `still-${width}x${height}.y4m`)
-    const made = spawnSync(
-      ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i"].concat([
-        `testsrc2=size=${width}x${height}:rate=1`,
-        "-frames:v",
-        "2",
-        "-pix_fmt",
-        "yuv420p",
-        path
-      ]),
-      { stderr: "pipe" }
-    )
-    expect(made.exitCode, made.stderr.toString()).toBe(0)
+    await writeClip(path, { width, height, rate: 1, frames: 2, pixelFormat: "yuv420p" })
     return { reference: path, distorted: path }
   }
   beforeAll(async () => {
@@ -137,15 +126,15 @@ describe("choosing models in a score request", () => {
   })
 
   it('model "auto" picks vmaf_4k_v0.6.1 for a 3840x2160 reference and vmaf_v0.6.1 below', async () => {
-    const big = await post({ ...pair(3840, 2160), model: "auto" })
+    const big = await post({ ...(await pair(3840, 2160)), model: "auto" })
     expect(big.status, JSON.stringify(big.body)).toBe(200)
     expect(big.body.provenance).toMatchObject({ model: "vmaf_4k_v0.6.1", model_source: "builtin" })
-    const small = await post({ ...pair(3840, 2158), model: "auto" })
+    const small = await post({ ...(await pair(3840, 2158)), model: "auto" })
     expect(small.body.provenance).toMatchObject({ model: "vmaf_v0.6.1" })
   })
 
   it("refuses model together with models, a model listed twice, and names an unusable model's reason", async () => {
-    const input = pair(64, 64)
+    const input = await pair(64, 64)
     expect(await post({ ...input, model: "vmaf_v0.6.1", models: ["vmaf_v0.6.1neg"] })).toEqual({
       status: 400,
       body: { error: "model and models: give one or the other" }

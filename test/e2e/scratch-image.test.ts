@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { repoRoot, requireBuilt, runCommand } from "../../local/executables.ts"
-import { ffmpegRun } from "../support/media.ts"
+import { writeClip } from "../../local/clip.ts"
 
 const isRoot = process.getuid?.() === 0
 const executables = [
@@ -75,7 +75,7 @@ describe.skipIf(!isRoot)("scratch image recipe (chroot; needs root)", () => {
       expect(dockerfile).toContain("ENV SVC_FFMPEG=/usr/bin/ffmpeg")
       expect(files).toContain("/usr/share/doc/ffmpeg/copyright")
       const clip = join(work, `${name}.mkv`)
-      ffmpegRun(["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=5", "-frames:v", "5", "-c:v", "libx264", "-y", clip])
+      await writeClip(clip, { width: 64, height: 48, rate: 5, frames: 5, codec: "libx264" })
       const decode = await inRoot(
         "/usr/bin/ffmpeg -hide_banner -nostdin -v error -i /tmp/clip.mkv -f framemd5 -",
         `cp "${clip}" "$1/tmp/clip.mkv" &&`

@@ -16,6 +16,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { rawClipInput, writeClip } from "../../local/clip.ts"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
 import { ffmpegRun, scratchDir, writeSegmentTitle, x264Gop48 } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState, waitFor } from "./controller-support.ts"
@@ -317,27 +318,21 @@ describe("a ladder job in segments on 3 nodes", () => {
   const ladderFrames = 72
   const small = { width: 320, height: 180 }
 
-  beforeAll(() => {
-    const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${small.width}x${small.height}`, "-r", "24"]
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      `testsrc2=size=${small.width}x${small.height}:rate=24`,
-      "-frames:v",
-      String(ladderFrames),
-      ...raw.slice(0, 4),
-      "-y",
-      path("ladder-ref.yuv")
-    ])
+  beforeAll(async () => {
+    const clip = { ...small, rate: 24 }
+    await writeClip(path("ladder-ref.yuv"), {
+      ...clip,
+      frames: ladderFrames,
+      format: "rawvideo",
+      pixelFormat: "yuv420p"
+    })
+    const raw = rawClipInput(clip, path("ladder-ref.yuv"))
     // A full-size rendition as raw frames (an x264 encode decoded), and a 160x90 mp4 with
     // B-frames and a keyframe every 20 frames: segments of 24 start mid-GOP and seek.
-    ffmpegRun([...raw, "-i", path("ladder-ref.yuv"), ...x264Gop48, "-crf", "36", "-y", path("ladder-full.mp4")])
+    ffmpegRun([...raw, ...x264Gop48, "-crf", "36", "-y", path("ladder-full.mp4")])
     ffmpegRun(["-i", path("ladder-full.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path("ladder-full.yuv")])
     ffmpegRun([
       ...raw,
-      "-i",
-      path("ladder-ref.yuv"),
       "-vf",
       "scale=160:90",
       "-c:v",

@@ -6,14 +6,21 @@
  * by the compiled svc-server. With `--segment-frames 40` it aligns once, in the plan step, and
  * its 3 segments (ranges of the 114 pairs, the dropped frame inside the second) are scored on
  * both nodes and merge to the same alignment and the unsplit job's per-frame values, bit for bit.
+ * A ladder job that aligns does too: `svc jobs submit REF --rendition ... --sync auto
+ * --segment-frames 40` of two renditions, one starting 5 frames late and one starting on time
+ * (each from its own offset over the reference frames they share) that both drop reference frame
+ * 60, is planned once (each rendition aligned there) and merges to the unsplit ladder job's
+ * alignments, per-frame values, summaries, shots, thumbnails and hull, bit for bit; a rendition
+ * at another frame rate fails the plan with the unsplit ladder's message.
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
-import { writeEncode, writeReference } from "../../modules/inputs/test/alignment-clips.ts"
+import { writeEncode, writeOtherRate, writeReference } from "../../modules/inputs/test/alignment-clips.ts"
 import type { AlignmentReport } from "../../modules/scorer/index.ts"
 import { scratchDir } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
+import { bits, type JobView as SegmentJobView } from "./segments-support.ts"
 import { svc } from "./svc-support.ts"
 
 const token = "unused-in-disabled-mode"
@@ -179,4 +186,118 @@ describe("a sync job on the controller and its nodes", () => {
       .filter((line) => line.message === "job planned" && line.annotations.job_id === split.id)
     expect(plans.map((line) => line.annotations.frames)).toEqual([pairs])
   }, 600_000)
+})
+
+describe("a ladder job with sync in segments", () => {
+  interface RenditionView {
+    readonly label: string
+    readonly score: number
+    readonly alignment: AlignmentReport | null
+    readonly frames: ReadonlyArray<unknown>
+    readonly summary: Record<string, unknown>
+    readonly thumbnails: ReadonlyArray<{ readonly frame: number }>
+  }
+  interface LadderJobView {
+    readonly id: string
+    readonly error: string
+    readonly segments: JobView["segments"]
+    readonly ladder_result: { readonly renditions: ReadonlyArray<RenditionView> }
+  }
+  /** The reference from frame 60 on time: it drops the frame the late rendition drops. */
+  const onTime = {
+    name: "drop60",
+    filter: "[0:v]select='not(eq(n\\,60))',setpts=N/25/TB[out]",
+    truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [60], repeated: [] }
+  } as const
+  let dropped = ""
+  beforeAll(() => {
+    dropped = writeEncode(media.dir, reference, onTime)
+  }, 120_000)
+
+  const ladderOf = (renditions: ReadonlyArray<{ label: string; distorted: string }>, options: object) => ({
+    ladder: { reference, renditions, options }
+  })
+  const submitLadder = async (request: object) =>
+    String(expectOk(await client.unary("svc.v1.Jobs", "SubmitJob", request, token)).id)
+  const ladderIn = async (id: string, state: string) =>
+    (await jobInState(client, id, token, state, 240_000)) as unknown as LadderJobView
+  /** Each rendition as it is, its values as the bits of their doubles. */
+  const renditionBits = (job: LadderJobView) =>
+    job.ladder_result.renditions.map((rendition) => ({
+      ...rendition,
+      ...bits({ result: rendition } as unknown as SegmentJobView),
+      score: Buffer.from(Float64Array.of(rendition.score).buffer).toString("hex")
+    }))
+  const plansOf = (id: string) =>
+    nodes
+      .flatMap((node) => node.logs)
+      .filter((line) => line.message === "job planned" && line.annotations.job_id === id)
+
+  it("svc jobs submit REF --rendition ... --sync auto --segment-frames 40: planned once, bit-identical to the unsplit ladder", async () => {
+    const renditions = [
+      { label: "late", distorted },
+      { label: "on-time", distorted: dropped }
+    ]
+    const whole = await ladderIn(
+      await submitLadder(ladderOf(renditions, { sync: "auto", shots: true })),
+      "JOB_STATE_FINISHED"
+    )
+    const [late, onTimeRendition] = whole.ladder_result.renditions
+    // Each rendition from its own offset: the late one from its first frame, the other from its
+    // sixth, both over reference frames 5..119 without 60.
+    expect(late?.alignment).toMatchObject({ reference_start: 5, distorted_start: 0, reference_frames_dropped: [60] })
+    expect(onTimeRendition?.alignment).toMatchObject({
+      reference_start: 0,
+      distorted_start: 0,
+      frames: 119,
+      reference_frames_dropped: [60]
+    })
+    expect(late?.frames).toHaveLength(pairs)
+    expect(onTimeRendition?.frames).toHaveLength(pairs)
+    expect(late?.thumbnails.length).toBeGreaterThan(0)
+
+    const submitted = await svc(
+      [
+        "jobs",
+        "submit",
+        reference,
+        ...renditions.flatMap((rendition) => ["--rendition", `${rendition.label}=${rendition.distorted}`]),
+        "--sync",
+        "auto",
+        "--shots",
+        "--segment-frames",
+        "40"
+      ],
+      { SVC_CONTROLLER_ADDR: controller.grpc ?? "" }
+    )
+    expect(submitted.stderr).toBe("")
+    const split = await ladderIn(submitted.stdout.trim(), "JOB_STATE_FINISHED")
+    // The 114 pairs the renditions share, cut in 3; the dropped frame (pair 55) inside the second.
+    expect(split.segments.map((segment) => [segment.first_frame, segment.frame_count, segment.state])).toEqual(
+      [
+        [0, 40],
+        [40, 40],
+        [80, 34]
+      ].map(([first, count]) => [first, count, "JOB_STATE_FINISHED"])
+    )
+    expect(renditionBits(split)).toEqual(renditionBits(whole))
+    // Aligned once: one plan (the pairs the renditions share) on one node.
+    expect(plansOf(split.id).map((line) => line.annotations.frames)).toEqual([pairs])
+  }, 600_000)
+
+  it("a rendition at another frame rate fails the split ladder's plan with the unsplit ladder's message", async () => {
+    const renditions = [
+      { label: "late", distorted },
+      { label: "rate30", distorted: writeOtherRate(media.dir, reference) }
+    ]
+    const whole = await ladderIn(await submitLadder(ladderOf(renditions, { sync: "auto" })), "JOB_STATE_FAILED")
+    expect(whole.error).toContain("pairs frames of one rate")
+    const split = await ladderIn(
+      await submitLadder(ladderOf(renditions, { sync: "auto", segment_frames: 40 })),
+      "JOB_STATE_FAILED"
+    )
+    expect(split.segments).toEqual([])
+    expect(split.error).toBe(whole.error)
+    expect(plansOf(split.id)).toEqual([])
+  }, 300_000)
 })

@@ -3,7 +3,10 @@ import { spawnSync } from "bun"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { encoderArgs, ffmpegRunAsync, rawClipInput, writeClip } from "../../local/clip.ts"
 import type { Fixture } from "./fixtures.ts"
+
+export { ffmpegRunAsync }
 
 /** Runs ffmpeg (or ffprobe) with `args`; throws with its stderr when it fails. */
 export const ffmpegRun = (args: ReadonlyArray<string>, tool: "ffmpeg" | "ffprobe" = "ffmpeg"): string => {
@@ -13,30 +16,8 @@ export const ffmpegRun = (args: ReadonlyArray<string>, tool: "ffmpeg" | "ffprobe
   return run.stdout.toString()
 }
 
-/** ffmpegRun without blocking the event loop, so independent encodes (and a test's services) run side by side. */
-export const ffmpegRunAsync = async (args: ReadonlyArray<string>): Promise<void> => {
-  const child = Bun.spawn(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", ...args], {
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe"
-  })
-  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited])
-  if (code !== 0) throw new Error(`ffmpeg ${args.join(" ")}: ${stderr}`)
-}
-
 /** H.264 (ultrafast) with a keyframe every 48 frames exactly, no scene-cut keyframes. */
-export const x264Gop48 = [
-  "-c:v",
-  "libx264",
-  "-preset",
-  "ultrafast",
-  "-g",
-  "48",
-  "-keyint_min",
-  "48",
-  "-sc_threshold",
-  "0"
-]
+export const x264Gop48 = encoderArgs({ codec: "libx264", preset: "ultrafast", gop: 48 })
 
 /**
  * The title the segment tests split, in `dir`: `frames` frames of testsrc2 at 24 fps as raw
@@ -53,24 +34,9 @@ export const writeSegmentTitle = async (
     readonly encodedReference?: boolean
   }
 ): Promise<void> => {
-  const { width, height, frames } = title
-  const ref = join(dir, "ref.yuv")
-  const testsrc2 = `testsrc2=size=${width}x${height}:rate=24`
-  await ffmpegRunAsync([
-    "-f",
-    "lavfi",
-    "-i",
-    testsrc2,
-    "-frames:v",
-    String(frames),
-    "-pix_fmt",
-    "yuv420p",
-    "-f",
-    "rawvideo",
-    "-y",
-    ref
-  ])
-  const raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${width}x${height}`, "-r", "24", "-i", ref]
+  const clip = { width: title.width, height: title.height, frames: title.frames, rate: 24 }
+  const ref = await writeClip(join(dir, "ref.yuv"), { ...clip, pixelFormat: "yuv420p", format: "rawvideo" })
+  const raw = rawClipInput(clip, ref)
   await Promise.all([
     ffmpegRunAsync([...raw, ...x264Gop48, "-crf", "34", "-y", join(dir, "dis.mp4")]).then(() =>
       ffmpegRunAsync(["-i", join(dir, "dis.mp4"), "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", join(dir, "dis.yuv")])
@@ -86,20 +52,7 @@ export const writeSegmentTitle = async (
  * that its decoder is still running when a test cancels or disconnects.
  */
 export const writeLongClip = (path: string) =>
-  ffmpegRun([
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=640x360:rate=25",
-    "-frames:v",
-    "1500",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-y",
-    path
-  ])
+  writeClip(path, { width: 640, height: 360, frames: 1500, codec: "libx264", preset: "ultrafast" })
 
 /** A temporary directory, removed by the returned function. */
 export const scratchDir = (prefix: string) => {

@@ -8,6 +8,7 @@ import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime, Stream } fr
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { writeClip } from "../../../local/clip.ts"
 import { modelDirEnv } from "../../../local/executables.ts"
 import { type Fixture, fixture, fixtures, rawOptions } from "../../../test/support/fixtures.ts"
 import {
@@ -271,24 +272,14 @@ describe("variable frame rate", () => {
   it("scores exactly the frames ffprobe -count_frames decodes (none duplicated or dropped)", async () => {
     const vfr = file("vfr.mkv")
     // Timestamps with gaps and bursts: 0..9 at 25 fps, then every other slot, then three in a slot.
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      "testsrc2=size=160x120:rate=25",
-      "-frames:v",
-      "40",
-      "-vf",
-      "setpts='if(lt(N,10),N,if(lt(N,25),2*N,50+N/3))/25/TB'",
-      "-fps_mode",
-      "vfr",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-y",
-      vfr
-    ])
+    await writeClip(vfr, {
+      width: 160,
+      height: 120,
+      frames: 40,
+      codec: "libx264",
+      preset: "ultrafast",
+      extra: ["-vf", "setpts='if(lt(N,10),N,if(lt(N,25),2*N,50+N/3))/25/TB'", "-fps_mode", "vfr"]
+    })
     const frames = countFrames(vfr)
     const result = await score({ reference: vfr, distorted: vfr })
     expect(result.frame_count).toBe(frames)
@@ -368,20 +359,7 @@ describe("robustness", () => {
 
   it("an interrupted score leaves no ffmpeg process behind", async () => {
     const long = file("long.mkv")
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      "testsrc2=size=640x360:rate=25",
-      "-frames:v",
-      "400",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-y",
-      long
-    ])
+    await writeClip(long, { width: 640, height: 360, frames: 400, codec: "libx264", preset: "ultrafast" })
     const fiber = runtime.runFork(scoreEffect({ reference: long, distorted: long, options: { threads: 1 } }))
     for (let i = 0; i < 500 && childrenNamed(process.pid, "ffmpeg").length < 2; i++) await Bun.sleep(10)
     expect(childrenNamed(process.pid, "ffmpeg").length).toBe(2)
@@ -392,7 +370,7 @@ describe("robustness", () => {
 
   it("a decoder killed mid-clip fails the score as ffmpeg's failure, not as the end of the clip", async () => {
     const long = file("killed.mkv")
-    writeLongClip(long)
+    await writeLongClip(long)
     const fiber = runtime.runFork(
       Effect.either(scoreEffect({ reference: long, distorted: long, options: { threads: 1 } }))
     )

@@ -8,6 +8,7 @@ import { ConfigProvider, Effect, Exit, Fiber, Layer, ManagedRuntime } from "effe
 import { readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { writeClip } from "../../../local/clip.ts"
 import { modelDirEnv } from "../../../local/executables.ts"
 import { fixture, fixtures, rawOptions } from "../../../test/support/fixtures.ts"
 import { childrenNamed, ffmpegPixelFormatOf, ffmpegRun, rawInput, scratchDir } from "../../../test/support/media.ts"
@@ -217,28 +218,18 @@ describe("a ladder of 4 renditions of other sizes and codecs, made by ffmpeg", (
   })
 
   it("one decoder process serves the reference; an interrupted ladder leaves no ffmpeg behind", async () => {
-    const long = (name: string, size: string) => {
-      ffmpegRun([
-        "-f",
-        "lavfi",
-        "-i",
-        `testsrc2=size=${size}:rate=25`,
-        "-frames:v",
-        "400",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-y",
-        file(name)
-      ])
-      return file(name)
-    }
-    const ref = long("long-ref.mp4", "640x360")
+    const long = (name: string, width: number, height: number) =>
+      writeClip(file(name), { width, height, frames: 400, codec: "libx264", preset: "ultrafast" })
+    const [ref, a, b, c] = await Promise.all([
+      long("long-ref.mp4", 640, 360),
+      long("long-a.mp4", 320, 180),
+      long("long-b.mp4", 480, 270),
+      long("long-c.mp4", 640, 360)
+    ])
     const rungs = [
-      { label: "a", distorted: long("long-a.mp4", "320x180") },
-      { label: "b", distorted: long("long-b.mp4", "480x270") },
-      { label: "c", distorted: long("long-c.mp4", "640x360") }
+      { label: "a", distorted: a },
+      { label: "b", distorted: b },
+      { label: "c", distorted: c }
     ]
     const fiber = runtime.runFork(ladderEffect({ reference: ref, renditions: rungs, options: { threads: 1 } }))
     for (let i = 0; i < 500 && childrenNamed(process.pid, "ffmpeg").length < 4; i++) await Bun.sleep(10)

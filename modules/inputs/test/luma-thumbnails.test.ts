@@ -10,6 +10,7 @@ import { closeSync, fstatSync, openSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { writeClip } from "../../../local/clip.ts"
 import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { thumbnailBytes } from "../alignment.ts"
 import { fileThumbnails } from "../luma-thumbnails.ts"
@@ -21,23 +22,17 @@ afterAll(() => scratch.remove())
 const frames = 12
 
 /** A Y4M clip of moving test patterns and ffmpeg's thumbnails of it. */
-const clipAndFfmpegThumbnails = (name: string, size: string, pixelFormat: string) => {
-  const clip = join(scratch.dir, `${name}.y4m`)
-  const source = `testsrc2=size=${size}:rate=25`
-  ffmpegRun([
-    "-f",
-    "lavfi",
-    "-i",
-    source,
-    "-frames:v",
-    String(frames),
-    "-pix_fmt",
+const clipAndFfmpegThumbnails = async (
+  name: string,
+  size: { readonly width: number; readonly height: number },
+  pixelFormat: string
+) => {
+  const clip = await writeClip(join(scratch.dir, `${name}.y4m`), {
+    ...size,
+    frames,
     pixelFormat,
-    "-strict",
-    "-1",
-    "-y",
-    clip
-  ])
+    extra: ["-strict", "-1"]
+  })
   const thumbnails = join(scratch.dir, `${name}.gray`)
   ffmpegRun(["-i", clip, "-vf", "scale=32:18:flags=area,format=gray", "-f", "rawvideo", "-y", thumbnails])
   return { clip, ffmpeg: readFileSync(thumbnails) }
@@ -63,11 +58,11 @@ const ours = async (clip: string, skip: number) => {
 
 describe("raw/Y4M thumbnails read in the service", () => {
   for (const [name, size, pixelFormat, meanLimit] of [
-    ["8-bit", "320x240", "yuv420p", 0.35],
-    ["10-bit", "352x288", "yuv420p10le", 0.6]
+    ["8-bit", { width: 320, height: 240 }, "yuv420p", 0.35],
+    ["10-bit", { width: 352, height: 288 }, "yuv420p10le", 0.6]
   ] as const)
     it(`match ffmpeg's area thumbnails of a ${name} clip`, async () => {
-      const { clip, ffmpeg } = clipAndFfmpegThumbnails(name, size, pixelFormat)
+      const { clip, ffmpeg } = await clipAndFfmpegThumbnails(name, size, pixelFormat)
       const skip = 2
       const thumbnails = await ours(clip, skip)
       expect(thumbnails.frames).toBe(frames - skip)

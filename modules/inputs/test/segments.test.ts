@@ -10,8 +10,9 @@
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { ffmpegRunAsync, rawClipInput, writeClip } from "../../../local/clip.ts"
 import { modelDirEnv } from "../../../local/executables.ts"
-import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
+import { scratchDir } from "../../../test/support/media.ts"
 import { type FrameScore, mergeSegmentResults, parseScoreRequest, type ScoreJob, Scorer } from "../../scorer/index.ts"
 import { closeSync, openSync } from "node:fs"
 import { headerProbeLimits } from "../decoder-memory.ts"
@@ -34,21 +35,8 @@ const file = (name: string) => join(scratch.dir, name)
 const frames = 96
 const size = { width: 320, height: 240 }
 
-ffmpegRun([
-  "-f",
-  "lavfi",
-  "-i",
-  `testsrc2=size=${size.width}x${size.height}:rate=24`,
-  "-frames:v",
-  String(frames),
-  "-pix_fmt",
-  "yuv420p",
-  "-f",
-  "rawvideo",
-  "-y",
-  file("ref.yuv")
-])
-const rawIn = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", `${size.width}x${size.height}`, "-r", "24"]
+await writeClip(file("ref.yuv"), { ...size, frames, rate: 24, pixelFormat: "yuv420p", format: "rawvideo" })
+const rawIn = rawClipInput({ ...size, rate: 24 }, file("ref.yuv"))
 const encodings = {
   "H.264 with B-frames, a keyframe every 12, mp4": [
     "-c:v",
@@ -93,8 +81,9 @@ const encodings = {
 } as const
 /** Where segments start: every 20 frames (mid-GOP), and for the .ts GOP boundaries too (24, 36, 60). */
 const startsOf = (path: string) => (path.endsWith(".ts") ? [0, 20, 24, 36, 60, 80] : [0, 20, 40, 60, 80])
-for (const args of Object.values(encodings))
-  ffmpegRun([...rawIn, "-i", file("ref.yuv"), ...args.slice(0, -1), "-y", args.at(-1) ?? ""])
+await Promise.all(
+  Object.values(encodings).map((args) => ffmpegRunAsync([...rawIn, ...args.slice(0, -1), "-y", args.at(-1) ?? ""]))
+)
 
 const jobOf = (distorted: string): Promise<ScoreJob> =>
   Effect.runPromise(

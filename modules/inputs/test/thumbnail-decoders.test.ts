@@ -7,8 +7,9 @@
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { writeClip } from "../../../local/clip.ts"
 import { modelDirEnv } from "../../../local/executables.ts"
-import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
+import { scratchDir } from "../../../test/support/media.ts"
 import { parseScoreRequest, Scorer, ScoreTooLarge } from "../../scorer/index.ts"
 import { decoderBaseBytes } from "../decoder-memory.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
@@ -27,25 +28,9 @@ afterAll(async () => {
 
 const reference = join(scratch.dir, "reference.mp4")
 const distorted = join(scratch.dir, "distorted.mp4")
-beforeAll(() => {
-  const clip = (target: string, quality: ReadonlyArray<string>) =>
-    ffmpegRun([
-      "-f",
-      "lavfi",
-      "-i",
-      "testsrc2=size=320x240:rate=25",
-      "-frames:v",
-      "30",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      ...quality,
-      "-y",
-      target
-    ])
-  clip(reference, ["-qp", "0"])
-  clip(distorted, ["-qp", "40"])
+beforeAll(async () => {
+  const clip = { width: 320, height: 240, frames: 30, codec: "libx264", preset: "ultrafast" } as const
+  await Promise.all([writeClip(reference, { ...clip, qp: 0 }), writeClip(distorted, { ...clip, qp: 40 })])
 })
 
 /**

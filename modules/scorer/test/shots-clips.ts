@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { writeClip } from "../../../local/clip.ts"
 import { ffmpegRun } from "../../../test/support/media.ts"
 
 export const clipGeometry = { width: 320, height: 240, pixel_format: "420", bitdepth: 8 } as const
@@ -40,26 +41,30 @@ export const writeThreeSources = (dir: string): { reference: string; distorted: 
   return { reference, distorted }
 }
 
+/** 110 raw frames of 320x240 4:2:0 8-bit at 25 fps. */
+const rawClip = {
+  width: clipGeometry.width,
+  height: clipGeometry.height,
+  frames: 110,
+  pixelFormat: "yuv420p",
+  format: "rawvideo"
+} as const
+
 /** 110 frames of testsrc2 with a white flash at frames 40-41 and another at 70: one shot. */
-export const writeFlash = (dir: string): string => {
-  const path = join(dir, "flash.yuv")
-  ffmpegRun([
-    ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25`],
-    ...["-vf", "trim=end_frame=110,lutyuv=y=235:u=128:v=128:enable='between(n,40,41)+eq(n,70)',format=yuv420p"],
-    ...rawOut(path)
-  ])
-  return path
-}
+export const writeFlash = (dir: string): Promise<string> =>
+  writeClip(join(dir, "flash.yuv"), {
+    ...rawClip,
+    extra: ["-vf", "lutyuv=y=235:u=128:v=128:enable='between(n,40,41)+eq(n,70)',format=yuv420p"]
+  })
 
 /** 110 frames of a fast pan (8 pixels a frame, bobbing up and down) over mandelbrot: one shot. */
-export const writeFastPan = (dir: string): string => {
-  const path = join(dir, "fast_pan.yuv")
-  ffmpegRun([
-    ...["-f", "lavfi", "-i", "mandelbrot=size=1280x480:rate=25"],
-    ...["-vf", "trim=end_frame=110,crop=320:240:'n*8':'120+40*sin(n/5)',format=yuv420p"],
-    ...rawOut(path)
-  ])
-  return path
-}
+export const writeFastPan = (dir: string): Promise<string> =>
+  writeClip(join(dir, "fast_pan.yuv"), {
+    ...rawClip,
+    pattern: "mandelbrot",
+    width: 1280,
+    height: 480,
+    extra: ["-vf", "crop=320:240:'n*8':'120+40*sin(n/5)',format=yuv420p"]
+  })
 
 export const md5Of = (path: string) => createHash("md5").update(readFileSync(path)).digest("hex")

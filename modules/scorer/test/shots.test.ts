@@ -220,7 +220,7 @@ describe("clips without a cut", () => {
   ])(
     "%s is one shot",
     async (_, write) => {
-      const path = write(scratch.dir)
+      const path = await write(scratch.dir)
       const result = await runtime.runPromise(scoreBody({ reference: path, distorted: path, options }))
       expect(result.shots).toEqual([expect.objectContaining({ first_frame: 0, frame_count: 110 })])
       expect(result.worst_shots).toEqual([0])
@@ -231,7 +231,7 @@ describe("clips without a cut", () => {
 
 describe("no shots unless asked for", () => {
   it("leaves shots out of a result without options.shots", async () => {
-    const path = writeFlash(scratch.dir)
+    const path = await writeFlash(scratch.dir)
     const result = await runtime.runPromise(
       scoreBody({ reference: path, distorted: path, options: { ...clipGeometry, frame_cnt: 5 } })
     )

@@ -128,7 +128,8 @@ const job: Job = {
   ],
   segment: null,
   plan: false,
-  plan_alignment: null
+  plan_alignment: null,
+  plan_rendition_alignments: []
 }
 
 describe("svc.v1 wire types", () => {

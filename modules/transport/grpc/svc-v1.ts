@@ -614,6 +614,12 @@ export interface Job {
    * whole inputs. Its segments are ranges of these pairs, each scored with it (not searched again).
    */
   readonly plan_alignment: Alignment | null
+  /**
+   * A ladder segment job with options.sync "auto", once planned: each rendition's pairing with the
+   * reference (request order) as its plan found it. Its segments are ranges of the pairs the
+   * renditions all share, each scored with these (not searched again). Empty for any other job.
+   */
+  readonly plan_rendition_alignments: ReadonlyArray<Alignment>
 }
 
 /**
@@ -801,6 +807,12 @@ export interface ReportResultRequest {
    * plan_frames then counts its pairs (after frame_cnt).
    */
   readonly plan_alignment: Alignment | null
+  /**
+   * A plan of a ladder job with options.sync "auto": each rendition's alignment found over the
+   * whole inputs, in request order (plan_alignment stays unset); plan_frames counts the pairs the
+   * renditions all share (after frame_cnt).
+   */
+  readonly plan_rendition_alignments: ReadonlyArray<Alignment>
 }
 
 export interface ReportResultResponse {
