@@ -78,7 +78,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -129,7 +129,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         { label: "high", framesDone: 4 }
       ])
       const ledger = yield* Effect.promise(() => db`SELECT max(version) AS v FROM schema_migrations`)
-      expect(ledger[0]?.["v"]).toBe(14)
+      expect(ledger[0]?.["v"]).toBe(15)
       yield* Effect.promise(() => db.end({ timeout: 1 }))
       // Kept: another replica reads it back.
       const reread = yield* Effect.scoped(
@@ -448,7 +448,9 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         const [again] = yield* two.pullWork(node("a"), waiter, 1)
         expect(again?.id).toBe(next.id)
         yield* two.reportResult(node("a"), waiter, next.id, { final: true, result: result(81), framesDone: 2 })
-        expect(yield* notedSoFar).toEqual(["pending", "running", "finished"])
+        // (Less replica two's "wake": it had no waiting node for the job submitted through it, and
+        // handed the wake-up on at a time of its own.)
+        expect((yield* notedSoFar).filter((state) => state !== "wake")).toEqual(["pending", "running", "finished"])
         const followed: Array<string> = []
         while (!followed.includes("finished"))
           for (const job of Chunk.toReadonlyArray(yield* pull)) if (job.id === next.id) followed.push(job.state)
@@ -503,6 +505,98 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         yield* jobs.heartbeat(node("a"), nodeId, [], true, [{ jobId: title.id, bytes: 100, segment: 0 }])
         expect(yield* memoryNotesSoFar).toBe(1)
         expect((yield* jobs.get(writer("a"), title.id)).segments[0]).toMatchObject({ state: "pending", attempts: 0 })
+      })
+    )
+  )
+
+  it.live("two replicas: the replica that made a job pending wakes one node for it, or hands the wake-up on", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { name, backend } = yield* Effect.promise(freshDatabase)
+        const [one, two] = yield* Effect.all([replica(backend), replica(backend)])
+        const db = postgres(server.adminUrl(name), { max: 2, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => db.end({ timeout: 1 })))
+        // Every note on the channel as [state, origin]; "marker" is this test's own.
+        const notes: Array<readonly [string, string]> = []
+        yield* Effect.promise(() =>
+          db.listen("svc_jobs", (payload) => {
+            for (const line of payload.split("\n")) {
+              if (line === "marker") notes.push(["marker", ""])
+              else if (line !== "") {
+                const parsed = JSON.parse(line)
+                notes.push([String(parsed[2]), String(parsed[4])])
+              }
+            }
+          })
+        )
+        const notedSoFar = Effect.gen(function* () {
+          yield* Effect.promise(() => db`SELECT pg_notify('svc_jobs', 'marker')`)
+          yield* Effect.repeat(
+            Effect.sync(() => notes.at(-1)?.[0]),
+            { until: (last) => last === "marker", schedule: Schedule.spaced("10 millis") }
+          )
+          return notes.splice(0).slice(0, -1)
+        })
+        // A node waiting on each replica (a wait ends empty if nothing wakes it).
+        const [first, second] = yield* Effect.forEach([one, two], (replicaOf) =>
+          Effect.map(replicaOf.register(node("a"), info), (registration) => registration.nodeId)
+        )
+        const onOne = yield* Effect.fork(one.pullWork(node("a"), first ?? "", 1, 15_000))
+        const onTwo = yield* Effect.fork(two.pullWork(node("a"), second ?? "", 1, 15_000))
+        yield* Effect.repeat(
+          Effect.promise(() => db`SELECT count(*) AS n FROM change_listeners`),
+          { until: (rows) => Number(rows[0]?.["n"]) === 2, schedule: Schedule.spaced("20 millis") }
+        )
+        // Submitted through replica one: its note names replica one, whose waiting node gets it.
+        const handed = yield* one.submit(writer("a"), request("x"))
+        expect((yield* Fiber.join(onOne)).map((job) => job.id)).toEqual([handed.id])
+        const [pending] = yield* notedSoFar
+        const replicas = (yield* Effect.promise(() => db`SELECT replica FROM change_listeners`)).map((row) =>
+          String(row["replica"])
+        )
+        expect(pending?.[0]).toBe("pending")
+        expect(replicas).toContain(pending?.[1])
+        const oneId = pending?.[1] ?? ""
+        // Replica one has no waiting node left: it hands the next job's wake-up on to replica two.
+        const next = yield* one.submit(writer("a"), request("y"))
+        expect((yield* Fiber.join(onTwo)).map((job) => job.id)).toEqual([next.id])
+        expect(yield* notedSoFar).toEqual([
+          ["pending", oneId],
+          ["wake", oneId]
+        ])
+      })
+    )
+  )
+
+  it.live("two replicas: as many jobs as waiting nodes reach every one of them, whichever replica submits", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { backend } = yield* Effect.promise(freshDatabase)
+        const [one, two] = yield* Effect.all([replica(backend), replica(backend)])
+        // Three nodes on replica one, one on replica two. A wait ends empty when nothing wakes it,
+        // so a wake-up lost (or left to one replica without a waiting node) shows as an empty answer.
+        const placed = [one, one, one, two]
+        const nodes = yield* Effect.forEach(placed, (replicaOf) =>
+          Effect.map(replicaOf.register(node("a"), info), (registration) => registration.nodeId)
+        )
+        // Each round, every node pulls one job and holds it; as many jobs are submitted through
+        // one replica (alternating), one by one: the submitting replica wakes its own waiting
+        // nodes and hands on the wake-ups of the jobs it has no waiting node for.
+        for (const [round, submitter] of [two, one, two, one].entries()) {
+          const pulls = yield* Effect.forEach(nodes, (nodeId, n) =>
+            Effect.fork((placed[n] ?? one).pullWork(node("a"), nodeId, 1, 15_000))
+          )
+          for (let i = 0; i < nodes.length; i++) yield* submitter.submit(writer("a"), request(`r${round}-${i}`))
+          const handed = yield* Effect.forEach(pulls, (pull) => Fiber.join(pull))
+          expect(handed.map((jobs) => jobs.length)).toEqual(nodes.map(() => 1))
+          for (const [n, [job]] of handed.entries())
+            yield* (placed[n] ?? one).reportResult(node("a"), nodes[n] ?? "", job?.id ?? "", {
+              final: true,
+              result: result(80),
+              framesDone: 2
+            })
+        }
+        expect((yield* one.gauges).jobsByState.finished).toBe(4 * nodes.length)
       })
     )
   )
