@@ -465,14 +465,15 @@ export const countLadderFrames = <E = never>(
           { ...shared, geometry: ladder.referenceGeometry },
           reference,
           ladder.reference,
-          shared.frameSkipRef
+          shared.frameSkipRef,
+          hooks
         )
       ]
       for (const rendition of ladder.renditions) {
         const { job } = rendition
         const side = yield* openAndProbe(job.distorted, job.geometry !== undefined, hooks)
         if (geometryOf(side, job.geometry) === undefined) return yield* notAVideo(job.distorted)
-        counts.push(yield* countInputFrames(scorer, job, side, job.distorted, job.frameSkipDist))
+        counts.push(yield* countInputFrames(scorer, job, side, job.distorted, job.frameSkipDist, hooks))
       }
       return yield* titleFrames(shared.frameCount, counts, (index) => {
         const rendition = ladder.renditions[index - 1]

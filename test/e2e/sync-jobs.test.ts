@@ -73,7 +73,7 @@ let unsplit: JobView | undefined
 
 beforeAll(async () => {
   requireBuilt("svc")
-  reference = writeReference(media.dir)
+  reference = await writeReference(media.dir)
   distorted = writeEncode(media.dir, reference, late)
   controller = await startService("svc-controller", {
     listeners: ["http", "grpc"],
