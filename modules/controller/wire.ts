@@ -152,24 +152,24 @@ export const decodeJobId = decoder(Schema.Struct({ id: Id }))
 
 const NonNegative = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
 
+// Request schemas are built once: a decoder made per call compiles its parser every time.
+const decodeGetJobRequest = decoder(
+  Schema.Struct({
+    id: Id,
+    frames_offset: Schema.optionalWith(NonNegative, { default: () => 0 }),
+    frames_limit: Schema.optionalWith(NonNegative, { default: () => 0 })
+  })
+)
+
 /** GetJobRequest → the id and the page of per-frame results to return (limit 0 or too large: the most). */
 export const decodeGetJob = (input: unknown) =>
-  Effect.map(
-    decoder(
-      Schema.Struct({
-        id: Id,
-        frames_offset: Schema.optionalWith(NonNegative, { default: () => 0 }),
-        frames_limit: Schema.optionalWith(NonNegative, { default: () => 0 })
-      })
-    )(input),
-    ({ id, frames_offset, frames_limit }) => ({
-      id,
-      window: {
-        offset: frames_offset,
-        limit: frames_limit === 0 ? MAX_FRAMES_PER_MESSAGE : Math.min(frames_limit, MAX_FRAMES_PER_MESSAGE)
-      }
-    })
-  )
+  Effect.map(decodeGetJobRequest(input), ({ id, frames_offset, frames_limit }) => ({
+    id,
+    window: {
+      offset: frames_offset,
+      limit: frames_limit === 0 ? MAX_FRAMES_PER_MESSAGE : Math.min(frames_limit, MAX_FRAMES_PER_MESSAGE)
+    }
+  }))
 
 const StreamJobsRequest = Schema.Struct({
   states: Schema.Array(Schema.String),
@@ -200,14 +200,16 @@ export type SubmittedJob =
  * SubmitJobRequest → the request to store (a pair's ScoreRequest, or a ladder), validated like a
  * score (so a job that can never run is refused at submission with the scoring path's message).
  */
+const decodeSubmitJobRequest = decoder(
+  Schema.Struct({
+    request: Schema.NullOr(Schema.Unknown),
+    ladder: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null })
+  })
+)
+
 export const decodeSubmitJob = (input: unknown): Effect.Effect<SubmittedJob, InvalidJobRequest | InvalidScoreRequest> =>
   Effect.gen(function* () {
-    const { request, ladder } = yield* decoder(
-      Schema.Struct({
-        request: Schema.NullOr(Schema.Unknown),
-        ladder: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null })
-      })
-    )(input)
+    const { request, ladder } = yield* decodeSubmitJobRequest(input)
     if (request !== null && ladder !== null)
       return yield* new InvalidScoreRequest({ message: "request and ladder: give one or the other" })
     if (ladder !== null) {
@@ -227,18 +229,20 @@ export const decodeSubmitJob = (input: unknown): Effect.Effect<SubmittedJob, Inv
     return { _tag: "Score", request: stored, job } as const
   })
 
+const decodeRegisterNodeRequest = decoder(
+  Schema.Struct({
+    name: bounded(maxNodeNameLength),
+    slots: Schema.Number,
+    version: bounded(maxNodeVersionLength),
+    scores_segments: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  })
+)
+
 export const decodeRegisterNode = (input: unknown) =>
-  Effect.map(
-    decoder(
-      Schema.Struct({
-        name: bounded(maxNodeNameLength),
-        slots: Schema.Number,
-        version: bounded(maxNodeVersionLength),
-        scores_segments: Schema.optionalWith(Schema.Boolean, { default: () => false })
-      })
-    )(input),
-    ({ scores_segments, ...info }) => ({ ...info, scoresSegments: scores_segments })
-  )
+  Effect.map(decodeRegisterNodeRequest(input), ({ scores_segments, ...info }) => ({
+    ...info,
+    scoresSegments: scores_segments
+  }))
 
 export const decodeHeartbeat = decoder(
   Schema.Struct({
@@ -246,7 +250,18 @@ export const decodeHeartbeat = decoder(
     running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }),
     hand_back_unlisted: Schema.optionalWith(Schema.Boolean, { default: () => false }),
     memory_needs: Schema.optionalWith(
-      Schema.Array(Schema.Struct({ job_id: Id, memory_bytes: Schema.optionalWith(NonNegative, { default: () => 0 }) })),
+      Schema.Array(
+        Schema.Struct({
+          job_id: Id,
+          memory_bytes: Schema.optionalWith(NonNegative, { default: () => 0 }),
+          segment: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+          segment_index: Schema.optionalWith(NonNegative, { default: () => 0 })
+        })
+      ),
+      { default: () => [] }
+    ),
+    running_segments: Schema.optionalWith(
+      Schema.Array(Schema.Struct({ job_id: Id, index: Schema.optionalWith(NonNegative, { default: () => 0 }) })),
       { default: () => [] }
     )
   })
@@ -291,6 +306,8 @@ const ReportResultRequest = Schema.Struct({
   })
 })
 
+const decodeReportResultRequest = decoder(ReportResultRequest)
+
 // The domain's own result schemas (through their JSON form, which keeps NaN scores) check the shape.
 const decodeResult = (result: unknown): Effect.Effect<ScoreResult, InvalidJobRequest> =>
   Either.match(decodeStoredResult(encodeResult(result as ScoreResult)), {
@@ -309,7 +326,7 @@ const decodeLadderResult = (result: unknown): Effect.Effect<LadderResult, Invali
 /** ReportResultRequest → the ids and the report. */
 export const decodeReportResult = (input: unknown) =>
   Effect.gen(function* () {
-    const request = yield* decoder(ReportResultRequest)(input)
+    const request = yield* decodeReportResultRequest(input)
     if (request.result !== null && request.ladder_result !== null)
       return yield* new InvalidJobRequest({ message: "result and ladder_result: give one or the other" })
     const result =
@@ -355,11 +372,10 @@ export const decodeReportResult = (input: unknown) =>
   })
 
 /** SubmitJobRequest.idempotency_key ("" when absent). */
+const decodeIdempotencyKeyField = decoder(Schema.Struct({ idempotency_key: Schema.optional(Schema.String) }))
+
 export const decodeIdempotencyKey = (input: unknown): Effect.Effect<string, InvalidJobRequest> =>
-  Effect.map(
-    decoder(Schema.Struct({ idempotency_key: Schema.optional(Schema.String) }))(input),
-    (request) => request.idempotency_key ?? ""
-  )
+  Effect.map(decodeIdempotencyKeyField(input), (request) => request.idempotency_key ?? "")
 
 /** svc.v1.NodeSession of ListNodes. */
 export const nodeSessionMessage = (node: NodeView) => ({

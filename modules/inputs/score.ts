@@ -38,7 +38,7 @@ import {
   UnreadableInput,
   worstShotFrames
 } from "../scorer/index.ts"
-import { decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
+import { decoderBaseBytes, decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
 import {
   type Child,
   type DecoderFailed,
@@ -1136,11 +1136,35 @@ export const alignTitle = <E = never>(
   )
 
 /**
+ * The memory a plan's count of one input is admitted with: an encoded input's packet counter
+ * (ffprobe reading packets, no frame decoded: a decoder's base, its hard limit
+ * `headerProbeLimits`); a raw or Y4M input starts no decoder (the scorer reads its headers), 0.
+ */
+export const countingMemory = (side: Side): number => (side.format._tag === "Encoded" ? decoderBaseBytes : 0)
+
+/**
  * The frames of one input after `skip`, as a segment job's plan counts them: an encoded input by
  * its packets (ffprobe), a raw or Y4M input by the scorer as a score would read it (the input as
  * both sides of a file job). `job` gives the input's raw geometry and the scorer's settings.
+ * The count's memory (`countingMemory`) is admitted first through `hooks.admitMemory`, held while
+ * it runs.
  */
-export const countInputFrames = (scorer: Scorer, job: ScoreJob, side: Side, path: string, skip: number) =>
+export const countInputFrames = <E = never>(
+  scorer: Scorer,
+  job: ScoreJob,
+  side: Side,
+  path: string,
+  skip: number,
+  hooks: Pick<ScoreHooks<E>, "admitMemory"> = {}
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      if (hooks.admitMemory) yield* hooks.admitMemory(countingMemory(side))
+      return yield* countAdmitted(scorer, job, side, path, skip)
+    })
+  )
+
+const countAdmitted = (scorer: Scorer, job: ScoreJob, side: Side, path: string, skip: number) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
     if (side.format._tag === "Encoded") {
@@ -1200,8 +1224,8 @@ export const countTitleFrames = <E = never>(
       if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
       const counts = [
-        yield* countInputFrames(scorer, job, ref, job.reference, job.frameSkipRef),
-        yield* countInputFrames(scorer, job, dis, job.distorted, job.frameSkipDist)
+        yield* countInputFrames(scorer, job, ref, job.reference, job.frameSkipRef, hooks),
+        yield* countInputFrames(scorer, job, dis, job.distorted, job.frameSkipDist, hooks)
       ]
       const skips = [job.frameSkipRef, job.frameSkipDist]
       const paths = [job.reference, job.distorted]

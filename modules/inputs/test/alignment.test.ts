@@ -74,8 +74,8 @@ const scored = async (body: unknown): Promise<ScoreResult> => {
 
 let reference = ""
 const encoded = new Map<string, string>()
-beforeAll(() => {
-  reference = writeReference(scratch.dir)
+beforeAll(async () => {
+  reference = await writeReference(scratch.dir)
   for (const encode of encodes) encoded.set(encode.name, writeEncode(scratch.dir, reference, encode))
 }, 120_000)
 
@@ -497,7 +497,7 @@ describe("svc-server with sync", () => {
   let unrelated = ""
   let otherRate = ""
   beforeAll(async () => {
-    unrelated = writeUnrelated(scratch.dir)
+    unrelated = await writeUnrelated(scratch.dir)
     otherRate = writeOtherRate(scratch.dir, reference)
     server = await startService("svc-server", { listeners: ["http", "grpc"] })
     client = scoringClient(server.grpc ?? "")
@@ -572,7 +572,7 @@ describe("svc score and svc ladder --sync auto", () => {
     expect(page).toContain("dropped frame 51")
   }, 60_000)
 
-  it("svc ladder --sync auto draws each rendition's own pairing strip in the ladder's HTML report", async () => {
+  it("svc ladder --sync auto prints each rendition's alignment line and draws its own pairing strip in the ladder's HTML report", async () => {
     const html = join(scratch.dir, "ladder.html")
     const run = await svc([
       "ladder",
@@ -591,6 +591,13 @@ describe("svc score and svc ladder --sync auto", () => {
     ])
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
+    // The table says each rendition's alignment too.
+    expect(run.stdout).toContain(
+      "\nAligned late: reference from frame 7, distorted from frame 0, 113 pairs; no reference frames dropped"
+    )
+    expect(run.stdout).toContain(
+      "\nAligned slate: reference from frame 0, distorted from frame 9, 120 pairs; no reference frames dropped"
+    )
     const page = readFileSync(html, "utf8")
     // One strip per rendition, each with its own line and offset, drawn by the pair report's renderer.
     const strips = [...page.matchAll(/<svg class="alignment" data-rendition="([^"]+)"[^>]*>(.*?)<\/svg>/g)]
