@@ -6,9 +6,11 @@
  * thumbnails it saw when it decoded the input a second time, and the scorer exactly the frames
  * the scoring decoder wrote. The scored frames are held here (the side's whole clip after its
  * frame skip: a container declaring at most `sync_window` frames there, admitted in the memory
- * budget for the most it may decode to before the decode starts) until the search has placed the pairs; then the held frames from the side's start, its
- * cut frames left out, are written into the pipe the library reads, as the decoder would have
- * written them with the cut in its filters.
+ * budget for the most it may decode to before the decode starts) until the search has placed
+ * the pairs; then the held frames from the side's start, its cut frames left out, are written
+ * into the pipe the library reads, as the decoder would have written them with the cut in its
+ * filters. The reading and writing wait in the event loop (Bun's pipe stream and writer), never
+ * on a thread of the pool that async file reads share.
  *
  * Anything but a clean decode of whole frames (an exit status other than 0, a change of shape,
  * more frames than the container allows) holds nothing: the caller falls back to the two decodes,
