@@ -288,6 +288,23 @@ describeContract("segment jobs", ({ backend }) => {
       )
   )
 
+  it.effect(
+    "a plan nobody probed goes to a node with any free memory; handed back with a need, it waits for the room",
+    () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+          const { nodeId } = yield* jobs.register(node("a"), info)
+          const [plan] = yield* jobs.pullWork(node("a"), nodeId, 1, 0, { freeBytes: 1, budgetBytes: 200 })
+          expect([plan?.id, plan?.plan]).toEqual([submitted.id, true])
+          yield* jobs.heartbeat(node("a"), nodeId, [], true, [{ jobId: submitted.id, bytes: 100 }])
+          expect(yield* jobs.pullWork(node("a"), nodeId, 1, 0, { freeBytes: 99, budgetBytes: 200 })).toEqual([])
+          const [again] = yield* jobs.pullWork(node("a"), nodeId, 1, 0, { freeBytes: 100, budgetBytes: 200 })
+          expect([again?.id, again?.plan]).toEqual([submitted.id, true])
+        })
+      )
+  )
+
   it.effect("an input error fails the job and cancels its other segments; the other nodes stop", () =>
     run((jobs) =>
       Effect.gen(function* () {

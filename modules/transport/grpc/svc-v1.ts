@@ -633,7 +633,10 @@ export interface JobSegment {
   readonly state: JobState
   /** The node scoring it (running) or that last scored it. */
   readonly node_id: string
-  /** Times it was handed to a node (a lost node's segment is handed out again, at most 3 times). */
+  /**
+   * Times it was handed to a node (a lost node's segment is handed out again, at most 3 times); a
+   * segment a node handed back for want of memory is not counted.
+   */
   readonly attempts: number
   /** Frames of this segment scored so far. */
   readonly frames_done: number
