@@ -1,7 +1,9 @@
 /**
  * What `options.sync: "auto"` costs: the bench pair (1080p) scored with and without alignment,
- * each in its own process, for the H.264 .mp4 distorted clip (both sides read, the distorted
- * decoded twice: once into the search's thumbnails, once to be scored) and for the raw YUV pair
+ * each in its own process, for the H.264 .mp4 distorted clip (the reference's luma planes read
+ * for the search; the distorted clip, 48 frames within the sync window, decoded once: its scoring
+ * decoder also makes the search's thumbnails, its frames held until the pairs are placed) and
+ * for the raw YUV pair
  * (the search reads both files' luma planes from their descriptors; an alignment that only
  * moves the starts is scored by the file job, as the plain score is). CPU time is user + system
  * of the whole process tree (its ffmpeg children included), the median of `runs` runs taken in

@@ -6,6 +6,7 @@
  * `npm run bench -- alignment`: only the cost of options.sync "auto" (1080p, H.264 and raw YUV).
  * `npm run bench -- decoders`: only the decoders' memory under the budget (adversarial inputs, peak RSS of the process tree).
  * `npm run bench -- shots` (or `bun bench/shots.ts`): only the cost of shot detection (options.shots).
+ * `npm run bench -- segments` (or `bun bench/segments.ts`): only segment jobs against one pass (a pair and a ladder).
  */
 import { benchAlignment } from "./alignment.ts"
 import { benchController } from "./controller.ts"
@@ -32,6 +33,8 @@ if (process.argv.includes("vs-reference")) {
   await benchDecoders()
 } else if (process.argv.includes("shots")) {
   benchShots()
+} else if (process.argv.includes("segments")) {
+  await benchSegments()
 } else {
   benchScorer()
   benchShots()

@@ -6,6 +6,8 @@
  * frames (10 GOPs each). Prints CPU seconds per frame of the segments against one pass (the
  * issue's target: at most 1.1), the wall-time ratio (on a host with 3 free cores it approaches
  * 1/3; fewer cores share it), and checks the merged per-frame values equal the one pass's.
+ * The same for a ladder of 2 renditions of the title (that .mp4 and a 640x360 one with the same
+ * keyframes, scaled back), split in the same segments, merged as the controller merges a ladder.
  * Each run is a child process; its CPU is its score's (ffmpeg and ffprobe included), without the
  * process's start, as a long-running node pays it. The wall times include the starts.
  */
@@ -13,13 +15,18 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { Ffmpeg } from "../modules/inputs/ffmpeg.ts"
+import { scoreLadderInputs } from "../modules/inputs/ladder.ts"
 import { scoreInputs } from "../modules/inputs/score.ts"
 import {
+  type LadderResult,
+  mergeLadderSegments,
   mergeSegmentResults,
+  parseLadderRequest,
   parsePrecision,
   parseScoreRequest,
   Scorer,
-  type ScoreResult
+  type ScoreResult,
+  type Segment
 } from "../modules/scorer/index.ts"
 import { encoderArgs, ffmpegRunAsync, rawClipInput, writeClip } from "../local/clip.ts"
 import { modelDirEnv } from "../local/executables.ts"
@@ -30,27 +37,40 @@ const height = 720
 const frames = 480
 const gop = 16
 const segments = 3
+/** The ladder's second rendition: half the title's size, the same keyframes. */
+const low = { width: 640, height: 360 }
 
-/** The raw reference and its .mp4 distorted copy, made once in the bench's work directory. */
+/**
+ * The raw reference, its .mp4 distorted copy and a lower rung of the same keyframes for the
+ * ladder, made once in the bench's work directory.
+ */
 const title = async () => {
   mkdirSync(workDir, { recursive: true })
   const reference = join(workDir, `segments_ref_${width}x${height}_${frames}.yuv`)
   const distorted = join(workDir, `segments_dis_${width}x${height}_${frames}_g${gop}.mp4`)
+  const lowRung = join(workDir, `segments_dis_${low.width}x${low.height}_${frames}_g${gop}.mp4`)
+  const clip = { width, height, frames, rate: 24 }
+  const x264 = encoderArgs({ codec: "libx264", preset: "fast", gop, crf: 30 })
   if (!existsSync(reference) || !existsSync(distorted)) {
-    const clip = { width, height, frames, rate: 24 }
     await writeClip(reference, { ...clip, pixelFormat: "yuv420p", format: "rawvideo" })
+    await ffmpegRunAsync([...rawClipInput(clip, reference), ...x264, "-y", distorted])
+  }
+  if (!existsSync(lowRung))
     await ffmpegRunAsync([
       ...rawClipInput(clip, reference),
-      ...encoderArgs({ codec: "libx264", preset: "fast", gop, crf: 30 }),
+      ...["-vf", `scale=${low.width}:${low.height}`],
+      ...x264,
       "-y",
-      distorted
+      lowRung
     ])
-  }
-  return { reference, distorted }
+  return { reference, distorted, lowRung }
 }
 
+/** A pair (one distorted input) or a ladder (every distorted input a rendition, against the one reference). */
+type Kind = "pair" | "ladder"
+
 interface Run {
-  readonly result: ScoreResult
+  readonly result: ScoreResult | LadderResult
   /** CPU of the score itself (its ffmpeg and ffprobe children included), without the process's start. */
   readonly cpuSeconds: number
 }
@@ -61,9 +81,12 @@ const childrenCpuSeconds = (): number => {
   return (Number(fields[13] ?? 0) + Number(fields[14] ?? 0)) / 100
 }
 
-/** One child scoring the title, or its segment [first, first + count), lossless and per frame. */
-const spawnRun = (reference: string, distorted: string, first: number, count: number) =>
-  Bun.spawn([process.execPath, import.meta.filename, reference, distorted, String(first), String(count)], {
+/**
+ * One child scoring the title, or its segment [first, first + count), per frame: `distorted` is
+ * a pair's distorted input, or a ladder's renditions.
+ */
+const spawnRun = (kind: Kind, reference: string, distorted: ReadonlyArray<string>, first: number, count: number) =>
+  Bun.spawn([process.execPath, import.meta.filename, kind, String(first), String(count), reference, ...distorted], {
     env: { ...process.env },
     stdout: "pipe",
     stderr: "inherit"
@@ -75,30 +98,41 @@ const finish = async (child: ReturnType<typeof spawnRun>): Promise<Run> => {
   return JSON.parse(text) as Run
 }
 
-export const benchSegments = async (): Promise<void> => {
-  const { reference, distorted } = await title()
-  console.log(
-    `segment jobs: ${frames} frames of ${width}x${height}, H.264 .mp4 with a keyframe every ${gop} (${frames / gop} GOPs) against its raw reference; ${segments} segments of ${frames / segments} frames (${frames / segments / gop} GOPs each), one process each, at once`
-  )
+const lossless = { precision: parsePrecision("lossless"), perFrame: true }
+
+/** The per-frame values of a run (a ladder's: every rendition's), and those of the segments merged as the controller merges them. */
+const framesOf = (kind: Kind, result: ScoreResult | LadderResult | undefined): unknown =>
+  kind === "pair"
+    ? (result as ScoreResult | undefined)?.frames
+    : (result as LadderResult | undefined)?.renditions.map((rendition) => rendition.frames)
+const merge = (kind: Kind, pieces: ReadonlyArray<Run>): ScoreResult | LadderResult | undefined =>
+  kind === "pair"
+    ? mergeSegmentResults(
+        pieces.map((piece) => piece.result as ScoreResult),
+        lossless
+      )
+    : mergeLadderSegments(
+        pieces.map((piece) => piece.result as LadderResult),
+        lossless
+      )
+
+/** Scores the title whole, then in segments at once and one after the other; prints the figures. */
+const benchSplit = async (kind: Kind, reference: string, distorted: ReadonlyArray<string>): Promise<void> => {
   let started = performance.now()
-  const whole = await finish(spawnRun(reference, distorted, 0, 0))
+  const whole = await finish(spawnRun(kind, reference, distorted, 0, 0))
   const wholeWall = (performance.now() - started) / 1000
   const size = frames / segments
   started = performance.now()
   const pieces = await Promise.all(
-    Array.from({ length: segments }, (_, k) => finish(spawnRun(reference, distorted, k * size, size)))
+    Array.from({ length: segments }, (_, k) => finish(spawnRun(kind, reference, distorted, k * size, size)))
   )
   const splitWall = (performance.now() - started) / 1000
   // One after the other too: the CPU of each without the others contending for the same cores.
   const alone: Array<Run> = []
-  for (let k = 0; k < segments; k++) alone.push(await finish(spawnRun(reference, distorted, k * size, size)))
+  for (let k = 0; k < segments; k++) alone.push(await finish(spawnRun(kind, reference, distorted, k * size, size)))
   const aloneCpu = alone.reduce((sum, piece) => sum + piece.cpuSeconds, 0)
-  const merged = mergeSegmentResults(
-    pieces.map((piece) => piece.result),
-    { precision: parsePrecision("lossless"), perFrame: true }
-  )
-  if (JSON.stringify(merged?.frames) !== JSON.stringify(whole.result.frames))
-    throw new Error("the merged segments differ from the one pass")
+  if (JSON.stringify(framesOf(kind, merge(kind, pieces))) !== JSON.stringify(framesOf(kind, whole.result)))
+    throw new Error(`the merged segments of the ${kind} differ from the one pass`)
   const splitCpu = pieces.reduce((sum, piece) => sum + piece.cpuSeconds, 0)
   console.log(
     `  one pass: wall ${wholeWall.toFixed(2)} s, CPU ${((1000 * whole.cpuSeconds) / frames).toFixed(2)} ms/frame`
@@ -111,8 +145,20 @@ export const benchSegments = async (): Promise<void> => {
   )
 }
 
+export const benchSegments = async (): Promise<void> => {
+  const { reference, distorted, lowRung } = await title()
+  console.log(
+    `segment jobs: ${frames} frames of ${width}x${height}, H.264 .mp4 with a keyframe every ${gop} (${frames / gop} GOPs) against its raw reference; ${segments} segments of ${frames / segments} frames (${frames / segments / gop} GOPs each), one process each, at once`
+  )
+  await benchSplit("pair", reference, [distorted])
+  console.log(
+    `segment ladder jobs: the same title and segments, a ladder of 2 renditions (that .mp4 and a ${low.width}x${low.height} .mp4 with the same keyframes, scaled back); CPU per title frame`
+  )
+  await benchSplit("ladder", reference, [distorted, lowRung])
+}
+
 if (import.meta.main && process.argv.length > 2) {
-  const [reference, distorted, firstText, countText] = process.argv.slice(2)
+  const [kind, firstText, countText, reference = "", ...distorted] = process.argv.slice(2)
   const first = Number(firstText)
   const count = Number(countText)
   const runtime = ManagedRuntime.make(
@@ -123,18 +169,31 @@ if (import.meta.main && process.argv.length > 2) {
   // A node is a long-running process: what a segment costs is its score, not the process's start
   // (nor loading the library and the models, or compiling the code, done once per node).
   await runtime.runPromise(Effect.flatMap(Scorer, (scorer) => scorer.models.load("vmaf_v0.6.1")))
-  const score = (segment: { first: number; frames: number; last: boolean } | undefined) =>
-    runtime.runPromise(
-      parseScoreRequest({
-        reference,
-        distorted,
-        options: { width, height, pixel_format: "420", bitdepth: 8, per_frame: true }
-      }).pipe(
-        Effect.map((job) => ({ ...job, segment })),
-        Effect.flatMap((job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job))),
-        Effect.orDie
-      )
-    )
+  const options = { width, height, pixel_format: "420", bitdepth: 8, per_frame: true }
+  const score = (segment: Segment | undefined): Promise<ScoreResult | LadderResult> =>
+    kind === "ladder"
+      ? runtime.runPromise(
+          parseLadderRequest({
+            reference,
+            renditions: distorted.map((path, index) => ({ label: `r${index}`, distorted: path })),
+            options
+          }).pipe(
+            // As a node scores a ladder's segment: every rendition over the same frames.
+            Effect.map((ladder) => ({
+              ...ladder,
+              renditions: ladder.renditions.map((rendition) => ({ ...rendition, job: { ...rendition.job, segment } }))
+            })),
+            Effect.flatMap((ladder) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, ladder))),
+            Effect.orDie
+          )
+        )
+      : runtime.runPromise(
+          parseScoreRequest({ reference, distorted: distorted[0], options }).pipe(
+            Effect.map((job) => ({ ...job, segment })),
+            Effect.flatMap((job) => Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job))),
+            Effect.orDie
+          )
+        )
   // Warm: a node has scored before (its code compiled, the input in the page cache).
   await score({ first: 0, frames: 2, last: false })
   const before = process.cpuUsage()

@@ -39,13 +39,29 @@ export const encoderArgs = (encoding: Encoding): ReadonlyArray<string> => [
   ...(encoding.qp === undefined ? [] : ["-qp", String(encoding.qp)])
 ]
 
-/** A clip of one lavfi pattern. */
-export interface Clip extends Encoding {
-  /** The lavfi source; testsrc2 (moving colour bars, a counter and a gradient) unless said. */
-  readonly pattern?: "testsrc2" | "mandelbrot" | "smptehdbars"
+/**
+ * A lavfi source: testsrc2 (moving colour bars, a counter and a gradient), mandelbrot (a slow
+ * zoom), smptehdbars (still bars), life and cellauto (cellular automata from a fixed seed and
+ * rule, so every run makes the same frames).
+ */
+export type Pattern = "testsrc2" | "mandelbrot" | "smptehdbars" | "life" | "cellauto"
+
+const seeds: Readonly<Record<Pattern, string>> = {
+  testsrc2: "",
+  mandelbrot: "",
+  smptehdbars: "",
+  life: ":seed=7:mold=10:life_color=#00ff00:death_color=#aa0000",
+  cellauto: ":rule=110"
+}
+
+/** The lavfi source of `pattern` at a size and rate. */
+const source = (pattern: Pattern, clip: Pick<Clip, "width" | "height" | "rate">) =>
+  `${pattern}=size=${clip.width}x${clip.height}:rate=${clip.rate ?? 25}${seeds[pattern]}`
+
+/** What is written and how, the same for a clip of one pattern and for scenes. */
+interface Output extends Encoding {
   readonly width: number
   readonly height: number
-  readonly frames: number
   /** Frames per second; 25 unless said. */
   readonly rate?: number
   /**
@@ -62,25 +78,58 @@ export interface Clip extends Encoding {
   readonly format?: "rawvideo" | "h264"
 }
 
+/** A clip of one lavfi pattern. */
+export interface Clip extends Output {
+  /** testsrc2 unless said. */
+  readonly pattern?: Pattern
+  readonly frames: number
+}
+
+/** Scenes of lavfi patterns back to back (cuts between them), each `frames` long. */
+export interface Scenes extends Output {
+  readonly scenes: ReadonlyArray<{ readonly pattern: Pattern; readonly frames: number }>
+}
+
+/** The output options of `output` writing `path`. */
+const outputArgs = (path: string, output: Output): ReadonlyArray<string> => [
+  ...(output.pixelFormat === undefined ? [] : ["-pix_fmt", output.pixelFormat]),
+  ...encoderArgs(output),
+  ...(output.extra ?? []),
+  ...(output.format === undefined ? [] : ["-f", output.format]),
+  "-y",
+  path
+]
+
 /** The ffmpeg arguments (after the quiet options) that write `clip` to `path`. */
 export const clipArgs = (path: string, clip: Clip): ReadonlyArray<string> => [
   "-f",
   "lavfi",
   "-i",
-  `${clip.pattern ?? "testsrc2"}=size=${clip.width}x${clip.height}:rate=${clip.rate ?? 25}${clip.filter === undefined ? "" : `,${clip.filter}`}`,
+  `${source(clip.pattern ?? "testsrc2", clip)}${clip.filter === undefined ? "" : `,${clip.filter}`}`,
   "-frames:v",
   String(clip.frames),
-  ...(clip.pixelFormat === undefined ? [] : ["-pix_fmt", clip.pixelFormat]),
-  ...encoderArgs(clip),
-  ...(clip.extra ?? []),
-  ...(clip.format === undefined ? [] : ["-f", clip.format]),
-  "-y",
-  path
+  ...outputArgs(path, clip)
 ]
 
 /** Writes `clip` to `path` (replacing it); resolves to `path`. */
 export const writeClip = async (path: string, clip: Clip): Promise<string> => {
   await ffmpegRunAsync(clipArgs(path, clip))
+  return path
+}
+
+/**
+ * Writes `scenes` to `path` (replacing it), one lavfi graph: each scene its pattern's first
+ * frames (and `filter`, per scene: `format=yuv420p` converts each before the cut, as a clip of
+ * one pattern would be), then concatenated. Resolves to `path`.
+ */
+export const writeScenes = async (path: string, scenes: Scenes): Promise<string> => {
+  const chains = scenes.scenes.map(
+    (scene, k) =>
+      `${source(scene.pattern, scenes)},trim=end_frame=${scene.frames},setpts=PTS-STARTPTS${scenes.filter === undefined ? "" : `,${scenes.filter}`}[s${k}]`
+  )
+  const labels = scenes.scenes.map((_, k) => `[s${k}]`).join("")
+  const graph = `${chains.join(";")};${labels}concat=n=${scenes.scenes.length}:v=1:a=0`
+  await ffmpegRunAsync(["-f", "lavfi", "-i", graph, ...outputArgs(path, scenes)])
   return path
 }
 

@@ -36,7 +36,7 @@ const keeping = (frames: ReadonlyArray<number>) => {
 
 const scratch = scratchDir("svc-golden-alignment-")
 try {
-  const reference = writeReference(scratch.dir)
+  const reference = await writeReference(scratch.dir)
   const version = spawnSync([vmaf, "--version"], { stdout: "pipe", stderr: "pipe" })
   const args = (ref: string, dis: string, out: string) => [
     ...["-r", ref, "-d", dis, "-w", String(clipSize.width), "-h", String(clipSize.height)],

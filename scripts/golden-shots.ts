@@ -20,7 +20,7 @@ if (!toolArgument) throw new Error("the reference vmaf executable: give its path
 const vmaf = resolve(toolArgument)
 const scratch = scratchDir("svc-golden-shots-")
 try {
-  const clip = writeThreeSources(scratch.dir)
+  const clip = await writeThreeSources(scratch.dir)
   const output = join(scratch.dir, "out.json")
   const args = [
     ...["-r", clip.reference, "-d", clip.distorted],

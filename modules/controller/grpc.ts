@@ -90,10 +90,18 @@ const nodesService: Handlers = {
     ),
     Heartbeat: unary((request, { context: principal }) =>
       Effect.gen(function* () {
-        const { node_id, running_job_ids, hand_back_unlisted, memory_needs } = yield* decodeHeartbeat(request)
+        const { node_id, running_job_ids, hand_back_unlisted, memory_needs, running_segments } =
+          yield* decodeHeartbeat(request)
         const jobs = yield* JobService
-        const needs = memory_needs.map((need) => ({ jobId: need.job_id, bytes: need.memory_bytes }))
-        return { ok: yield* jobs.heartbeat(principal, node_id, running_job_ids, hand_back_unlisted, needs) }
+        const needs = memory_needs.map((need) => ({
+          jobId: need.job_id,
+          bytes: need.memory_bytes,
+          segment: need.segment ? need.segment_index : undefined
+        }))
+        const segments = running_segments.map((segment) => ({ jobId: segment.job_id, index: segment.index }))
+        return {
+          ok: yield* jobs.heartbeat(principal, node_id, running_job_ids, hand_back_unlisted, needs, segments)
+        }
       })
     ),
     PullWork: unary((request, { context: principal }) =>

@@ -250,7 +250,18 @@ export const decodeHeartbeat = decoder(
     running_job_ids: Schema.optionalWith(Schema.Array(Id), { default: () => [] }),
     hand_back_unlisted: Schema.optionalWith(Schema.Boolean, { default: () => false }),
     memory_needs: Schema.optionalWith(
-      Schema.Array(Schema.Struct({ job_id: Id, memory_bytes: Schema.optionalWith(NonNegative, { default: () => 0 }) })),
+      Schema.Array(
+        Schema.Struct({
+          job_id: Id,
+          memory_bytes: Schema.optionalWith(NonNegative, { default: () => 0 }),
+          segment: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+          segment_index: Schema.optionalWith(NonNegative, { default: () => 0 })
+        })
+      ),
+      { default: () => [] }
+    ),
+    running_segments: Schema.optionalWith(
+      Schema.Array(Schema.Struct({ job_id: Id, index: Schema.optionalWith(NonNegative, { default: () => 0 }) })),
       { default: () => [] }
     )
   })

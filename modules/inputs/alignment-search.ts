@@ -1,13 +1,13 @@
 /**
- * The search pass of `options.sync: "auto"`: each input is read a second time into 32x18 8-bit
- * luma thumbnails (576 bytes a frame; the full-size frames are never held), then alignment.ts
- * lines them up. A raw YUV or Y4M side is read from its descriptor, luma plane only, and reduced
- * here (luma-thumbnails.ts); an encoded side is decoded a second time by its own ffmpeg child,
- * which scales in its filter graph. Decoding twice instead of buffering a window of full frames
- * keeps the memory small and independent of the clip's length (a 4K 10-bit frame is 24 MB; 120
- * frames of window would be 3 GB): what is admitted, before anything is read, is each encoded
- * side's decoder (or a file side's one luma plane), both sides' thumbnails and the search's
- * traceback band. The scoring pass starts after the search has released all of it.
+ * The search pass of `options.sync: "auto"`: each input is read into 32x18 8-bit luma thumbnails
+ * (576 bytes a frame), then alignment.ts lines them up. A raw YUV or Y4M side is read from its
+ * descriptor, luma plane only, and reduced here (luma-thumbnails.ts). An encoded side within the
+ * sync window comes with its thumbnails already made by its scoring decoder (alignment-once.ts:
+ * decoded once, its frames held); any other encoded side is decoded a second time by its own
+ * ffmpeg child, which scales in its filter graph, so its full-size frames are never held (a 4K
+ * 10-bit frame is 24 MB). What is admitted here, before anything is read, is each side's search
+ * decoder (or a file side's one luma plane) and thumbnails, unless they were made already, and
+ * the search's traceback band. The scoring pass starts after the search has released all of it.
  */
 import { Effect } from "effect"
 import { InvalidScoreRequest, type ScoreError, type ScoreHooks } from "../scorer/index.ts"
@@ -90,8 +90,10 @@ export const thumbnailsBytes = (side: SearchSide) => side.frames * thumbnailByte
 
 /**
  * Where the distorted clip lines up with the reference, in frames after each side's frame skip;
- * refused (400) for different frame rates and for no match within the window. `known`: the
- * reference's thumbnails already made (a ladder makes them once for every rendition).
+ * refused (400) for different frame rates and for no match within the window. `known`: a side's
+ * thumbnails already made (a ladder makes the reference's once for every rendition; a side
+ * decoded once for the search and the score has them from its scoring decoder), admitted by
+ * whoever made them.
  */
 export const findAlignment = <E>(
   reference: SearchSide,
@@ -99,7 +101,7 @@ export const findAlignment = <E>(
   window: number,
   failed: SearchFailure,
   hooks: Pick<ScoreHooks<E>, "admitMemory">,
-  known?: SideThumbnails
+  known: { readonly reference?: SideThumbnails | undefined; readonly distorted?: SideThumbnails | undefined } = {}
 ): Effect.Effect<Alignment, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -112,14 +114,15 @@ export const findAlignment = <E>(
         return yield* new InvalidScoreRequest({
           message: `options.sync "auto" pairs frames of one rate: the reference ${reference.path} is ${rateText(referenceRate)} fps, the distorted ${distorted.path} is ${rateText(distortedRate)} fps`
         })
-      const referenceCost = known === undefined ? reference.memory + thumbnailsBytes(reference) : 0
-      const held = thumbnailsBytes(distorted) + searchBytes(reference.frames, distorted.frames, window)
-      if (hooks.admitMemory) yield* hooks.admitMemory(referenceCost + distorted.memory + held)
+      const sideCost = (side: SearchSide, made: SideThumbnails | undefined) =>
+        made === undefined ? side.memory + thumbnailsBytes(side) : 0
+      const band = searchBytes(reference.frames, distorted.frames, window)
+      if (hooks.admitMemory)
+        yield* hooks.admitMemory(sideCost(reference, known.reference) + sideCost(distorted, known.distorted) + band)
+      const thumbnailsOf = (side: SearchSide, made: SideThumbnails | undefined) =>
+        made === undefined ? searchThumbnails(side, failed) : Effect.succeed(made)
       const [refThumbs, disThumbs] = yield* Effect.all(
-        [
-          known === undefined ? searchThumbnails(reference, failed) : Effect.succeed(known),
-          searchThumbnails(distorted, failed)
-        ],
+        [thumbnailsOf(reference, known.reference), thumbnailsOf(distorted, known.distorted)],
         { concurrency: 2 }
       )
       if (refThumbs.frames === 0 || disThumbs.frames === 0)

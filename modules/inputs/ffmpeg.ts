@@ -313,7 +313,9 @@ const spawnChild = <Out extends "pipe" | number>(
   fd: number | "ignore",
   stdout: Out,
   limits: ChildLimits,
-  shapeChanges?: ShapeChanges
+  shapeChanges?: ShapeChanges,
+  /** A second output: a descriptor (a pipe's write end) the child writes as its descriptor 4 (`pipe:4`). */
+  secondOutput?: number
 ): Effect.Effect<
   Child & { readonly stdout: Bun.Subprocess<"ignore", Out, "pipe">["stdout"] },
   DecoderFailed,
@@ -331,7 +333,13 @@ const spawnChild = <Out extends "pipe" | number>(
             "--",
             ...argv
           ],
-          { stdio: ["ignore", stdout, "pipe", fd], env: { ...process.env, MALLOC_ARENA_MAX: mallocArenas } }
+          {
+            stdio:
+              secondOutput === undefined
+                ? ["ignore", stdout, "pipe", fd]
+                : ["ignore", stdout, "pipe", fd, secondOutput],
+            env: { ...process.env, MALLOC_ARENA_MAX: mallocArenas }
+          }
         ),
       catch: (cause) => new DecoderFailed({ detail: `cannot start ${argv[0]}: ${String(cause)}` })
     }),
@@ -477,7 +485,7 @@ const declaredFramesOf = (
 /** The scaling algorithms `options.scale` may name (ffmpeg's `flags` of the scale filter). */
 type ScaleAlgorithm = "bicubic" | "lanczos" | "bilinear" | "neighbor"
 
-interface DecodeTarget {
+export interface DecodeTarget {
   readonly width: number
   readonly height: number
   /** ffmpeg's name of the raw layout the scorer reads, for example "yuv420p10le". */
@@ -514,6 +522,13 @@ const unchanging = (source: SourceShape) => {
 
 /** Scales every frame to the target, also frames whose size changes mid-stream. */
 const scaled = (target: DecodeTarget) => `scale=${target.width}:${target.height}:flags=${target.scale}:eval=frame`
+
+/** The scoring decode's filter: frames scaled to the target, or kept as they are and checked. */
+const scoringChain = (target: DecodeTarget) => (target.scale === undefined ? unchanging(target.source) : scaled(target))
+
+/** A decoded frame as the alignment's luma thumbnail: area means, 8-bit full-range gray. */
+const thumbnailChain = (size: { readonly width: number; readonly height: number }) =>
+  `scale=${size.width}:${size.height}:flags=area:eval=frame,format=gray`
 
 /** The index of the frame where a stream decoded through `unchanging` changed, from ffmpeg's stderr. */
 export const changedFrameOf = (stderr: string): number | undefined => {
@@ -683,9 +698,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
             "-vf",
             // After a seek the first frame's time is logged, so the caller can check where it landed.
             `${keepingFrom(window?.keepFromSeconds)}${dropping(cut?.drop ?? [])}${((chain: string) =>
-              window?.seekSeconds === undefined ? chain : firstFrameProbe(chain))(
-              target.scale === undefined ? unchanging(target.source) : scaled(target)
-            )}`,
+              window?.seekSeconds === undefined ? chain : firstFrameProbe(chain))(scoringChain(target))}`,
             "-frames:v",
             // A segment's window stops the decoder after its frames (below the input's cap).
             String(window === undefined ? limits.maxFrames : Math.min(window.frames, limits.maxFrames)),
@@ -701,6 +714,56 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
           target.shapeChanges
         )
       )
+
+    /**
+     * `decode` of a whole input (no seek, no cut) that also writes each decoded frame's luma
+     * thumbnail (`thumbnailChain`, as `lumaThumbnails` makes them, from the same decoded frames)
+     * to `thumbnails` (a pipe's write end, the child's descriptor 4): the scored frames come out on
+     * the child's stdout, for the caller to hold until the alignment is known. One decode serves
+     * the search and the score (`options.sync: "auto"`, alignment-once.ts).
+     */
+    const decodeWithThumbnails = (
+      fd: number,
+      target: DecodeTarget,
+      size: { readonly width: number; readonly height: number },
+      thumbnails: number,
+      limits: DecodeLimits
+    ): Effect.Effect<
+      Child & { readonly stdout: ReadableStream<Uint8Array> },
+      DecoderMissing | DecoderFailed,
+      Scope.Scope
+    > =>
+      Effect.flatMap(tools, ({ ffmpeg }) => {
+        const frames = String(limits.maxFrames)
+        return spawnChild(
+          [
+            ffmpeg,
+            "-hide_banner",
+            "-nostdin",
+            "-nostats",
+            "-loglevel",
+            "level+info",
+            ...inputOptions(undefined),
+            "-threads",
+            String(limits.threads),
+            "-reinit_filter",
+            "0",
+            "-i",
+            inputUrl,
+            "-filter_complex",
+            `[0:v:0]split=2[svc_scored][svc_thumbnail];[svc_scored]${scoringChain(target)}[svc_frames];[svc_thumbnail]${thumbnailChain(size)}[svc_thumbnails]`,
+            ...["-map", "[svc_frames]", "-fps_mode", "passthrough", "-frames:v", frames],
+            ...["-pix_fmt", target.pixelFormat, "-f", "rawvideo", "pipe:1"],
+            ...["-map", "[svc_thumbnails]", "-fps_mode", "passthrough", "-frames:v", frames],
+            ...["-f", "rawvideo", "pipe:4"]
+          ],
+          fd,
+          "pipe",
+          limits,
+          target.shapeChanges,
+          thumbnails
+        )
+      })
 
     /**
      * The presentation times of the first video stream behind `fd`, one per frame it decodes
@@ -865,7 +928,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
               inputUrl,
               ...firstVideoStreamAsDecoded,
               "-vf",
-              `scale=${size.width}:${size.height}:flags=area:eval=frame,format=gray`,
+              thumbnailChain(size),
               "-frames:v",
               String(limits.maxFrames),
               "-f",
@@ -921,6 +984,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
       tools,
       probe,
       decode,
+      decodeWithThumbnails,
       frameTimes,
       decodeSelected,
       pixelFormatName,

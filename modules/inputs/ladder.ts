@@ -158,7 +158,12 @@ const renditionAlignments = <E>(
 ): Effect.Effect<ReadonlyArray<Alignment> | undefined, ScoreError | E, Ffmpeg | Scope.Scope> =>
   Effect.gen(function* () {
     const given = ladder.renditions.flatMap((rendition) => (rendition.job.alignment ? [rendition.job.alignment] : []))
-    if (given.length > 0 && given.length === ladder.renditions.length) return given
+    if (given.length === ladder.renditions.length) return given
+    // Some but not all: the shared pairing needs every rendition's.
+    if (given.length > 0)
+      return yield* new InvalidScoreRequest({
+        message: `a ladder segment is scored with every rendition's alignment: ${given.length} given for ${ladder.renditions.length} renditions`
+      })
     const shared = ladder.renditions[0]?.job
     if (shared?.sync === undefined) return undefined
     // A segment's renditions are paired over the reference frames of its range, so they cannot
@@ -460,14 +465,15 @@ export const countLadderFrames = <E = never>(
           { ...shared, geometry: ladder.referenceGeometry },
           reference,
           ladder.reference,
-          shared.frameSkipRef
+          shared.frameSkipRef,
+          hooks
         )
       ]
       for (const rendition of ladder.renditions) {
         const { job } = rendition
         const side = yield* openAndProbe(job.distorted, job.geometry !== undefined, hooks)
         if (geometryOf(side, job.geometry) === undefined) return yield* notAVideo(job.distorted)
-        counts.push(yield* countInputFrames(scorer, job, side, job.distorted, job.frameSkipDist))
+        counts.push(yield* countInputFrames(scorer, job, side, job.distorted, job.frameSkipDist, hooks))
       }
       return yield* titleFrames(shared.frameCount, counts, (index) => {
         const rendition = ladder.renditions[index - 1]

@@ -10,7 +10,7 @@
  * depth are the target; a distorted video of another size is scaled to it (`options.scale`,
  * bicubic by default). Frame skips, frame_cnt and subsample mean what they mean for raw files.
  */
-import { Effect, Option, type Scope, Stream } from "effect"
+import { Effect, Either, Exit, Option, Scope, Stream } from "effect"
 import { fstat } from "node:fs"
 import { promisify } from "node:util"
 import {
@@ -38,11 +38,12 @@ import {
   UnreadableInput,
   worstShotFrames
 } from "../scorer/index.ts"
-import { decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
+import { decoderBaseBytes, decoderLimits, decoderMemory, headerProbeLimits } from "./decoder-memory.ts"
 import {
   type Child,
   type DecoderFailed,
   type DecoderMissing,
+  type DecodeTarget,
   Ffmpeg,
   type ProbedStream,
   type RawInputFormat,
@@ -57,6 +58,7 @@ import { lumaPlaneBytes } from "./luma-thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput, y4mFrameCount, y4mFrameOffset } from "./y4m.ts"
 import { type Alignment, inputFramesOf, type SidePairing, type SideThumbnails, unpaired } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
+import { feedHeld, type HeldSide, heldBytes, holdDecoded } from "./alignment-once.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
 export type InputHooks<E = never> = ScoreHooks<E> & {
@@ -355,6 +357,66 @@ export interface FrameSource {
   readonly decoder: string | undefined
 }
 
+/** How a side is decoded for scoring (the request's settings for it). */
+interface DecodeSettings {
+  readonly isDistorted: boolean
+  /** The request's raw geometry for this side. */
+  readonly geometry: RawGeometry | undefined
+  readonly scale: ScoreJob["scale"]
+  /** The decoder's threads (the request's). */
+  readonly threads: number
+}
+
+/**
+ * A side's scoring decoder: the stream it decodes, the filters' target (scaled to the reference's
+ * size where allowed, else kept and checked), its threads, memory estimate and frame cap, and how
+ * a change of shape is refused. The same for a decode into the library's pipe and for one whose
+ * frames are held while the alignment is searched (alignment-once.ts).
+ */
+const scoringDecodeOf = (side: Side, path: string, settings: DecodeSettings, target: RawGeometry) =>
+  Effect.gen(function* () {
+    const ffmpeg = yield* Ffmpeg
+    const geometry = geometryOf(side, settings.geometry)
+    if (geometry === undefined) return yield* notAVideo(path)
+    const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
+    const raw = side.format._tag === "Raw" ? rawInputOf(geometry) : undefined
+    const resize = stream.width !== target.width || stream.height !== target.height
+    if (resize && settings.isDistorted && settings.scale === "none")
+      return yield* new InvalidScoreRequest({
+        message: `options.scale is "none" but ${path} is ${stream.width}x${stream.height} and the reference is ${target.width}x${target.height}`
+      })
+    const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
+    const threads = Math.max(1, settings.threads)
+    // A distorted side that may be scaled is scaled frame by frame, also after a change, and
+    // its changes are listed; any other side must keep its shape.
+    const scaleTo = settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined
+    const listsChanges = scaleTo !== undefined
+    return {
+      stream,
+      raw,
+      threads,
+      memory: decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads),
+      frames: frameCapOf(stream.declaredFrames, ffmpeg.limits.maxFrames),
+      target: {
+        width: target.width,
+        height: target.height,
+        pixelFormat: ffmpegPixelFormat(target),
+        scale: scaleTo,
+        source: shapeOf(stream),
+        shapeChanges: listsChanges ? "list" : "stop"
+      } satisfies DecodeTarget,
+      scaling: algorithm
+        ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
+        : undefined,
+      changed: listsChanges
+        ? undefined
+        : (frame: number) =>
+            settings.isDistorted
+              ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
+              : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`
+    }
+  })
+
 /**
  * One side as raw frames of `target` (the reference's layout): read from the descriptor (raw
  * YUV, Y4M; their geometry must be the target's) or decoded, and scaled if it is a distorted
@@ -415,16 +477,8 @@ export const frameSource = (
         } satisfies FrameSource
       }
       default: {
-        const geometry = geometryOf(side, settings.geometry)
-        if (geometry === undefined) return yield* notAVideo(path)
-        const stream = side.format._tag === "Encoded" ? side.format.stream : fileStream(side, geometry)
-        const raw = side.format._tag === "Raw" ? rawInputOf(geometry) : undefined
-        const resize = stream.width !== target.width || stream.height !== target.height
-        if (resize && settings.isDistorted && settings.scale === "none")
-          return yield* new InvalidScoreRequest({
-            message: `options.scale is "none" but ${path} is ${stream.width}x${stream.height} and the reference is ${target.width}x${target.height}`
-          })
-        const algorithm = resize && settings.scale !== "none" ? settings.scale : undefined
+        const plan = yield* scoringDecodeOf(side, path, settings, target)
+        const { stream, raw, memory, frames, threads } = plan
         const decoder = (yield* ffmpeg.tools).version
         const pipe = yield* decoderPipe(scorer)
         const seekTo =
@@ -432,14 +486,7 @@ export const frameSource = (
             ? undefined
             : yield* seekPoint(ffmpeg, fd, settings.skip, stream.container).pipe(Effect.mapError(asScoreError(path)))
         const seek = seekTo?.seconds
-        const threads = Math.max(1, settings.threads)
-        const memory = decoderMemory(stream, layoutOf(stream.pixelFormat), target, threads)
-        const frames = frameCapOf(stream.declaredFrames, ffmpeg.limits.maxFrames)
         const { cpuSeconds } = ffmpeg.limits
-        // A distorted side that may be scaled is scaled frame by frame, also after a change, and
-        // its changes are listed; any other side must keep its shape.
-        const scaleTo = settings.isDistorted && settings.scale !== "none" ? settings.scale : undefined
-        const listsChanges = scaleTo !== undefined
         const frameAt = yield* frameIndexer(ffmpeg, fd, seek ?? 0, stream.frameRate)
         // Frames left out (alignment) are counted by the filters from their first frame: after a
         // seek the landing frame (`skip`); without one, the input's first, and the library then
@@ -454,14 +501,7 @@ export const frameSource = (
         const start = ffmpeg
           .decode(
             fd,
-            {
-              width: target.width,
-              height: target.height,
-              pixelFormat: ffmpegPixelFormat(target),
-              scale: scaleTo,
-              source: shapeOf(stream),
-              shapeChanges: listsChanges ? "list" : "stop"
-            },
+            plan.target,
             pipe.write,
             // One frame past the cap: an overrun shows as a frame too many, and stops there.
             { ...decoderLimits(memory, cpuSeconds), threads, maxFrames: frames.allowed + settings.skip + 1 },
@@ -487,20 +527,13 @@ export const frameSource = (
         return {
           side: { fd: pipe.read, kind: "pipe", name: path, skip: seek === undefined ? pipeSkip : 0 },
           child: () => child,
-          changed: listsChanges
-            ? undefined
-            : (frame: number) =>
-                settings.isDistorted
-                  ? `input "${path}" changes its resolution or pixel format at frame ${frame} and options.scale is "none"`
-                  : `reference "${path}" changes its resolution or pixel format at frame ${frame}; a reference must keep one`,
+          changed: plan.changed,
           frameAt,
           landing: seekTo?.landing,
           memory,
           start,
           frames,
-          scaling: algorithm
-            ? `${algorithm} ${stream.width}x${stream.height} -> ${target.width}x${target.height}`
-            : undefined,
+          scaling: plan.scaling,
           shapeChanges: Effect.suspend(() =>
             child === undefined ? Effect.succeed([]) : changesOf(ffmpeg, stream, child.shapeRuns(), frameAt)
           ),
@@ -772,38 +805,60 @@ const scoreFrames = <E>(
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
+    // options.sync "auto" searched here: an encoded side is decoded once, for the search and the score.
+    const searched = found === undefined && job.alignment === undefined ? job.sync : undefined
+    const hold = (side: Side, path: string, isDistorted: boolean, skip: number) =>
+      searched === undefined
+        ? Effect.succeed(undefined)
+        : holdSide(scorer, side, path, { ...settings, isDistorted }, skip, target, hooks, searched.window)
+    const [heldRef, heldDis] = yield* Effect.all(
+      [hold(ref, job.reference, false, job.frameSkipRef), hold(dis, job.distorted, true, job.frameSkipDist)],
+      { concurrency: 2 }
+    )
     const alignment =
       found ??
       job.alignment ??
-      (job.sync === undefined ? undefined : yield* alignPair(job, job.sync.window, ref, dis, target, hooks))
+      (job.sync === undefined
+        ? undefined
+        : yield* alignPair(
+            job,
+            job.sync.window,
+            ref,
+            dis,
+            target,
+            hooks,
+            heldRef?.held.thumbnails,
+            heldDis?.held.thumbnails
+          ))
+    // Aligned: frame_cnt counts pairs, and the overlap ends where the pairs do.
+    const frameCount =
+      alignment === undefined
+        ? job.frameCount
+        : job.frameCount > 0
+          ? Math.min(job.frameCount, alignment.frames)
+          : alignment.frames
     // A segment reads its context frames and its own: an encoded side seeks to them.
     const readFrames = segmentReadFrames(job)
     const window = readFrames === undefined ? undefined : { frames: readFrames }
     const readStart = segmentReadStart(job)
-    const refSource = yield* frameSource(
-      scorer,
-      ref,
-      job.reference,
-      {
-        ...settings,
-        ...sideRead(job.frameSkipRef, alignment?.reference_start, alignment?.reference_frames_dropped, readStart),
-        isDistorted: false,
-        window
-      },
-      target
+    const refRead = sideRead(
+      job.frameSkipRef,
+      alignment?.reference_start,
+      alignment?.reference_frames_dropped,
+      readStart
     )
-    const disSource = yield* frameSource(
-      scorer,
-      dis,
-      job.distorted,
-      {
-        ...settings,
-        ...sideRead(job.frameSkipDist, alignment?.distorted_start, alignment?.distorted_frames_inserted, readStart),
-        isDistorted: true,
-        window
-      },
-      target
+    const refSource = heldRef
+      ? yield* heldSource(scorer, heldRef, job.reference, refRead, job.frameSkipRef, frameCount)
+      : yield* frameSource(scorer, ref, job.reference, { ...settings, ...refRead, isDistorted: false, window }, target)
+    const disRead = sideRead(
+      job.frameSkipDist,
+      alignment?.distorted_start,
+      alignment?.distorted_frames_inserted,
+      readStart
     )
+    const disSource = heldDis
+      ? yield* heldSource(scorer, heldDis, job.distorted, disRead, job.frameSkipDist, frameCount)
+      : yield* frameSource(scorer, dis, job.distorted, { ...settings, ...disRead, isDistorted: true, window }, target)
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
     // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream. The library reads
     // no header of a fed side: the reference's rate (xpsnr) and matrix (ssimulacra2) come from here.
@@ -812,13 +867,7 @@ const scoreFrames = <E>(
       geometry: target,
       frameSkipRef: 0,
       frameSkipDist: 0,
-      // Aligned: frame_cnt counts pairs, and the overlap ends where the pairs do.
-      frameCount:
-        alignment === undefined
-          ? job.frameCount
-          : job.frameCount > 0
-            ? Math.min(job.frameCount, alignment.frames)
-            : alignment.frames,
+      frameCount,
       frameRate: job.frameRate || frameRateOf(ref),
       colorMatrix: colorMatrixOf(ref)
     }
@@ -865,6 +914,119 @@ const scoreFrames = <E>(
     )
   })
 
+/** An encoded side decoded once (alignment-once.ts), with its scoring decoder's settings. */
+interface HeldDecode {
+  readonly held: HeldSide
+  readonly plan: Effect.Effect.Success<ReturnType<typeof scoringDecodeOf>>
+  readonly decoder: string
+}
+
+/** Admits `bytes` for the enclosing scope: false (nothing admitted) where the budget has no room. */
+const admits = <E>(hooks: ScoreHooks<E>, bytes: number) =>
+  hooks.admitMemory === undefined
+    ? Effect.succeed(true)
+    : Effect.map(Effect.either(hooks.admitMemory(bytes)), Either.isRight)
+
+/**
+ * `options.sync: "auto"` on an encoded side whose container declares at most `sync_window` frames
+ * after its skip: decoded once by its scoring decoder, the frames held for the
+ * score and the thumbnails made for the search (alignment-once.ts). The held frames are admitted
+ * for the score's scope, the decoder while it runs, before it starts. Undefined, and nothing
+ * held, where it does not apply, the budget has no room, or the decode was not clean: the side is
+ * then searched and scored by two decodes, as ever.
+ */
+const holdSide = <E>(
+  scorer: Scorer,
+  side: Side,
+  path: string,
+  settings: DecodeSettings,
+  skip: number,
+  target: RawGeometry,
+  hooks: ScoreHooks<E>,
+  window: number
+) =>
+  Effect.gen(function* () {
+    if (side.format._tag !== "Encoded") return undefined
+    const ffmpeg = yield* Ffmpeg
+    const plan = yield* scoringDecodeOf(side, path, settings, target)
+    const { declared, allowed } = plan.frames
+    // Judged on the frames the container declares; admitted for the most it may decode to.
+    if (declared === undefined || declared <= skip || declared - skip > window) return undefined
+    const heldFrames = allowed - skip
+    const scope = yield* Scope.make()
+    const held = yield* Effect.gen(function* () {
+      if (!(yield* admits(hooks, heldBytes(heldFrames, frameBytes(target))))) return undefined
+      return yield* Effect.scoped(
+        Effect.gen(function* () {
+          if (!(yield* admits(hooks, plan.memory))) return undefined
+          return yield* holdDecoded(
+            scorer,
+            side.input.fd,
+            plan.target,
+            {
+              ...decoderLimits(plan.memory, ffmpeg.limits.cpuSeconds),
+              threads: plan.threads,
+              maxFrames: plan.frames.allowed
+            },
+            plan.memory,
+            skip,
+            frameBytes(target)
+          ).pipe(
+            Effect.mapError((error) =>
+              error._tag === "DecoderMissing" || error._tag === "DecoderFailed" ? asScoreError(path)(error) : error
+            )
+          )
+        })
+      )
+    }).pipe(Scope.extend(scope))
+    if (held === undefined) {
+      yield* Scope.close(scope, Exit.void)
+      return undefined
+    }
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+    const decoder = (yield* Effect.mapError(ffmpeg.tools, asScoreError(path))).version
+    return { held, plan, decoder } satisfies HeldDecode
+  })
+
+/**
+ * A held side as the library reads it: its pipe, written from the held frames (its start, its cut
+ * frames left out, the `count` pairs the score reads) once the score starts; judged by the
+ * decoder that made them (which exited cleanly, whole frames, within its cap).
+ */
+const heldSource = (
+  scorer: Scorer,
+  { held, plan, decoder }: HeldDecode,
+  path: string,
+  read: { readonly skip: number; readonly drop: ReadonlyArray<number> | undefined },
+  frameSkip: number,
+  count: number
+) =>
+  Effect.map(
+    decoderPipe(scorer),
+    (pipe): FrameSource => ({
+      side: { fd: pipe.read, kind: "pipe", name: path, skip: 0 },
+      child: () => held.child,
+      changed: plan.changed,
+      frameAt: () => Effect.succeed(0),
+      memory: 0,
+      start: Effect.asVoid(
+        Effect.forkScoped(
+          feedHeld(
+            held,
+            pipe,
+            read.skip - frameSkip,
+            (read.drop ?? []).map((frame) => frame - frameSkip),
+            count
+          )
+        )
+      ),
+      frames: undefined,
+      scaling: plan.scaling,
+      shapeChanges: Effect.succeed([]),
+      decoder
+    })
+  )
+
 /** The reference's pairing in an alignment (none: unaligned). */
 const referencePairing = (alignment: Alignment | undefined): SidePairing | undefined =>
   alignment && { start: alignment.reference_start, cut: alignment.reference_frames_dropped }
@@ -897,7 +1059,9 @@ export const alignPair = <E>(
   dis: Side,
   target: RawGeometry,
   hooks: ScoreHooks<E>,
-  referenceThumbnails?: SideThumbnails
+  referenceThumbnails?: SideThumbnails,
+  /** The distorted side's thumbnails, made by its scoring decoder (alignment-once.ts). */
+  distortedThumbnails?: SideThumbnails
 ) =>
   Effect.gen(function* () {
     return yield* findAlignment(
@@ -906,7 +1070,7 @@ export const alignPair = <E>(
       window,
       asScoreError,
       hooks,
-      referenceThumbnails
+      { reference: referenceThumbnails, distorted: distortedThumbnails }
     )
   })
 
@@ -976,11 +1140,35 @@ export const alignTitle = <E = never>(
   )
 
 /**
+ * The memory a plan's count of one input is admitted with: an encoded input's packet counter
+ * (ffprobe reading packets, no frame decoded: a decoder's base, its hard limit
+ * `headerProbeLimits`); a raw or Y4M input starts no decoder (the scorer reads its headers), 0.
+ */
+export const countingMemory = (side: Side): number => (side.format._tag === "Encoded" ? decoderBaseBytes : 0)
+
+/**
  * The frames of one input after `skip`, as a segment job's plan counts them: an encoded input by
  * its packets (ffprobe), a raw or Y4M input by the scorer as a score would read it (the input as
  * both sides of a file job). `job` gives the input's raw geometry and the scorer's settings.
+ * The count's memory (`countingMemory`) is admitted first through `hooks.admitMemory`, held while
+ * it runs.
  */
-export const countInputFrames = (scorer: Scorer, job: ScoreJob, side: Side, path: string, skip: number) =>
+export const countInputFrames = <E = never>(
+  scorer: Scorer,
+  job: ScoreJob,
+  side: Side,
+  path: string,
+  skip: number,
+  hooks: Pick<ScoreHooks<E>, "admitMemory"> = {}
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      if (hooks.admitMemory) yield* hooks.admitMemory(countingMemory(side))
+      return yield* countAdmitted(scorer, job, side, path, skip)
+    })
+  )
+
+const countAdmitted = (scorer: Scorer, job: ScoreJob, side: Side, path: string, skip: number) =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
     if (side.format._tag === "Encoded") {
@@ -1040,8 +1228,8 @@ export const countTitleFrames = <E = never>(
       if ((ref.format._tag === "Raw" || dis.format._tag === "Raw") && job.geometry === undefined)
         return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
       const counts = [
-        yield* countInputFrames(scorer, job, ref, job.reference, job.frameSkipRef),
-        yield* countInputFrames(scorer, job, dis, job.distorted, job.frameSkipDist)
+        yield* countInputFrames(scorer, job, ref, job.reference, job.frameSkipRef, hooks),
+        yield* countInputFrames(scorer, job, dis, job.distorted, job.frameSkipDist, hooks)
       ]
       const skips = [job.frameSkipRef, job.frameSkipDist]
       const paths = [job.reference, job.distorted]

@@ -105,6 +105,14 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
     // Issue 31: a segment job with options.sync "auto" aligns once, in its plan; the pairing
     // (JSON; NULL for any other job) is handed to every segment's node.
     sql: "ALTER TABLE jobs ADD COLUMN plan_alignment TEXT;"
+  },
+  {
+    version: 10,
+    name: "job_segments_memory_need",
+    // Issue 27: a segment handed back for want of free memory keeps its node's estimate of what it
+    // needs (decoders and scorer); claims skip the segment for nodes with less free, as they skip
+    // jobs by jobs.memory_need. NULL: not known.
+    sql: "ALTER TABLE job_segments ADD COLUMN memory_need INTEGER;"
   }
 ]
 

@@ -78,7 +78,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
       yield* Effect.scoped(Effect.all([replica(backend), replica(backend)], { concurrency: 2 }))
       const db = postgres(server.adminUrl(name), { max: 1 })
       const ledger = yield* Effect.promise(() => db`SELECT version FROM schema_migrations ORDER BY version`)
-      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14])
+      expect(ledger.map((row) => row["version"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
       yield* Effect.promise(() => db`INSERT INTO schema_migrations VALUES (99, 'future', 0)`)
       yield* Effect.promise(() => db.end())
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(backend.layer(DEFAULT_SESSION_SETTINGS))))
@@ -453,6 +453,56 @@ describe.skipIf(!postgresAvailable())("PostgreSQL job store", () => {
         while (!followed.includes("finished"))
           for (const job of Chunk.toReadonlyArray(yield* pull)) if (job.id === next.id) followed.push(job.state)
         expect(followed.at(-1)).toBe("finished")
+      })
+    )
+  )
+
+  it.live('a hand-back sends the "memory" wake-up only when a job or segment with a need went back to pending', () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { name, backend } = yield* Effect.promise(freshDatabase)
+        const jobs = yield* replica(backend)
+        const db = postgres(server.adminUrl(name), { max: 2, onnotice: () => undefined })
+        yield* Effect.addFinalizer(() => Effect.promise(() => db.end({ timeout: 1 })))
+        const notes: Array<string> = []
+        yield* Effect.promise(() =>
+          db.listen("svc_jobs", (payload) => {
+            for (const line of payload.split("\n")) if (line !== "") notes.push(line)
+          })
+        )
+        // Notes arrive in commit order: once the marker is in, every earlier note is.
+        const memoryNotesSoFar = Effect.gen(function* () {
+          yield* Effect.promise(() => db`SELECT pg_notify('svc_jobs', 'marker')`)
+          yield* Effect.repeat(
+            Effect.sync(() => notes.at(-1)),
+            { until: (last) => last === "marker", schedule: Schedule.spaced("10 millis") }
+          )
+          return notes.splice(0).filter((line) => line !== "marker" && JSON.parse(line)[2] === "memory").length
+        })
+        const nodeId = (yield* jobs.register(node("a"), { ...info, scoresSegments: true })).nodeId
+        // Needs named, but nothing of them runs on the node: nothing re-queued, nobody woken.
+        expect(
+          yield* jobs.heartbeat(node("a"), nodeId, [], true, [
+            { jobId: "gone", bytes: 100 },
+            { jobId: "gone", bytes: 100, segment: 0 }
+          ])
+        ).toBe(true)
+        expect(yield* memoryNotesSoFar).toBe(0)
+        const whole = yield* jobs.submit(writer("a"), request("whole"))
+        expect((yield* jobs.pullWork(node("a"), nodeId, 1)).map((job) => job.id)).toEqual([whole.id])
+        yield* jobs.heartbeat(node("a"), nodeId, [], true, [{ jobId: whole.id, bytes: 100 }])
+        expect(yield* memoryNotesSoFar).toBe(1)
+        // A segment handed back with its need wakes them too (the whole job, needing 100, is skipped).
+        const scarce = { freeBytes: 50, budgetBytes: 200 }
+        const title = yield* jobs.submit(writer("a"), { ...request("title"), options: { segment_frames: 24 } })
+        const [plan] = yield* jobs.pullWork(node("a"), nodeId, 1, 0, scarce)
+        expect([plan?.id, plan?.plan]).toEqual([title.id, true])
+        yield* jobs.reportResult(node("a"), nodeId, title.id, { final: false, framesDone: 0, planFrames: 24 })
+        const [segment] = yield* jobs.pullWork(node("a"), nodeId, 1, 0, scarce)
+        expect([segment?.id, segment?.segment?.index]).toEqual([title.id, 0])
+        yield* jobs.heartbeat(node("a"), nodeId, [], true, [{ jobId: title.id, bytes: 100, segment: 0 }])
+        expect(yield* memoryNotesSoFar).toBe(1)
+        expect((yield* jobs.get(writer("a"), title.id)).segments[0]).toMatchObject({ state: "pending", attempts: 0 })
       })
     )
   )

@@ -13,7 +13,7 @@ import {
   type JobRequest,
   type JobState
 } from "./model.ts"
-import type { Lease, MemoryNeed, RunningUpdate } from "./store.ts"
+import type { Lease, MemoryNeed, RunningUpdate, SegmentKey } from "./store.ts"
 
 export interface JobRow {
   readonly seq: number
@@ -145,6 +145,39 @@ export const runningUpdateParams = (
 export const fitsPuller = (need: string, free: string, budget: string): string =>
   `(${free} <= 0 OR ${need} IS NULL OR ${need} <= ${free} OR (${budget} > 0 AND ${need} > ${budget}))`
 
-/** Memory needs as the JSON object `{job id: bytes}` the stores' re-queue reads (unknown needs left out). */
+/** `fitsPuller` in TypeScript: a unit of recorded need `need` (null: unknown) may go to the puller. */
+export const fits = (need: number | null, free: number, budget: number): boolean =>
+  free <= 0 || need === null || need <= free || (budget > 0 && need > budget)
+
+/**
+ * The puller's free memory after a unit of need `need` was claimed for it: one claim of several
+ * units counts the known needs of those before (never below 1, which would read as unknown). An
+ * unknown need, or one beyond the whole budget (the node fails it at once), takes nothing.
+ */
+export const freeAfter = (free: number, need: number | null, budget: number): number =>
+  free <= 0 || need === null || (budget > 0 && need > budget) ? free : Math.max(1, free - need)
+
+/** Whole jobs' memory needs as the JSON object `{job id: bytes}` the stores' re-queue reads (unknown needs left out). */
 export const needsJson = (needs: ReadonlyArray<MemoryNeed>): string =>
-  JSON.stringify(Object.fromEntries(needs.filter((need) => need.bytes > 0).map((need) => [need.jobId, need.bytes])))
+  JSON.stringify(
+    Object.fromEntries(
+      needs.filter((need) => need.bytes > 0 && need.segment === undefined).map((need) => [need.jobId, need.bytes])
+    )
+  )
+
+/** A segment as the stores' re-queue names it in JSON: "<job id>#<index>" (a job id holds no "#"). */
+const segmentName = (jobId: string, index: number) => `${jobId}#${index}`
+
+/** Segments' memory needs as the JSON object `{"<job id>#<index>": bytes}` (unknown needs left out). */
+export const segmentNeedsJson = (needs: ReadonlyArray<MemoryNeed>): string =>
+  JSON.stringify(
+    Object.fromEntries(
+      needs.flatMap((need) =>
+        need.bytes > 0 && need.segment !== undefined ? [[segmentName(need.jobId, need.segment), need.bytes]] : []
+      )
+    )
+  )
+
+/** Segments a node lists, as the JSON array of "<job id>#<index>" the stores' re-queue reads. */
+export const segmentKeysJson = (segments: ReadonlyArray<SegmentKey>): string =>
+  JSON.stringify(segments.map((segment) => segmentName(segment.jobId, segment.index)))

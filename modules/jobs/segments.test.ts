@@ -5,7 +5,7 @@
  * segments, cancel, the merge by the last segment, the controller default and the limits.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, TestClock } from "effect"
+import { ConfigProvider, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { PermissionDenied } from "../policy/errors.ts"
 import type { ScoreResult } from "../scorer/index.ts"
 import type { Job } from "./model.ts"
@@ -220,6 +220,72 @@ describeContract("segment jobs", ({ backend }) => {
         )
       })
     )
+  )
+
+  it.effect(
+    "a segment handed back for memory: its need recorded, not an attempt, skipped by claims with less free, woken and taken with enough",
+    () =>
+      run((jobs) =>
+        Effect.gen(function* () {
+          const submitted = yield* jobs.submit(writer("a"), segmentJob(24))
+          const { nodeId } = yield* planned(jobs, 48)
+          expect((yield* jobs.pullWork(node("a"), nodeId, 2)).map((pulled) => pulled.segment?.index)).toEqual([0, 1])
+          const scarce = { freeBytes: 99, budgetBytes: 200 }
+          const enough = { freeBytes: 100, budgetBytes: 200 }
+          // The node keeps segment 0 (named) and hands back segment 1 with its need, over and over:
+          // a hand-back is no attempt, so the job never fails for it.
+          const handBack = jobs.heartbeat(
+            node("a"),
+            nodeId,
+            [submitted.id],
+            true,
+            [{ jobId: submitted.id, bytes: 100, segment: 1 }],
+            [{ jobId: submitted.id, index: 0 }]
+          )
+          for (let round = 0; round <= MAX_SEGMENT_ATTEMPTS; round++) {
+            expect(yield* handBack).toBe(true)
+            const job = yield* jobs.get(writer("a"), submitted.id)
+            expect(job.segments.map((s) => [s.state, s.nodeId, s.attempts])).toEqual([
+              ["running", nodeId, 1],
+              ["pending", undefined, 0]
+            ])
+            expect(yield* jobs.pullWork(node("a"), nodeId, 1, 0, scarce)).toEqual([])
+            const [again] = yield* jobs.pullWork(node("a"), nodeId, 1, 0, enough)
+            expect([again?.segment?.index, again?.segment?.attempts]).toEqual([1, 1])
+          }
+          // Two nodes wait, the first with too little free: the hand-back wakes both.
+          const short = (yield* jobs.register(node("a"), info)).nodeId
+          const roomy = (yield* jobs.register(node("a"), info)).nodeId
+          const tooLittle = yield* Effect.fork(jobs.pullWork(node("a"), short, 1, 20_000, scarce))
+          for (let turn = 0; turn < 5; turn++) yield* Effect.yieldNow()
+          const waiting = yield* Effect.fork(jobs.pullWork(node("a"), roomy, 1, 20_000, enough))
+          for (let turn = 0; turn < 5; turn++) yield* Effect.yieldNow()
+          expect(yield* handBack).toBe(true)
+          expect((yield* Fiber.join(waiting)).map((pulled) => [pulled.segment?.index, pulled.segment?.nodeId])).toEqual(
+            [[1, roomy]]
+          )
+          expect(Option.isNone(yield* Fiber.poll(tooLittle))).toBe(true)
+          yield* Fiber.interrupt(tooLittle)
+          // A node whose whole budget it exceeds gets it, to fail it with the reason; a lost claim
+          // (not handed back with a need) still counts.
+          yield* jobs.heartbeat(node("a"), roomy, [], true, [])
+          const [whole] = yield* jobs.pullWork(node("a"), short, 1, 0, { freeBytes: 50, budgetBytes: 80 })
+          expect([whole?.segment?.index, whole?.segment?.attempts]).toEqual([1, 2])
+          // An older node lists the job only: every segment of a listed job is kept.
+          expect(yield* jobs.heartbeat(node("a"), short, [submitted.id], true, [])).toBe(true)
+          expect((yield* jobs.get(writer("a"), submitted.id)).segments[1]?.state).toBe("running")
+          // One claim of several units counts the known needs of those it took before.
+          yield* jobs.heartbeat(node("a"), short, [], true, [{ jobId: submitted.id, bytes: 100, segment: 1 }])
+          yield* jobs.heartbeat(node("a"), nodeId, [], true, [{ jobId: submitted.id, bytes: 100, segment: 0 }])
+          const roomForOne = { freeBytes: 150, budgetBytes: 200 }
+          const pulled = (budget: typeof roomForOne) =>
+            Effect.map(jobs.pullWork(node("a"), roomy, 2, 0, budget), (units) =>
+              units.map((unit) => unit.segment?.index)
+            )
+          expect(yield* pulled(roomForOne)).toEqual([0])
+          expect(yield* pulled(roomForOne)).toEqual([1])
+        })
+      )
   )
 
   it.effect("an input error fails the job and cancels its other segments; the other nodes stop", () =>

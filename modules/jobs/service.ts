@@ -49,6 +49,7 @@ import {
   type ReportResults,
   type RunningUpdate,
   type SegmentCut,
+  type SegmentKey,
   type SegmentReportContext,
   type StoreHealth
 } from "./store.ts"
@@ -138,15 +139,19 @@ export interface JobServiceShape {
    * lists the jobs it has (`runningJobIds`); a job claimed for it more than a session TTL ago
    * that it does not list never reached it (its PullWork answer was lost) and is re-queued. With
    * `handBackUnlisted` every running job of the node it does not list is re-queued at once: jobs
-   * it pulled but cannot start yet (memory), handed back for another node or later.
+   * it pulled but cannot start yet (memory), handed back for another node or later. Segments
+   * alike: a running segment is kept when named in `runningSegments` (or, when the node names
+   * none, when its job is listed); one
+   * handed back with its need is pending again, the hand-back not counted as an attempt.
    */
   readonly heartbeat: (
     principal: Principal,
     nodeId: string,
     runningJobIds: ReadonlyArray<string>,
     handBackUnlisted?: boolean,
-    /** With `handBackUnlisted`: the memory each handed-back job needs, recorded on it for later claims. */
-    memoryNeeds?: ReadonlyArray<MemoryNeed>
+    /** With `handBackUnlisted`: the memory each handed-back job or segment needs, recorded on it for later claims. */
+    memoryNeeds?: ReadonlyArray<MemoryNeed>,
+    runningSegments?: ReadonlyArray<SegmentKey>
   ) => Effect.Effect<boolean, JobStoreError>
   /**
    * PullWork: up to `maxJobs` (0: 1) of the tenant's oldest pending jobs, now running on the node.
@@ -749,7 +754,7 @@ export const makeJobService = Effect.gen(function* () {
     register: (principal, info) =>
       Effect.flatMap(ownTenant(principal), (tenantId) => sessions.register(tenantId, info)),
 
-    heartbeat: (principal, nodeId, runningJobIds, handBackUnlisted = false, memoryNeeds = []) =>
+    heartbeat: (principal, nodeId, runningJobIds, handBackUnlisted = false, memoryNeeds = [], runningSegments = []) =>
       Effect.gen(function* () {
         const ok = yield* sessions.heartbeat(principal.tenantId, nodeId)
         if (!ok) return false
@@ -763,7 +768,8 @@ export const makeJobService = Effect.gen(function* () {
           nodeId,
           runningJobIds,
           handBackUnlisted ? Number.MAX_SAFE_INTEGER : now - sessions.settings.ttlMillis,
-          handBackUnlisted ? memoryNeeds : []
+          handBackUnlisted ? memoryNeeds : [],
+          runningSegments
         )
         if (lost.length > 0)
           yield* handBackUnlisted

@@ -15,9 +15,9 @@ import {
   MAX_SEGMENT_ATTEMPTS
 } from "./model.ts"
 import { planReport, planSegmentReport } from "./report.ts"
-import { fitsPuller, type JobRow, toJob } from "./rows.ts"
+import { fits, fitsPuller, freeAfter, type JobRow, toJob } from "./rows.ts"
 import { SEGMENT_COLUMNS, type SegmentRow, type SegmentStep, segmentOutcome, toSegment } from "./segment-rows.ts"
-import type { Claimed, SegmentStoreShape } from "./store.ts"
+import type { Claimed, MemoryNeed, SegmentKey, SegmentStoreShape } from "./store.ts"
 
 const OWN = "tenant_id = ?1 AND ?1 <> ''"
 /**
@@ -48,26 +48,33 @@ export const makeSqliteSegments = (
   )
   // The claim candidates: pending jobs (plans or whole jobs) and running jobs with a pending segment.
   const candidates = db.query<
-    { seq: number; id: string; state: string; busy: number },
+    { seq: number; id: string; state: string; busy: number; need: number | null },
     [string, number, number, number]
   >(
-    `SELECT seq, id, state, 0 AS busy FROM jobs WHERE ${OWN} AND state = 'pending' AND ${fitsPuller("memory_need", "?3", "?4")}
+    `SELECT seq, id, state, 0 AS busy, memory_need AS need FROM jobs
+       WHERE ${OWN} AND state = 'pending' AND ${fitsPuller("memory_need", "?3", "?4")}
      UNION ALL
-     SELECT j.seq, j.id, j.state,
+     SELECT j.seq, j.id, j.state, NULL AS need,
        (SELECT count(*) FROM job_segments r WHERE r.${OWN} AND r.job_id = j.id AND r.state = 'running') AS busy
      FROM jobs j WHERE j.${OWN} AND j.state = 'running'
-       AND EXISTS (SELECT 1 FROM job_segments p WHERE p.${OWN} AND p.job_id = j.id AND p.state = 'pending')
+       AND EXISTS (SELECT 1 FROM job_segments p WHERE p.${OWN} AND p.job_id = j.id AND p.state = 'pending'
+         AND ${fitsPuller("p.memory_need", "?3", "?4")})
      ORDER BY seq LIMIT ?2`
   )
   const claimJob = db.query<{ id: string }, [string, string, string, number]>(
     `UPDATE jobs SET state = 'running', node_id = ?3, started_at = ?4, fence = fence + 1
      WHERE ${OWN} AND id = ?2 AND state = 'pending' RETURNING id`
   )
-  const claimSegment = db.query<SegmentRow, [string, string, string, number]>(
+  // The first pending segment the puller has room for (by its recorded need, as jobs are skipped).
+  const claimSegment = db.query<
+    SegmentRow & { readonly need: number | null },
+    [string, string, string, number, number, number]
+  >(
     `UPDATE job_segments SET state = 'running', node_id = ?3, claimed_at = ?4, fence = fence + 1,
        attempts = attempts + 1, frames_done = 0, result = NULL
-     WHERE ${OWN} AND job_id = ?2 AND idx = (SELECT min(idx) FROM job_segments WHERE ${OWN} AND job_id = ?2 AND state = 'pending')
-     RETURNING ${SEGMENT_COLUMNS}`
+     WHERE ${OWN} AND job_id = ?2 AND idx = (SELECT min(idx) FROM job_segments WHERE ${OWN} AND job_id = ?2
+       AND state = 'pending' AND ${fitsPuller("memory_need", "?5", "?6")})
+     RETURNING ${SEGMENT_COLUMNS}, memory_need AS need`
   )
   const markStarted = db.query<never, [string, string, number]>(
     `UPDATE jobs SET started_at = coalesce(started_at, ?3) WHERE ${OWN} AND id = ?2`
@@ -105,6 +112,12 @@ export const makeSqliteSegments = (
   const requeueSegment = db.query<never, [string, string, number]>(
     `UPDATE job_segments SET state = 'pending', node_id = NULL, claimed_at = NULL, result = NULL, frames_done = 0,
        fence = fence + 1
+     WHERE ${OWN} AND job_id = ?2 AND idx = ?3 AND state = 'running'`
+  )
+  // Handed back for want of memory: pending with its need, the claim not counted as an attempt.
+  const handBackSegment = db.query<never, [string, string, number, number]>(
+    `UPDATE job_segments SET state = 'pending', node_id = NULL, claimed_at = NULL, result = NULL, frames_done = 0,
+       fence = fence + 1, attempts = max(attempts - 1, 0), memory_need = ?4
      WHERE ${OWN} AND job_id = ?2 AND idx = ?3 AND state = 'running'`
   )
 
@@ -166,6 +179,8 @@ export const makeSqliteSegments = (
                 .all(tenantId, Math.max(64, max * 4), memory.freeBytes, memory.budgetBytes)
                 .map((row) => ({ ...row }))
               const claims: Array<{ jobId: string; segment?: JobSegment }> = []
+              // The free memory left for the next pick: the known needs of those claimed before.
+              let free = memory.freeBytes
               while (claims.length < max && pool.length > 0) {
                 // The job with the fewest units running; the oldest first among equals.
                 pool.sort((a, b) => a.busy - b.busy || a.seq - b.seq)
@@ -173,14 +188,18 @@ export const makeSqliteSegments = (
                 if (next === undefined) break
                 if (next.state === "pending") {
                   pool.shift()
-                  if (claimJob.get(tenantId, next.id, nodeId, now) !== null) claims.push({ jobId: next.id })
+                  if (!fits(next.need, free, memory.budgetBytes)) continue
+                  if (claimJob.get(tenantId, next.id, nodeId, now) === null) continue
+                  claims.push({ jobId: next.id })
+                  free = freeAfter(free, next.need, memory.budgetBytes)
                   continue
                 }
-                const segment = claimSegment.get(tenantId, next.id, nodeId, now)
+                const segment = claimSegment.get(tenantId, next.id, nodeId, now, free, memory.budgetBytes)
                 if (segment === null) {
                   pool.shift()
                   continue
                 }
+                free = freeAfter(free, segment.need, memory.budgetBytes)
                 markStarted.run(tenantId, next.id, now)
                 next.busy++
                 claims.push({ jobId: next.id, segment: toSegment(segment) })
@@ -321,19 +340,45 @@ export const makeSqliteSegments = (
 
   /**
    * Inside the store's re-queue of a lost node: its running segments go back to pending, or fail
-   * their job once handed out MAX_SEGMENT_ATTEMPTS times. Returns the jobs changed.
+   * their job once handed out MAX_SEGMENT_ATTEMPTS times. With `claimedBefore`, only those claimed
+   * before it and not listed (by name in `listedSegments` when the node names any segment, else
+   * by their job in `listed`, as an older node lists them); one
+   * with a need in `needs` (keyed "<job id>#<index>") was handed back for want of memory: pending
+   * with its need, not counted as an attempt. Returns the jobs changed and whether a need was
+   * handed back (every waiting PullWork is woken).
    */
-  const requeueNode = (tenantId: string, nodeId: string, claimedBefore?: number, listed?: ReadonlyArray<string>) =>
+  const requeueNode = (
+    tenantId: string,
+    nodeId: string,
+    claimedBefore?: number,
+    listed?: ReadonlyArray<string>,
+    listedSegments: ReadonlyArray<SegmentKey> = [],
+    needs: ReadonlyArray<MemoryNeed> = []
+  ) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
+      const keep = new Set(listedSegments.map((segment) => `${segment.jobId}#${segment.index}`))
+      const needOf = new Map(
+        needs.flatMap((need) =>
+          need.segment !== undefined && need.bytes > 0 ? [[`${need.jobId}#${need.segment}`, need.bytes] as const] : []
+        )
+      )
+      let handedBack = false
       const changed = yield* attempt("requeue", () =>
         db
           .transaction(() => {
             const ids = new Set<string>()
             for (const row of runningOfNode.all(tenantId, nodeId)) {
               if (claimedBefore !== undefined && (row.claimed_at ?? 0) >= claimedBefore) continue
-              if (listed?.includes(row.job_id)) continue
+              if (keep.size > 0 ? keep.has(`${row.job_id}#${row.idx}`) : listed?.includes(row.job_id)) continue
               ids.add(row.job_id)
+              const need = needOf.get(`${row.job_id}#${row.idx}`)
+              if (need !== undefined) {
+                handBackSegment.run(tenantId, row.job_id, row.idx, need)
+                progressJob.run(tenantId, row.job_id, totals(tenantId, row.job_id).done)
+                handedBack = true
+                continue
+              }
               if (row.attempts >= MAX_SEGMENT_ATTEMPTS) {
                 end(
                   tenantId,
@@ -359,7 +404,7 @@ export const makeSqliteSegments = (
         if (job !== undefined) jobs.push(job)
       }
       yield* publish(jobs)
-      return jobs
+      return { jobs, handedBack }
     })
 
   const runningAssignments = db.query<{ tenant_id: string; node_id: string }, []>(

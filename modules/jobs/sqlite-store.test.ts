@@ -47,7 +47,8 @@ describe("migrations", () => {
         { version: 4, name: "jobs_rendition_progress" },
         { version: 7, name: "job_segments" },
         { version: 8, name: "jobs_memory_need" },
-        { version: 9, name: "jobs_plan_alignment" }
+        { version: 9, name: "jobs_plan_alignment" },
+        { version: 10, name: "job_segments_memory_need" }
       ])
       expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal")
       expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous).toBe(2) // FULL
@@ -151,7 +152,7 @@ describe("migrations", () => {
         { label: "high", framesDone: 4 }
       ])
       const db = raw(file())
-      expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(9)
+      expect(db.query<{ v: number }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v).toBe(10)
       expect(
         db.query<{ p: string }, []>("SELECT rendition_progress AS p FROM jobs WHERE id = 'old-ladder'").get()?.p
       ).toBe('[{"label":"low","frames_done":4},{"label":"high","frames_done":4}]')

@@ -379,21 +379,32 @@ export const makeSqliteJobStore = (db: Database): Effect.Effect<JobStoreShape, n
           const rows = yield* attempt("requeue", () => requeueOwn.all(tenantId, nodeId))
           const jobs = yield* decode("requeue", bySeq(rows))
           yield* publish(jobs)
-          const segmentJobs = yield* segmentStore.requeueNode(tenantId, nodeId)
-          return [...jobs, ...segmentJobs]
+          const segments = yield* segmentStore.requeueNode(tenantId, nodeId)
+          return [...jobs, ...segments.jobs]
         }),
 
-      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore, needs) =>
+      requeueUnlisted: (tenantId, nodeId, listed, claimedBefore, needs, listedSegments = []) =>
         Effect.gen(function* () {
           const rows = yield* attempt("requeue", () =>
             requeueUnlisted.all(tenantId, nodeId, claimedBefore, JSON.stringify(listed), needsJson(needs))
           )
           const jobs = yield* decode("requeue", bySeq(rows))
           yield* publish(jobs)
-          // Handed back for want of memory: every waiting node may try (the first woken may lack the room).
-          if (jobs.length > 0 && needs.some((need) => need.bytes > 0)) work.notifyTenant(tenantId)
-          const segmentJobs = yield* segmentStore.requeueNode(tenantId, nodeId, claimedBefore, listed)
-          return [...jobs, ...segmentJobs]
+          const segments = yield* segmentStore.requeueNode(
+            tenantId,
+            nodeId,
+            claimedBefore,
+            listed,
+            listedSegments,
+            needs
+          )
+          // Handed back for want of memory: every waiting node may try (the first woken may lack
+          // the room). Only when a job or segment with a need did go back to pending.
+          const needed = new Set(
+            needs.flatMap((need) => (need.bytes > 0 && need.segment === undefined ? [need.jobId] : []))
+          )
+          if (segments.handedBack || jobs.some((job) => needed.has(job.id))) work.notifyTenant(tenantId)
+          return [...jobs, ...segments.jobs]
         }),
 
       runningAssignments: Effect.map(

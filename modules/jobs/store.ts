@@ -88,10 +88,18 @@ export interface PullerMemory {
 /** Any job fits: the claim of a node that does not say its memory. */
 export const ANY_MEMORY: PullerMemory = { freeBytes: 0, budgetBytes: 0 }
 
-/** A handed-back job's memory need as its node estimated it from the probe (decoders and scorer). */
+/** A handed-back job's (or segment's) memory need as its node estimated it from the probe (decoders and scorer). */
 export interface MemoryNeed {
   readonly jobId: string
   readonly bytes: number
+  /** The segment's index when the need is one segment's (recorded on the segment). */
+  readonly segment?: number | undefined
+}
+
+/** A segment a node says it holds (HeartbeatRequest.running_segments). */
+export interface SegmentKey {
+  readonly jobId: string
+  readonly index: number
 }
 
 /** A job handed out to a segment-capable node: the job (its plan, or whole) or one of its segments. */
@@ -260,13 +268,19 @@ export interface JobStoreShape {
    * not in `listed` (the jobs the node says it has) → pending, as `requeueNode`: claims whose
    * PullWork answer never reached the node. A job in `needs` (handed back for want of memory)
    * gets its memory need recorded, so later claims skip it for nodes without that much free.
+   * Running segments of the node likewise, kept when named in `listedSegments` (a node that names
+   * any segment names every one it holds) or, when none is named, when their job is in `listed`
+   * (an older node); a segment with a need in `needs` is handed back: pending with its need
+   * recorded, and the hand-back not counted as an attempt. Re-queued needs wake every waiting
+   * PullWork of the tenant.
    */
   readonly requeueUnlisted: (
     tenantId: string,
     nodeId: string,
     listed: ReadonlyArray<string>,
     claimedBefore: number,
-    needs: ReadonlyArray<MemoryNeed>
+    needs: ReadonlyArray<MemoryNeed>,
+    listedSegments?: ReadonlyArray<SegmentKey>
   ) => Effect.Effect<ReadonlyArray<Job>, JobStoreError>
   /** Maintenance: the (tenant, node) pairs that have running jobs (for the re-queue sweep). */
   readonly runningAssignments: Effect.Effect<

@@ -23,12 +23,14 @@ import {
   parsePrecision,
   parseScoreRequest,
   Scorer,
+  ScoreMemoryBusy,
   type ScoreResult,
   type Segment
 } from "../scorer/index.ts"
 import { type CallOptions, GrpcCallError, type ServiceClient, Status, serviceClient } from "../transport/grpc/client.ts"
 import type {
   Alignment,
+  HeldSegment,
   Job,
   JobMemoryNeed,
   JobSegment,
@@ -171,9 +173,6 @@ const alignmentOf = ({ warning, ...found }: Alignment): AlignmentReport =>
 const planAlignmentOf = (alignment: Alignment | undefined) =>
   alignment === undefined ? {} : { sync: undefined, alignment: alignmentOf(alignment) }
 
-/** Jobs scored with their memory admitted first (whole jobs and segments): a plan needs none and settles at once. */
-const admitsMemory = (job: Job) => !job.plan
-
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
     ? error.message
@@ -198,7 +197,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * skip by free memory (an older one). Nothing more is pulled until a score gives memory back.
      */
     const memoryShort = yield* Ref.make(false)
-    /** Jobs handed back since an admitted score last gave its memory back. */
+    /** Jobs and segments ("<job id>#<index>") handed back since an admitted score last gave its memory back. */
     const handedBack = yield* Ref.make(new Set<string>())
     /** Scores holding admitted memory now. */
     const admitted = yield* Ref.make(0)
@@ -213,69 +212,28 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     })
     /** Jobs were handed back: the pull loop's next Heartbeat (with hand_back_unlisted) re-queues them. */
     const handBackDue = yield* Ref.make(false)
+    /** A long-poll was cancelled because memory came back (its claim, if any, never read). */
+    const pullCancelled = yield* Ref.make(false)
     /** The memory needs of the jobs handed back, for that Heartbeat (the controller records them). */
     const handBackNeeds = yield* Ref.make<ReadonlyArray<JobMemoryNeed>>([])
-    /** Admission for one job; `settled` is completed once its memory is admitted. */
+    /**
+     * Admission for one job, segment or plan; `settled` is completed once its memory is admitted.
+     * Nothing to admit (a plan counting raw frames: no decoder) only settles.
+     */
     const admitFor =
       (settled: Deferred.Deferred<void>): AdmitMemory =>
       (bytes) =>
-        admitScore(bytes).pipe(
-          Effect.zipLeft(
-            Effect.acquireRelease(
-              Ref.update(admitted, (count) => count + 1),
-              () => giveBackMemory
+        bytes <= 0
+          ? Effect.asVoid(Deferred.succeed(settled, undefined))
+          : admitScore(bytes).pipe(
+              Effect.zipLeft(
+                Effect.acquireRelease(
+                  Ref.update(admitted, (count) => count + 1),
+                  () => giveBackMemory
+                )
+              ),
+              Effect.zipLeft(Deferred.succeed(settled, undefined))
             )
-          ),
-          Effect.zipLeft(Deferred.succeed(settled, undefined))
-        )
-    /** Segments waiting on this node for their memory: nothing more is pulled meanwhile. */
-    const waitingForMemory = yield* Ref.make(0)
-    /** Waits (its `settled` completed, so the pull loop goes on) until an admitted score gives memory back after `freed` was read. */
-    const awaitMemory = (freed: Deferred.Deferred<void>, settled: Deferred.Deferred<void>, bytes: number) =>
-      Effect.acquireUseRelease(
-        Effect.zipRight(
-          Ref.update(waitingForMemory, (count) => count + 1),
-          Deferred.succeed(settled, undefined)
-        ),
-        () =>
-          Effect.zipRight(
-            Effect.logInfo(`segment waits for ${bytes} bytes of memory beside the scores in flight`),
-            Deferred.await(freed)
-          ),
-        () => Ref.update(waitingForMemory, (count) => count - 1)
-      )
-    /**
-     * Admission for one segment, with the same budget and estimate as a job's: a need that can
-     * never fit fails (and the segment with it); one that may fit later waits here, the segment
-     * kept (its lease heartbeated), until a score gives memory back, then is tried again. A
-     * segment is not handed back: the controller records memory needs and skips by them for
-     * whole jobs only. Only a segment holding no admission waits (its score's, then its
-     * thumbnails', come one after another): one holding memory could wait on itself, and is
-     * refused as a job is.
-     */
-    const admitSegmentFor = (settled: Deferred.Deferred<void>): AdmitMemory => {
-      let holding = 0
-      const admit: AdmitMemory = (bytes) =>
-        Effect.flatMap(Ref.get(memoryFreed), (freed) =>
-          admitFor(settled)(bytes).pipe(
-            Effect.zipLeft(
-              Effect.acquireRelease(
-                Effect.sync(() => {
-                  holding++
-                }),
-                () =>
-                  Effect.sync(() => {
-                    holding--
-                  })
-              )
-            ),
-            Effect.catchTag("ScoreMemoryBusy", (busy) =>
-              holding > 0 ? Effect.fail(busy) : Effect.zipRight(awaitMemory(freed, settled, bytes), admit(bytes))
-            )
-          )
-        )
-      return admit
-    }
     const token = yield* makeTokenSource(config.tokenFile)
     const caPem = Option.getOrUndefined(Option.map(config.caFile, (path) => readFileSync(path)))
     const clients = yield* Effect.forEach(config.controllerAddresses, (address) =>
@@ -420,19 +378,28 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       )
 
     /**
-     * The jobs this node has, as its heartbeats list them: those it is scoring and those whose
-     * final report is not acknowledged yet. The controller re-queues a job claimed for the node
-     * long ago that it does not list (the PullWork answer never arrived).
+     * What this node has, as its heartbeats list it: the jobs and segments it is scoring and
+     * those whose final report is not acknowledged yet. The controller re-queues a job or segment
+     * claimed for the node long ago that it does not list (the PullWork answer never arrived).
+     * Segments are named (running_segments) and their jobs listed too, as an older controller
+     * keeps a segment by its job: a newer one, given segment names, keeps exactly those named.
      */
-    const heldJobIds = Effect.map(Effect.all([Ref.get(running), Ref.get(unreported)]), ([scoring, finished]) => [
-      ...new Set([...scoring, ...finished.keys()].map(jobIdOf))
-    ])
+    const held = Effect.map(Effect.all([Ref.get(running), Ref.get(unreported)]), ([scoring, finished]) => {
+      const keys = [...new Set([...scoring, ...finished.keys()])]
+      return {
+        running_job_ids: [...new Set(keys.map(jobIdOf))],
+        running_segments: keys.flatMap((key): ReadonlyArray<HeldSegment> => {
+          const [jobId = key, index] = key.split("#")
+          return index === undefined ? [] : [{ job_id: jobId, index: Number(index) }]
+        })
+      }
+    })
 
     /** True unless the controller says the session is gone (a failed call proves nothing). */
     const sessionAlive = (nodeId: string) =>
-      Effect.flatMap(heldJobIds, (held) =>
+      Effect.flatMap(held, (listed) =>
         Effect.map(
-          Effect.either(call((nodes, options) => nodes.Heartbeat({ node_id: nodeId, running_job_ids: held }, options))),
+          Effect.either(call((nodes, options) => nodes.Heartbeat({ node_id: nodeId, ...listed }, options))),
           (beat) => (beat._tag === "Left" ? !sessionLost(beat.left) : beat.right.ok)
         )
       )
@@ -528,22 +495,32 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       })
 
     /**
-     * A job that may fit later but not now (it needs `needed` bytes): no longer this node's (off
-     * the list its heartbeats send, before the hand-back is due, so the hand-back's list never
-     * holds it); the pull loop hands it back with its need before it pulls again.
+     * A job, segment or plan that may fit later but not now (it needs `needed` bytes): no longer
+     * this node's (off the list its heartbeats send, before the hand-back is due, so the
+     * hand-back's list never holds it); the pull loop hands it back with its need before it pulls
+     * again. The controller records the need on the job or the segment and skips it for nodes
+     * with less free; a segment's hand-back is not counted as one of its attempts.
      */
     const handBack = (job: Job, needed: number) =>
       Effect.gen(function* () {
+        const key = workKey(job.id, job.segment?.index)
         yield* Ref.update(running, (set) => {
-          set.delete(workKey(job.id, job.segment?.index))
+          set.delete(key)
           return set
         })
-        const again = (yield* Ref.get(handedBack)).has(job.id)
-        yield* Ref.update(handedBack, (set) => set.add(job.id))
+        const again = (yield* Ref.get(handedBack)).has(key)
+        yield* Ref.update(handedBack, (set) => set.add(key))
         if (again) yield* Ref.set(memoryShort, true)
-        yield* Ref.update(handBackNeeds, (needs) => [...needs, { job_id: job.id, memory_bytes: needed }])
+        const need: JobMemoryNeed = {
+          job_id: job.id,
+          memory_bytes: needed,
+          segment: job.segment !== null,
+          segment_index: job.segment?.index ?? 0
+        }
+        yield* Ref.update(handBackNeeds, (needs) => [...needs, need])
         yield* Ref.set(handBackDue, true)
-        yield* Effect.logInfo(`job ${job.id} does not fit in the memory free now; handed back`)
+        const what = job.segment === null ? `job ${job.id}` : `job ${job.id} segment ${job.segment.index}`
+        yield* Effect.logInfo(`${what} does not fit in the memory free now; handed back`)
       })
 
     const fail = (job: Job, message: string) =>
@@ -691,10 +668,16 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     /**
      * The plan of a segment job: counts the title's frames (its inputs checked against the roots
      * as a score checks them; a ladder's reference and every rendition) and reports them; the
-     * controller cuts the job into segments. An input error fails the job.
+     * controller cuts the job into segments. An input error fails the job. Its memory is admitted
+     * as a score's (the frame counter an encoded input starts; for sync "auto" the alignment
+     * search's decoders, thumbnails and search table): one that can never fit fails the job with
+     * the reason, one that may fit later is handed back with its need.
      */
-    const runPlan = (job: Job, guard: ReturnType<RootSet["inputGuard"]>) =>
+    const runPlan = (job: Job, guard: ReturnType<RootSet["inputGuard"]>, admitMemory: AdmitMemory) =>
       Effect.gen(function* () {
+        const hooks = { guard, admitMemory, memoryBudget: budget }
+        const refused = (error: { readonly _tag: string; readonly message: string }) =>
+          error instanceof ScoreMemoryBusy ? handBack(job, error.needed) : fail(job, error.message)
         // A pair job that aligns does so once, here, over the whole inputs: its title is the pairs found.
         if (job.ladder === null) {
           const parsed = yield* Effect.either(parseScoreRequest(job.request))
@@ -702,9 +685,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           const sync = parsed.right.sync
           if (sync !== undefined) {
             const aligned = yield* Effect.either(
-              Effect.provideService(alignTitle(parsed.right, sync.window, { guard }), Ffmpeg, ffmpeg)
+              Effect.provideService(alignTitle(parsed.right, sync.window, hooks), Ffmpeg, ffmpeg)
             )
-            if (aligned._tag === "Left") return yield* fail(job, aligned.left.message)
+            if (aligned._tag === "Left") return yield* refused(aligned.left)
             const { frameCount } = parsed.right
             const pairs = frameCount > 0 ? Math.min(frameCount, aligned.right.frames) : aligned.right.frames
             yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: pairs }))
@@ -725,9 +708,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)
           if (parsed.right.renditions[0]?.job.sync !== undefined) {
             const aligned = yield* Effect.either(
-              Effect.provideService(alignLadder(parsed.right, { guard }), Ffmpeg, ffmpeg)
+              Effect.provideService(alignLadder(parsed.right, hooks), Ffmpeg, ffmpeg)
             )
-            if (aligned._tag === "Left") return yield* fail(job, aligned.left.message)
+            if (aligned._tag === "Left") return yield* refused(aligned.left)
             yield* Effect.logInfo("job planned").pipe(
               Effect.annotateLogs({ job_id: job.id, frames: aligned.right.frames })
             )
@@ -746,12 +729,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         }
         const counting =
           job.ladder !== null
-            ? Effect.map(parseLadderRequest(job.ladder), (ladder) => countLadderFrames(scorer, ladder, { guard }))
-            : Effect.map(parseScoreRequest(job.request), (parsed) => countTitleFrames(scorer, parsed, { guard }))
+            ? Effect.map(parseLadderRequest(job.ladder), (ladder) => countLadderFrames(scorer, ladder, hooks))
+            : Effect.map(parseScoreRequest(job.request), (parsed) => countTitleFrames(scorer, parsed, hooks))
         const counted = yield* Effect.either(
           Effect.flatMap(counting, (count) => Effect.provideService(count, Ffmpeg, ffmpeg))
         )
-        if (counted._tag === "Left") return yield* fail(job, counted.left.message)
+        if (counted._tag === "Left") return yield* refused(counted.left)
         yield* Effect.logInfo("job planned").pipe(Effect.annotateLogs({ job_id: job.id, frames: counted.right }))
         yield* sendReport({ job_id: job.id, final: false, frames_done: 0, plan_frames: counted.right })
       })
@@ -828,8 +811,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
      * Scores one segment of a segment job: its frames and one reference context frame on each
      * side (none at the title's ends), lossless and per frame, so the controller's merge is
      * exact; reports count within the segment. An input error fails the segment, and with it
-     * the job. Its memory is admitted as a job's is (admitSegmentFor): one that can never fit
-     * fails the segment with the reason.
+     * the job. Its memory is admitted as a job's is: one that can never fit fails the segment
+     * (and its job) with the reason; one that may fit later is handed back with its need.
      */
     const runSegment = (
       job: Job,
@@ -854,7 +837,10 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         if (Option.isNone(outcome))
           return yield* Effect.logInfo(`job ${job.id} segment ${segment.index} withdrawn; scoring stopped`)
         const scored = outcome.value
-        if (scored._tag === "Left") return yield* segmentFail(scored.left.message)
+        if (scored._tag === "Left")
+          return yield* scored.left instanceof ScoreMemoryBusy
+            ? handBack(job, scored.left.needed)
+            : segmentFail(scored.left.message)
         yield* Effect.logInfo("segment finished").pipe(
           Effect.annotateLogs({ job_id: job.id, segment: segment.index, frames: scored.right.frames_done })
         )
@@ -864,13 +850,12 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     /** Runs a pulled job; `settled` is completed once its memory is admitted, or when it ends. */
     const runJob = (job: Job, settled: Deferred.Deferred<void>): Effect.Effect<void> =>
       Effect.gen(function* () {
-        if (!admitsMemory(job)) yield* Deferred.succeed(settled, undefined)
         if (job.scoring_roots.length === 0) return yield* fail(job, "job arrived without scoring roots; refused")
         // Each input is opened once by the scorer and checked on its descriptor (seed 5.5.5).
         const guard = RootSet.fromValidTexts(job.scoring_roots).inputGuard()
         if (job.ladder === null && job.request === null) return yield* fail(job, "job carries no score request")
-        if (job.segment !== null) return yield* runSegment(job, job.segment, guard, admitSegmentFor(settled))
-        if (job.plan) return yield* runPlan(job, guard)
+        if (job.segment !== null) return yield* runSegment(job, job.segment, guard, admitFor(settled))
+        if (job.plan) return yield* runPlan(job, guard, admitFor(settled))
         if (job.ladder !== null) return yield* runLadder(job, job.ladder, guard, admitFor(settled))
         if (job.request === null) return yield* fail(job, "job carries no score request")
         return yield* runPair(job, job.request, guard, admitFor(settled))
@@ -894,14 +879,11 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
     const sendHandBack = (nodeId: string) =>
       Effect.gen(function* () {
         if (!(yield* Ref.getAndSet(handBackDue, false))) return
-        const held = yield* heldJobIds
+        const listed = yield* held
         const needs = yield* Ref.getAndSet(handBackNeeds, [])
         const beat = yield* Effect.either(
           call((nodes, options) =>
-            nodes.Heartbeat(
-              { node_id: nodeId, running_job_ids: held, hand_back_unlisted: true, memory_needs: needs },
-              options
-            )
+            nodes.Heartbeat({ node_id: nodeId, ...listed, hand_back_unlisted: true, memory_needs: needs }, options)
           )
         )
         // A lost session's jobs are re-queued by the controller anyway; a failed call is tried again.
@@ -919,9 +901,9 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
       for (;;) {
         const current = yield* currentSession
         yield* Effect.sleep(Duration.millis(current.heartbeatMs))
-        const runningIds = yield* heldJobIds
+        const listed = yield* held
         const beat = yield* Effect.either(
-          call((nodes, options) => nodes.Heartbeat({ node_id: current.nodeId, running_job_ids: runningIds }, options))
+          call((nodes, options) => nodes.Heartbeat({ node_id: current.nodeId, ...listed }, options))
         )
         if (beat._tag === "Left") {
           if (sessionLost(beat.left)) yield* dropSession(current.nodeId, beat.left.message)
@@ -944,24 +926,21 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         const free = config.slots - (yield* Ref.get(running)).size
         // A controller that does not skip by free memory handed a job back again: nothing more is
         // pulled until a score gives its memory back.
-        // Nor while a segment waits for memory: it is admitted before any newer work.
-        if (
-          free === 0 ||
-          ((yield* Ref.get(memoryShort)) && (yield* Ref.get(admitted)) > 0) ||
-          (yield* Ref.get(waitingForMemory)) > 0
-        ) {
+        if (free === 0 || ((yield* Ref.get(memoryShort)) && (yield* Ref.get(admitted)) > 0)) {
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           continue
         }
         const freed = yield* Ref.get(memoryFreed)
         const freeMemory = yield* ledger.free
         const asked = yield* Clock.currentTimeMillis
+        // Right after a cancelled long-poll: a PullWork answered at once, then a hand-back.
+        const afterCancel = yield* Ref.getAndSet(pullCancelled, false)
         const pull = call((nodes, options) =>
           nodes.PullWork(
             {
               node_id: current.nodeId,
               max_jobs: free,
-              wait_ms: PULL_WAIT_MS,
+              wait_ms: afterCancel ? 0 : PULL_WAIT_MS,
               // 0 would read as "unknown" (no job skipped).
               free_memory_bytes: Math.max(1, freeMemory),
               memory_budget_bytes: budget
@@ -972,8 +951,17 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // A wait that began short of memory ends when a score gives memory back (the call is
         // cancelled): the next PullWork says the new free memory, and gets a job skipped before.
         const pulled = yield* Effect.either(
-          freeMemory < budget ? Effect.raceFirst(pull, Effect.as(Deferred.await(freed), undefined)) : pull
+          freeMemory < budget && !afterCancel
+            ? Effect.raceFirst(pull, Effect.as(Deferred.await(freed), undefined))
+            : pull
         )
+        // The controller may have claimed work for the cancelled call just before it ended, an
+        // answer this node never reads. The next PullWork (answered at once) reaches the
+        // controller after the cancel, which interrupts that call (a hand-back Heartbeat sent
+        // straight after the cancel may be handled before it); the hand-back after it lists every
+        // claim this node holds, and the controller re-queues the one it never read at once
+        // instead of a session TTL later.
+        if (afterCancel) yield* Ref.set(handBackDue, true)
         if (pulled._tag === "Left") {
           if (sessionLost(pulled.left)) yield* dropSession(current.nodeId, pulled.left.message)
           else yield* Effect.logWarning(`pull failed: ${pulled.left.message}`)
@@ -981,7 +969,10 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           continue
         }
         const answer = pulled.right
-        if (answer === undefined) continue
+        if (answer === undefined) {
+          yield* Ref.set(pullCancelled, true)
+          continue
+        }
         const settling = yield* Effect.forEach(answer.jobs, (job) =>
           Effect.gen(function* () {
             const settled = yield* Deferred.make<void>()
@@ -997,7 +988,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
         // The controller held the call until work arrived or the wait was up; one that answers
         // "none" at once does not long-poll (an older controller): poll at the interval.
         const answeredAfter = (yield* Clock.currentTimeMillis) - asked
-        if (answer.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2)
+        if (answer.jobs.length === 0 && answeredAfter < PULL_WAIT_MS / 2 && !afterCancel)
           yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
       }
     })

@@ -17,8 +17,8 @@ interface ShotsResult {
 }
 
 let request: { reference: string; distorted: string; options: object }
-const setup = useControllerAndNode((scratch) => {
-  const clip = writeThreeSources(scratch.rootA)
+const setup = useControllerAndNode(async (scratch) => {
+  const clip = await writeThreeSources(scratch.rootA)
   request = { ...clip, options: { ...clipGeometry, pixel_format: "420", shots: true } }
 })
 

@@ -204,12 +204,14 @@ export interface ControllerAndNode {
  * and one node of tenant a. `prepare` writes the inputs into the scratch folder before the
  * controller starts. Registers the calling file's (or describe's) beforeAll and afterAll.
  */
-export const useControllerAndNode = (prepare: (scratch: Scratch) => void = () => undefined): ControllerAndNode => {
+export const useControllerAndNode = (
+  prepare: (scratch: Scratch) => void | Promise<void> = () => undefined
+): ControllerAndNode => {
   const setup = { scratch: new Scratch(), idp: new IdentityProviders() } as ControllerAndNode
   beforeAll(async () => {
     setup.tokens = await makeTokens(setup.idp)
     setup.scratch.write("tenants.json", tenantsDocument(setup.idp, setup.scratch))
-    prepare(setup.scratch)
+    await prepare(setup.scratch)
     setup.controller = await startController(controllerEnv(setup.scratch))
     setup.client = new ControllerClient(setup.controller.grpc ?? "")
     setup.node = await startNode(setup.scratch, setup.controller.grpc ?? "", setup.tokens.aNode, "node-a")

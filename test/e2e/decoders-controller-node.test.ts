@@ -12,6 +12,7 @@ import { gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot, type RunningService, startService } from "../../local/executables.ts"
 import { childrenNamed, writeLongClip } from "../support/media.ts"
+import { bits, type JobView } from "./segments-support.ts"
 import {
   ControllerClient,
   controllerEnv,
@@ -122,21 +123,28 @@ describe("decoders on the controller and the node", () => {
         const submitted = expectOk(await client.submit({ reference: long, distorted: huge }, tokens.aWriter))
         const failed = await jobInState(client, String(submitted.id), tokens.aReader, "JOB_STATE_FAILED")
         expect(String(failed.error)).toMatch(/needs about .* more than the whole budget of 256\.0 MiB/)
+        // A segment job's plan is admitted too: it fails with the reason before any segment is cut.
+        const split = { reference: long, distorted: huge, options: { segment_frames: 500 } }
+        const planned = expectOk(await client.submit(split, tokens.aWriter))
+        const refused = await jobInState(client, String(planned.id), tokens.aReader, "JOB_STATE_FAILED")
+        expect(String(refused.error)).toMatch(/needs about .* more than the whole budget of 256\.0 MiB/)
+        expect(refused.segments).toEqual([])
       } finally {
         await node.stop()
       }
     })
 
     it("a segment is admitted as a job is: one that can never fit the node's budget fails its job with the reason", async () => {
-      // The plan (frame counting, no memory) runs; each 500-frame segment's decoders and scorer
-      // need far more than 1 MiB, so the first segment scored fails the job, naming the need.
-      const node = await startNodeWith(scratch, controller.grpc ?? "", tokens.aNode, { SVC_MAX_SCORE_MEMORY: "1Mi" })
+      // The plan (frame counting: a packet counter per input, a decoder's base each) fits in
+      // 100 MiB; each 500-frame segment's two decoders and scorer need more, so the first segment
+      // scored fails the job, naming the need.
+      const node = await startNodeWith(scratch, controller.grpc ?? "", tokens.aNode, { SVC_MAX_SCORE_MEMORY: "100Mi" })
       try {
         const submitted = expectOk(
           await client.submit({ reference: long, distorted: long, options: { segment_frames: 500 } }, tokens.aWriter)
         )
         const failed = await jobInState(client, String(submitted.id), tokens.aReader, "JOB_STATE_FAILED")
-        expect(String(failed.error)).toMatch(/^segment \d: .*needs about .* more than the whole budget of 1\.0 MiB/)
+        expect(String(failed.error)).toMatch(/^segment \d: .*needs about .* more than the whole budget of 100\.0 MiB/)
         expect((failed.segments as ReadonlyArray<unknown>).length).toBe(3)
         expect(node.logs.some((line) => /segment \d failed: .*more than the whole budget/.test(line.message))).toBe(
           true
@@ -150,6 +158,8 @@ describe("decoders on the controller and the node", () => {
     let controller: RunningService
     let client: ControllerClient
     const nodes: Array<RunningService> = []
+    /** The node whose budget has room for one score of the long clip, not two (found by the first test). */
+    let roomForOne: RunningService | undefined
     beforeAll(async () => {
       controller = await startController(controllerEnv(scratch, { SVC_STORE_PATH: scratch.path("c3.sqlite") }))
       client = new ControllerClient(controller.grpc ?? "")
@@ -192,6 +202,7 @@ describe("decoders on the controller and the node", () => {
         }
       }
       if (small === undefined) throw new Error(`no budget up to ${budgetMiB} MiB admitted the first score`)
+      roomForOne = small
       const firstRunning = expectOk(await client.getJob(String(first.id), tokens.aReader))
       expect(firstRunning.state).toBe("JOB_STATE_RUNNING")
 
@@ -248,6 +259,59 @@ describe("decoders on the controller and the node", () => {
       const handBacks = (id: unknown) =>
         small.logs.filter((line) => line.message.includes(`job ${String(id)} does not fit`)).length
       expect([handBacks(second.id), handBacks(third.id)]).toEqual([1, 1])
+    }, 300_000)
+
+    it("a segment is handed back with its own need, once, and scored on the node once it has the room: the job unsplit, bit for bit", async () => {
+      const small = roomForOne
+      if (small === undefined) throw new Error("the previous test found no node with room for one score")
+      const smallId = String(small.logs.find((line) => line.message === "registered")?.annotations.node_id ?? "")
+      // A whole score of the long clip holds small's memory; the segments of another need as much.
+      const holder = expectOk(await client.submit({ reference: long, distorted: long }, tokens.aWriter))
+      await waitFor(
+        async () => (childrenNamed(small.process.pid, "ffmpeg").length >= 2 ? true : undefined),
+        120_000,
+        "the holding score to start its decoders"
+      )
+      const options = { frame_cnt: 100 }
+      const split = expectOk(
+        await client.submit(
+          { reference: long, distorted: long, options: { ...options, segment_frames: 50 } },
+          tokens.aWriter
+        )
+      )
+      const handBacks = (index: number) =>
+        small.logs.filter((line) => line.message.includes(`job ${String(split.id)} segment ${index} does not fit`))
+          .length
+      // Each segment is pulled into small's free slot, found not to fit beside the holder, and
+      // handed back with its need; then skipped while small lacks the room.
+      await waitFor(
+        async () => (handBacks(0) >= 1 && handBacks(1) >= 1 ? true : undefined),
+        120_000,
+        "both segments to be handed back"
+      )
+      const waiting = expectOk(await client.getJob(String(split.id), tokens.aReader))
+      expect(waiting.state).toBe("JOB_STATE_RUNNING")
+      expect((waiting.segments as ReadonlyArray<{ state: string }>).map((segment) => segment.state)).toEqual([
+        "JOB_STATE_PENDING",
+        "JOB_STATE_PENDING"
+      ])
+      // The holder gives its memory back: small takes one segment at a time (one claim counts the
+      // needs it hands out), each scored once, no second hand-back, no attempt counted for one.
+      expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: holder.id }, tokens.aWriter))
+      const finished = async (id: unknown) =>
+        (await jobInState(client, String(id), tokens.aReader, "JOB_STATE_FINISHED", 240_000)) as unknown as JobView
+      const done = await finished(split.id)
+      expect([handBacks(0), handBacks(1)]).toEqual([1, 1])
+      expect(done.segments.map((segment) => [segment.state, segment.node_id, segment.attempts])).toEqual([
+        ["JOB_STATE_FINISHED", smallId, 1],
+        ["JOB_STATE_FINISHED", smallId, 1]
+      ])
+      const whole = await finished(
+        expectOk(await client.submit({ reference: long, distorted: long, options }, tokens.aWriter)).id
+      )
+      expect(whole.segments).toEqual([])
+      expect(done.result.frame_count).toBe(100)
+      expect(bits(done)).toEqual(bits(whole))
     }, 300_000)
   })
 })

@@ -6,7 +6,12 @@
  *   new session: the controller holds the old session's PullWork until the node heartbeats under
  *   its new session, then refuses it;
  * - it stops scoring a job whose progress report is refused as not its own while its session is
- *   live (the job was re-queued or taken over): no second score, no final report.
+ *   live (the job was re-queued or taken over): no second score, no final report;
+ * - a long-poll it cancels because a score gave memory back may have claimed work it never reads:
+ *   its next PullWork is answered at once (so the controller has handled the cancel) and a
+ *   hand-back Heartbeat follows before it long-polls again (the controller re-queues at once what
+ *   the node does not list). The test holds the job's first progress report until the long-poll
+ *   short of memory has arrived, so the order is the same on every run.
  */
 import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -27,7 +32,7 @@ const notFound = (nodeId: string) => ({
 })
 
 /** A Nodes service on a loopback port, and svc-node started against it. */
-const fakeController = async (handlers: grpc.UntypedServiceImplementation) => {
+const fakeController = async (handlers: grpc.UntypedServiceImplementation, env: Record<string, string> = {}) => {
   const server = new grpc.Server()
   server.addService(serviceDefinition("svc.v1.Nodes"), handlers)
   const port = await new Promise<number>((resolve, reject) =>
@@ -40,7 +45,8 @@ const fakeController = async (handlers: grpc.UntypedServiceImplementation) => {
       SVC_CONTROLLER_ADDR: `127.0.0.1:${port}`,
       SVC_NODE_NAME: "node-s",
       SVC_NODE_POLL_INTERVAL_MS: "50",
-      SVC_LOG_LEVEL: "info"
+      SVC_LOG_LEVEL: "info",
+      ...env
     }
   })
   return {
@@ -189,5 +195,87 @@ describe("svc-node and a controller without ReportResults (older, mid-upgrade)",
   it("the final report the node would batch goes as ReportResult, once", async () => {
     await waitFor(async () => (finals.length > 0 ? true : undefined), 120_000, "the final report of job-2")
     expect(finals).toEqual(["job-2"])
+  }, 150_000)
+})
+
+describe("svc-node and a long-poll it cancels because memory came back", () => {
+  const media = mkdtempSync(join(tmpdir(), "svc-node-memory-"))
+  const reference = join(media, "long.ref.yuv")
+  const distorted = join(media, "long.dis.yuv")
+  const job = {
+    id: "job-3",
+    tenant_id: "a",
+    state: "JOB_STATE_RUNNING",
+    request: { reference, distorted, model: "", options: v01.options },
+    scoring_roots: [media]
+  }
+  /** What the node did, in order: its PullWork calls, their cancellation, its hand-back Heartbeats. */
+  const events: Array<string> = []
+  let pulls = 0
+  /** The job's first progress report, answered once the long-poll short of memory arrived. */
+  let heldProgress: (() => void) | undefined
+  let shortPullArrived = false
+  let controller: Awaited<ReturnType<typeof fakeController>>
+
+  type PullCall = grpc.ServerUnaryCall<
+    { free_memory_bytes?: number; memory_budget_bytes?: number; wait_ms?: number },
+    object
+  >
+  type HeartbeatCall = grpc.ServerUnaryCall<{ hand_back_unlisted?: boolean }, object>
+  type ReportCall = grpc.ServerUnaryCall<{ final?: boolean }, object>
+
+  beforeAll(async () => {
+    repeatFile(v01.reference, reference, 20)
+    repeatFile(v01.distorted, distorted, 20)
+    const answerProgress = (final: boolean, callback: Callback) =>
+      callback(null, { job: { ...job, state: final ? "JOB_STATE_FINISHED" : "JOB_STATE_RUNNING" } })
+    controller = await fakeController(
+      {
+        RegisterNode: (_call: Call, callback: Callback) =>
+          callback(null, { node_id: "session-1", heartbeat_interval_ms: 1_000, session_ttl_ms: 10_000 }),
+        Heartbeat: (call: HeartbeatCall, callback: Callback) => {
+          if (call.request.hand_back_unlisted === true) events.push("hand-back")
+          callback(null, { ok: true })
+        },
+        PullWork: (call: PullCall, callback: Callback) => {
+          pulls += 1
+          const pull = `pull ${pulls}`
+          events.push(call.request.wait_ms === 0 ? `${pull} at once` : pull)
+          if (pulls === 1) return callback(null, { jobs: [job] })
+          const short = (call.request.free_memory_bytes ?? 0) < (call.request.memory_budget_bytes ?? 0)
+          if (pulls === 2 && short) {
+            // Held (a long-poll with nothing to hand out) until the node cancels it.
+            call.on("cancelled", () => events.push(`${pull} cancelled`))
+            shortPullArrived = true
+            heldProgress?.()
+            return
+          }
+          callback(null, { jobs: [] })
+        },
+        ReportResult: (call: ReportCall, callback: Callback) => {
+          const final = call.request.final === true
+          if (final || heldProgress !== undefined || shortPullArrived) return answerProgress(final, callback)
+          heldProgress = () => answerProgress(false, callback)
+        }
+      },
+      { SVC_NODE_SLOTS: "2" }
+    )
+  })
+  afterAll(async () => {
+    await controller?.stop()
+    rmSync(media, { recursive: true, force: true })
+  })
+
+  it("after the cancel it pulls at once, then hands back before it long-polls again", async () => {
+    await waitFor(async () => (events.includes("pull 4") ? true : undefined), 120_000, "the long-poll after the cancel")
+    // The order the controller saw the calls in (its cancel event may come after a later call's).
+    expect(events.filter((event) => event !== "pull 2 cancelled")).toEqual([
+      "pull 1",
+      "pull 2",
+      "pull 3 at once",
+      "hand-back",
+      "pull 4"
+    ])
+    expect(events).toContain("pull 2 cancelled")
   }, 150_000)
 })

@@ -16,9 +16,9 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { rawClipInput, writeClip } from "../../local/clip.ts"
+import { encoderArgs, ffmpegRunAsync, rawClipInput, writeClip, writeScenes } from "../../local/clip.ts"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
-import { ffmpegRun, scratchDir, writeSegmentTitle, x264Gop48 } from "../support/media.ts"
+import { ffmpegRun, scratchDir, threeScenes320x180, writeSegmentTitle, x264Gop48 } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState, waitFor } from "./controller-support.ts"
 import { bits, finishedJob, type JobView, nodeIdOf, type Segment, token } from "./segments-support.ts"
 import { svc } from "./svc-support.ts"
@@ -35,40 +35,18 @@ const rawOptions = { width, height, pixel_format: "420", bitdepth: 8 }
  * Three sources of 40 frames each (cuts at 40 and 80), as mp4 with a keyframe every 20 frames
  * (cuts-ref.mp4, and cuts-dis.mp4 encoded from it at crf 36); made once.
  */
-const writeCutClips = () => {
+const writeCutClips = async () => {
   if (existsSync(path("cuts-dis.mp4"))) return
-  const scenes = ["testsrc2", "mandelbrot", "smptehdbars"]
-    .map((source, k) => `${source}=size=320x180:rate=24,trim=end_frame=40,setpts=PTS-STARTPTS[s${k}]`)
-    .join(";")
-  const clip = ["-g", "20", "-keyint_min", "20", "-sc_threshold", "0", "-pix_fmt", "yuv420p"]
-  const graph = `${scenes};[s0][s1][s2]concat=n=3:v=1:a=0`
-  ffmpegRun([
-    "-f",
-    "lavfi",
-    "-i",
-    graph,
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    ...clip,
-    "-qp",
-    "0",
-    "-y",
-    path("cuts-ref.mp4")
-  ])
-  ffmpegRun([
-    "-i",
-    path("cuts-ref.mp4"),
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    ...clip,
-    "-crf",
-    "36",
-    "-y",
-    path("cuts-dis.mp4")
+  const x264 = { codec: "libx264", preset: "ultrafast", gop: 20, pixelFormat: "yuv420p" } as const
+  await writeScenes(path("cuts-ref.mp4"), {
+    ...threeScenes320x180(40),
+    ...x264,
+    qp: 0
+  })
+  await ffmpegRunAsync([
+    ...["-i", path("cuts-ref.mp4"), "-pix_fmt", "yuv420p"],
+    ...encoderArgs({ ...x264, crf: 36 }),
+    ...["-y", path("cuts-dis.mp4")]
   ])
 }
 
@@ -177,7 +155,7 @@ describe("segment jobs on 3 nodes", () => {
     // frames; segments of 40 start exactly at the cuts, so each cut is measured from the context
     // frame before its segment. Each segment's thumbnail decode seeks to the keyframe before its
     // first picture, as its score's decode seeks.
-    writeCutClips()
+    await writeCutClips()
     const pair = {
       reference: path("cuts-ref.mp4"),
       distorted: path("cuts-dis.mp4"),
@@ -208,7 +186,7 @@ describe("segment jobs on 3 nodes", () => {
   it("shots of a Y4M pair across segments: the merged job's thumbnails are the unsplit job's, byte for byte", async () => {
     // Each segment renders the thumbnails of its candidates for shots' worst frames (raw/Y4M
     // sides: read at their offsets), and the controller keeps the title's worst shots' ones.
-    writeCutClips()
+    await writeCutClips()
     for (const side of ["ref", "dis"]) ffmpegRun(["-i", path(`cuts-${side}.mp4`), "-y", path(`cuts-${side}.y4m`)])
     const pair = {
       reference: path("cuts-ref.y4m"),

@@ -10,7 +10,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { haveChromium, headlessChromium } from "../support/chromium.ts"
-import { ffmpegRun, scratchDir } from "../support/media.ts"
+import { writeScenes } from "../../local/clip.ts"
+import { ffmpegRun, scratchDir, threeScenes320x180 } from "../support/media.ts"
 import { svc } from "./svc-support.ts"
 
 interface Shot {
@@ -30,20 +31,8 @@ const scratch = scratchDir("svc-ladder-shots-")
 const path = (name: string) => join(scratch.dir, name)
 const labels = ["full", "half"] as const
 
-beforeAll(() => {
-  const scenes = ["testsrc2", "mandelbrot", "smptehdbars"]
-    .map((source, k) => `${source}=size=320x180:rate=24,trim=end_frame=24,setpts=PTS-STARTPTS[s${k}]`)
-    .join(";")
-  ffmpegRun([
-    "-f",
-    "lavfi",
-    "-i",
-    `${scenes};[s0][s1][s2]concat=n=3:v=1:a=0`,
-    "-pix_fmt",
-    "yuv420p",
-    "-y",
-    path("ref.y4m")
-  ])
+beforeAll(async () => {
+  await writeScenes(path("ref.y4m"), { ...threeScenes320x180(24), pixelFormat: "yuv420p" })
   const x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
   ffmpegRun(["-i", path("ref.y4m"), ...x264, "-crf", "30", "-y", path("full.mp4")])
   ffmpegRun(["-i", path("ref.y4m"), "-vf", "scale=160:90", ...x264, "-crf", "34", "-y", path("half.mp4")])

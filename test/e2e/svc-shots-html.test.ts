@@ -20,7 +20,7 @@ let table = ""
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 beforeAll(async () => {
-  const clip = writeThreeSources(scratch)
+  const clip = await writeThreeSources(scratch)
   const scored = await svc(["score", clip.reference, clip.distorted, ...geometry, "--shots", "--html", report, "-q"])
   expect(scored.code, scored.stderr).toBe(0)
   const printed = await svc(["score", clip.reference, clip.distorted, ...geometry, "--shots", "-q"])

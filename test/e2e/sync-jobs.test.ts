@@ -8,15 +8,16 @@
  * both nodes and merge to the same alignment and the unsplit job's per-frame values, bit for bit.
  * A ladder job that aligns does too: `svc jobs submit REF --rendition ... --sync auto
  * --segment-frames 40` of two renditions, one starting 5 frames late and one starting on time
- * (each from its own offset over the reference frames they share) that both drop reference frame
- * 60, is planned once (each rendition aligned there) and merges to the unsplit ladder job's
+ * with 2 black frames inserted (each from its own offset over the reference frames they share,
+ * the inserted frames cut out of its own clip), both dropping reference frame 60, is planned
+ * once (each rendition aligned there) and merges to the unsplit ladder job's
  * alignments, per-frame values, summaries, shots, thumbnails and hull, bit for bit; a rendition
  * at another frame rate fails the plan with the unsplit ladder's message.
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
-import { writeEncode, writeOtherRate, writeReference } from "../../modules/inputs/test/alignment-clips.ts"
+import { clipSize, writeEncode, writeOtherRate, writeReference } from "../../modules/inputs/test/alignment-clips.ts"
 import type { AlignmentReport } from "../../modules/scorer/index.ts"
 import { scratchDir } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState } from "./controller-support.ts"
@@ -72,7 +73,7 @@ let unsplit: JobView | undefined
 
 beforeAll(async () => {
   requireBuilt("svc")
-  reference = writeReference(media.dir)
+  reference = await writeReference(media.dir)
   distorted = writeEncode(media.dir, reference, late)
   controller = await startService("svc-controller", {
     listeners: ["http", "grpc"],
@@ -203,15 +204,18 @@ describe("a ladder job with sync in segments", () => {
     readonly segments: JobView["segments"]
     readonly ladder_result: { readonly renditions: ReadonlyArray<RenditionView> }
   }
-  /** The reference from frame 60 on time: it drops the frame the late rendition drops. */
+  /**
+   * The reference on time without frame 60 (the frame the late rendition drops), 2 black frames
+   * inserted after its frame 80 (reference frame 81).
+   */
   const onTime = {
-    name: "drop60",
-    filter: "[0:v]select='not(eq(n\\,60))',setpts=N/25/TB[out]",
+    name: "drop60-insert80",
+    filter: `[0:v]select='not(eq(n\\,60))',setpts=N/25/TB,split[a][b];[a]trim=end_frame=80[head];[b]trim=start_frame=80,setpts=PTS-STARTPTS[tail];color=black:size=${clipSize.width}x${clipSize.height}:rate=25,format=yuv420p,trim=end_frame=2[black];[head][black][tail]concat=n=3:v=1:a=0[out]`,
     truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [60], repeated: [] }
   } as const
-  let dropped = ""
+  let inserted = ""
   beforeAll(() => {
-    dropped = writeEncode(media.dir, reference, onTime)
+    inserted = writeEncode(media.dir, reference, onTime)
   }, 120_000)
 
   const ladderOf = (renditions: ReadonlyArray<{ label: string; distorted: string }>, options: object) => ({
@@ -236,7 +240,7 @@ describe("a ladder job with sync in segments", () => {
   it("svc jobs submit REF --rendition ... --sync auto --segment-frames 40: planned once, bit-identical to the unsplit ladder", async () => {
     const renditions = [
       { label: "late", distorted },
-      { label: "on-time", distorted: dropped }
+      { label: "on-time", distorted: inserted }
     ]
     const whole = await ladderIn(
       await submitLadder(ladderOf(renditions, { sync: "auto", shots: true })),
@@ -244,13 +248,14 @@ describe("a ladder job with sync in segments", () => {
     )
     const [late, onTimeRendition] = whole.ladder_result.renditions
     // Each rendition from its own offset: the late one from its first frame, the other from its
-    // sixth, both over reference frames 5..119 without 60.
+    // sixth (its frames 80 and 81 cut out), both over reference frames 5..119 without 60.
     expect(late?.alignment).toMatchObject({ reference_start: 5, distorted_start: 0, reference_frames_dropped: [60] })
     expect(onTimeRendition?.alignment).toMatchObject({
       reference_start: 0,
       distorted_start: 0,
       frames: 119,
-      reference_frames_dropped: [60]
+      reference_frames_dropped: [60],
+      distorted_frames_inserted: [80, 81]
     })
     expect(late?.frames).toHaveLength(pairs)
     expect(onTimeRendition?.frames).toHaveLength(pairs)
@@ -272,7 +277,8 @@ describe("a ladder job with sync in segments", () => {
     )
     expect(submitted.stderr).toBe("")
     const split = await ladderIn(submitted.stdout.trim(), "JOB_STATE_FINISHED")
-    // The 114 pairs the renditions share, cut in 3; the dropped frame (pair 55) inside the second.
+    // The 114 pairs the renditions share, cut in 3: the dropped reference frame (pair 55) inside
+    // the second, the inserted frames (between pairs 74 and 75) inside the third.
     expect(split.segments.map((segment) => [segment.first_frame, segment.frame_count, segment.state])).toEqual(
       [
         [0, 40],

@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { writeClip, writeScenes } from "../../../local/clip.ts"
 import { ffmpegRun } from "../../../test/support/media.ts"
 
 export const clipSize = { width: 320, height: 240 } as const
@@ -107,20 +108,17 @@ export const encodes: ReadonlyArray<Encode> = [
 ]
 
 /** testsrc2 (40 frames), mandelbrot (40), life (40) back to back, as Y4M at 25 fps. */
-export const writeReference = (dir: string): string => {
-  const path = join(dir, "reference.y4m")
-  const part = (input: number, label: string) =>
-    `[${input}:v]trim=end_frame=40,setpts=PTS-STARTPTS,format=yuv420p[${label}]`
-  ffmpegRun([
-    ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25`],
-    ...["-f", "lavfi", "-i", `mandelbrot=size=${size}:rate=25`],
-    ...["-f", "lavfi", "-i", `life=size=${size}:rate=25:seed=7:mold=10:life_color=#00ff00:death_color=#aa0000`],
-    "-filter_complex",
-    `${part(0, "a")};${part(1, "b")};${part(2, "c")};[a][b][c]concat=n=3:v=1:a=0[out]`,
-    ...["-map", "[out]", "-pix_fmt", "yuv420p", "-y", path]
-  ])
-  return path
-}
+export const writeReference = (dir: string): Promise<string> =>
+  writeScenes(join(dir, "reference.y4m"), {
+    ...clipSize,
+    scenes: [
+      { pattern: "testsrc2", frames: 40 },
+      { pattern: "mandelbrot", frames: 40 },
+      { pattern: "life", frames: 40 }
+    ],
+    filter: "format=yuv420p",
+    pixelFormat: "yuv420p"
+  })
 
 /** x264 on one thread, muxed without a random segment id: the same bytes on every run. */
 const x264 = [
@@ -136,14 +134,8 @@ export const writeEncode = (dir: string, reference: string, encode: Encode): str
 }
 
 /** 120 frames of another source (cellular automaton), H.264 at 25 fps: nothing in it matches. */
-export const writeUnrelated = (dir: string): string => {
-  const path = join(dir, "unrelated.mkv")
-  ffmpegRun([
-    ...["-f", "lavfi", "-i", `cellauto=size=${size}:rate=25:rule=110`],
-    ...["-frames:v", String(referenceFrames), ...x264, "-y", path]
-  ])
-  return path
-}
+export const writeUnrelated = (dir: string): Promise<string> =>
+  writeClip(join(dir, "unrelated.mkv"), { ...clipSize, pattern: "cellauto", frames: referenceFrames, extra: x264 })
 
 /** The reference re-timed to 30 fps (the same frames, another rate). */
 export const writeOtherRate = (dir: string, reference: string): string => {

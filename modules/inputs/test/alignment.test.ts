@@ -22,7 +22,7 @@ import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { scoringClient } from "../../../test/e2e/server-support.ts"
 import { svc } from "../../../test/e2e/svc-support.ts"
 import { decodeStoredResult, encodeResult } from "../../jobs/model.ts"
-import { parseLadderRequest, parseScoreRequest, Scorer, type ScoreResult } from "../../scorer/index.ts"
+import { parseLadderRequest, parseScoreRequest, ScoreMemoryBusy, Scorer, type ScoreResult } from "../../scorer/index.ts"
 import { align, type SideThumbnails, thumbnailBytes } from "../alignment.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
 import { scoreLadderInputs } from "../ladder.ts"
@@ -71,8 +71,8 @@ const scored = async (body: unknown): Promise<ScoreResult> => {
 
 let reference = ""
 const encoded = new Map<string, string>()
-beforeAll(() => {
-  reference = writeReference(scratch.dir)
+beforeAll(async () => {
+  reference = await writeReference(scratch.dir)
   for (const encode of encodes) encoded.set(encode.name, writeEncode(scratch.dir, reference, encode))
 }, 120_000)
 
@@ -130,6 +130,94 @@ describe("encodes of one reference, aligned automatically", () => {
     for (const frame of result.frames)
       expect(Math.abs((frame.metrics.vmaf as number) - (expected[frame.frame] as number))).toBeLessThan(tolerance)
   }, 60_000)
+})
+
+describe("one decode for the search and the score", () => {
+  // The real decoders, counted: which way each side was read.
+  const calls = { searchDecodes: 0, scoringDecodes: 0, decodesOnce: 0 }
+  const counting = ManagedRuntime.make(
+    Layer.merge(
+      Scorer.Default,
+      Layer.effect(
+        Ffmpeg,
+        Effect.map(Ffmpeg, (real) =>
+          Ffmpeg.make({
+            ...real,
+            lumaThumbnails: (...args) => {
+              calls.searchDecodes++
+              return real.lumaThumbnails(...args)
+            },
+            decode: (...args) => {
+              calls.scoringDecodes++
+              return real.decode(...args)
+            },
+            decodeWithThumbnails: (...args) => {
+              calls.decodesOnce++
+              return real.decodeWithThumbnails(...args)
+            }
+          })
+        )
+      ).pipe(Layer.provide(Ffmpeg.Default))
+    ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv))))))
+  )
+  afterAll(() => counting.dispose())
+  /** `busyFirst`: the budget has no room for the score's first admission (it is busy then). */
+  const countedScore = async (body: unknown, busyFirst = false) => {
+    calls.searchDecodes = 0
+    calls.scoringDecodes = 0
+    calls.decodesOnce = 0
+    const admitted: Array<number> = []
+    const result = await counting.runPromise(
+      Effect.flatMap(parseScoreRequest(body), (job) =>
+        Effect.flatMap(Scorer, (scorer) =>
+          scoreInputs(scorer, job, {
+            admitMemory: (bytes) => {
+              admitted.push(bytes)
+              return busyFirst && admitted.length === 1
+                ? Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget: bytes }))
+                : Effect.void
+            }
+          })
+        )
+      )
+    )
+    return { result, admitted, calls: { ...calls } }
+  }
+
+  it("holds a clip within the window, leaves its inserted frames out, and scores bit for bit as two decodes", async () => {
+    // Four black frames after frame 60 of the reference, encoded: 124 frames.
+    const distorted = writeEncode(scratch.dir, reference, {
+      name: "inserted4",
+      filter: `[0:v]split[a][b];[a]trim=end_frame=60[head];[b]trim=start_frame=60,setpts=PTS-STARTPTS[tail];color=black:size=${clipSize.width}x${clipSize.height}:rate=25,format=yuv420p,trim=end_frame=4[black];[head][black][tail]concat=n=3:v=1:a=0[out]`,
+      truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [], repeated: [] }
+    })
+    const options = { sync: "auto", per_frame: true, precision: "lossless" }
+    const once = await countedScore({ reference, distorted, options: { ...options, sync_window: 124 } })
+    expect(once.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 1 })
+    expect(once.result.alignment).toMatchObject({
+      reference_start: 0,
+      distorted_start: 0,
+      frames: 120,
+      reference_frames_dropped: [],
+      distorted_frames_inserted: [60, 61, 62, 63]
+    })
+    // The held frames are admitted: the most the container allows (124 declared, 2 more), 4:2:0 8-bit.
+    const frameBytes = clipSize.width * clipSize.height * 1.5
+    expect(Math.max(...once.admitted)).toBeGreaterThanOrEqual(126 * frameBytes)
+    // One frame more than the window: searched by its own decode, scored by another.
+    const twice = await countedScore({ reference, distorted, options: { ...options, sync_window: 123 } })
+    expect(twice.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 0 })
+    // No room for the held frames when the score starts: two decodes as well.
+    const busy = await countedScore({ reference, distorted, options: { ...options, sync_window: 124 } }, true)
+    expect(busy.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 0 })
+    expect(busy.admitted[0]).toBeGreaterThanOrEqual(126 * frameBytes)
+    for (const other of [twice, busy]) {
+      expect(other.result.alignment).toEqual({ ...once.result.alignment, window: other.result.alignment?.window })
+      expect(other.result.frames).toEqual(once.result.frames)
+      expect(other.result.score).toBe(once.result.score)
+    }
+    expect(once.result.frames).toHaveLength(120)
+  }, 120_000)
 })
 
 describe("segments of an aligned pair", () => {
@@ -386,7 +474,7 @@ describe("svc-server with sync", () => {
   let unrelated = ""
   let otherRate = ""
   beforeAll(async () => {
-    unrelated = writeUnrelated(scratch.dir)
+    unrelated = await writeUnrelated(scratch.dir)
     otherRate = writeOtherRate(scratch.dir, reference)
     server = await startService("svc-server", { listeners: ["http", "grpc"] })
     client = scoringClient(server.grpc ?? "")
@@ -461,7 +549,7 @@ describe("svc score and svc ladder --sync auto", () => {
     expect(page).toContain("dropped frame 51")
   }, 60_000)
 
-  it("svc ladder --sync auto draws each rendition's own pairing strip in the ladder's HTML report", async () => {
+  it("svc ladder --sync auto prints each rendition's alignment line and draws its own pairing strip in the ladder's HTML report", async () => {
     const html = join(scratch.dir, "ladder.html")
     const run = await svc([
       "ladder",
@@ -480,6 +568,13 @@ describe("svc score and svc ladder --sync auto", () => {
     ])
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
+    // The table says each rendition's alignment too.
+    expect(run.stdout).toContain(
+      "\nAligned late: reference from frame 7, distorted from frame 0, 113 pairs; no reference frames dropped"
+    )
+    expect(run.stdout).toContain(
+      "\nAligned slate: reference from frame 0, distorted from frame 9, 120 pairs; no reference frames dropped"
+    )
     const page = readFileSync(html, "utf8")
     // One strip per rendition, each with its own line and offset, drawn by the pair report's renderer.
     const strips = [...page.matchAll(/<svg class="alignment" data-rendition="([^"]+)"[^>]*>(.*?)<\/svg>/g)]

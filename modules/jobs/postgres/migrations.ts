@@ -1025,6 +1025,220 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
     `
   },
   {
+    version: 13,
+    name: "segment memory need, hand-backs that wake only when something went back",
+    // Issue 27: a segment handed back for want of memory keeps its node's estimate (NULL: not
+    // known); svc_claim_units skips a pending segment whose need exceeds the puller's free memory
+    // as it skips jobs, and one claim of several units counts the known needs of those it picked
+    // before against the free memory. svc_segments_requeue takes the segments the node lists (besides the jobs)
+    // and the segments' needs: a segment with a need goes back to pending with it, the claim not
+    // counted as an attempt. The "memory" wake-up (every waiting PullWork of the tenant) is sent
+    // by svc_requeue and svc_segments_requeue only when a job or segment with a need did go back
+    // to pending (migration 10's svc_requeue sent it whenever needs were given). Applied
+    // migrations are never edited: these are new versions of the functions, one call each still.
+    sql: `
+      ALTER TABLE job_segments ADD COLUMN memory_need BIGINT;
+
+      CREATE OR REPLACE FUNCTION svc_claim_units(p_tenant TEXT, p_node TEXT, p_now BIGINT, p_max INTEGER, p_check BOOLEAN,
+        p_free BIGINT, p_budget BIGINT)
+      RETURNS TABLE (session_tenant TEXT, session_expires BIGINT, scores_segments BOOLEAN, job JSON, segment JSON,
+        segments JSON) LANGUAGE plpgsql AS $$
+      DECLARE
+        s_tenant TEXT;
+        s_expires BIGINT;
+        s_segments BOOLEAN;
+        c_seq BIGINT[];
+        c_id TEXT[];
+        c_pending BOOLEAN[];
+        c_busy INTEGER[];
+        c_live BOOLEAN[];
+        c_need BIGINT[];
+        left_free BIGINT := p_free;
+        best INTEGER;
+        claimed INTEGER := 0;
+        held jobs;
+        got job_segments;
+      BEGIN
+        PERFORM svc_enter('', true);
+        SELECT ns.tenant_id, ns.expires_at, ns.scores_segments INTO s_tenant, s_expires, s_segments
+          FROM node_sessions ns WHERE ns.node_id = p_node;
+        RETURN QUERY SELECT s_tenant, s_expires, coalesce(s_segments, false), NULL::JSON, NULL::JSON, NULL::JSON;
+        IF p_check AND (s_tenant IS DISTINCT FROM p_tenant OR s_expires <= p_now) THEN
+          RETURN;
+        END IF;
+        PERFORM svc_enter(p_tenant, false);
+        -- Unchecked (the caller checked the session and asks for segment units) or a capable node.
+        IF p_check AND NOT coalesce(s_segments, false) THEN
+          RETURN QUERY WITH picked AS (
+              SELECT j.seq FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+                AND (p_free <= 0 OR j.memory_need IS NULL OR j.memory_need <= p_free OR (p_budget > 0 AND j.memory_need > p_budget))
+              ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED),
+            claimed_jobs AS (
+              UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
+              FROM picked WHERE jobs.seq = picked.seq AND jobs.tenant_id = p_tenant
+              RETURNING jobs.*)
+            SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(c), NULL::JSON, '[]'::JSON
+            FROM claimed_jobs c ORDER BY c.seq;
+          RETURN;
+        END IF;
+        -- Candidates: the oldest pending jobs (at most p_max can be picked; locked, others skip
+        -- them) and running jobs with a pending segment, each with its units running.
+        SELECT array_agg(x.seq ORDER BY x.seq), array_agg(x.id ORDER BY x.seq), array_agg(x.memory_need ORDER BY x.seq)
+          INTO c_seq, c_id, c_need
+          FROM (SELECT j.seq, j.id, j.memory_need FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'pending'
+              AND (p_free <= 0 OR j.memory_need IS NULL OR j.memory_need <= p_free OR (p_budget > 0 AND j.memory_need > p_budget))
+            ORDER BY j.seq LIMIT p_max FOR UPDATE SKIP LOCKED) AS x;
+        c_pending := array_fill(true, ARRAY[coalesce(cardinality(c_seq), 0)]);
+        c_busy := array_fill(0, ARRAY[coalesce(cardinality(c_seq), 0)]);
+        SELECT c_seq || array_agg(x.seq ORDER BY x.seq), c_id || array_agg(x.id ORDER BY x.seq),
+            c_pending || array_agg(false), c_busy || array_agg(x.busy ORDER BY x.seq)
+          INTO c_seq, c_id, c_pending, c_busy
+          FROM (SELECT j.seq, j.id,
+              (SELECT count(*)::INTEGER FROM job_segments r
+                WHERE r.tenant_id = p_tenant AND r.job_id = j.id AND r.state = 'running') AS busy
+            FROM jobs j WHERE j.tenant_id = p_tenant AND p_tenant <> '' AND j.state = 'running'
+              AND EXISTS (SELECT 1 FROM job_segments p
+                WHERE p.tenant_id = p_tenant AND p.job_id = j.id AND p.state = 'pending'
+                  AND (p_free <= 0 OR p.memory_need IS NULL OR p.memory_need <= p_free OR (p_budget > 0 AND p.memory_need > p_budget)))
+            ORDER BY j.seq LIMIT greatest(64, p_max * 4)) AS x;
+        IF coalesce(cardinality(c_seq), 0) = 0 THEN
+          RETURN;
+        END IF;
+        c_live := array_fill(true, ARRAY[cardinality(c_seq)]);
+        WHILE claimed < p_max LOOP
+          best := NULL;
+          FOR i IN 1 .. cardinality(c_seq) LOOP
+            IF c_live[i] AND (best IS NULL OR c_busy[i] < c_busy[best]
+                OR (c_busy[i] = c_busy[best] AND c_seq[i] < c_seq[best])) THEN
+              best := i;
+            END IF;
+          END LOOP;
+          EXIT WHEN best IS NULL;
+          IF c_pending[best] THEN
+            c_live[best] := false;
+            -- The free memory left after the units claimed before (their known needs).
+            IF NOT (left_free <= 0 OR c_need[best] IS NULL OR c_need[best] <= left_free
+                OR (p_budget > 0 AND c_need[best] > p_budget)) THEN
+              CONTINUE;
+            END IF;
+            UPDATE jobs SET state = 'running', node_id = p_node, started_at = p_now, fence = jobs.fence + 1
+              WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] AND jobs.state = 'pending' RETURNING * INTO held;
+            IF FOUND THEN
+              claimed := claimed + 1;
+              IF left_free > 0 AND held.memory_need IS NOT NULL AND NOT (p_budget > 0 AND held.memory_need > p_budget) THEN
+                left_free := greatest(1, left_free - held.memory_need);
+              END IF;
+              RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), NULL::JSON,
+                svc_segments_json(p_tenant, held.id);
+            END IF;
+            CONTINUE;
+          END IF;
+          -- The job row first (a writer of its segments holds it: skip the job for now).
+          PERFORM 1 FROM jobs WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] AND jobs.state = 'running'
+            FOR UPDATE SKIP LOCKED;
+          IF NOT FOUND THEN
+            c_live[best] := false;
+            CONTINUE;
+          END IF;
+          UPDATE job_segments SET state = 'running', node_id = p_node, claimed_at = p_now, fence = job_segments.fence + 1,
+              attempts = job_segments.attempts + 1, frames_done = 0, result = NULL, revision = job_segments.revision + 1
+            WHERE job_segments.tenant_id = p_tenant AND job_segments.job_id = c_id[best] AND job_segments.idx = (
+              SELECT p.idx FROM job_segments p WHERE p.tenant_id = p_tenant AND p.job_id = c_id[best]
+                AND p.state = 'pending'
+                AND (left_free <= 0 OR p.memory_need IS NULL OR p.memory_need <= left_free OR (p_budget > 0 AND p.memory_need > p_budget))
+                ORDER BY p.idx LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING * INTO got;
+          IF NOT FOUND THEN
+            c_live[best] := false;
+            CONTINUE;
+          END IF;
+          UPDATE jobs SET started_at = coalesce(jobs.started_at, p_now)
+            WHERE jobs.tenant_id = p_tenant AND jobs.id = c_id[best] RETURNING * INTO held;
+          c_busy[best] := c_busy[best] + 1;
+          claimed := claimed + 1;
+          IF left_free > 0 AND got.memory_need IS NOT NULL AND NOT (p_budget > 0 AND got.memory_need > p_budget) THEN
+            left_free := greatest(1, left_free - got.memory_need);
+          END IF;
+          RETURN QUERY SELECT NULL::TEXT, NULL::BIGINT, NULL::BOOLEAN, row_to_json(held), row_to_json(got),
+            svc_segments_json(p_tenant, held.id);
+        END LOOP;
+      END $$;
+
+      CREATE OR REPLACE FUNCTION svc_requeue(p_tenant TEXT, p_node TEXT, p_before BIGINT, p_listed TEXT, p_needs TEXT)
+      RETURNS SETOF jobs LANGUAGE plpgsql AS $$
+      DECLARE
+        needs JSONB := coalesce(p_needs, '{}')::jsonb;
+        requeued jobs;
+        woken BOOLEAN := false;
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        FOR requeued IN UPDATE jobs SET state = 'pending', node_id = NULL, started_at = NULL, result = NULL,
+            frames_done = 0, rendition_progress = NULL, fence = fence + 1,
+            memory_need = coalesce((SELECT n.value::BIGINT FROM jsonb_each_text(needs) n WHERE n.key = jobs.id), memory_need)
+          WHERE tenant_id = p_tenant AND p_tenant <> '' AND node_id = p_node AND state = 'running'
+            AND (p_before IS NULL OR (started_at < p_before
+              AND id NOT IN (SELECT jsonb_array_elements_text(p_listed::jsonb))))
+          RETURNING * LOOP
+          woken := woken OR needs ? requeued.id;
+          RETURN NEXT requeued;
+        END LOOP;
+        -- A job handed back for want of memory wakes every waiting PullWork of the tenant (state
+        -- "memory"), not one: the one woken could be a node without that much free, which skips it.
+        IF woken THEN
+          PERFORM pg_notify('${CHANGE_CHANNEL}', json_build_array(p_tenant, '', 'memory', 0)::TEXT);
+        END IF;
+      END $$;
+
+      -- A lost node's running segments (all, or those claimed before p_before and not listed: by
+      -- name in p_segments, "<job id>#<index>", when the node names any, else by their job in
+      -- p_listed, as an older node lists them): back to pending,
+      -- or the job failed once a segment was handed out p_max_attempts times. A segment with a need
+      -- in p_needs ({"<job id>#<index>": bytes}) was handed back for want of memory: pending with
+      -- its need, the claim not counted, and every waiting PullWork of the tenant woken. Returns
+      -- the jobs changed.
+      DROP FUNCTION svc_segments_requeue(TEXT, TEXT, BIGINT, TEXT, BIGINT, INTEGER);
+      CREATE FUNCTION svc_segments_requeue(p_tenant TEXT, p_node TEXT, p_before BIGINT, p_listed TEXT, p_segments TEXT,
+        p_needs TEXT, p_now BIGINT, p_max_attempts INTEGER) RETURNS SETOF TEXT LANGUAGE plpgsql AS $$
+      DECLARE
+        lost RECORD;
+        needs JSONB := coalesce(p_needs, '{}')::jsonb;
+        need BIGINT;
+        woken BOOLEAN := false;
+      BEGIN
+        PERFORM svc_enter(p_tenant, false);
+        FOR lost IN SELECT s.job_id, s.idx, s.attempts FROM job_segments s
+            WHERE s.tenant_id = p_tenant AND p_tenant <> '' AND s.node_id = p_node AND s.state = 'running'
+              AND (p_before IS NULL OR (coalesce(s.claimed_at, 0) < p_before
+                AND CASE WHEN jsonb_array_length(coalesce(p_segments, '[]')::jsonb) > 0
+                  THEN (s.job_id || '#' || s.idx) NOT IN (SELECT jsonb_array_elements_text(p_segments::jsonb))
+                  ELSE s.job_id NOT IN (SELECT jsonb_array_elements_text(p_listed::jsonb)) END))
+            ORDER BY s.job_id, s.idx LOOP
+          PERFORM 1 FROM jobs WHERE jobs.tenant_id = p_tenant AND jobs.id = lost.job_id FOR UPDATE;
+          need := (needs ->> (lost.job_id || '#' || lost.idx))::BIGINT;
+          IF need IS NULL AND lost.attempts >= p_max_attempts THEN
+            PERFORM svc_segment_end(p_tenant, lost.job_id, 'failed', NULL, 'segment ' || lost.idx
+              || ' was lost with its node ' || lost.attempts || ' times (at most ' || p_max_attempts || ' attempts)', p_now);
+          ELSE
+            UPDATE job_segments SET state = 'pending', node_id = NULL, claimed_at = NULL, result = NULL, frames_done = 0,
+                fence = job_segments.fence + 1, revision = job_segments.revision + 1,
+                attempts = CASE WHEN need IS NULL THEN job_segments.attempts ELSE greatest(job_segments.attempts - 1, 0) END,
+                memory_need = coalesce(need, job_segments.memory_need)
+              WHERE job_segments.tenant_id = p_tenant AND job_segments.job_id = lost.job_id
+                AND job_segments.idx = lost.idx AND job_segments.state = 'running' AND job_segments.node_id = p_node;
+            woken := woken OR (FOUND AND need IS NOT NULL);
+            UPDATE jobs SET frames_done = (SELECT coalesce(sum(s.frames_done), 0) FROM job_segments s
+                WHERE s.tenant_id = p_tenant AND s.job_id = lost.job_id)
+              WHERE jobs.tenant_id = p_tenant AND jobs.id = lost.job_id AND jobs.state = 'running';
+          END IF;
+          RETURN NEXT lost.job_id;
+        END LOOP;
+        IF woken THEN
+          PERFORM pg_notify('${CHANGE_CHANNEL}', json_build_array(p_tenant, '', 'memory', 0)::TEXT);
+        END IF;
+      END $$;
+    `
+  },
+  {
     version: 14,
     name: "reports find their jobs by id, whatever the table's statistics",
     // Issue 35 (profiled): a report's read matched its jobs with `id IN (…)` beside the tenant's

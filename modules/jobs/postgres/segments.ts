@@ -32,15 +32,17 @@ import {
   MAX_SEGMENT_ATTEMPTS
 } from "../model.ts"
 import { planReport, planSegmentReport } from "../report.ts"
-import { type JobRow, toJob } from "../rows.ts"
+import { type JobRow, segmentKeysJson, segmentNeedsJson, toJob } from "../rows.ts"
 import { toSegment } from "../segment-rows.ts"
 import type {
   Claimed,
   JobLookup,
   JobStoreShape,
+  MemoryNeed,
   PlanContext,
   ReportContext,
   ReportOutcome,
+  SegmentKey,
   SegmentReportContext,
   SegmentStoreShape,
   SessionBoundStore
@@ -374,14 +376,25 @@ export const withPostgresSegments = (
           }))
   }
 
-  /** A lost node's running segments: back to pending, or the job failed after MAX_SEGMENT_ATTEMPTS (one call). */
-  const requeueSegments = (tenantId: string, nodeId: string, claimedBefore?: number, listed?: ReadonlyArray<string>) =>
+  /**
+   * A lost node's running segments: back to pending, or the job failed after MAX_SEGMENT_ATTEMPTS;
+   * those with a need handed back for want of memory, not counted as an attempt (one call).
+   */
+  const requeueSegments = (
+    tenantId: string,
+    nodeId: string,
+    claimedBefore?: number,
+    listed?: ReadonlyArray<string>,
+    listedSegments: ReadonlyArray<SegmentKey> = [],
+    needs: ReadonlyArray<MemoryNeed> = []
+  ) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const changed = yield* query(
         "requeue",
         () => sql`SELECT svc_segments_requeue(${tenantId}, ${nodeId}, ${claimedBefore ?? null},
-          ${listed === undefined ? null : JSON.stringify(listed)}, ${now}, ${MAX_SEGMENT_ATTEMPTS}) AS job_id`
+          ${listed === undefined ? null : JSON.stringify(listed)}, ${segmentKeysJson(listedSegments)},
+          ${segmentNeedsJson(needs)}, ${now}, ${MAX_SEGMENT_ATTEMPTS}) AS job_id`
       )
       const jobs: Array<Job> = []
       for (const id of new Set(changed.map((row) => String(row["job_id"])))) {
@@ -416,15 +429,18 @@ export const withPostgresSegments = (
             const jobs = yield* Effect.flatMap(store.requeueNode(tenantId, nodeId), attach)
             return [...jobs, ...(yield* requeueSegments(tenantId, nodeId))]
           }),
-    requeueUnlisted: (tenantId, nodeId, listed, claimedBefore, needs) =>
-      hasNul(tenantId, nodeId, ...listed)
+    requeueUnlisted: (tenantId, nodeId, listed, claimedBefore, needs, listedSegments = []) =>
+      hasNul(tenantId, nodeId, ...listed, ...listedSegments.map((segment) => segment.jobId))
         ? store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore, needs)
         : Effect.gen(function* () {
             const jobs = yield* Effect.flatMap(
               store.requeueUnlisted(tenantId, nodeId, listed, claimedBefore, needs),
               attach
             )
-            return [...jobs, ...(yield* requeueSegments(tenantId, nodeId, claimedBefore, listed))]
+            return [
+              ...jobs,
+              ...(yield* requeueSegments(tenantId, nodeId, claimedBefore, listed, listedSegments, needs))
+            ]
           }),
     runningAssignments: Effect.gen(function* () {
       const jobs = yield* store.runningAssignments

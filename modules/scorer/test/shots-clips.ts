@@ -9,51 +9,44 @@
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { writeClip } from "../../../local/clip.ts"
-import { ffmpegRun } from "../../../test/support/media.ts"
+import { ffmpegRunAsync, rawClipInput, writeClip, writeScenes } from "../../../local/clip.ts"
 
 export const clipGeometry = { width: 320, height: 240, pixel_format: "420", bitdepth: 8 } as const
-const size = `${clipGeometry.width}x${clipGeometry.height}`
-
-const rawOut = (path: string) => ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", path]
-
-/** testsrc2 (30 frames), mandelbrot (45), life (35) back to back: cuts at 30 and 75. */
-export const writeThreeSources = (dir: string): { reference: string; distorted: string } => {
-  const reference = join(dir, "three_sources.ref.yuv")
-  const distorted = join(dir, "three_sources.dis.yuv")
-  const encoded = join(dir, "three_sources.dis.mkv")
-  const part = (input: number, frames: number, label: string) =>
-    `[${input}:v]trim=end_frame=${frames},setpts=PTS-STARTPTS,format=yuv420p[${label}]`
-  ffmpegRun([
-    ...["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=25`],
-    ...["-f", "lavfi", "-i", `mandelbrot=size=${size}:rate=25`],
-    ...["-f", "lavfi", "-i", `life=size=${size}:rate=25:seed=7:mold=10:life_color=#00ff00:death_color=#aa0000`],
-    "-filter_complex",
-    `${part(0, 30, "a")};${part(1, 45, "b")};${part(2, 35, "c")};[a][b][c]concat=n=3:v=1:a=0[out]`,
-    ...["-map", "[out]"],
-    ...rawOut(reference)
-  ])
-  ffmpegRun([
-    ...["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", size, "-r", "25", "-i", reference],
-    ...["-c:v", "libx264", "-threads", "1", "-preset", "medium", "-crf", "32", "-y", encoded]
-  ])
-  ffmpegRun(["-i", encoded, ...rawOut(distorted)])
-  return { reference, distorted }
-}
-
-/** 110 raw frames of 320x240 4:2:0 8-bit at 25 fps. */
+/** Raw 320x240 4:2:0 8-bit frames at 25 fps. */
 const rawClip = {
   width: clipGeometry.width,
   height: clipGeometry.height,
-  frames: 110,
   pixelFormat: "yuv420p",
   format: "rawvideo"
 } as const
+
+/** testsrc2 (30 frames), mandelbrot (45), life (35) back to back: cuts at 30 and 75. */
+export const writeThreeSources = async (dir: string): Promise<{ reference: string; distorted: string }> => {
+  const reference = join(dir, "three_sources.ref.yuv")
+  const distorted = join(dir, "three_sources.dis.yuv")
+  const encoded = join(dir, "three_sources.dis.mkv")
+  await writeScenes(reference, {
+    ...rawClip,
+    scenes: [
+      { pattern: "testsrc2", frames: 30 },
+      { pattern: "mandelbrot", frames: 45 },
+      { pattern: "life", frames: 35 }
+    ],
+    filter: "format=yuv420p"
+  })
+  await ffmpegRunAsync([
+    ...rawClipInput(clipGeometry, reference),
+    ...["-c:v", "libx264", "-threads", "1", "-preset", "medium", "-crf", "32", "-y", encoded]
+  ])
+  await ffmpegRunAsync(["-i", encoded, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", distorted])
+  return { reference, distorted }
+}
 
 /** 110 frames of testsrc2 with a white flash at frames 40-41 and another at 70: one shot. */
 export const writeFlash = (dir: string): Promise<string> =>
   writeClip(join(dir, "flash.yuv"), {
     ...rawClip,
+    frames: 110,
     extra: ["-vf", "lutyuv=y=235:u=128:v=128:enable='between(n,40,41)+eq(n,70)',format=yuv420p"]
   })
 
@@ -61,6 +54,7 @@ export const writeFlash = (dir: string): Promise<string> =>
 export const writeFastPan = (dir: string): Promise<string> =>
   writeClip(join(dir, "fast_pan.yuv"), {
     ...rawClip,
+    frames: 110,
     pattern: "mandelbrot",
     width: 1280,
     height: 480,

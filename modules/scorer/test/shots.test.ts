@@ -64,7 +64,7 @@ describe("a clip cut from three sources (30, 45, 35 frames)", () => {
   let clip: { reference: string; distorted: string }
   let result: ScoreResult
   beforeAll(async () => {
-    clip = writeThreeSources(scratch.dir)
+    clip = await writeThreeSources(scratch.dir)
     result = await runtime.runPromise(scoreBody({ reference: clip.reference, distorted: clip.distorted, options }))
   }, 120_000)
 
@@ -180,7 +180,7 @@ describe("a clip cut from three sources (30, 45, 35 frames)", () => {
 
 describe("a ladder", () => {
   it("gives every rendition the reference's shots, scored with its own frames", async () => {
-    const clip = writeThreeSources(scratch.dir)
+    const clip = await writeThreeSources(scratch.dir)
     const result = await ladderRuntime.runPromise(
       Effect.flatMap(
         parseLadderRequest({

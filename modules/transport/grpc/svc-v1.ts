@@ -728,13 +728,33 @@ export interface HeartbeatRequest {
    * whole budget never can, to fail it with the reason). Jobs not listed keep what they have.
    */
   readonly memory_needs: ReadonlyArray<JobMemoryNeed>
+  /**
+   * Segments the node is working on (or holds an unacknowledged final report of), by job and
+   * index; their jobs are listed in running_job_ids too (as an older controller keeps segments by
+   * their job). When any segment is named here, a running segment assigned to the node is kept
+   * only when named (so one segment of a job can be handed back while another is kept); when
+   * none is, by its job in running_job_ids (an older node).
+   */
+  readonly running_segments: ReadonlyArray<HeldSegment>
 }
 
-/** A job's memory need as a node estimated it (HeartbeatRequest.memory_needs). */
+/** One segment of a segment job (HeartbeatRequest.running_segments). */
+export interface HeldSegment {
+  readonly job_id: string
+  readonly index: number
+}
+
+/** A job's (or one of its segments') memory need as a node estimated it (HeartbeatRequest.memory_needs). */
 export interface JobMemoryNeed {
   readonly job_id: string
   /** Bytes; 0: unknown (nothing recorded). */
   readonly memory_bytes: number
+  /**
+   * segment: the need is the segment segment_index's (recorded on the segment, which claims then
+   * skip for nodes with less free; a segment handed back this way is not counted as an attempt).
+   */
+  readonly segment: boolean
+  readonly segment_index: number
 }
 
 export interface HeartbeatResponse {
