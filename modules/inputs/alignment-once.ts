@@ -83,12 +83,20 @@ const ownedPipe = (scorer: Scorer, here: "read" | "write") =>
 const readAll = async (fd: number, limit: number): Promise<Uint8Array> => {
   const bytes = new Uint8Array(limit + 1)
   let length = 0
-  for await (const chunk of Bun.file(fd).stream()) {
-    const taken = Math.min(chunk.length, bytes.length - length)
-    bytes.set(chunk.subarray(0, taken), length)
+  const reader = Bun.file(fd).stream().getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    const taken = Math.min(value.length, bytes.length - length)
+    bytes.set(value.subarray(0, taken), length)
     length += taken
-    if (length === bytes.length) break
+    if (length === bytes.length) {
+      // Past the limit: the stream is cancelled and settled before its descriptor is closed.
+      await reader.cancel()
+      break
+    }
   }
+  reader.releaseLock()
   return bytes.subarray(0, length)
 }
 

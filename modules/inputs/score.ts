@@ -801,12 +801,44 @@ const scoreFrames = <E>(
   /** The alignment already found (a file pair's search ran before choosing the way in). */
   found?: Alignment
 ) =>
+  found === undefined && job.alignment === undefined && job.sync !== undefined
+    ? // Held frames stay admitted through the score: where the budget then refuses a later
+      // admission (the search's, the score's), they are given back and the pair is searched and
+      // scored by two decodes, as it would have been without them.
+      Effect.suspend(() => {
+        const holding = { held: false }
+        return Effect.scoped(scoreFramesWith(scorer, job, hooks, ref, dis, undefined, holding)).pipe(
+          Effect.catchIf(
+            (error) => holding.held && isAdmissionRefusal(error),
+            () => scoreFramesWith(scorer, job, hooks, ref, dis, undefined, undefined)
+          )
+        )
+      })
+    : scoreFramesWith(scorer, job, hooks, ref, dis, found, undefined)
+
+/** A refusal of the memory budget (its room now, or its size), not of the request. */
+const isAdmissionRefusal = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  "_tag" in error &&
+  (error._tag === "ScoreMemoryBusy" || error._tag === "ScoreTooLarge")
+
+const scoreFramesWith = <E>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E>,
+  ref: Side,
+  dis: Side,
+  found: Alignment | undefined,
+  /** `options.sync: "auto"` searched here: an encoded side within the window is decoded once, its frames held (`held` tells). */
+  holding: { held: boolean } | undefined
+) =>
   Effect.gen(function* () {
     const target = geometryOf(ref, job.geometry)
     if (target === undefined) return yield* new InvalidScoreRequest({ message: rawGeometryRequired })
     const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
     // options.sync "auto" searched here: an encoded side is decoded once, for the search and the score.
-    const searched = found === undefined && job.alignment === undefined ? job.sync : undefined
+    const searched = holding !== undefined && found === undefined && job.alignment === undefined ? job.sync : undefined
     const hold = (side: Side, path: string, isDistorted: boolean, skip: number) =>
       searched === undefined
         ? Effect.succeed(undefined)
@@ -815,6 +847,7 @@ const scoreFrames = <E>(
       [hold(ref, job.reference, false, job.frameSkipRef), hold(dis, job.distorted, true, job.frameSkipDist)],
       { concurrency: 2 }
     )
+    if (holding !== undefined) holding.held = heldRef !== undefined || heldDis !== undefined
     const alignment =
       found ??
       job.alignment ??

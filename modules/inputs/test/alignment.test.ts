@@ -173,8 +173,8 @@ describe("one decode for the search and the score", () => {
       truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [], repeated: [] }
     })
   })
-  /** `busyFirst`: the budget has no room for the score's first admission (it is busy then). */
-  const countedScore = async (body: unknown, busyFirst = false) => {
+  /** `busyAt`: the budget has no room for the score's admission of this index (it is busy then). */
+  const countedScore = async (body: unknown, busyAt = -1) => {
     calls.searchDecodes = 0
     calls.scoringDecodes = 0
     calls.decodesOnce = 0
@@ -185,7 +185,7 @@ describe("one decode for the search and the score", () => {
           scoreInputs(scorer, job, {
             admitMemory: (bytes) => {
               admitted.push(bytes)
-              return busyFirst && admitted.length === 1
+              return admitted.length - 1 === busyAt
                 ? Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget: bytes }))
                 : Effect.void
             }
@@ -217,10 +217,17 @@ describe("one decode for the search and the score", () => {
     const twice = await countedScore({ reference, distorted, options: { ...options, sync_window: 123 } })
     expect(twice.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 0 })
     // No room for the held frames when the score starts: two decodes as well.
-    const busy = await countedScore({ reference, distorted, options: { ...options, sync_window: 124 } }, true)
+    const busy = await countedScore({ reference, distorted, options: { ...options, sync_window: 124 } }, 0)
     expect(busy.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 0 })
     expect(busy.admitted[0]).toBe(126 * (frameBytes + thumbnailBytes))
-    for (const other of [twice, busy]) {
+    // No room for the score while the frames are held (its last admission): they are given back,
+    // and the pair is searched and scored by two decodes.
+    const late = await countedScore(
+      { reference, distorted, options: { ...options, sync_window: 124 } },
+      once.admitted.length - 1
+    )
+    expect(late.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 1 })
+    for (const other of [twice, busy, late]) {
       expect(other.result.alignment).toEqual({ ...once.result.alignment, window: other.result.alignment?.window })
       expect(other.result.frames).toEqual(once.result.frames)
       expect(other.result.score).toBe(once.result.score)
