@@ -3,7 +3,7 @@
  * terminal table of `svc ladder`, one libvmaf-layout report per rendition (the files of
  * `svc ladder -o DIR`), and the renditions of the HTML report.
  */
-import type { ScoreResult } from "../scorer/index.ts"
+import { alignmentLine, type ScoreResult } from "../scorer/index.ts"
 import type { LadderReportRendition } from "./ladder-html.ts"
 import { formatBitrate } from "./ladder-html.ts"
 import { formatValue, type LibvmafReport, reportOf } from "./libvmaf.ts"
@@ -97,6 +97,18 @@ const shotLines = (renditions: ReadonlyArray<LadderRenditionLike>): ReadonlyArra
   ]
 }
 
+/**
+ * With sync auto, the lines after the ladder table: each rendition's own alignment, as a pair's
+ * table prints its `Aligned:` line (a low confidence's warning included, never silent).
+ */
+const alignedLines = (renditions: ReadonlyArray<LadderRenditionLike>): ReadonlyArray<string> => {
+  // A job's result over gRPC carries null for an alignment not made.
+  const lines = renditions.flatMap((rendition) =>
+    rendition.alignment ? [`Aligned ${rendition.label}: ${alignmentLine(rendition.alignment)}`] : []
+  )
+  return lines.length === 0 ? [] : ["", ...lines]
+}
+
 /** One rendition as the reference tool's layouts print a score (its own geometry when known). */
 export const renditionReport = (
   rendition: LadderRenditionLike,
@@ -143,6 +155,7 @@ export const renderLadderTable = (response: LadderResponseLike): string => {
     ...rows.map(line),
     "",
     "* on the convex hull of bitrate vs score",
+    ...alignedLines(response.renditions),
     ...shotLines(response.renditions)
   ].join("\n")}\n`
 }

@@ -9,6 +9,9 @@ import {
   JobSchema,
   jobLine,
   jobView,
+  LadderViewSchema,
+  ladderLine,
+  ladderView,
   ScoreSummarySchema,
   scoreLine,
   scoreSummary,
@@ -18,7 +21,8 @@ import {
 import type {
   FrameScore as WireFrameScore,
   Job as WireJob,
-  PooledFeatures as WirePooled
+  PooledFeatures as WirePooled,
+  RenditionResult as WireRendition
 } from "../transport/grpc/svc-v1.ts"
 
 /** Poolings as the controller sends them: every map present, empty when not computed. */
@@ -347,5 +351,67 @@ describe("shots and percentiles in the views", () => {
     const plain = scoreSummary({ ...base, pooled: pooledOf({}), ...scoreFields })
     expect(plain.alignment).toBeUndefined()
     expect(scoreLine(plain)).not.toContain("aligned")
+  })
+
+  it("a ladder's view carries each rendition's own alignment, its warning in the line; none without sync", () => {
+    const alignment = {
+      reference_start: 5,
+      distorted_start: 0,
+      frames: 114,
+      reference_frames_dropped: [60],
+      distorted_frames_inserted: [],
+      distorted_frames_repeated: [],
+      confidence: 0.3,
+      window: 120,
+      warning: "static"
+    }
+    const rendition = (label: string, aligned: typeof alignment | null): WireRendition => ({
+      label,
+      score: 80,
+      features: { vmaf: 80 },
+      provenance: null,
+      frames: [],
+      frame_count: 114,
+      pooled: pooledOf({ min: { vmaf: 60 }, harmonic_mean: { vmaf: 79 } }),
+      summary: {
+        p1: 70,
+        p5: 75,
+        worst_frames: [],
+        width: 320,
+        height: 240,
+        codec: "h264",
+        bitrate_bps: 1000,
+        duration_s: 4.6,
+        on_hull: true
+      },
+      ...scoreFields,
+      alignment: aligned
+    })
+    const view = ladderView(
+      "/r.mkv",
+      {
+        renditions: [rendition("late", alignment), rendition("plain", null)],
+        provenance: null
+      },
+      (label) => `/${label}.mp4`,
+      false
+    )
+    expect(LadderViewSchema.parse(view).renditions.map((entry) => entry.alignment)).toEqual([
+      {
+        reference_start: 5,
+        distorted_start: 0,
+        frames: 114,
+        reference_frames_dropped: [60],
+        distorted_frames_inserted: [],
+        distorted_frames_repeated: [],
+        confidence: 0.3,
+        warning: "static"
+      },
+      undefined
+    ])
+    expect(ladderLine(view)).toContain(
+      "late VMAF 80.000 (p5 75.000; aligned from reference frame 5, distorted frame 0, 114 pairs, warning: static)"
+    )
+    expect(ladderLine(view)).toContain("plain VMAF 80.000 (p5 75.000)")
   })
 })

@@ -43,6 +43,37 @@ const FeatureMap = z.record(z.string(), z.number().nullable())
 const finiteOrNull = (values: Readonly<Record<string, number>> | undefined): Record<string, number | null> =>
   Object.fromEntries(Object.entries(values ?? {}).map(([name, value]) => [name, Number.isFinite(value) ? value : null]))
 
+/** What options.sync "auto" found, as the tools show it (a pair's, or each ladder rendition's). */
+const AlignmentViewSchema = z.object({
+  reference_start: z.number().int().describe("First reference frame scored"),
+  distorted_start: z.number().int().describe("First distorted frame scored (a slate or leader before it is left out)"),
+  frames: z.number().int().describe("Frame pairs found"),
+  reference_frames_dropped: z.array(z.number().int()).describe("Reference frames missing from the distorted clip"),
+  distorted_frames_inserted: z.array(z.number().int()).describe("Distorted frames with no reference counterpart"),
+  distorted_frames_repeated: z.array(z.number().int()).describe("Distorted frames frozen on the previous one"),
+  confidence: z.number().describe("0..1: share of pairs the content pins down; below 0.5 a warning"),
+  warning: z.string().optional().describe("Set when the confidence is low")
+})
+
+/** A wire alignment as the tools show it (proto3's "" warning is none); none without one. */
+const alignmentView = (
+  alignment: WireScoreResponse["alignment"] | undefined
+): { readonly alignment?: z.infer<typeof AlignmentViewSchema> } =>
+  alignment
+    ? {
+        alignment: {
+          reference_start: alignment.reference_start,
+          distorted_start: alignment.distorted_start,
+          frames: alignment.frames,
+          reference_frames_dropped: [...alignment.reference_frames_dropped],
+          distorted_frames_inserted: [...alignment.distorted_frames_inserted],
+          distorted_frames_repeated: [...alignment.distorted_frames_repeated],
+          confidence: alignment.confidence,
+          ...(alignment.warning ? { warning: alignment.warning } : {})
+        }
+      }
+    : {}
+
 export const ScoreSummarySchema = z.object({
   score: z
     .number()
@@ -63,22 +94,9 @@ export const ScoreSummarySchema = z.object({
   model: z.string().describe("Model used"),
   model_sha256: z.string().describe("SHA-256 of the model file used"),
   backend: z.string().describe("CPU kernels used: scalar or avx2 (identical numbers)"),
-  alignment: z
-    .object({
-      reference_start: z.number().int().describe("First reference frame scored"),
-      distorted_start: z
-        .number()
-        .int()
-        .describe("First distorted frame scored (a slate or leader before it is left out)"),
-      frames: z.number().int().describe("Frame pairs found"),
-      reference_frames_dropped: z.array(z.number().int()).describe("Reference frames missing from the distorted clip"),
-      distorted_frames_inserted: z.array(z.number().int()).describe("Distorted frames with no reference counterpart"),
-      distorted_frames_repeated: z.array(z.number().int()).describe("Distorted frames frozen on the previous one"),
-      confidence: z.number().describe("0..1: share of pairs the content pins down; below 0.5 a warning"),
-      warning: z.string().optional().describe("Set when the confidence is low")
-    })
-    .optional()
-    .describe("With sync auto: how the distorted clip was lined up with the reference")
+  alignment: AlignmentViewSchema.optional().describe(
+    "With sync auto: how the distorted clip was lined up with the reference"
+  )
 })
 export type ScoreSummary = z.infer<typeof ScoreSummarySchema>
 
@@ -101,7 +119,10 @@ export const RenditionViewSchema = z.object({
   worst_frames: z
     .array(z.object({ frame: z.number().int(), score: z.number() }))
     .describe("The lowest-scoring frames, worst first"),
-  frames: z.array(z.number()).optional().describe("Per-frame VMAF in frame order (only with include_frames)")
+  frames: z.array(z.number()).optional().describe("Per-frame VMAF in frame order (only with include_frames)"),
+  alignment: AlignmentViewSchema.optional().describe(
+    "With sync auto: how this rendition was lined up with the reference (each rendition has its own)"
+  )
 })
 export type RenditionView = z.infer<typeof RenditionViewSchema>
 
@@ -140,7 +161,8 @@ export const ladderView = (
       codec: summary?.codec ?? "",
       on_hull: summary?.on_hull ?? false,
       worst_frames: (summary?.worst_frames ?? []).map((frame) => ({ frame: frame.frame, score: frame.score })),
-      ...(includeFrames ? { frames: rendition.frames.map((frame) => frame.metrics.vmaf ?? Number.NaN) } : {})
+      ...(includeFrames ? { frames: rendition.frames.map((frame) => frame.metrics.vmaf ?? Number.NaN) } : {}),
+      ...alignmentView(rendition.alignment)
     }
   })
   const best = renditions.reduce<RenditionView | undefined>(
@@ -161,9 +183,19 @@ export const ladderView = (
   }
 }
 
+/** A rendition's alignment in the ladder's line: where its pairs start, its warning never left out. */
+const renditionAligned = ({ alignment }: RenditionView): string =>
+  alignment === undefined
+    ? ""
+    : `; aligned from reference frame ${alignment.reference_start}, distorted frame ${alignment.distorted_start}, ${alignment.frames} pairs` +
+      (alignment.warning ? `, warning: ${alignment.warning}` : "")
+
 export const ladderLine = (view: LadderView): string =>
   `${view.renditions.length} renditions: ${view.renditions
-    .map((rendition) => `${rendition.label} VMAF ${rendition.score.toFixed(3)} (p5 ${rendition.p5.toFixed(3)})`)
+    .map(
+      (rendition) =>
+        `${rendition.label} VMAF ${rendition.score.toFixed(3)} (p5 ${rendition.p5.toFixed(3)}${renditionAligned(rendition)})`
+    )
     .join(", ")}; best ${view.best}; convex hull ${view.hull.join(" → ") || "n/a"}`
 
 export const JobSchema = z.object({
@@ -255,20 +287,7 @@ export const scoreSummary = (wire: WireScoreResponse): ScoreSummary => ({
   model: wire.provenance?.model ?? "",
   model_sha256: wire.provenance?.model_sha256 ?? "",
   backend: wire.provenance?.backend_used ?? "",
-  ...(wire.alignment
-    ? {
-        alignment: {
-          reference_start: wire.alignment.reference_start,
-          distorted_start: wire.alignment.distorted_start,
-          frames: wire.alignment.frames,
-          reference_frames_dropped: [...wire.alignment.reference_frames_dropped],
-          distorted_frames_inserted: [...wire.alignment.distorted_frames_inserted],
-          distorted_frames_repeated: [...wire.alignment.distorted_frames_repeated],
-          confidence: wire.alignment.confidence,
-          ...(wire.alignment.warning ? { warning: wire.alignment.warning } : {})
-        }
-      }
-    : {})
+  ...alignmentView(wire.alignment)
 })
 
 export const jobView = (wire: WireJob): JobView => {

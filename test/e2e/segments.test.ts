@@ -18,7 +18,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { encoderArgs, ffmpegRunAsync, rawClipInput, writeClip, writeScenes } from "../../local/clip.ts"
 import { type RunningService, requireBuilt, startService } from "../../local/executables.ts"
-import { ffmpegRun, scratchDir, writeSegmentTitle, x264Gop48 } from "../support/media.ts"
+import { ffmpegRun, scratchDir, threeScenes320x180, writeSegmentTitle, x264Gop48 } from "../support/media.ts"
 import { ControllerClient, expectOk, jobInState, waitFor } from "./controller-support.ts"
 import { bits, finishedJob, type JobView, nodeIdOf, type Segment, token } from "./segments-support.ts"
 import { svc } from "./svc-support.ts"
@@ -39,14 +39,7 @@ const writeCutClips = async () => {
   if (existsSync(path("cuts-dis.mp4"))) return
   const x264 = { codec: "libx264", preset: "ultrafast", gop: 20, pixelFormat: "yuv420p" } as const
   await writeScenes(path("cuts-ref.mp4"), {
-    width: 320,
-    height: 180,
-    rate: 24,
-    scenes: [
-      { pattern: "testsrc2", frames: 40 },
-      { pattern: "mandelbrot", frames: 40 },
-      { pattern: "smptehdbars", frames: 40 }
-    ],
+    ...threeScenes320x180(40),
     ...x264,
     qp: 0
   })

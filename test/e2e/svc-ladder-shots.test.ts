@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { haveChromium, headlessChromium } from "../support/chromium.ts"
 import { writeScenes } from "../../local/clip.ts"
-import { ffmpegRun, scratchDir } from "../support/media.ts"
+import { ffmpegRun, scratchDir, threeScenes320x180 } from "../support/media.ts"
 import { svc } from "./svc-support.ts"
 
 interface Shot {
@@ -32,17 +32,7 @@ const path = (name: string) => join(scratch.dir, name)
 const labels = ["full", "half"] as const
 
 beforeAll(async () => {
-  await writeScenes(path("ref.y4m"), {
-    width: 320,
-    height: 180,
-    rate: 24,
-    scenes: [
-      { pattern: "testsrc2", frames: 24 },
-      { pattern: "mandelbrot", frames: 24 },
-      { pattern: "smptehdbars", frames: 24 }
-    ],
-    pixelFormat: "yuv420p"
-  })
+  await writeScenes(path("ref.y4m"), { ...threeScenes320x180(24), pixelFormat: "yuv420p" })
   const x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
   ffmpegRun(["-i", path("ref.y4m"), ...x264, "-crf", "30", "-y", path("full.mp4")])
   ffmpegRun(["-i", path("ref.y4m"), "-vf", "scale=160:90", ...x264, "-crf", "34", "-y", path("half.mp4")])

@@ -3,7 +3,7 @@ import { spawnSync } from "bun"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { encoderArgs, ffmpegRunAsync, rawClipInput, writeClip } from "../../local/clip.ts"
+import { encoderArgs, ffmpegRunAsync, rawClipInput, type Scenes, writeClip } from "../../local/clip.ts"
 import type { Fixture } from "./fixtures.ts"
 
 export { ffmpegRunAsync }
@@ -53,6 +53,18 @@ export const writeSegmentTitle = async (
  */
 export const writeLongClip = (path: string) =>
   writeClip(path, { width: 640, height: 360, frames: 1500, codec: "libx264", preset: "ultrafast" })
+
+/**
+ * Three scenes of `frames` frames each (testsrc2, mandelbrot, smptehdbars), 320x180 at 24 fps:
+ * cuts at `frames` and twice that, for writeScenes.
+ */
+export const threeScenes320x180 = (frames: number) =>
+  ({
+    width: 320,
+    height: 180,
+    rate: 24,
+    scenes: (["testsrc2", "mandelbrot", "smptehdbars"] as const).map((pattern) => ({ pattern, frames }))
+  }) satisfies Scenes
 
 /** A temporary directory, removed by the returned function. */
 export const scratchDir = (prefix: string) => {

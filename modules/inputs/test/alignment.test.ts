@@ -549,7 +549,7 @@ describe("svc score and svc ladder --sync auto", () => {
     expect(page).toContain("dropped frame 51")
   }, 60_000)
 
-  it("svc ladder --sync auto draws each rendition's own pairing strip in the ladder's HTML report", async () => {
+  it("svc ladder --sync auto prints each rendition's alignment line and draws its own pairing strip in the ladder's HTML report", async () => {
     const html = join(scratch.dir, "ladder.html")
     const run = await svc([
       "ladder",
@@ -568,6 +568,13 @@ describe("svc score and svc ladder --sync auto", () => {
     ])
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
+    // The table says each rendition's alignment too.
+    expect(run.stdout).toContain(
+      "\nAligned late: reference from frame 7, distorted from frame 0, 113 pairs; no reference frames dropped"
+    )
+    expect(run.stdout).toContain(
+      "\nAligned slate: reference from frame 0, distorted from frame 9, 120 pairs; no reference frames dropped"
+    )
     const page = readFileSync(html, "utf8")
     // One strip per rendition, each with its own line and offset, drawn by the pair report's renderer.
     const strips = [...page.matchAll(/<svg class="alignment" data-rendition="([^"]+)"[^>]*>(.*?)<\/svg>/g)]
