@@ -6,9 +6,11 @@
  * clients of the bench that report a fixed result at once, so the figures are the store's and
  * the gateway's, not the scorer's. PostgreSQL is Debian's 15, started here (fsync on). The last
  * case is the mixed run with nodes polling every few milliseconds instead of long-polling, as
- * nodes did before issue 35. The stores' runs alternate, and each PostgreSQL figure comes with
- * its ratio to SQLite's (and two replicas' to one's) over runs made back to back, so a shared,
- * loaded host still gives comparable figures where its absolute ones are not.
+ * nodes did before issue 35, printed beside the long-poll figure. The stores' runs alternate, and
+ * each PostgreSQL figure comes with its ratio to SQLite's (and two replicas' to one's) over runs
+ * made back to back, so a shared, loaded host still gives comparable figures where its absolute
+ * ones are not. A simulated node whose session lapsed (the controller answers NOT_FOUND) registers
+ * again, as svc-node does; the jobs it held are re-queued by the controller's sweep.
  */
 import * as grpc from "@grpc/grpc-js"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -28,12 +30,21 @@ const PULL = 4
 const NODE_COUNTS = (process.env["SVC_BENCH_NODES"] ?? "4,16,64").split(",").map(Number)
 /** The stores to run, of sqlite, pg1 and pg2 (SVC_BENCH_STORES=pg1,pg2 for PostgreSQL only). */
 const STORES = (process.env["SVC_BENCH_STORES"] ?? "sqlite,pg1,pg2").split(",")
+/** The cases to run, of drain, mixed and polling (64 nodes, SVC_BENCH_MODES=mixed,polling for the long-poll comparison). */
+const MODES = (process.env["SVC_BENCH_MODES"] ?? "drain,mixed,polling").split(",")
 /** Runs of each case; the medians are printed (SVC_BENCH_RUNS). */
 const RUNS = Math.max(1, Number(process.env["SVC_BENCH_RUNS"] ?? "1"))
 /** PullWork's long-poll wait in the bench (short: nodes still waiting at the end return soon). */
 const WAIT_MS = 1_000
 /** How often a polling node (no long-poll, as before issue 35) asks again after an empty answer. */
 const POLL_MS = 5
+/** gRPC NOT_FOUND: the node's session lapsed (or is unknown); svc-node registers again. */
+const NOT_FOUND = 5
+/**
+ * The controllers re-queue a lapsed session's jobs this soon after it lapsed (default 60 s), so a
+ * run where a session lapsed still ends in seconds.
+ */
+const REQUEUE_GRACE_MS = 1_000
 
 const jobRequest = {
   reference: join(fixturesDir, "v01_testsrc2_420_8_x264.ref.yuv"),
@@ -170,6 +181,8 @@ interface Figures {
   /** PullWork calls that came back empty. */
   readonly empty: number
   readonly failed: number
+  /** Registrations again after a session lapsed. */
+  readonly reregistered: number
 }
 
 /**
@@ -195,47 +208,73 @@ const run = async ({ replicas, accounted }: Store, nodes: number, mode: Mode, lo
         }
       })
     )
-  const registered = await Promise.all(
-    Array.from({ length: nodes }, async (_, n) => {
+  /** A node's current session; `register` makes a new one (at the start, and after a lapse). */
+  interface SimulatedNode {
+    readonly replica: NonNullable<ReturnType<typeof via>>
+    readonly name: string
+    nodeId: string
+  }
+  const register = async (simulated: Omit<SimulatedNode, "nodeId"> & { nodeId?: string }) => {
+    const { node_id } = await simulated.replica.call<{ node_id: string }>("svc.v1.Nodes", "RegisterNode", {
+      name: simulated.name,
+      slots: PULL,
+      version: "bench"
+    })
+    simulated.nodeId = node_id
+  }
+  const simulatedNodes = await Promise.all(
+    Array.from({ length: nodes }, async (_, n): Promise<SimulatedNode> => {
       const replica = via(n)
       if (replica === undefined) throw new Error("no replica")
-      const { node_id } = await replica.call<{ node_id: string }>("svc.v1.Nodes", "RegisterNode", {
-        name: `bench-${n}`,
-        slots: PULL,
-        version: "bench"
-      })
-      return { replica, node_id }
+      const simulated = { replica, name: `bench-${n}`, nodeId: "" }
+      await register(simulated)
+      return simulated
     })
   )
+  let reregistered = 0
+  /** Runs a node's call; a lapsed session (NOT_FOUND) registers again and answers undefined. */
+  const withSession = async <T>(simulated: SimulatedNode, call: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await call()
+    } catch (error) {
+      if ((error as { code?: number }).code !== NOT_FOUND) throw error
+      reregistered++
+      await register(simulated)
+      return undefined
+    }
+  }
   // Sessions stay live however long a run takes (TTL 30 s).
   const heartbeats = setInterval(() => {
-    for (const { replica, node_id } of registered)
-      replica.call("svc.v1.Nodes", "Heartbeat", { node_id, running_job_ids: [] }).catch(() => undefined)
+    for (const { replica, nodeId } of simulatedNodes)
+      replica.call("svc.v1.Nodes", "Heartbeat", { node_id: nodeId, running_job_ids: [] }).catch(() => undefined)
   }, 5_000)
   if (mode === "drain") await submit()
   if (accounted.database !== undefined) await Bun.sleep(STATS_DELAY_MS)
   const callsBefore = await callsNow(accounted.database)
   const cpuBefore = cpuNow(accounted)
   const started = performance.now()
-  const work = registered.map(async ({ replica, node_id }) => {
+  const work = simulatedNodes.map(async (simulated) => {
+    const { replica } = simulated
     while (finished < JOBS) {
       const before = performance.now()
-      const { jobs } = await replica.call<{ jobs: ReadonlyArray<{ id: string }> }>("svc.v1.Nodes", "PullWork", {
-        node_id,
-        max_jobs: PULL,
-        wait_ms: longPoll ? WAIT_MS : 0
-      })
+      const pulled = await withSession(simulated, () =>
+        replica.call<{ jobs: ReadonlyArray<{ id: string }> }>("svc.v1.Nodes", "PullWork", {
+          node_id: simulated.nodeId,
+          max_jobs: PULL,
+          wait_ms: longPoll ? WAIT_MS : 0
+        })
+      )
+      if (pulled === undefined) continue
+      const { jobs } = pulled
       if (jobs.length === 0) {
         empty++
         if (!longPoll) await Bun.sleep(POLL_MS)
         continue
       }
       claims.push(performance.now() - before)
-      const { outcomes } = await replica.call<{ outcomes: ReadonlyArray<{ code: number }> }>(
-        "svc.v1.Nodes",
-        "ReportResults",
-        {
-          node_id,
+      const reported = await withSession(simulated, () =>
+        replica.call<{ outcomes: ReadonlyArray<{ code: number }> }>("svc.v1.Nodes", "ReportResults", {
+          node_id: simulated.nodeId,
           reports: jobs.map((job) => ({
             job_id: job.id,
             final: true,
@@ -243,10 +282,16 @@ const run = async ({ replicas, accounted }: Store, nodes: number, mode: Mode, lo
             error: "",
             frames_done: 1
           }))
-        }
+        })
       )
-      failed += outcomes.filter((outcome) => outcome.code !== 0).length
-      finished += jobs.length
+      // Refused reports (a session that lapsed meanwhile) leave their jobs to the re-queue.
+      const outcomes = reported?.outcomes ?? []
+      if (outcomes.some((outcome) => outcome.code === NOT_FOUND)) {
+        reregistered++
+        await register(simulated)
+      }
+      failed += outcomes.filter((outcome) => outcome.code !== 0 && outcome.code !== NOT_FOUND).length
+      finished += outcomes.filter((outcome) => outcome.code !== NOT_FOUND).length
       if (finished >= JOBS && done === 0) done = performance.now()
     }
   })
@@ -274,7 +319,8 @@ const run = async ({ replicas, accounted }: Store, nodes: number, mode: Mode, lo
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     empty,
-    failed
+    failed,
+    reregistered
   }
 }
 
@@ -282,7 +328,9 @@ const line = (label: string, figures: Figures, ratios: string) =>
   console.log(
     `  ${label.padEnd(44)} ${figures.perSecond.toFixed(1).padStart(7)} jobs/s   claim p50 ${figures.p50.toFixed(
       2
-    )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed; CPU ms/job: controllers ${figures.cpu.controllers.toFixed(2)}, PostgreSQL ${figures.cpu.database.toFixed(2)}, clients ${figures.cpu.clients.toFixed(2)}${
+    )} ms, p99 ${figures.p99.toFixed(2)} ms, ${figures.empty} empty PullWork, ${figures.failed} failed${
+      figures.reregistered === 0 ? "" : `, ${figures.reregistered} sessions registered again`
+    }; CPU ms/job: controllers ${figures.cpu.controllers.toFixed(2)}, PostgreSQL ${figures.cpu.database.toFixed(2)}, clients ${figures.cpu.clients.toFixed(2)}${
       ratios === "" ? "" : `; ${ratios}`
     }${
       figures.calls.length === 0
@@ -307,7 +355,8 @@ const medianOf = (runs: ReadonlyArray<Figures>): Figures => ({
   p50: median(runs.map((one) => one.p50)),
   p99: median(runs.map((one) => one.p99)),
   empty: median(runs.map((one) => one.empty)),
-  failed: runs.reduce((sum, one) => sum + one.failed, 0)
+  failed: runs.reduce((sum, one) => sum + one.failed, 0),
+  reregistered: runs.reduce((sum, one) => sum + one.reregistered, 0)
 })
 
 /** The median over run pairs of a's throughput over b's (run i of each was made back to back). */
@@ -320,33 +369,60 @@ interface Store {
   readonly accounted: Accounted
 }
 
+/** A case: how the nodes run. */
+interface Case {
+  readonly mode: Mode
+  readonly longPoll: boolean
+  readonly label: string
+}
+
 /**
- * Every case on every store: drain and mixed at each node count, and mixed at 64 nodes polling.
- * The stores' runs are interleaved (run i of each store back to back), so a host whose load
- * drifts weighs on every store alike; each store's medians are printed with its throughput over
- * the first store's (SQLite) and, for two replicas, over one replica: medians of the paired runs.
+ * Every case on every store: drain and mixed at each node count, and at 64 nodes mixed with
+ * nodes polling beside long-polling (each run of the two back to back, and their throughputs
+ * compared per pair). The stores' runs are interleaved (run i of each store back to back), so a
+ * host whose load drifts weighs on every store alike; each store's medians are printed with its
+ * throughput over the first store's (SQLite) and, for two replicas, over one replica: medians of
+ * the paired runs.
  */
 const runAll = async (stores: ReadonlyArray<Store>) => {
-  const cases = [
-    ...NODE_COUNTS.flatMap((nodes) =>
-      (["drain", "mixed"] as const).map((mode) => ({ nodes, mode, longPoll: true, label: mode as string }))
-    ),
-    ...(NODE_COUNTS.includes(64)
-      ? [{ nodes: 64, mode: "mixed" as const, longPoll: false, label: `mixed, polling ${POLL_MS} ms` }]
-      : [])
-  ]
-  for (const one of cases) {
-    const runs = stores.map((): Array<Figures> => [])
-    for (let i = 0; i < RUNS; i++)
-      for (const [k, store] of stores.entries()) runs[k]?.push(await run(store, one.nodes, one.mode, one.longPoll))
-    for (const [k, store] of stores.entries()) {
-      const own = runs[k] ?? []
-      const ratios = [
-        ...(k > 0 ? [`${pairedRatio(own, runs[0] ?? []).toFixed(2)}× ${stores[0]?.label}`] : []),
-        ...(k > 1 ? [`${pairedRatio(own, runs[1] ?? []).toFixed(2)}× ${stores[1]?.label}`] : [])
+  const drain: Case = { mode: "drain", longPoll: true, label: "drain" }
+  const mixed: Case = { mode: "mixed", longPoll: true, label: "mixed" }
+  const polling: Case = { mode: "mixed", longPoll: false, label: `mixed, polling ${POLL_MS} ms` }
+  const groups = NODE_COUNTS.flatMap((nodes) => [
+    ...(MODES.includes("drain") ? [{ nodes, cases: [drain] }] : []),
+    {
+      nodes,
+      cases: [
+        ...(MODES.includes("mixed") ? [mixed] : []),
+        ...(MODES.includes("polling") && nodes === 64 ? [polling] : [])
       ]
-      line(`${store.label}, ${one.nodes} nodes, ${one.label}:`, medianOf(own), ratios.join(", "))
     }
+  ]).filter((group) => group.cases.length > 0)
+  for (const { nodes, cases } of groups) {
+    // runs[case][store]: run i of every case and store made back to back.
+    const runs = cases.map(() => stores.map((): Array<Figures> => []))
+    for (let i = 0; i < RUNS; i++)
+      for (const [k, store] of stores.entries())
+        for (const [c, one] of cases.entries()) runs[c]?.[k]?.push(await run(store, nodes, one.mode, one.longPoll))
+    for (const [c, one] of cases.entries())
+      for (const [k, store] of stores.entries()) {
+        const own = runs[c]?.[k] ?? []
+        const first = runs[c]?.[0] ?? []
+        const second = runs[c]?.[1] ?? []
+        const ratios = [
+          ...(k > 0 ? [`${pairedRatio(own, first).toFixed(2)}× ${stores[0]?.label}`] : []),
+          ...(k > 1 ? [`${pairedRatio(own, second).toFixed(2)}× ${stores[1]?.label}`] : [])
+        ]
+        line(`${store.label}, ${nodes} nodes, ${one.label}:`, medianOf(own), ratios.join(", "))
+      }
+    if (cases.length === 2)
+      for (const [k, store] of stores.entries()) {
+        const longPolled = medianOf(runs[0]?.[k] ?? [])
+        const polled = medianOf(runs[1]?.[k] ?? [])
+        console.log(
+          `  ${store.label}, ${nodes} nodes mixed, long-poll vs polling ${POLL_MS} ms: ${longPolled.perSecond.toFixed(1)} vs ${polled.perSecond.toFixed(1)} jobs/s (${pairedRatio(runs[0]?.[k] ?? [], runs[1]?.[k] ?? []).toFixed(2)}×), empty PullWork ${longPolled.empty} vs ${polled.empty}, CPU ms/job (controllers + PostgreSQL) ${(longPolled.cpu.controllers + longPolled.cpu.database).toFixed(2)} vs ${(polled.cpu.controllers + polled.cpu.database).toFixed(2)}`
+        )
+      }
   }
 }
 
@@ -366,6 +442,7 @@ export const benchJobStores = async (): Promise<void> => {
     SVC_AUTH_DISABLED: "true",
     SVC_SCORING_ROOTS: fixturesDir,
     SVC_LOG_LEVEL: "info",
+    SVC_NODE_REQUEUE_GRACE_MS: String(REQUEUE_GRACE_MS),
     ...(profileDir === undefined ? {} : { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir}` })
   }
   const start = (env: Record<string, string>) =>

@@ -19,8 +19,8 @@ export const ffmpegRunAsync = async (args: ReadonlyArray<string>): Promise<void>
 
 /** How a clip is encoded (or an existing clip re-encoded); every field left out is ffmpeg's default. */
 export interface Encoding {
-  readonly codec?: "libx264" | "libx265" | "ffv1" | "mpeg2video"
-  readonly preset?: "ultrafast" | "veryfast" | "fast" | "medium"
+  readonly codec?: "libx264"
+  readonly preset?: "ultrafast" | "fast"
   /** A keyframe every `gop` frames exactly, none in between (no scene-cut keyframes). */
   readonly gop?: number
   readonly crf?: number
@@ -101,7 +101,7 @@ const outputArgs = (path: string, output: Output): ReadonlyArray<string> => [
 ]
 
 /** The ffmpeg arguments (after the quiet options) that write `clip` to `path`. */
-export const clipArgs = (path: string, clip: Clip): ReadonlyArray<string> => [
+const clipArgs = (path: string, clip: Clip): ReadonlyArray<string> => [
   "-f",
   "lavfi",
   "-i",

@@ -15,7 +15,7 @@
  * which report such inputs as ever.
  */
 import { Effect, type Scope } from "effect"
-import { read, write } from "node:fs"
+import { closeSync } from "node:fs"
 import type { ScoreError, Scorer } from "../scorer/index.ts"
 import { type SideThumbnails, thumbnailBytes, thumbnailHeight, thumbnailWidth } from "./alignment.ts"
 import {
@@ -26,7 +26,6 @@ import {
   type DecodeTarget,
   Ffmpeg
 } from "./ffmpeg.ts"
-import { decoderPipe } from "./frames.ts"
 
 /** An encoded side decoded once: its scored frames held, its thumbnails, the decoder that made them. */
 export interface HeldSide {
@@ -41,19 +40,54 @@ export interface HeldSide {
 /** Bytes a held side takes: its frames (at most `frames`) and their thumbnails. */
 export const heldBytes = (frames: number, frameBytes: number) => frames * (frameBytes + thumbnailBytes)
 
-/** Reads up to `buffer.length` bytes from the pipe `fd` off the JavaScript thread (0: its end or an error). */
-const readSome = (fd: number, buffer: Uint8Array): Promise<number> =>
-  new Promise((resolve) => read(fd, buffer, 0, buffer.length, null, (error, bytes) => resolve(error ? 0 : bytes)))
+/**
+ * A pipe with one end used here by an asynchronous reader or writer (Bun's pipe stream or writer,
+ * waiting in the event loop) and the other given to a child or the library. The end used here is
+ * closed by `use` once its user has stopped (a descriptor closed under a pending read or write
+ * could be reused by another open), or with the scope if it was never used; the other end by
+ * `handOver`, or with the scope.
+ */
+const ownedPipe = (scorer: Scorer, here: "read" | "write") =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.map(scorer.pipe, (fds) => ({ ...fds, otherOpen: true, used: false })),
+      (fds) =>
+        Effect.sync(() => {
+          if (fds.otherOpen) closeSync(here === "read" ? fds.write : fds.read)
+          if (!fds.used) closeSync(here === "read" ? fds.read : fds.write)
+        })
+    ),
+    (fds) => ({
+      /** The end given away. */
+      other: here === "read" ? fds.write : fds.read,
+      handOver: Effect.sync(() => {
+        if (!fds.otherOpen) return
+        fds.otherOpen = false
+        closeSync(here === "read" ? fds.write : fds.read)
+      }),
+      use: <T>(user: (fd: number) => Promise<T>): Promise<T> => {
+        fds.used = true
+        const fd = here === "read" ? fds.read : fds.write
+        return user(fd).finally(() => closeSync(fd))
+      }
+    })
+  )
 
-/** Reads the pipe `fd` to its end, at most `limit` bytes (one more ends the read: the caller refuses it). */
+/**
+ * Reads the pipe `fd` to its end, at most `limit` bytes (one more ends the read: the caller
+ * refuses it). Bun's stream of a pipe waits in the event loop: no thread of the pool that async
+ * file reads share is held while the decoder runs.
+ */
 const readAll = async (fd: number, limit: number): Promise<Uint8Array> => {
   const bytes = new Uint8Array(limit + 1)
   let length = 0
-  for (;;) {
-    const read = length < bytes.length ? await readSome(fd, bytes.subarray(length)) : 0
-    if (read === 0) return bytes.subarray(0, length)
-    length += read
+  for await (const chunk of Bun.file(fd).stream()) {
+    const taken = Math.min(chunk.length, bytes.length - length)
+    bytes.set(chunk.subarray(0, taken), length)
+    length += taken
+    if (length === bytes.length) break
   }
+  return bytes.subarray(0, length)
 }
 
 /**
@@ -73,9 +107,9 @@ export const holdDecoded = (
 ): Effect.Effect<HeldSide | undefined, DecoderMissing | DecoderFailed | ScoreError, Ffmpeg | Scope.Scope> =>
   Effect.gen(function* () {
     const ffmpeg = yield* Ffmpeg
-    const thumbnailPipe = yield* decoderPipe(scorer)
+    const thumbnailPipe = yield* ownedPipe(scorer, "read")
     const child = yield* ffmpeg
-      .decodeWithThumbnails(fd, target, { width: thumbnailWidth, height: thumbnailHeight }, thumbnailPipe.write, {
+      .decodeWithThumbnails(fd, target, { width: thumbnailWidth, height: thumbnailHeight }, thumbnailPipe.other, {
         ...limits,
         // One frame past what may be held: an overrun shows.
         maxFrames: limits.maxFrames + 1
@@ -108,7 +142,7 @@ export const holdDecoded = (
           }
           return { held, count, partial: filled }
         })(),
-        readAll(thumbnailPipe.read, (limits.maxFrames + 1) * thumbnailBytes),
+        thumbnailPipe.use((read) => readAll(read, (limits.maxFrames + 1) * thumbnailBytes)),
         child.exited,
         child.stderrDone
       ])
@@ -128,40 +162,40 @@ export const holdDecoded = (
     } satisfies HeldSide
   })
 
-/** Writes all of `bytes` to the pipe `fd` off the JavaScript thread (false: the reader is gone). */
-const writeAll = (fd: number, bytes: Uint8Array): Promise<boolean> =>
-  new Promise((resolve) => {
-    const next = (from: number) =>
-      write(fd, bytes, from, bytes.length - from, null, (error, written) => {
-        if (error) resolve(false)
-        else if (from + written < bytes.length) next(from + written)
-        else resolve(true)
-      })
-    next(0)
-  })
-
 /**
- * Writes the held frames the score reads into `pipe` (the write end the library's pipe side
- * reads): from held frame `first`, the held frames in `cut` left out (indices after the frame
- * skip), at most `count` frames (0: all), then closes it (`handOver`), as the decoder's exit would.
+ * The library's pipe for a held side (`read`, the end its pipe side reads) and how it is fed
+ * (`start`, when the score starts): the held frames from held frame `first`, those in `cut` left
+ * out (indices after the frame skip), at most `count` frames (0: all), then the pipe's end, as the
+ * decoder's exit would end it. Bun's writer waits in the event loop for the library to read: no
+ * thread of the pool that async file reads share is held for the score's length. A library that
+ * stops reading (its own failure, or the scope closing its end) ends the writing.
  */
-export const feedHeld = (
+export const heldFeed = (
+  scorer: Scorer,
   held: HeldSide,
-  pipe: { readonly write: number; readonly handOver: Effect.Effect<void> },
   first: number,
   cut: ReadonlyArray<number>,
   count: number
-): Effect.Effect<void> =>
-  Effect.ensuring(
-    Effect.promise(async () => {
-      const left = new Set(cut)
-      let written = 0
-      for (let index = first; index < held.frames.length; index++) {
-        if (count > 0 && written >= count) break
-        if (left.has(index)) continue
-        if (!(await writeAll(pipe.write, held.frames[index] as Uint8Array))) break
-        written++
-      }
-    }),
-    pipe.handOver
-  )
+): Effect.Effect<{ readonly read: number; readonly start: Effect.Effect<void> }, ScoreError, Scope.Scope> =>
+  Effect.map(ownedPipe(scorer, "write"), (pipe) => ({
+    read: pipe.other,
+    start: Effect.sync(() => {
+      void pipe.use(async (write) => {
+        const sink = Bun.file(write).writer()
+        const left = new Set(cut)
+        let written = 0
+        try {
+          for (let index = first; index < held.frames.length; index++) {
+            if (count > 0 && written >= count) break
+            if (left.has(index)) continue
+            sink.write(held.frames[index] as Uint8Array)
+            await sink.flush()
+            written++
+          }
+          await sink.end()
+        } catch {
+          // The library stopped reading: its failure or the verdict says why.
+        }
+      })
+    })
+  }))

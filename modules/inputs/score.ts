@@ -58,7 +58,7 @@ import { lumaPlaneBytes } from "./luma-thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput, y4mFrameCount, y4mFrameOffset } from "./y4m.ts"
 import { type Alignment, inputFramesOf, type SidePairing, type SideThumbnails, unpaired } from "./alignment.ts"
 import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
-import { feedHeld, type HeldSide, heldBytes, holdDecoded } from "./alignment-once.ts"
+import { type HeldSide, heldBytes, heldFeed, holdDecoded } from "./alignment-once.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
 export type InputHooks<E = never> = ScoreHooks<E> & {
@@ -1002,24 +1002,20 @@ const heldSource = (
   count: number
 ) =>
   Effect.map(
-    decoderPipe(scorer),
-    (pipe): FrameSource => ({
-      side: { fd: pipe.read, kind: "pipe", name: path, skip: 0 },
+    heldFeed(
+      scorer,
+      held,
+      read.skip - frameSkip,
+      (read.drop ?? []).map((frame) => frame - frameSkip),
+      count
+    ),
+    (feed): FrameSource => ({
+      side: { fd: feed.read, kind: "pipe", name: path, skip: 0 },
       child: () => held.child,
       changed: plan.changed,
       frameAt: () => Effect.succeed(0),
       memory: 0,
-      start: Effect.asVoid(
-        Effect.forkScoped(
-          feedHeld(
-            held,
-            pipe,
-            read.skip - frameSkip,
-            (read.drop ?? []).map((frame) => frame - frameSkip),
-            count
-          )
-        )
-      ),
+      start: feed.start,
       frames: undefined,
       scaling: plan.scaling,
       shapeChanges: Effect.succeed([]),

@@ -308,11 +308,6 @@ export type PlanAlignment = AlignmentReport | ReadonlyArray<AlignmentReport>
 /** A pair's plan alignment (not a ladder's list). */
 const isPairAlignment = (alignment: PlanAlignment): alignment is AlignmentReport => !Array.isArray(alignment)
 
-/** The plan alignment of a job or report as stored: a ladder's list, else a pair's (undefined: none). */
-export const planAlignmentOf = (
-  held: Pick<Job, "planAlignment" | "planRenditionAlignments">
-): PlanAlignment | undefined => held.planRenditionAlignments ?? held.planAlignment
-
 /** A stored plan alignment as a job's fields. */
 export const planAlignmentFields = (
   alignment: PlanAlignment | undefined

@@ -4,12 +4,22 @@
  * submit from turning into one claim per waiting node, of which all but one would come back
  * empty. A waiter that was woken but leaves without using the wake (its claim before the wait
  * found other work) passes it on to the next waiter, so no pending job is left to a timeout.
+ *
+ * With several replicas (PostgreSQL), the wake-up of a pending job is owned by one replica (the
+ * one whose statement made it pending, see postgres/store.ts): `notifyOwned` wakes its waiters
+ * and gives every wake-up it has no waiter for to `handOn`, which passes it to the other replicas;
+ * so is an owned wake-up whose waiter left without using it and found no waiter to pass it to.
  */
 import { Deferred, Effect, FiberId, type Scope } from "effect"
 
 export interface WorkSignal {
-  /** `count` jobs of the tenant may have become pending: wake as many waiters. */
+  /** `count` jobs of the tenant may have become pending: wake as many waiters (if there are). */
   readonly notify: (tenantId: string, count: number) => void
+  /**
+   * `count` jobs of the tenant became pending and no other replica wakes anyone for them: wake
+   * as many waiters, and hand on the wake-ups no waiter here takes (now or once woken).
+   */
+  readonly notifyOwned: (tenantId: string, count: number) => void
   /**
    * Every waiter of the tenant: a job handed back for want of memory, which the first waiter
    * woken may skip (its node has less free), must reach a node that has the room.
@@ -26,9 +36,12 @@ export interface WorkSignal {
 interface Waiter {
   readonly woken: Deferred.Deferred<void>
   used: boolean
+  /** Woken by an owned wake-up: handed on if it goes unused and no waiter here takes it. */
+  owned: boolean
 }
 
-export const makeWorkSignal = (): WorkSignal => {
+/** `handOn(tenantId, count)`: owned wake-ups no waiter here took (none by default: one replica). */
+export const makeWorkSignal = (handOn: (tenantId: string, count: number) => void = () => undefined): WorkSignal => {
   const queues = new Map<string, Array<Waiter>>()
   let count = 0
 
@@ -42,27 +55,40 @@ export const makeWorkSignal = (): WorkSignal => {
     if (queue.length === 0) queues.delete(tenantId)
   }
 
-  const notify = (tenantId: string, jobs: number) => {
+  /** Wakes up to `jobs` waiters of the tenant; returns how many wake-ups found no waiter. */
+  const wake = (tenantId: string, jobs: number, owned: boolean): number => {
     for (let woken = 0; woken < jobs; woken++) {
       const waiter = queues.get(tenantId)?.[0]
-      if (waiter === undefined) return
+      if (waiter === undefined) return jobs - woken
       remove(tenantId, waiter)
+      waiter.owned = owned
       Deferred.unsafeDone(waiter.woken, Effect.void)
     }
+    return 0
+  }
+
+  const notifyOwned = (tenantId: string, jobs: number) => {
+    const left = wake(tenantId, jobs, true)
+    if (left > 0) handOn(tenantId, left)
   }
 
   return {
-    notify,
-    notifyTenant: (tenantId) => notify(tenantId, queues.get(tenantId)?.length ?? 0),
+    notify: (tenantId, jobs) => {
+      wake(tenantId, jobs, false)
+    },
+    notifyOwned,
+    notifyTenant: (tenantId) => {
+      wake(tenantId, queues.get(tenantId)?.length ?? 0, false)
+    },
     notifyAll: () => {
-      for (const [tenantId, queue] of [...queues]) notify(tenantId, queue.length)
+      for (const [tenantId, queue] of [...queues]) wake(tenantId, queue.length, false)
     },
     waiting: () => count,
     awaitWork: (tenantId) =>
       Effect.map(
         Effect.acquireRelease(
           Effect.sync(() => {
-            const waiter: Waiter = { woken: Deferred.unsafeMake<void>(FiberId.none), used: false }
+            const waiter: Waiter = { woken: Deferred.unsafeMake<void>(FiberId.none), used: false, owned: false }
             const queue = queues.get(tenantId) ?? []
             queue.push(waiter)
             queues.set(tenantId, queue)
@@ -73,7 +99,10 @@ export const makeWorkSignal = (): WorkSignal => {
             Effect.flatMap(Deferred.isDone(waiter.woken), (done) =>
               Effect.sync(() => {
                 if (!done) remove(tenantId, waiter)
-                else if (!waiter.used) notify(tenantId, 1)
+                else if (!waiter.used) {
+                  if (waiter.owned) notifyOwned(tenantId, 1)
+                  else wake(tenantId, 1, false)
+                }
               })
             )
         ),

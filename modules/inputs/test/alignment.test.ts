@@ -7,7 +7,10 @@
  * scripts/golden-alignment.ts). A raw YUV pair with frames inserted mid-clip scores as its hand
  * cut does, and so does one starting late (read by the file job with frame skips). Segments of
  * pairs scored with a given alignment (a segment job's plan) concatenate to the unsplit score bit
- * for bit. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
+ * for bit. An encoded side within the sync window is decoded once for the search and the score
+ * (its frames held): an encode with inserted frames, and an encoded reference, score bit for bit
+ * as through two decodes per side (a window one frame short, or no room in the budget), the real
+ * decoders counted. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
  * ladder rendition that starts late and drops a frame are those of the input frames they pair
  * (cut out by hand with ffmpeg). Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
@@ -161,6 +164,15 @@ describe("one decode for the search and the score", () => {
     ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv))))))
   )
   afterAll(() => counting.dispose())
+  // Four black frames after frame 60 of the reference, encoded: 124 frames.
+  let inserted = ""
+  beforeAll(() => {
+    inserted = writeEncode(scratch.dir, reference, {
+      name: "inserted4",
+      filter: `[0:v]split[a][b];[a]trim=end_frame=60[head];[b]trim=start_frame=60,setpts=PTS-STARTPTS[tail];color=black:size=${clipSize.width}x${clipSize.height}:rate=25,format=yuv420p,trim=end_frame=4[black];[head][black][tail]concat=n=3:v=1:a=0[out]`,
+      truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [], repeated: [] }
+    })
+  })
   /** `busyFirst`: the budget has no room for the score's first admission (it is busy then). */
   const countedScore = async (body: unknown, busyFirst = false) => {
     calls.searchDecodes = 0
@@ -185,12 +197,7 @@ describe("one decode for the search and the score", () => {
   }
 
   it("holds a clip within the window, leaves its inserted frames out, and scores bit for bit as two decodes", async () => {
-    // Four black frames after frame 60 of the reference, encoded: 124 frames.
-    const distorted = writeEncode(scratch.dir, reference, {
-      name: "inserted4",
-      filter: `[0:v]split[a][b];[a]trim=end_frame=60[head];[b]trim=start_frame=60,setpts=PTS-STARTPTS[tail];color=black:size=${clipSize.width}x${clipSize.height}:rate=25,format=yuv420p,trim=end_frame=4[black];[head][black][tail]concat=n=3:v=1:a=0[out]`,
-      truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [], repeated: [] }
-    })
+    const distorted = inserted
     const options = { sync: "auto", per_frame: true, precision: "lossless" }
     const once = await countedScore({ reference, distorted, options: { ...options, sync_window: 124 } })
     expect(once.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 1 })
@@ -217,6 +224,22 @@ describe("one decode for the search and the score", () => {
       expect(other.result.score).toBe(once.result.score)
     }
     expect(once.result.frames).toHaveLength(120)
+  }, 120_000)
+
+  it("holds an encoded reference too: both sides decoded once, bit for bit as four decodes", async () => {
+    // The aligned encode (120 frames) as the reference, the encode with 4 inserted frames (124) as the distorted.
+    const body = (window: number) => ({
+      reference: encoded.get("aligned"),
+      distorted: inserted,
+      options: { sync: "auto", per_frame: true, precision: "lossless", sync_window: window }
+    })
+    const once = await countedScore(body(124))
+    expect(once.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 2 })
+    expect(once.result.alignment).toMatchObject({ frames: 120, distorted_frames_inserted: [60, 61, 62, 63] })
+    const twice = await countedScore(body(119))
+    expect(twice.calls).toEqual({ searchDecodes: 2, scoringDecodes: 2, decodesOnce: 0 })
+    expect(twice.result.alignment).toEqual({ ...once.result.alignment, window: 119 })
+    expect(twice.result.frames).toEqual(once.result.frames)
   }, 120_000)
 })
 

@@ -171,8 +171,14 @@ export const connectionTarget = (
   }
 }
 
-/** Opens the bounded pool (connections are made on demand); ends it when the scope closes. */
-export const openPool = (settings: PostgresSettings): Effect.Effect<Sql, JobStoreStartupError, Scope.Scope> =>
+/**
+ * Opens the bounded pool (connections are made on demand); ends it when the scope closes. Its
+ * connections' application_name says which replica they serve (change notifications name it).
+ */
+export const openPool = (
+  settings: PostgresSettings,
+  applicationName: string
+): Effect.Effect<Sql, JobStoreStartupError, Scope.Scope> =>
   Effect.flatMap(readPassword(settings.passwordFile), (password) =>
     Effect.acquireRelease(
       Effect.try({
@@ -203,7 +209,7 @@ export const openPool = (settings: PostgresSettings): Effect.Effect<Sql, JobStor
             fetch_types: false,
             idle_timeout: 60,
             onnotice: () => undefined,
-            connection: { application_name: "svc-controller" }
+            connection: { application_name: applicationName }
           })
         },
         catch: (cause) =>

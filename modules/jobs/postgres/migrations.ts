@@ -1290,6 +1290,44 @@ export const PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
           RETURNING jobs.*;
       END $$;
     `
+  },
+  {
+    version: 15,
+    name: "change notifications name the replica that owns their wake-ups",
+    // Issue 35 (measured): every replica woke a waiting PullWork for every job that became
+    // pending, so with two replicas two nodes claimed and one came back empty: a wasted claim per
+    // job per extra replica. A note now names the replica whose statement made the change (its
+    // connections' application_name is "svc-controller <replica>") when that replica is
+    // listening: that replica alone wakes a waiter, and hands on what it has no waiter for (see
+    // postgres/store.ts). A note of a replica not listening names none: every replica wakes one.
+    sql: `
+      CREATE OR REPLACE FUNCTION svc_jobs_notify_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        payload TEXT := '';
+        entry TEXT;
+        every_change BOOLEAN;
+        origin TEXT;
+      BEGIN
+        SELECT bool_or(l.followers),
+            max(l.replica) FILTER (WHERE 'svc-controller ' || l.replica = current_setting('application_name'))
+          INTO every_change, origin FROM change_listeners l WHERE l.expires_at > now();
+        IF every_change IS NULL THEN
+          RETURN NULL;
+        END IF;
+        FOR entry IN SELECT json_build_array(c.tenant_id, c.id, c.state, c.fence, coalesce(origin, ''))::TEXT
+            FROM changed c WHERE every_change OR c.state = 'pending' ORDER BY c.seq LOOP
+          IF octet_length(payload) + octet_length(entry) > 7000 THEN
+            PERFORM pg_notify('${CHANGE_CHANNEL}', payload);
+            payload := '';
+          END IF;
+          payload := payload || entry || E'\\n';
+        END LOOP;
+        IF payload <> '' THEN
+          PERFORM pg_notify('${CHANGE_CHANNEL}', payload);
+        END IF;
+        RETURN NULL;
+      END $$;
+    `
   }
 ]
 

@@ -31,7 +31,20 @@
  * synchronised clocks (NTP), well within the 30 s session TTL.
  * PostgreSQL text cannot hold NUL: an id or tenant containing one matches nothing.
  */
-import { Clock, Context, Effect, Either, Layer, Option, Queue, Ref, Schedule, type Scope, Stream } from "effect"
+import {
+  Clock,
+  Context,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  Queue,
+  Ref,
+  Runtime,
+  Schedule,
+  type Scope,
+  Stream
+} from "effect"
 import { STORE_URL_VARIABLE, type PostgresSettings } from "../config.ts"
 import { PermissionDenied } from "../../policy/errors.ts"
 import {
@@ -65,6 +78,26 @@ import { withPostgresSegments } from "./segments.ts"
 
 /** A feed entry saying that changes may have been missed. */
 const INTERRUPTED = Symbol("change feed interrupted")
+
+/** The state of a note by which a replica hands wake-ups on to the others (see `deliver`). */
+const WAKE = "wake"
+
+/** A NOTIFY payload stays under PostgreSQL's 8000 bytes. */
+const MAX_PAYLOAD_BYTES = 7_000
+
+/** Lines joined into payloads of at most MAX_PAYLOAD_BYTES (the lines are short). */
+const chunkLines = (lines: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const payloads: Array<string> = []
+  let current = ""
+  for (const line of lines) {
+    if (current !== "" && current.length + line.length + 1 > MAX_PAYLOAD_BYTES) {
+      payloads.push(current)
+      current = ""
+    }
+    current += `${line}\n`
+  }
+  return current === "" ? payloads : [...payloads, current]
+}
 
 /** A replica notes in `controller_clock` that it reached the database at most this often (or a quarter of the outage threshold). */
 const CLOCK_TICK_MILLIS = 1_000
@@ -131,10 +164,16 @@ const decodeRows = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<
 const decodeOne = (operation: string, row: Row): Effect.Effect<Job, JobStoreFailure> =>
   Either.mapLeft(toJob(toRow(row)), (detail) => new JobStoreFailure({ operation, detail }))
 
+/** The application_name of a replica's connections: migration 15's notes name the replica by it. */
+const applicationNameOf = (replicaId: string) => `svc-controller ${replicaId}`
+
 /** Connects, migrates (under the advisory lock) and returns the pool; a failure stops start-up. */
-export const openPostgres = (settings: PostgresSettings): Effect.Effect<Sql, JobStoreStartupError, Scope.Scope> =>
+export const openPostgres = (
+  settings: PostgresSettings,
+  replicaId: string
+): Effect.Effect<Sql, JobStoreStartupError, Scope.Scope> =>
   Effect.gen(function* () {
-    const sql = yield* openPool(settings)
+    const sql = yield* openPool(settings, applicationNameOf(replicaId))
     const now = yield* Clock.currentTimeMillis
     yield* Effect.tryPromise({
       try: () => migratePostgres(sql, PG_MIGRATIONS, now),
@@ -172,6 +211,8 @@ interface ChangeNote {
   readonly id: string
   readonly state: string
   readonly count: number
+  /** The replica that owns the note's wake-ups (migration 15), or "" (every replica wakes one). */
+  readonly origin: string
 }
 
 /** A follower's queue of changes; `behind` once a change could not be queued (it lists again). */
@@ -198,26 +239,37 @@ const reportWrite = (jobId: string, expected: Lease & { readonly revision: numbe
   error: update.outcome?.error ?? null
 })
 
-/** Lines of JSON `[tenant, id, state, fence]`; a line that does not parse is skipped. */
+/** Lines of JSON `[tenant, id, state, fence or count, origin]`; a line that does not parse is skipped. */
 const parseNotes = (payload: string): ReadonlyArray<ChangeNote> =>
   payload.split("\n").flatMap((line) => {
     if (line === "") return []
     try {
-      const [tenantId, id, state, count] = JSON.parse(line) as [unknown, unknown, unknown, unknown]
+      const [tenantId, id, state, count, origin] = JSON.parse(line) as [unknown, unknown, unknown, unknown, unknown]
       return typeof tenantId === "string" && typeof id === "string" && typeof state === "string"
-        ? [{ tenantId, id, state, count: typeof count === "number" ? count : 0 }]
+        ? [
+            {
+              tenantId,
+              id,
+              state,
+              count: typeof count === "number" ? count : 0,
+              origin: typeof origin === "string" ? origin : ""
+            }
+          ]
         : []
     } catch {
       return []
     }
   })
 
-/** The PostgreSQL JobStore over an open, migrated pool. */
-export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, JobStoreStartupError, Scope.Scope> =>
+/**
+ * The PostgreSQL JobStore over an open, migrated pool. `replicaId` (a fresh id per process, the
+ * one its pool's application_name carries) holds the sweep lease and the change_listeners row.
+ */
+export const makePostgresJobStore = (
+  sql: Sql,
+  replicaId: string
+): Effect.Effect<JobStoreShape, JobStoreStartupError, Scope.Scope> =>
   Effect.gen(function* () {
-    /** Who holds the sweep lease and the change_listeners row: this replica (a fresh id per process). */
-    const replicaId = crypto.randomUUID()
-
     /** Whether a job of this id belongs to a tenant other than `tenantId` (which has no NUL). */
     const otherTenant = (tenantId: string, jobId: string): Effect.Effect<JobLookup, JobStoreError> =>
       Effect.map(
@@ -241,7 +293,27 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     // Change notifications, only while this replica has followers or waiting PullWork calls:
     // LISTEN and a change_listeners row (without any row no trigger sends anything).
     const followers = new Set<Follower>()
-    const work = makeWorkSignal()
+    const runtime = yield* Effect.runtime<never>()
+    // Wake-ups this replica owns but has no waiter for, by tenant, sent together at the next tick.
+    const handingOn = new Map<string, number>()
+    /** Tells the other replicas to wake waiters: lines [tenant, "", "wake", count, this replica] (tenant "": all). */
+    const wakeOthers = (lines: ReadonlyArray<string>) =>
+      Effect.forEach(
+        chunkLines(lines),
+        (payload) => Effect.ignoreLogged(query("wake", () => sql`SELECT pg_notify(${CHANGE_CHANNEL}, ${payload})`)),
+        { discard: true }
+      )
+    const work = makeWorkSignal((tenantId, count) => {
+      if (handingOn.size === 0)
+        queueMicrotask(() => {
+          const lines = [...handingOn].map(([tenant, wakes]) => JSON.stringify([tenant, "", WAKE, wakes, replicaId]))
+          handingOn.clear()
+          Runtime.runFork(runtime)(wakeOthers(lines))
+        })
+      handingOn.set(tenantId, (handingOn.get(tenantId) ?? 0) + count)
+    })
+    /** Every waiter on the other replicas: notes this replica owned may have gone unseen. */
+    const wakeAllOthers = wakeOthers([JSON.stringify(["", "", WAKE, 0, replicaId])])
     const demand = () => followers.size + work.waiting()
     // `followers`: the change_listeners row asks for every change, not only jobs that became pending.
     const listening = yield* Ref.make<
@@ -251,6 +323,13 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
     const listenLock = yield* Effect.makeSemaphore(1)
 
     const deliver = (note: ChangeNote | typeof INTERRUPTED) => {
+      if (note !== INTERRUPTED && note.state === WAKE) {
+        // Wake-ups another replica handed on (none of its own waiters took them).
+        if (note.origin === replicaId) return
+        if (note.tenantId === "") work.notifyAll()
+        else work.notify(note.tenantId, note.count)
+        return
+      }
       if (note !== INTERRUPTED && note.state === "segments") {
         work.notify(note.tenantId, note.count)
         return
@@ -264,7 +343,12 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         if (!Queue.unsafeOffer(follower.queue, note)) follower.behind = true
       }
       if (note === INTERRUPTED) work.notifyAll()
-      else if (note.state === "pending") work.notify(note.tenantId, 1)
+      else if (note.state === "pending") {
+        // One replica wakes a waiter per pending job: the note's origin if it names one (it
+        // hands on what it has no waiter for), else every replica (one waiter each).
+        if (note.origin === "") work.notify(note.tenantId, 1)
+        else if (note.origin === replicaId) work.notifyOwned(note.tenantId, 1)
+      }
     }
 
     const registerListener = (forFollowers: boolean) =>
@@ -276,29 +360,29 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
       )
 
     /**
-     * Writes the row, then waits until the writes in progress at its commit have ended (at most
-     * LISTEN_BARRIER_MILLIS: store writes are single statements): their triggers may have run
-     * before the row was there and notified nothing (or only pending jobs), so a listing made
-     * after this sees them. Real time (not the Effect clock, which a test may hold still).
+     * Waits until the writes in progress now have ended (at most LISTEN_BARRIER_MILLIS: store
+     * writes are single statements). Real time (not the Effect clock, which a test may hold still).
      */
-    const announce = (forFollowers: boolean) =>
-      Effect.gen(function* () {
-        yield* registerListener(forFollowers)
-        const [mark] = yield* query(
+    const writesInProgressEnded = Effect.gen(function* () {
+      const [mark] = yield* query("listen", () => sql`SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax`)
+      const xmax = String(mark?.["xmax"] ?? "0")
+      const giveUp = performance.now() + LISTEN_BARRIER_MILLIS
+      for (;;) {
+        const [ended] = yield* query(
           "listen",
-          () => sql`SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax`
+          () => sql`SELECT txid_snapshot_xmin(txid_current_snapshot()) >= ${xmax}::bigint AS done`
         )
-        const xmax = String(mark?.["xmax"] ?? "0")
-        const giveUp = performance.now() + LISTEN_BARRIER_MILLIS
-        for (;;) {
-          const [ended] = yield* query(
-            "listen",
-            () => sql`SELECT txid_snapshot_xmin(txid_current_snapshot()) >= ${xmax}::bigint AS done`
-          )
-          if (ended?.["done"] === true || performance.now() > giveUp) return
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
-        }
-      })
+        if (ended?.["done"] === true || performance.now() > giveUp) return
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+      }
+    })
+
+    /**
+     * Writes the row, then waits out the writes in progress at its commit: their triggers may
+     * have run before the row was there and notified nothing (or only pending jobs), so a listing
+     * made after this sees them.
+     */
+    const announce = (forFollowers: boolean) => Effect.zipRight(registerListener(forFollowers), writesInProgressEnded)
 
     /** Starts listening: LISTEN, then the row (`announce`). */
     const startListening = (forFollowers: boolean) =>
@@ -313,7 +397,11 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
             () => {
               // The client LISTENs again by itself after a lost connection and calls back each time.
               listens += 1
-              if (listens > 1) deliver(INTERRUPTED)
+              if (listens > 1) {
+                deliver(INTERRUPTED)
+                // Notes whose wake-ups this replica owned may have been lost with the connection.
+                Runtime.runFork(runtime)(wakeAllOthers)
+              }
             }
           )
         )
@@ -340,13 +428,22 @@ export const makePostgresJobStore = (sql: Sql): Effect.Effect<JobStoreShape, Job
         )
       )
 
+    /**
+     * Deletes the row (no note names this replica after), waits out the writes that may have
+     * named it, then wakes every waiter on the other replicas before the UNLISTEN: a note this
+     * replica owned may arrive after it stopped reading them.
+     */
     const stopListening = Effect.flatMap(Ref.getAndSet(listening, undefined), (current) =>
       current === undefined
         ? Effect.void
-        : Effect.zipRight(
-            Effect.promise(() => current.unlisten().catch(() => undefined)),
-            Effect.ignore(query("unlisten", () => sql`DELETE FROM change_listeners WHERE replica = ${replicaId}`))
-          )
+        : Effect.gen(function* () {
+            yield* Effect.ignore(
+              query("unlisten", () => sql`DELETE FROM change_listeners WHERE replica = ${replicaId}`)
+            )
+            yield* Effect.ignore(writesInProgressEnded)
+            yield* wakeAllOthers
+            yield* Effect.promise(() => current.unlisten().catch(() => undefined))
+          })
     )
 
     // Keeps the row fresh while wanted (asking only for pending jobs once no follower is left);
@@ -827,8 +924,9 @@ export const postgresBackend = (
 ): Layer.Layer<JobStore | NodeSessions, JobStoreStartupError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const sql = yield* openPostgres(settings)
-      const store = yield* makePostgresJobStore(sql)
+      const replicaId = crypto.randomUUID()
+      const sql = yield* openPostgres(settings, replicaId)
+      const store = yield* makePostgresJobStore(sql, replicaId)
       const sessions = yield* makePostgresNodeSessions(sql, sessionSettings)
       return Context.make(JobStore, store).pipe(Context.add(NodeSessions, sessions))
     })
