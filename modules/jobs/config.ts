@@ -53,8 +53,8 @@ export const storeSelection: Config.Config<StoreSelection> = Config.map(
 export const SEGMENT_FRAMES_VARIABLE = "SVC_SEGMENT_FRAMES"
 
 /**
- * The controller's default `options.segment_frames` for pair jobs that do not set it (0: one
- * piece); 0 or within the option's range (minSegmentFrames..maxSegmentFrames).
+ * The controller's default `options.segment_frames` for pair and ladder jobs that do not set it,
+ * aligning or not (0: one piece); 0 or within the option's range (minSegmentFrames..maxSegmentFrames).
  */
 export const defaultSegmentFrames = (min: number, max: number): Config.Config<number> =>
   Config.mapOrFail(integerIn(SEGMENT_FRAMES_VARIABLE, 0, 0, max), (value) =>

@@ -283,18 +283,26 @@ describe("decoders on the controller and the node", () => {
         small.logs.filter((line) => line.message.includes(`job ${String(split.id)} segment ${index} does not fit`))
           .length
       // Each segment is pulled into small's free slot, found not to fit beside the holder, and
-      // handed back with its need; then skipped while small lacks the room.
-      await waitFor(
-        async () => (handBacks(0) >= 1 && handBacks(1) >= 1 ? true : undefined),
+      // handed back with its need (its log line comes before the hand-back's Heartbeat); then
+      // skipped while small lacks the room.
+      const segmentStates = async () => {
+        const job = expectOk(await client.getJob(String(split.id), tokens.aReader))
+        return {
+          state: job.state,
+          segments: (job.segments as ReadonlyArray<{ state: string }>).map((segment) => segment.state)
+        }
+      }
+      const waiting = await waitFor(
+        async () => {
+          const seen = await segmentStates()
+          return handBacks(0) >= 1 && handBacks(1) >= 1 && seen.segments.every((state) => state === "JOB_STATE_PENDING")
+            ? seen
+            : undefined
+        },
         120_000,
         "both segments to be handed back"
       )
-      const waiting = expectOk(await client.getJob(String(split.id), tokens.aReader))
-      expect(waiting.state).toBe("JOB_STATE_RUNNING")
-      expect((waiting.segments as ReadonlyArray<{ state: string }>).map((segment) => segment.state)).toEqual([
-        "JOB_STATE_PENDING",
-        "JOB_STATE_PENDING"
-      ])
+      expect(waiting).toEqual({ state: "JOB_STATE_RUNNING", segments: ["JOB_STATE_PENDING", "JOB_STATE_PENDING"] })
       // The holder gives its memory back: small takes one segment at a time (one claim counts the
       // needs it hands out), each scored once, no second hand-back, no attempt counted for one.
       expectOk(await client.unary("svc.v1.Jobs", "CancelJob", { id: holder.id }, tokens.aWriter))
