@@ -9,8 +9,8 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CancelledNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Layer } from "effect"
-import { livenessRoutes, serveHttp } from "../transport/http/server.ts"
+import { Duration, Effect, Layer } from "effect"
+import { httpIdleTimeout, livenessRoutes, serveHttp } from "../transport/http/server.ts"
 import { InFlightCalls } from "./cancellation.ts"
 import type { McpConfig } from "./config.ts"
 import { Controller } from "./controller.ts"
@@ -21,6 +21,15 @@ export const MCP_PATH = "/mcp"
 
 /** Largest JSON-RPC body read (tool arguments are small). */
 const maxBodyBytes = 1024 * 1024
+
+/**
+ * How often a call's event stream carries an SSE comment while the tool runs. A long call
+ * (score_ladder, wait_job) may send nothing for longer than the listener's idle timeout, which
+ * would close the connection mid-call (the client sees ECONNRESET); the SDK's default interval
+ * (15 s) is longer than Bun's default idle timeout (10 s). Well below the idle timeout, so a
+ * loaded host's late timers still keep it open.
+ */
+export const eventStreamKeepAliveMs = Duration.toMillis(httpIdleTimeout) / 10
 
 const loopbackNames = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
 
@@ -117,7 +126,8 @@ const mcpRoute = (config: McpConfig) =>
         })
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
-          maxRequestBodySize: maxBodyBytes
+          maxRequestBodySize: maxBodyBytes,
+          keepAliveMs: eventStreamKeepAliveMs
         })
         await server.connect(transport)
         const answered = await transport.handleRequest(web)

@@ -722,6 +722,46 @@ describe("svc-mcp over streamable HTTP", () => {
     expect(response.status).toBe(403)
   })
 
+  it("keeps a long call's event stream open: it carries keep-alive bytes while the tool is silent", async () => {
+    // Bun closes a connection that carries no bytes for its idle timeout, a streamed response's
+    // silences included, and sends a streamed response's headers only with its first bytes. A
+    // wait_job on a job that stays pending (b has no node) and without a progress token sends
+    // nothing until its timeout: without keep-alive comments this fetch fails with ECONNRESET.
+    const b = await http.connect("bWriter")
+    const pending = structured<JobView>(
+      await call(b, "submit_job", {
+        reference: join(scratch.rootB, "ref.yuv"),
+        distorted: join(scratch.rootB, "dis.yuv"),
+        options: v01.options
+      })
+    )
+    const abort = new AbortController()
+    try {
+      const response = await fetch(`${mcp.http}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${tokens.bWriter}`
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "wait_job", arguments: { job_id: pending.id, timeout_seconds: 3600 } }
+        }),
+        signal: abort.signal
+      })
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-type")).toBe("text/event-stream")
+      const first = await response.body?.getReader().read()
+      expect(new TextDecoder().decode(first?.value)).toBe(": keepalive\n\n")
+    } finally {
+      abort.abort()
+      await call(b, "cancel_job", { job_id: pending.id })
+    }
+  })
+
   it("answers a tool error while the controller is down, and keeps serving", async () => {
     const client = newClient()
     await client.connect(

@@ -35,6 +35,14 @@ export const livenessRoutes = HttpRouter.empty.pipe(
 
 const notFound = errorResponse(404, "not found")
 
+/**
+ * How long a connection may carry no bytes before Bun closes it (Bun's default is 10 s, and its
+ * coarse timer fires up to a step early). A request whose handler is still running (a long score)
+ * is never cut by it, but a streamed response is: its silences count as idle, so a streaming
+ * route writes something more often than this (see the MCP event stream's keep-alive).
+ */
+export const httpIdleTimeout = Duration.seconds(30)
+
 /** How long shutdown waits for requests in flight (a score) before cutting them; as gRPC's. */
 const drainTimeout = Duration.seconds(10)
 
@@ -76,7 +84,11 @@ export const serveHttp = <E, R>(router: HttpRouter.HttpRouter<E, R>, address: Li
           )
         ),
         Layer.provide(
-          BunHttpServer.layer({ hostname: address.host, port: address.port }).pipe(
+          BunHttpServer.layer({
+            hostname: address.host,
+            port: address.port,
+            idleTimeout: Duration.toSeconds(httpIdleTimeout)
+          }).pipe(
             // Bun's own words ("Failed to start server. Is port 8080 in use?") name no host.
             Layer.catchAllCause((cause) =>
               Layer.fail(
