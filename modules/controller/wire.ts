@@ -29,6 +29,7 @@ import {
   type LadderJob,
   LadderRequest,
   type LadderResult,
+  maxRenditions,
   parseLadderRequest,
   parseScoreRequest,
   type ScoreJob,
@@ -291,17 +292,19 @@ const ReportResultRequest = Schema.Struct({
   error: Schema.String,
   frames_done: Schema.Number,
   frames_offset: Schema.optionalWith(Schema.Number, { default: () => 0 }),
-  // Bounded: a ladder has at most 16 renditions (the service checks the labels).
+  // Bounded by the ladder's own limit (the service checks the labels).
   rendition_progress: Schema.optionalWith(
-    Schema.Array(Schema.Struct({ label: Schema.String, frames_done: Schema.Number })).pipe(Schema.maxItems(64)),
+    Schema.Array(Schema.Struct({ label: Schema.String, frames_done: Schema.Number })).pipe(
+      Schema.maxItems(maxRenditions)
+    ),
     { default: () => [] }
   ),
   segment: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   segment_index: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   plan_frames: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   plan_alignment: Schema.optionalWith(Schema.NullOr(Schema.Unknown), { default: () => null }),
-  // Bounded: a ladder has at most 16 renditions (the service checks there is one per rendition).
-  plan_rendition_alignments: Schema.optionalWith(Schema.Array(Schema.Unknown).pipe(Schema.maxItems(64)), {
+  // Bounded by the ladder's own limit (the service checks there is one per rendition).
+  plan_rendition_alignments: Schema.optionalWith(Schema.Array(Schema.Unknown).pipe(Schema.maxItems(maxRenditions)), {
     default: () => []
   })
 })
