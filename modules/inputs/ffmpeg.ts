@@ -82,6 +82,26 @@ const inputOptions = (raw: RawInputFormat | undefined) =>
         ...["-f", "rawvideo", "-pixel_format", raw.pixelFormat, "-video_size", `${raw.width}x${raw.height}`]
       ]
 
+/**
+ * A scoring decoder's options before its seek and `-i`: quiet, each log line tagged with its
+ * level (the filters' note on every frame of another size or pixel format is the only place a
+ * change of bit depth alone shows), the input's options, its threads, and `-reinit_filter 0`: a
+ * frame of another size or format mid-stream reaches the scoring filter as it is (the default
+ * would rebuild the filters and silently rescale it).
+ */
+const scoringDecoderOptions = (raw: RawInputFormat | undefined, threads: number) => [
+  "-hide_banner",
+  "-nostdin",
+  "-nostats",
+  "-loglevel",
+  "level+info",
+  ...inputOptions(raw),
+  "-threads",
+  String(threads),
+  "-reinit_filter",
+  "0"
+]
+
 /** Terms one select expression holds (ffmpeg's expression parser refuses about a hundred). */
 const selectTerms = 64
 
@@ -676,20 +696,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         spawnChild(
           [
             ffmpeg,
-            "-hide_banner",
-            "-nostdin",
-            "-nostats",
-            // Level info for the filters' note on every frame of another size or pixel format
-            // (the only place a change of bit depth alone shows); each line tagged with its level.
-            "-loglevel",
-            "level+info",
-            ...inputOptions(cut?.raw),
-            "-threads",
-            String(limits.threads),
-            // A frame of another size or format mid-stream reaches the one filter below as it is
-            // (the default would rebuild the filters and silently rescale it).
-            "-reinit_filter",
-            "0",
+            ...scoringDecoderOptions(cut?.raw, limits.threads),
             // Input seeking: to the keyframe before the time, then frames before it are dropped.
             ...(window?.seekSeconds === undefined ? [] : ["-ss", window.seekSeconds.toFixed(6)]),
             "-i",
@@ -738,16 +745,7 @@ export class Ffmpeg extends Effect.Service<Ffmpeg>()("svc/Ffmpeg", {
         return spawnChild(
           [
             ffmpeg,
-            "-hide_banner",
-            "-nostdin",
-            "-nostats",
-            "-loglevel",
-            "level+info",
-            ...inputOptions(undefined),
-            "-threads",
-            String(limits.threads),
-            "-reinit_filter",
-            "0",
+            ...scoringDecoderOptions(undefined, limits.threads),
             "-i",
             inputUrl,
             "-filter_complex",
