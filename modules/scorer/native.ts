@@ -65,6 +65,8 @@ const symbols = {
   svc_stream_frames_read: { args: [ptr], returns: i64 },
   svc_pipe: { args: [ptr, ptr, u64], returns: i32 },
   svc_ladder_reference_analyses: { args: [ptr], returns: i64 },
+  /** Since ABI minor 15. */
+  svc_ladder_range: { args: [ptr, i32, i64, i64, ptr, u64], returns: i32 },
   svc_feature_count: { args: [], returns: i32 },
   svc_feature_name: { args: [i32], returns: cstring },
   svc_feature_flag: { args: [i32], returns: i32 },

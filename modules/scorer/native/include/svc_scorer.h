@@ -268,6 +268,16 @@ int64_t svc_ladder_motion_diffs(const svc_stream *s);
  * picture, computed once per frame for all renditions; one per frame per extractor that shares
  * them (integer_vif, integer_adm), whatever the number of renditions. */
 int64_t svc_ladder_reference_analyses(const svc_stream *s);
+/* Rendition r pairs only the title frames [first, first + frames) of the ladder (since ABI minor
+ * 15; every frame unless set), before any frame is pushed or fed: renditions aligned at different
+ * offsets share one reference pass, each over its own overlap. A rendition is scored only on its
+ * frames: its distorted picture of another frame is not read (a fed ladder reads its side only
+ * there; a push still carries every rendition's picture, the others' bytes ignored), its results
+ * (svc_ladder_rendition) hold its frames alone, numbered from its first, and subsampling, motion's
+ * first and last frames and the frames earlier extractors read (xpsnr) count from its own first
+ * frame, as when it is scored alone. A segment ladder's range is in title frames too: its result
+ * holds the frames of its range among the segment's own. */
+int svc_ladder_range(svc_stream *s, int r, int64_t first, int64_t frames, char *err, size_t err_len);
 
 /* ---- fed streams (since ABI minor 8): frames read from descriptors by a library thread ----
  * Instead of svc_stream_push, a stream or ladder (before its first push) is fed from n = 1 +

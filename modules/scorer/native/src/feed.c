@@ -40,6 +40,7 @@ typedef struct {
     int64_t next;      /* file: the next frame index */
     int64_t skip_left; /* pipe: frames still to discard */
     size_t got;        /* pipe: bytes of the current frame read so far */
+    int wanted;        /* its frame of the current frame is read (a rendition outside its range is not) */
     int ended;
     atomic_llong end; /* -1, or the bytes of the partial frame it ended inside */
     char *name;
@@ -109,13 +110,15 @@ static void side_ended(feed_side *s, size_t partial) {
     atomic_store(&s->end, (long long)partial);
 }
 
-/* Reads the next frame of every side into raw (side k at k * fb), or marks the sides that ended. */
-static int read_frame(svc_feed *f, uint8_t *raw, size_t fb, char *err) {
+/* Reads frame i of every side that pairs it (a ladder's rendition only over its range,
+ * svc_ladder_range) into raw (side k at k * fb), or marks the sides that ended. */
+static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
     svc_job *j = f->j;
     int pipes = 0;
     for (int k = 0; k < f->n; k++) {
         feed_side *s = &f->sides[k];
-        if (s->ended) continue;
+        s->wanted = !s->ended && (k == 0 || svc_rendition_pairs(j, k - 1, i));
+        if (!s->wanted) continue;
         if (s->fd >= 0) {
             s->got = 0;
             pipes++;
@@ -137,7 +140,7 @@ static int read_frame(svc_feed *f, uint8_t *raw, size_t fb, char *err) {
         int side_of[SVC_LADDER_MAX_RENDITIONS + 1], np = 0;
         for (int k = 0; k < f->n; k++) {
             const feed_side *s = &f->sides[k];
-            if (s->fd < 0 || s->ended || s->got == fb) continue;
+            if (s->fd < 0 || !s->wanted || s->ended || s->got == fb) continue;
             pfd[np] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
             side_of[np++] = k;
         }
@@ -221,7 +224,7 @@ static void *feed_thread(void *arg) {
             svc_set_err(err, sizeof err, "out of memory queueing a frame");
             break;
         }
-        if ((rc = read_frame(f, raw, fb, err))) {
+        if ((rc = read_frame(f, count, raw, fb, err))) {
             free(raw);
             break;
         }

@@ -14,6 +14,7 @@
  * time, which is what svc_job_frames_done / svc_stream_frames_ready count.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,15 @@ typedef struct svc_frame_slot {
     int units, next_unit, pending; /* units; the next to claim; parts (units + the loader's) unfinished */
 } svc_frame_slot;
 
-static int is_scored(const svc_job *j, int i) { return svc_scored_frame(j, i); }
-
 /* Distorted pictures per frame: the renditions of a ladder, else one. */
 static int renditions(const svc_job *j) { return j->n_dis > 1 ? j->n_dis : 1; }
+
+/* Frame i read is scored for some rendition (a pair: for its distorted side). */
+static int is_scored(const svc_job *j, int i) {
+    for (int r = 0; r < renditions(j); r++)
+        if (svc_rendition_scored(j, r, i)) return 1;
+    return 0;
+}
 
 /* Frames need their neighbour's reference: for motion, and for the cut measure of shots. */
 /* Frames keep their reference side in the rings: lumas for motion and history extractors, histograms for shots. */
@@ -122,19 +128,23 @@ static int worker_init(svc_job *j, worker_ctx *w, char *err) {
     return SVC_OK;
 }
 
-/* Temporal outputs and the prediction of scored frame f, whose inputs are all final. Motion reads
- * only the reference: its outputs, derived once, are every rendition's. */
+/* Temporal outputs and the prediction of scored frame f, whose inputs are all final, for each
+ * rendition that scores it. Motion reads only the reference, so the SADs are every rendition's;
+ * its first and last frames are the rendition's own (svc_ladder_range), as when it is scored alone. */
 static void finalise_frame(svc_job *j, int f, double *v, const double *sad, const double *sad_next, int last) {
     double motion[SVC_LOOP_MAX_TEMPORAL_SETS][SVC_TEMPORAL_MAX_OUTPUTS];
-    for (int s = 0; s < j->n_tmo; s++) {
-        const int t = j->tmo_tm[s];
-        /* The title's first frame, not the segment's: a segment after it read its context frame. */
-        j->tm[t]->derive(sad[t], sad_next[t], j->seg_first + f - j->seg_lead == 0, last, j->tmo_opts[s], motion[s]);
-    }
+    const int title = svc_title_frame(j, f);
     for (int r = 0; r < renditions(j); r++) {
+        if (!svc_rendition_scored(j, r, f)) continue;
+        /* The title's first frame, not the segment's: a segment after it read its context frame. */
+        const int first = title == j->rend_first[r], own_last = last || title + 1 == j->rend_end[r];
         double *row = v + (size_t)r * (size_t)j->n_metrics;
-        for (int s = 0; s < j->n_tmo; s++)
-            memcpy(row + j->tmo_col[s], motion[s], sizeof(double) * (size_t)j->tm[j->tmo_tm[s]]->n_outputs);
+        for (int s = 0; s < j->n_tmo; s++) {
+            const int t = j->tmo_tm[s];
+            /* Its first frame has no previous one: its difference is 0, as a first frame's is. */
+            j->tm[t]->derive(first ? 0.0 : sad[t], sad_next[t], first, own_last, j->tmo_opts[s], motion[s]);
+            memcpy(row + j->tmo_col[s], motion[s], sizeof(double) * (size_t)j->tm[t]->n_outputs);
+        }
         double features[SVC_MODEL_MAX_FEATURES];
         for (int k = 0; k < svc_model_feature_count(j->model); k++) features[k] = row[j->model_col[k]];
         svc_model_predict(j->model, features, row);
@@ -244,13 +254,14 @@ static int motion_step(svc_job *j, worker_ctx *w, const svc_picture *ref, int i,
     return SVC_OK;
 }
 
-/* The reference lumas of the frames before frame i that ex reads, once their loaders stored them
+/* The reference lumas of the frames before frame i that ex reads for rendition r (those it pairs:
+ * none before its first frame, as when it is scored alone), once their loaders stored them
  * (frames are claimed in order and a loader never waits on a unit, so they come). */
-static int wait_history(svc_job *j, const svc_extractor *ex, int i, svc_history *past) {
+static int wait_history(svc_job *j, const svc_extractor *ex, int i, int r, svc_history *past) {
     memset(past, 0, sizeof *past);
     past->frame_rate = j->frame_rate;
     pthread_mutex_lock(&j->mu);
-    for (int h = 1; h <= ex->history && i - h >= 0; h++) {
+    for (int h = 1; h <= ex->history && i - h >= 0 && svc_rendition_pairs(j, r, i - h); h++) {
         while (!j->frames[i - h].stored && !stopped(j)) pthread_cond_wait(&j->cv, &j->mu);
         past->luma[h - 1] = ring_slot(j, i - h);
     }
@@ -259,15 +270,15 @@ static int wait_history(svc_job *j, const svc_extractor *ex, int i, svc_history 
     return rc;
 }
 
-/* Extractor e of frame i into its columns of the row v: its ladder path when ladder is set
- * (ladder_prepare saw ref on this worker's state), else its pair path. */
-static int compute_one(svc_job *j, worker_ctx *w, int e, const svc_picture *ref, const svc_picture *dis, int i,
+/* Extractor e of frame i for rendition r into its columns of the row v: its ladder path when
+ * ladder is set (ladder_prepare saw ref on this worker's state), else its pair path. */
+static int compute_one(svc_job *j, worker_ctx *w, int e, const svc_picture *ref, const svc_picture *dis, int i, int r,
                        int ladder, double *v, char *err) {
     if (atomic_load(&j->cancel)) return SVC_E_CANCELLED;
     const svc_extractor *ex = j->ex[e];
     if (ex->compute_history) {
         svc_history past;
-        int rc = wait_history(j, ex, i, &past);
+        int rc = wait_history(j, ex, i, r, &past);
         if (rc) return rc;
         rc = ex->compute_history(w->state[e], ref, dis, &past, v + j->ex_col[e]);
         if (rc != SVC_OK) snprintf(err, SVC_ERR_LEN, "frame %d: extractor %s failed (status %d)", i, ex->name, rc);
@@ -279,18 +290,19 @@ static int compute_one(svc_job *j, worker_ctx *w, int e, const svc_picture *ref,
     return rc;
 }
 
-/* Every extractor of frame i; ladder[e] as compute_one's ladder (NULL: a pair). */
-static int compute_pair(svc_job *j, worker_ctx *w, const svc_picture *ref, const svc_picture *dis, int i,
+/* Every extractor of frame i for rendition r; ladder[e] as compute_one's ladder (NULL: a pair). */
+static int compute_pair(svc_job *j, worker_ctx *w, const svc_picture *ref, const svc_picture *dis, int i, int r,
                         const unsigned char *ladder, double *v, char *err) {
     for (int e = 0; e < j->n_ex; e++) {
-        const int rc = compute_one(j, w, e, ref, dis, i, ladder && ladder[e], v, err);
+        const int rc = compute_one(j, w, e, ref, dis, i, r, ladder && ladder[e], v, err);
         if (rc) return rc;
     }
     return SVC_OK;
 }
 
-/* Scores ladder frame i: each rendition against the same reference picture (loaded once) into
- * the rendition's row, the renditions decoded one at a time into dis. Extractors with a ladder
+/* Scores ladder frame i: each rendition that scores it (svc_ladder_range) against the same
+ * reference picture (loaded once) into the rendition's row, the renditions decoded one at a time
+ * into dis; another rendition's row stays empty. Extractors with a ladder
  * path analyse the reference once for all renditions (what they share is theirs to decide); the
  * frame is one unit, so every rendition runs on the worker state that analysed it. */
 static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, const svc_picture *ref,
@@ -308,11 +320,12 @@ static int compute_frame(svc_job *j, worker_ctx *w, int i, const uint8_t *raw, c
         if (ladder[e]) atomic_fetch_add(&j->ref_analyses, 1);
     }
     for (int r = 0; r < j->n_dis; r++) {
+        if (!svc_rendition_scored(j, r, i)) continue;
         if (svc_picture_from_raw(dis, raw + (size_t)(r + 1) * (size_t)j->frame_bytes, (size_t)j->frame_bytes)) {
             snprintf(err, SVC_ERR_LEN, "frame %d: cannot decode rendition %d's pushed frame", i, r);
             return SVC_E_INTERNAL;
         }
-        const int rc = compute_pair(j, w, ref, dis, i, ladder, v + (size_t)r * (size_t)j->n_metrics, err);
+        const int rc = compute_pair(j, w, ref, dis, i, r, ladder, v + (size_t)r * (size_t)j->n_metrics, err);
         if (rc) return rc;
     }
     return SVC_OK;
@@ -384,7 +397,7 @@ static int part_done_locked(svc_job *j, svc_frame_slot *s, uint8_t **raw) {
 static int run_unit(svc_job *j, worker_ctx *w, svc_frame_slot *s, int u, int i, const uint8_t *raw, double *vals,
                     char *err) {
     if (j->n_dis > 1) return compute_frame(j, w, i, raw, &s->ref, &s->dis, vals, err);
-    return compute_one(j, w, u, &s->ref, &s->dis, i, 0, vals, err);
+    return compute_one(j, w, u, &s->ref, &s->dis, i, 0, 0, vals, err);
 }
 
 /* Each pass takes a unit left in a loaded frame (its own frame's, else the oldest frame's: see
@@ -753,6 +766,7 @@ void svc_loop_init(svc_job *j, const svc_model *m) {
     pthread_cond_init(&j->cv, NULL);
     j->model = svc_model_retain(m);
     j->fds[0] = j->fds[1] = -1;
+    for (int r = 0; r < SVC_LADDER_MAX_RENDITIONS; r++) j->rend_end[r] = INT_MAX; /* every frame */
 }
 
 /* Room for frames up to n (the caller holds the lock when workers run). */

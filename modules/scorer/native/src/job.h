@@ -45,6 +45,10 @@ struct svc_job {
     int n_dis;
     /* A rendition's result view (svc_ladder_rendition): its row in every frame's values. */
     int vals_offset;
+    /* Ladders (since ABI minor 15, svc_ladder_range): the title frames rendition r pairs,
+     * [rend_first[r], rend_end[r]); every frame unless set. A rendition is read, scored and pooled
+     * only there, its subsampling and motion's first/last counted from its own first frame. */
+    int rend_first[SVC_LADDER_MAX_RENDITIONS], rend_end[SVC_LADDER_MAX_RENDITIONS];
     /* Reference pictures loaded and motion differences computed: once per frame, whatever n_dis. */
     atomic_llong ref_loads, motion_diffs;
     /* Ladders: reference-side analyses of extractors with a ladder path (ladder_prepare), one
@@ -130,6 +134,22 @@ static inline int svc_scored_before(const svc_job *j, int n) {
     if (j->seg_own && n > j->seg_lead + j->seg_own) n = j->seg_lead + j->seg_own;
     const int first = svc_scored_index(j, 0);
     return n > first ? (n - first + j->subsample - 1) / j->subsample : 0;
+}
+
+/* The title index of frame i read. */
+static inline int svc_title_frame(const svc_job *j, int i) { return j->seg_first + i - j->seg_lead; }
+
+/* Whether rendition r (0 for a pair's distorted side) pairs frame i read. */
+static inline int svc_rendition_pairs(const svc_job *j, int r, int i) {
+    const int t = svc_title_frame(j, i);
+    return t >= j->rend_first[r] && t < j->rend_end[r];
+}
+
+/* Frame i read is scored for rendition r: an own frame it pairs whose index among its own frames
+ * is a multiple of the subsampling (svc_scored_frame for a rendition pairing every frame). */
+static inline int svc_rendition_scored(const svc_job *j, int r, int i) {
+    return svc_own_frame(j, i) && svc_rendition_pairs(j, r, i) &&
+           (svc_title_frame(j, i) - j->rend_first[r]) % j->subsample == 0;
 }
 
 /* Frames a stream holds not yet final (feed.c's window, the same the caller's pushes keep): a ladder's

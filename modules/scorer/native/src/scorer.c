@@ -15,6 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,7 +309,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 14; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: the cambi flag (1 << 9); 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments; 14: the feature list (svc_feature_*) */
+int svc_abi_minor(void) { return 15; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: the cambi flag (1 << 9); 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments; 14: the feature list (svc_feature_*); 15: svc_ladder_range */
 int svc_abi_patch(void) { return 0; }
 
 int64_t svc_job_input_frames(const svc_job *j) {
@@ -503,13 +504,49 @@ int svc_ladder_create(const svc_model *m, int n_renditions, const int32_t *opts,
     return SVC_OK;
 }
 
+int svc_ladder_range(svc_stream *s, int r, int64_t first, int64_t frames, char *err, size_t err_len) {
+    if (!s || !s->views || r < 0 || r >= s->job.n_dis || first < 0 || frames < 1 || first + frames > INT_MAX) {
+        svc_set_err(err, err_len, "svc_ladder_range: NULL ladder, no rendition %d, or not a range of frames", r);
+        return SVC_E_INVALID_ARG;
+    }
+    if (s->feed || s->job.threads || s->job.n_frames || s->job.finished) {
+        svc_set_err(err, err_len, "svc_ladder_range: frames were already pushed or fed");
+        return SVC_E_INVALID_ARG;
+    }
+    s->job.rend_first[r] = (int)first;
+    s->job.rend_end[r] = (int)(first + frames);
+    svc_set_err(err, err_len, "%s", "");
+    return SVC_OK;
+}
+
 const svc_job *svc_ladder_rendition(svc_stream *s, int r) {
     if (!s || !s->views || r < 0 || r >= s->job.n_dis || atomic_load(&s->job.state) != 1) return NULL;
-    /* The threads are done: the view is the job's results read at the rendition's row. */
+    /* The threads are done: the view is the job's results read at the rendition's row, over the
+     * frames it pairs. Its frames start at the first one read that it pairs (a context frame of a
+     * segment, or its own first frame), so the job accessors number, pool and measure cuts over
+     * its own frames as if it had been scored alone: its own frames are those it pairs among the
+     * job's own, and its title index counts from its first frame. */
+    const svc_job *j = &s->job;
     svc_job *view = &s->views[r];
-    memcpy(view, &s->job, sizeof *view);
+    memcpy(view, j, sizeof *view);
     pthread_mutex_init(&view->mu, NULL); /* the view's own (a copied mutex is not usable) */
-    view->vals_offset = r * s->job.n_metrics;
+    view->vals_offset = r * j->n_metrics;
+    const int64_t first_read = (int64_t)j->rend_first[r] - j->seg_first + j->seg_lead; /* frame read of its first */
+    const int64_t own_end = j->seg_own ? j->seg_lead + j->seg_own : j->n_frames;
+    const int64_t end_read = (int64_t)j->rend_end[r] - j->seg_first + j->seg_lead;
+    const int64_t lo = first_read > j->seg_lead ? first_read : j->seg_lead;
+    const int64_t hi = end_read < own_end ? end_read : own_end;
+    const int64_t base = first_read > 0 ? first_read : 0;
+    if (hi <= lo) {
+        atomic_store(&view->done_out, 0); /* none of its frames is among the job's own */
+        return view;
+    }
+    view->frames = j->frames + base;
+    view->n_frames = (int)(hi - base);
+    view->seg_lead = (int)(lo - base);
+    view->seg_own = (int)(hi - lo);
+    view->seg_first = (int)(lo - first_read);
+    atomic_store(&view->done_out, svc_scored_before(view, view->n_frames));
     return view;
 }
 

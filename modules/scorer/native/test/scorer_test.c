@@ -432,6 +432,81 @@ static void test_ladder(const svc_model *m) {
     results_free(&alone[1]);
 }
 
+/* Renditions over their own ranges (svc_ladder_range): one starting 5 frames late, one ending 10
+ * frames early, one over every frame; each equals, bit for bit, its pair alone pushed over just
+ * those frames (motion's first frame 0 and last-frame rule, subsampling from its own first frame,
+ * xpsnr's history from its own frames), whatever the bytes pushed for a rendition outside its range. */
+static void test_ladder_ranges(const svc_model *m, int subsample) {
+    const char *ref = path("fixtures/v01_testsrc2_420_8_x264.ref.yuv");
+    const char *dis = path("fixtures/v01_testsrc2_420_8_x264.dis.yuv");
+    size_t lr, ld;
+    uint8_t *br = (uint8_t *)slurp(ref, &lr), *bd = (uint8_t *)slurp(dis, &ld);
+    CHECK(br && bd && lr >= 30 * (size_t)FRAME_BYTES && ld >= 30 * (size_t)FRAME_BYTES, "fixture read");
+    if (!br || !bd) return;
+    int xpsnr = 0;
+    for (int i = 0; i < svc_feature_count(); i++)
+        if (!strcmp(svc_feature_name(i), "xpsnr")) xpsnr = svc_feature_flag(i);
+    int32_t so[SVC_OPT_COUNT] = { [SVC_OPT_WIDTH] = W, [SVC_OPT_HEIGHT] = H, [SVC_OPT_PIX_FMT] = 420,
+                                  [SVC_OPT_BITDEPTH] = 8, [SVC_OPT_THREADS] = 2, [SVC_OPT_SUBSAMPLE] = subsample,
+                                  [SVC_OPT_FEATURES] = extra_features() | xpsnr };
+    enum { N = 3, FRAMES = 30 };
+    const int first[N] = { 5, 0, 0 }, count[N] = { 25, 20, 30 };
+    svc_stream *lad;
+    int rc = svc_ladder_create(m, N, so, SVC_OPT_COUNT, &lad, err, sizeof err);
+    CHECK(rc == SVC_OK, "ladder create: %s", err);
+    if (rc != SVC_OK) return;
+    CHECK(svc_ladder_range(lad, N, 0, 1, err, sizeof err) == SVC_E_INVALID_ARG, "no rendition %d", N);
+    CHECK(svc_ladder_range(lad, 0, 0, 0, err, sizeof err) == SVC_E_INVALID_ARG, "an empty range refused");
+    for (int r = 0; r < N; r++)
+        CHECK(svc_ladder_range(lad, r, first[r], count[r], err, sizeof err) == SVC_OK, "range %d: %s", r, err);
+    uint8_t *all = malloc(N * (size_t)FRAME_BYTES);
+    for (int f = 0; all && f < FRAMES && rc == SVC_OK; f++) {
+        const size_t at = (size_t)f * FRAME_BYTES;
+        for (int r = 0; r < N; r++) {
+            const int pairs = f >= first[r] && f < first[r] + count[r];
+            /* Outside its range: the reference's bytes, which would score as a perfect frame if read. */
+            memcpy(all + (size_t)r * FRAME_BYTES, (pairs ? bd : br) + at, FRAME_BYTES);
+        }
+        rc = svc_stream_push(lad, br + at, FRAME_BYTES, all, N * (size_t)FRAME_BYTES, err, sizeof err);
+    }
+    CHECK(rc == SVC_OK, "ladder pushes: %s", err);
+    CHECK(svc_ladder_range(lad, 0, 0, 1, err, sizeof err) == SVC_E_INVALID_ARG, "no range after a push");
+    svc_stream_finish(lad);
+    const struct timespec tick = { 0, 1000000 };
+    while ((rc = svc_stream_poll(lad)) == 0) nanosleep(&tick, NULL);
+    CHECK(rc == 1, "ladder finishes");
+    CHECK(svc_ladder_reference_loads(lad) == FRAMES, "one reference load per frame");
+    for (int r = 0; r < N; r++) {
+        svc_stream *one;
+        rc = svc_stream_create(m, so, SVC_OPT_COUNT, &one, err, sizeof err);
+        CHECK(rc == SVC_OK, "stream create: %s", err);
+        if (rc != SVC_OK) break;
+        for (int f = first[r]; f < first[r] + count[r] && rc == SVC_OK; f++)
+            rc = svc_stream_push(one, br + (size_t)f * FRAME_BYTES, FRAME_BYTES, bd + (size_t)f * FRAME_BYTES,
+                                 FRAME_BYTES, err, sizeof err);
+        svc_stream_finish(one);
+        while ((rc = svc_stream_poll(one)) == 0) nanosleep(&tick, NULL);
+        results alone = { 0 }, got = { 0 };
+        const svc_job *view = svc_ladder_rendition(lad, r);
+        const int want = (count[r] + subsample - 1) / subsample;
+        CHECK(rc == 1 && collect(svc_stream_job(one), &alone) == 0 && view && collect(view, &got) == 0 &&
+                  got.n == want && same_results(&alone, &got),
+              "subsample %d: rendition %d (frames %d to %d) equals its pair alone over them, bit for bit (%d frames, want %d)",
+              subsample, r, first[r], first[r] + count[r] - 1, got.n, want);
+        double pooled_alone = 0, pooled_got = 1;
+        svc_job_pooled(svc_stream_job(one), 0, SVC_POOL_HARMONIC_MEAN, &pooled_alone);
+        svc_job_pooled(view, 0, SVC_POOL_HARMONIC_MEAN, &pooled_got);
+        CHECK(pooled_alone == pooled_got, "rendition %d: pooled over its own frames", r);
+        results_free(&alone);
+        results_free(&got);
+        svc_stream_free(one);
+    }
+    svc_stream_free(lad);
+    free(all);
+    free(br);
+    free(bd);
+}
+
 /* A frame's extractors run in parallel when fewer frames are in flight than threads: one frame
  * at 4 threads, and a stream whose frames arrive one at a time, give the values of 1 thread bit
  * for bit, with units run by workers other than the frame's loader. */
@@ -777,7 +852,7 @@ static void test_shots(const svc_model *m) {
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(data_dir, sizeof data_dir, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
-    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 14, "version and ABI minor");
+    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 15, "version and ABI minor");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
@@ -789,6 +864,8 @@ int main(int argc, char **argv) {
             RUN_CASE("jobs", test_jobs(m));
             RUN_CASE("descriptors", test_descriptors(m));
             RUN_CASE("ladder", test_ladder(m));
+            RUN_CASE("ladder_ranges", test_ladder_ranges(m, 1));
+            RUN_CASE("ladder_ranges_subsampled", test_ladder_ranges(m, 3));
             RUN_CASE("parallel", test_parallel(m));
             RUN_CASE("ladder_backends", test_ladder_backends(m));
             RUN_CASE("transform", test_transform(json, m));
