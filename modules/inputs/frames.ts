@@ -102,6 +102,11 @@ export interface VerdictSide {
   readonly skip: number
   /** A decoded side's frame cap: what its container declares and what may be decoded. */
   readonly frames: FrameCap | undefined
+  /**
+   * An aligned ladder's rendition: the frames read (of every side) it pairs, from `first`, at most
+   * `frames`; it reads only those (svc_ladder_range). Undefined: it reads every frame read.
+   */
+  readonly reads?: { readonly first: number; readonly frames: number } | undefined
 }
 
 /**
@@ -143,7 +148,11 @@ export const decoderVerdict =
       (side, index) => {
         // An overrun outranks everything: the decoder was stopped there, so its end is not the clip's.
         const cap = side.frames
-        if (cap !== undefined && framesRead + side.skip > cap.allowed) return Effect.fail(overrun(side, cap))
+        const read =
+          side.reads === undefined
+            ? framesRead
+            : Math.min(side.reads.frames, Math.max(0, framesRead - side.reads.first))
+        if (cap !== undefined && read + side.skip > cap.allowed) return Effect.fail(overrun(side, cap))
         const end = ends[index] ?? -1
         const child = side.child()
         if (child === undefined || end < 0) return Effect.void

@@ -13,6 +13,7 @@ import {
   InvalidScoreRequest,
   type LadderJob,
   type LadderProvenance,
+  type LadderRange,
   type LadderRenditionResult,
   type LadderResult,
   type RawGeometry,
@@ -86,60 +87,66 @@ const summarise = (side: Side, geometry: RawGeometry | undefined, result: ScoreR
   }
 }
 
-/** Where an aligned ladder reads: the reference frames every rendition pairs, and each rendition's frames. */
+/** Where an aligned ladder reads: the reference frames any rendition pairs, and each rendition's own frames. */
 interface LadderPairing {
   readonly referenceStart: number
   readonly referenceDropped: ReadonlyArray<number>
+  /** The ladder's frames (after frame_cnt): from the earliest rendition's first pair to the latest's last. */
   readonly frames: number
   readonly renditions: ReadonlyArray<{
     readonly alignment: Alignment
+    /** Its distorted side's first paired frame and the frames it leaves out (its inserted frames). */
     readonly start: number
     readonly cut: ReadonlyArray<number>
+    /** The ladder frames it pairs: its own overlap with the reference, after frame_cnt. */
+    readonly range: LadderRange
   }>
 }
 
 /**
- * A ladder reads the reference once, so its renditions are scored over the reference frames
- * they all pair: from the latest reference start to the earliest end. Each rendition starts at
- * its own offset into its own clip (its distorted frames paired with those reference frames).
- * Renditions that drop different reference frames cannot share one reference pass: refused.
+ * A ladder reads the reference once over the reference frames any rendition pairs (its frames:
+ * from the earliest start to the latest end, on the reference's shared pairing); each rendition
+ * is read at its own offset and scored over its own pairs only (`range`), so its result is its
+ * pair's alone. frame_cnt counts each rendition's own pairs, as a pair's does. Renditions must
+ * drop the same reference frames where they overlap (motion across one rendition's own cut would
+ * compare reference frames another rendition reads between them): refused otherwise.
  */
-const commonPairing = (labels: ReadonlyArray<string>, alignments: ReadonlyArray<Alignment>): LadderPairing | string => {
-  const pairs = alignments.map((alignment) => {
-    const reference = scoredFrames(alignment.reference_start, alignment.reference_frames_dropped, alignment.frames)
-    const distorted = scoredFrames(alignment.distorted_start, alignment.distorted_frames_inserted, alignment.frames)
-    return reference.map((frame, k) => [frame, distorted[k] as number] as const)
-  })
-  const first = Math.max(...pairs.map((list) => list[0]?.[0] ?? 0))
-  const last = Math.min(...pairs.map((list) => list[list.length - 1]?.[0] ?? -1))
-  const shared = pairs.map((list) => list.filter(([frame]) => frame >= first && frame <= last))
-  const referenceFrames = (shared[0] ?? []).map(([frame]) => frame)
-  if (referenceFrames.length === 0)
-    return `options.sync "auto": the renditions share no reference frames (latest start ${first}, earliest end ${last})`
-  const differs = shared.findIndex(
-    (list) => list.length !== referenceFrames.length || list.some(([frame], k) => frame !== referenceFrames[k])
+const unionPairing = (
+  labels: ReadonlyArray<string>,
+  alignments: ReadonlyArray<Alignment>,
+  frameCount: number
+): LadderPairing | string => {
+  const referenceFrames = alignments.map((alignment) =>
+    scoredFrames(alignment.reference_start, alignment.reference_frames_dropped, alignment.frames)
   )
-  if (differs >= 0)
-    return `options.sync "auto": renditions ${labels[0]} and ${labels[differs]} drop different reference frames (${alignments[0]?.reference_frames_dropped.join(", ") || "none"} and ${alignments[differs]?.reference_frames_dropped.join(", ") || "none"}); a ladder reads the reference once`
-  const paired = new Set(referenceFrames)
-  const referenceDropped = Array.from({ length: last - first + 1 }, (_, k) => first + k).filter(
-    (frame) => !paired.has(frame)
-  )
+  const union = [...new Set(referenceFrames.flat())].sort((a, b) => a - b)
+  const indexOf = new Map(union.map((frame, index) => [frame, index]))
+  const ranges: Array<LadderRange> = []
+  for (const [index, frames] of referenceFrames.entries()) {
+    const first = indexOf.get(frames[0] ?? -1) ?? 0
+    const skipped = frames.findIndex((frame, k) => union[first + k] !== frame)
+    if (skipped >= 0) {
+      const missing = union[first + skipped] ?? 0
+      const other = referenceFrames.findIndex((list) => list.includes(missing))
+      return `options.sync "auto": rendition ${labels[index]} drops reference frame ${missing}, which rendition ${labels[other]} pairs; a ladder reads the reference once, so its renditions may start and end at their own frames but must drop the same reference frames where they overlap`
+    }
+    ranges.push({ first, frames: frameCount > 0 ? Math.min(frameCount, frames.length) : frames.length })
+  }
+  const start = union[0] ?? 0
+  const paired = new Set(union)
   return {
-    referenceStart: first,
-    referenceDropped,
-    frames: referenceFrames.length,
-    renditions: shared.map((list, index) => {
-      const distorted = list.map(([, frame]) => frame)
-      const start = distorted[0] ?? 0
-      const end = distorted[distorted.length - 1] ?? start
-      const kept = new Set(distorted)
-      return {
-        alignment: alignments[index] as Alignment,
-        start,
-        cut: Array.from({ length: end - start + 1 }, (_, k) => start + k).filter((frame) => !kept.has(frame))
-      }
-    })
+    referenceStart: start,
+    referenceDropped: Array.from(
+      { length: (union[union.length - 1] ?? start) - start + 1 },
+      (_, k) => start + k
+    ).filter((frame) => !paired.has(frame)),
+    frames: Math.max(...ranges.map((range) => range.first + range.frames)),
+    renditions: alignments.map((alignment, index) => ({
+      alignment,
+      start: alignment.distorted_start,
+      cut: alignment.distorted_frames_inserted,
+      range: ranges[index] as LadderRange
+    }))
   }
 }
 
@@ -211,11 +218,12 @@ const openLadder = <E>(ladder: LadderJob, hooks: InputHooks<E>) =>
     return { reference, sides, target }
   })
 
-/** The reference frames every rendition pairs and each rendition's own frames, or the refusal. */
+/** The reference frames any rendition pairs and each rendition's own frames, or the refusal. */
 const ladderPairing = (ladder: LadderJob, alignments: ReadonlyArray<Alignment>) => {
-  const pairing = commonPairing(
+  const pairing = unionPairing(
     ladder.renditions.map((rendition) => rendition.label),
-    alignments
+    alignments,
+    ladder.renditions[0]?.job.frameCount ?? 0
   )
   return typeof pairing === "string"
     ? Effect.fail(new InvalidScoreRequest({ message: pairing }))
@@ -225,9 +233,10 @@ const ladderPairing = (ladder: LadderJob, alignments: ReadonlyArray<Alignment>) 
 /**
  * The plan of a ladder job in segments with `options.sync: "auto"`: each rendition aligned with
  * the reference over the whole inputs, as one pass over the ladder aligns them (same refusals),
- * each input opened once through the caller's guard. `frames`: the pairs the renditions all
- * share, after frame_cnt (the title the segments cut); every segment is scored with the
- * alignments (`ScoreJob.alignment` of each rendition), not searched again.
+ * each input opened once through the caller's guard. `frames`: the ladder's frames (the
+ * reference frames any rendition pairs, each rendition's after frame_cnt: the title the segments
+ * cut); every segment is scored with the alignments (`ScoreJob.alignment` of each rendition), not
+ * searched again.
  */
 export const alignLadder = <E = never>(
   ladder: LadderJob,
@@ -242,7 +251,7 @@ export const alignLadder = <E = never>(
       if (alignments === undefined)
         return yield* new InvalidScoreRequest({ message: 'a ladder\'s plan aligns only with options.sync "auto"' })
       const { frames } = yield* ladderPairing(ladder, alignments)
-      return { alignments, frames: shared.frameCount > 0 ? Math.min(shared.frameCount, frames) : frames }
+      return { alignments, frames }
     })
   )
 
@@ -260,7 +269,8 @@ export const scoreLadderInputs = <E = never>(
       const shared: ScoreJob = first.job
       const { reference, sides, target } = yield* openLadder(ladder, hooks)
       // options.sync "auto": each rendition aligned on its own (or as its job's plan found it),
-      // then read over the reference frames every rendition pairs (commonPairing above).
+      // the reference read over the frames any rendition pairs, each rendition over its own
+      // (unionPairing above).
       const alignments = yield* renditionAlignments(ladder, reference, sides, target, hooks)
       const aligned = alignments === undefined ? undefined : yield* ladderPairing(ladder, alignments)
       // A segment (issue 30): the reference and every rendition read only the segment's frames
@@ -269,8 +279,18 @@ export const scoreLadderInputs = <E = never>(
       const readFrames = segmentReadFrames(shared)
       const window = readFrames === undefined ? undefined : { frames: readFrames }
       const readStart = segmentReadStart(shared)
-      // An aligned segment's range counts pairs: each side reads from the input frame of its
-      // first pair (context included), its cut frames left out (sideRead, as a pair's segment).
+      // An aligned segment's range counts the ladder's frames: the reference reads from the input
+      // frame of its first (context included), each rendition from its own first pair in the range
+      // and only the frames it pairs there, cut frames left out (sideRead, as a pair's segment).
+      // A rendition with no frame in the range still reads one (the library never asks for it).
+      const own = (index: number) => {
+        const range = aligned?.renditions[index]?.range
+        if (range === undefined) return undefined
+        const first = Math.max(readStart, range.first)
+        const end = range.first + range.frames
+        const frames = Math.max(0, (readFrames === undefined ? end : Math.min(end, readStart + readFrames)) - first)
+        return { pair: first - range.first, frames, reads: { first: first - readStart, frames } }
+      }
       const referenceSource = yield* frameSource(
         scorer,
         reference,
@@ -296,9 +316,9 @@ export const scoreLadderInputs = <E = never>(
               rendition.job.frameSkipDist,
               aligned?.renditions[index]?.start,
               aligned?.renditions[index]?.cut,
-              readStart
+              own(index)?.pair ?? readStart
             ),
-            window,
+            window: window && { frames: Math.max(1, own(index)?.frames ?? window.frames) },
             isDistorted: true,
             geometry: rendition.job.geometry,
             scale: rendition.job.scale,
@@ -315,12 +335,7 @@ export const scoreLadderInputs = <E = never>(
         frameSkipRef: 0,
         frameSkipDist: 0,
         perFrame: true,
-        frameCount:
-          aligned === undefined
-            ? shared.frameCount
-            : shared.frameCount > 0
-              ? Math.min(shared.frameCount, aligned.frames)
-              : aligned.frames,
+        frameCount: aligned === undefined ? shared.frameCount : aligned.frames,
         // The library reads no header of a fed side: xpsnr's rate and ssimulacra2's matrix come from here.
         frameRate: shared.frameRate || frameRateOf(reference),
         colorMatrix: colorMatrixOf(reference)
@@ -329,20 +344,32 @@ export const scoreLadderInputs = <E = never>(
       const scores = yield* scorer.scoreLadder<never, never, E>(
         streamJob,
         ladder.renditions.length,
-        feedOf([referenceSource, ...sources], target),
+        feedOf([referenceSource, ...sources], target, [
+          undefined,
+          ...ladder.renditions.map((_, index) => own(index)?.reads)
+        ]),
         {
           ...(hooks.admitMemory ? { admitMemory: hooks.admitMemory } : {}),
           ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
-          // The library reads every rendition's frame with the reference's: each has as many read.
+          // The library reads a rendition's frame with the reference's where the rendition pairs it.
           ...(onRenditionProgress
             ? {
                 onFramesRead: (frames: number) =>
-                  Effect.forEach(ladder.renditions.keys(), (index) => onRenditionProgress(index, frames), {
-                    discard: true
-                  })
+                  Effect.forEach(
+                    ladder.renditions.keys(),
+                    (index) => {
+                      const reads = own(index)?.reads
+                      return onRenditionProgress(
+                        index,
+                        reads ? Math.min(reads.frames, Math.max(0, frames - reads.first)) : frames
+                      )
+                    },
+                    { discard: true }
+                  )
               }
             : {})
-        }
+        },
+        aligned?.renditions.map((rendition) => rendition.range)
       )
       if (scores.framesPushed === 0) return yield* new GeometryError({ message: "no frames to score after the skips" })
 
@@ -371,13 +398,16 @@ export const scoreLadderInputs = <E = never>(
                 ? segmentThumbnailFrames(result, shared)
                 : worstShotFrames(result.shots, result.worst_shots),
               [
+                // The rendition's own pairs: its alignment's reference frames beside its own.
                 {
                   side: reference,
                   skip: shared.frameSkipRef,
-                  pairing: aligned && { start: aligned.referenceStart, cut: aligned.referenceDropped },
+                  pairing: aligned?.renditions[index] && {
+                    start: aligned.renditions[index].alignment.reference_start,
+                    cut: aligned.renditions[index].alignment.reference_frames_dropped
+                  },
                   isDistorted: false
                 },
-                // Each rendition's own pairing with the reference frames they all share.
                 {
                   side: sides[index] as Side,
                   skip: rendition.job.frameSkipDist,

@@ -50,7 +50,15 @@ import {
   type ShapeRun,
   type SourceShape
 } from "./ffmpeg.ts"
-import { checkLanding, decoderPipe, decoderVerdict, type FrameCap, frameCapOf, type Landing } from "./frames.ts"
+import {
+  checkLanding,
+  decoderPipe,
+  decoderVerdict,
+  type FrameCap,
+  frameCapOf,
+  type Landing,
+  type VerdictSide
+} from "./frames.ts"
 import { type InputGuard, type OpenedInput, type OpenInputError, openChecked, unguarded } from "./open.ts"
 import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, probeInput } from "./probe.ts"
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
@@ -684,10 +692,16 @@ const seekPoint = (ffmpeg: Ffmpeg, fd: number, first: number, container: string)
  * The library's feed of sources (the reference first), judged by their decoders' exits and frame
  * caps; the decoders' memory is admitted with the scorer's before any of them starts.
  */
-export const feedOf = (sources: ReadonlyArray<FrameSource>, target: RawGeometry): Feed => ({
+export const feedOf = (
+  sources: ReadonlyArray<FrameSource>,
+  target: RawGeometry,
+  /** An aligned ladder's renditions: the frames read each one pairs (VerdictSide's `reads`). */
+  reads?: ReadonlyArray<VerdictSide["reads"]>
+): Feed => ({
   sides: sources.map((source) => source.side),
   verdict: decoderVerdict(
-    sources.map((source) => ({
+    sources.map((source, index) => ({
+      reads: reads?.[index],
       path: source.side.name,
       child: source.child,
       changed: source.changed,

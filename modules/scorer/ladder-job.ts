@@ -37,6 +37,28 @@ export interface LadderScores {
   readonly framesPushed: number
 }
 
+/**
+ * The title frames one rendition pairs, [first, first + frames): an aligned ladder's rendition is
+ * read and scored over its own overlap with the reference only (svc_ladder_range).
+ */
+export interface LadderRange {
+  readonly first: number
+  readonly frames: number
+}
+
+/**
+ * How a rendition's results are numbered and cut: its own frames count from its first, so a
+ * segment's piece of it starts at its own index of the segment's first frame it pairs (none: it
+ * pairs no frame of the segment, its piece is empty).
+ */
+const renditionJob = (job: ScoreJob, range: LadderRange | undefined): ScoreJob => {
+  const { segment } = job
+  if (range === undefined || segment === undefined) return job
+  const first = Math.max(segment.first, range.first) - range.first
+  const end = Math.min(segment.first + segment.frames, range.first + range.frames) - range.first
+  return { ...job, segment: { ...segment, first, frames: Math.max(0, end - first) } }
+}
+
 /** Ladder progress hooks; `onFramesRead`: frames of every input read so far (a fed ladder's reading thread). */
 type LadderHooks<H> = Pick<ScoreHooks<H>, "admitMemory" | "onProgress"> & {
   readonly onFramesRead?: (frames: number) => Effect.Effect<void>
@@ -48,12 +70,14 @@ export const makeLadderScoring =
    * Scores `input` (the job's raw geometry, required, is every picture's) as a ladder of
    * `renditions`: frames pushed from a stream, or a feed the library reads (the reference, then
    * each rendition). The ladder's memory is admitted before its first picture is allocated.
+   * `ranges`: the title frames each rendition pairs (none: every rendition pairs every frame).
    */
   <E, R, H = never>(
     job: ScoreJob,
     renditions: number,
     input: Stream.Stream<LadderFrame, E, R> | Feed,
-    hooks: LadderHooks<H> = {}
+    hooks: LadderHooks<H> = {},
+    ranges?: ReadonlyArray<LadderRange>
   ): Effect.Effect<LadderScores, ScoreError | E | H, R> =>
     Effect.scoped(
       Effect.gen(function* () {
@@ -69,6 +93,11 @@ export const makeLadderScoring =
             out.errorLength
           )
         )(job, frameLimit)
+        for (const [r, range] of (ranges ?? []).entries()) {
+          const error = errorBuffer()
+          const status = symbols.svc_ladder_range(handle, r, range.first, range.frames, error.buffer, error.length)
+          if (status !== NativeStatus.ok) return yield* Effect.fail(failureFor(status, error.text()))
+        }
         // A ladder's frame is N+1 pictures and takes a worker N times longer than a pair: a
         // window of a frame per worker and two more keeps the workers fed. The queued frames (in
         // the library and the one being assembled here) are admitted with the library's estimate.
@@ -133,7 +162,7 @@ export const makeLadderScoring =
           const rendition = symbols.svc_ladder_rendition(handle, r)
           if (typeof rendition !== "number")
             return yield* Effect.fail(new ScorerInternal({ detail: `svc_ladder_rendition(${r}) returned no results` }))
-          results.push(collectResult(symbols, rendition, job, set, info))
+          results.push(collectResult(symbols, rendition, renditionJob(job, ranges?.[r]), set, info))
         }
         return {
           results,

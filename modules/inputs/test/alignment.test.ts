@@ -12,7 +12,10 @@
  * as through two decodes per side (a window one frame short, or no room in the budget), the real
  * decoders counted. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
  * ladder rendition that starts late and drops a frame are those of the input frames they pair
- * (cut out by hand with ffmpeg). Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
+ * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early, after a slate
+ * and aligned reads the reference once and scores each rendition over its own overlap, bit for bit
+ * as its own pair score (also with frame_cnt and subsample); renditions dropping different
+ * reference frames are refused. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
  * strips. The search itself is unit-tested on thumbnails.
  */
@@ -300,36 +303,80 @@ describe("segments of an aligned pair", () => {
 })
 
 describe("a ladder with sync", () => {
-  it("aligns each rendition on its own and scores all of them over the reference frames they share", async () => {
-    const ladder = await runtime.runPromise(
-      Effect.flatMap(
-        parseLadderRequest({
-          reference,
-          renditions: [
-            { label: "late", distorted: encoded.get("late7") },
-            { label: "slate", distorted: encoded.get("slate9") }
-          ],
-          options: { sync: "auto", per_frame: true }
-        }),
-        (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job))
+  const ladderOf = (renditions: ReadonlyArray<string>, options: object) =>
+    runtime.runPromise(
+      Effect.either(
+        Effect.flatMap(
+          parseLadderRequest({
+            reference,
+            renditions: renditions.map((name) => ({ label: name, distorted: encoded.get(name) })),
+            options: { sync: "auto", ...options }
+          }),
+          (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job))
+        )
       )
     )
-    const [late, slate] = ladder.renditions
-    expect(late?.alignment).toMatchObject({ reference_start: 7, distorted_start: 0, frames: 113 })
-    expect(slate?.alignment).toMatchObject({ reference_start: 0, distorted_start: 9, frames: 120 })
-    // Reference frames 7..119 for both: the late encode's pairs are exactly its hand-aligned pair's.
-    expect(late?.frame_count).toBe(113)
-    expect(slate?.frame_count).toBe(113)
-    const lateGolden = golden.encodes.late7?.vmaf ?? []
-    for (const frame of late?.frames ?? [])
-      expect(Math.abs((frame.metrics.vmaf as number) - (lateGolden[frame.frame] as number))).toBeLessThan(tolerance)
-    // The slate encode from its 16th frame: past the first two frames (whose motion starts at the
-    // cut), each scores as the same pair does in its own hand-aligned score.
-    const slateGolden = golden.encodes.slate9?.vmaf ?? []
-    for (const frame of (slate?.frames ?? []).slice(2))
-      expect(Math.abs((frame.metrics.vmaf as number) - (slateGolden[frame.frame + 7] as number))).toBeLessThan(
-        tolerance
+  const bits = (frames: ScoreResult["frames"]) =>
+    frames.map((frame) => ({
+      frame: frame.frame,
+      metrics: Object.fromEntries(
+        Object.entries(frame.metrics).map(([name, value]) => [
+          name,
+          Buffer.from(Float64Array.of(value).buffer).toString("hex")
+        ])
       )
+    }))
+
+  // One rendition 7 frames late, one ending 15 frames early, one after a 9-frame slate, one aligned:
+  // the ladder reads the reference once over frames 0..119, each rendition over its own pairs.
+  it.each([
+    {
+      name: "every pair",
+      names: ["late7", "early15", "slate9", "aligned"],
+      options: { per_frame: true, precision: "lossless" }
+    },
+    {
+      name: "frame_cnt and subsample counting each rendition's pairs",
+      names: ["late7", "early15"],
+      options: { per_frame: true, precision: "lossless", frame_cnt: 110, subsample: 3 }
+    }
+  ])("scores each rendition over its own overlap, as its own pair score bit for bit ($name)", async ({
+    names,
+    options
+  }) => {
+    const ladder = await ladderOf(names, options)
+    if (Either.isLeft(ladder)) throw new Error(ladder.left.message)
+    const { renditions, provenance } = ladder.right
+    expect(provenance.reference_passes).toBe(1)
+    // The earliest start to the latest end: reference frames 0..119, or 0..116 with frame_cnt (late7's 110 from 7).
+    expect(provenance.reference_frames).toBe("subsample" in options ? 110 + 7 : 120)
+    for (const [index, name] of names.entries()) {
+      const rendition = renditions[index]
+      const pair = await scored({ reference, distorted: encoded.get(name), options: { sync: "auto", ...options } })
+      expect(rendition?.alignment, name).toEqual(pair.alignment)
+      expect(rendition?.frame_count, name).toBe(pair.frame_count)
+      expect(bits(rendition?.frames ?? []), name).toEqual(bits(pair.frames))
+      expect(rendition?.pooled, name).toEqual(pair.pooled)
+      expect(rendition?.score, name).toBe(pair.score)
+      // Its summary is its own frames': the worst of them, scored as the pair scored them.
+      const byFrame = new Map(pair.frames.map((frame) => [frame.frame, frame.metrics.vmaf]))
+      for (const worst of rendition?.summary.worst_frames ?? []) expect(worst.score).toBe(byFrame.get(worst.frame))
+      if (!("subsample" in options)) {
+        // Every pair's first motion is 0 (a first frame's), within 1e-4 of the reference tool's hand-aligned pair.
+        expect(rendition?.frames[0]?.metrics.integer_motion2, name).toBe(0)
+        const expected = golden.encodes[name]?.vmaf ?? []
+        expect(rendition?.frame_count, name).toBe(expected.length)
+        for (const frame of rendition?.frames ?? [])
+          expect(Math.abs((frame.metrics.vmaf as number) - (expected[frame.frame] as number))).toBeLessThan(tolerance)
+      }
+    }
+  }, 180_000)
+
+  it("refuses renditions that drop different reference frames where they overlap, naming them", async () => {
+    const ladder = await ladderOf(["late7", "dropped3"], {})
+    expect(Either.isLeft(ladder) && ladder.left.message).toMatch(
+      /^options\.sync "auto": rendition dropped3 drops reference frame \d+, which rendition late7 pairs; a ladder reads the reference once/
+    )
   }, 120_000)
 })
 
