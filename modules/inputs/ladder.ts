@@ -282,14 +282,16 @@ export const scoreLadderInputs = <E = never>(
       // An aligned segment's range counts the ladder's frames: the reference reads from the input
       // frame of its first (context included), each rendition from its own first pair in the range
       // and only the frames it pairs there, cut frames left out (sideRead, as a pair's segment).
-      // A rendition with no frame in the range still reads one (the library never asks for it).
       const own = (index: number) => {
         const range = aligned?.renditions[index]?.range
         if (range === undefined) return undefined
         const first = Math.max(readStart, range.first)
         const end = range.first + range.frames
         const frames = Math.max(0, (readFrames === undefined ? end : Math.min(end, readStart + readFrames)) - first)
-        return { pair: first - range.first, frames, reads: { first: first - readStart, frames } }
+        // A rendition with no frame in the range reads its nearest one (never asked for): its decoder
+        // stays within its input.
+        const pair = Math.min(first - range.first, range.frames - 1)
+        return { pair, frames, reads: { first: first - readStart, frames } }
       }
       const referenceSource = yield* frameSource(
         scorer,

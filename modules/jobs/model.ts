@@ -71,7 +71,8 @@ export interface Job {
   readonly planAlignment?: AlignmentReport | undefined
   /**
    * A ladder segment job with options.sync "auto", once planned: each rendition's pairing with the
-   * reference (request order), as its plan found it; segments count the pairs they all share.
+   * reference (request order), as its plan found it; segments count the ladder's frames (the
+   * reference frames any rendition pairs).
    */
   readonly planRenditionAlignments?: ReadonlyArray<AlignmentReport> | undefined
 }

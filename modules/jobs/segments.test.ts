@@ -442,13 +442,14 @@ describeContract("segment jobs", ({ backend }) => {
           const own = { ...alignment, distorted_start: 2, frames: 38, confidence: 0.7, warning: "low" }
           const planReport = (report: object) =>
             jobs.reportResult(node("a"), nodeId, plan.id, { final: false, framesDone: 0, planFrames: 38, ...report })
-          // A ladder's plan carries one alignment per rendition, never a pair's; no more frames than pairs.
+          // A ladder's plan carries one alignment per rendition, never a pair's; no more frames than
+          // the reference frames its renditions span (3..43).
           const refusals = yield* Effect.forEach(
             [
               {},
               { planAlignment: alignment },
               { planRenditionAlignments: [alignment] },
-              { planRenditionAlignments: [alignment, own], planFrames: 39 }
+              { planRenditionAlignments: [alignment, own], planFrames: 42 }
             ],
             (report) => Effect.flip(planReport(report))
           )
@@ -456,7 +457,7 @@ describeContract("segment jobs", ({ backend }) => {
             `job "${plan.id}" aligns (options.sync "auto"): its plan carries plan_rendition_alignments`,
             `job "${plan.id}" is a ladder job: its plan carries no plan_alignment`,
             "plan_rendition_alignments: 1 alignments for 2 renditions",
-            "plan_frames 39 is more than plan_rendition_alignments's 38 pairs"
+            "plan_frames 42 is more than the 41 reference frames plan_rendition_alignments spans"
           ])
           const job = yield* planReport({ planRenditionAlignments: [alignment, own] })
           expect(job.planAlignment).toBeUndefined()

@@ -434,7 +434,8 @@ interface SegmentTarget {
 /**
  * Why a plan report's alignment does not fit its job (undefined: it fits): a pair job with
  * options.sync "auto" carries plan_alignment, a ladder one plan_rendition_alignments (one per
- * rendition), any other job neither; plan_frames counts pairs they all have.
+ * rendition), any other job neither; plan_frames counts a pair's pairs, a ladder's frames (the reference
+ * frames any rendition pairs).
  */
 const planAlignmentCheck = (
   jobId: string,
@@ -460,9 +461,21 @@ const planAlignmentCheck = (
   if (alignments === undefined) return undefined
   if (ladder && alignments.length !== request.ladder.renditions.length)
     return `${field}: ${alignments.length} alignments for ${request.ladder.renditions.length} renditions`
-  const pairs = Math.min(...alignments.map((alignment) => alignment.frames))
-  if (planFrames > pairs) return `plan_frames ${planFrames} is more than ${field}'s ${pairs} pairs`
-  return undefined
+  if (!ladder) {
+    const pairs = alignments[0]?.frames ?? 0
+    return planFrames > pairs ? `plan_frames ${planFrames} is more than ${field}'s ${pairs} pairs` : undefined
+  }
+  // A ladder's title is the reference frames any rendition pairs (each rendition over its own):
+  // at most those from the earliest start to the latest end.
+  const first = Math.min(...alignments.map((alignment) => alignment.reference_start))
+  const end = Math.max(
+    ...alignments.map(
+      (alignment) => alignment.reference_start + alignment.frames + alignment.reference_frames_dropped.length
+    )
+  )
+  return planFrames > end - first
+    ? `plan_frames ${planFrames} is more than the ${end - first} reference frames ${field} spans`
+    : undefined
 }
 
 /** A plan or a segment's report (decided on the segment tables), not the job's own. */

@@ -702,7 +702,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           }
         }
         // A ladder job that aligns does so once, here: each rendition with the reference over the
-        // whole inputs; its title is the pairs the renditions all share.
+        // whole inputs; its title is the reference frames any rendition pairs (each scores its own).
         if (job.ladder !== null) {
           const parsed = yield* Effect.either(parseLadderRequest(job.ladder))
           if (parsed._tag === "Left") return yield* fail(job, parsed.left.message)

@@ -7,9 +7,10 @@
  * its 3 segments (ranges of the 114 pairs, the dropped frame inside the second) are scored on
  * both nodes and merge to the same alignment and the unsplit job's per-frame values, bit for bit.
  * A ladder job that aligns does too: `svc jobs submit REF --rendition ... --sync auto
- * --segment-frames 40` of two renditions, one starting 5 frames late and one starting on time
- * with 2 black frames inserted (each from its own offset over the reference frames they share,
- * the inserted frames cut out of its own clip), both dropping reference frame 60, is planned
+ * --segment-frames 40` of three renditions, one starting 5 frames late and one starting on time
+ * with 2 black frames inserted, both dropping reference frame 60, and one ending after reference
+ * frame 54 (each from its own offset over its own overlap with the reference, the inserted frames
+ * cut out of its own clip, the last one in no frame of the third segment), is planned
  * once (each rendition aligned there) and merges to the unsplit ladder job's
  * alignments, per-frame values, summaries, shots, thumbnails and hull, bit for bit; a rendition
  * at another frame rate fails the plan with the unsplit ladder's message.
@@ -213,9 +214,17 @@ describe("a ladder job with sync in segments", () => {
     filter: `[0:v]select='not(eq(n\\,60))',setpts=N/25/TB,split[a][b];[a]trim=end_frame=80[head];[b]trim=start_frame=80,setpts=PTS-STARTPTS[tail];color=black:size=${clipSize.width}x${clipSize.height}:rate=25,format=yuv420p,trim=end_frame=2[black];[head][black][tail]concat=n=3:v=1:a=0[out]`,
     truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [60], repeated: [] }
   } as const
+  /** Reference frames 0..54: it ends 65 frames early, before the frame the others drop. */
+  const ending = {
+    name: "end55",
+    filter: "[0:v]trim=end_frame=55,setpts=N/25/TB[out]",
+    truth: { reference_start: 0, distorted_start: 0, reference: [], distorted: [], dropped: [], repeated: [] }
+  } as const
   let inserted = ""
+  let short = ""
   beforeAll(() => {
     inserted = writeEncode(media.dir, reference, onTime)
+    short = writeEncode(media.dir, reference, ending)
   }, 120_000)
 
   const ladderOf = (renditions: ReadonlyArray<{ label: string; distorted: string }>, options: object) => ({
@@ -240,15 +249,17 @@ describe("a ladder job with sync in segments", () => {
   it("svc jobs submit REF --rendition ... --sync auto --segment-frames 40: planned once, bit-identical to the unsplit ladder", async () => {
     const renditions = [
       { label: "late", distorted },
-      { label: "on-time", distorted: inserted }
+      { label: "on-time", distorted: inserted },
+      { label: "short", distorted: short }
     ]
     const whole = await ladderIn(
       await submitLadder(ladderOf(renditions, { sync: "auto", shots: true })),
       "JOB_STATE_FINISHED"
     )
-    const [late, onTimeRendition] = whole.ladder_result.renditions
-    // Each rendition from its own offset: the late one from its first frame, the other from its
-    // sixth (its frames 80 and 81 cut out), both over reference frames 5..119 without 60.
+    const [late, onTimeRendition, shortRendition] = whole.ladder_result.renditions
+    // The ladder reads reference frames 0..119 without 60 (119 frames); each rendition over its
+    // own: the late one 5..119 (114 pairs), the on-time one all 119 (its frames 80 and 81 cut
+    // out), the short one 0..54 (55 pairs).
     expect(late?.alignment).toMatchObject({ reference_start: 5, distorted_start: 0, reference_frames_dropped: [60] })
     expect(onTimeRendition?.alignment).toMatchObject({
       reference_start: 0,
@@ -257,8 +268,10 @@ describe("a ladder job with sync in segments", () => {
       reference_frames_dropped: [60],
       distorted_frames_inserted: [80, 81]
     })
+    expect(shortRendition?.alignment).toMatchObject({ reference_start: 0, frames: 55, reference_frames_dropped: [] })
     expect(late?.frames).toHaveLength(pairs)
-    expect(onTimeRendition?.frames).toHaveLength(pairs)
+    expect(onTimeRendition?.frames).toHaveLength(119)
+    expect(shortRendition?.frames).toHaveLength(55)
     expect(late?.thumbnails.length).toBeGreaterThan(0)
 
     const submitted = await svc(
@@ -277,18 +290,19 @@ describe("a ladder job with sync in segments", () => {
     )
     expect(submitted.stderr).toBe("")
     const split = await ladderIn(submitted.stdout.trim(), "JOB_STATE_FINISHED")
-    // The 114 pairs the renditions share, cut in 3: the dropped reference frame (pair 55) inside
-    // the second, the inserted frames (between pairs 74 and 75) inside the third.
+    // The ladder's 119 frames cut in 3: the late rendition starting inside the first, the short
+    // rendition's end and the dropped reference frame (ladder frame 60) inside the second, the
+    // inserted frames (between its ladder frames 79 and 80) at the third's start.
     expect(split.segments.map((segment) => [segment.first_frame, segment.frame_count, segment.state])).toEqual(
       [
         [0, 40],
         [40, 40],
-        [80, 34]
+        [80, 39]
       ].map(([first, count]) => [first, count, "JOB_STATE_FINISHED"])
     )
     expect(renditionBits(split)).toEqual(renditionBits(whole))
-    // Aligned once: one plan (the pairs the renditions share) on one node.
-    expect(plansOf(split.id).map((line) => line.annotations.frames)).toEqual([pairs])
+    // Aligned once: one plan (the ladder's frames) on one node.
+    expect(plansOf(split.id).map((line) => line.annotations.frames)).toEqual([119])
   }, 600_000)
 
   it("a rendition at another frame rate fails the split ladder's plan with the unsplit ladder's message", async () => {

@@ -329,8 +329,8 @@ export interface RenditionResult {
   /** With options.shots: this rendition's worst shots' worst frames, reference beside rendition. */
   readonly thumbnails: ReadonlyArray<Thumbnail>
   /**
-   * With options.sync "auto": this rendition's own alignment. The ladder scores every rendition
-   * over the reference frames they all pair (the latest reference_start to the earliest end).
+   * With options.sync "auto": this rendition's own alignment. The ladder reads the reference once
+   * over the frames any rendition pairs and scores each rendition over its own pairs only.
    */
   readonly alignment: Alignment | null
 }
@@ -616,8 +616,9 @@ export interface Job {
   readonly plan_alignment: Alignment | null
   /**
    * A ladder segment job with options.sync "auto", once planned: each rendition's pairing with the
-   * reference (request order) as its plan found it. Its segments are ranges of the pairs the
-   * renditions all share, each scored with these (not searched again). Empty for any other job.
+   * reference (request order) as its plan found it. Its segments are ranges of the ladder's frames
+   * (the reference frames any rendition pairs), each rendition scored over its own pairs in them
+   * with these (not searched again). Empty for any other job.
    */
   readonly plan_rendition_alignments: ReadonlyArray<Alignment>
 }
@@ -832,8 +833,8 @@ export interface ReportResultRequest {
   readonly plan_alignment: Alignment | null
   /**
    * A plan of a ladder job with options.sync "auto": each rendition's alignment found over the
-   * whole inputs, in request order (plan_alignment stays unset); plan_frames counts the pairs the
-   * renditions all share (after frame_cnt).
+   * whole inputs, in request order (plan_alignment stays unset); plan_frames counts the ladder's
+   * frames: the reference frames any rendition pairs (each rendition's after frame_cnt).
    */
   readonly plan_rendition_alignments: ReadonlyArray<Alignment>
 }
