@@ -3,9 +3,10 @@
  * (SVC_MAX_SCORE_MEMORY) where holding the frames fits but holding them and scoring does not,
  * while two decodes fit: the held frames are given back and the pair is searched and scored by
  * two decodes, so the score succeeds (200, not 429 on an idle server) with the two decodes'
- * result. The budget is found from the code's own admissions, recorded on the same pair without a
- * limit: above everything the held path admits before the score and above the two decodes' peak,
- * below the held frames plus the score. Through the service with the real budget (the decoders'
+ * result. The budget is found from the code's own admissions, recorded on the same request
+ * without a limit (held) and with no room for the held frames only (two decodes, as the fallback
+ * runs them): above everything the held path admits before the score and above the two decodes'
+ * peak, below the held frames plus the score. Through the service with the real budget (the decoders'
  * runs counted: held, then searched and scored again) and through svc-server.
  *
  * For the arithmetic to work, the held frames must outweigh a decoder (its 64 MiB base and its
@@ -19,14 +20,10 @@ import { writeClip } from "../../../local/clip.ts"
 import { type RunningService, startService } from "../../../local/executables.ts"
 import { ffmpegRunAsync, scratchDir } from "../../../test/support/media.ts"
 import { memoryLedger, type ScoreResult } from "../../scorer/index.ts"
-import { heldBytes } from "../alignment-once.ts"
-import { Ffmpeg } from "../ffmpeg.ts"
-import { frameCapOf } from "../frames.ts"
-import { frameBytes } from "../y4m.ts"
-import { countingRuntime, frameBits } from "./held-support.ts"
+import { countingRuntime, frameBits, refusing } from "./held-support.ts"
 
 const scratch = scratchDir("svc-held-budget-")
-const { runtime, score } = countingRuntime()
+const { runtime, score, heldAdmission: heldAdmissionOf } = countingRuntime()
 afterAll(async () => {
   await runtime.dispose()
   scratch.remove()
@@ -60,36 +57,41 @@ beforeAll(async () => {
   ])
 }, 60_000)
 
-/** A budget without a limit that records each admission and what was in use before it. */
-const recordingBudget = () => {
+/**
+ * A budget without a limit that records each admission and what was in use before it; `refused`
+ * sizes (the held frames') find no room and are not recorded.
+ */
+const recordingBudget = (refused: ReadonlyArray<number> = []) => {
   let inUse = 0
   const admissions: Array<{ readonly bytes: number; readonly before: number }> = []
   const admitMemory = (bytes: number) =>
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        admissions.push({ bytes, before: inUse })
-        inUse += bytes
-      }),
-      () =>
+    Effect.zipRight(
+      refusing(refused)(bytes),
+      Effect.acquireRelease(
         Effect.sync(() => {
-          inUse -= bytes
-        })
+          admissions.push({ bytes, before: inUse })
+          inUse += bytes
+        }),
+        () =>
+          Effect.sync(() => {
+            inUse -= bytes
+          })
+      )
     )
   return { admitMemory, admissions, inUse: () => inUse }
 }
 const peakOf = (admissions: ReadonlyArray<{ readonly bytes: number; readonly before: number }>) =>
   Math.max(...admissions.map((admission) => admission.before + admission.bytes))
 
-/** Every frame decoded, held and searched; every 8th pair scored (39, across the cut), to stay lean. */
-const body = (window: number) => ({
+/**
+ * The request: a window of the clip's frames (held where the budget lets it). Every frame is
+ * decoded, held and searched; every 8th pair is scored (39, across the cut), to stay lean.
+ */
+const request = () => ({
   reference,
   distorted,
-  options: { sync: "auto", sync_window: window, subsample: 8, per_frame: true, precision: "lossless" }
+  options: { sync: "auto", sync_window: distortedFrames, subsample: 8, per_frame: true, precision: "lossless" }
 })
-/** Within the window: held. */
-const held = () => body(distortedFrames)
-/** One frame more than the window: two decodes. */
-const twoDecodes = () => body(distortedFrames - 1)
 const expectedAlignment = { reference_start: 3, distorted_start: 0, frames: 310, reference_frames_dropped: [150, 151] }
 
 describe("held frames in a real budget that has no room for them and the score together", () => {
@@ -98,19 +100,19 @@ describe("held frames in a real budget that has no room for them and the score t
 
   it("the budget the code's own admissions call for: holding fits, holding and scoring do not, two decodes do", async () => {
     const once = recordingBudget()
-    const heldRun = await score(held(), { admitMemory: once.admitMemory })
+    const heldRun = await score(request(), { admitMemory: once.admitMemory })
     expect(heldRun.runs).toEqual({ searchDecodes: 0, scoringDecodes: 1, decodesOnce: 1 })
     expect(heldRun.result.alignment).toMatchObject(expectedAlignment)
     // First the held frames, for the most the container allows, with their thumbnails.
     const [heldAdmission] = once.admissions
-    const { maxFrames } = await runtime.runPromise(Effect.map(Ffmpeg, (ffmpeg) => ffmpeg.limits))
-    const allowed = frameCapOf(distortedFrames, maxFrames).allowed
-    expect(heldAdmission?.bytes).toBe(heldBytes(allowed, frameBytes(geometry)))
+    const heldSize = await heldAdmissionOf(distortedFrames, geometry)
+    expect(heldAdmission?.bytes).toBe(heldSize)
     // Last the score's own (the library's estimate and the reference cut's decoder), while held.
     const scoreAdmission = once.admissions.at(-1)
-    expect(scoreAdmission?.before).toBeGreaterThanOrEqual(heldAdmission?.bytes ?? Number.NaN)
-    const twice = recordingBudget()
-    const twoDecodeRun = await score(twoDecodes(), { admitMemory: twice.admitMemory })
+    expect(scoreAdmission?.before).toBeGreaterThanOrEqual(heldSize)
+    // The two decodes, as the fallback runs them: the same request, no room for the held frames.
+    const twice = recordingBudget([heldSize])
+    const twoDecodeRun = await score(request(), { admitMemory: twice.admitMemory })
     expect(twoDecodeRun.runs).toEqual({ searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 })
     byTwoDecodes = twoDecodeRun.result
     expect(byTwoDecodes.frames).toHaveLength(39)
@@ -128,10 +130,10 @@ describe("held frames in a real budget that has no room for them and the score t
   it("through the service with that budget: held, given back, then searched and scored by two decodes", async () => {
     expect(budget).toBeGreaterThan(0)
     const ledger = await Effect.runPromise(memoryLedger(budget))
-    const { result, runs } = await score(held(), { admitMemory: ledger.admit, memoryBudget: budget })
+    const { result, runs } = await score(request(), { admitMemory: ledger.admit, memoryBudget: budget })
     expect(runs).toEqual({ searchDecodes: 1, scoringDecodes: 2, decodesOnce: 1 })
     expect(await Effect.runPromise(ledger.free)).toBe(budget)
-    expect(result.alignment).toEqual({ ...byTwoDecodes?.alignment, window: distortedFrames })
+    expect(result.alignment).toEqual(byTwoDecodes?.alignment)
     expect(frameBits(result.frames)).toEqual(frameBits(byTwoDecodes?.frames ?? []))
     expect(result.score).toBe(byTwoDecodes?.score)
   }, 60_000)
@@ -148,11 +150,11 @@ describe("held frames in a real budget that has no room for them and the score t
       const response = await fetch(`${server.http}/v1/score`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(held())
+        body: JSON.stringify(request())
       })
       const answer = (await response.json()) as ScoreResult
       expect(response.status, JSON.stringify(answer).slice(0, 400)).toBe(200)
-      expect(answer.alignment).toEqual({ ...byTwoDecodes?.alignment, window: distortedFrames })
+      expect(answer.alignment).toEqual(byTwoDecodes?.alignment)
       expect(frameBits(answer.frames)).toEqual(frameBits(byTwoDecodes?.frames ?? []))
       expect(answer.score).toBe(byTwoDecodes?.score)
     }, 60_000)

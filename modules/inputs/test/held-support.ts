@@ -1,12 +1,17 @@
 /**
  * What the tests of the one-decode path (alignment-once.ts) share: the real scorer and decoders
  * with the decoders' runs counted (which way each side was read), a score through them with an
- * optional admission hook, and per-frame values as their bits (equal means bit for bit).
+ * optional admission hook, the size of a side's held-frames admission (a hook refusing it forces
+ * the two decodes with everything else unchanged, the window too), and per-frame values as their
+ * bits (equal means bit for bit).
  */
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { modelDirEnv } from "../../../local/executables.ts"
-import { parseScoreRequest, Scorer, type ScoreResult } from "../../scorer/index.ts"
+import { parseScoreRequest, type RawGeometry, Scorer, ScoreMemoryBusy, type ScoreResult } from "../../scorer/index.ts"
+import { heldBytes } from "../alignment-once.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
+import { frameCapOf } from "../frames.ts"
+import { frameBytes } from "../y4m.ts"
 import { type InputHooks, scoreInputs } from "../score.ts"
 
 /** Decoder runs of one score: the search's second decode, scoring decodes into a pipe, one-decodes (frames held). */
@@ -54,8 +59,22 @@ export const countingRuntime = () => {
     )
     return { result, runs: { ...runs } }
   }
-  return { runtime, score }
+  /**
+   * What holding a side admits first: the most frames its container allows (`declared` frames
+   * declared), each in the target's layout (the reference's) with its thumbnail.
+   */
+  const heldAdmission = async (declared: number, target: RawGeometry) => {
+    const { maxFrames } = await runtime.runPromise(Effect.map(Ffmpeg, (ffmpeg) => ffmpeg.limits))
+    return heldBytes(frameCapOf(declared, maxFrames).allowed, frameBytes(target))
+  }
+  return { runtime, score, heldAdmission }
 }
+
+/** Admits everything without a limit but `refused` sizes (the held frames'): no room for those now. */
+export const refusing =
+  (refused: ReadonlyArray<number>) =>
+  (bytes: number): Effect.Effect<void, ScoreMemoryBusy> =>
+    refused.includes(bytes) ? Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget: bytes })) : Effect.void
 
 /** Each frame's metrics as the hex of their IEEE-754 bits: equal only if bit for bit. */
 export const frameBits = (frames: ScoreResult["frames"]) =>

@@ -2,10 +2,10 @@
  * 10-bit inputs through the one decode for the search and the score (alignment-once.ts), which
  * runs ffmpeg with `-filter_complex split` where the two decodes run `-vf`: a 10-bit H.264
  * distorted clip that starts 3 frames late and drops 2 reference frames mid-clip scores bit for
- * bit as through two decodes (a sync window one frame short of the clip), its alignment and
- * confidence equal: against a 10-bit Y4M reference (whose cut is decoded by ffmpeg), scaled from
- * another size, against an 8-bit reference (converted to 8 bits by the scoring chain), and
- * against a 10-bit H.264 reference (both sides held). The decoders' runs are counted, so each
+ * bit as through two decodes (the same request with no room in the budget for the held frames),
+ * its alignment and confidence equal: against a 10-bit Y4M reference (whose cut is decoded by
+ * ffmpeg), scaled from another size, against an 8-bit reference (converted to 8 bits by the
+ * scoring chain), and against a 10-bit H.264 reference (both sides held). The decoders' runs are counted, so each
  * score is known to have taken the way it is named for. A window of exactly the clip's frames
  * holds it: the container's duration times its rate is not rounded up a frame.
  */
@@ -17,10 +17,10 @@ import { writeClip } from "../../../local/clip.ts"
 import { ffmpegRunAsync, scratchDir } from "../../../test/support/media.ts"
 import { headerProbeLimits } from "../decoder-memory.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
-import { countingRuntime, frameBits } from "./held-support.ts"
+import { countingRuntime, frameBits, refusing } from "./held-support.ts"
 
 const scratch = scratchDir("svc-held-ten-bit-")
-const { runtime, score } = countingRuntime()
+const { runtime, score, heldAdmission } = countingRuntime()
 afterAll(async () => {
   await runtime.dispose()
   scratch.remove()
@@ -83,7 +83,9 @@ describe("10-bit inputs decoded once for the search and the score", () => {
       // The reference's cut (its dropped frames) is decoded by ffmpeg into the pipe either way.
       once: { searchDecodes: 0, scoringDecodes: 1, decodesOnce: 1 },
       twice: { searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 },
-      window: distortedFrames
+      window: distortedFrames,
+      bitdepth: 10,
+      held: [distortedFrames]
     },
     {
       name: "10-bit H.264 of another size, scaled to the 10-bit Y4M reference's",
@@ -92,7 +94,9 @@ describe("10-bit inputs decoded once for the search and the score", () => {
       scaling: "bicubic 256x192 -> 320x240",
       once: { searchDecodes: 0, scoringDecodes: 1, decodesOnce: 1 },
       twice: { searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 },
-      window: distortedFrames
+      window: distortedFrames,
+      bitdepth: 10,
+      held: [distortedFrames]
     },
     {
       name: "10-bit H.264 against an 8-bit Y4M reference (converted to 8 bits)",
@@ -101,35 +105,42 @@ describe("10-bit inputs decoded once for the search and the score", () => {
       scaling: "none",
       once: { searchDecodes: 0, scoringDecodes: 1, decodesOnce: 1 },
       twice: { searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 },
-      window: distortedFrames
+      window: distortedFrames,
+      bitdepth: 8,
+      held: [distortedFrames]
     },
     {
-      // A window covering the reference's 33 frames holds both sides; one short of the distorted's 28 holds neither.
+      // A window covering the reference's 33 frames holds both sides.
       name: "10-bit H.264 against a 10-bit H.264 reference (both held)",
       reference: () => clips.encodedReference10,
       distorted: () => clips.distorted10,
       scaling: "none",
       once: { searchDecodes: 0, scoringDecodes: 0, decodesOnce: 2 },
       twice: { searchDecodes: 2, scoringDecodes: 2, decodesOnce: 0 },
-      window: referenceFrames
+      window: referenceFrames,
+      bitdepth: 10,
+      held: [referenceFrames, distortedFrames]
     }
-  ]
+  ] as const
 
   for (const example of cases) {
     it(`${example.name}: bit for bit as two decodes`, async () => {
-      const body = (window: number) => ({
+      const body = {
         reference: example.reference(),
         distorted: example.distorted(),
-        options: { sync: "auto", sync_window: window, per_frame: true, precision: "lossless" }
-      })
-      // Held: a window of exactly the clip's frames (or the reference's); two decodes: one frame short.
-      const once = await score(body(example.window))
-      const twice = await score(body(distortedFrames - 1))
+        options: { sync: "auto", sync_window: example.window, per_frame: true, precision: "lossless" }
+      }
+      // Held: a window of exactly the clip's frames (or the reference's). Two decodes: the same
+      // request with no room in the budget for the held frames.
+      const target = { ...size, pixelFormat: 420, bitdepth: example.bitdepth } as const
+      const heldSizes = await Promise.all(example.held.map((declared) => heldAdmission(declared, target)))
+      const once = await score(body)
+      const twice = await score(body, { admitMemory: refusing(heldSizes) })
       expect(once.runs).toEqual(example.once)
       expect(twice.runs).toEqual(example.twice)
       expect(once.result.alignment).toMatchObject({ ...expected, distorted_frames_inserted: [] })
       expect(once.result.alignment?.confidence).toBeGreaterThan(0.5)
-      expect(twice.result.alignment).toEqual({ ...once.result.alignment, window: distortedFrames - 1 })
+      expect(twice.result.alignment).toEqual(once.result.alignment)
       expect(once.result.frames).toHaveLength(expected.frames)
       expect(frameBits(once.result.frames)).toEqual(frameBits(twice.result.frames))
       expect(once.result.score).toBe(twice.result.score)
