@@ -29,7 +29,7 @@ const frames = 30
 /** Walls of every decoder here: a generous fixed estimate (the estimate itself is not under test). */
 const memory = 512 * 1024 * 1024
 
-/** An H.264 clip of testsrc2 of a size and pixel format. */
+/** The H.264 clips of testsrc2 (`frames` frames each), by size and pixel format (`clip` names them). */
 const clips = new Map<string, string>()
 const clip = (width: number, height: number, pixelFormat: string) => `${width}x${height}-${pixelFormat}`
 const sources = [
