@@ -61,11 +61,11 @@ export const countingRuntime = () => {
   }
   /**
    * What holding a side admits first: the most frames its container allows (`declared` frames
-   * declared), each in the target's layout (the reference's) with its thumbnail.
+   * declared) after its frame skip, each in the target's layout (the reference's) with its thumbnail.
    */
-  const heldAdmission = async (declared: number, target: RawGeometry) => {
+  const heldAdmission = async (declared: number, target: RawGeometry, skip = 0) => {
     const { maxFrames } = await runtime.runPromise(Effect.map(Ffmpeg, (ffmpeg) => ffmpeg.limits))
-    return heldBytes(frameCapOf(declared, maxFrames).allowed, frameBytes(target))
+    return heldBytes(frameCapOf(declared, maxFrames).allowed - skip, frameBytes(target))
   }
   return { runtime, score, heldAdmission }
 }

@@ -5,7 +5,7 @@
  * bit as through two decodes (the same request with no room in the budget for the held frames),
  * its alignment and confidence equal: against a 10-bit Y4M reference (whose cut is decoded by
  * ffmpeg), scaled from another size, against an 8-bit reference (converted to 8 bits by the
- * scoring chain), and against a 10-bit H.264 reference (both sides held). The decoders' runs are counted, so each
+ * scoring chain), against a 10-bit H.264 reference (both sides held), and after a frame skip. The decoders' runs are counted, so each
  * score is known to have taken the way it is named for. A window of exactly the clip's frames
  * holds it: the container's duration times its rate is not rounded up a frame.
  */
@@ -17,7 +17,7 @@ import { writeClip } from "../../../local/clip.ts"
 import { ffmpegRunAsync, scratchDir } from "../../../test/support/media.ts"
 import { headerProbeLimits } from "../decoder-memory.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
-import { countingRuntime, frameBits, refusing } from "./held-support.ts"
+import { countingRuntime, type DecoderRuns, frameBits, refusing } from "./held-support.ts"
 
 const scratch = scratchDir("svc-held-ten-bit-")
 const { runtime, score, heldAdmission } = countingRuntime()
@@ -30,7 +30,12 @@ const size = { width: 320, height: 240 }
 /** Reference frames of testsrc2 (its shapes move every frame). */
 const referenceFrames = 33
 /** The distorted clip: from reference frame 3, without reference frames 15 and 16. */
-const expected = { reference_start: 3, distorted_start: 0, frames: 28, reference_frames_dropped: [15, 16] }
+const expected: {
+  readonly reference_start: number
+  readonly distorted_start: number
+  readonly frames: number
+  readonly reference_frames_dropped: ReadonlyArray<number>
+} = { reference_start: 3, distorted_start: 0, frames: 28, reference_frames_dropped: [15, 16] }
 const distortedFrames = 28
 
 /** 10-bit x264 (one thread: the same bytes on every run). */
@@ -74,7 +79,24 @@ describe("10-bit inputs decoded once for the search and the score", () => {
     }
   })
 
-  const cases = [
+  /** One score both ways: its inputs, the decoders each way takes, the window, what is held. */
+  interface Row {
+    readonly name: string
+    readonly reference: () => string
+    readonly distorted: () => string
+    readonly scaling: string
+    readonly once: DecoderRuns
+    readonly twice: DecoderRuns
+    readonly window: number
+    /** The reference's (the target's) bit depth. */
+    readonly bitdepth: 8 | 10
+    /** Each held side: the frames its container declares and its frame skip. */
+    readonly held: ReadonlyArray<{ readonly declared: number; readonly skip: number }>
+    readonly options?: { readonly frame_skip_dist: number }
+    readonly alignment?: typeof expected
+  }
+  const distortedHeld = [{ declared: distortedFrames, skip: 0 }]
+  const cases: ReadonlyArray<Row> = [
     {
       name: "10-bit H.264 against a 10-bit Y4M reference",
       reference: () => clips.reference10,
@@ -85,7 +107,7 @@ describe("10-bit inputs decoded once for the search and the score", () => {
       twice: { searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 },
       window: distortedFrames,
       bitdepth: 10,
-      held: [distortedFrames]
+      held: distortedHeld
     },
     {
       name: "10-bit H.264 of another size, scaled to the 10-bit Y4M reference's",
@@ -96,7 +118,7 @@ describe("10-bit inputs decoded once for the search and the score", () => {
       twice: { searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 },
       window: distortedFrames,
       bitdepth: 10,
-      held: [distortedFrames]
+      held: distortedHeld
     },
     {
       name: "10-bit H.264 against an 8-bit Y4M reference (converted to 8 bits)",
@@ -107,7 +129,7 @@ describe("10-bit inputs decoded once for the search and the score", () => {
       twice: { searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 },
       window: distortedFrames,
       bitdepth: 8,
-      held: [distortedFrames]
+      held: distortedHeld
     },
     {
       // A window covering the reference's 33 frames holds both sides.
@@ -119,29 +141,52 @@ describe("10-bit inputs decoded once for the search and the score", () => {
       twice: { searchDecodes: 2, scoringDecodes: 2, decodesOnce: 0 },
       window: referenceFrames,
       bitdepth: 10,
-      held: [referenceFrames, distortedFrames]
+      held: [{ declared: referenceFrames, skip: 0 }, ...distortedHeld]
+    },
+    {
+      // Held from its skip: a window of the 26 frames after it.
+      name: "10-bit H.264 with frame_skip_dist 2",
+      reference: () => clips.reference10,
+      distorted: () => clips.distorted10,
+      scaling: "none",
+      once: { searchDecodes: 0, scoringDecodes: 1, decodesOnce: 1 },
+      twice: { searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 },
+      window: distortedFrames - 2,
+      bitdepth: 10,
+      held: [{ declared: distortedFrames, skip: 2 }],
+      options: { frame_skip_dist: 2 },
+      alignment: { ...expected, reference_start: 5, frames: 26 }
     }
-  ] as const
+  ]
 
   for (const example of cases) {
     it(`${example.name}: bit for bit as two decodes`, async () => {
       const body = {
         reference: example.reference(),
         distorted: example.distorted(),
-        options: { sync: "auto", sync_window: example.window, per_frame: true, precision: "lossless" }
+        options: {
+          sync: "auto",
+          sync_window: example.window,
+          per_frame: true,
+          precision: "lossless",
+          ...example.options
+        }
       }
       // Held: a window of exactly the clip's frames (or the reference's). Two decodes: the same
       // request with no room in the budget for the held frames.
       const target = { ...size, pixelFormat: 420, bitdepth: example.bitdepth } as const
-      const heldSizes = await Promise.all(example.held.map((declared) => heldAdmission(declared, target)))
+      const heldSizes = await Promise.all(
+        example.held.map(({ declared, skip }) => heldAdmission(declared, target, skip))
+      )
       const once = await score(body)
       const twice = await score(body, { admitMemory: refusing(heldSizes) })
       expect(once.runs).toEqual(example.once)
       expect(twice.runs).toEqual(example.twice)
-      expect(once.result.alignment).toMatchObject({ ...expected, distorted_frames_inserted: [] })
+      const alignment = example.alignment ?? expected
+      expect(once.result.alignment).toMatchObject({ ...alignment, distorted_frames_inserted: [] })
       expect(once.result.alignment?.confidence).toBeGreaterThan(0.5)
       expect(twice.result.alignment).toEqual(once.result.alignment)
-      expect(once.result.frames).toHaveLength(expected.frames)
+      expect(once.result.frames).toHaveLength(alignment.frames)
       expect(frameBits(once.result.frames)).toEqual(frameBits(twice.result.frames))
       expect(once.result.score).toBe(twice.result.score)
       expect(once.result.provenance.scaling).toBe(example.scaling)

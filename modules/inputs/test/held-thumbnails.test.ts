@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeClip } from "../../../local/clip.ts"
 import { scratchDir } from "../../../test/support/media.ts"
 import { Scorer } from "../../scorer/index.ts"
-import { thumbnailHeight, thumbnailWidth } from "../alignment.ts"
+import { thumbnailBytes, thumbnailHeight, thumbnailWidth } from "../alignment.ts"
 import { holdDecoded } from "../alignment-once.ts"
 import { decoderLimits } from "../decoder-memory.ts"
 import { type DecodeTarget, Ffmpeg } from "../ffmpeg.ts"
@@ -29,7 +29,7 @@ const frames = 30
 /** Walls of every decoder here: a generous fixed estimate (the estimate itself is not under test). */
 const memory = 512 * 1024 * 1024
 
-/** An H.264 clip of testsrc2 of a size and pixel format. */
+/** The H.264 clips of testsrc2 (`frames` frames each), by size and pixel format (`clip` names them). */
 const clips = new Map<string, string>()
 const clip = (width: number, height: number, pixelFormat: string) => `${width}x${height}-${pixelFormat}`
 const sources = [
@@ -81,8 +81,11 @@ const frameBytesOf = (target: DecodeTarget) => {
   return target.width * target.height * (1 + chroma) * sample
 }
 
-/** The one decode's frames and thumbnails, the search decode's thumbnails, the scoring decode's frames. */
-const decodeBothWays = (path: string, target: DecodeTarget) =>
+/**
+ * The one decode's frames and thumbnails after a frame skip, the search decode's thumbnails and
+ * the scoring decode's frames (each of every frame: the search and the library skip them after).
+ */
+const decodeBothWays = (path: string, target: DecodeTarget, skip: number) =>
   runtime.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
@@ -94,7 +97,7 @@ const decodeBothWays = (path: string, target: DecodeTarget) =>
         )
         const limits = { ...decoderLimits(memory, ffmpeg.limits.cpuSeconds), threads: 1, maxFrames: frames + 2 }
         const bytes = frameBytesOf(target)
-        const held = yield* holdDecoded(scorer, fd, target, limits, memory, 0, bytes)
+        const held = yield* holdDecoded(scorer, fd, target, limits, memory, skip, bytes)
         const size = { width: thumbnailWidth, height: thumbnailHeight }
         const searched = yield* ffmpeg.lumaThumbnails(fd, size, limits)
         const pipe = yield* decoderPipe(scorer)
@@ -108,9 +111,18 @@ const decodeBothWays = (path: string, target: DecodeTarget) =>
     )
   )
 
+/** One row: a clip (its size and pixel format, its chroma rows' subsampling), the target, a frame skip. */
+interface Row {
+  readonly name: string
+  readonly clip: (typeof sources)[number]
+  readonly vsub: 1 | 2
+  readonly target: { readonly width: number; readonly height: number; readonly pixelFormat: string }
+  readonly skip?: number
+}
+
 describe("decodeWithThumbnails against the two decodes", () => {
   const at320 = { width: 320, height: 240 }
-  const cases = [
+  const cases: ReadonlyArray<Row> = [
     { name: "8-bit 4:2:0 kept", clip: [320, 240, "yuv420p"], vsub: 2, target: { ...at320, pixelFormat: "yuv420p" } },
     {
       name: "8-bit 4:2:0 to 10 bits",
@@ -123,6 +135,13 @@ describe("decodeWithThumbnails against the two decodes", () => {
       clip: [320, 240, "yuv420p10le"],
       vsub: 2,
       target: { ...at320, pixelFormat: "yuv420p10le" }
+    },
+    {
+      name: "10-bit 4:2:0 kept, after a frame skip of 2",
+      clip: [320, 240, "yuv420p10le"],
+      vsub: 2,
+      target: { ...at320, pixelFormat: "yuv420p10le" },
+      skip: 2
     },
     {
       name: "10-bit 4:2:0 to 8 bits",
@@ -142,22 +161,25 @@ describe("decodeWithThumbnails against the two decodes", () => {
       vsub: 2,
       target: { ...at320, pixelFormat: "yuv420p10le" }
     }
-  ] as const
+  ]
   it.each(cases)("$name: the same thumbnails and frames", async ({
     clip: [width, height, pixelFormat],
     vsub,
-    target
+    target,
+    skip = 0
   }) => {
     const decodeTarget = targetOf({ width, height, hsub: 2, vsub }, target.width, target.height, target.pixelFormat)
     const { held, searched, decoded, code, bytes } = await decodeBothWays(
       clips.get(clip(width, height, pixelFormat)) ?? "",
-      decodeTarget
+      decodeTarget,
+      skip
     )
     expect(code).toBe(0)
-    expect(held?.frames).toHaveLength(frames)
-    expect(held?.thumbnails.frames).toBe(frames)
-    expect(Buffer.from(held?.thumbnails.bytes ?? []).equals(Buffer.from(searched))).toBe(true)
+    expect(held?.frames).toHaveLength(frames - skip)
+    expect(held?.thumbnails.frames).toBe(frames - skip)
+    expect(searched.length).toBe(frames * thumbnailBytes)
+    expect(Buffer.from(held?.thumbnails.bytes ?? []).equals(searched.subarray(skip * thumbnailBytes))).toBe(true)
     expect(decoded.length).toBe(frames * bytes)
-    expect(Buffer.concat(held?.frames ?? []).equals(Buffer.from(decoded))).toBe(true)
+    expect(Buffer.concat(held?.frames ?? []).equals(decoded.subarray(skip * bytes))).toBe(true)
   })
 })
