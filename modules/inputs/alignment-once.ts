@@ -49,7 +49,7 @@ export const heldBytes = (frames: number, frameBytes: number) => frames * (frame
  * could be reused by another open), or with the scope if it was never used; the other end by
  * `handOver`, or with the scope.
  */
-const ownedPipe = (scorer: Scorer, here: "read" | "write") =>
+export const ownedPipe = (scorer: Scorer, here: "read" | "write") =>
   Effect.map(
     Effect.acquireRelease(
       Effect.map(scorer.pipe, (fds) => ({ ...fds, otherOpen: true, used: false })),

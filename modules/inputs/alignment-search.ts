@@ -29,6 +29,9 @@ import type { UnusableInput } from "./y4m.ts"
 /** Frame rates closer than this (relative) are one rate (29.97 written as 30000/1001 or 29.97). */
 const rateTolerance = 1e-3
 
+/** The refusal of a pair with no frames on a side after its frame skip. */
+export const noFramesToAlign = "options.sync: no frames to align after the skips"
+
 /** One input as the search reads it. */
 export interface SearchSide {
   readonly fd: number
@@ -88,6 +91,21 @@ const decodedThumbnails = (
 /** Bytes a side's thumbnails take. */
 export const thumbnailsBytes = (side: SearchSide) => side.frames * thumbnailBytes
 
+/** Refuses (400) a pair whose sides declare different frame rates: frames of one rate are paired. */
+export const oneRate = (
+  reference: Pick<SearchSide, "path" | "frameRate">,
+  distorted: Pick<SearchSide, "path" | "frameRate">
+): Effect.Effect<void, InvalidScoreRequest> => {
+  const [referenceRate, distortedRate] = [reference.frameRate, distorted.frameRate]
+  return referenceRate > 0 &&
+    distortedRate > 0 &&
+    Math.abs(referenceRate - distortedRate) > rateTolerance * Math.max(referenceRate, distortedRate)
+    ? new InvalidScoreRequest({
+        message: `options.sync "auto" pairs frames of one rate: the reference ${reference.path} is ${rateText(referenceRate)} fps, the distorted ${distorted.path} is ${rateText(distortedRate)} fps`
+      })
+    : Effect.void
+}
+
 /**
  * Where the distorted clip lines up with the reference, in frames after each side's frame skip;
  * refused (400) for different frame rates and for no match within the window. `known`: a side's
@@ -105,15 +123,7 @@ export const findAlignment = <E>(
 ): Effect.Effect<Alignment, ScoreError | E, Ffmpeg> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const [referenceRate, distortedRate] = [reference.frameRate, distorted.frameRate]
-      if (
-        referenceRate > 0 &&
-        distortedRate > 0 &&
-        Math.abs(referenceRate - distortedRate) > rateTolerance * Math.max(referenceRate, distortedRate)
-      )
-        return yield* new InvalidScoreRequest({
-          message: `options.sync "auto" pairs frames of one rate: the reference ${reference.path} is ${rateText(referenceRate)} fps, the distorted ${distorted.path} is ${rateText(distortedRate)} fps`
-        })
+      yield* oneRate(reference, distorted)
       const sideCost = (side: SearchSide, made: SideThumbnails | undefined) =>
         made === undefined ? side.memory + thumbnailsBytes(side) : 0
       const band = searchBytes(reference.frames, distorted.frames, window)
@@ -126,7 +136,7 @@ export const findAlignment = <E>(
         { concurrency: 2 }
       )
       if (refThumbs.frames === 0 || disThumbs.frames === 0)
-        return yield* new InvalidScoreRequest({ message: "options.sync: no frames to align after the skips" })
+        return yield* new InvalidScoreRequest({ message: noFramesToAlign })
       // The search runs on this thread: in steps (tens of milliseconds), the event loop turning between them.
       const steps = alignSteps(refThumbs, disThumbs, window)
       let step = steps.next()

@@ -489,6 +489,9 @@ const positive = (text: string | undefined): number | undefined => {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : undefined
 }
 
+/** The resolution of ffprobe's durations (printed with six decimals), in seconds. */
+const durationResolution = 1e-6
+
 /** The smaller of the declarations of a stream's length (each may be absent). */
 const declaredFramesOf = (
   stream: NonNullable<ProbeJson["streams"]>[number],
@@ -497,7 +500,10 @@ const declaredFramesOf = (
   const counted = positive(stream.nb_frames)
   const rate = positive(stream.avg_frame_rate)
   const seconds = positive(stream.duration) ?? positive(format?.duration)
-  const timed = rate !== undefined && seconds !== undefined ? Math.ceil(seconds * rate) : undefined
+  // ffprobe prints the duration to the microsecond: up to half a microsecond over the exact time
+  // (and a floating-point product, 2.2 s x 25 = 55.00000000000001) is not a frame more.
+  const timed =
+    rate !== undefined && seconds !== undefined ? Math.ceil((seconds - durationResolution / 2) * rate) : undefined
   if (counted === undefined) return timed
   return timed === undefined ? counted : Math.min(counted, timed)
 }

@@ -64,9 +64,28 @@ import { type DecoderTooLarge, ffmpegPixelFormat, type InputFormat, layoutOf, pr
 import { filePictures, pairThumbnails, renderThumbnails, thumbnailOf } from "./thumbnails.ts"
 import { lumaPlaneBytes } from "./luma-thumbnails.ts"
 import { frameBytes, readY4mHeader, type UnusableInput, y4mFrameCount, y4mFrameOffset } from "./y4m.ts"
-import { type Alignment, inputFramesOf, type SidePairing, type SideThumbnails, unpaired } from "./alignment.ts"
-import { findAlignment, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
-import { type HeldSide, heldBytes, heldFeed, holdDecoded } from "./alignment-once.ts"
+import {
+  type Alignment,
+  inputFramesOf,
+  type SidePairing,
+  type SideThumbnails,
+  searchBytes,
+  thumbnailBytes,
+  thumbnailHeight,
+  thumbnailWidth,
+  unpaired
+} from "./alignment.ts"
+import { findAlignment, oneRate, type SearchSide, searchThumbnails, thumbnailsBytes } from "./alignment-search.ts"
+import { type HeldSide, heldBytes, heldFeed, holdDecoded, ownedPipe } from "./alignment-once.ts"
+import {
+  readDecoded,
+  type SideIndex,
+  type StreamFailure,
+  StreamingPair,
+  streamFile,
+  streamHeldFrames,
+  writeSide
+} from "./alignment-stream.ts"
 
 /** A score's hooks (scorer/hooks.ts) and what opening and probing its inputs needs. */
 export type InputHooks<E = never> = ScoreHooks<E> & {
@@ -818,17 +837,53 @@ const scoreFrames = <E>(
   found === undefined && job.alignment === undefined && job.sync !== undefined
     ? // Held frames stay admitted through the score: where the budget then refuses a later
       // admission (the search's, the score's), they are given back and the pair is searched and
-      // scored by two decodes, as it would have been without them.
+      // scored by two decodes, as it would have been without them. A streaming attempt given up
+      // is scored the same way.
       Effect.suspend(() => {
+        const shown = monotoneProgress(hooks)
+        const twoDecodes = scoreFramesWith(scorer, job, shown, ref, dis, undefined, undefined)
         const holding = { held: false }
-        return Effect.scoped(scoreFramesWith(scorer, job, hooks, ref, dis, undefined, holding)).pipe(
+        const attempt = Effect.scoped(streamFrames(scorer, job, shown, ref, dis, job.sync?.window ?? 0, holding))
+        return attempt.pipe(
+          Effect.catchTag("StreamAbandoned", () => Effect.succeed(undefined)),
           Effect.catchIf(
             (error) => holding.held && isAdmissionRefusal(error),
-            () => scoreFramesWith(scorer, job, hooks, ref, dis, undefined, undefined)
+            () => Effect.succeed(undefined)
+          ),
+          Effect.flatMap((streamed) =>
+            streamed !== undefined
+              ? Effect.succeed(streamed)
+              : Effect.suspend(() => {
+                  const held = { held: false }
+                  return Effect.scoped(scoreFramesWith(scorer, job, shown, ref, dis, undefined, held)).pipe(
+                    Effect.catchIf(
+                      (error) => held.held && isAdmissionRefusal(error),
+                      () => twoDecodes
+                    )
+                  )
+                })
           )
         )
       })
     : scoreFramesWith(scorer, job, hooks, ref, dis, found, undefined)
+
+/**
+ * Progress that never goes back: a score given up and scored again (two decodes) reports its
+ * frames again only past the most reported.
+ */
+const monotoneProgress = <E>(hooks: ScoreHooks<E>): ScoreHooks<E> => {
+  const report = hooks.onProgress
+  if (report === undefined) return hooks
+  let shown = 0
+  return {
+    ...hooks,
+    onProgress: (done) => {
+      if (done <= shown) return Effect.void
+      shown = done
+      return report(done)
+    }
+  }
+}
 
 /** A refusal of the memory budget (its room now, or its size), not of the request. */
 const isAdmissionRefusal = (error: unknown): boolean =>
@@ -906,6 +961,28 @@ const scoreFramesWith = <E>(
     const disSource = heldDis
       ? yield* heldSource(scorer, heldDis, job.distorted, disRead, job.frameSkipDist, frameCount)
       : yield* frameSource(scorer, dis, job.distorted, { ...settings, ...disRead, isDistorted: true, window }, target)
+    return yield* scoreSources(scorer, job, hooks, ref, dis, target, refSource, disSource, frameCount, alignment)
+  })
+
+/**
+ * The library's score of the pair's two sources, and the result. `found`: the alignment, known
+ * before the score, or (streaming, alignment-stream.ts) found while the library reads, whose
+ * failure (`streamFailure`) outranks the library's.
+ */
+const scoreSources = <E, F = never>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E>,
+  ref: Side,
+  dis: Side,
+  target: RawGeometry,
+  refSource: FrameSource,
+  disSource: FrameSource,
+  frameCount: number,
+  found: Alignment | undefined | Effect.Effect<Alignment, F>,
+  streamFailure: () => F | undefined = () => undefined
+) =>
+  Effect.gen(function* () {
     const decoder = refSource.decoder ?? disSource.decoder ?? ""
     // The skips (and a segment's start) are the sides' own; frame_cnt and subsample apply to the stream. The library reads
     // no header of a fed side: the reference's rate (xpsnr) and matrix (ssimulacra2) come from here.
@@ -921,7 +998,7 @@ const scoreFramesWith = <E>(
     const frames: Array<ScoreResult["frames"][number]> = []
     let done = 0
     let aggregate: ScoreResult | undefined
-    yield* scorer
+    const scored = scorer
       .scoreFed(streamJob, feedOf([refSource, disSource], target), {
         ...(hooks.admitMemory ? { admitMemory: hooks.admitMemory } : {})
       })
@@ -936,6 +1013,14 @@ const scoreFramesWith = <E>(
           return hooks.onProgress ? hooks.onProgress(done) : Effect.void
         })
       )
+    // Streaming: the alignment is found while the library reads; a failure of the attempt
+    // outranks the library's (its inputs were cut short by it).
+    const alignment =
+      found === undefined || !Effect.isEffect(found)
+        ? yield* Effect.as(scored, found)
+        : (yield* Effect.all([Effect.catchAll(scored, (error) => Effect.fail(streamFailure() ?? error)), found], {
+            concurrency: 2
+          }))[1]
     if (aggregate === undefined) return yield* new InvalidGeometry({ message: "no frames to score after the skips" })
     const thumbnails = job.shots
       ? yield* sidePictures(
@@ -958,6 +1043,151 @@ const scoreFramesWith = <E>(
         distorted_input: distorted.input,
         scaling: distorted.scaling ?? refSource.scaling ?? "none"
       }
+    )
+  })
+
+/**
+ * `options.sync: "auto"` where an encoded side is longer than the window (the held path does not
+ * apply): both sides read once, the alignment found while the library scores the pairs already
+ * certain (alignment-stream.ts). Admitted first, for the score's scope: each decoded side's cap of
+ * held frames, the search's thumbnails and band, and a file side's luma plane and frame.
+ * Undefined (nothing started) where it does not apply (no such side, a file side of another
+ * geometry than the reference's, a segment) or the budget has no room; fails with
+ * `StreamAbandoned` where it was given up. Either way the caller scores the pair by two decodes.
+ */
+const streamFrames = <E>(
+  scorer: Scorer,
+  job: ScoreJob,
+  hooks: ScoreHooks<E>,
+  ref: Side,
+  dis: Side,
+  window: number,
+  /** Set once something is admitted: a later refusal of the budget is then this attempt's. */
+  holding: { held: boolean }
+) =>
+  Effect.gen(function* () {
+    const target = geometryOf(ref, job.geometry)
+    if (target === undefined || job.segment !== undefined) return undefined
+    const ffmpeg = yield* Ffmpeg
+    const settings = { geometry: job.geometry, scale: job.scale, reference: job.reference, threads: job.threads }
+    const sides = [
+      { side: ref, path: job.reference, skip: job.frameSkipRef, isDistorted: false },
+      { side: dis, path: job.distorted, skip: job.frameSkipDist, isDistorted: true }
+    ] as const
+    // An encoded side's scoring decoder (a refusal of it is left to the usual path to report).
+    const planOf = ({ side, path, isDistorted }: (typeof sides)[SideIndex]) =>
+      side.format._tag === "Encoded"
+        ? Effect.map(Effect.option(scoringDecodeOf(side, path, { ...settings, isDistorted }, target)), Option.getOrNull)
+        : Effect.succeed(null)
+    const plans = yield* Effect.all([planOf(sides[0]), planOf(sides[1])])
+    const longer = sides.some(({ skip }, k) => {
+      const declared = plans[k]?.frames.declared
+      return plans[k] != null && (declared === undefined || declared - skip > window)
+    })
+    const usable = sides.every(({ side }, k) => {
+      if (side.format._tag === "Encoded") return plans[k] != null
+      const geometry = geometryOf(side, job.geometry)
+      return geometry !== undefined && sameGeometry(geometry, target)
+    })
+    if (!longer || !usable) return undefined
+    const searchOf = ({ side, path, skip }: (typeof sides)[SideIndex]) => searchSideOf(job, side, path, skip, target)
+    const searchSides = yield* Effect.all([searchOf(sides[0]), searchOf(sides[1])])
+    const [refSearch, disSearch] = searchSides
+    yield* oneRate(refSearch, disSearch)
+    const cap = streamHeldFrames(window)
+    const bytes = frameBytes(target)
+    const memory =
+      searchBytes(refSearch.frames, disSearch.frames, window) +
+      (refSearch.frames + disSearch.frames) * thumbnailBytes +
+      searchSides.reduce(
+        (sum, side, k) => sum + (plans[k] != null ? cap * (bytes + thumbnailBytes) : side.memory + bytes),
+        0
+      )
+    if (!(yield* admits(hooks, memory))) return undefined
+    holding.held = true
+    const pair = new StreamingPair(window, [plans[0] != null, plans[1] != null], job.frameCount, cap, refSearch.frames)
+    const decoder = (yield* Effect.mapError(ffmpeg.tools, asScoreError(job.distorted))).version
+    const sourceOf = (index: SideIndex) => {
+      const { path, skip } = sides[index]
+      const plan = plans[index]
+      const search = searchSides[index]
+      return Effect.gen(function* () {
+        const library = yield* ownedPipe(scorer, "write")
+        const common = {
+          side: { fd: library.other, kind: "pipe", name: path, skip: 0 },
+          frameAt: () => Effect.succeed(0),
+          frames: undefined,
+          shapeChanges: Effect.succeed([])
+        } as const
+        if (plan == null) {
+          if (search.file === undefined) return yield* notAVideo(path)
+          const file = streamFile(pair, index, search.file, skip, bytes)
+          return {
+            ...common,
+            child: () => undefined,
+            changed: undefined,
+            memory: 0,
+            start: Effect.zipRight(
+              file.thumbnails,
+              Effect.sync(() => {
+                void writeSide(pair, index, library, file.readFrame)
+              })
+            ),
+            scaling: undefined,
+            decoder: undefined
+          } satisfies FrameSource
+        }
+        const thumbnails = yield* ownedPipe(scorer, "read")
+        let child: Child | undefined
+        const start = Effect.gen(function* () {
+          const started = yield* ffmpeg
+            .decodeWithThumbnails(
+              search.fd,
+              plan.target,
+              { width: thumbnailWidth, height: thumbnailHeight },
+              thumbnails.other,
+              {
+                ...decoderLimits(plan.memory, ffmpeg.limits.cpuSeconds),
+                threads: plan.threads,
+                // One frame past the cap: an overrun shows.
+                maxFrames: plan.frames.allowed + 1
+              }
+            )
+            .pipe(Effect.ensuring(thumbnails.handOver), Effect.mapError(asScoreError(path)))
+          child = started
+          yield* ffmpeg.watch(started, plan.memory)
+          void readDecoded(pair, index, started, thumbnails, skip, bytes, plan.frames.allowed).catch(() =>
+            pair.abandon("a decoder's output could not be read")
+          )
+          void writeSide(pair, index, library, undefined)
+        })
+        return {
+          ...common,
+          child: () => child,
+          changed: plan.changed,
+          memory: plan.memory,
+          start,
+          scaling: plan.scaling,
+          decoder
+        } satisfies FrameSource
+      })
+    }
+    const [refSource, disSource] = yield* Effect.all([sourceOf(0), sourceOf(1)])
+    const found = Effect.async<Alignment, StreamFailure>((resume) =>
+      pair.outcome((outcome) => resume("_tag" in outcome ? Effect.fail(outcome) : Effect.succeed(outcome)))
+    )
+    return yield* scoreSources(
+      scorer,
+      job,
+      hooks,
+      ref,
+      dis,
+      target,
+      refSource,
+      disSource,
+      job.frameCount,
+      found,
+      () => pair.failure
     )
   })
 

@@ -9,8 +9,8 @@
  * pairs scored with a given alignment (a segment job's plan) concatenate to the unsplit score bit
  * for bit. An encoded side within the sync window is decoded once for the search and the score
  * (its frames held): an encode with inserted frames, and an encoded reference, score bit for bit
- * as through two decodes per side (a window one frame short, or no room in the budget), the real
- * decoders counted. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
+ * as through two decodes per side (no room in the budget) and as streamed (a window one frame
+ * short: alignment-stream-score.test.ts), the real decoders counted. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
  * ladder rendition that starts late and drops a frame are those of the input frames they pair
  * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early, after a slate
  * and aligned reads the reference once and scores each rendition over its own overlap, bit for bit
@@ -216,8 +216,11 @@ describe("one decode for the search and the score", () => {
     // first admission itself, not of the largest: the decoder's estimate is larger than both.
     const frameBytes = clipSize.width * clipSize.height * 1.5
     expect(once.admitted[0]).toBe(126 * (frameBytes + thumbnailBytes))
-    // One frame more than the window: searched by its own decode, scored by another.
-    const twice = await countedScore({ reference, distorted, options: { ...options, sync_window: 123 } })
+    // One frame more than the window: streamed (alignment-stream-score.test.ts); with no room
+    // for that, searched by its own decode and scored by another.
+    const streamed = await countedScore({ reference, distorted, options: { ...options, sync_window: 123 } })
+    expect(streamed.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 1 })
+    const twice = await countedScore({ reference, distorted, options: { ...options, sync_window: 123 } }, 0)
     expect(twice.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 0 })
     // No room for the held frames when the score starts: two decodes as well.
     const busy = await countedScore({ reference, distorted, options: { ...options, sync_window: 124 } }, 0)
@@ -230,7 +233,7 @@ describe("one decode for the search and the score", () => {
       once.admitted.length - 1
     )
     expect(late.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 1 })
-    for (const other of [twice, busy, late]) {
+    for (const other of [streamed, twice, busy, late]) {
       expect(other.result.alignment).toEqual({ ...once.result.alignment, window: other.result.alignment?.window })
       expect(other.result.frames).toEqual(once.result.frames)
       expect(other.result.score).toBe(once.result.score)
@@ -248,7 +251,11 @@ describe("one decode for the search and the score", () => {
     const once = await countedScore(body(124))
     expect(once.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 2 })
     expect(once.result.alignment).toMatchObject({ frames: 120, distorted_frames_inserted: [60, 61, 62, 63] })
-    const twice = await countedScore(body(119))
+    // A window shorter than both: streamed; with no room for that, four decodes.
+    const streamed = await countedScore(body(119))
+    expect(streamed.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 2 })
+    expect(streamed.result.frames).toEqual(once.result.frames)
+    const twice = await countedScore(body(119), 0)
     expect(twice.calls).toEqual({ searchDecodes: 2, scoringDecodes: 2, decodesOnce: 0 })
     expect(twice.result.alignment).toEqual({ ...once.result.alignment, window: 119 })
     expect(twice.result.frames).toEqual(once.result.frames)
