@@ -5,7 +5,7 @@
  * per side (the budget refusing the streaming's admission): alignment, confidence, per-frame
  * values and the summary, for an encode that starts late, drops two frames mid-clip, carries two
  * inserted frames and ends early, with frame_cnt and subsample too, and with an encoded
- * reference (both sides decoded once). A black lead longer than the held-frame cap (88 frames) gives the
+ * reference (both sides decoded once), and for a 10-bit pair. A black lead longer than the held-frame cap (88 frames) gives the
  * attempt up mid-stream and the pair is scored by two decodes, with the same answer and progress
  * that never goes back; an unrelated clip is refused with the two decodes' 400. The real
  * decoders are counted.
@@ -159,7 +159,19 @@ beforeAll(async () => {
 
 describe("a clip longer than the sync window, decoded once", () => {
   it("scores as two decodes bit for bit: late start, drops, inserted frames, early end; frame_cnt and subsample", async () => {
-    for (const extra of [{}, { frame_cnt: 30, subsample: 2 }]) {
+    // Frame skips apply first: the alignment is then counted after them (the distorted side shows
+    // reference frame 5 after its skip of 2, the reference from its frame 1).
+    for (const [extra, start] of [
+      [{}, { reference: 3, dropped: [20, 21], inserted: [56, 57] }],
+      [
+        { frame_cnt: 30, subsample: 2 },
+        { reference: 3, dropped: [20, 21], inserted: [56, 57] }
+      ],
+      [
+        { frame_skip_ref: 1, frame_skip_dist: 2 },
+        { reference: 4, dropped: [19, 20], inserted: [54, 55] }
+      ]
+    ] as const) {
       const body = { reference, distorted, options: { ...options, ...extra } }
       const once = await countedScore(body)
       expect(once.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 1 })
@@ -168,12 +180,12 @@ describe("a clip longer than the sync window, decoded once", () => {
       expect(twice.calls).toEqual({ searchDecodes: 1, scoringDecodes: 2, decodesOnce: 0 })
       const [streamed, reference2] = [scored(once), scored(twice)]
       expect(streamed.alignment).toMatchObject({
-        reference_start: 3,
+        reference_start: start.reference,
         distorted_start: 0,
-        reference_frames_dropped: [20, 21],
-        distorted_frames_inserted: [56, 57]
+        reference_frames_dropped: start.dropped,
+        distorted_frames_inserted: start.inserted
       })
-      expect(streamed.frames).toHaveLength("frame_cnt" in extra ? 15 : 70)
+      expect(streamed.frames).toHaveLength("frame_cnt" in extra ? 15 : "frame_skip_dist" in extra ? 68 : 70)
       // Alignment and confidence, per-frame values, summary and provenance: the whole result.
       expect(streamed).toEqual(reference2)
       expect(once.progress).toEqual(twice.progress)
@@ -187,6 +199,31 @@ describe("a clip longer than the sync window, decoded once", () => {
     const twice = await countedScore(body, 0)
     expect(twice.calls).toEqual({ searchDecodes: 2, scoringDecodes: 2, decodesOnce: 0 })
     expect(scored(once).alignment).toMatchObject({ reference_start: 3, reference_frames_dropped: [20, 21] })
+    expect(scored(once)).toEqual(scored(twice))
+  }, 120_000)
+
+  it("streams a 10-bit pair bit for bit as two decodes (the one decode's split filter, 16-bit samples)", async () => {
+    const reference10 = await writeScenes(join(scratch.dir, "reference10.y4m"), {
+      ...size,
+      scenes: [
+        { pattern: "testsrc2", frames: 30 },
+        { pattern: "life", frames: 20 }
+      ],
+      filter: "format=yuv420p10le",
+      pixelFormat: "yuv420p10le",
+      extra: ["-strict", "-1"]
+    })
+    const distorted10 = join(scratch.dir, "distorted10.mkv")
+    await ffmpegRunAsync([
+      ...["-i", reference10, "-vf", "trim=start_frame=3,setpts=PTS-STARTPTS"],
+      ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p10le", "-y", distorted10]
+    ])
+    const body = { reference: reference10, distorted: distorted10, options }
+    const once = await countedScore(body)
+    expect(once.calls).toEqual({ searchDecodes: 0, scoringDecodes: 0, decodesOnce: 1 })
+    const twice = await countedScore(body, 0)
+    expect(twice.calls).toEqual({ searchDecodes: 1, scoringDecodes: 1, decodesOnce: 0 })
+    expect(scored(once).alignment).toMatchObject({ reference_start: 3, frames: 47 })
     expect(scored(once)).toEqual(scored(twice))
   }, 120_000)
 
