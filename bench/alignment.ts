@@ -126,12 +126,11 @@ export const benchAlignment = async (): Promise<void> => {
     compare(label.padEnd(10), pair.reference, distorted, runs, {}, {})
   // Longer than the window: the encoded side decoded once, the search streamed (alignment-stream.ts).
   const longer = await longPair()
-  const longRuns = Number(process.env.BENCH_RUNS ?? 3)
   console.log(
-    `alignment, a clip longer than the window: ${long.width}x${long.height}, ${long.frames} frames (4 scenes), H.264 .mp4 against raw YUV, 2 threads; median of ${longRuns} runs`
+    `alignment, a clip longer than the window: ${long.width}x${long.height}, ${long.frames} frames (4 scenes), H.264 .mp4 against raw YUV, 2 threads; median of ${runs} runs`
   )
   const geometry = { width: long.width, height: long.height }
-  compare("sync_window 24", longer.reference, longer.mp4, longRuns, geometry, { sync_window: 24 })
+  compare("sync_window 24", longer.reference, longer.mp4, runs, geometry, { sync_window: 24 })
 }
 
 if (import.meta.main) await benchAlignment()
