@@ -340,7 +340,7 @@ describe("a ladder with sync", () => {
     {
       name: "every pair",
       names: ["late7", "early15", "slate9", "aligned"],
-      options: { per_frame: true, precision: "lossless" }
+      options: { per_frame: true, precision: "lossless", shots: true }
     },
     {
       name: "frame_cnt and subsample counting each rendition's pairs",
@@ -365,6 +365,11 @@ describe("a ladder with sync", () => {
       expect(bits(rendition?.frames ?? []), name).toEqual(bits(pair.frames))
       expect(rendition?.pooled, name).toEqual(pair.pooled)
       expect(rendition?.score, name).toBe(pair.score)
+      // Shots and their pictures from its own frames (its first frame starts a shot, as the pair's does).
+      expect(rendition?.shots, name).toEqual(pair.shots)
+      expect(rendition?.worst_shots, name).toEqual(pair.worst_shots)
+      expect(rendition?.thumbnails, name).toEqual(pair.thumbnails)
+      if ("shots" in options) expect(pair.thumbnails?.length, name).toBeGreaterThan(0)
       // Its summary is its own frames': the worst of them, scored as the pair scored them.
       const byFrame = new Map(pair.frames.map((frame) => [frame.frame, frame.metrics.vmaf]))
       for (const worst of rendition?.summary.worst_frames ?? []) expect(worst.score).toBe(byFrame.get(worst.frame))
