@@ -8,7 +8,7 @@
  * in every rendition (each rendition's worst shots marked), and each rendition's worst shots'
  * worst frames as pictures, the reference beside the rendition.
  */
-import type { AlignmentReport, Shot, Thumbnail } from "../scorer/index.ts"
+import { type AlignmentReport, ladderOffsets, type Shot, type Thumbnail } from "../scorer/index.ts"
 import { alignmentStrip } from "./alignment-strip.ts"
 import { escapeHtml } from "./escape.ts"
 import { formatValue } from "./libvmaf.ts"
@@ -115,8 +115,9 @@ function frame(svg, lowX, highX, lowY, highY) {
 function drawFrames() {
   const svg = document.getElementById("frames-chart");
   const shown = data.renditions.filter((rendition) => !hidden.has(rendition.label));
-  const lengths = data.renditions.map((rendition) => rendition.frames.length);
-  const last = Math.max(1, ...lengths) - 1;
+  // A rendition aligned at its own offset starts that many frames into the ladder's.
+  const ends = data.renditions.map((rendition) => rendition.offset + rendition.frames.length);
+  const last = Math.ceil(Math.max(1, ...ends)) - 1;
   const values = shown.flatMap((rendition) => rendition.frames.map((f) => f.score)).filter(Number.isFinite);
   // VMAF keeps its 0..100 scale unless every shown frame sits high: then zoom in on what differs.
   const lowest = values.length > 0 ? Math.min(...values) : 0;
@@ -138,7 +139,7 @@ function drawFrames() {
   data.renditions.forEach((rendition, index) => {
     if (hidden.has(rendition.label)) return;
     const points = rendition.frames
-      .map((f, position) => [position, f.score])
+      .map((f, position) => [rendition.offset + position, f.score])
       .filter(([, value]) => Number.isFinite(value))
       .map(([position, value]) => box.x(position).toFixed(2) + "," + box.y(value).toFixed(2));
     svg.append(element("polyline", { points: points.join(" "), "data-rendition": rendition.label, stroke: colourOf(index), class: "series" }));
@@ -239,20 +240,48 @@ dd { margin: 0; word-break: break-all; }
 `
 
 /**
- * With shots: every shot's score in every rendition (a rendition's worst shots marked), and each
- * rendition's worst shots' worst frames, reference beside rendition (data: URLs only).
+ * Where each rendition's scored frames start on the ladder's, in scored frames: 0 unless the
+ * renditions are aligned at their own offsets (options.sync "auto"), whose frame numbers are each
+ * their own from their first pair (a subsampled one's offset counted in its scored frames).
  */
-const shotSection = (renditions: ReadonlyArray<LadderReportRendition>): string => {
-  const shots = renditions[0]?.shots ?? []
+const scoredOffsets = (renditions: ReadonlyArray<LadderReportRendition>): ReadonlyArray<number> =>
+  ladderOffsets(renditions.map((rendition) => rendition.alignment)).map((offset, index) => {
+    const [first, second] = renditions[index]?.frames ?? []
+    return offset / (first && second ? second.frame - first.frame : 1)
+  })
+
+/** The rendition over the most of the ladder: its shots are the rows and bands (the reference's shots). */
+const widestOf = (renditions: ReadonlyArray<LadderReportRendition>): number =>
+  renditions.reduce(
+    (best, rendition, index) => (rendition.frames.length > (renditions[best]?.frames.length ?? 0) ? index : best),
+    0
+  )
+
+/**
+ * With shots: every shot's score in every rendition (a rendition's worst shots marked), and each
+ * rendition's worst shots' worst frames, reference beside rendition (data: URLs only). Renditions
+ * aligned at their own offsets: each rendition's shot in the row of the ladder's shot it falls in.
+ */
+const shotSection = (renditions: ReadonlyArray<LadderReportRendition>, offsets: ReadonlyArray<number>): string => {
+  const widest = widestOf(renditions)
+  const shift = offsets[widest] ?? 0
+  const shots = renditions[widest]?.shots ?? []
   if (shots.length === 0) return ""
   const safe = (url: string) => (/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(url) ? url : "")
   const rows = shots.map((shot, index) => {
-    const cells = renditions.map((rendition) => {
-      const worst = rendition.worstShots?.includes(index) ?? false
-      const value = formatValue(rendition.shots?.[index]?.score ?? Number.NaN)
+    const first = shift + shot.first_frame
+    const end = first + shot.frame_count
+    const cells = renditions.map((rendition, r) => {
+      const offset = offsets[r] ?? 0
+      const own = (rendition.shots ?? []).findIndex(
+        (candidate) =>
+          offset + candidate.first_frame < end && offset + candidate.first_frame + candidate.frame_count > first
+      )
+      const worst = own >= 0 && (rendition.worstShots?.includes(own) ?? false)
+      const value = formatValue(rendition.shots?.[own]?.score ?? Number.NaN)
       return `<td${worst ? ' class="worst-shot"' : ""}>${escapeHtml(value)}</td>`
     })
-    return `<tr data-shot="${index}"><td>${index}</td><td>${shot.first_frame}-${shot.first_frame + shot.frame_count - 1}</td>${cells.join("")}</tr>`
+    return `<tr data-shot="${index}"><td>${index}</td><td>${first}-${end - 1}</td>${cells.join("")}</tr>`
   })
   const pictures = renditions.flatMap((rendition) =>
     (rendition.thumbnails ?? []).map(
@@ -299,16 +328,22 @@ export const renderLadderHtml = (
   renditions: ReadonlyArray<LadderReportRendition>,
   facts: LadderReportFacts
 ): string => {
+  const offsets = scoredOffsets(renditions)
+  const widest = widestOf(renditions)
   const data = {
-    renditions: renditions.map((rendition) => ({
+    renditions: renditions.map((rendition, index) => ({
       label: rendition.label,
       score: rendition.score,
       bitrate: rendition.bitrateBps,
       onHull: rendition.onHull,
+      offset: offsets[index] ?? 0,
       frames: rendition.frames
     })),
-    // Every rendition has the reference's shots: the first one's bounds are drawn.
-    shots: (renditions[0]?.shots ?? []).map((shot) => ({ first: shot.first_frame, count: shot.frame_count }))
+    // Every rendition has the reference's shots: the widest one's bounds are drawn, on the ladder's frames.
+    shots: (renditions[widest]?.shots ?? []).map((shot) => ({
+      first: (offsets[widest] ?? 0) + shot.first_frame,
+      count: shot.frame_count
+    }))
   }
   // What a ladder user compares first comes first: a phone shows the left columns, the rest scrolls.
   const columns = ["rendition", "VMAF", "bitrate", "p1", "p5", "resolution", "codec", "hull", "harmonic mean", "min"]
@@ -368,7 +403,7 @@ ${rows.map((cells) => `<tr>${cells}</tr>`).join("\n")}
 <svg id="frames-chart" class="chart" viewBox="0 0 800 300" role="img" aria-label="per-frame VMAF of every rendition"></svg>
 <div id="renditions" role="group" aria-label="renditions shown"></div>
 ${alignmentSection(renditions)}
-${shotSection(renditions)}
+${shotSection(renditions, offsets)}
 <h2>Provenance</h2>
 <dl id="provenance">
 ${provenanceRows.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join("\n")}

@@ -15,7 +15,7 @@
  * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early, after a slate
  * and aligned reads the reference once and scores each rendition over its own overlap, bit for bit
  * as its own pair score (also with frame_cnt and subsample); renditions dropping different
- * reference frames are refused. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
+ * reference frames are refused; its HTML report draws each rendition on the ladder's frames. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
  * strips. The search itself is unit-tested on thumbnails.
  */
@@ -680,6 +680,14 @@ describe("svc score and svc ladder --sync auto", () => {
     expect(page).toContain(
       '<div class="muted alignment-line" data-rendition="slate">reference from frame 0, distorted from frame 9, 120 pairs; no reference frames dropped'
     )
+    // Each rendition's series over its own pairs, drawn on the ladder's frames: the late one 7 in.
+    const data = JSON.parse(
+      /<script type="application\/json" id="ladder-data">(.*?)<\/script>/s.exec(page)?.[1] ?? "{}"
+    ) as { renditions: ReadonlyArray<{ label: string; offset: number; frames: ReadonlyArray<unknown> }> }
+    expect(data.renditions.map((rendition) => [rendition.label, rendition.offset, rendition.frames.length])).toEqual([
+      ["late", 7, 113],
+      ["slate", 0, 120]
+    ])
   }, 60_000)
 })
 
