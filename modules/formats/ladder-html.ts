@@ -8,9 +8,10 @@
  * in every rendition (each rendition's worst shots marked), and each rendition's worst shots'
  * worst frames as pictures, the reference beside the rendition.
  */
-import { type AlignmentReport, ladderOffsets, type Shot, type Thumbnail } from "../scorer/index.ts"
+import type { AlignmentReport, Shot, Thumbnail } from "../scorer/index.ts"
 import { alignmentStrip } from "./alignment-strip.ts"
 import { escapeHtml } from "./escape.ts"
+import { scoredOffsets, shotRows, widestOf } from "./ladder-shots.ts"
 import { formatValue } from "./libvmaf.ts"
 
 /** One rendition as the report shows it. */
@@ -240,48 +241,22 @@ dd { margin: 0; word-break: break-all; }
 `
 
 /**
- * Where each rendition's scored frames start on the ladder's, in scored frames: 0 unless the
- * renditions are aligned at their own offsets (options.sync "auto"), whose frame numbers are each
- * their own from their first pair (a subsampled one's offset counted in its scored frames).
- */
-const scoredOffsets = (renditions: ReadonlyArray<LadderReportRendition>): ReadonlyArray<number> =>
-  ladderOffsets(renditions.map((rendition) => rendition.alignment)).map((offset, index) => {
-    const [first, second] = renditions[index]?.frames ?? []
-    return offset / (first && second ? second.frame - first.frame : 1)
-  })
-
-/** The rendition over the most of the ladder: its shots are the rows and bands (the reference's shots). */
-const widestOf = (renditions: ReadonlyArray<LadderReportRendition>): number =>
-  renditions.reduce(
-    (best, rendition, index) => (rendition.frames.length > (renditions[best]?.frames.length ?? 0) ? index : best),
-    0
-  )
-
-/**
  * With shots: every shot's score in every rendition (a rendition's worst shots marked), and each
  * rendition's worst shots' worst frames, reference beside rendition (data: URLs only). Renditions
  * aligned at their own offsets: each rendition's shot in the row of the ladder's shot it falls in.
  */
-const shotSection = (renditions: ReadonlyArray<LadderReportRendition>, offsets: ReadonlyArray<number>): string => {
-  const widest = widestOf(renditions)
-  const shift = offsets[widest] ?? 0
-  const shots = renditions[widest]?.shots ?? []
+const shotSection = (renditions: ReadonlyArray<LadderReportRendition>): string => {
+  const shots = shotRows(renditions)
   if (shots.length === 0) return ""
   const safe = (url: string) => (/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(url) ? url : "")
-  const rows = shots.map((shot, index) => {
-    const first = shift + shot.first_frame
-    const end = first + shot.frame_count
+  const rows = shots.map((row, index) => {
     const cells = renditions.map((rendition, r) => {
-      const offset = offsets[r] ?? 0
-      const own = (rendition.shots ?? []).findIndex(
-        (candidate) =>
-          offset + candidate.first_frame < end && offset + candidate.first_frame + candidate.frame_count > first
-      )
+      const own = row.shots[r] ?? -1
       const worst = own >= 0 && (rendition.worstShots?.includes(own) ?? false)
       const value = formatValue(rendition.shots?.[own]?.score ?? Number.NaN)
       return `<td${worst ? ' class="worst-shot"' : ""}>${escapeHtml(value)}</td>`
     })
-    return `<tr data-shot="${index}"><td>${index}</td><td>${first}-${end - 1}</td>${cells.join("")}</tr>`
+    return `<tr data-shot="${index}"><td>${index}</td><td>${row.first}-${row.end - 1}</td>${cells.join("")}</tr>`
   })
   const pictures = renditions.flatMap((rendition) =>
     (rendition.thumbnails ?? []).map(
@@ -403,7 +378,7 @@ ${rows.map((cells) => `<tr>${cells}</tr>`).join("\n")}
 <svg id="frames-chart" class="chart" viewBox="0 0 800 300" role="img" aria-label="per-frame VMAF of every rendition"></svg>
 <div id="renditions" role="group" aria-label="renditions shown"></div>
 ${alignmentSection(renditions)}
-${shotSection(renditions, offsets)}
+${shotSection(renditions)}
 <h2>Provenance</h2>
 <dl id="provenance">
 ${provenanceRows.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join("\n")}
