@@ -11,6 +11,7 @@
 import type { AlignmentReport, Shot, Thumbnail } from "../scorer/index.ts"
 import { alignmentStrip } from "./alignment-strip.ts"
 import { escapeHtml } from "./escape.ts"
+import { scoredOffsets, shotRows, widestOf } from "./ladder-shots.ts"
 import { formatValue } from "./libvmaf.ts"
 
 /** One rendition as the report shows it. */
@@ -115,8 +116,9 @@ function frame(svg, lowX, highX, lowY, highY) {
 function drawFrames() {
   const svg = document.getElementById("frames-chart");
   const shown = data.renditions.filter((rendition) => !hidden.has(rendition.label));
-  const lengths = data.renditions.map((rendition) => rendition.frames.length);
-  const last = Math.max(1, ...lengths) - 1;
+  // A rendition aligned at its own offset starts that many frames into the ladder's.
+  const ends = data.renditions.map((rendition) => rendition.offset + rendition.frames.length);
+  const last = Math.ceil(Math.max(1, ...ends)) - 1;
   const values = shown.flatMap((rendition) => rendition.frames.map((f) => f.score)).filter(Number.isFinite);
   // VMAF keeps its 0..100 scale unless every shown frame sits high: then zoom in on what differs.
   const lowest = values.length > 0 ? Math.min(...values) : 0;
@@ -138,7 +140,7 @@ function drawFrames() {
   data.renditions.forEach((rendition, index) => {
     if (hidden.has(rendition.label)) return;
     const points = rendition.frames
-      .map((f, position) => [position, f.score])
+      .map((f, position) => [rendition.offset + position, f.score])
       .filter(([, value]) => Number.isFinite(value))
       .map(([position, value]) => box.x(position).toFixed(2) + "," + box.y(value).toFixed(2));
     svg.append(element("polyline", { points: points.join(" "), "data-rendition": rendition.label, stroke: colourOf(index), class: "series" }));
@@ -240,19 +242,21 @@ dd { margin: 0; word-break: break-all; }
 
 /**
  * With shots: every shot's score in every rendition (a rendition's worst shots marked), and each
- * rendition's worst shots' worst frames, reference beside rendition (data: URLs only).
+ * rendition's worst shots' worst frames, reference beside rendition (data: URLs only). Renditions
+ * aligned at their own offsets: each rendition's shot in the row of the ladder's shot it falls in.
  */
 const shotSection = (renditions: ReadonlyArray<LadderReportRendition>): string => {
-  const shots = renditions[0]?.shots ?? []
+  const shots = shotRows(renditions)
   if (shots.length === 0) return ""
   const safe = (url: string) => (/^data:image\/png;base64,[A-Za-z0-9+/=]+$/.test(url) ? url : "")
-  const rows = shots.map((shot, index) => {
-    const cells = renditions.map((rendition) => {
-      const worst = rendition.worstShots?.includes(index) ?? false
-      const value = formatValue(rendition.shots?.[index]?.score ?? Number.NaN)
+  const rows = shots.map((row, index) => {
+    const cells = renditions.map((rendition, r) => {
+      const own = row.shots[r] ?? -1
+      const worst = own >= 0 && (rendition.worstShots?.includes(own) ?? false)
+      const value = formatValue(rendition.shots?.[own]?.score ?? Number.NaN)
       return `<td${worst ? ' class="worst-shot"' : ""}>${escapeHtml(value)}</td>`
     })
-    return `<tr data-shot="${index}"><td>${index}</td><td>${shot.first_frame}-${shot.first_frame + shot.frame_count - 1}</td>${cells.join("")}</tr>`
+    return `<tr data-shot="${index}"><td>${index}</td><td>${row.first}-${row.end - 1}</td>${cells.join("")}</tr>`
   })
   const pictures = renditions.flatMap((rendition) =>
     (rendition.thumbnails ?? []).map(
@@ -299,16 +303,22 @@ export const renderLadderHtml = (
   renditions: ReadonlyArray<LadderReportRendition>,
   facts: LadderReportFacts
 ): string => {
+  const offsets = scoredOffsets(renditions)
+  const widest = widestOf(renditions)
   const data = {
-    renditions: renditions.map((rendition) => ({
+    renditions: renditions.map((rendition, index) => ({
       label: rendition.label,
       score: rendition.score,
       bitrate: rendition.bitrateBps,
       onHull: rendition.onHull,
+      offset: offsets[index] ?? 0,
       frames: rendition.frames
     })),
-    // Every rendition has the reference's shots: the first one's bounds are drawn.
-    shots: (renditions[0]?.shots ?? []).map((shot) => ({ first: shot.first_frame, count: shot.frame_count }))
+    // Every rendition has the reference's shots: the widest one's bounds are drawn, on the ladder's frames.
+    shots: (renditions[widest]?.shots ?? []).map((shot) => ({
+      first: (offsets[widest] ?? 0) + shot.first_frame,
+      count: shot.frame_count
+    }))
   }
   // What a ladder user compares first comes first: a phone shows the left columns, the rest scrolls.
   const columns = ["rendition", "VMAF", "bitrate", "p1", "p5", "resolution", "codec", "hull", "harmonic mean", "min"]

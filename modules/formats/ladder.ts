@@ -6,6 +6,7 @@
 import { alignmentLine, type ScoreResult } from "../scorer/index.ts"
 import type { LadderReportRendition } from "./ladder-html.ts"
 import { formatBitrate } from "./ladder-html.ts"
+import { shotRows } from "./ladder-shots.ts"
 import { formatValue, type LibvmafReport, reportOf } from "./libvmaf.ts"
 
 /** What one rendition's summary says (RenditionSummary). */
@@ -69,16 +70,17 @@ export const reportRenditions = (
 
 /**
  * With shots, the lines after the ladder table: the reference's shots (every rendition's), each
- * with its score in every rendition, and each rendition's worst shots.
+ * with its score in every rendition, and each rendition's worst shots (as rows of the table:
+ * ladder-shots.ts places renditions aligned at their own offsets).
  */
 const shotLines = (renditions: ReadonlyArray<LadderRenditionLike>): ReadonlyArray<string> => {
-  const shots = renditions[0]?.shots ?? []
+  const shots = shotRows(renditions)
   if (shots.length === 0) return []
   const header = ["shot", "frames", ...renditions.map((rendition) => rendition.label)]
-  const rows = shots.map((shot, index) => [
+  const rows = shots.map((row, index) => [
     String(index),
-    `${shot.first_frame}-${shot.first_frame + shot.frame_count - 1}`,
-    ...renditions.map((rendition) => formatValue(rendition.shots?.[index]?.score ?? Number.NaN))
+    `${row.first}-${row.end - 1}`,
+    ...renditions.map((rendition, r) => formatValue(rendition.shots?.[row.shots[r] ?? -1]?.score ?? Number.NaN))
   ])
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)))
   const line = (cells: ReadonlyArray<string>) =>
@@ -92,7 +94,13 @@ const shotLines = (renditions: ReadonlyArray<LadderRenditionLike>): ReadonlyArra
     line(header),
     ...rows.map(line),
     ...renditions.map(
-      (rendition) => `worst shots of ${rendition.label}: ${(rendition.worst_shots ?? []).join(", ") || "none"}`
+      (rendition, r) =>
+        `worst shots of ${rendition.label}: ${
+          (rendition.worst_shots ?? [])
+            .map((own) => shots.findIndex((row) => row.shots[r] === own))
+            .filter((row) => row >= 0)
+            .join(", ") || "none"
+        }`
     )
   ]
 }

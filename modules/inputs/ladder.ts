@@ -12,6 +12,7 @@ import {
   InvalidGeometry as GeometryError,
   InvalidScoreRequest,
   type LadderJob,
+  ladderFrames,
   type LadderProvenance,
   type LadderRange,
   type LadderRenditionResult,
@@ -30,7 +31,7 @@ import {
   worstShotFrames
 } from "../scorer/index.ts"
 import type { Ffmpeg } from "./ffmpeg.ts"
-import { type Alignment, scoredFrames } from "./alignment.ts"
+import type { Alignment } from "./alignment.ts"
 import {
   alignPair,
   colorMatrixOf,
@@ -116,10 +117,7 @@ const unionPairing = (
   alignments: ReadonlyArray<Alignment>,
   frameCount: number
 ): LadderPairing | string => {
-  const referenceFrames = alignments.map((alignment) =>
-    scoredFrames(alignment.reference_start, alignment.reference_frames_dropped, alignment.frames)
-  )
-  const union = [...new Set(referenceFrames.flat())].sort((a, b) => a - b)
+  const { frames: union, paired: referenceFrames } = ladderFrames(alignments)
   const indexOf = new Map(union.map((frame, index) => [frame, index]))
   const ranges: Array<LadderRange> = []
   for (const [index, frames] of referenceFrames.entries()) {

@@ -649,7 +649,8 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
           return yield* scored.left._tag === "ScoreMemoryBusy"
             ? handBack(job, scored.left.needed)
             : fail(job, scored.left.message)
-        const frames = scored.right.renditions[0]?.frame_count ?? 0
+        // Renditions aligned at their own offsets score their own frames: the ladder's are the most.
+        const frames = Math.max(0, ...scored.right.renditions.map((rendition) => rendition.frame_count))
         yield* Effect.logInfo("job finished").pipe(
           Effect.annotateLogs({ job_id: job.id, frames, renditions: scored.right.renditions.length })
         )
@@ -783,7 +784,7 @@ export class NodeAgent extends Effect.Service<NodeAgent>()("svc/NodeAgent", {
               ).pipe(
                 Effect.map((result) => ({
                   ladder_result: result,
-                  frames_done: result.renditions[0]?.frame_count ?? 0
+                  frames_done: Math.max(0, ...result.renditions.map((rendition) => rendition.frame_count))
                 }))
               )
         )

@@ -23,6 +23,38 @@ export interface AlignmentReport {
   readonly warning?: string
 }
 
+/** The reference frames an alignment pairs, in order: from reference_start, its dropped frames left out. */
+export const pairedReferenceFrames = (alignment: AlignmentReport): ReadonlyArray<number> => {
+  const dropped = new Set(alignment.reference_frames_dropped)
+  const frames: Array<number> = []
+  for (let frame = alignment.reference_start; frames.length < alignment.frames; frame++)
+    if (!dropped.has(frame)) frames.push(frame)
+  return frames
+}
+
+/**
+ * An aligned ladder's frames: the reference frames any rendition pairs, in order (the reference
+ * is read once over them; each rendition is scored over its own), and each rendition's paired
+ * reference frames.
+ */
+export const ladderFrames = (alignments: ReadonlyArray<AlignmentReport>) => {
+  const paired = alignments.map(pairedReferenceFrames)
+  return { frames: [...new Set(paired.flat())].sort((a, b) => a - b), paired }
+}
+
+/**
+ * Where each rendition's first pair falls among its ladder's frames (ladderFrames), in request
+ * order: its frame numbers, its own from its first pair, are these many frames later on the
+ * ladder. All 0 when any rendition is not aligned.
+ */
+export const ladderOffsets = (alignments: ReadonlyArray<AlignmentReport | undefined>): ReadonlyArray<number> => {
+  const given = alignments.flatMap((alignment) => (alignment ? [alignment] : []))
+  if (given.length !== alignments.length) return alignments.map(() => 0)
+  const { frames, paired } = ladderFrames(given)
+  const indexOf = new Map(frames.map((frame, index) => [frame, index]))
+  return paired.map((list) => indexOf.get(list[0] ?? -1) ?? 0)
+}
+
 /** Frame numbers as runs: "50-52, 60". */
 const runsText = (frames: ReadonlyArray<number>): string => {
   const runs: Array<[number, number]> = []

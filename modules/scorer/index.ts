@@ -3,7 +3,12 @@
  * jobs, streams, ladders on the native library), result types, poolings, models and the typed
  * errors. Other modules import only this file; inputs are opened and probed by modules/inputs.
  */
-export { type AlignmentReport, alignmentLine } from "./alignment-report.ts"
+export {
+  type AlignmentReport,
+  alignmentLine,
+  ladderFrames,
+  ladderOffsets
+} from "./alignment-report.ts"
 export * from "./errors.ts"
 export { extraFeatureList, implementationOf } from "./extra-features.ts"
 export type { FilePair } from "./file-job.ts"

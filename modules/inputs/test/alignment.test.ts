@@ -15,7 +15,7 @@
  * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early, after a slate
  * and aligned reads the reference once and scores each rendition over its own overlap, bit for bit
  * as its own pair score (also with frame_cnt and subsample); renditions dropping different
- * reference frames are refused. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
+ * reference frames are refused; its HTML report draws each rendition on the ladder's frames. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
  * strips. The search itself is unit-tested on thumbnails.
  */
@@ -340,7 +340,7 @@ describe("a ladder with sync", () => {
     {
       name: "every pair",
       names: ["late7", "early15", "slate9", "aligned"],
-      options: { per_frame: true, precision: "lossless" }
+      options: { per_frame: true, precision: "lossless", shots: true }
     },
     {
       name: "frame_cnt and subsample counting each rendition's pairs",
@@ -365,6 +365,11 @@ describe("a ladder with sync", () => {
       expect(bits(rendition?.frames ?? []), name).toEqual(bits(pair.frames))
       expect(rendition?.pooled, name).toEqual(pair.pooled)
       expect(rendition?.score, name).toBe(pair.score)
+      // Shots and their pictures from its own frames (its first frame starts a shot, as the pair's does).
+      expect(rendition?.shots, name).toEqual(pair.shots)
+      expect(rendition?.worst_shots, name).toEqual(pair.worst_shots)
+      expect(rendition?.thumbnails, name).toEqual(pair.thumbnails)
+      if ("shots" in options) expect(pair.thumbnails?.length, name).toBeGreaterThan(0)
       // Its summary is its own frames': the worst of them, scored as the pair scored them.
       const byFrame = new Map(pair.frames.map((frame) => [frame.frame, frame.metrics.vmaf]))
       for (const worst of rendition?.summary.worst_frames ?? []) expect(worst.score).toBe(byFrame.get(worst.frame))
@@ -675,6 +680,14 @@ describe("svc score and svc ladder --sync auto", () => {
     expect(page).toContain(
       '<div class="muted alignment-line" data-rendition="slate">reference from frame 0, distorted from frame 9, 120 pairs; no reference frames dropped'
     )
+    // Each rendition's series over its own pairs, drawn on the ladder's frames: the late one 7 in.
+    const data = JSON.parse(
+      /<script type="application\/json" id="ladder-data">(.*?)<\/script>/s.exec(page)?.[1] ?? "{}"
+    ) as { renditions: ReadonlyArray<{ label: string; offset: number; frames: ReadonlyArray<unknown> }> }
+    expect(data.renditions.map((rendition) => [rendition.label, rendition.offset, rendition.frames.length])).toEqual([
+      ["late", 7, 113],
+      ["slate", 0, 120]
+    ])
   }, 60_000)
 })
 

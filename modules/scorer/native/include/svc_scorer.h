@@ -292,7 +292,8 @@ int svc_ladder_range(svc_stream *s, int r, int64_t first, int64_t frames, char *
  *
  * The thread queues a frame once every side gave one, at most a small window of frames ahead of
  * the finalised ones (memory is a few frames whatever the clip's length; a writer waits on its
- * full pipe). It ends the stream when every side ends together (or at SVC_OPT_FRAME_CNT frames)
+ * full pipe). It ends the stream when every side ends together (or at SVC_OPT_FRAME_CNT frames;
+ * a ladder's rendition with a range, svc_ladder_range, is read only within it and takes no part)
  * and fails it with SVC_E_GEOMETRY when sides end at different frames ("A has N frames after
  * skipping, B has more: lengths differ"), when a pipe ends inside a frame, or when nothing is left
  * after the skips. Poll, frames_ready, the results and svc_job_cancel work as for pushed streams;

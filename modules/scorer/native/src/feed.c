@@ -12,8 +12,9 @@
  *  - At most `window` frames are queued and not yet final (the same window the caller used when it
  *    pushed frames), so memory is a few frames whatever the clip's length and a writer waits on
  *    its full pipe instead.
- *  - A frame is queued only when every side gave one. When some sides end and others do not, the
- *    stream fails with the caller's "lengths differ" message; a pipe ending inside a frame is an
+ *  - A frame is queued only when every side gave one (a ladder's rendition gives one only within
+ *    its range, svc_ladder_range, and is not read elsewhere). When some sides of a frame end and
+ *    others do not, the stream fails with the caller's "lengths differ" message; a pipe ending inside a frame is an
  *    error. Each side's end is recorded (svc_feed_end), so a caller whose pipes are written by
  *    child processes can hold the end against the child's exit status.
  *  - The thread closes its descriptors as soon as it stops reading (a writer then sees EPIPE).
@@ -117,8 +118,8 @@ static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
     int pipes = 0;
     for (int k = 0; k < f->n; k++) {
         feed_side *s = &f->sides[k];
-        s->wanted = !s->ended && (k == 0 || svc_rendition_pairs(j, k - 1, i));
-        if (!s->wanted) continue;
+        s->wanted = k == 0 || svc_rendition_pairs(j, k - 1, i);
+        if (!s->wanted || s->ended) continue;
         if (s->fd >= 0) {
             s->got = 0;
             pipes++;
@@ -185,10 +186,12 @@ static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
     return SVC_OK;
 }
 
-/* Some sides ended and others did not: named as the caller named them when it paired frames. */
+/* Some sides of the frame ended and others did not: named as the caller named them when it paired
+ * frames (a rendition outside its range takes no part). */
 static void lengths_differ(const svc_feed *f, int count, char *err) {
     int first_ended = -1, first_present = -1;
     for (int k = 1; k < f->n; k++) {
+        if (!f->sides[k].wanted) continue;
         if (f->sides[k].ended && first_ended < 0) first_ended = k;
         if (!f->sides[k].ended && first_present < 0) first_present = k;
     }
@@ -228,11 +231,15 @@ static void *feed_thread(void *arg) {
             free(raw);
             break;
         }
-        int ended = 0;
-        for (int k = 0; k < f->n; k++) ended += f->sides[k].ended;
+        /* The sides of this frame (a ladder's rendition only within its range) end together. */
+        int ended = 0, wanted = 0;
+        for (int k = 0; k < f->n; k++) {
+            wanted += f->sides[k].wanted;
+            ended += f->sides[k].wanted && f->sides[k].ended;
+        }
         if (ended) {
             free(raw);
-            if (ended < f->n) lengths_differ(f, count, err), rc = SVC_E_GEOMETRY;
+            if (ended < wanted) lengths_differ(f, count, err), rc = SVC_E_GEOMETRY;
             else if (count == 0) svc_set_err(err, sizeof err, "no frames to score after the skips"), rc = SVC_E_GEOMETRY;
             else finished = 1;
             break;

@@ -335,6 +335,52 @@ static void test_ladder(const svc_model *m) {
     pthread_join(w2.thread, NULL);
 }
 
+/* A fed ladder whose renditions pair their own ranges (svc_ladder_range): each pipe carries only
+ * the frames its rendition pairs (one from frame 4, one ending after frame 19), so the sides do
+ * not end together, yet the ladder ends with the reference and each rendition equals the pushed
+ * ladder's, bit for bit. */
+static void test_ladder_ranges(const svc_model *m) {
+    int32_t o[SVC_OPT_COUNT];
+    options(o, 2, 0);
+    const int first[2] = { 4, 0 }, count[2] = { NF - 4, 20 };
+    svc_stream *pushed, *fed;
+    CHECK(svc_ladder_create(m, 2, o, SVC_OPT_COUNT, &pushed, err, sizeof err) == SVC_OK, "create: %s", err);
+    CHECK(svc_ladder_create(m, 2, o, SVC_OPT_COUNT, &fed, err, sizeof err) == SVC_OK, "create: %s", err);
+    for (int r = 0; r < 2; r++) {
+        CHECK(svc_ladder_range(pushed, r, first[r], count[r], err, sizeof err) == SVC_OK, "range: %s", err);
+        CHECK(svc_ladder_range(fed, r, first[r], count[r], err, sizeof err) == SVC_OK, "range: %s", err);
+    }
+    uint8_t *both = malloc(2 * FB);
+    for (int k = 0; both && k < NF; k++) {
+        for (int r = 0; r < 2; r++) memcpy(both + (size_t)r * FB, dis_frames + (size_t)k * FB, FB);
+        svc_stream_push(pushed, ref_frames + (size_t)k * FB, FB, both, 2 * FB, err, sizeof err);
+    }
+    free(both);
+    svc_stream_finish(pushed);
+    writer w1, w2;
+    const int32_t fds[3] = { ref_fd, start_writer(&w1, first[0], count[0], 0), start_writer(&w2, first[1], count[1], 0) };
+    const int32_t kinds[3] = { SVC_INPUT_RAW, SVC_INPUT_PIPE, SVC_INPUT_PIPE }, skips[3] = { 0, 0, 0 };
+    const char *names[3] = { "ref.yuv", "late", "short" };
+    CHECK(svc_stream_feed(fed, 3, fds, kinds, skips, names, err, sizeof err) == SVC_OK, "feed: %s", err);
+    close(fds[1]);
+    close(fds[2]);
+    CHECK(wait_stream(pushed, 60000) == 1, "pushed ladder finishes");
+    const int state = wait_stream(fed, 60000);
+    svc_job_error(svc_stream_job(fed), err, sizeof err);
+    CHECK(state == 1, "fed ladder of ranges finishes: %s", err);
+    for (int r = 0; r < 2; r++) {
+        double want[64], got[64];
+        const int a = vmaf_of(svc_ladder_rendition(pushed, r), want), b = vmaf_of(svc_ladder_rendition(fed, r), got);
+        CHECK(a == count[r] && b == count[r] && memcmp(want, got, sizeof(double) * (size_t)count[r]) == 0,
+              "rendition %d: its %d frames bit for bit (%d, %d)", r, count[r], a, b);
+    }
+    CHECK(svc_stream_feed_end(fed, 2) == -1, "the short rendition was not read past its range");
+    svc_stream_free(fed);
+    svc_stream_free(pushed);
+    pthread_join(w1.thread, NULL);
+    pthread_join(w2.thread, NULL);
+}
+
 static void test_arguments(const svc_model *m) {
     int32_t o[SVC_OPT_COUNT];
     options(o, 1, 0);
@@ -374,6 +420,7 @@ int main(int argc, char **argv) {
         RUN_CASE("limit", test_limit(m));
         RUN_CASE("cancel", test_cancel(m));
         RUN_CASE("ladder", test_ladder(m));
+        RUN_CASE("ladder_ranges", test_ladder_ranges(m));
         RUN_CASE("arguments", test_arguments(m));
     }
     svc_model_free(m);
