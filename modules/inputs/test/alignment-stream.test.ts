@@ -11,8 +11,8 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Aligner, type Alignment, align, type NoMatch, type Pair, scoredFrames, thumbnailBytes } from "../alignment.ts"
-import { StreamAbandoned, StreamingPair } from "../alignment-stream.ts"
+import { Aligner, type Alignment, align, type NoMatch, type Pair, thumbnailBytes } from "../alignment.ts"
+import { pairsOf, StreamAbandoned, StreamingPair } from "../alignment-stream.ts"
 
 /** A small seeded generator (mulberry32): the clips follow from fast-check's integers. */
 const seeded = (seed: number) => {
@@ -73,13 +73,6 @@ const clipPair = (seed: number, frames: number, window: number) => {
     distorted.push(noisy)
   }
   return { reference: concat(reference), distorted: concat(distorted) }
-}
-
-/** The pairs of an alignment, as the score reads them. */
-const pairsOf = (found: Alignment): ReadonlyArray<Pair> => {
-  const references = scoredFrames(found.reference_start, found.reference_frames_dropped, found.frames)
-  const distorteds = scoredFrames(found.distorted_start, found.distorted_frames_inserted, found.frames)
-  return references.map((r, k) => [r, distorteds[k] as number] as const)
 }
 
 /** Every row the aligner can compute now. */
