@@ -104,7 +104,8 @@ const streamed = (
       else aligner.endDistorted()
     }
     drain(aligner)
-    looks.push(aligner.certain())
+    // A copy: the aligner appends to its list in place.
+    looks.push([...aligner.certain()])
   }
   return { found: aligner.finish(), looks }
 }
