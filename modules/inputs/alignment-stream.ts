@@ -431,7 +431,7 @@ export const readDecoded = async (
 /**
  * Writes side `side`'s queued frames into the library's pipe, in order, then ends it: a decoded
  * side's held frames, a file side's read by `readFrame`. Bun's writer waits in the event loop for
- * the library to read. A library that stops reading ends the attempt.
+ * the library to read. A library that stops reading ends the attempt. Never rejects.
  */
 export const writeSide = (
   pair: StreamingPair,
@@ -439,23 +439,25 @@ export const writeSide = (
   pipe: UsedPipe,
   readFrame: ((index: number) => Promise<Uint8Array>) | undefined
 ): Promise<void> =>
-  pipe.use(async (fd) => {
-    const sink = Bun.file(fd).writer()
-    try {
-      for (;;) {
-        const next = await pair.next(side)
-        if (next === undefined) break
-        const frame = next.frame ?? (readFrame ? await readFrame(next.index) : undefined)
-        if (frame === undefined) throw new Error("a queued frame was not held")
-        sink.write(frame)
-        await sink.flush()
-        pair.written(side, next.index)
+  pipe
+    .use(async (fd) => {
+      const sink = Bun.file(fd).writer()
+      try {
+        for (;;) {
+          const next = await pair.next(side)
+          if (next === undefined) break
+          const frame = next.frame ?? (readFrame ? await readFrame(next.index) : undefined)
+          if (frame === undefined) throw new Error("a queued frame was not held")
+          sink.write(frame)
+          await sink.flush()
+          pair.written(side, next.index)
+        }
+        if (pair.failure === undefined) await sink.end()
+      } catch {
+        pair.abandon("the library stopped reading, or a frame could not be read")
       }
-      if (pair.failure === undefined) await sink.end()
-    } catch {
-      pair.abandon("the library stopped reading, or a frame could not be read")
-    }
-  })
+    })
+    .catch(() => pair.abandon("the library's pipe could not be closed"))
 
 /**
  * A raw or Y4M side streamed: its thumbnails read from its luma planes into `pair` (started for
