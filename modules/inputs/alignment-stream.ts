@@ -107,7 +107,7 @@ export class StreamingPair {
   private readonly settled: Array<(outcome: Alignment | StreamFailure) => void> = []
 
   constructor(
-    window: number,
+    private readonly window: number,
     /** Which sides are decoded (their frames held here). */
     decoded: readonly [boolean, boolean],
     /** frame_cnt: the most pairs written (0: all). */
@@ -215,6 +215,7 @@ export class StreamingPair {
     if (side === 0) this.aligner.endReference()
     else this.aligner.endDistorted()
     this.advance()
+    this.release()
     if (this.sides.every((each) => each.ended)) this.conclude()
     else this.notify()
   }
@@ -255,11 +256,23 @@ export class StreamingPair {
     this.sides[1].decided = distorted + 1
   }
 
-  /** Drops the held frames that are decided and not written: left out, or past frame_cnt. */
+  /**
+   * Whether frame `index` of side `side` may still be paired: a pair is within the window of the
+   * other side's frames, so once that side has ended, frames beyond its last one plus the window
+   * never are (an encoded reference running on past a distorted clip that ended early is not
+   * held to the end).
+   */
+  private pairable(side: SideIndex, index: number) {
+    if (!this.sides[side === 0 ? 1 : 0].ended) return true
+    const frames = this.aligner.frames
+    return index < (side === 0 ? frames.distorted : frames.reference) + this.window
+  }
+
+  /** Drops the held frames that are decided and not written (left out, or past frame_cnt) or can never be paired. */
   private release() {
-    for (const side of this.sides)
+    for (const [k, side] of this.sides.entries())
       for (const [index, frame] of side.held)
-        if ((index < side.decided || this.final) && !side.queued.has(index)) {
+        if (!side.queued.has(index) && (index < side.decided || this.final || !this.pairable(k === 0 ? 0 : 1, index))) {
           side.held.delete(index)
           side.spare.push(frame)
         }
@@ -300,7 +313,8 @@ export class StreamingPair {
   async frame(side: SideIndex, index: number, frame: Uint8Array): Promise<boolean> {
     const state = this.sides[side]
     if (this.failed !== undefined) return false
-    if (!(index < state.decided || this.final) || state.queued.has(index)) state.held.set(index, frame)
+    const wanted = (!(index < state.decided || this.final) && this.pairable(side, index)) || state.queued.has(index)
+    if (wanted) state.held.set(index, frame)
     else state.spare.push(frame)
     this.notify()
     while (state.held.size >= this.caps[side] && this.failed === undefined) {
