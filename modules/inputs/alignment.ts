@@ -158,12 +158,11 @@ class ArrivingThumbnails {
 }
 
 /**
- * Rows computed between two looks for newly certain pairs (`Aligner.certain`): 8, or a quarter of
- * the window. A look walks about band x lag cells (the lag is about two windows), so it costs
- * about as many rows of the band; at most every window / 4 rows it stays a fraction of the
- * search, and the pairs it finds come at most window / 4 rows later.
+ * Rows computed between two looks for newly certain pairs (`Aligner.certain`). A look walks
+ * about band x lag cells, the lag about two windows: at the default window, every 8 rows it
+ * costs about a tenth of the search's own rows.
  */
-const certainEvery = (window: number) => Math.max(8, Math.floor(window / 4))
+const certainEvery = 8
 
 /**
  * The alignment as both sides' thumbnails arrive (one implementation for the batch `align` and
@@ -213,6 +212,7 @@ export class Aligner {
     this.moves = new Uint8Array((expectedFrames + 1) * this.band)
     this.previous = new Float64Array(this.band).fill(Number.NEGATIVE_INFINITY)
     this.current = new Float64Array(this.band).fill(Number.NEGATIVE_INFINITY)
+    this.marks = [new Int32Array(this.band), new Int32Array(this.band)]
     if (whole) this.repeats(0)
   }
 
@@ -363,6 +363,54 @@ export class Aligner {
     return 2 * i + (cell % this.band) - this.window
   }
 
+  /** Marks of the walk (`meeting`): for each band column, the diagonal it was last added on, by parity. */
+  private readonly marks: readonly [Int32Array, Int32Array]
+
+  /**
+   * Where the tracebacks from `cells` (distinct) all meet: walked back together, a diagonal
+   * (i + j) at a time from the latest, equal cells merged; undefined where a start is reached
+   * while different cells remain (different starts are still possible).
+   */
+  private meeting(cells: ReadonlyArray<number>): number | undefined {
+    const { moves, band } = this
+    const byDiagonal = cells.map((cell) => ({ cell, diagonal: this.diagonal(cell) }))
+    byDiagonal.sort((a, b) => b.diagonal - a.diagonal)
+    // The cells of diagonals d, d - 1 and d - 2 (a step back lowers i + j by 1 or 2).
+    let current: Array<number> = []
+    let next: Array<number> = []
+    let after: Array<number> = []
+    let remaining = byDiagonal.length
+    // A cell is added to diagonal d once: its column marked with d (two parities: d - 1 and d - 2 are filled together).
+    const add = (bucket: Array<number>, cell: number, diagonal: number) => {
+      const marks = (diagonal & 1) === 0 ? this.marks[0] : this.marks[1]
+      const column = cell % band
+      if (marks[column] === diagonal) return false
+      marks[column] = diagonal
+      bucket.push(cell)
+      return true
+    }
+    // Diagonals are never negative: -1 marks nothing.
+    this.marks[0].fill(-1)
+    this.marks[1].fill(-1)
+    let taken = 0
+    for (let diagonal = (byDiagonal[0] as { diagonal: number }).diagonal; ; diagonal--) {
+      while (taken < byDiagonal.length && (byDiagonal[taken] as { diagonal: number }).diagonal === diagonal) {
+        if (!add(current, (byDiagonal[taken] as { cell: number }).cell, diagonal)) remaining--
+        taken++
+      }
+      if (remaining === 1)
+        return current[0] ?? next[0] ?? after[0] ?? (byDiagonal[taken] as { cell: number } | undefined)?.cell
+      for (const cell of current) {
+        const move = moves[cell] as Move
+        if (move === Move.Start || move === Move.Unreached) return undefined
+        const back = this.stepBack(cell, move)
+        if (!add(move === Move.Pair ? after : next, back, move === Move.Pair ? diagonal - 2 : diagonal - 1)) remaining--
+      }
+      current.length = 0
+      ;[current, next, after] = [next, after, current]
+    }
+  }
+
   /**
    * The pairs no later thumbnail can change, in order: a prefix of the final alignment's pairs
    * (if it is a match). Looked for again every few rows; the list only grows (the same array,
@@ -370,7 +418,7 @@ export class Aligner {
    */
   certain(): ReadonlyArray<Pair> {
     const last = this.rows - 1
-    const due = this.complete || last >= this.rowsAtLook + certainEvery(this.window)
+    const due = this.complete || last >= this.rowsAtLook + certainEvery
     if (last < this.window || !due) return this.committed
     this.rowsAtLook = last
     const { moves } = this
@@ -383,26 +431,9 @@ export class Aligner {
         if (moves[cell] !== Move.Unreached) cells.add(cell)
       }
     if (cells.size === 0) return this.committed
-    // Walk the tracebacks back together, the latest cells first, until they meet.
-    let walking = cells
-    while (walking.size > 1) {
-      let latest = Number.NEGATIVE_INFINITY
-      for (const cell of walking) latest = Math.max(latest, this.diagonal(cell))
-      const next = new Set<number>()
-      for (const cell of walking) {
-        if (this.diagonal(cell) < latest) {
-          next.add(cell)
-          continue
-        }
-        const move = moves[cell] as Move
-        // Different starts still possible: nothing more is certain.
-        if (move === Move.Start || move === Move.Unreached) return this.committed
-        next.add(this.stepBack(cell, move))
-      }
-      walking = next
-    }
-    const [met] = walking
-    if (met === undefined || met === this.committedCell) return this.committed
+    const met = this.meeting([...cells])
+    if (met === undefined) return this.committed
+    if (met === this.committedCell) return this.committed
     // Its traceback down to the cell met last time (every path then crossed it).
     const added: Array<Pair> = []
     let cell = met
