@@ -393,13 +393,10 @@ export class Aligner {
     this.marks[0].fill(-1)
     this.marks[1].fill(-1)
     let taken = 0
-    for (let diagonal = (byDiagonal[0] as { diagonal: number }).diagonal; ; diagonal--) {
-      while (taken < byDiagonal.length && (byDiagonal[taken] as { diagonal: number }).diagonal === diagonal) {
-        if (!add(current, (byDiagonal[taken] as { cell: number }).cell, diagonal)) remaining--
-        taken++
-      }
-      if (remaining === 1)
-        return current[0] ?? next[0] ?? after[0] ?? (byDiagonal[taken] as { cell: number } | undefined)?.cell
+    for (let diagonal = byDiagonal[0]?.diagonal ?? 0; ; diagonal--) {
+      for (let first = byDiagonal[taken]; first?.diagonal === diagonal; first = byDiagonal[++taken])
+        if (!add(current, first.cell, diagonal)) remaining--
+      if (remaining === 1) return current[0] ?? next[0] ?? after[0] ?? byDiagonal[taken]?.cell
       for (const cell of current) {
         const move = moves[cell] as Move
         if (move === Move.Start || move === Move.Unreached) return undefined
