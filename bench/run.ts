@@ -3,7 +3,7 @@
  * `npm run bench -- vs-reference`: only the side-by-side comparison with the reference vmaf;
  * `npm run bench -- job-store`: only the job stores under load (SQLite, PostgreSQL 1 and 2 replicas);
  * `npm run bench -- metrics`: only the extra metrics' cost (xpsnr, ssimulacra2) beside VMAF's and the reference tools.
- * `npm run bench -- alignment`: only the cost of options.sync "auto" (1080p, H.264 and raw YUV).
+ * `npm run bench -- alignment`: only the cost of options.sync "auto" (1080p, H.264 and raw YUV; 720p longer than the window).
  * `npm run bench -- decoders`: only the decoders' memory under the budget (adversarial inputs, peak RSS of the process tree).
  * `npm run bench -- shots` (or `bun bench/shots.ts`): only the cost of shot detection (options.shots).
  * `npm run bench -- segments` (or `bun bench/segments.ts`): only segment jobs against one pass (a pair and a ladder).
@@ -28,7 +28,7 @@ if (process.argv.includes("vs-reference")) {
 } else if (process.argv.includes("metrics")) {
   benchMetrics()
 } else if (process.argv.includes("alignment")) {
-  benchAlignment()
+  await benchAlignment()
 } else if (process.argv.includes("decoders")) {
   await benchDecoders()
 } else if (process.argv.includes("shots")) {
@@ -40,7 +40,7 @@ if (process.argv.includes("vs-reference")) {
   benchShots()
   benchMetrics()
   benchEncoded()
-  benchAlignment()
+  await benchAlignment()
   await benchDecoders()
   benchLadder()
   await benchSegments()

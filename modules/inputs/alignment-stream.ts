@@ -34,15 +34,19 @@ import type { Child } from "./ffmpeg.ts"
 import { fileThumbnails, type LumaFile } from "./luma-thumbnails.ts"
 import { readAt } from "./y4m.ts"
 
-/** Frames a decoded side may hold past the cap's `2 x window`: the look for certain pairs every few rows, and the pipes' slack. */
-const heldMargin = 32
+/** Frames a decoded side may hold past `3 x window`: the look for certain pairs every few rows, and the pipes' slack. */
+const heldMargin = 64
 
 /**
- * The most frames a decoded side holds while streaming: row i of the search needs the distorted
- * thumbnails up to i + window, and the certain pairs trail the rows by a few (more where a
- * distorted side starts up to a window before the reference: 2 x window), plus a margin.
+ * The most frames a decoded side holds while streaming: `3 x window + 64`, or the side's whole
+ * clip (`frames`, the most its container allows after the skip) where that is fewer. Row i of
+ * the search needs the distorted thumbnails up to i + window; pairs become certain only once
+ * every candidate path has met, which takes about another window or two of frames after the
+ * content last told the offsets apart (a cut, motion), most at the start (measured on clips of
+ * 75-frame scenes: the certain pairs trail the decoded frames by 2 x window in steady state and
+ * by up to 2.7 x window at the start, at windows 24 to 120).
  */
-export const streamHeldFrames = (window: number) => 2 * window + heldMargin
+export const streamHeldFrames = (window: number, frames: number) => Math.min(3 * window + heldMargin, frames)
 
 /** Why streaming gave up; the pair is then scored by two decodes. */
 export class StreamAbandoned extends Data.TaggedError("StreamAbandoned")<{ readonly reason: string }> {}
@@ -70,6 +74,8 @@ interface SideState {
   clean: boolean
   /** Its writer has a frame in flight (its flush pending). */
   writing: boolean
+  /** Frame buffers written or left out, reused for the next frames (no fresh pages to fault in). */
+  readonly spare: Array<Uint8Array>
 }
 
 /** The pairs of an alignment, in order, as the score reads them. */
@@ -106,8 +112,8 @@ export class StreamingPair {
     decoded: readonly [boolean, boolean],
     /** frame_cnt: the most pairs written (0: all). */
     private readonly limit: number,
-    /** The most frames a decoded side holds. */
-    private readonly cap: number,
+    /** The most frames each decoded side holds (`streamHeldFrames`). */
+    private readonly caps: readonly [number, number],
     /** Reference frames expected (the aligner's first allocation). */
     expectedFrames: number
   ) {
@@ -122,7 +128,8 @@ export class StreamingPair {
       read: !isDecoded,
       ended: false,
       clean: false,
-      writing: false
+      writing: false,
+      spare: []
     })
     this.sides = [side(decoded[0]), side(decoded[1])]
   }
@@ -152,9 +159,9 @@ export class StreamingPair {
   }
 
   /**
-   * A decoded side at the cap, every other decoded side at the cap or read to its end, and
-   * nothing queued to write: no certain pair can come any more (the candidate paths do not meet
-   * within the cap), so the attempt is given up.
+   * A decoded side at the cap, every other decoded side at the cap or read to its end, a file
+   * side's thumbnails all in, and nothing queued to write: no certain pair can come any more (the
+   * candidate paths do not meet within the cap), so the attempt is given up.
    */
   private giveUpIfStuck() {
     if (this.failed !== undefined || this.final) return
@@ -162,6 +169,7 @@ export class StreamingPair {
     const stuck =
       decoded.some((side) => side.waiting) &&
       decoded.every((side) => side.waiting || side.read) &&
+      this.sides.every((side) => side.decoded || side.ended) &&
       this.sides.every((side) => side.queue.length === 0 && !side.writing)
     if (stuck) this.abandon("held frames reached the cap before their pairs were certain")
   }
@@ -250,8 +258,16 @@ export class StreamingPair {
   /** Drops the held frames that are decided and not written: left out, or past frame_cnt. */
   private release() {
     for (const side of this.sides)
-      for (const frame of side.held.keys())
-        if ((frame < side.decided || this.final) && !side.queued.has(frame)) side.held.delete(frame)
+      for (const [index, frame] of side.held)
+        if ((index < side.decided || this.final) && !side.queued.has(index)) {
+          side.held.delete(index)
+          side.spare.push(frame)
+        }
+  }
+
+  /** A buffer for the next decoded frame of side `side`: one given back, or a new one. */
+  buffer(side: SideIndex, frameBytes: number): Uint8Array {
+    return this.sides[side].spare.pop() ?? new Uint8Array(frameBytes)
   }
 
   /** Both sides ended: the aligner finishes as the whole search does, and the pairs left are queued. */
@@ -279,14 +295,15 @@ export class StreamingPair {
 
   /**
    * Decoded frame `index` (after the skip) of side `side` arrived: held unless already left out.
-   * Waits while the side holds `cap` frames; false once the attempt has failed (stop reading).
+   * Waits while the side holds its cap of frames; false once the attempt has failed (stop reading).
    */
   async frame(side: SideIndex, index: number, frame: Uint8Array): Promise<boolean> {
     const state = this.sides[side]
     if (this.failed !== undefined) return false
     if (!(index < state.decided || this.final) || state.queued.has(index)) state.held.set(index, frame)
+    else state.spare.push(frame)
     this.notify()
-    while (state.held.size >= this.cap && this.failed === undefined) {
+    while (state.held.size >= this.caps[side] && this.failed === undefined) {
       state.waiting = true
       this.giveUpIfStuck()
       if (this.failed === undefined) await this.changed()
@@ -321,7 +338,11 @@ export class StreamingPair {
     state.writing = false
     state.queue.shift()
     state.queued.delete(index)
-    state.held.delete(index)
+    const frame = state.held.get(index)
+    if (frame !== undefined) {
+      state.held.delete(index)
+      state.spare.push(frame)
+    }
     this.notify()
   }
 }
@@ -350,7 +371,7 @@ export const readDecoded = async (
   const framesRead = (async () => {
     let count = 0
     let filled = 0
-    let frame = new Uint8Array(frameBytes)
+    let frame = pair.buffer(side, frameBytes)
     for await (const chunk of child.stdout) {
       let at = 0
       while (at < chunk.length) {
@@ -364,7 +385,7 @@ export const readDecoded = async (
         // Frames before the skip (and past the cap) are read into one reused buffer and dropped.
         if (count <= skip || count > allowed) continue
         const kept = frame
-        frame = new Uint8Array(frameBytes)
+        frame = pair.buffer(side, frameBytes)
         if (!(await pair.frame(side, count - skip - 1, kept))) return { count, partial: 0, stopped: true }
       }
     }
@@ -441,21 +462,24 @@ export const writeSide = (
  * the scope; a failure to read them gives the attempt up, the two decodes then report it), its
  * frames read from the descriptor when the writer wants them (asynchronously, at their offsets).
  */
-export const streamFile = (pair: StreamingPair, side: SideIndex, file: LumaFile, skip: number, frameBytes: number) => ({
-  thumbnails: Effect.forkScoped(
-    Effect.match(fileThumbnails(file, skip), {
-      onFailure: () => pair.abandon("a file side's thumbnails could not be read"),
-      onSuccess: (found) => {
-        pair.thumbnails(side, found.bytes)
-        pair.thumbnailsEnded(side)
-        pair.read(side, true)
-      }
-    })
-  ),
-  readFrame: async (index: number): Promise<Uint8Array> => {
-    const frame = new Uint8Array(frameBytes)
-    const read = await Effect.runPromise(readAt(file.fd, frame, file.firstFrame + (skip + index) * file.frameStride))
-    if (read < frameBytes) throw new Error("the file is shorter than when it was measured")
-    return frame
+export const streamFile = (pair: StreamingPair, side: SideIndex, file: LumaFile, skip: number, frameBytes: number) => {
+  // One buffer: the writer reads the next frame only once the last one is flushed.
+  const frame = new Uint8Array(frameBytes)
+  return {
+    thumbnails: Effect.forkScoped(
+      Effect.match(fileThumbnails(file, skip), {
+        onFailure: () => pair.abandon("a file side's thumbnails could not be read"),
+        onSuccess: (found) => {
+          pair.thumbnails(side, found.bytes)
+          pair.thumbnailsEnded(side)
+          pair.read(side, true)
+        }
+      })
+    ),
+    readFrame: async (index: number): Promise<Uint8Array> => {
+      const read = await Effect.runPromise(readAt(file.fd, frame, file.firstFrame + (skip + index) * file.frameStride))
+      if (read < frameBytes) throw new Error("the file is shorter than when it was measured")
+      return frame
+    }
   }
-})
+}

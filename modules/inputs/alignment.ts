@@ -117,11 +117,7 @@ export function* alignSteps(
   distorted: SideThumbnails,
   window: number
 ): Generator<void, Alignment | NoMatch> {
-  const aligner = new Aligner(window, reference.frames)
-  aligner.pushReference(reference.bytes.subarray(0, reference.frames * thumbnailBytes))
-  aligner.pushDistorted(distorted.bytes.subarray(0, distorted.frames * thumbnailBytes))
-  aligner.endReference()
-  aligner.endDistorted()
+  const aligner = Aligner.whole(reference, distorted, window)
   yield* aligner.advance()
   return aligner.finish()
 }
@@ -133,6 +129,14 @@ class ArrivingThumbnails {
   ended = false
   constructor(capacity: number) {
     this.bytes = new Uint8Array(capacity * thumbnailBytes)
+  }
+  /** A whole side, ended: its bytes are read in place, never copied or written. */
+  static ended(side: SideThumbnails) {
+    const whole = new ArrivingThumbnails(0)
+    whole.bytes = side.bytes.subarray(0, side.frames * thumbnailBytes)
+    whole.length = whole.bytes.length
+    whole.ended = true
+    return whole
   }
   get frames() {
     return Math.floor(this.length / thumbnailBytes)
@@ -193,15 +197,23 @@ export class Aligner {
   constructor(
     readonly window: number,
     /** Reference frames expected (a capacity hint; more are taken). */
-    expectedFrames = 0
+    expectedFrames = 0,
+    /** Both sides whole (the batch search): read in place. */
+    whole?: { readonly reference: SideThumbnails; readonly distorted: SideThumbnails }
   ) {
     this.band = 2 * window + 1
-    this.reference = new ArrivingThumbnails(expectedFrames)
-    this.distorted = new ArrivingThumbnails(expectedFrames)
+    this.reference = whole ? ArrivingThumbnails.ended(whole.reference) : new ArrivingThumbnails(expectedFrames)
+    this.distorted = whole ? ArrivingThumbnails.ended(whole.distorted) : new ArrivingThumbnails(expectedFrames)
     this.runs = new Uint32Array(Math.max(64, expectedFrames))
     this.moves = new Uint8Array((expectedFrames + 1) * this.band)
     this.previous = new Float64Array(this.band).fill(Number.NEGATIVE_INFINITY)
     this.current = new Float64Array(this.band).fill(Number.NEGATIVE_INFINITY)
+    if (whole) this.repeats(0)
+  }
+
+  /** Every thumbnail of both sides at once, both ended: the whole search, its thumbnails not copied. */
+  static whole(reference: SideThumbnails, distorted: SideThumbnails, window: number) {
+    return new Aligner(window, reference.frames, { reference, distorted })
   }
 
   /** Reference thumbnails (bytes in order, whole thumbnails or not). */
@@ -213,6 +225,11 @@ export class Aligner {
   pushDistorted(bytes: Uint8Array) {
     const before = this.distorted.frames
     this.distorted.push(bytes)
+    this.repeats(before)
+  }
+
+  /** The repeat runs of the distorted frames from `before` on (those that just arrived). */
+  private repeats(before: number) {
     const frames = this.distorted.frames
     if (frames > this.runs.length) {
       const grown = new Uint32Array(Math.max(2 * this.runs.length, frames))

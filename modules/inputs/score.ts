@@ -1094,18 +1094,24 @@ const streamFrames = <E>(
     const searchSides = yield* Effect.all([searchOf(sides[0]), searchOf(sides[1])])
     const [refSearch, disSearch] = searchSides
     yield* oneRate(refSearch, disSearch)
-    const cap = streamHeldFrames(window)
+    // Each decoded side's cap of held frames: the most its container allows after its skip, at most 3 x window + 64.
+    const capOf = (index: SideIndex) => {
+      const plan = plans[index]
+      return plan == null ? 0 : streamHeldFrames(window, Math.max(1, plan.frames.allowed - sides[index].skip))
+    }
+    const caps = [capOf(0), capOf(1)] as const
     const bytes = frameBytes(target)
     const memory =
       searchBytes(refSearch.frames, disSearch.frames, window) +
       (refSearch.frames + disSearch.frames) * thumbnailBytes +
       searchSides.reduce(
-        (sum, side, k) => sum + (plans[k] != null ? cap * (bytes + thumbnailBytes) : side.memory + bytes),
+        (sum, side, k) =>
+          sum + (plans[k] != null ? caps[k === 0 ? 0 : 1] * (bytes + thumbnailBytes) : side.memory + bytes),
         0
       )
     if (!(yield* admits(hooks, memory))) return undefined
     holding.held = true
-    const pair = new StreamingPair(window, [plans[0] != null, plans[1] != null], job.frameCount, cap, refSearch.frames)
+    const pair = new StreamingPair(window, [plans[0] != null, plans[1] != null], job.frameCount, caps, refSearch.frames)
     const decoder = (yield* Effect.mapError(ffmpeg.tools, asScoreError(job.distorted))).version
     const sourceOf = (index: SideIndex) => {
       const { path, skip } = sides[index]
