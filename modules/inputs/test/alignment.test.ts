@@ -12,8 +12,8 @@
  * as through two decodes per side (no room in the budget) and as streamed (a window one frame
  * short: alignment-stream-score.test.ts), the real decoders counted. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
  * ladder rendition that starts late and drops a frame are those of the input frames they pair
- * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early, after a slate
- * and aligned reads the reference once and scores each rendition over its own overlap, bit for bit
+ * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early and after a
+ * slate reads the reference once and scores each rendition over its own overlap, bit for bit
  * as its own pair score (also with frame_cnt and subsample); renditions dropping different
  * reference frames are refused; its HTML report draws each rendition on the ladder's frames. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
@@ -334,12 +334,12 @@ describe("a ladder with sync", () => {
       )
     }))
 
-  // One rendition 7 frames late, one ending 15 frames early, one after a 9-frame slate, one aligned:
+  // One rendition 7 frames late, one ending 15 frames early, one after a 9-frame slate:
   // the ladder reads the reference once over frames 0..119, each rendition over its own pairs.
   it.each([
     {
       name: "every pair",
-      names: ["late7", "early15", "slate9", "aligned"],
+      names: ["late7", "early15", "slate9"],
       options: { per_frame: true, precision: "lossless", shots: true }
     },
     {
