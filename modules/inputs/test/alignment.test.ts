@@ -16,7 +16,7 @@
  * slate reads the reference once and scores each rendition over its own overlap, bit for bit
  * as its own pair score (also with frame_cnt and subsample); renditions dropping different
  * reference frames are scored in one reference pass per group that agrees, each as its own pair
- * score; its HTML report draws each rendition on the ladder's frames. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
+ * score (a ladder job's plan for segments refuses them, naming them); its HTML report draws each rendition on the ladder's frames. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
  * strips. The search itself is unit-tested on thumbnails.
  */
@@ -40,7 +40,7 @@ import {
 } from "../../scorer/index.ts"
 import { align, type SideThumbnails, thumbnailBytes } from "../alignment.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
-import { type LadderHooks, scoreLadderInputs } from "../ladder.ts"
+import { alignLadder, type LadderHooks, scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"
 import { renderThumbnails } from "../thumbnails.ts"
 import {
@@ -444,6 +444,24 @@ describe("a ladder with sync", () => {
     const hull = withHull(renditions)
     expect(renditions.map((rendition) => rendition.summary.on_hull)).toEqual(hull.map((entry) => entry.summary.on_hull))
   }, 180_000)
+
+  it("refuses such renditions in a ladder job's plan for segments, naming them and the way out", async () => {
+    const plan = await runtime.runPromise(
+      Effect.either(
+        Effect.flatMap(
+          parseLadderRequest({
+            reference,
+            renditions: ["late7", "dropped3"].map((name) => ({ label: name, distorted: encoded.get(name) })),
+            options: { sync: "auto" }
+          }),
+          (job) => alignLadder(job)
+        )
+      )
+    )
+    expect(Either.isLeft(plan) && plan.left.message).toMatch(
+      /^options\.segment_frames: rendition dropped3 drops reference frame 50, which rendition late7 pairs \(options\.sync "auto"\); a ladder job in segments reads the reference once.*options\.segment_frames 0/
+    )
+  }, 60_000)
 })
 
 describe("worst-frame pictures of an aligned pair", () => {
