@@ -4,11 +4,15 @@
  * and every pair it calls certain on the way is in that alignment's pair list, in order (a prefix
  * of it). Random clips: a random base clip, the distorted side cut from it with a random start,
  * slate, drops, inserted frames, freezes, black runs, an early end and coding noise; random windows.
- * Pure: thumbnails only.
+ * The streaming pair (alignment-stream.ts) on thumbnails alone: it writes the certain pairs as
+ * the frames arrive and the rest at the end, each frame once and in order, and a side at its cap
+ * waits while a file side's thumbnails are read, then gives up once nothing can become certain.
+ * Pure: thumbnails only, no decoder.
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Aligner, type Alignment, align, type NoMatch, type Pair, scoredFrames, thumbnailBytes } from "../alignment.ts"
+import { StreamAbandoned, StreamingPair } from "../alignment-stream.ts"
 
 /** A small seeded generator (mulberry32): the clips follow from fast-check's integers. */
 const seeded = (seed: number) => {
@@ -161,5 +165,67 @@ describe("the streaming aligner", () => {
     const halfway = Math.floor(pair.distorted.frames / 2)
     expect(certainAt[halfway]).toBeGreaterThanOrEqual(halfway - 3 * window)
     expect(certainAt[halfway]).toBeGreaterThan(0)
+  })
+})
+
+describe("a streaming pair's held frames", () => {
+  const flat = (value: number) => new Uint8Array(thumbnailBytes).fill(value)
+  const frame = () => new Uint8Array(16)
+
+  it("waits at the cap while a file side's thumbnails are still read, and gives up once nothing can become certain", async () => {
+    // The reference a file side (nothing held), the distorted side decoded with a cap of 12 frames.
+    const pair = new StreamingPair(2, [false, true], 0, [0, 12], 40)
+    for (let index = 0; index < 11; index++) {
+      pair.thumbnails(1, flat(100))
+      expect(await pair.frame(1, index, frame())).toBe(true)
+    }
+    // The twelfth fills the cap: the reader waits, and with the reference's thumbnails not in yet that is no stall.
+    pair.thumbnails(1, flat(100))
+    const twelfth = pair.frame(1, 11, frame())
+    await Promise.resolve()
+    expect(pair.failure).toBeUndefined()
+    // A static reference: every offset fits alike, no pair is ever certain, nothing is left to write.
+    pair.thumbnails(0, new Uint8Array(40 * thumbnailBytes).fill(100))
+    pair.thumbnailsEnded(0)
+    pair.read(0, true)
+    expect(await twelfth).toBe(false)
+    expect(pair.failure).toBeInstanceOf(StreamAbandoned)
+  })
+
+  it("writes the certain pairs while the frames arrive and the rest at the end, each frame once, in order", async () => {
+    const window = 2
+    const values = Array.from({ length: 30 }, (_, k) => (k * 37) % 200)
+    // Both sides decoded; the distorted side starts one frame late.
+    const pair = new StreamingPair(window, [true, true], 0, [16, 16], 30)
+    const written: [Array<number>, Array<number>] = [[], []]
+    const writers = ([0, 1] as const).map(async (side) => {
+      for (;;) {
+        const next = await pair.next(side)
+        if (next === undefined) return
+        written[side].push(next.index)
+        pair.written(side, next.index)
+      }
+    })
+    let found: unknown
+    pair.outcome((outcome) => {
+      found = outcome
+    })
+    for (let k = 0; k < 30; k++) {
+      pair.thumbnails(0, flat(values[k] as number))
+      expect(await pair.frame(0, k, frame())).toBe(true)
+      if (k + 1 < 30) {
+        pair.thumbnails(1, flat(values[k + 1] as number))
+        expect(await pair.frame(1, k, frame())).toBe(true)
+      }
+    }
+    expect(written[0].length).toBeGreaterThan(10)
+    pair.thumbnailsEnded(0)
+    pair.thumbnailsEnded(1)
+    pair.read(0, true)
+    pair.read(1, true)
+    await Promise.all(writers)
+    expect(found).toMatchObject({ reference_start: 1, distorted_start: 0, frames: 29 })
+    expect(written[0]).toEqual(Array.from({ length: 29 }, (_, k) => k + 1))
+    expect(written[1]).toEqual(Array.from({ length: 29 }, (_, k) => k))
   })
 })
