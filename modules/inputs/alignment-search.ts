@@ -3,9 +3,10 @@
  * (576 bytes a frame), then alignment.ts lines them up. A raw YUV or Y4M side is read from its
  * descriptor, luma plane only, and reduced here (luma-thumbnails.ts). An encoded side within the
  * sync window comes with its thumbnails already made by its scoring decoder (alignment-once.ts:
- * decoded once, its frames held); any other encoded side is decoded a second time by its own
- * ffmpeg child, which scales in its filter graph, so its full-size frames are never held (a 4K
- * 10-bit frame is 24 MB). What is admitted here, before anything is read, is each side's search
+ * decoded once, its frames held); a longer one is streamed instead where it can be
+ * (alignment-stream.ts: decoded once, the search not run here); any other encoded side is
+ * decoded a second time by its own ffmpeg child, which scales in its filter graph, so its
+ * full-size frames are never held (a 4K 10-bit frame is 24 MB). What is admitted here, before anything is read, is each side's search
  * decoder (or a file side's one luma plane) and thumbnails, unless they were made already, and
  * the search's traceback band. The scoring pass starts after the search has released all of it.
  */

@@ -107,7 +107,7 @@ export class StreamingPair {
   private readonly settled: Array<(outcome: Alignment | StreamFailure) => void> = []
 
   constructor(
-    window: number,
+    private readonly window: number,
     /** Which sides are decoded (their frames held here). */
     decoded: readonly [boolean, boolean],
     /** frame_cnt: the most pairs written (0: all). */
@@ -215,6 +215,7 @@ export class StreamingPair {
     if (side === 0) this.aligner.endReference()
     else this.aligner.endDistorted()
     this.advance()
+    this.release()
     if (this.sides.every((each) => each.ended)) this.conclude()
     else this.notify()
   }
@@ -255,11 +256,23 @@ export class StreamingPair {
     this.sides[1].decided = distorted + 1
   }
 
-  /** Drops the held frames that are decided and not written: left out, or past frame_cnt. */
+  /**
+   * Whether frame `index` of side `side` may still be paired: a pair is within the window of the
+   * other side's frames, so once that side has ended, frames beyond its last one plus the window
+   * never are (an encoded reference running on past a distorted clip that ended early is not
+   * held to the end).
+   */
+  private pairable(side: SideIndex, index: number) {
+    if (!this.sides[side === 0 ? 1 : 0].ended) return true
+    const frames = this.aligner.frames
+    return index < (side === 0 ? frames.distorted : frames.reference) + this.window
+  }
+
+  /** Drops the held frames that are decided and not written (left out, or past frame_cnt) or can never be paired. */
   private release() {
-    for (const side of this.sides)
+    for (const [k, side] of this.sides.entries())
       for (const [index, frame] of side.held)
-        if ((index < side.decided || this.final) && !side.queued.has(index)) {
+        if (!side.queued.has(index) && (index < side.decided || this.final || !this.pairable(k === 0 ? 0 : 1, index))) {
           side.held.delete(index)
           side.spare.push(frame)
         }
@@ -300,7 +313,8 @@ export class StreamingPair {
   async frame(side: SideIndex, index: number, frame: Uint8Array): Promise<boolean> {
     const state = this.sides[side]
     if (this.failed !== undefined) return false
-    if (!(index < state.decided || this.final) || state.queued.has(index)) state.held.set(index, frame)
+    const wanted = (!(index < state.decided || this.final) && this.pairable(side, index)) || state.queued.has(index)
+    if (wanted) state.held.set(index, frame)
     else state.spare.push(frame)
     this.notify()
     while (state.held.size >= this.caps[side] && this.failed === undefined) {
@@ -431,7 +445,7 @@ export const readDecoded = async (
 /**
  * Writes side `side`'s queued frames into the library's pipe, in order, then ends it: a decoded
  * side's held frames, a file side's read by `readFrame`. Bun's writer waits in the event loop for
- * the library to read. A library that stops reading ends the attempt.
+ * the library to read. A library that stops reading ends the attempt. Never rejects.
  */
 export const writeSide = (
   pair: StreamingPair,
@@ -439,23 +453,25 @@ export const writeSide = (
   pipe: UsedPipe,
   readFrame: ((index: number) => Promise<Uint8Array>) | undefined
 ): Promise<void> =>
-  pipe.use(async (fd) => {
-    const sink = Bun.file(fd).writer()
-    try {
-      for (;;) {
-        const next = await pair.next(side)
-        if (next === undefined) break
-        const frame = next.frame ?? (readFrame ? await readFrame(next.index) : undefined)
-        if (frame === undefined) throw new Error("a queued frame was not held")
-        sink.write(frame)
-        await sink.flush()
-        pair.written(side, next.index)
+  pipe
+    .use(async (fd) => {
+      const sink = Bun.file(fd).writer()
+      try {
+        for (;;) {
+          const next = await pair.next(side)
+          if (next === undefined) break
+          const frame = next.frame ?? (readFrame ? await readFrame(next.index) : undefined)
+          if (frame === undefined) throw new Error("a queued frame was not held")
+          sink.write(frame)
+          await sink.flush()
+          pair.written(side, next.index)
+        }
+        if (pair.failure === undefined) await sink.end()
+      } catch {
+        pair.abandon("the library stopped reading, or a frame could not be read")
       }
-      if (pair.failure === undefined) await sink.end()
-    } catch {
-      pair.abandon("the library stopped reading, or a frame could not be read")
-    }
-  })
+    })
+    .catch(() => pair.abandon("the library's pipe could not be closed"))
 
 /**
  * A raw or Y4M side streamed: its thumbnails read from its luma planes into `pair` (started for

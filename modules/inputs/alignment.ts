@@ -157,8 +157,13 @@ class ArrivingThumbnails {
   }
 }
 
-/** Rows computed between two looks for newly certain pairs (`Aligner.certain`): the look costs about band x lag cells. */
-const certainEvery = 8
+/**
+ * Rows computed between two looks for newly certain pairs (`Aligner.certain`): 8, or a quarter of
+ * the window. A look walks about band x lag cells (the lag is about two windows), so it costs
+ * about as many rows of the band; at most every window / 4 rows it stays a fraction of the
+ * search, and the pairs it finds come at most window / 4 rows later.
+ */
+const certainEvery = (window: number) => Math.max(8, Math.floor(window / 4))
 
 /**
  * The alignment as both sides' thumbnails arrive (one implementation for the batch `align` and
@@ -190,7 +195,7 @@ export class Aligner {
   private rows = 0
   private best = { score: Number.NEGATIVE_INFINITY, i: 0, j: 0 }
   /** The certain pairs so far, and the cell their traceback starts from (-1: none). */
-  private committed: Array<Pair> = []
+  private readonly committed: Array<Pair> = []
   private committedCell = -1
   private rowsAtLook = -1
 
@@ -360,11 +365,12 @@ export class Aligner {
 
   /**
    * The pairs no later thumbnail can change, in order: a prefix of the final alignment's pairs
-   * (if it is a match). Looked for again every few rows.
+   * (if it is a match). Looked for again every few rows; the list only grows (the same array,
+   * appended to).
    */
   certain(): ReadonlyArray<Pair> {
     const last = this.rows - 1
-    const due = this.complete || last >= this.rowsAtLook + certainEvery
+    const due = this.complete || last >= this.rowsAtLook + certainEvery(this.window)
     if (last < this.window || !due) return this.committed
     this.rowsAtLook = last
     const { moves } = this
@@ -412,8 +418,8 @@ export class Aligner {
     }
     if (this.committedCell >= 0 && cell !== this.committedCell)
       throw new Error("alignment: certain pairs taken back (a defect)")
-    added.reverse()
-    this.committed = [...this.committed, ...added]
+    // Appended in place: a long title's certain pairs are not copied at every look.
+    for (let k = added.length - 1; k >= 0; k--) this.committed.push(added[k] as Pair)
     this.committedCell = met
     return this.committed
   }

@@ -11,8 +11,8 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Aligner, type Alignment, align, type NoMatch, type Pair, scoredFrames, thumbnailBytes } from "../alignment.ts"
-import { StreamAbandoned, StreamingPair } from "../alignment-stream.ts"
+import { Aligner, type Alignment, align, type NoMatch, type Pair, thumbnailBytes } from "../alignment.ts"
+import { pairsOf, StreamAbandoned, StreamingPair } from "../alignment-stream.ts"
 
 /** A small seeded generator (mulberry32): the clips follow from fast-check's integers. */
 const seeded = (seed: number) => {
@@ -75,13 +75,6 @@ const clipPair = (seed: number, frames: number, window: number) => {
   return { reference: concat(reference), distorted: concat(distorted) }
 }
 
-/** The pairs of an alignment, as the score reads them. */
-const pairsOf = (found: Alignment): ReadonlyArray<Pair> => {
-  const references = scoredFrames(found.reference_start, found.reference_frames_dropped, found.frames)
-  const distorteds = scoredFrames(found.distorted_start, found.distorted_frames_inserted, found.frames)
-  return references.map((r, k) => [r, distorteds[k] as number] as const)
-}
-
 /** Every row the aligner can compute now. */
 const drain = (aligner: Aligner) => {
   for (const _ of aligner.advance());
@@ -111,7 +104,8 @@ const streamed = (
       else aligner.endDistorted()
     }
     drain(aligner)
-    looks.push(aligner.certain())
+    // A copy: the aligner appends to its list in place.
+    looks.push([...aligner.certain()])
   }
   return { found: aligner.finish(), looks }
 }
@@ -227,5 +221,37 @@ describe("a streaming pair's held frames", () => {
     expect(found).toMatchObject({ reference_start: 1, distorted_start: 0, frames: 29 })
     expect(written[0]).toEqual(Array.from({ length: 29 }, (_, k) => k + 1))
     expect(written[1]).toEqual(Array.from({ length: 29 }, (_, k) => k))
+  })
+
+  it("does not hold a decoded reference running on past a distorted clip that ended early", async () => {
+    // Both sides decoded, caps of 16; the distorted clip is the reference's first 20 of 60 frames.
+    const values = Array.from({ length: 60 }, (_, k) => (k * 37) % 200)
+    const pair = new StreamingPair(2, [true, true], 0, [16, 16], 60)
+    const writers = ([0, 1] as const).map(async (side) => {
+      for (let next = await pair.next(side); next !== undefined; next = await pair.next(side))
+        pair.written(side, next.index)
+    })
+    for (let k = 0; k < 20; k++) {
+      pair.thumbnails(0, flat(values[k] as number))
+      expect(await pair.frame(0, k, frame())).toBe(true)
+      pair.thumbnails(1, flat(values[k] as number))
+      expect(await pair.frame(1, k, frame())).toBe(true)
+    }
+    pair.thumbnailsEnded(1)
+    pair.read(1, true)
+    // 40 reference frames past the distorted clip's end: more than the cap, none held for long.
+    for (let k = 20; k < 60; k++) {
+      pair.thumbnails(0, flat(values[k] as number))
+      expect(await pair.frame(0, k, frame())).toBe(true)
+    }
+    pair.thumbnailsEnded(0)
+    pair.read(0, true)
+    await Promise.all(writers)
+    expect(pair.failure).toBeUndefined()
+    let found: unknown
+    pair.outcome((outcome) => {
+      found = outcome
+    })
+    expect(found).toMatchObject({ reference_start: 0, distorted_start: 0, frames: 20 })
   })
 })
