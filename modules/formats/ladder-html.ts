@@ -11,7 +11,7 @@
 import type { AlignmentReport, Shot, Thumbnail } from "../scorer/index.ts"
 import { alignmentStrip } from "./alignment-strip.ts"
 import { escapeHtml } from "./escape.ts"
-import { scoredOffsets, shotRows, widestOf } from "./ladder-shots.ts"
+import { scoredPositions, shotRows, shotSpan, widestOf } from "./ladder-shots.ts"
 import { formatValue } from "./libvmaf.ts"
 
 /** One rendition as the report shows it. */
@@ -116,8 +116,10 @@ function frame(svg, lowX, highX, lowY, highY) {
 function drawFrames() {
   const svg = document.getElementById("frames-chart");
   const shown = data.renditions.filter((rendition) => !hidden.has(rendition.label));
-  // A rendition aligned at its own offset starts that many frames into the ladder's.
-  const ends = data.renditions.map((rendition) => rendition.offset + rendition.frames.length);
+  // A rendition aligned at its own offset starts that many frames into the ladder's (past a
+  // reference frame it drops that others pair, each frame's position is given).
+  const at = (rendition, position) => rendition.positions ? rendition.positions[position] : rendition.offset + position;
+  const ends = data.renditions.map((rendition) => rendition.frames.length === 0 ? rendition.offset : at(rendition, rendition.frames.length - 1) + 1);
   const last = Math.ceil(Math.max(1, ...ends)) - 1;
   const values = shown.flatMap((rendition) => rendition.frames.map((f) => f.score)).filter(Number.isFinite);
   // VMAF keeps its 0..100 scale unless every shown frame sits high: then zoom in on what differs.
@@ -140,7 +142,7 @@ function drawFrames() {
   data.renditions.forEach((rendition, index) => {
     if (hidden.has(rendition.label)) return;
     const points = rendition.frames
-      .map((f, position) => [rendition.offset + position, f.score])
+      .map((f, position) => [at(rendition, position), f.score])
       .filter(([, value]) => Number.isFinite(value))
       .map(([position, value]) => box.x(position).toFixed(2) + "," + box.y(value).toFixed(2));
     svg.append(element("polyline", { points: points.join(" "), "data-rendition": rendition.label, stroke: colourOf(index), class: "series" }));
@@ -303,22 +305,32 @@ export const renderLadderHtml = (
   renditions: ReadonlyArray<LadderReportRendition>,
   facts: LadderReportFacts
 ): string => {
-  const offsets = scoredOffsets(renditions)
+  const places = scoredPositions(renditions)
   const widest = widestOf(renditions)
+  const placeWidest = places[widest] ?? ((scored: number) => scored)
   const data = {
-    renditions: renditions.map((rendition, index) => ({
-      label: rendition.label,
-      score: rendition.score,
-      bitrate: rendition.bitrateBps,
-      onHull: rendition.onHull,
-      offset: offsets[index] ?? 0,
-      frames: rendition.frames
-    })),
+    renditions: renditions.map((rendition, index) => {
+      const place = places[index] ?? placeWidest
+      const offset = place(0)
+      // A rendition that drops reference frames others pair (a ladder scored in several passes)
+      // is not offset + k past its drop: each frame's position is given.
+      const positions = rendition.frames.map((_, scored) => place(scored))
+      const gapped = positions.some((position, scored) => Math.abs(position - (offset + scored)) > 1e-9)
+      return {
+        label: rendition.label,
+        score: rendition.score,
+        bitrate: rendition.bitrateBps,
+        onHull: rendition.onHull,
+        offset,
+        ...(gapped ? { positions } : {}),
+        frames: rendition.frames
+      }
+    }),
     // Every rendition has the reference's shots: the widest one's bounds are drawn, on the ladder's frames.
-    shots: (renditions[widest]?.shots ?? []).map((shot) => ({
-      first: (offsets[widest] ?? 0) + shot.first_frame,
-      count: shot.frame_count
-    }))
+    shots: (renditions[widest]?.shots ?? []).map((shot) => {
+      const { first, end } = shotSpan(placeWidest, shot)
+      return { first, count: end - first }
+    })
   }
   // What a ladder user compares first comes first: a phone shows the left columns, the rest scrolls.
   const columns = ["rendition", "VMAF", "bitrate", "p1", "p5", "resolution", "codec", "hull", "harmonic mean", "min"]

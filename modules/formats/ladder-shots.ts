@@ -2,11 +2,12 @@
  * A ladder's shots table, one rule for `svc ladder`'s terminal table and its HTML report. Every
  * rendition's shots are the reference's, found over its own frames: unaligned renditions share
  * them (row k is every rendition's shot k); renditions aligned at their own offsets
- * (options.sync "auto") number frames from their own first pair, so each is placed at its offset
- * among the ladder's frames, the rows are the shots of the rendition with the most frames, and
- * each rendition's shot goes in the row of the first shot it overlaps.
+ * (options.sync "auto") number frames from their own first pair, so each frame is placed at its
+ * pair's reference frame among the ladder's frames (its offset plus its index, past a reference
+ * frame it drops that others pair one more), the rows are the shots of the rendition with the
+ * most frames, and each rendition's shot goes in the row of the first shot it overlaps.
  */
-import { type AlignmentReport, ladderOffsets, type Shot } from "../scorer/index.ts"
+import { type AlignmentReport, ladderPositions, type Shot } from "../scorer/index.ts"
 
 /** What the table reads of one rendition. */
 export interface ShotsOf {
@@ -17,14 +18,31 @@ export interface ShotsOf {
 }
 
 /**
- * Where each rendition's scored frames start among the ladder's, in scored frames (0 unless
- * aligned at their own offsets; a subsampled rendition's offset counted in its scored frames).
+ * Where each rendition's scored frame k falls among the ladder's scored frames: k unless aligned
+ * at their own offsets, then its pair's position among the ladder's frames (ladderPositions; past
+ * a reference frame it drops that others pair, one more each), a subsampled rendition's counted
+ * in its scored frames. Past its last frame (a shot's end), as many frames after it.
  */
-export const scoredOffsets = (renditions: ReadonlyArray<ShotsOf>): ReadonlyArray<number> =>
-  ladderOffsets(renditions.map((rendition) => rendition.alignment ?? undefined)).map((offset, index) => {
-    const [first, second] = renditions[index]?.frames ?? []
-    return offset / (first && second ? second.frame - first.frame : 1)
+export const scoredPositions = (renditions: ReadonlyArray<ShotsOf>): ReadonlyArray<(scored: number) => number> => {
+  const positions = ladderPositions(renditions.map((rendition) => rendition.alignment ?? undefined))
+  return renditions.map((rendition, index) => {
+    const pairs = positions?.[index]
+    if (pairs === undefined) return (scored) => scored
+    const [first, second] = rendition.frames
+    const step = first && second ? second.frame - first.frame : 1
+    const last = pairs.length - 1
+    return (scored) => {
+      const pair = scored * step
+      return (pair <= last ? (pairs[pair] ?? 0) : (pairs[last] ?? 0) + pair - last) / step
+    }
   })
+}
+
+/** The scored frames [first, end) a shot of a rendition placed by `place` covers among the ladder's. */
+export const shotSpan = (place: (scored: number) => number, shot: Shot) => {
+  const first = place(shot.first_frame)
+  return { first, end: place(shot.first_frame + shot.frame_count - 1) + 1 }
+}
 
 /** The rendition with the most frames (the first of them): its shots are the rows. */
 export const widestOf = (renditions: ReadonlyArray<ShotsOf>): number =>
@@ -43,20 +61,20 @@ export interface ShotRow {
 
 /** The table's rows (none without shots). */
 export const shotRows = (renditions: ReadonlyArray<ShotsOf>): ReadonlyArray<ShotRow> => {
-  const offsets = scoredOffsets(renditions)
+  const places = scoredPositions(renditions)
   const widest = widestOf(renditions)
-  const shift = offsets[widest] ?? 0
+  const placeWidest = places[widest] ?? ((scored: number) => scored)
   return (renditions[widest]?.shots ?? []).map((shot) => {
-    const first = shift + shot.first_frame
-    const end = first + shot.frame_count
+    const { first, end } = shotSpan(placeWidest, shot)
     return {
       first,
       end,
       shots: renditions.map((rendition, index) => {
-        const offset = offsets[index] ?? 0
-        return (rendition.shots ?? []).findIndex(
-          (own) => offset + own.first_frame < end && offset + own.first_frame + own.frame_count > first
-        )
+        const place = places[index] ?? placeWidest
+        return (rendition.shots ?? []).findIndex((own) => {
+          const span = shotSpan(place, own)
+          return span.first < end && span.end > first
+        })
       })
     }
   })

@@ -130,7 +130,12 @@ export const LadderViewSchema = z.object({
   reference: z.string().describe("The reference every rendition was scored against"),
   model: z.string().describe("Model used"),
   model_sha256: z.string(),
-  reference_passes: z.number().int().describe("Passes over the reference: 1 (read and analysed once for the ladder)"),
+  reference_passes: z
+    .number()
+    .int()
+    .describe(
+      'Passes over the reference: 1 (read and analysed once for the ladder), or with sync "auto" one per group of renditions that drop the same reference frames'
+    ),
   renditions: z.array(RenditionViewSchema).describe("One per rendition, in request order"),
   best: z.string().describe("Label of the rendition with the highest score"),
   hull: z.array(z.string()).describe("Labels of the renditions on the convex hull, by bitrate")

@@ -43,16 +43,20 @@ export const ladderFrames = (alignments: ReadonlyArray<AlignmentReport>) => {
 }
 
 /**
- * Where each rendition's first pair falls among its ladder's frames (ladderFrames), in request
- * order: its frame numbers, its own from its first pair, are these many frames later on the
- * ladder. All 0 when any rendition is not aligned.
+ * Where each rendition's pairs fall among its ladder's frames (ladderFrames), in request order:
+ * pair k of rendition r is the ladder's frame `positions[r][k]`. Renditions that drop the same
+ * reference frames where they overlap: its first pair's position plus k; past a reference frame a
+ * rendition drops and another pairs (a ladder scored in several passes), one more each. Undefined
+ * when any rendition is not aligned.
  */
-export const ladderOffsets = (alignments: ReadonlyArray<AlignmentReport | undefined>): ReadonlyArray<number> => {
+export const ladderPositions = (
+  alignments: ReadonlyArray<AlignmentReport | undefined>
+): ReadonlyArray<ReadonlyArray<number>> | undefined => {
   const given = alignments.flatMap((alignment) => (alignment ? [alignment] : []))
-  if (given.length !== alignments.length) return alignments.map(() => 0)
+  if (given.length !== alignments.length) return undefined
   const { frames, paired } = ladderFrames(given)
   const indexOf = new Map(frames.map((frame, index) => [frame, index]))
-  return paired.map((list) => indexOf.get(list[0] ?? -1) ?? 0)
+  return paired.map((list) => list.map((frame) => indexOf.get(frame) ?? 0))
 }
 
 /** Frame numbers as runs: "50-52, 60". */

@@ -7,7 +7,7 @@ export {
   type AlignmentReport,
   alignmentLine,
   ladderFrames,
-  ladderOffsets
+  ladderPositions
 } from "./alignment-report.ts"
 export * from "./errors.ts"
 export { extraFeatureList, implementationOf } from "./extra-features.ts"

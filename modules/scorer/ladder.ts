@@ -131,11 +131,14 @@ export interface LadderRenditionResult extends ScoreResult {
 
 /** What the one pass over the reference did (the proof that it was one). */
 export interface LadderProvenance {
-  /** Passes over the reference's frames: 1 for every ladder. */
+  /**
+   * Passes over the reference's frames: 1, or with sync "auto" one per group of renditions that
+   * drop the same reference frames where they overlap (modules/inputs/ladder.ts).
+   */
   readonly reference_passes: number
-  /** Decoder processes that served the reference (0 for raw/Y4M, 1 for an encoded one). */
+  /** Decoder processes that served the reference (0 for raw/Y4M, 1 per pass for an encoded one). */
   readonly reference_decoders: number
-  /** Reference frames read (each once, whatever the number of renditions). */
+  /** Reference frames read (each once, whatever the number of renditions and of passes). */
   readonly reference_frames: number
   /** Reference-side quantities computed once per frame and shared by every rendition. */
   readonly shared: ReadonlyArray<string>

@@ -177,6 +177,8 @@ describe("svc-tester-report run on this machine", () => {
       "jobs",
       "descriptors",
       "ladder",
+      "ladder_ranges",
+      "ladder_ranges_subsampled",
       "parallel",
       "ladder_backends",
       "transform",
@@ -190,6 +192,7 @@ describe("svc-tester-report run on this machine", () => {
       "limit",
       "cancel",
       "ladder",
+      "ladder_ranges",
       "arguments"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])

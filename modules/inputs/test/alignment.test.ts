@@ -12,10 +12,11 @@
  * as through two decodes per side (no room in the budget) and as streamed (a window one frame
  * short: alignment-stream-score.test.ts), the real decoders counted. With shots, the worst frames' pictures of a pair (frame skip, subsample) and of a
  * ladder rendition that starts late and drops a frame are those of the input frames they pair
- * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early, after a slate
- * and aligned reads the reference once and scores each rendition over its own overlap, bit for bit
+ * (cut out by hand with ffmpeg). A ladder of encodes starting late, ending early and after a
+ * slate reads the reference once and scores each rendition over its own overlap, bit for bit
  * as its own pair score (also with frame_cnt and subsample); renditions dropping different
- * reference frames are refused; its HTML report draws each rendition on the ladder's frames. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
+ * reference frames are scored in one reference pass per group that agrees, each as its own pair
+ * score (a ladder job's plan for segments refuses them, naming them); its HTML report draws each rendition on the ladder's frames. Through the compiled svc-server: the alignment in JSON and gRPC, an unrelated clip and
  * another frame rate answered with 400; svc's pair and ladder HTML reports draw the pairing
  * strips. The search itself is unit-tested on thumbnails.
  */
@@ -28,10 +29,18 @@ import { ffmpegRun, scratchDir } from "../../../test/support/media.ts"
 import { scoringClient } from "../../../test/e2e/server-support.ts"
 import { svc } from "../../../test/e2e/svc-support.ts"
 import { decodeStoredResult, encodeResult } from "../../jobs/model.ts"
-import { parseLadderRequest, parseScoreRequest, ScoreMemoryBusy, Scorer, type ScoreResult } from "../../scorer/index.ts"
+import {
+  type LadderRenditionResult,
+  parseLadderRequest,
+  parseScoreRequest,
+  ScoreMemoryBusy,
+  Scorer,
+  type ScoreResult,
+  withHull
+} from "../../scorer/index.ts"
 import { align, type SideThumbnails, thumbnailBytes } from "../alignment.ts"
 import { Ffmpeg } from "../ffmpeg.ts"
-import { scoreLadderInputs } from "../ladder.ts"
+import { alignLadder, type LadderHooks, scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"
 import { renderThumbnails } from "../thumbnails.ts"
 import {
@@ -310,7 +319,7 @@ describe("segments of an aligned pair", () => {
 })
 
 describe("a ladder with sync", () => {
-  const ladderOf = (renditions: ReadonlyArray<string>, options: object) =>
+  const ladderOf = (renditions: ReadonlyArray<string>, options: object, hooks: LadderHooks<never> = {}) =>
     runtime.runPromise(
       Effect.either(
         Effect.flatMap(
@@ -319,7 +328,7 @@ describe("a ladder with sync", () => {
             renditions: renditions.map((name) => ({ label: name, distorted: encoded.get(name) })),
             options: { sync: "auto", ...options }
           }),
-          (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job))
+          (job) => Effect.flatMap(Scorer, (scorer) => scoreLadderInputs(scorer, job, hooks))
         )
       )
     )
@@ -334,32 +343,25 @@ describe("a ladder with sync", () => {
       )
     }))
 
-  // One rendition 7 frames late, one ending 15 frames early, one after a 9-frame slate, one aligned:
-  // the ladder reads the reference once over frames 0..119, each rendition over its own pairs.
-  it.each([
-    {
-      name: "every pair",
-      names: ["late7", "early15", "slate9", "aligned"],
-      options: { per_frame: true, precision: "lossless", shots: true }
-    },
-    {
-      name: "frame_cnt and subsample counting each rendition's pairs",
-      names: ["late7", "early15"],
-      options: { per_frame: true, precision: "lossless", frame_cnt: 110, subsample: 3 }
-    }
-  ])("scores each rendition over its own overlap, as its own pair score bit for bit ($name)", async ({
-    names,
-    options
-  }) => {
-    const ladder = await ladderOf(names, options)
-    if (Either.isLeft(ladder)) throw new Error(ladder.left.message)
-    const { renditions, provenance } = ladder.right
-    expect(provenance.reference_passes).toBe(1)
-    // The earliest start to the latest end: reference frames 0..119, or 0..116 with frame_cnt (late7's 110 from 7).
-    expect(provenance.reference_frames).toBe("subsample" in options ? 110 + 7 : 120)
+  /** Each pair score with sync auto, made once per rendition and options for this block's tests. */
+  const pairScores = new Map<string, Promise<ScoreResult>>()
+  const pairScore = (name: string, options: object) => {
+    const key = `${name} ${JSON.stringify(options)}`
+    const known = pairScores.get(key)
+    if (known) return known
+    const made = scored({ reference, distorted: encoded.get(name), options: { sync: "auto", ...options } })
+    pairScores.set(key, made)
+    return made
+  }
+  /** Every rendition is, bit for bit, its own pair score with sync auto. */
+  const expectOwnPairScores = async (
+    names: ReadonlyArray<string>,
+    options: object,
+    renditions: ReadonlyArray<LadderRenditionResult>
+  ) => {
     for (const [index, name] of names.entries()) {
       const rendition = renditions[index]
-      const pair = await scored({ reference, distorted: encoded.get(name), options: { sync: "auto", ...options } })
+      const pair = await pairScore(name, options)
       expect(rendition?.alignment, name).toEqual(pair.alignment)
       expect(rendition?.frame_count, name).toBe(pair.frame_count)
       expect(bits(rendition?.frames ?? []), name).toEqual(bits(pair.frames))
@@ -382,14 +384,84 @@ describe("a ladder with sync", () => {
           expect(Math.abs((frame.metrics.vmaf as number) - (expected[frame.frame] as number))).toBeLessThan(tolerance)
       }
     }
+  }
+  const everyPair = { per_frame: true, precision: "lossless", shots: true }
+
+  // One rendition 7 frames late, one ending 15 frames early, one after a 9-frame slate:
+  // the ladder reads the reference once over frames 0..119, each rendition over its own pairs.
+  it.each([
+    {
+      name: "every pair",
+      names: ["late7", "early15", "slate9"],
+      options: everyPair
+    },
+    {
+      name: "frame_cnt and subsample counting each rendition's pairs",
+      names: ["late7", "early15"],
+      options: { per_frame: true, precision: "lossless", frame_cnt: 110, subsample: 3 }
+    }
+  ])("scores each rendition over its own overlap, as its own pair score bit for bit ($name)", async ({
+    names,
+    options
+  }) => {
+    const ladder = await ladderOf(names, options)
+    if (Either.isLeft(ladder)) throw new Error(ladder.left.message)
+    const { renditions, provenance } = ladder.right
+    expect(provenance.reference_passes).toBe(1)
+    // The earliest start to the latest end: reference frames 0..119, or 0..116 with frame_cnt (late7's 110 from 7).
+    expect(provenance.reference_frames).toBe("subsample" in options ? 110 + 7 : 120)
+    await expectOwnPairScores(names, options, renditions)
   }, 180_000)
 
-  it("refuses renditions that drop different reference frames where they overlap, naming them", async () => {
-    const ladder = await ladderOf(["late7", "dropped3"], {})
-    expect(Either.isLeft(ladder) && ladder.left.message).toMatch(
-      /^options\.sync "auto": rendition dropped3 drops reference frame \d+, which rendition late7 pairs; a ladder reads the reference once/
+  it("scores renditions that drop different reference frames where they overlap in one pass per group that agrees", async () => {
+    // dropped3 leaves out reference frames 50-52, which late7 and early15 pair: late7 and
+    // early15 share a pass, dropped3 has its own; the result is in request order, each
+    // rendition its own pair score, the hull over all three.
+    const names = ["late7", "dropped3", "early15"]
+    const progress: Array<number> = []
+    const renditionProgress = names.map((): Array<number> => [])
+    const ladder = await ladderOf(names, everyPair, {
+      onProgress: (frames) => Effect.sync(() => progress.push(frames)),
+      onRenditionProgress: (index, frames) => Effect.sync(() => renditionProgress[index]?.push(frames))
+    })
+    if (Either.isLeft(ladder)) throw new Error(ladder.left.message)
+    const { renditions, provenance } = ladder.right
+    expect(renditions.map((rendition) => rendition.label)).toEqual(names)
+    expect(renditions[1]?.alignment?.reference_frames_dropped).toEqual([50, 51, 52])
+    expect(provenance.reference_passes).toBe(2)
+    // The reference frames any rendition pairs: 0..119, each counted once.
+    expect(provenance.reference_frames).toBe(120)
+    // Progress over both passes never goes back, and ends at the reference frames read.
+    expect(progress.length).toBeGreaterThan(1)
+    expect(progress).toEqual([...progress].sort((a, b) => a - b))
+    expect(progress[progress.length - 1]).toBe(120)
+    // Each rendition's reads, reported by its own pass, up to its own frames.
+    for (const [index, reads] of renditionProgress.entries()) {
+      expect(reads, names[index]).toEqual([...reads].sort((a, b) => a - b))
+      expect(reads[reads.length - 1], names[index]).toBe(renditions[index]?.frame_count)
+    }
+    await expectOwnPairScores(names, everyPair, renditions)
+    const hull = withHull(renditions)
+    expect(renditions.map((rendition) => rendition.summary.on_hull)).toEqual(hull.map((entry) => entry.summary.on_hull))
+  }, 180_000)
+
+  it("refuses such renditions in a ladder job's plan for segments, naming them and the way out", async () => {
+    const plan = await runtime.runPromise(
+      Effect.either(
+        Effect.flatMap(
+          parseLadderRequest({
+            reference,
+            renditions: ["late7", "dropped3"].map((name) => ({ label: name, distorted: encoded.get(name) })),
+            options: { sync: "auto" }
+          }),
+          (job) => alignLadder(job)
+        )
+      )
     )
-  }, 120_000)
+    expect(Either.isLeft(plan) && plan.left.message).toMatch(
+      /^options\.segment_frames: rendition dropped3 drops reference frame 50, which rendition late7 pairs \(options\.sync "auto"\); a ladder job in segments reads the reference once.*options\.segment_frames 0/
+    )
+  }, 60_000)
 })
 
 describe("worst-frame pictures of an aligned pair", () => {

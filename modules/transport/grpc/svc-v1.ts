@@ -366,11 +366,14 @@ export interface WorstFrame {
 }
 
 export interface LadderProvenance {
-  /** Passes over the reference's frames: 1. */
+  /**
+   * Passes over the reference's frames: 1, or with sync "auto" one per group of renditions that
+   * drop the same reference frames where they overlap.
+   */
   readonly reference_passes: number
-  /** Decoder processes that served the reference: 1 for an encoded reference, 0 for raw/Y4M. */
+  /** Decoder processes that served the reference: 1 per pass for an encoded reference, 0 for raw/Y4M. */
   readonly reference_decoders: number
-  /** Reference frames read, each once whatever the number of renditions. */
+  /** Reference frames read, each once whatever the number of renditions (and of passes). */
   readonly reference_frames: number
   /** Reference-side quantities computed once per frame and shared by every rendition. */
   readonly shared: ReadonlyArray<string>
