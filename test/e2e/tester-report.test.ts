@@ -218,8 +218,8 @@ describe("svc-tester-report run on this machine", () => {
       ["vif_ladder_rows", "pass"]
     ])
     expect(simdCases).toEqual(expected)
-    // scorer_test 9 cases, reader_test 4, feed_test 8.
-    expect(report.unit_tests.total).toBe(21 + Object.keys(simdCases).length)
+    // scorer_test 11 cases, reader_test 4, feed_test 9.
+    expect(report.unit_tests.total).toBe(24 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {
