@@ -193,7 +193,8 @@ describe("svc-tester-report run on this machine", () => {
       "cancel",
       "ladder",
       "ladder_ranges",
-      "arguments"
+      "arguments",
+      "indexed"
     ])
     expect(Object.keys(report.unit_tests.cases?.["reader_test"] ?? {})).toEqual(["raw", "y4m", "threads", "fuzz"])
     // simd_test: fixed-size and random-size cases (VIF, ADM, motion; cambi) and a speed_chroma
@@ -218,8 +219,8 @@ describe("svc-tester-report run on this machine", () => {
       ["vif_ladder_rows", "pass"]
     ])
     expect(simdCases).toEqual(expected)
-    // scorer_test 11 cases, reader_test 4, feed_test 9.
-    expect(report.unit_tests.total).toBe(24 + Object.keys(simdCases).length)
+    // scorer_test 11 cases, reader_test 4, feed_test 10.
+    expect(report.unit_tests.total).toBe(25 + Object.keys(simdCases).length)
   })
 
   it("describes this build and host: digests of the executable and its library, dispatch flags", () => {

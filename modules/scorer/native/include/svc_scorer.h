@@ -300,6 +300,18 @@ int svc_ladder_range(svc_stream *s, int r, int64_t first, int64_t frames, char *
  * svc_stream_push and svc_stream_finish are refused on a fed stream. */
 int svc_stream_feed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
                     const char *const *names, char *err, size_t err_len);
+/* svc_stream_feed whose file sides may be indexed (since ABI minor 16): index_fds[k] >= 0 (a
+ * pipe; NULL or -1 elsewhere: none) names the frames file side k gives, in place of reading it in
+ * order. Each index is a little-endian uint32, the frame's index after skips[k] (frame
+ * skips[k] + index of the file); the indices must increase and name a frame of the file. The
+ * index pipe is read as it comes (polled with the other pipes) and its end is the side's end, as
+ * for a pipe side (svc_stream_feed_end: 0 on an index boundary, else the bytes of the partial
+ * index); an index not increasing or beyond the file fails the stream (SVC_E_INVALID_ARG), an
+ * index pipe ending inside an index too (SVC_E_GEOMETRY). A caller choosing the frames (an
+ * alignment's pairs, with gaps) so passes none of a file's bytes itself. A pipe side takes no
+ * index pipe. */
+int svc_stream_feed_indexed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
+                            const int32_t *index_fds, const char *const *names, char *err, size_t err_len);
 /* Side k's end as the thread saw it: -1 while it was not read to its end (it had more, or the
  * stream stopped first), else the bytes of the partial frame it ended inside (0: on a frame
  * boundary). A caller whose pipe is written by a child process accepts the end of a side as the

@@ -17,6 +17,13 @@
  *    others do not, the stream fails with the caller's "lengths differ" message; a pipe ending inside a frame is an
  *    error. Each side's end is recorded (svc_feed_end), so a caller whose pipes are written by
  *    child processes can hold the end against the child's exit status.
+ *  - An indexed side (svc_stream_feed_indexed) is a regular file read with pread as above, but
+ *    the frame it gives next is named by its index pipe: little-endian uint32 values, one a frame,
+ *    each the frame's index after the side's skip (frame skip + index of the file). The index pipe
+ *    is polled with the other pipes and its end is the side's end, so the caller decides which
+ *    frames are read (an alignment's pairs with gaps) and no frame byte passes through it. The
+ *    indices must increase (a frame is read once, forward) and name a frame of the file; either
+ *    mistake, or a pipe ending inside an index, fails the stream with a message naming the side.
  *  - The thread closes its descriptors as soon as it stops reading (a writer then sees EPIPE).
  */
 #define _GNU_SOURCE /* pipe2, F_SETPIPE_SZ */
@@ -33,12 +40,17 @@
 #define PIPE_BYTES (1 << 20)
 #define POLL_MS 20
 
+#define INDEX_BYTES 4 /* an indexed side's index: little-endian uint32 */
+
 typedef struct {
-    int fd;            /* a pipe's duplicate; -1 for a file or once closed */
+    int fd;            /* a pipe's duplicate (an indexed side's index pipe); -1 for a file or once closed */
     int kind;          /* svc_input_kind */
     int src_fd;        /* a file's duplicate until reader.c opens it on the thread */
     svc_video *video;  /* a regular file, once opened */
-    int64_t next;      /* file: the next frame index */
+    int64_t next;      /* file: the next frame index; indexed: the skip the indices count from */
+    int indexed;       /* a file whose frames are named by the index pipe fd */
+    int64_t last;      /* indexed: the last index read, -1 before the first */
+    uint8_t index[INDEX_BYTES]; /* indexed: the bytes of the index being read */
     int64_t skip_left; /* pipe: frames still to discard */
     size_t got;        /* pipe: bytes of the current frame read so far */
     int wanted;        /* its frame of the current frame is read (a rendition outside its range is not) */
@@ -111,6 +123,28 @@ static void side_ended(feed_side *s, size_t partial) {
     atomic_store(&s->end, (long long)partial);
 }
 
+/* An indexed side's index is complete: checks it and preads the frame it names into frame. */
+static int read_indexed(feed_side *s, uint8_t *frame, char *err) {
+    const int64_t index = (int64_t)((uint32_t)s->index[0] | (uint32_t)s->index[1] << 8 | (uint32_t)s->index[2] << 16 |
+                                    (uint32_t)s->index[3] << 24);
+    const int64_t frames = svc_video_frame_count(s->video) - s->next;
+    if (index <= s->last) {
+        svc_set_err(err, SVC_ERR_LEN, "%s: frame index %lld after %lld: the indices must increase", s->name,
+                    (long long)index, (long long)s->last);
+        return SVC_E_INVALID_ARG;
+    }
+    if (index >= frames) {
+        svc_set_err(err, SVC_ERR_LEN, "%s: frame index %lld is beyond the file's %lld frames after skipping", s->name,
+                    (long long)index, (long long)(frames > 0 ? frames : 0));
+        return SVC_E_INVALID_ARG;
+    }
+    s->last = index;
+    char why[SVC_ERR_LEN];
+    const int rc = svc_video_read_raw(s->video, s->next + index, frame, why, sizeof why);
+    if (rc) svc_set_err(err, SVC_ERR_LEN, "%s: %s", s->name, why);
+    return rc;
+}
+
 /* Reads frame i of every side that pairs it (a ladder's rendition only over its range,
  * svc_ladder_range) into raw (side k at k * fb), or marks the sides that ended. */
 static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
@@ -120,7 +154,7 @@ static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
         feed_side *s = &f->sides[k];
         s->wanted = k == 0 || svc_rendition_pairs(j, k - 1, i);
         if (!s->wanted || s->ended) continue;
-        if (s->fd >= 0) {
+        if (s->fd >= 0) { /* a pipe, or an indexed side's index pipe */
             s->got = 0;
             pipes++;
             continue;
@@ -141,7 +175,7 @@ static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
         int side_of[SVC_LADDER_MAX_RENDITIONS + 1], np = 0;
         for (int k = 0; k < f->n; k++) {
             const feed_side *s = &f->sides[k];
-            if (s->fd < 0 || !s->wanted || s->ended || s->got == fb) continue;
+            if (s->fd < 0 || !s->wanted || s->ended || s->got == (s->indexed ? INDEX_BYTES : fb)) continue;
             pfd[np] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
             side_of[np++] = k;
         }
@@ -157,7 +191,9 @@ static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
         for (int p = 0; ready > 0 && p < np; p++) {
             if (!pfd[p].revents) continue;
             feed_side *s = &f->sides[side_of[p]];
-            const ssize_t r = read(s->fd, raw + (size_t)side_of[p] * fb + s->got, fb - s->got);
+            uint8_t *frame = raw + (size_t)side_of[p] * fb;
+            const size_t unit = s->indexed ? INDEX_BYTES : fb;
+            const ssize_t r = read(s->fd, (s->indexed ? s->index : frame) + s->got, unit - s->got);
             if (r < 0) {
                 if (errno == EINTR || errno == EAGAIN) continue;
                 svc_set_err(err, SVC_ERR_LEN, "%s: read error: %s", s->name, strerror(errno));
@@ -167,15 +203,19 @@ static int read_frame(svc_feed *f, int i, uint8_t *raw, size_t fb, char *err) {
                 side_ended(s, s->got);
                 pipes--;
                 if (s->got) {
-                    svc_set_err(err, SVC_ERR_LEN, "%s: the input ends inside a frame (%zu of %zu bytes)", s->name, s->got,
-                             fb);
+                    svc_set_err(err, SVC_ERR_LEN, "%s: the input ends inside %s (%zu of %zu bytes)", s->name,
+                                s->indexed ? "a frame index" : "a frame", s->got, unit);
                     return SVC_E_GEOMETRY;
                 }
                 continue;
             }
             s->got += (size_t)r;
-            if (s->got < fb) continue;
-            if (s->skip_left > 0) {
+            if (s->got < unit) continue;
+            if (s->indexed) {
+                const int rc = read_indexed(s, frame, err);
+                if (rc) return rc;
+                pipes--;
+            } else if (s->skip_left > 0) {
                 s->skip_left--; /* a skipped frame: read again into the same place */
                 s->got = 0;
             } else {
@@ -284,7 +324,7 @@ static void feed_free(svc_feed *f) {
 }
 
 int svc_feed_start(svc_job *j, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
-                   const char *const *names, svc_feed **out, char *err, size_t err_len) {
+                   const int32_t *index_fds, const char *const *names, svc_feed **out, char *err, size_t err_len) {
     const int want = 1 + (j->n_dis > 1 ? j->n_dis : 1);
     if (n != want || !fds || !kinds || !skips || !names || !out) {
         svc_set_err(err, err_len, "svc_stream_feed: need %d sides (the reference, then each distorted input) with "
@@ -315,13 +355,22 @@ int svc_feed_start(svc_job *j, int n, const int32_t *fds, const int32_t *kinds, 
         } else if (!(s->name = strdup(names[k]))) {
             svc_set_err(err, err_len, "out of memory starting the feed");
             rc = SVC_E_NOMEM;
+        } else if (index_fds && index_fds[k] >= 0 && pipe) {
+            svc_set_err(err, err_len, "svc_stream_feed: %s is a pipe; only a file side takes an index pipe",
+                        names[k]);
+            rc = SVC_E_INVALID_ARG;
         } else if (fds[k] < 0 || (*(pipe ? &s->fd : &s->src_fd) = fcntl(fds[k], F_DUPFD_CLOEXEC, 0)) < 0) {
             svc_set_err(err, err_len, "%s: bad descriptor", names[k]);
+            rc = SVC_E_IO;
+        } else if (index_fds && index_fds[k] >= 0 && (s->fd = fcntl(index_fds[k], F_DUPFD_CLOEXEC, 0)) < 0) {
+            svc_set_err(err, err_len, "%s: bad index descriptor", names[k]);
             rc = SVC_E_IO;
         } else if (pipe) {
             s->skip_left = skips[k];
         } else {
             s->next = skips[k];
+            s->indexed = s->fd >= 0;
+            s->last = -1;
         }
     }
     if (!rc) rc = svc_loop_start(j, err, err_len);

@@ -12,9 +12,10 @@
 typedef struct svc_feed svc_feed;
 
 /* Starts the job's workers and the feeding thread on duplicates of fds[0..n) (the caller may close
- * its own at once). j is a stream (frame_bytes set) with no frame yet; n = 1 + its renditions. */
+ * its own at once). j is a stream (frame_bytes set) with no frame yet; n = 1 + its renditions.
+ * index_fds (NULL: none) gives a file side an index pipe naming its frames (-1: read in order). */
 int svc_feed_start(svc_job *j, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
-                   const char *const *names, svc_feed **out, char *err, size_t err_len);
+                   const int32_t *index_fds, const char *const *names, svc_feed **out, char *err, size_t err_len);
 /* Asks the feeding thread to stop (through the job's cancel), joins it and frees the feed. */
 void svc_feed_stop(svc_feed *f);
 /* Side k's end: -1 while it has not been read to its end, else the bytes of the partial frame it

@@ -309,7 +309,7 @@ int svc_job_start(const svc_model *m, const char *ref_path, const char *dis_path
 /* ------------------------------------------------------------- queries ---- */
 
 const char *svc_version(void) { return "0.1.0"; }
-int svc_abi_minor(void) { return 15; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: the cambi flag (1 << 9); 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments; 14: the feature list (svc_feature_*); 15: svc_ladder_range */
+int svc_abi_minor(void) { return 16; } /* 1: svc_job_frame_values_from; 2: float_vif ... feature flags, model options and outputs, svc_model_check, svc_model_bundle; 3: SVC_CPU_AVX512; 4: jobs on descriptors; 5: the cambi flag (1 << 9); 6: ladders; 7: string model options (their number NaN), the vmaf_v1.0.16 models' features and options; 8: fed streams (svc_stream_feed, SVC_INPUT_PIPE, svc_pipe); 9: svc_ladder_reference_analyses; 10: SVC_OPT_SHOTS, svc_job_frame_cuts; 11: xpsnr, ssimulacra2, SVC_OPT_FRAME_RATE, SVC_OPT_COLOR_MATRIX; 12: segments (SVC_OPT_SEGMENT_*, svc_job_input_frames); 13: SVC_OPT_SEGMENT_LEAD, shots on segments; 14: the feature list (svc_feature_*); 15: svc_ladder_range; 16: svc_stream_feed_indexed */
 int svc_abi_patch(void) { return 0; }
 
 int64_t svc_job_input_frames(const svc_job *j) {
@@ -646,13 +646,18 @@ void svc_stream_free(svc_stream *s) {
     free(s);
 }
 
-int svc_stream_feed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
-                    const char *const *names, char *err, size_t err_len) {
+int svc_stream_feed_indexed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
+                            const int32_t *index_fds, const char *const *names, char *err, size_t err_len) {
     if (!s || s->feed || s->job.threads || s->job.n_frames || s->job.finished) {
         svc_set_err(err, err_len, "svc_stream_feed: NULL stream, or frames were already pushed or fed");
         return SVC_E_INVALID_ARG;
     }
-    return svc_feed_start(&s->job, n, fds, kinds, skips, names, &s->feed, err, err_len);
+    return svc_feed_start(&s->job, n, fds, kinds, skips, index_fds, names, &s->feed, err, err_len);
+}
+
+int svc_stream_feed(svc_stream *s, int n, const int32_t *fds, const int32_t *kinds, const int32_t *skips,
+                    const char *const *names, char *err, size_t err_len) {
+    return svc_stream_feed_indexed(s, n, fds, kinds, skips, NULL, names, err, err_len);
 }
 
 int64_t svc_stream_feed_end(const svc_stream *s, int side) { return s ? svc_feed_end(s->feed, side) : -1; }

@@ -2,7 +2,8 @@
  * a raw file and from pipes written by test threads, against the same frames pushed with
  * svc_stream_push (bit for bit); pipe ends inside a frame, sides of different lengths, frame
  * skips on a pipe, a ladder of pipes, and cancel/free while a writer blocks on its full pipe or
- * the reader waits on a silent one.
+ * the reader waits on a silent one; file sides whose frames an index pipe names (svc_stream_feed_indexed,
+ * ABI minor 16), against the same frames pushed, and its mistakes.
  * Usage: feed_test [DATA_DIR]   (default .: the folder holding models/ and fixtures/)
  * Prints "N passed, M failed"; exit status 0 only when nothing failed. */
 #define _POSIX_C_SOURCE 200809L
@@ -381,6 +382,105 @@ static void test_ladder_ranges(const svc_model *m) {
     pthread_join(w2.thread, NULL);
 }
 
+/* An index pipe holding `count` indices (little-endian uint32), then `tail` bytes of one more;
+ * written whole before the feed (a few bytes: the pipe holds them), its write end closed. */
+static int index_pipe(const uint32_t *indices, int count, int tail) {
+    int32_t fds[2];
+    if (svc_pipe(fds, err, sizeof err) != SVC_OK) return -1;
+    uint8_t bytes[4 * 32];
+    for (int k = 0; k < count; k++)
+        for (int b = 0; b < 4; b++) bytes[4 * k + b] = (uint8_t)(indices[k] >> (8 * b));
+    memset(bytes + 4 * count, 0, (size_t)tail);
+    const int rc = write_all(fds[1], bytes, (size_t)(4 * count + tail));
+    close(fds[1]);
+    if (rc) {
+        close(fds[0]);
+        return -1;
+    }
+    return fds[0];
+}
+
+/* A pair stream fed from the two raw files of v01, each indexed by its own pipe of indices. */
+static svc_stream *indexed_pair(const svc_model *m, int dis_fd, int ref_skip, const uint32_t *ref_indices,
+                                int ref_count, const uint32_t *dis_indices, int dis_count, int dis_tail) {
+    int32_t o[SVC_OPT_COUNT];
+    options(o, 2, 0);
+    svc_stream *s;
+    if (svc_stream_create(m, o, SVC_OPT_COUNT, &s, err, sizeof err)) return NULL;
+    const int32_t fds[2] = { ref_fd, dis_fd }, kinds[2] = { SVC_INPUT_RAW, SVC_INPUT_RAW }, skips[2] = { ref_skip, 0 },
+                  index_fds[2] = { index_pipe(ref_indices, ref_count, 0), index_pipe(dis_indices, dis_count, dis_tail) };
+    const char *names[2] = { "ref.yuv", "dis.yuv" };
+    const int rc = svc_stream_feed_indexed(s, 2, fds, kinds, skips, index_fds, names, err, sizeof err);
+    close(index_fds[0]);
+    close(index_fds[1]);
+    if (rc) {
+        svc_stream_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void test_indexed(const svc_model *m) {
+    int dis_fd = open(path("fixtures/v01_testsrc2_420_8_x264.dis.yuv"), O_RDONLY | O_CLOEXEC);
+    CHECK(dis_fd >= 0, "open the distorted file");
+    if (dis_fd < 0) return;
+    /* Frames with gaps (an alignment's pairs), the reference after a skip of 2: frames 2 + index. */
+    enum { N = 10 };
+    const uint32_t ref_indices[N] = { 0, 1, 3, 4, 5, 8, 9, 10, 12, 27 }, dis_indices[N] = { 1, 2, 3, 5, 6, 7, 9, 11, 12, 29 };
+    int32_t o[SVC_OPT_COUNT];
+    options(o, 2, 0);
+    double want[64], got[64];
+    svc_stream *s;
+    CHECK(svc_stream_create(m, o, SVC_OPT_COUNT, &s, err, sizeof err) == SVC_OK, "create: %s", err);
+    for (int k = 0; k < N; k++)
+        svc_stream_push(s, ref_frames + (size_t)(2 + ref_indices[k]) * FB, FB, dis_frames + (size_t)dis_indices[k] * FB,
+                        FB, err, sizeof err);
+    svc_stream_finish(s);
+    CHECK(wait_stream(s, 60000) == 1 && vmaf_of(svc_stream_job(s), want) == N, "pushed frames: %s", err);
+    svc_stream_free(s);
+    s = indexed_pair(m, dis_fd, 2, ref_indices, N, dis_indices, N, 0);
+    CHECK(s && wait_stream(s, 60000) == 1, "indexed stream finishes: %s", err);
+    CHECK(s && vmaf_of(svc_stream_job(s), got) == N && memcmp(want, got, sizeof(double) * N) == 0,
+          "indexed frames equal the same frames pushed bit for bit");
+    CHECK(s && svc_stream_frames_read(s) == N && svc_stream_feed_end(s, 0) == 0 && svc_stream_feed_end(s, 1) == 0,
+          "every index read, both index pipes ended on a boundary");
+    svc_stream_free(s);
+
+    /* Mistakes: an index repeated, one beyond the file after the skip (28 frames), a partial index,
+     * index pipes of different lengths. */
+    const uint32_t repeated[3] = { 0, 3, 3 }, beyond[3] = { 0, 1, 28 }, plain[3] = { 0, 1, 2 };
+    const struct {
+        const uint32_t *ref;
+        int ref_count;
+        const uint32_t *dis;
+        int dis_count, dis_tail, rc;
+        const char *message;
+    } bad[] = {
+        { plain, 3, repeated, 3, 0, SVC_E_INVALID_ARG, "dis.yuv: frame index 3 after 3: the indices must increase" },
+        { beyond, 3, plain, 3, 0, SVC_E_INVALID_ARG,
+          "ref.yuv: frame index 28 is beyond the file's 28 frames after skipping" },
+        { plain, 3, plain, 2, 3, SVC_E_GEOMETRY, "dis.yuv: the input ends inside a frame index (3 of 4 bytes)" },
+        { plain, 3, plain, 2, 0, SVC_E_GEOMETRY, "dis.yuv has 2 frames after skipping, ref.yuv has more: lengths differ" },
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        s = indexed_pair(m, dis_fd, 2, bad[b].ref, bad[b].ref_count, bad[b].dis, bad[b].dis_count, bad[b].dis_tail);
+        CHECK(s && wait_stream(s, 60000) == bad[b].rc, "mistake %zu fails", b);
+        if (s) svc_job_error(svc_stream_job(s), err, sizeof err);
+        CHECK(s && strcmp(err, bad[b].message) == 0, "message: %s", err);
+        svc_stream_free(s);
+    }
+
+    /* A pipe side takes no index pipe. */
+    CHECK(svc_stream_create(m, o, SVC_OPT_COUNT, &s, err, sizeof err) == SVC_OK, "create: %s", err);
+    const int32_t fds[2] = { ref_fd, dis_fd }, kinds[2] = { SVC_INPUT_RAW, SVC_INPUT_PIPE }, skips[2] = { 0, 0 },
+                  index_fds[2] = { -1, dis_fd };
+    const char *names[2] = { "ref.yuv", "dis.mp4" };
+    CHECK(svc_stream_feed_indexed(s, 2, fds, kinds, skips, index_fds, names, err, sizeof err) == SVC_E_INVALID_ARG,
+          "an index pipe on a pipe side is refused");
+    svc_stream_free(s);
+    close(dis_fd);
+}
+
 static void test_arguments(const svc_model *m) {
     int32_t o[SVC_OPT_COUNT];
     options(o, 1, 0);
@@ -422,6 +522,7 @@ int main(int argc, char **argv) {
         RUN_CASE("ladder", test_ladder(m));
         RUN_CASE("ladder_ranges", test_ladder_ranges(m));
         RUN_CASE("arguments", test_arguments(m));
+        RUN_CASE("indexed", test_indexed(m));
     }
     svc_model_free(m);
     free(json);

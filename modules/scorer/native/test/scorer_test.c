@@ -852,7 +852,7 @@ static void test_shots(const svc_model *m) {
 int main(int argc, char **argv) {
     if (argc > 1) snprintf(data_dir, sizeof data_dir, "%s", argv[1]);
     int setup_passed = passed, setup_failed = failed;
-    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 15, "version and ABI minor");
+    CHECK(strcmp(svc_version(), "0.1.0") == 0 && svc_abi_minor() == 16, "version and ABI minor");
     size_t len;
     char *json = slurp(path("models/vmaf_v0.6.1.json"), &len);
     CHECK(json != NULL, "read %s", path("models/vmaf_v0.6.1.json"));
