@@ -3,11 +3,12 @@
  * (`options.sync: "auto"`, issue 31 item 6). The sides are read once: an encoded side by its
  * scoring decoder, which also writes each frame's thumbnail (`Ffmpeg.decodeWithThumbnails`, as
  * alignment-once.ts), a raw or Y4M side's thumbnails from its luma planes (luma-thumbnails.ts)
- * and its frames from its descriptor when they are written. The thumbnails go into the streaming
- * aligner (alignment.ts's `Aligner`) as they arrive; the pairs it calls certain, which no later
- * frame can change, are written at once into the pipes the library reads (each side its own, the
- * pairs in order), so a decoded frame is held only until its pair is certain or it is known to be
- * left out. When both sides have ended, the aligner finishes as the whole search does: the same
+ * and its frames by the library itself (an indexed side: the library preads the frames whose
+ * indices it is given, so none of the file's frames crosses the service). The thumbnails go into
+ * the streaming aligner (alignment.ts's `Aligner`) as they arrive; the pairs it calls certain,
+ * which no later frame can change, are written at once into the pipes the library reads (each
+ * side its own, the pairs in order: a decoded side's frames, a file side's frame indices), so a
+ * decoded frame is held only until its pair is certain or it is known to be left out. When both sides have ended, the aligner finishes as the whole search does: the same
  * alignment, and the pairs after the last certain one are written. The library reads exactly the
  * frames the two-decode path would feed it, so the score is the two-decode score bit for bit.
  *
@@ -32,7 +33,6 @@ import {
 import { noFramesToAlign } from "./alignment-search.ts"
 import type { Child } from "./ffmpeg.ts"
 import { fileThumbnails, type LumaFile } from "./luma-thumbnails.ts"
-import { readAt } from "./y4m.ts"
 
 /** Frames a decoded side may hold past `3 x window`: the look for certain pairs every few rows, and the pipes' slack. */
 const heldMargin = 64
@@ -59,7 +59,7 @@ interface SideState {
   readonly decoded: boolean
   /** Decoded frames after the skip, by index, until written or left out. */
   readonly held: Map<number, Uint8Array>
-  /** Frames to write into the library's pipe, in order (indices after the skip). */
+  /** Frames to write into the library's pipe (a file side: their indices), in order (indices after the skip). */
   readonly queue: Array<number>
   readonly queued: Set<number>
   /** Frames below this are decided: queued or left out. */
@@ -444,14 +444,16 @@ export const readDecoded = async (
 
 /**
  * Writes side `side`'s queued frames into the library's pipe, in order, then ends it: a decoded
- * side's held frames, a file side's read by `readFrame`. Bun's writer waits in the event loop for
- * the library to read. A library that stops reading ends the attempt. Never rejects.
+ * side's held frames ("frames"), or a file side's frame indices after its skip ("indices": each a
+ * little-endian uint32, the library then preads the frame, svc_stream_feed_indexed). Bun's writer
+ * waits in the event loop for the library to read. A library that stops reading ends the attempt.
+ * Never rejects.
  */
 export const writeSide = (
   pair: StreamingPair,
   side: SideIndex,
   pipe: UsedPipe,
-  readFrame: ((index: number) => Promise<Uint8Array>) | undefined
+  what: "frames" | "indices"
 ): Promise<void> =>
   pipe
     .use(async (fd) => {
@@ -460,9 +462,15 @@ export const writeSide = (
         for (;;) {
           const next = await pair.next(side)
           if (next === undefined) break
-          const frame = next.frame ?? (readFrame ? await readFrame(next.index) : undefined)
-          if (frame === undefined) throw new Error("a queued frame was not held")
-          sink.write(frame)
+          if (what === "indices") {
+            const index = new Uint8Array(4)
+            new DataView(index.buffer).setUint32(0, next.index, true)
+            sink.write(index)
+          } else if (next.frame === undefined) {
+            throw new Error("a queued frame was not held")
+          } else {
+            sink.write(next.frame)
+          }
           await sink.flush()
           pair.written(side, next.index)
         }
@@ -475,27 +483,17 @@ export const writeSide = (
 
 /**
  * A raw or Y4M side streamed: its thumbnails read from its luma planes into `pair` (started for
- * the scope; a failure to read them gives the attempt up, the two decodes then report it), its
- * frames read from the descriptor when the writer wants them (asynchronously, at their offsets).
+ * the scope; a failure to read them gives the attempt up, the two decodes then report it). Its
+ * frames are read by the library from the indices `writeSide` gives it ("indices").
  */
-export const streamFile = (pair: StreamingPair, side: SideIndex, file: LumaFile, skip: number, frameBytes: number) => {
-  // One buffer: the writer reads the next frame only once the last one is flushed.
-  const frame = new Uint8Array(frameBytes)
-  return {
-    thumbnails: Effect.forkScoped(
-      Effect.match(fileThumbnails(file, skip), {
-        onFailure: () => pair.abandon("a file side's thumbnails could not be read"),
-        onSuccess: (found) => {
-          pair.thumbnails(side, found.bytes)
-          pair.thumbnailsEnded(side)
-          pair.read(side, true)
-        }
-      })
-    ),
-    readFrame: async (index: number): Promise<Uint8Array> => {
-      const read = await Effect.runPromise(readAt(file.fd, frame, file.firstFrame + (skip + index) * file.frameStride))
-      if (read < frameBytes) throw new Error("the file is shorter than when it was measured")
-      return frame
-    }
-  }
-}
+export const streamFileThumbnails = (pair: StreamingPair, side: SideIndex, file: LumaFile, skip: number) =>
+  Effect.forkScoped(
+    Effect.match(fileThumbnails(file, skip), {
+      onFailure: () => pair.abandon("a file side's thumbnails could not be read"),
+      onSuccess: (found) => {
+        pair.thumbnails(side, found.bytes)
+        pair.thumbnailsEnded(side)
+        pair.read(side, true)
+      }
+    })
+  )

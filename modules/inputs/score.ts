@@ -82,7 +82,7 @@ import {
   type SideIndex,
   type StreamFailure,
   StreamingPair,
-  streamFile,
+  streamFileThumbnails,
   streamHeldFrames,
   writeSide
 } from "./alignment-stream.ts"
@@ -1050,7 +1050,8 @@ const scoreSources = <E, F = never>(
  * `options.sync: "auto"` where an encoded side is longer than the window (the held path does not
  * apply): both sides read once, the alignment found while the library scores the pairs already
  * certain (alignment-stream.ts). Admitted first, for the score's scope: each decoded side's cap of
- * held frames, the search's thumbnails and band, and a file side's luma plane and frame.
+ * held frames, the search's thumbnails and band, and a file side's luma plane (its frames are
+ * read by the library, from the indices written into its index pipe).
  * Undefined (nothing started) where it does not apply (no such side, a file side of another
  * geometry than the reference's, a segment) or the budget has no room; fails with
  * `StreamAbandoned` where it was given up. Either way the caller scores the pair by two decodes.
@@ -1105,8 +1106,7 @@ const streamFrames = <E>(
       searchBytes(refSearch.frames, disSearch.frames, window) +
       (refSearch.frames + disSearch.frames) * thumbnailBytes +
       searchSides.reduce(
-        (sum, side, k) =>
-          sum + (plans[k] != null ? caps[k === 0 ? 0 : 1] * (bytes + thumbnailBytes) : side.memory + bytes),
+        (sum, side, k) => sum + (plans[k] != null ? caps[k === 0 ? 0 : 1] * (bytes + thumbnailBytes) : side.memory),
         0
       )
     if (!(yield* admits(hooks, memory))) return undefined
@@ -1120,23 +1120,25 @@ const streamFrames = <E>(
       return Effect.gen(function* () {
         const library = yield* ownedPipe(scorer, "write")
         const common = {
-          side: { fd: library.other, kind: "pipe", name: path, skip: 0 },
           frameAt: () => Effect.succeed(0),
           frames: undefined,
           shapeChanges: Effect.succeed([])
         } as const
         if (plan == null) {
-          if (search.file === undefined) return yield* notAVideo(path)
-          const file = streamFile(pair, index, search.file, skip, bytes)
+          const file = search.file
+          if (file === undefined) return yield* notAVideo(path)
+          // The library preads the file's frames whose indices (after the skip) the writer gives it.
+          const kind = sides[index].side.format._tag === "Y4m" ? "y4m" : "raw"
           return {
             ...common,
+            side: { fd: file.fd, kind, name: path, skip, index: library.other },
             child: () => undefined,
             changed: undefined,
             memory: 0,
             start: Effect.zipRight(
-              file.thumbnails,
+              streamFileThumbnails(pair, index, file, skip),
               Effect.sync(() => {
-                void writeSide(pair, index, library, file.readFrame)
+                void writeSide(pair, index, library, "indices")
               })
             ),
             scaling: undefined,
@@ -1165,10 +1167,11 @@ const streamFrames = <E>(
           void readDecoded(pair, index, started, thumbnails, skip, bytes, plan.frames.allowed).catch(() =>
             pair.abandon("a decoder's output could not be read")
           )
-          void writeSide(pair, index, library, undefined)
+          void writeSide(pair, index, library, "frames")
         })
         return {
           ...common,
+          side: { fd: library.other, kind: "pipe", name: path, skip: 0 },
           child: () => child,
           changed: plan.changed,
           memory: plan.memory,

@@ -60,7 +60,8 @@ const symbols = {
   svc_ladder_rendition: { args: [ptr, i32], returns: ptr },
   svc_ladder_reference_loads: { args: [ptr], returns: i64 },
   svc_ladder_motion_diffs: { args: [ptr], returns: i64 },
-  svc_stream_feed: { args: [ptr, i32, ptr, ptr, ptr, ptr, ptr, u64], returns: i32 },
+  /** Since ABI minor 16 (svc_stream_feed with index pipes; -1: none). */
+  svc_stream_feed_indexed: { args: [ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, u64], returns: i32 },
   svc_stream_feed_end: { args: [ptr, i32], returns: i64 },
   svc_stream_frames_read: { args: [ptr], returns: i64 },
   svc_pipe: { args: [ptr, ptr, u64], returns: i32 },

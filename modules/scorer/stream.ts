@@ -39,6 +39,12 @@ export interface FedSide {
   readonly name: string
   /** Frames skipped at its start (a pipe's are read and discarded). */
   readonly skip: number
+  /**
+   * A "raw" / "y4m" side's index pipe (read end): the frames it gives, each a little-endian
+   * uint32 frame index after `skip`, increasing; its end is the side's end. Without it the file
+   * is read in order. The caller chooses the frames and passes none of their bytes.
+   */
+  readonly index?: number
 }
 
 /**
@@ -71,12 +77,13 @@ export const startFeed = (symbols: NativeSymbols, handle: Pointer, feed: Feed): 
   Effect.suspend(() => {
     const names = feed.sides.map((side) => cString(side.name))
     const error = errorBuffer()
-    const status = symbols.svc_stream_feed(
+    const status = symbols.svc_stream_feed_indexed(
       handle,
       feed.sides.length,
       Int32Array.from(feed.sides, (side) => side.fd),
       Int32Array.from(feed.sides, (side) => fedKind[side.kind]),
       Int32Array.from(feed.sides, (side) => side.skip),
+      Int32Array.from(feed.sides, (side) => side.index ?? -1),
       new BigUint64Array(names.map((name) => BigInt(ptr(name)))),
       error.buffer,
       error.length
