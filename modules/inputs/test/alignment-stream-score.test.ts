@@ -11,47 +11,21 @@
  * decoders are counted.
  */
 import { join } from "node:path"
-import { ConfigProvider, Effect, Either, Layer, ManagedRuntime } from "effect"
+import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeClip, writeScenes } from "../../../local/clip.ts"
-import { modelDirEnv } from "../../../local/executables.ts"
 import { ffmpegRunAsync, scratchDir } from "../../../test/support/media.ts"
 import { parseScoreRequest, ScoreMemoryBusy, Scorer } from "../../scorer/index.ts"
 import { streamHeldFrames } from "../alignment-stream.ts"
-import { Ffmpeg } from "../ffmpeg.ts"
 import { scoreInputs } from "../score.ts"
+import { countedDecoders } from "./held-support.ts"
 
 const size = { width: 160, height: 90 } as const
 const window = 8
 const x264 = ["-c:v", "libx264", "-threads", "1", "-preset", "ultrafast", "-crf", "28", "-pix_fmt", "yuv420p"]
 
 // The real decoders, counted: which way each side was read.
-const calls = { searchDecodes: 0, scoringDecodes: 0, decodesOnce: 0 }
-const runtime = ManagedRuntime.make(
-  Layer.merge(
-    Scorer.Default,
-    Layer.effect(
-      Ffmpeg,
-      Effect.map(Ffmpeg, (real) =>
-        Ffmpeg.make({
-          ...real,
-          lumaThumbnails: (...args) => {
-            calls.searchDecodes++
-            return real.lumaThumbnails(...args)
-          },
-          decode: (...args) => {
-            calls.scoringDecodes++
-            return real.decode(...args)
-          },
-          decodeWithThumbnails: (...args) => {
-            calls.decodesOnce++
-            return real.decodeWithThumbnails(...args)
-          }
-        })
-      )
-    ).pipe(Layer.provide(Ffmpeg.Default))
-  ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv))))))
-)
+const { runs: calls, runtime } = countedDecoders()
 const scratch = scratchDir("svc-alignment-stream-")
 afterAll(async () => {
   await runtime.dispose()

@@ -43,6 +43,7 @@ import { Ffmpeg } from "../ffmpeg.ts"
 import { alignLadder, type LadderHooks, scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"
 import { renderThumbnails } from "../thumbnails.ts"
+import { countedDecoders } from "./held-support.ts"
 import {
   clipSize,
   encodes,
@@ -149,32 +150,7 @@ describe("encodes of one reference, aligned automatically", () => {
 
 describe("one decode for the search and the score", () => {
   // The real decoders, counted: which way each side was read.
-  const calls = { searchDecodes: 0, scoringDecodes: 0, decodesOnce: 0 }
-  const counting = ManagedRuntime.make(
-    Layer.merge(
-      Scorer.Default,
-      Layer.effect(
-        Ffmpeg,
-        Effect.map(Ffmpeg, (real) =>
-          Ffmpeg.make({
-            ...real,
-            lumaThumbnails: (...args) => {
-              calls.searchDecodes++
-              return real.lumaThumbnails(...args)
-            },
-            decode: (...args) => {
-              calls.scoringDecodes++
-              return real.decode(...args)
-            },
-            decodeWithThumbnails: (...args) => {
-              calls.decodesOnce++
-              return real.decodeWithThumbnails(...args)
-            }
-          })
-        )
-      ).pipe(Layer.provide(Ffmpeg.Default))
-    ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv))))))
-  )
+  const { runs: calls, runtime: counting } = countedDecoders()
   afterAll(() => counting.dispose())
   // Four black frames after frame 60 of the reference, encoded: 124 frames.
   let inserted = ""

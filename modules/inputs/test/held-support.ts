@@ -21,8 +21,8 @@ export interface DecoderRuns {
   decodesOnce: number
 }
 
-/** The real Scorer and Ffmpeg, each decoder counted when it runs (not when its effect is built). */
-export const countingRuntime = () => {
+/** The real Scorer and Ffmpeg, each decoder counted in `runs` when it runs (not when its effect is built). */
+export const countedDecoders = () => {
   const runs: DecoderRuns = { searchDecodes: 0, scoringDecodes: 0, decodesOnce: 0 }
   const counted = <A, E, R>(kind: keyof DecoderRuns, run: Effect.Effect<A, E, R>) =>
     Effect.zipRight(
@@ -47,6 +47,12 @@ export const countingRuntime = () => {
       ).pipe(Layer.provide(Ffmpeg.Default))
     ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(modelDirEnv))))))
   )
+  return { runs, runtime }
+}
+
+/** `countedDecoders` with a score through them and the size of a side's held-frames admission. */
+export const countingRuntime = () => {
+  const { runs, runtime } = countedDecoders()
   /** Scores `body` (a POST /v1/score body) with `hooks`; the decoder runs it took. */
   const score = async (body: unknown, hooks: InputHooks = {}) => {
     runs.searchDecodes = 0
