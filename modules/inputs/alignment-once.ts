@@ -100,6 +100,41 @@ const readAll = async (fd: number, limit: number): Promise<Uint8Array> => {
   return bytes.subarray(0, length)
 }
 
+/** What `readFrames` does with a whole frame: the taker keeps its buffer, hands it back for the next frame, or stops the reading. */
+export type FrameVerdict = "keep" | "drop" | "stop"
+
+/**
+ * Reads `stream` (a decoder's raw output) frame by frame, `frameBytes` each, into buffers from
+ * `buffer`, and gives each whole frame with its index to `take`: "keep" (the buffer is the
+ * taker's; the next frame gets a new one), "drop" (the buffer is reused) or "stop" (reading ends).
+ * Returns the whole frames read, the bytes of a partial last one, and whether the taker stopped.
+ */
+export const readFrames = async (
+  stream: ReadableStream<Uint8Array>,
+  frameBytes: number,
+  take: (frame: Uint8Array, index: number) => FrameVerdict | Promise<FrameVerdict>,
+  buffer: () => Uint8Array = () => new Uint8Array(frameBytes)
+): Promise<{ readonly count: number; readonly partial: number; readonly stopped: boolean }> => {
+  let count = 0
+  let filled = 0
+  let frame = buffer()
+  for await (const chunk of stream) {
+    let at = 0
+    while (at < chunk.length) {
+      const taken = Math.min(frameBytes - filled, chunk.length - at)
+      frame.set(chunk.subarray(at, at + taken), filled)
+      filled += taken
+      at += taken
+      if (filled < frameBytes) continue
+      filled = 0
+      const verdict = await take(frame, count++)
+      if (verdict === "stop") return { count, partial: 0, stopped: true }
+      if (verdict === "keep") frame = buffer()
+    }
+  }
+  return { count, partial: filled, stopped: false }
+}
+
 /**
  * Decodes the encoded input behind `fd` once to frames of `target` (`frameBytes` each) and their
  * thumbnails; holds the frames after the first `skip` (the frame skip). `limits.maxFrames` is the
@@ -130,27 +165,13 @@ export const holdDecoded = (
       Promise.all([
         (async () => {
           const held: Array<Uint8Array> = []
-          let count = 0
-          let frame = new Uint8Array(frameBytes)
-          let filled = 0
-          for await (const chunk of child.stdout) {
-            let at = 0
-            while (at < chunk.length) {
-              const taken = Math.min(frameBytes - filled, chunk.length - at)
-              frame.set(chunk.subarray(at, at + taken), filled)
-              filled += taken
-              at += taken
-              if (filled < frameBytes) continue
-              // Frames before the skip (and one past the cap) are read and dropped into one reused buffer.
-              if (count >= skip && count < limits.maxFrames) {
-                held.push(frame)
-                frame = new Uint8Array(frameBytes)
-              }
-              count++
-              filled = 0
-            }
-          }
-          return { held, count, partial: filled }
+          // Frames before the skip (and one past the cap) are read and dropped into one reused buffer.
+          const read = await readFrames(child.stdout, frameBytes, (frame, index) => {
+            if (index < skip || index >= limits.maxFrames) return "drop"
+            held.push(frame)
+            return "keep"
+          })
+          return { held, count: read.count, partial: read.partial }
         })(),
         thumbnailPipe.use((read) => readAll(read, (limits.maxFrames + 1) * thumbnailBytes)),
         child.exited,

@@ -31,6 +31,7 @@ import {
   thumbnailBytes
 } from "./alignment.ts"
 import { noFramesToAlign } from "./alignment-search.ts"
+import { readFrames } from "./alignment-once.ts"
 import type { Child } from "./ffmpeg.ts"
 import { fileThumbnails, type LumaFile } from "./luma-thumbnails.ts"
 
@@ -382,29 +383,16 @@ export const readDecoded = async (
   frameBytes: number,
   allowed: number
 ): Promise<void> => {
-  const framesRead = (async () => {
-    let count = 0
-    let filled = 0
-    let frame = pair.buffer(side, frameBytes)
-    for await (const chunk of child.stdout) {
-      let at = 0
-      while (at < chunk.length) {
-        const taken = Math.min(frameBytes - filled, chunk.length - at)
-        frame.set(chunk.subarray(at, at + taken), filled)
-        filled += taken
-        at += taken
-        if (filled < frameBytes) continue
-        filled = 0
-        count++
-        // Frames before the skip (and past the cap) are read into one reused buffer and dropped.
-        if (count <= skip || count > allowed) continue
-        const kept = frame
-        frame = pair.buffer(side, frameBytes)
-        if (!(await pair.frame(side, count - skip - 1, kept))) return { count, partial: 0, stopped: true }
-      }
-    }
-    return { count, partial: filled, stopped: false }
-  })()
+  // Frames before the skip (and past the cap) are read into one reused buffer and dropped.
+  const framesRead = readFrames(
+    child.stdout,
+    frameBytes,
+    async (frame, index) => {
+      if (index < skip || index >= allowed) return "drop"
+      return (await pair.frame(side, index - skip, frame)) ? "keep" : "stop"
+    },
+    () => pair.buffer(side, frameBytes)
+  )
   const thumbnailsRead = thumbnails.use(async (fd) => {
     const limit = (allowed + 1) * thumbnailBytes
     const skipped = skip * thumbnailBytes
