@@ -15,10 +15,10 @@ import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeClip, writeScenes } from "../../../local/clip.ts"
 import { ffmpegRunAsync, scratchDir } from "../../../test/support/media.ts"
-import { parseScoreRequest, ScoreMemoryBusy, Scorer } from "../../scorer/index.ts"
+import { parseScoreRequest, Scorer } from "../../scorer/index.ts"
 import { streamHeldFrames } from "../alignment-stream.ts"
 import { scoreInputs } from "../score.ts"
-import { countedDecoders } from "./held-support.ts"
+import { busyAt as busyAtIndex, countedDecoders } from "./held-support.ts"
 
 const size = { width: 160, height: 90 } as const
 const window = 8
@@ -44,12 +44,7 @@ const countedScore = async (body: unknown, busyAt = -1) => {
       Effect.flatMap(parseScoreRequest(body), (job) =>
         Effect.flatMap(Scorer, (scorer) =>
           scoreInputs(scorer, job, {
-            admitMemory: (bytes) => {
-              admitted.push(bytes)
-              return admitted.length - 1 === busyAt
-                ? Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget: bytes }))
-                : Effect.void
-            },
+            admitMemory: busyAtIndex(busyAt, admitted),
             onProgress: (done) => Effect.sync(() => progress.push(done))
           })
         )

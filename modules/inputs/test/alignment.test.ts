@@ -33,7 +33,6 @@ import {
   type LadderRenditionResult,
   parseLadderRequest,
   parseScoreRequest,
-  ScoreMemoryBusy,
   Scorer,
   type ScoreResult,
   withHull
@@ -43,7 +42,7 @@ import { Ffmpeg } from "../ffmpeg.ts"
 import { alignLadder, type LadderHooks, scoreLadderInputs } from "../ladder.ts"
 import { scoreInputs } from "../score.ts"
 import { renderThumbnails } from "../thumbnails.ts"
-import { countedDecoders } from "./held-support.ts"
+import { busyAt as busyAtIndex, countedDecoders, frameBits } from "./held-support.ts"
 import {
   clipSize,
   encodes,
@@ -169,16 +168,7 @@ describe("one decode for the search and the score", () => {
     const admitted: Array<number> = []
     const result = await counting.runPromise(
       Effect.flatMap(parseScoreRequest(body), (job) =>
-        Effect.flatMap(Scorer, (scorer) =>
-          scoreInputs(scorer, job, {
-            admitMemory: (bytes) => {
-              admitted.push(bytes)
-              return admitted.length - 1 === busyAt
-                ? Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget: bytes }))
-                : Effect.void
-            }
-          })
-        )
+        Effect.flatMap(Scorer, (scorer) => scoreInputs(scorer, job, { admitMemory: busyAtIndex(busyAt, admitted) }))
       )
     )
     return { result, admitted, calls: { ...calls } }
@@ -279,18 +269,8 @@ describe("segments of an aligned pair", () => {
       { first: 70, frames: 44, last: true }
     ]
     const pieces = await Promise.all(cuts.map((segment) => run({ ...job, sync: undefined, alignment, segment })))
-    const bits = (frames: ScoreResult["frames"]) =>
-      frames.map((frame) => ({
-        frame: frame.frame,
-        metrics: Object.fromEntries(
-          Object.entries(frame.metrics).map(([name, value]) => [
-            name,
-            Buffer.from(Float64Array.of(value).buffer).toString("hex")
-          ])
-        )
-      }))
     expect(whole.frames).toHaveLength(114)
-    expect(bits(pieces.flatMap((piece) => piece.frames))).toEqual(bits(whole.frames))
+    expect(frameBits(pieces.flatMap((piece) => piece.frames))).toEqual(frameBits(whole.frames))
   }, 120_000)
 })
 
@@ -308,16 +288,6 @@ describe("a ladder with sync", () => {
         )
       )
     )
-  const bits = (frames: ScoreResult["frames"]) =>
-    frames.map((frame) => ({
-      frame: frame.frame,
-      metrics: Object.fromEntries(
-        Object.entries(frame.metrics).map(([name, value]) => [
-          name,
-          Buffer.from(Float64Array.of(value).buffer).toString("hex")
-        ])
-      )
-    }))
 
   /** Each pair score with sync auto, made once per rendition and options for this block's tests. */
   const pairScores = new Map<string, Promise<ScoreResult>>()
@@ -340,7 +310,7 @@ describe("a ladder with sync", () => {
       const pair = await pairScore(name, options)
       expect(rendition?.alignment, name).toEqual(pair.alignment)
       expect(rendition?.frame_count, name).toBe(pair.frame_count)
-      expect(bits(rendition?.frames ?? []), name).toEqual(bits(pair.frames))
+      expect(frameBits(rendition?.frames ?? []), name).toEqual(frameBits(pair.frames))
       expect(rendition?.pooled, name).toEqual(pair.pooled)
       expect(rendition?.score, name).toBe(pair.score)
       // Shots and their pictures from its own frames (its first frame starts a shot, as the pair's does).

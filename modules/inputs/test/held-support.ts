@@ -82,6 +82,16 @@ export const refusing =
   (bytes: number): Effect.Effect<void, ScoreMemoryBusy> =>
     refused.includes(bytes) ? Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget: bytes })) : Effect.void
 
+/** Records each admission in `admitted`; the one at index `busy` finds no room now (-1: none). */
+export const busyAt =
+  (busy: number, admitted: Array<number>) =>
+  (bytes: number): Effect.Effect<void, ScoreMemoryBusy> => {
+    admitted.push(bytes)
+    return admitted.length - 1 === busy
+      ? Effect.fail(new ScoreMemoryBusy({ needed: bytes, budget: bytes }))
+      : Effect.void
+  }
+
 /** Each frame's metrics as the hex of their IEEE-754 bits: equal only if bit for bit. */
 export const frameBits = (frames: ScoreResult["frames"]) =>
   frames.map((frame) => ({
